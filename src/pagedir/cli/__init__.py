@@ -1,0 +1,1 @@
+"""Command-line drivers: each module has ``main(argv=None) -> int``."""

@@ -1,0 +1,177 @@
+"""Paged attention ops: rock.deref, rock.attention (L0) and rock.gridwise_attention_accel (L1)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import mlir.ir as ir
+
+from pagedir.dialect.core import (
+    BOOL_ATTR,
+    F32_ATTR,
+    I64_ATTR,
+    MEMREF,
+    OPTIONAL,
+    READ,
+    WRITE,
+    Attr,
+    OpDef,
+    Operand,
+    Result,
+)
+
+
+class DerefOp(OpDef):
+    name = "deref"
+    summary = "view a page table of device pointers as the concatenation of its pages"
+    description = """
+`table` is `memref<B x P x 1 x i64>`: P device addresses per batch. The result
+`memref<B x P x S x T>` is the virtual concatenation of the pages, each S
+contiguous elements of type T. Nothing is loaded here: the blockwise loader reads
+the pages. Per batch, the logical K (or V) `[num_heads_kv, seq_len_k, head_dim]`
+is flattened row-major and cut into the pages.
+"""
+    operands = (Operand("table", MEMREF, effect=READ, doc="memref<B x P x 1 x i64> of page addresses"),)
+    results = (Result("pages", MEMREF, "memref<B x P x S x T>"),)
+    example = '%k = "rock.deref"(%k_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>'
+
+    def verify(self, op) -> Iterator[str]:
+        table = op.operation.operands[0].type
+        pages = op.operation.results[0].type
+        if table.rank != 3 or table.shape[2] != 1 or table.element_type != ir.IntegerType.get_signless(64):
+            yield f"page table must be memref<B x P x 1 x i64>, got {table}"
+            return
+        if pages.rank != 3:
+            yield f"result must be memref<B x P x S x T>, got {pages}"
+            return
+        if list(pages.shape[:2]) != list(table.shape[:2]):
+            yield (
+                f"result batch and page counts {list(pages.shape[:2])} must match "
+                f"the page table's {list(table.shape[:2])}"
+            )
+        if pages.shape[2] <= 0:
+            yield f"page size must be positive, got {pages.shape[2]}"
+
+
+def is_deref(value: ir.Value) -> bool:
+    owner = value.owner
+    return isinstance(owner, ir.Operation | ir.OpView) and owner.name == "rock.deref"
+
+
+FLOAT_TYPES = ("f16", "bf16", "f32")
+
+
+class _AttentionLike(OpDef):
+    operands = (
+        Operand("q", MEMREF, effect=READ, doc="memref<B x Hq x Sq x D x T>"),
+        Operand("k", MEMREF, effect=READ, doc="dense memref<B x Hkv x Sk x D x T> or a rock.deref result"),
+        Operand("v", MEMREF, effect=READ, doc="dense memref<B x Hkv x Sk x D x T> or a rock.deref result"),
+        Operand("seq_lens", MEMREF, OPTIONAL, effect=READ, doc="memref<B x i32>: keys at positions >= seq_lens[b] are masked"),
+        Operand("out", MEMREF, effect=WRITE, doc="memref<B x Hq x Sq x D x T>"),
+    )
+    common_attributes = (
+        Attr("num_heads_q", I64_ATTR, doc="query heads Hq"),
+        Attr("num_heads_kv", I64_ATTR, doc="key/value heads Hkv (GQA: q head h uses kv head h / (Hq / Hkv))"),
+        Attr("causal", BOOL_ATTR, required=False, default=False, doc="query i sees keys j <= i + seq_len - Sq"),
+        Attr("scale", F32_ATTR, required=False, doc="score scale, default 1/sqrt(D)"),
+    )
+    attributes = common_attributes
+
+    def verify(self, op) -> Iterator[str]:
+        yield from verify_attention_shapes(op)
+
+
+def kv_shape(value: ir.Value, num_heads_kv: int, head_dim: int) -> tuple[int, int, int] | str:
+    """(batch, Hkv, Sk) of dense or paged K/V, or a message saying why the shape is wrong."""
+    type_ = value.type
+    if is_deref(value):
+        batch, pages, page_size = type_.shape
+        per_batch = pages * page_size
+        if per_batch % (num_heads_kv * head_dim):
+            return (
+                f"paged K/V hold {pages} pages x {page_size} elements = {per_batch} elements per batch, "
+                f"not a whole number of tokens of num_heads_kv x head_dim = {num_heads_kv} x {head_dim}"
+            )
+        return batch, num_heads_kv, per_batch // (num_heads_kv * head_dim)
+    if type_.rank != 4:
+        return f"dense K/V must be memref<B x Hkv x Sk x D x T>, got {type_}"
+    if type_.shape[3] != head_dim:
+        return f"K/V head dim {type_.shape[3]} differs from the query head dim {head_dim}"
+    return type_.shape[0], type_.shape[1], type_.shape[2]
+
+
+def verify_attention_shapes(op) -> Iterator[str]:
+    q, k, v, seq_lens, out = op.q, op.k, op.v, op.seq_lens, op.out
+    hq, hkv = op.num_heads_q, op.num_heads_kv
+    for label, value in (("q", q), ("out", out)):
+        if value.type.rank != 4:
+            yield f"{label} must be memref<B x Hq x Sq x D x T>, got {value.type}"
+            return
+    if list(q.type.shape) != list(out.type.shape):
+        yield f"out shape {list(out.type.shape)} must equal the query shape {list(q.type.shape)}"
+    batch, heads_q, _, head_dim = q.type.shape
+    if hq <= 0 or hkv <= 0:
+        yield f"num_heads_q ({hq}) and num_heads_kv ({hkv}) must be positive"
+        return
+    if heads_q != hq:
+        yield f"num_heads_q = {hq} but the query has {heads_q} heads"
+    if hq % hkv:
+        yield f"num_heads_q ({hq}) must be a multiple of num_heads_kv ({hkv})"
+    element = q.type.element_type
+    if str(element) not in FLOAT_TYPES:
+        yield f"element type must be f16, bf16 or f32, got {element}"
+    if out.type.element_type != element:
+        yield f"out element type {out.type.element_type} differs from the query's {element}"
+    shapes = []
+    for label, value in (("k", k), ("v", v)):
+        if value.type.element_type != element:
+            yield f"{label} element type {value.type.element_type} differs from the query's {element}"
+        shape = kv_shape(value, hkv, head_dim)
+        if isinstance(shape, str):
+            yield f"{label}: {shape}"
+            return
+        if shape[0] != batch:
+            yield f"{label} batch {shape[0]} differs from the query batch {batch}"
+        if shape[1] != hkv:
+            yield f"num_heads_kv = {hkv} but {label} has {shape[1]} heads"
+        shapes.append(shape)
+    if len(shapes) == 2 and shapes[0][2] != shapes[1][2]:
+        yield f"k holds {shapes[0][2]} tokens per sequence but v holds {shapes[1][2]}"
+    if seq_lens is not None:
+        t = seq_lens.type
+        if t.rank != 1 or t.shape[0] != batch or t.element_type != ir.IntegerType.get_signless(32):
+            yield f"seq_lens must be memref<{batch}xi32>, got {t}"
+
+
+class AttentionOp(_AttentionLike):
+    name = "attention"
+    summary = "out = softmax(scale * Q K^T + mask) V with K/V dense or paged"
+    description = """
+Q and out are `memref<B x Hq x Sq x D x T>`; K and V are dense `memref<B x Hkv x Sk x D x T>`
+or `rock.deref` results holding Sk = P*S / (Hkv*D) tokens per sequence. The optional
+`seq_lens` masks keys at positions >= seq_lens[b] (their pages may be null). The
+softmax is computed in f32; a fully masked row gives zeros. Semantics:
+`pagedir.reference.attention`.
+"""
+    example = """"rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 2, causal = false,
+    operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>} : (...) -> ()"""
+
+
+class GridwiseAttentionAccelOp(_AttentionLike):
+    name = "gridwise_attention_accel"
+    summary = "attention with its launch configuration and tiling chosen"
+    description = """
+Same operands and semantics as `rock.attention`. A workgroup computes
+`m_per_block` query rows of one KV head's group (row r = (q head in group, query
+position), so decode packs the group's query heads into one tile and reads K/V
+once per group), iterating over KV tiles of `n_per_block` tokens.
+"""
+    attributes = _AttentionLike.common_attributes + (
+        Attr("block_size", I64_ATTR, doc="threads per workgroup"),
+        Attr("grid_size", I64_ATTR, doc="workgroups"),
+        Attr("m_per_block", I64_ATTR, doc="query rows per workgroup tile"),
+        Attr("n_per_block", I64_ATTR, doc="KV tokens per tile"),
+    )
+
+
+OPS = (DerefOp, AttentionOp, GridwiseAttentionAccelOp)

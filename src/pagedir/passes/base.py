@@ -1,0 +1,154 @@
+"""Pass base class, options, and the adapter onto ``mlir.passmanager.PassManager``.
+
+A pass is a class with an ``argument`` (its command-line name), a one-line
+``summary``, an ``Options`` frozen dataclass, and ``run(module) -> bool``. It
+reports user errors with ``op.location.emit_error(...)`` and returns False;
+Python exceptions mean a bug. To use a pass in your own pipeline::
+
+    from mlir.passmanager import PassManager
+    from pagedir.passes import add_pass
+    pm = PassManager("builtin.module")
+    add_pass(pm, "rock-reuse-lds", arch="gfx950")
+    pm.run(module.operation)
+
+Passes anchor on ``builtin.module`` and walk to the functions they transform
+(the bindings abort the process when a Python pass is anchored elsewhere).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+import mlir.ir as ir
+
+
+@dataclasses.dataclass(frozen=True)
+class NoOptions:
+    """A pass without options."""
+
+
+class OptionError(ValueError):
+    """A malformed or unknown pass option (the message names the pass and the option)."""
+
+
+class Pass:
+    """Base class of pagedir passes."""
+
+    argument: ClassVar[str]
+    summary: ClassVar[str] = ""
+    Options: ClassVar[type] = NoOptions
+
+    def __init__(self, options: Any = None, **kwargs: Any):
+        if options is None:
+            options = self.Options(**kwargs)
+        self.options = options
+
+    def run(self, module: ir.Operation) -> bool:
+        """Transform ``module`` in place; return False after emitting diagnostics on failure."""
+        raise NotImplementedError
+
+    def __call__(self, op: ir.Operation, pass_: Any) -> None:
+        """Entry point for ``PassManager.add``."""
+        if not self.run(op.operation if hasattr(op, "operation") else op):
+            pass_.signal_pass_failure()
+
+    def pipeline_text(self) -> str:
+        """``argument{key=value ...}`` as ``--dump-pass-pipeline`` prints it."""
+        fields = dataclasses.fields(self.options)
+        if not fields:
+            return self.argument
+        parts = [f"{f.name.replace('_', '-')}={format_option(getattr(self.options, f.name))}" for f in fields]
+        return f"{self.argument}{{{' '.join(parts)}}}"
+
+
+def format_option(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def kernel_functions(module: ir.Operation) -> Iterator[ir.Operation]:
+    """``func.func`` ops carrying the ``rock.kernel`` attribute, at any depth of ``module``."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "func.func" and "rock.kernel" in op.attributes:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    yield from found
+
+
+# ----------------------------------------------------------------------------
+# Options: ``key=value`` pairs (kebab or snake keys) separated by spaces or commas.
+
+
+def split_option_text(text: str) -> list[tuple[str, str]]:
+    """``"arch=gfx950 block-size=256"`` -> [("arch", "gfx950"), ("block-size", "256")]."""
+    pairs = []
+    for item in text.replace(",", " ").split():
+        key, sep, value = item.partition("=")
+        if not sep:
+            value = "true"  # a bare flag, as in mlir-opt
+        pairs.append((key.strip(), value.strip().strip("'\"")))
+    return pairs
+
+
+def parse_options(pass_cls: type[Pass], text: str | dict[str, Any]) -> Any:
+    """Build ``pass_cls.Options`` from option text or a dict; :class:`OptionError` on bad input."""
+    fields = {f.name: f for f in dataclasses.fields(pass_cls.Options)}
+    items = text.items() if isinstance(text, dict) else split_option_text(text)
+    values: dict[str, Any] = {}
+    for key, raw in items:
+        name = key.replace("-", "_")
+        field = fields.get(name)
+        if field is None:
+            known = ", ".join(k.replace("_", "-") for k in fields) or "none"
+            raise OptionError(f"'{pass_cls.argument}' has no option '{key}' (options: {known})")
+        values[name] = _convert(pass_cls.argument, key, field, raw)
+    try:
+        return pass_cls.Options(**values)
+    except (TypeError, ValueError) as err:
+        raise OptionError(f"'{pass_cls.argument}': {err}") from None
+
+
+def _convert(argument: str, key: str, field: dataclasses.Field, raw: Any) -> Any:
+    kind = field.type if isinstance(field.type, str) else getattr(field.type, "__name__", str(field.type))
+    if not isinstance(raw, str):
+        return raw
+    try:
+        if kind.startswith("bool"):
+            if raw.lower() in ("true", "1", "on"):
+                return True
+            if raw.lower() in ("false", "0", "off"):
+                return False
+            raise ValueError
+        if kind.startswith("int"):
+            return int(raw, 0)
+        if kind.startswith("float"):
+            return float(raw)
+    except ValueError:
+        raise OptionError(f"'{argument}' option '{key}' expects {kind.split(' ')[0]}, got '{raw}'") from None
+    return raw
+
+
+def add_pass(pm: Any, pass_or_argument: Pass | str, options: str | dict[str, Any] | None = None, **kwargs: Any) -> Pass:
+    """Add a pagedir pass (instance or argument) to an upstream ``PassManager``; returns the instance."""
+    if isinstance(pass_or_argument, Pass):
+        instance = pass_or_argument
+    else:
+        from pagedir.passes import get_pass_class
+
+        cls = get_pass_class(pass_or_argument)
+        merged: dict[str, Any] = {}
+        if isinstance(options, str):
+            merged.update(dict(split_option_text(options)))
+        elif options:
+            merged.update(options)
+        merged.update(kwargs)
+        instance = cls(parse_options(cls, merged))
+    pm.add(instance, name=type(instance).__name__, argument=instance.argument, description=instance.summary)
+    return instance

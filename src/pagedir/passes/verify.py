@@ -1,0 +1,40 @@
+"""rock-verify: run the Python verifiers of every rock op.
+
+IRDL checks the structure of rock ops when they are parsed (operand and result
+kinds, required attributes); everything else (shapes, optional attributes,
+cross-operand rules) lives in the ``verify`` method of each op declaration and
+runs here. ``pagedir-opt`` runs this pass after parsing and after every pass.
+"""
+
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from pagedir.dialect import op_def_of
+from pagedir.passes.base import Pass
+
+
+def verify_rock_ops(root: ir.Operation) -> bool:
+    """Emit an error at the location of every rock op violating an invariant; True when none does."""
+    ok = True
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        nonlocal ok
+        op_def = op_def_of(op)
+        if op_def is None:
+            return ir.WalkResult.ADVANCE
+        for message in op_def.verify_op(op.opview):
+            op.location.emit_error(message)
+            ok = False
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    return ok
+
+
+class RockVerifyPass(Pass):
+    argument = "rock-verify"
+    summary = "Run the Python verifiers of every rock op"
+
+    def run(self, module: ir.Operation) -> bool:
+        return verify_rock_ops(module)
