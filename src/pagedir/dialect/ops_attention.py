@@ -1,4 +1,4 @@
-"""Paged attention ops: rock.deref, rock.attention (L0) and rock.gridwise_attention_accel (L1)."""
+"""Paged attention ops at L0: rock.deref and rock.attention."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def is_deref(value: ir.Value) -> bool:
 FLOAT_TYPES = ("f16", "bf16", "f32")
 
 
-class _AttentionLike(OpDef):
+class AttentionLike(OpDef):
     operands = (
         Operand("q", MEMREF, effect=READ, doc="memref<B x Hq x Sq x D x T>"),
         Operand("k", MEMREF, effect=READ, doc="dense memref<B x Hkv x Sk x D x T> or a rock.deref result"),
@@ -143,7 +143,7 @@ def verify_attention_shapes(op) -> Iterator[str]:
             yield f"seq_lens must be memref<{batch}xi32>, got {t}"
 
 
-class AttentionOp(_AttentionLike):
+class AttentionOp(AttentionLike):
     name = "attention"
     summary = "out = softmax(scale * Q K^T + mask) V with K/V dense or paged"
     description = """
@@ -157,21 +157,4 @@ softmax is computed in f32; a fully masked row gives zeros. Semantics:
     operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>} : (...) -> ()"""
 
 
-class GridwiseAttentionAccelOp(_AttentionLike):
-    name = "gridwise_attention_accel"
-    summary = "attention with its launch configuration and tiling chosen"
-    description = """
-Same operands and semantics as `rock.attention`. A workgroup computes
-`m_per_block` query rows of one KV head's group (row r = (q head in group, query
-position), so decode packs the group's query heads into one tile and reads K/V
-once per group), iterating over KV tiles of `n_per_block` tokens.
-"""
-    attributes = _AttentionLike.common_attributes + (
-        Attr("block_size", I64_ATTR, doc="threads per workgroup"),
-        Attr("grid_size", I64_ATTR, doc="workgroups"),
-        Attr("m_per_block", I64_ATTR, doc="query rows per workgroup tile"),
-        Attr("n_per_block", I64_ATTR, doc="KV tokens per tile"),
-    )
-
-
-OPS = (DerefOp, AttentionOp, GridwiseAttentionAccelOp)
+OPS = (DerefOp, AttentionOp)

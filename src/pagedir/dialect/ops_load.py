@@ -55,6 +55,8 @@ class ThreadwiseReadIntoOp(OpDef):
         Attr("map", MAP_ATTR),
         Attr("block_size", I64_ATTR),
         Attr("tile_shape", I64_ARRAY_ATTR),
+        Attr("vector_dim", I64_ATTR, doc="tile dimension read in vectors"),
+        Attr("vector_len", I64_ATTR, doc="elements per vector (at most 128 bits)"),
         Attr("page_size", I64_ATTR, required=False),
         Attr("num_pages_per_batch", I64_ATTR, required=False),
     )
