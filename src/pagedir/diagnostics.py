@@ -1,7 +1,25 @@
-"""Diagnostics as mlir-opt prints them: ``file:line:col: error: message``."""
+"""Diagnostics as mlir-opt prints them (``file:line:col: error: message``) and
+the ``--verify-diagnostics`` checker.
+
+Expected diagnostics are written in the input as comments, like MLIR's::
+
+    // expected-error @+1 {{must be greater than zero}}
+    %b = "rock.alloc"() : () -> memref<0xi8, #gpu.address_space<workgroup>>
+    // expected-note @above {{declared here}}
+    // expected-error-re {{requires {{[0-9]+}} bytes}}
+
+The designator is ``@+N``, ``@-N``, ``@above`` (the last line without an
+expectation), ``@below`` (the next line without one) or ``@unknown`` (a
+diagnostic without a file location); none means the comment's own line. The
+text between ``{{`` and ``}}`` must occur in the message; with ``-re`` the
+text is literal except for ``{{regex}}`` parts. Every diagnostic must be
+expected and every expectation met, otherwise each mismatch is reported as an
+error, as mlir-opt does.
+"""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import mlir.ir as ir
@@ -13,10 +31,13 @@ _SEVERITY = {
     ir.DiagnosticSeverity.REMARK: "remark",
 }
 
+#: The note MLIR attaches to verifier errors; mlir-opt leaves it out under --verify-diagnostics.
+CURRENT_OPERATION_NOTE = "see current operation:"
+
 
 @dataclass
 class Diag:
-    """One diagnostic with its resolved position (file, line, col may be None for unknown locations)."""
+    """One diagnostic with its resolved position (file, line, col are None for unknown locations)."""
 
     severity: str
     message: str
@@ -25,12 +46,18 @@ class Diag:
     col: int | None = None
     notes: list[Diag] = field(default_factory=list)
 
+    def where(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}" if self.file is not None else "<unknown>:0"
+
     def format(self) -> str:
-        where = f"{self.file}:{self.line}:{self.col}: " if self.file is not None else "<unknown>:0: "
-        text = f"{where}{self.severity}: {self.message}"
+        text = f"{self.where()}: {self.severity}: {self.message}"
         for note in self.notes:
             text += "\n" + note.format()
         return text
+
+    def flatten(self) -> list[Diag]:
+        """This diagnostic followed by its notes (each checked on its own by --verify-diagnostics)."""
+        return [self, *self.notes]
 
 
 def file_position(loc: ir.Location) -> tuple[str | None, int | None, int | None]:
@@ -60,8 +87,18 @@ def from_mlir(diagnostic) -> Diag:
     return Diag(severity, diagnostic.message, file, line, col, notes)
 
 
+def from_mlir_error(error: ir.MLIRError) -> list[Diag]:
+    """The diagnostics an ``MLIRError`` carries, or one located-nowhere error with its message."""
+    diags = [from_mlir(d) for d in error.error_diagnostics]
+    return diags or [Diag("error", str(error))]
+
+
 class DiagnosticCollector:
-    """Collects every diagnostic emitted in a context while active (``with`` block)."""
+    """Collects every diagnostic emitted in a context while active (``with`` block).
+
+    Errors raised inside ``PassManager.run`` or a parse are captured by the
+    bindings and come back on the ``MLIRError`` instead (:func:`from_mlir_error`).
+    """
 
     def __init__(self, context: ir.Context):
         self.context = context
@@ -81,6 +118,137 @@ class DiagnosticCollector:
         self.diags.append(from_mlir(diagnostic))
         return True
 
+    def take(self) -> list[Diag]:
+        diags, self.diags = self.diags, []
+        return diags
+
     @property
     def has_errors(self) -> bool:
         return any(d.severity == "error" for d in self.diags)
+
+
+# ----------------------------------------------------------------------------
+# --verify-diagnostics
+
+_EXPECTED = re.compile(
+    r"expected-(?P<severity>error|warning|note|remark)(?P<re>-re)?"
+    r" *(?:@(?P<designator>[+-][0-9]+|above|below|unknown))? *\{\{(?P<text>.*)\}\}\s*$"
+)
+
+
+@dataclass
+class Expected:
+    """One ``expected-*`` comment: where it was written, the line it applies to, and its text."""
+
+    severity: str
+    text: str
+    is_regex: bool
+    line: int | None  # None: the diagnostic has no file location (@unknown)
+    comment_line: int
+    comment_col: int
+    matched: bool = False
+    pattern: re.Pattern | None = None
+
+    def __post_init__(self) -> None:
+        if self.is_regex:
+            self.pattern = re.compile(_regex_of(self.text))
+
+    def matches(self, message: str) -> bool:
+        if self.pattern is not None:
+            return self.pattern.search(message) is not None
+        return self.text in message
+
+
+def _regex_of(text: str) -> str:
+    """``-re`` text: literal, except ``{{regex}}`` parts (MLIR's convention)."""
+    parts, pos = [], 0
+    while (start := text.find("{{", pos)) != -1:
+        end = text.find("}}", start + 2)
+        if end == -1:
+            break
+        parts.append(re.escape(text[pos:start]))
+        parts.append(f"(?:{text[start + 2 : end]})")
+        pos = end + 2
+    parts.append(re.escape(text[pos:]))
+    return "".join(parts)
+
+
+class ExpectationError(ValueError):
+    """A malformed ``expected-*`` comment (bad regex, designator out of the file)."""
+
+    def __init__(self, message: str, line: int, col: int):
+        super().__init__(message)
+        self.line, self.col = line, col
+
+
+def parse_expectations(text: str) -> list[Expected]:
+    """Every ``expected-*`` comment of ``text`` (line numbers count from 1 in ``text``)."""
+    expectations: list[Expected] = []
+    waiting_for_next_line: list[Expected] = []
+    last_plain_line = 0
+    lines = text.split("\n")
+    for number, line in enumerate(lines, start=1):
+        match = _EXPECTED.search(line)
+        if match is None:
+            # A line without an expectation: @below ones waiting apply here, @above ones refer to it.
+            for pending in waiting_for_next_line:
+                pending.line = number
+            waiting_for_next_line = []
+            last_plain_line = number
+            continue
+        designator = match["designator"] or ""
+        col = match.start() + 1
+        target: int | None = number
+        if designator.startswith(("+", "-")):
+            target = number + int(designator)
+            if not 1 <= target <= len(lines):
+                raise ExpectationError(f"expected diagnostic offset {designator} points outside the file", number, col)
+        elif designator == "above":
+            target = last_plain_line
+        elif designator == "unknown":
+            target = None
+        try:
+            expected = Expected(match["severity"], match["text"], bool(match["re"]), target, number, col)
+        except re.error as err:
+            raise ExpectationError(f"invalid regex in expected diagnostic: {err}", number, col) from None
+        if designator == "below":
+            waiting_for_next_line.append(expected)
+        expectations.append(expected)
+    if waiting_for_next_line:
+        first = waiting_for_next_line[0]
+        raise ExpectationError("expected diagnostic @below has no line below it", first.comment_line, first.comment_col)
+    return expectations
+
+
+def verify_diagnostics(diags: list[Diag], expectations: list[Expected], file: str) -> list[Diag]:
+    """Match diagnostics against expectations; return the mismatches as errors to print (empty: all matched).
+
+    A diagnostic matches an unmatched expectation of the same severity on its line
+    (``@unknown``: no file location) whose text it contains. Notes are checked
+    like any diagnostic, except the "see current operation" note that MLIR adds.
+    """
+    problems: list[Diag] = []
+    for diag in (d for top in diags for d in top.flatten()):
+        if diag.severity == "note" and diag.message.startswith(CURRENT_OPERATION_NOTE):
+            continue
+        line = diag.line if diag.file == file else None
+        for expected in expectations:
+            if expected.matched or expected.severity != diag.severity or expected.line != line:
+                continue
+            if expected.matches(diag.message):
+                expected.matched = True
+                break
+        else:
+            problems.append(Diag("error", f"unexpected {diag.severity}: {diag.message}", diag.file, diag.line, diag.col))
+    for expected in expectations:
+        if not expected.matched:
+            problems.append(
+                Diag(
+                    "error",
+                    f'expected {expected.severity} "{expected.text}" was not produced',
+                    file,
+                    expected.comment_line,
+                    expected.comment_col,
+                )
+            )
+    return problems

@@ -13,7 +13,11 @@ from dataclasses import dataclass, field
 
 
 class PipelineSyntaxError(ValueError):
-    """A malformed pipeline string; the message gives the column."""
+    """A malformed pipeline string: ``message`` found at 1-based ``column`` of ``text``."""
+
+    def __init__(self, message: str, text: str, column: int):
+        super().__init__(f"{message} at column {column} of pipeline '{text}'")
+        self.message, self.text, self.column = message, text, column
 
 
 @dataclass
@@ -37,7 +41,7 @@ def parse_pipeline(text: str) -> list[Element]:
     parser = _Parser(text)
     elements = parser.elements(top=True)
     if parser.pos != len(text):
-        parser.fail("unexpected character")
+        parser.fail(f"unexpected '{text[parser.pos]}'")
     return elements
 
 
@@ -47,7 +51,7 @@ class _Parser:
         self.pos = 0
 
     def fail(self, message: str):
-        raise PipelineSyntaxError(f"{message} at column {self.pos + 1} of pipeline '{self.text}'")
+        raise PipelineSyntaxError(message, self.text, self.pos + 1)
 
     def skip_space(self) -> None:
         while self.pos < len(self.text) and self.text[self.pos].isspace():

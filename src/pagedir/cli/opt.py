@@ -1,169 +1,534 @@
-"""pagedir-opt: run pagedir and upstream passes over .mlir files, like mlir-opt."""
+"""pagedir-opt: run pagedir and upstream passes over .mlir files, like mlir-opt.
+
+Passes run in the order of their flags (``--rock-annotate-liveness
+--rock-reuse-lds='arch=gfx950'``, or ``--rock-reuse-lds{arch=gfx950}``) or as
+given by ``--pass-pipeline='builtin.module(a,func.func(canonicalize),b{k=v})'``.
+Named pipelines (``pagedir.pipelines.PIPELINES``) work in both places. The
+Python verifiers of rock ops run after parsing and after every pagedir pass
+(upstream passes run MLIR's own verifier; the rock verifiers run again at the
+end). User errors are printed as ``file:line:col: error: message`` and give
+exit code 1; a Python exception is a bug, reported as an internal error with
+exit code 2 (set ``PAGEDIR_TRACEBACK=1`` to see the traceback).
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import traceback
+from dataclasses import dataclass
+from typing import Any
 
 import mlir.ir as ir
 from mlir.passmanager import PassManager
 
 import pagedir
-from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir
-from pagedir.passes import PASSES, OptionError, create_pass
-from pagedir.passes.verify import RockVerifyPass
+from pagedir.diagnostics import (
+    Diag,
+    DiagnosticCollector,
+    ExpectationError,
+    from_mlir_error,
+    parse_expectations,
+    verify_diagnostics,
+)
+from pagedir.passes import PASSES, OptionError, Pass, get_pass_class
+from pagedir.passes.base import option_help, parse_option_values
+from pagedir.passes.verify import verify_rock_ops
 from pagedir.pipeline_text import Element, PipelineSyntaxError, parse_pipeline
+
+SPLIT_MARKER = "// -----"
+_SINGLE_TOP_LEVEL = "source must contain a single top-level operation"
 
 
 class UserError(Exception):
-    """A user mistake reported as ``error: message`` with exit code 1."""
+    """A user mistake reported as ``pagedir-opt: error: message`` with exit code 1."""
+
+
+class InternalError(Exception):
+    """Something in pagedir itself is broken (a pass that fails to import, a bug)."""
+
+
+class _Exit(Exception):
+    def __init__(self, status: int):
+        super().__init__(status)
+        self.status = status
+
+
+def _pipelines() -> dict[str, Any]:
+    from pagedir.pipelines import PIPELINES
+
+    return PIPELINES
+
+
+# ----------------------------------------------------------------------------
+# Command line
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting, so ``main`` returns the status."""
+
+    def error(self, message: str):
+        raise UserError(message)
+
+    def exit(self, status: int = 0, message: str | None = None):
+        if message:
+            sys.stderr.write(message)
+        raise _Exit(status)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pagedir-opt", description="Run pagedir and upstream MLIR passes.")
-    parser.add_argument("input", nargs="?", default="-", help="input .mlir file, or - for stdin")
-    parser.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
+    parser = _ArgumentParser(
+        prog="pagedir-opt",
+        description="Run pagedir and upstream MLIR passes over .mlir files, like mlir-opt.",
+    )
+    parser.add_argument("input", nargs="?", default="-", help="input .mlir file, or - for stdin (default)")
+    parser.add_argument("-o", dest="output", default="-", help="output file (default: stdout)")
     parser.add_argument("--pass-pipeline", help="textual pipeline, e.g. 'builtin.module(rock-reuse-lds{arch=gfx942})'")
-    parser.add_argument("--allow-unregistered-dialect", action="store_true")
-    parser.add_argument("--mlir-print-op-generic", action="store_true")
-    parser.add_argument("--mlir-print-debuginfo", action="store_true")
-    parser.add_argument("--list-passes", action="store_true", help="list pagedir passes and exit")
+    parser.add_argument(
+        "--split-input-file",
+        action="store_true",
+        help=f"process each chunk between '{SPLIT_MARKER}' lines separately (--split-input-file=MARKER for another)",
+    )
+    parser.add_argument("--split-input-marker", default=SPLIT_MARKER, help=argparse.SUPPRESS)
+    parser.add_argument("--verify-diagnostics", action="store_true", help="check diagnostics against expected-* comments")
+    parser.add_argument("--allow-unregistered-dialect", action="store_true", help="accept ops of unknown dialects")
+    parser.add_argument("--mlir-print-ir-before-all", action="store_true", help="print the IR before every pass")
+    parser.add_argument("--mlir-print-ir-after-all", action="store_true", help="print the IR after every pass")
+    parser.add_argument("--mlir-print-ir-after-failure", action="store_true", help="print the IR after a failed pass")
+    parser.add_argument("--mlir-print-op-generic", action="store_true", help="print ops in generic form")
+    parser.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations")
+    parser.add_argument("--mlir-timing", action="store_true", help="report the time spent in each pass")
+    parser.add_argument("--dump-pass-pipeline", action="store_true", help="print the pass pipeline before running it")
+    parser.add_argument("--list-passes", action="store_true", help="list passes and pipelines with their options")
+    parser.add_argument("--show-dialects", action="store_true", help="list the dialects available")
+    parser.add_argument("--show-dialect", metavar="NAME", help="print the reference of a pagedir dialect (rock)")
     parser.add_argument("--version", action="version", version=f"pagedir-opt {pagedir.__version__}")
-    group = parser.add_argument_group("passes (run in the order given)")
-    for info in PASSES.values():
-        group.add_argument(
-            f"--{info.argument}", dest="steps", action=_PassFlag, nargs="?", metavar="OPTIONS", help=info.summary
-        )
+    group = parser.add_argument_group("passes and pipelines (run in the order given; options as =OPTS or {OPTS})")
+    for info in sorted(PASSES.values(), key=lambda i: i.argument):
+        group.add_argument(f"--{info.argument}", action="store_true", help=info.summary)
+    for name, info in sorted(_pipelines().items()):
+        group.add_argument(f"--{name}", action="store_true", help=info.summary)
     return parser
 
 
-class _PassFlag(argparse.Action):
-    """``--<pass-argument>[=options]``: appends ``argument{options}`` to the ordered steps."""
+def extract_pass_flags(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Take ``--<pass>``, ``--<pass>=OPTS`` and ``--<pass>{OPTS}`` out of ``argv``, in order.
 
-    def __call__(self, parser, namespace, values, option_string=None):
-        steps = getattr(namespace, self.dest) or []
-        argument = option_string[2:]
-        steps.append(f"{argument}{{{values}}}" if values else argument)
-        setattr(namespace, self.dest, steps)
+    Returns (pipeline elements as text, remaining arguments). Done before
+    argparse so that a pass flag never swallows the input file name.
+    """
+    names = set(PASSES) | set(_pipelines())
+    steps, rest = [], []
+    for arg in argv:
+        if arg == "--":
+            rest.append(arg)
+            continue
+        body = arg[2:] if arg.startswith("--") else ""
+        name, options = body, ""
+        if "{" in body and body.endswith("}"):
+            name, _, options = body[:-1].partition("{")
+        elif "=" in body:
+            name, _, options = body.partition("=")
+        if name not in names:
+            rest.append(arg)
+            continue
+        options = options.strip().strip("'\"")
+        steps.append(f"{name}{{{options}}}" if options else name)
+    return steps, rest
 
 
-def _split_pass_flags(argv: list[str]) -> list[str]:
-    """Accept ``--rock-reuse-lds{arch=gfx950}`` and ``--rock-reuse-lds='arch=gfx950'``."""
+def _split_marker_flag(argv: list[str]) -> list[str]:
+    """``--split-input-file=MARKER`` -> ``--split-input-file --split-input-marker=MARKER``."""
     out = []
     for arg in argv:
-        if arg.startswith("--") and "{" in arg and arg.endswith("}"):
-            name, _, options = arg[2:-1].partition("{")
-            out.append(f"--{name}={options}")
+        if arg.startswith("--split-input-file="):
+            out += ["--split-input-file", f"--split-input-marker={arg.partition('=')[2]}"]
         else:
             out.append(arg)
     return out
 
 
-def pipeline_steps(elements: list[Element]) -> list:
+# ----------------------------------------------------------------------------
+# Pipelines: pagedir pass instances and upstream pipeline text, in order.
+
+
+def pipeline_steps(elements: list[Element]) -> list[Pass | str]:
     """Turn parsed pipeline elements into pagedir pass instances and upstream pipeline text."""
-    steps: list = []
+    steps: list[Pass | str] = []
     for element in elements:
         if element.name == "builtin.module" and element.has_nested:
             steps.extend(pipeline_steps(element.nested))
         elif element.name in PASSES:
-            try:
-                steps.append(create_pass(element.name, element.options))
-            except OptionError as err:
-                raise UserError(str(err)) from None
+            steps.append(_create_pass(element.name, element.options))
+        elif element.name in _pipelines():
+            steps.extend(_expand_pipeline(element.name, element.options))
         else:
             if _mentions_pagedir_pass(element):
-                raise UserError(f"pagedir pass nested under '{element.name}': pagedir passes run on builtin.module")
+                raise UserError(
+                    f"pagedir passes run on builtin.module, not nested under '{element.name}': '{element.text()}'"
+                )
             steps.append(element.text())
     return steps
 
 
-def _mentions_pagedir_pass(element: Element) -> bool:
-    return any(e.name in PASSES or _mentions_pagedir_pass(e) for e in element.nested)
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = _split_pass_flags(list(sys.argv[1:] if argv is None else argv))
-    args = build_parser().parse_args(argv)
-    if args.list_passes:
-        for info in PASSES.values():
-            print(f"  --{info.argument:<40} {info.summary}")
-        return 0
+def _create_pass(argument: str, options: str) -> Pass:
     try:
-        return _run(args)
-    except UserError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-
-
-def _run(args) -> int:
+        cls = get_pass_class(argument)
+    except Exception as err:  # a broken or missing pass module is our bug, not the user's
+        raise InternalError(f"cannot load pass '{argument}': {type(err).__name__}: {err}") from err
     try:
-        steps = []
-        if args.pass_pipeline:
-            steps += pipeline_steps(parse_pipeline(args.pass_pipeline))
-        for step in args.steps or []:
-            steps += pipeline_steps(parse_pipeline(step))
-    except PipelineSyntaxError as err:
+        return cls(parse_option_values(argument, cls.Options, options))
+    except OptionError as err:
         raise UserError(str(err)) from None
 
-    if args.input == "-":
-        source, name = sys.stdin.buffer.read(), "<stdin>"
-    else:
-        try:
-            with open(args.input, "rb") as handle:
-                source, name = handle.read(), args.input
-        except OSError as err:
-            raise UserError(f"could not open input file '{args.input}': {err.strerror}") from None
-    try:
-        text = source.decode("utf-8")
-    except UnicodeDecodeError:
-        raise UserError(f"input '{name}' is not valid UTF-8 text") from None
 
-    context = pagedir.make_context(allow_unregistered=args.allow_unregistered_dialect)
-    with context, DiagnosticCollector(context) as collector:
+def _expand_pipeline(name: str, options: str) -> list[Pass | str]:
+    info = _pipelines()[name]
+    try:
+        values = parse_option_values(name, info.options, options)
+    except OptionError as err:
+        raise UserError(str(err)) from None
+    steps: list[Pass | str] = []
+    for step in info.steps(values):
+        if isinstance(step, str):
+            steps.extend(pipeline_steps(_parse_pipeline(step)))
+        else:
+            steps.append(step)
+    return steps
+
+
+def _mentions_pagedir_pass(element: Element) -> bool:
+    names = set(PASSES) | set(_pipelines())
+    return any(e.name in names or _mentions_pagedir_pass(e) for e in element.nested)
+
+
+def _parse_pipeline(text: str) -> list[Element]:
+    try:
+        return parse_pipeline(text)
+    except PipelineSyntaxError as err:
+        raise UserError(f"<pass-pipeline>:1:{err.column}: {err.message} in '{err.text}'") from None
+
+
+def requested_steps(args: argparse.Namespace, flag_steps: list[str]) -> list[Pass | str]:
+    if args.pass_pipeline is not None and flag_steps:
+        raise UserError("--pass-pipeline cannot be combined with individual pass flags")
+    if args.pass_pipeline is not None:
+        return pipeline_steps(_parse_pipeline(args.pass_pipeline)) if args.pass_pipeline.strip() else []
+    steps: list[Pass | str] = []
+    for text in flag_steps:
+        steps += pipeline_steps(_parse_pipeline(text))
+    return steps
+
+
+class _ThenVerify:
+    """Runs a pagedir pass, then the rock verifiers when it succeeded (mlir-opt's verify-each)."""
+
+    def __init__(self, step: Pass):
+        self.step = step
+
+    def __call__(self, op: Any, pass_: Any) -> None:
+        failed = []
+
+        class _Recorder:
+            def signal_pass_failure(self) -> None:
+                failed.append(True)
+                pass_.signal_pass_failure()
+
+        self.step(op, _Recorder())
+        if not failed and not verify_rock_ops(op.operation if hasattr(op, "operation") else op):
+            pass_.signal_pass_failure()
+
+
+def build_pass_manager(steps: list[Pass | str], args: argparse.Namespace) -> PassManager:
+    """A module-level PassManager running ``steps`` with the requested printing and timing (in a context)."""
+    pm = PassManager("builtin.module")
+    pm.enable_verifier(True)
+    for step in steps:
+        if isinstance(step, str):
+            try:
+                pm.add(step)
+            except (ValueError, ir.MLIRError) as err:
+                raise UserError(str(err).strip()) from None
+        else:
+            pm.add(_ThenVerify(step), name=type(step).__name__, argument=step.argument, description=step.summary)
+    if args.mlir_print_ir_before_all or args.mlir_print_ir_after_all or args.mlir_print_ir_after_failure:
+        pm.enable_ir_printing(
+            print_before_all=args.mlir_print_ir_before_all,
+            print_after_all=args.mlir_print_ir_after_all,
+            print_after_failure=args.mlir_print_ir_after_failure,
+            enable_debug_info=args.mlir_print_debuginfo,
+            print_generic_op_form=args.mlir_print_op_generic,
+        )
+    if args.mlir_timing:
+        pm.enable_timing()
+    return pm
+
+
+def pipeline_dump(steps: list[Pass | str]) -> str:
+    """What ``--dump-pass-pipeline`` prints: upstream elements with their defaults filled in."""
+    parts = []
+    for step in steps:
+        if isinstance(step, Pass):
+            parts.append(step.pipeline_text())
+            continue
+        full = str(PassManager.parse(f"builtin.module({step})"))
+        parts.append(full[len("builtin.module(") : -1])
+    return f"Pass Manager with {len(steps)} passes:\nbuiltin.module({','.join(parts)})"
+
+
+# ----------------------------------------------------------------------------
+# Input: whole file or chunks, each padded so that line numbers stay those of the file.
+
+
+@dataclass
+class Chunk:
+    text: str  # preceded by newlines so that its first line has its line number in the file
+    first_line: int
+
+
+def split_input(text: str, marker: str | None) -> list[Chunk]:
+    if marker is None:
+        return [Chunk(text, 1)]
+    chunks, current, start = [], [], 1
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.startswith(marker):
+            chunks.append(Chunk("\n" * (start - 1) + "\n".join(current), start))
+            current, start = [], number + 1
+            continue
+        current.append(line)
+    chunks.append(Chunk("\n" * (start - 1) + "\n".join(current), start))
+    return chunks
+
+
+def parse_module(text: str, name: str) -> ir.Operation:
+    """Parse ``text`` into a ``builtin.module``, wrapping other top-level ops like mlir-opt does."""
+    try:
+        op = ir.Operation.parse(text, source_name=name)
+    except ir.MLIRError as err:
+        if _SINGLE_TOP_LEVEL not in str(err):
+            raise
+        # Several (or no) top-level ops: parse them inside a module. The opening
+        # goes on the first line that holds no IR, so no location moves.
+        op = ir.Operation.parse(_wrap_in_module(text), source_name=name)
+        return op
+    if op.name == "builtin.module":
+        return op
+    wrapper = ir.Module.create(ir.Location.unknown())
+    wrapper.body.append(op)
+    return wrapper.operation
+
+
+def _wrap_in_module(text: str) -> str:
+    lines = text.split("\n")
+    index = 0
+    for number, line in enumerate(lines):
+        if not line.strip() or line.lstrip().startswith("//"):
+            index = number
+            break
+        break  # IR on the first line: only its columns shift
+    lines[index] = "module {" + lines[index]
+    return "\n".join(lines) + "\n}"
+
+
+@dataclass
+class ChunkResult:
+    ok: bool
+    output: str | None  # printed IR, None when the chunk failed
+
+
+def process_chunk(
+    context: ir.Context, chunk: Chunk, name: str, steps: list[Pass | str], args: argparse.Namespace
+) -> ChunkResult:
+    expectations = []
+    if args.verify_diagnostics:
         try:
-            module = ir.Operation.parse(text, source_name=name)
+            expectations = parse_expectations(chunk.text)
+        except ExpectationError as err:
+            _print(Diag("error", str(err), name, err.line, err.col))
+            return ChunkResult(False, None)
+
+    output, diags = _parse_and_run(context, chunk, name, steps, args)
+    if args.verify_diagnostics:
+        problems = verify_diagnostics(diags, expectations, name)
+        for problem in problems:
+            _print(problem)
+        return ChunkResult(not problems, output)
+    for diag in diags:
+        _print(diag)
+    return ChunkResult(output is not None and not any(d.severity == "error" for d in diags), output)
+
+
+def _parse_and_run(
+    context: ir.Context, chunk: Chunk, name: str, steps: list[Pass | str], args: argparse.Namespace
+) -> tuple[str | None, list[Diag]]:
+    """(printed IR or None on failure, every diagnostic emitted, in order)."""
+    with context, ir.Location.unknown(context), DiagnosticCollector(context) as collector:
+        try:
+            module = parse_module(chunk.text, name)
         except ir.MLIRError as err:
-            return _report([from_mlir(d) for d in err.error_diagnostics] or [Diag("error", str(err))])
-        if module.name != "builtin.module":
-            wrapper = ir.Module.create(ir.Location.unknown())
-            wrapper.body.append(module)
-            module = wrapper.operation
-        pm = PassManager("builtin.module")
-        pm.enable_verifier(True)
-        pm.add(RockVerifyPass(), name="RockVerifyPass", argument="rock-verify")
-        for step in steps:
-            if isinstance(step, str):
-                try:
-                    pm.add(step)
-                except (ValueError, ir.MLIRError) as err:
-                    raise UserError(f"invalid pass pipeline '{step}': {err}") from None
-            else:
-                pm.add(step, name=type(step).__name__, argument=step.argument, description=step.summary)
-                pm.add(RockVerifyPass(), name="RockVerifyPass", argument="rock-verify")
+            return None, collector.take() + from_mlir_error(err)
+        if not verify_rock_ops(module):
+            return None, collector.take()
+        pm = build_pass_manager(steps, args)
+        sys.stdout.flush()
+        sys.stderr.flush()
         try:
             pm.run(module)
         except ir.MLIRError as err:
-            diags = collector.diags + [from_mlir(d) for d in err.error_diagnostics]
-            return _report(diags or [Diag("error", str(err))])
-        if collector.has_errors:
-            return _report(collector.diags)
-        output = module.get_asm(print_generic_op_form=args.mlir_print_op_generic, enable_debug_info=args.mlir_print_debuginfo)
-    if args.output == "-":
-        sys.stdout.write(output)
-        if not output.endswith("\n"):
-            sys.stdout.write("\n")
-    else:
-        with open(args.output, "w") as handle:
-            handle.write(output)
-    return 0
+            return None, collector.take() + from_mlir_error(err)
+        if any(isinstance(step, str) for step in steps) and not verify_rock_ops(module):
+            return None, collector.take()
+        output = module.get_asm(
+            print_generic_op_form=args.mlir_print_op_generic, enable_debug_info=args.mlir_print_debuginfo
+        )
+        return output, collector.take()
 
 
-def _report(diags: list[Diag]) -> int:
-    for diag in diags:
-        print(diag.format(), file=sys.stderr)
-    return 1
+def _print(diag: Diag) -> None:
+    print(diag.format(), file=sys.stderr)
+
+
+# ----------------------------------------------------------------------------
+# Listings
+
+
+def list_passes() -> str:
+    lines = ["Available Passes:"]
+    for argument in sorted(PASSES):
+        info = PASSES[argument]
+        lines.append(f"  --{argument:<40} - {info.summary}")
+        try:
+            options_cls = get_pass_class(argument).Options
+        except Exception as err:  # a pass still being written must not hide the others
+            lines.append(f"      (not available: {type(err).__name__}: {err})")
+            continue
+        lines += _option_lines(options_cls)
+    lines.append("Available Pass Pipelines:")
+    for name, info in sorted(_pipelines().items()):
+        lines.append(f"  --{name:<40} - {info.summary}")
+        lines += _option_lines(info.options)
+    return "\n".join(lines)
+
+
+def _option_lines(options_cls: type) -> list[str]:
+    lines = []
+    for name, kind, default, doc in option_help(options_cls):
+        flag = f"--{name}=<{kind}>"
+        shown_default = f" (default: {default!r})" if default not in (None, "") else ""
+        lines.append(f"      {flag:<38} - {doc}{shown_default}".rstrip())
+    return lines
+
+
+def available_dialects() -> list[str]:
+    """Dialects known to a pagedir context.
+
+    The bindings expose no list of registered dialects, but MLIR names them all
+    in the note it attaches when an op of an unknown dialect is parsed.
+    """
+    context = pagedir.make_context()
+    try:
+        ir.Operation.parse("pagedir_probe.op", context=context)
+    except ir.MLIRError as err:
+        for diag in err.error_diagnostics:
+            for note in diag.notes:
+                if note.message.startswith("Available dialects:"):
+                    names = note.message.split(":", 1)[1].split(" (* corresponding")[0]
+                    return [n.replace("(*)", "").strip() for n in names.split(",") if n.strip()]
+    return ["rock"]
+
+
+def show_dialect(name: str) -> str:
+    from pagedir.dialect.core import render_markdown
+    from pagedir.dialect.rock import NAMESPACE, OP_DEFS
+
+    if name != NAMESPACE:
+        raise UserError(f"no reference for dialect '{name}' (pagedir defines: {NAMESPACE})")
+    return render_markdown(NAMESPACE, OP_DEFS)
+
+
+# ----------------------------------------------------------------------------
+# Driver
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return run(list(sys.argv[1:] if argv is None else argv))
+    except _Exit as done:
+        return done.status
+    except UserError as err:
+        print(f"pagedir-opt: error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as err:  # a bug in pagedir: say so, without a traceback unless asked
+        if os.environ.get("PAGEDIR_TRACEBACK"):
+            traceback.print_exc()
+        print(f"pagedir-opt: internal error: {type(err).__name__}: {err}", file=sys.stderr)
+        return 2
+
+
+def run(argv: list[str]) -> int:
+    flag_steps, argv = extract_pass_flags(argv)
+    args = build_parser().parse_args(_split_marker_flag(argv))
+    if args.list_passes:
+        print(list_passes())
+        return 0
+    if args.show_dialects:
+        print("Available Dialects: " + ", ".join(available_dialects()))
+        return 0
+    if args.show_dialect:
+        sys.stdout.write(show_dialect(args.show_dialect))
+        return 0
+
+    text = read_input(args.input)
+    name = "<stdin>" if args.input == "-" else args.input
+    context = pagedir.make_context(allow_unregistered=args.allow_unregistered_dialect)
+    with context, ir.Location.unknown(context):
+        steps = requested_steps(args, flag_steps)
+        build_pass_manager(steps, args)  # report a bad upstream pipeline before any output
+        if args.dump_pass_pipeline:
+            print(pipeline_dump(steps), file=sys.stderr)
+
+    marker = args.split_input_marker if args.split_input_file else None
+    results = [process_chunk(context, chunk, name, steps, args) for chunk in split_input(text, marker)]
+    outputs = [r.output for r in results if r.output is not None]
+    write_output(args.output, f"{marker}\n".join(_ending_in_newline(o) for o in outputs) if marker else "".join(
+        _ending_in_newline(o) for o in outputs
+    ))
+    return 0 if all(r.ok for r in results) else 1
+
+
+def read_input(path: str) -> str:
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as handle:
+                data = handle.read()
+    except OSError as err:
+        raise UserError(f"could not open input file '{path}': {err.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        shown = "<stdin>" if path == "-" else path
+        raise UserError(f"input '{shown}' is not UTF-8 text (invalid byte at offset {err.start})") from None
+
+
+def write_output(path: str, text: str) -> None:
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        with open(path, "w") as handle:
+            handle.write(text)
+    except OSError as err:
+        raise UserError(f"could not open output file '{path}': {err.strerror}") from None
+
+
+def _ending_in_newline(text: str) -> str:
+    return text if text.endswith("\n") else text + "\n"
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ Passes anchor on ``builtin.module`` and walk to the functions they transform
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -50,8 +51,35 @@ class Pass:
         raise NotImplementedError
 
     def __call__(self, op: ir.Operation, pass_: Any) -> None:
-        """Entry point for ``PassManager.add``."""
-        if not self.run(op.operation if hasattr(op, "operation") else op):
+        """Entry point for ``PassManager.add``.
+
+        Errors emitted inside a pass run are captured by the bindings, which
+        abort the process when the pass then does not fail: so any emitted
+        error fails the pass, and an exception raised after an error is turned
+        into one more error rather than escaping.
+        """
+        operation = op.operation if hasattr(op, "operation") else op
+        emitted_errors = []
+
+        def watch(diagnostic: Any) -> bool:
+            if diagnostic.severity == ir.DiagnosticSeverity.ERROR:
+                emitted_errors.append(diagnostic.message)
+            return False  # not handled: let the pass manager capture it as usual
+
+        handler = operation.context.attach_diagnostic_handler(watch)
+        try:
+            succeeded = self.run(operation)
+        except Exception as exc:
+            if not emitted_errors:
+                raise
+            handler.detach()
+            handler = None
+            operation.location.emit_error(f"internal error in {self.argument}: {type(exc).__name__}: {exc}")
+            succeeded = False
+        finally:
+            if handler is not None:
+                handler.detach()
+        if not succeeded or emitted_errors:
             pass_.signal_pass_failure()
 
     def pipeline_text(self) -> str:
@@ -99,7 +127,12 @@ def split_option_text(text: str) -> list[tuple[str, str]]:
 
 def parse_options(pass_cls: type[Pass], text: str | dict[str, Any]) -> Any:
     """Build ``pass_cls.Options`` from option text or a dict; :class:`OptionError` on bad input."""
-    fields = {f.name: f for f in dataclasses.fields(pass_cls.Options)}
+    return parse_option_values(pass_cls.argument, pass_cls.Options, text)
+
+
+def parse_option_values(argument: str, options_cls: type, text: str | dict[str, Any]) -> Any:
+    """Build the frozen dataclass ``options_cls`` of pass or pipeline ``argument`` from text or a dict."""
+    fields = {f.name: f for f in dataclasses.fields(options_cls)}
     items = text.items() if isinstance(text, dict) else split_option_text(text)
     values: dict[str, Any] = {}
     for key, raw in items:
@@ -107,16 +140,53 @@ def parse_options(pass_cls: type[Pass], text: str | dict[str, Any]) -> Any:
         field = fields.get(name)
         if field is None:
             known = ", ".join(k.replace("_", "-") for k in fields) or "none"
-            raise OptionError(f"'{pass_cls.argument}' has no option '{key}' (options: {known})")
-        values[name] = _convert(pass_cls.argument, key, field, raw)
+            raise OptionError(f"'{argument}' has no option '{key}' (options: {known})")
+        values[name] = _convert(argument, key, field, raw)
     try:
-        return pass_cls.Options(**values)
+        return options_cls(**values)
     except (TypeError, ValueError) as err:
-        raise OptionError(f"'{pass_cls.argument}': {err}") from None
+        raise OptionError(f"'{argument}': {err}") from None
+
+
+def option_kind(field: dataclasses.Field) -> str:
+    """The option's type name as written in the dataclass (``int``, ``bool``, ``str``, ...)."""
+    kind = field.type if isinstance(field.type, str) else getattr(field.type, "__name__", str(field.type))
+    return kind.split(" ")[0]
+
+
+def option_help(options_cls: type) -> list[tuple[str, str, Any, str]]:
+    """(kebab name, type, default, help) per option; help is the ``#:`` comment above the field."""
+    comments = _field_comments(options_cls)
+    rows = []
+    for f in dataclasses.fields(options_cls):
+        default = f.default if f.default is not dataclasses.MISSING else None
+        doc = f.metadata.get("help") or comments.get(f.name, "")
+        rows.append((f.name.replace("_", "-"), option_kind(f), default, doc))
+    return rows
+
+
+def _field_comments(options_cls: type) -> dict[str, str]:
+    """``#: text`` comments right above each field of a dataclass (Sphinx's attribute-doc convention)."""
+    try:
+        source = inspect.getsource(options_cls)
+    except (OSError, TypeError):
+        return {}
+    comments: dict[str, str] = {}
+    pending: list[str] = []
+    for line in source.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("#:"):
+            pending.append(stripped[2:].strip())
+            continue
+        name = stripped.split(":", 1)[0].strip()
+        if pending and name.isidentifier():
+            comments[name] = " ".join(pending)
+        pending = []
+    return comments
 
 
 def _convert(argument: str, key: str, field: dataclasses.Field, raw: Any) -> Any:
-    kind = field.type if isinstance(field.type, str) else getattr(field.type, "__name__", str(field.type))
+    kind = option_kind(field)
     if not isinstance(raw, str):
         return raw
     try:
@@ -131,7 +201,7 @@ def _convert(argument: str, key: str, field: dataclasses.Field, raw: Any) -> Any
         if kind.startswith("float"):
             return float(raw)
     except ValueError:
-        raise OptionError(f"'{argument}' option '{key}' expects {kind.split(' ')[0]}, got '{raw}'") from None
+        raise OptionError(f"'{argument}' option '{key}' expects {kind}, got '{raw}'") from None
     return raw
 
 
