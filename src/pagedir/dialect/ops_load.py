@@ -1,6 +1,17 @@
-"""Tiled load path ops: rock.blockwise_load_tile (L2) and rock.threadwise_read_into (L3)."""
+"""Tiled load path ops: rock.blockwise_load_tile (L2) and rock.threadwise_read_into (L3).
+
+Both ops describe a tile by an affine ``map`` from (indices..., tile
+coordinates...) to source coordinates. For a dense source the results index the
+source memref; for a paged source (a ``rock.deref`` result ``[B, P, S]``) the map
+has two results, (batch, flat element position in the batch's concatenation of
+pages), and the page of a position is ``flat floordiv S``.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+
+import mlir.ir as ir
 
 from pagedir.dialect.core import (
     I64_ARRAY_ATTR,
@@ -16,20 +27,54 @@ from pagedir.dialect.core import (
     OpDef,
     Operand,
 )
+from pagedir.dialect.types import PRIVATE, element_bytes, memory_space
+
+
+def _check_map(op, tile_rank: int) -> Iterator[str]:
+    """The map takes the indices and the tile coordinates and yields source coordinates."""
+    affine_map = op.map
+    paged = op.page_size is not None
+    expected_inputs = len(op.indices) + tile_rank
+    if affine_map.n_symbols:
+        yield f"map must have no symbols, got {affine_map}"
+    if affine_map.n_dims != expected_inputs:
+        yield (
+            f"map must take {expected_inputs} inputs ({len(op.indices)} indices + {tile_rank} tile "
+            f"coordinates), got {affine_map.n_dims}"
+        )
+    expected_results = 2 if paged else op.source.type.rank
+    what = "(batch, flat position)" if paged else f"one per dimension of {op.source.type}"
+    if len(affine_map.results) != expected_results:
+        yield f"map must have {expected_results} results {what}, got {len(affine_map.results)}"
+
+
+def _check_page_size(op, source: ir.MemRefType) -> Iterator[str]:
+    if op.page_size <= 0:
+        yield f"page_size must be positive, got {op.page_size}"
+    elif source.rank == 3 and source.shape[2] != op.page_size:
+        yield f"page_size {op.page_size} does not match the page length {source.shape[2]} of the source {source}"
 
 
 class BlockwiseLoadTileOp(OpDef):
     name = "blockwise_load_tile"
-    summary = "the workgroup loads one tile of a (possibly paged) source into LDS or registers"
+    summary = "the workgroup loads one tile of a (possibly paged) source into LDS"
     description = """
 `map` takes (indices..., tile coordinates...) to source coordinates. For a dense
-source they index `source`; for a paged source (a `rock.deref` result, with
-`page_table` and `page_size`) the map yields (batch, flat element position in the
-batch's concatenation of pages). `dest` has the tile's shape.
+source they index `source` (coordinates out of bounds read 0); for a paged source
+(a `rock.deref` result `[B, P, S]`, with `page_table` and `page_size = S`) the map
+yields (batch, flat element position in the batch's concatenation of pages), and
+positions whose page is `>= P` or whose page pointer is null read 0. `dest` has the
+tile's shape (any rank): the tile is every point of `dest`.
+
+After the op every thread of the workgroup sees the whole tile in `dest` (its
+lowering ends with `rock.lds_barrier`). The op does not order earlier reads of
+`dest`: the producer places a barrier before it when `dest` was read since the
+last one. `index_bounds` (exclusive bounds of the indices) lets
+`rock-blockwise-load` count exactly how many pages one tile can touch.
 """
     operands = (
         Operand("source", MEMREF, effect=READ, doc="dense memref or rock.deref result"),
-        Operand("dest", MEMREF, effect=WRITE, doc="LDS or private memref shaped like the tile"),
+        Operand("dest", MEMREF, effect=WRITE, doc="LDS memref shaped like the tile"),
         Operand("indices", INDEX, VARIADIC, doc="tile indices fed to map"),
         Operand("page_table", MEMREF, OPTIONAL, effect=READ, doc="memref<B x P x 1 x i64> (paged)"),
     )
@@ -39,14 +84,54 @@ batch's concatenation of pages). `dest` has the tile's shape.
         Attr("page_size", I64_ATTR, required=False, doc="elements per page (paged)"),
         Attr("index_bounds", I64_ARRAY_ATTR, required=False, doc="upper bounds of indices (exact page counts)"),
     )
+    example = """"rock.blockwise_load_tile"(%k_pages, %k_tile, %b, %h, %t, %k_table)
+  {map = affine_map<(b, h, t, n, d) -> (b, (h * 64 + t * 16 + n) * 128 + d)>,
+   block_size = 256, page_size = 2048, index_bounds = array<i64: 2, 2, 4>,
+   operandSegmentSizes = array<i32: 1, 1, 3, 1>}
+  : (memref<2x8x2048xf16>, memref<16x128xf16, #gpu.address_space<workgroup>>, index, index, index, memref<2x8x1xi64>) -> ()"""
+
+    def verify(self, op) -> Iterator[str]:
+        source, dest = op.source.type, op.dest.type
+        if op.block_size <= 0:
+            yield f"block_size must be positive, got {op.block_size}"
+        if source.element_type != dest.element_type:
+            yield f"dest element type {dest.element_type} does not match the source element type {source.element_type}"
+        if not dest.has_static_shape:
+            yield f"dest must have a static shape, got {dest}"
+        if (op.page_table is None) != (op.page_size is None):
+            yield "a paged load needs both page_table and page_size"
+            return
+        if op.page_size is not None:
+            yield from _check_page_size(op, source)
+        yield from _check_map(op, dest.rank)
+        bounds = op.index_bounds
+        if bounds is not None and len(bounds) != len(op.indices):
+            yield f"index_bounds has {len(bounds)} entries for {len(op.indices)} indices"
+        if bounds is not None and any(b <= 0 for b in bounds):
+            yield f"index_bounds must be positive, got {list(bounds)}"
 
 
 class ThreadwiseReadIntoOp(OpDef):
     name = "threadwise_read_into"
-    summary = "each thread reads its share of a tile into its registers"
+    summary = "each thread reads its share of a tile, in vectors, into its registers"
+    description = """
+The tile (`tile_shape`, `map` as in `rock.blockwise_load_tile`) is cut into
+vectors of `vector_len` consecutive points along `vector_dim`, numbered row-major
+over the tile shape whose `vector_dim` extent is divided by `vector_len`. `dest`
+is private `memref<R x vector_len x T>` with `R = ceil(num_vectors / block_size)`;
+thread `tid` fills row `i` with vector `v = i * block_size + tid` when
+`v < num_vectors` and leaves the other rows unchanged.
+
+Paged (`lds_page_ptrs`, `first_page_index`, `page_size`, `num_pages_per_batch`):
+a point reads 0 when its page is `>= num_pages_per_batch`, when
+`page - first_page_index` is outside `lds_page_ptrs`, or when that pointer is 0;
+otherwise the element at byte address `ptr + (flat mod page_size) * elem_bytes`.
+The op reads `lds_page_ptrs` (declared, so liveness sees the pointer buffer's
+reads). Dense: `source[map(...)]`, 0 out of bounds.
+"""
     operands = (
         Operand("source", MEMREF, effect=READ),
-        Operand("dest", MEMREF, effect=WRITE, doc="private registers"),
+        Operand("dest", MEMREF, effect=WRITE, doc="private registers memref<R x vector_len x T>"),
         Operand("indices", INDEX, VARIADIC),
         Operand("lds_page_ptrs", MEMREF, OPTIONAL, effect=READ, doc="LDS memref of i64 page pointers"),
         Operand("first_page_index", INDEX, OPTIONAL, doc="page index held in lds_page_ptrs[0]"),
@@ -60,6 +145,41 @@ class ThreadwiseReadIntoOp(OpDef):
         Attr("page_size", I64_ATTR, required=False),
         Attr("num_pages_per_batch", I64_ATTR, required=False),
     )
+
+    def verify(self, op) -> Iterator[str]:
+        tile_shape = list(op.tile_shape)
+        vector_dim, vector_len = op.vector_dim, op.vector_len
+        if op.block_size <= 0:
+            yield f"block_size must be positive, got {op.block_size}"
+            return
+        if not 0 <= vector_dim < len(tile_shape):
+            yield f"vector_dim {vector_dim} is outside the tile of rank {len(tile_shape)}"
+            return
+        if vector_len <= 0 or tile_shape[vector_dim] % vector_len:
+            yield f"vector_len {vector_len} does not divide the tile extent {tile_shape[vector_dim]} along vector_dim"
+            return
+        paged_parts = (op.lds_page_ptrs, op.first_page_index, op.page_size, op.num_pages_per_batch)
+        if any(p is None for p in paged_parts) and any(p is not None for p in paged_parts):
+            yield "a paged read needs lds_page_ptrs, first_page_index, page_size and num_pages_per_batch"
+            return
+        if op.page_size is not None:
+            yield from _check_page_size(op, op.source.type)
+            ptrs = op.lds_page_ptrs.type
+            if ptrs.rank != 1 or ptrs.element_type != ir.IntegerType.get_signless(64):
+                yield f"lds_page_ptrs must be a rank-1 memref of i64, got {ptrs}"
+        yield from _check_map(op, len(tile_shape))
+        dest = op.dest.type
+        element = op.source.type.element_type
+        if element_bytes(element) * 8 * vector_len > 128:
+            yield f"vector_len {vector_len} of {element} exceeds 128 bits"
+        num_vectors = 1
+        for extent in tile_shape:
+            num_vectors *= extent
+        num_vectors //= vector_len
+        rows = -(-num_vectors // op.block_size)
+        expected = [rows, vector_len]
+        if list(dest.shape) != expected or dest.element_type != element or memory_space(dest) != PRIVATE:
+            yield f"dest must be private memref<{rows}x{vector_len}x{element}>, got {dest}"
 
 
 OPS = (BlockwiseLoadTileOp, ThreadwiseReadIntoOp)

@@ -1,0 +1,410 @@
+"""rock-blockwise-load: lower rock.blockwise_load_tile into staged per-thread reads (L2 -> L3).
+
+Mirrors rocMLIR's BlockwiseLoadTileToThreadwise (paged path of PR #2221). A
+paged tile load becomes three stages:
+
+* ``PagePtrLoad``: the pages the tile can touch are counted at compile time;
+  thread ``t < num_pages`` stores ``page_table[batch, first_page + t, 0]`` (0 past
+  the batch's pages) into an LDS pointer buffer, then ``rock.lds_barrier``. The
+  buffer is an i8 ``rock.alloc`` hoisted to the function entry and viewed as
+  ``memref<num_pages x i64>`` so that ``rock-reuse-lds`` can place it.
+* ``GlobalRead``: ``rock.threadwise_read_into`` fills a private register buffer,
+  carrying the pointer buffer, the first page index, the page size and the
+  number of pages per batch.
+* ``LDSWrite``: the registers are stored into ``dest`` (vector stores when the
+  vector dimension is contiguous in ``dest``, else scalar stores), then
+  ``rock.lds_barrier``.
+
+A dense tile load gets the same GlobalRead and LDSWrite stages without paging.
+
+```mlir
+"rock.blockwise_load_tile"(%pages, %tile, %b, %h, %t, %table) {map = ..., page_size = 2048, ...}
+// becomes
+%raw = "rock.alloc"() : () -> memref<16xi8, #gpu.address_space<workgroup>>     // at function entry
+%ptrs = memref.view %raw[%c0][] : ... to memref<2xi64, #gpu.address_space<workgroup>>
+scf.execute_region no_inline {
+  %first = affine.apply #first_page(%b, %h, %t)
+  scf.if (tid < 2) { %p = scf.if (first + tid < P) {memref.load %table[..]} else {0}; memref.store %p, %ptrs[tid] }
+  "rock.lds_barrier"() ; scf.yield } {rock.stage = "PagePtrLoad"}
+scf.execute_region no_inline { "rock.threadwise_read_into"(%pages, %regs, %b, %h, %t, %ptrs, %first) ... } {rock.stage = "GlobalRead"}
+scf.execute_region no_inline { registers -> %tile ; "rock.lds_barrier"() } {rock.stage = "LDSWrite"}
+```
+
+Exact page count. The flat position of a tile point is ``origin(indices) + sum_j
+c_j * x_j`` (the map must be affine-linear in the tile coordinates). Pages are
+indexed by ``page - first_page`` so the buffer must span from the page of the
+tile's minimum to the page of its maximum: ``(r + t_max) floordiv P - (r + t_min)
+floordiv P + 1`` where ``r`` is the origin modulo ``P``. The pass takes the maximum
+over the residues ``r`` the origin can actually reach (from ``index_bounds`` and
+the coefficients of the indices; all residues of the right congruence class when
+a bound is missing). This is exact for K-like ``[D, N]`` and V-like ``[N, D]``
+tiles alike; rocMLIR's ``ceil(((d - 1) * k_global + k - 1) / P) + 1`` assumes the
+K layout and over-counts V (see tests/unit/test_page_count.py).
+
+Barriers. PagePtrLoad ends with a barrier so every thread sees the pointers
+before GlobalRead. The write-after-read hazard on the pointer buffer (the next
+iteration's PagePtrLoad overwriting pointers a slow thread still reads) is closed
+by the trailing LDSWrite barrier: a thread only passes it once every thread has
+finished its GlobalRead. ``dest`` must therefore be in LDS.
+
+Not modelled: global prefetch, double buffering, direct-to-LDS loads, private
+destinations, maps that are not affine-linear in the tile coordinates, and a
+compacted pointer buffer for strided tiles (their buffer spans skipped pages).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import mlir.ir as ir
+import numpy as np
+from mlir.dialects import affine, arith, memref, scf, vector
+
+from pagedir.dialect import rock
+from pagedir.dialect.types import element_bytes, is_lds, lds_bytes_type, private_space
+from pagedir.passes.base import Pass, kernel_functions
+
+MAX_VECTOR_BITS = 128
+#: Beyond this many (residue, step) pairs the reachable residues are over-approximated by a congruence class.
+_RESIDUE_WORK_LIMIT = 1 << 24
+
+
+class NotLinear(Exception):
+    """The map is not affine-linear in the tile coordinates."""
+
+
+# ----------------------------------------------------------------------------
+# Geometry: the flat position as origin(indices) + sum_j c_j * x_j.
+
+
+@dataclass
+class LinearForm:
+    """``const + sum(mult * index_expr) + sum(tile_coeffs[j] * x_j)``."""
+
+    tile_coeffs: list[int]
+    index_terms: list[tuple[int, ir.AffineExpr]]
+    const: int
+
+    def scaled(self, factor: int) -> LinearForm:
+        return LinearForm(
+            [c * factor for c in self.tile_coeffs], [(m * factor, e) for m, e in self.index_terms], self.const * factor
+        )
+
+    def plus(self, other: LinearForm) -> LinearForm:
+        coeffs = [a + b for a, b in zip(self.tile_coeffs, other.tile_coeffs)]
+        return LinearForm(coeffs, self.index_terms + other.index_terms, self.const + other.const)
+
+
+def dims_of(expr: ir.AffineExpr) -> set[int]:
+    if isinstance(expr, ir.AffineDimExpr):
+        return {expr.position}
+    if isinstance(expr, ir.AffineBinaryExpr):
+        return dims_of(expr.lhs) | dims_of(expr.rhs)
+    return set()
+
+
+def linear_form(expr: ir.AffineExpr, num_indices: int, tile_rank: int) -> LinearForm:
+    """Split ``expr`` over (indices..., tile coords...) into a :class:`LinearForm` or raise NotLinear."""
+    zero = [0] * tile_rank
+    if isinstance(expr, ir.AffineConstantExpr):
+        return LinearForm(zero, [], expr.value)
+    if isinstance(expr, ir.AffineDimExpr):
+        if expr.position < num_indices:
+            return LinearForm(zero, [(1, expr)], 0)
+        coeffs = list(zero)
+        coeffs[expr.position - num_indices] = 1
+        return LinearForm(coeffs, [], 0)
+    if isinstance(expr, ir.AffineAddExpr):
+        return linear_form(expr.lhs, num_indices, tile_rank).plus(linear_form(expr.rhs, num_indices, tile_rank))
+    if isinstance(expr, ir.AffineMulExpr):
+        for factor, other in ((expr.rhs, expr.lhs), (expr.lhs, expr.rhs)):
+            if isinstance(factor, ir.AffineConstantExpr):
+                return linear_form(other, num_indices, tile_rank).scaled(factor.value)
+    if not any(d >= num_indices for d in dims_of(expr)):
+        return LinearForm(zero, [(1, expr)], 0)  # any function of the indices alone: an opaque term
+    raise NotLinear(str(expr))
+
+
+def tile_offset_range(coeffs: list[int], tile_shape: list[int]) -> tuple[int, int, list[int]]:
+    """(t_min, t_max, coordinates of the minimum) of ``sum c_j x_j`` over the tile."""
+    t_min = sum(min(0, c * (n - 1)) for c, n in zip(coeffs, tile_shape))
+    t_max = sum(max(0, c * (n - 1)) for c, n in zip(coeffs, tile_shape))
+    argmin = [0 if c >= 0 else n - 1 for c, n in zip(coeffs, tile_shape)]
+    return t_min, t_max, argmin
+
+
+def reachable_residues(form: LinearForm, page_size: int, bounds: list[int] | None) -> np.ndarray:
+    """Every value ``origin mod page_size`` can take, given the bounds of the indices."""
+    reachable = np.zeros(page_size, dtype=bool)
+    reachable[form.const % page_size] = True
+    for mult, expr in form.index_terms:
+        bound = None
+        if isinstance(expr, ir.AffineDimExpr) and bounds is not None:
+            bound = bounds[expr.position]
+        step = mult % page_size
+        period = page_size // math.gcd(step, page_size)
+        count = period if bound is None else min(bound, period)
+        if count * page_size > _RESIDUE_WORK_LIMIT:
+            count = period  # over-approximate: the whole congruence class
+        if count == period:
+            # Adding every multiple of gcd(step, P): a residue class closes over that subgroup.
+            group = math.gcd(step, page_size)
+            classes = np.unique(np.nonzero(reachable)[0] % group)
+            reachable = np.isin(np.arange(page_size) % group, classes)
+            continue
+        grown = np.zeros_like(reachable)
+        for k in range(count):
+            grown |= np.roll(reachable, (k * step) % page_size)
+        reachable = grown
+    return np.nonzero(reachable)[0]
+
+
+def pages_per_tile(form: LinearForm, tile_shape: list[int], page_size: int, bounds: list[int] | None) -> int:
+    """The largest number of consecutive page slots ``[first_page, last_page]`` any tile needs."""
+    t_min, t_max, _ = tile_offset_range(form.tile_coeffs, tile_shape)
+    residues = reachable_residues(form, page_size, bounds)
+    spans = (residues + t_max) // page_size - (residues + t_min) // page_size + 1
+    return int(spans.max())
+
+
+def choose_vector(form: LinearForm, tile_shape: list[int], elem_bits: int, extent: int | None) -> tuple[int, int]:
+    """(vector_dim, vector_len): the tile dimension with unit stride, and the widest vector
+    (<= 128 bits, a power of two) that divides the tile extent and keeps every vector aligned,
+    i.e. every other term of the position (and ``extent``, the source row length for a dense
+    source) is a multiple of it. (0, 1) when no dimension has unit stride."""
+    unit_dims = [j for j, c in enumerate(form.tile_coeffs) if c == 1]
+    if not unit_dims:
+        return 0, 1
+    vector_dim = unit_dims[-1]
+    multiples = [form.const, *(m for m, _ in form.index_terms)]
+    multiples += [c for j, c in enumerate(form.tile_coeffs) if j != vector_dim]
+    if extent is not None:
+        multiples.append(extent)
+    vector_len = max(1, MAX_VECTOR_BITS // elem_bits)
+    while vector_len > 1 and (tile_shape[vector_dim] % vector_len or any(m % vector_len for m in multiples)):
+        vector_len //= 2
+    return vector_dim, vector_len
+
+
+# ----------------------------------------------------------------------------
+# IR helpers.
+
+
+def index_const(value: int) -> ir.Value:
+    return arith.constant(ir.IndexType.get(), value)
+
+
+def open_stage(name: str, loc: ir.Location) -> ir.Block:
+    """An ``scf.execute_region no_inline {...} {rock.stage = name}`` at the current point; its body."""
+    region_op = scf.ExecuteRegionOp([], no_inline=True, loc=loc)
+    region_op.operation.attributes["rock.stage"] = ir.StringAttr.get(name)
+    return region_op.regions[0].blocks.append()
+
+
+def vector_coords(vector_index: ir.Value, tile_shape: list[int], vector_dim: int, vector_len: int) -> list[ir.Value]:
+    """Tile coordinates of the first point of vector ``vector_index`` (row-major vector grid)."""
+    grid = list(tile_shape)
+    grid[vector_dim] //= vector_len
+    coords, stride = [], 1
+    for j in reversed(range(len(grid))):
+        expr = ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), stride) if stride > 1 else ir.AffineDimExpr.get(0)
+        if j > 0:
+            expr = expr % grid[j]
+        if j == vector_dim and vector_len > 1:
+            expr = expr * vector_len
+        coords.append(affine.apply(ir.AffineMap.get(1, 0, [expr]), [vector_index]))
+        stride *= grid[j]
+    return coords[::-1]
+
+
+def unit_stride_last(type_: ir.MemRefType) -> bool:
+    strides, _ = type_.get_strides_and_offset()
+    return strides[-1] == 1
+
+
+# ----------------------------------------------------------------------------
+# The lowering of one op.
+
+
+@dataclass
+class TilePlan:
+    tile_shape: list[int]
+    vector_dim: int
+    vector_len: int
+    num_vectors: int
+    rows: int
+    num_pages: int = 0
+    first_page_map: ir.AffineMap | None = None
+    batch_map: ir.AffineMap | None = None
+
+
+class BlockwiseLoadPass(Pass):
+    argument = "rock-blockwise-load"
+    summary = "Lower rock.blockwise_load_tile: page pointers staged in LDS, then per-thread reads"
+
+    def run(self, module: ir.Operation) -> bool:
+        ok = True
+        for func in kernel_functions(module):
+            entry = func.regions[0].blocks[0]
+            hoist_point = ir.InsertionPoint(entry.operations[0])
+            for op in find_ops(func, "rock.blockwise_load_tile"):
+                ok = lower_blockwise_load(op.opview, hoist_point) and ok
+        return ok
+
+
+def find_ops(root: ir.Operation, name: str) -> list[ir.Operation]:
+    found = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == name:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    return found
+
+
+def plan_tile(op) -> TilePlan | str:
+    """Geometry of the tile, or the reason it cannot be lowered."""
+    dest_type = op.dest.type
+    if not is_lds(dest_type):
+        return f"dest must be in LDS (workgroup memory), got {dest_type}"
+    tile_shape = list(dest_type.shape)
+    num_indices = len(op.indices)
+    contiguous = op.map.results[-1]
+    try:
+        form = linear_form(contiguous, num_indices, len(tile_shape))
+    except NotLinear:
+        return f"map must be affine-linear in the tile coordinates, got {contiguous}"
+    paged = op.page_size is not None
+    source_type = op.source.type
+    elem_bits = element_bytes(source_type.element_type) * 8
+    extent = None if paged else source_type.shape[-1]
+    vector_dim, vector_len = choose_vector(form, tile_shape, elem_bits, extent)
+    num_vectors = math.prod(tile_shape) // vector_len
+    rows = -(-num_vectors // op.block_size)
+    plan = TilePlan(tile_shape, vector_dim, vector_len, num_vectors, rows)
+    if not paged:
+        return plan
+    batch_expr = op.map.results[0]
+    if any(d >= num_indices for d in dims_of(batch_expr)):
+        return f"the batch result {batch_expr} of map must not depend on the tile coordinates"
+    bounds = list(op.index_bounds) if op.index_bounds is not None else None
+    plan.num_pages = pages_per_tile(form, tile_shape, op.page_size, bounds)
+    _, _, argmin = tile_offset_range(form.tile_coeffs, tile_shape)
+    to_origin = ir.AffineMap.get(
+        num_indices, 0, [ir.AffineDimExpr.get(i) for i in range(num_indices)] + [ir.AffineConstantExpr.get(x) for x in argmin]
+    )
+    first_page = ir.AffineExpr.get_floor_div(contiguous.compose(to_origin), op.page_size)
+    plan.first_page_map = ir.AffineMap.get(num_indices, 0, [first_page])
+    plan.batch_map = ir.AffineMap.get(num_indices, 0, [batch_expr.compose(to_origin)])
+    return plan
+
+
+def lower_blockwise_load(op, hoist_point: ir.InsertionPoint) -> bool:
+    plan = plan_tile(op)
+    if isinstance(plan, str):
+        op.location.emit_error(f"'rock.blockwise_load_tile' op {plan}")
+        return False
+    loc = op.location
+    element = op.source.type.element_type
+    with loc, hoist_point:
+        registers = rock.alloc(ir.MemRefType.get([plan.rows, plan.vector_len], element, memory_space=private_space()))
+        page_ptrs = None
+        if op.page_size is not None:
+            ptr_bytes = rock.alloc(lds_bytes_type(plan.num_pages * 8))
+            ptr_type = ir.MemRefType.get([plan.num_pages], ir.IntegerType.get_signless(64), memory_space=lds_bytes_type(1).memory_space)
+            page_ptrs = memref.ViewOp(ptr_type, ptr_bytes, index_const(0), []).result
+    with loc, ir.InsertionPoint(op):
+        if page_ptrs is not None:
+            emit_page_ptr_load(op, plan, page_ptrs)
+        emit_global_read(op, plan, registers, page_ptrs)
+        emit_lds_write(op, plan, registers)
+    op.operation.erase()
+    return True
+
+
+def emit_page_ptr_load(op, plan: TilePlan, page_ptrs: ir.Value) -> None:
+    """Thread t < num_pages stores the pointer of page first_page + t (0 past the batch's pages)."""
+    table = op.page_table
+    pages_per_batch = table.type.shape[1]
+    i64 = ir.IntegerType.get_signless(64)
+    with ir.InsertionPoint(open_stage("PagePtrLoad", op.location)):
+        tid = rock.workitem_id(ir.IndexType.get())
+        first_page = affine.apply(plan.first_page_map, list(op.indices))
+        batch = affine.apply(plan.batch_map, list(op.indices))
+        is_loader = arith.cmpi(arith.CmpIPredicate.ult, tid, index_const(plan.num_pages))
+        loader = scf.IfOp(is_loader)
+        with ir.InsertionPoint(loader.then_block):
+            page = arith.addi(first_page, tid)
+            in_table = arith.cmpi(arith.CmpIPredicate.ult, page, index_const(pages_per_batch))
+            pick = scf.IfOp(in_table, [i64], has_else=True)
+            with ir.InsertionPoint(pick.then_block):
+                scf.YieldOp([memref.load(table, [batch, page, index_const(0)])])
+            with ir.InsertionPoint(pick.else_block):
+                scf.YieldOp([arith.constant(i64, 0)])
+            memref.store(pick.result, page_ptrs, [tid])
+            scf.YieldOp([])
+        rock.lds_barrier()
+        scf.YieldOp([])
+
+
+def emit_global_read(op, plan: TilePlan, registers: ir.Value, page_ptrs: ir.Value | None) -> None:
+    paged = page_ptrs is not None
+    with ir.InsertionPoint(open_stage("GlobalRead", op.location)):
+        first_page = affine.apply(plan.first_page_map, list(op.indices)) if paged else None
+        rock.threadwise_read_into(
+            op.source,
+            registers,
+            list(op.indices),
+            page_ptrs,
+            first_page,
+            map=op.operation.attributes["map"],
+            block_size=op.block_size,
+            tile_shape=plan.tile_shape,
+            vector_dim=plan.vector_dim,
+            vector_len=plan.vector_len,
+            page_size=op.page_size if paged else None,
+            num_pages_per_batch=op.page_table.type.shape[1] if paged else None,
+        )
+        scf.YieldOp([])
+
+
+def emit_lds_write(op, plan: TilePlan, registers: ir.Value) -> None:
+    """Each thread stores its register rows into ``dest`` at the coordinates of its vectors."""
+    dest = op.dest
+    dest_type = dest.type
+    element = dest_type.element_type
+    vector_stores = plan.vector_len > 1 and plan.vector_dim == dest_type.rank - 1 and unit_stride_last(dest_type)
+    with ir.InsertionPoint(open_stage("LDSWrite", op.location)):
+        tid = rock.workitem_id(ir.IndexType.get())
+        rows = scf.ForOp(index_const(0), index_const(plan.rows), index_const(1))
+        with ir.InsertionPoint(rows.body):
+            row = rows.induction_variable
+            vector_index = affine.apply(
+                ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) * op.block_size + ir.AffineDimExpr.get(1)]), [row, tid]
+            )
+            body_point = ir.InsertionPoint.current
+            if plan.num_vectors % op.block_size:
+                in_tile = arith.cmpi(arith.CmpIPredicate.ult, vector_index, index_const(plan.num_vectors))
+                guard = scf.IfOp(in_tile)
+                body_point = ir.InsertionPoint(guard.then_block)
+            with body_point:
+                coords = vector_coords(vector_index, plan.tile_shape, plan.vector_dim, plan.vector_len)
+                if vector_stores:
+                    vector_type = ir.VectorType.get([plan.vector_len], element)
+                    value = vector.load(vector_type, registers, [row, index_const(0)])
+                    vector.store(value, dest, coords)
+                else:
+                    for lane in range(plan.vector_len):
+                        value = memref.load(registers, [row, index_const(lane)])
+                        lane_coords = list(coords)
+                        if lane:
+                            lane_coords[plan.vector_dim] = arith.addi(coords[plan.vector_dim], index_const(lane))
+                        memref.store(value, dest, lane_coords)
+                if plan.num_vectors % op.block_size:
+                    scf.YieldOp([])
+            scf.YieldOp([])
+        rock.lds_barrier()
+        scf.YieldOp([])
