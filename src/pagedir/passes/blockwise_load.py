@@ -229,7 +229,12 @@ def unit_stride_last(type_: ir.MemRefType) -> bool:
 
 @dataclass
 class TilePlan:
-    tile_shape: list[int]
+    """How the threads read the tile: in ``read_order`` (dest dimensions, largest source stride
+    first), so that consecutive threads read consecutive memory."""
+
+    read_order: list[int]
+    read_shape: list[int]
+    read_map: ir.AffineMap
     vector_dim: int
     vector_len: int
     num_vectors: int
@@ -282,9 +287,12 @@ def plan_tile(op) -> TilePlan | str:
     elem_bits = element_bytes(source_type.element_type) * 8
     extent = None if paged else source_type.shape[-1]
     vector_dim, vector_len = choose_vector(form, tile_shape, elem_bits, extent)
+    read_order = sorted(range(len(tile_shape)), key=lambda j: (j == vector_dim, -abs(form.tile_coeffs[j]), j))
+    read_map = permute_tile_inputs(op.map, num_indices, read_order)
+    read_shape = [tile_shape[j] for j in read_order]
     num_vectors = math.prod(tile_shape) // vector_len
     rows = -(-num_vectors // op.block_size)
-    plan = TilePlan(tile_shape, vector_dim, vector_len, num_vectors, rows)
+    plan = TilePlan(read_order, read_shape, read_map, len(tile_shape) - 1, vector_len, num_vectors, rows)
     if not paged:
         return plan
     batch_expr = op.map.results[0]
@@ -300,6 +308,14 @@ def plan_tile(op) -> TilePlan | str:
     plan.first_page_map = ir.AffineMap.get(num_indices, 0, [first_page])
     plan.batch_map = ir.AffineMap.get(num_indices, 0, [batch_expr.compose(to_origin)])
     return plan
+
+
+def permute_tile_inputs(affine_map: ir.AffineMap, num_indices: int, read_order: list[int]) -> ir.AffineMap:
+    """``affine_map`` taking the tile coordinates in ``read_order`` (position p is dest dimension read_order[p])."""
+    inputs = [ir.AffineDimExpr.get(i) for i in range(num_indices)]
+    inputs += [ir.AffineDimExpr.get(num_indices + read_order.index(j)) for j in range(len(read_order))]
+    substitution = ir.AffineMap.get(affine_map.n_dims, 0, inputs)
+    return ir.AffineMap.get(affine_map.n_dims, 0, [expr.compose(substitution) for expr in affine_map.results])
 
 
 def lower_blockwise_load(op, hoist_point: ir.InsertionPoint) -> bool:
@@ -360,9 +376,9 @@ def emit_global_read(op, plan: TilePlan, registers: ir.Value, page_ptrs: ir.Valu
             list(op.indices),
             page_ptrs,
             first_page,
-            map=op.operation.attributes["map"],
+            map=plan.read_map,
             block_size=op.block_size,
-            tile_shape=plan.tile_shape,
+            tile_shape=plan.read_shape,
             vector_dim=plan.vector_dim,
             vector_len=plan.vector_len,
             page_size=op.page_size if paged else None,
@@ -376,7 +392,8 @@ def emit_lds_write(op, plan: TilePlan, registers: ir.Value) -> None:
     dest = op.dest
     dest_type = dest.type
     element = dest_type.element_type
-    vector_stores = plan.vector_len > 1 and plan.vector_dim == dest_type.rank - 1 and unit_stride_last(dest_type)
+    dest_vector_dim = plan.read_order[plan.vector_dim]
+    vector_stores = plan.vector_len > 1 and dest_vector_dim == dest_type.rank - 1 and unit_stride_last(dest_type)
     with ir.InsertionPoint(open_stage("LDSWrite", op.location)):
         tid = rock.workitem_id(ir.IndexType.get())
         rows = scf.ForOp(index_const(0), index_const(plan.rows), index_const(1))
@@ -391,7 +408,8 @@ def emit_lds_write(op, plan: TilePlan, registers: ir.Value) -> None:
                 guard = scf.IfOp(in_tile)
                 body_point = ir.InsertionPoint(guard.then_block)
             with body_point:
-                coords = vector_coords(vector_index, plan.tile_shape, plan.vector_dim, plan.vector_len)
+                read_coords = vector_coords(vector_index, plan.read_shape, plan.vector_dim, plan.vector_len)
+                coords = [read_coords[plan.read_order.index(j)] for j in range(dest_type.rank)]
                 if vector_stores:
                     vector_type = ir.VectorType.get([plan.vector_len], element)
                     value = vector.load(vector_type, registers, [row, index_const(0)])
@@ -401,7 +419,7 @@ def emit_lds_write(op, plan: TilePlan, registers: ir.Value) -> None:
                         value = memref.load(registers, [row, index_const(lane)])
                         lane_coords = list(coords)
                         if lane:
-                            lane_coords[plan.vector_dim] = arith.addi(coords[plan.vector_dim], index_const(lane))
+                            lane_coords[dest_vector_dim] = arith.addi(coords[dest_vector_dim], index_const(lane))
                         memref.store(value, dest, lane_coords)
                 if plan.num_vectors % op.block_size:
                     scf.YieldOp([])

@@ -1,0 +1,190 @@
+"""rock-threadwise-lowering: rock.threadwise_read_into -> one rock.global_load per vector (L3 -> L4).
+
+Mirrors the paged path of rocMLIR's ThreadwiseGemmLowering. Thread ``tid`` walks
+its register rows ``i`` (an ``scf.for``); row ``i`` holds vector ``v = i *
+block_size + tid`` of the tile (skipped when ``v >= num_vectors``). For a paged
+source each vector becomes:
+
+```mlir
+%flat  = affine.apply #flat(%indices..., %coords...)       // second map result
+%page  = affine.apply (flat floordiv page_size)
+%off   = affine.apply (flat mod page_size)
+%local = arith.subi %page, %first_page_index
+%slot  = clamp(%local, 0, num_ptrs - 1)                      // never index outside the buffer
+%ptr   = memref.load %lds_page_ptrs[%slot] : i64
+%valid = page < num_pages_per_batch AND local == slot AND ptr != 0
+%x = "rock.global_load"(%source, %off, %valid, %ptr) {page_size = S} : (...) -> vector<8xf16>
+vector.store %x, %registers[%i, %c0]
+```
+
+A dense source gets one index per source dimension and ``valid`` = every
+coordinate inside the source. Vectors have ``vector_len`` elements (chosen by
+``rock-blockwise-load``, at most 128 bits). A paged read whose page size is not
+a multiple of the vector length is rejected: a vector would straddle two pages.
+
+Uniform page pointers. A buffer descriptor lives in scalar registers; when its
+base differs across the lanes of a wave, LLVM wraps the load in a waterfall loop.
+The pass proves, when it can, that the lanes of every wave read the same page
+for every row (the page of each (row, wave) group's lowest and highest offsets
+agree for every residue of the tile origin modulo the page size that the map's
+coefficients allow). It then marks the loads ``rock.uniform_page_ptr``, and
+``rock-buffer-load`` takes the pointer with ``readfirstlane``. The wave size comes
+from the kernel's ``rock.arch`` (64 when absent); the proof needs the map to be
+affine-linear in the tile coordinates.
+
+Not modelled: validity records returned to the caller, index-difference
+optimisation, transposing reads through LDS.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mlir.ir as ir
+import numpy as np
+from mlir.dialects import affine, arith, memref, scf, vector
+
+from pagedir.arch import UnknownChipError, get_chip
+from pagedir.dialect import rock
+from pagedir.passes.base import Pass, kernel_functions
+from pagedir.passes.blockwise_load import NotLinear, find_ops, index_const, linear_form, vector_coords
+
+UNIFORM_ATTR = "rock.uniform_page_ptr"
+DEFAULT_WAVE_SIZE = 64
+
+
+class ThreadwiseLoweringPass(Pass):
+    argument = "rock-threadwise-lowering"
+    summary = "Lower rock.threadwise_read_into to rock.global_load with page pointers and validity"
+
+    def run(self, module: ir.Operation) -> bool:
+        ok = True
+        for func in kernel_functions(module):
+            wave_size = kernel_wave_size(func)
+            for op in find_ops(func, "rock.threadwise_read_into"):
+                ok = lower_read_into(op.opview, wave_size) and ok
+        return ok
+
+
+def kernel_wave_size(func: ir.Operation) -> int:
+    attrs = func.attributes
+    if "rock.wave_size" in attrs:
+        return ir.IntegerAttr(attrs["rock.wave_size"]).value
+    if "rock.arch" not in attrs:
+        return DEFAULT_WAVE_SIZE
+    try:
+        return get_chip(ir.StringAttr(attrs["rock.arch"]).value).wave_size
+    except UnknownChipError:
+        return DEFAULT_WAVE_SIZE
+
+
+def lower_read_into(op, wave_size: int) -> bool:
+    paged = op.page_size is not None
+    if paged and op.page_size % op.vector_len:
+        op.location.emit_error(
+            f"'rock.threadwise_read_into' op page size {op.page_size} is not a multiple of the vector width "
+            f"{op.vector_len}: a vector would straddle two pages"
+        )
+        return False
+    uniform = paged and pages_uniform_per_wave(op, wave_size)
+    tile_shape = list(op.tile_shape)
+    num_vectors = math.prod(tile_shape) // op.vector_len
+    rows = op.dest.type.shape[0]
+    with op.location, ir.InsertionPoint(op):
+        tid = rock.workitem_id(ir.IndexType.get())
+        loop = scf.ForOp(index_const(0), index_const(rows), index_const(1))
+        with ir.InsertionPoint(loop.body):
+            row = loop.induction_variable
+            vector_index = affine.apply(
+                ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) * op.block_size + ir.AffineDimExpr.get(1)]), [row, tid]
+            )
+            guarded = num_vectors % op.block_size != 0
+            body_point = ir.InsertionPoint.current
+            if guarded:
+                in_tile = arith.cmpi(arith.CmpIPredicate.ult, vector_index, index_const(num_vectors))
+                body_point = ir.InsertionPoint(scf.IfOp(in_tile).then_block)
+            with body_point:
+                coords = vector_coords(vector_index, tile_shape, op.vector_dim, op.vector_len)
+                value = emit_paged_load(op, coords, uniform) if paged else emit_dense_load(op, coords)
+                store_row(value, op.dest, row)
+                if guarded:
+                    scf.YieldOp([])
+            scf.YieldOp([])
+    op.operation.erase()
+    return True
+
+
+def result_type(op) -> ir.Type:
+    element = op.source.type.element_type
+    return ir.VectorType.get([op.vector_len], element) if op.vector_len > 1 else element
+
+
+def apply_result(op, position: int, coords: list[ir.Value]) -> ir.Value:
+    affine_map = op.map
+    single = ir.AffineMap.get(affine_map.n_dims, 0, [affine_map.results[position]])
+    return affine.apply(single, [*op.indices, *coords])
+
+
+def emit_paged_load(op, coords: list[ir.Value], uniform: bool) -> ir.Value:
+    page_size = op.page_size
+    flat = apply_result(op, 1, coords)
+    page = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), page_size)]), [flat])
+    offset = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineDimExpr.get(0) % page_size]), [flat])
+    local = arith.subi(page, op.first_page_index)
+    num_ptrs = op.lds_page_ptrs.type.shape[0]
+    slot = arith.minsi(arith.maxsi(local, index_const(0)), index_const(num_ptrs - 1))
+    ptr = memref.load(op.lds_page_ptrs, [slot])
+    in_table = arith.cmpi(arith.CmpIPredicate.ult, page, index_const(op.num_pages_per_batch))
+    in_buffer = arith.cmpi(arith.CmpIPredicate.eq, local, slot)
+    non_null = arith.cmpi(arith.CmpIPredicate.ne, ptr, arith.constant(ir.IntegerType.get_signless(64), 0))
+    valid = arith.andi(arith.andi(in_table, in_buffer), non_null)
+    load = rock.global_load(result_type(op), op.source, [offset], valid, ptr, page_size=page_size)
+    if uniform:
+        load.owner.attributes[UNIFORM_ATTR] = ir.UnitAttr.get()
+    return load
+
+
+def emit_dense_load(op, coords: list[ir.Value]) -> ir.Value:
+    source_shape = op.source.type.shape
+    indices, valid = [], None
+    for position, extent in enumerate(source_shape):
+        index = apply_result(op, position, coords)
+        inside = arith.cmpi(arith.CmpIPredicate.ult, index, index_const(extent))
+        valid = inside if valid is None else arith.andi(valid, inside)
+        indices.append(index)
+    return rock.global_load(result_type(op), op.source, indices, valid, None)
+
+
+def store_row(value: ir.Value, registers: ir.Value, row: ir.Value) -> None:
+    if isinstance(value.type, ir.VectorType):
+        vector.store(value, registers, [row, index_const(0)])
+    else:
+        memref.store(value, registers, [row, index_const(0)])
+
+
+def pages_uniform_per_wave(op, wave_size: int) -> bool:
+    """True when, for every row and wave, all lanes' vectors lie in one page for any reachable origin."""
+    tile_shape = list(op.tile_shape)
+    num_indices = len(op.indices)
+    try:
+        form = linear_form(op.map.results[1], num_indices, len(tile_shape))
+    except NotLinear:
+        return False
+    grid = list(tile_shape)
+    grid[op.vector_dim] //= op.vector_len
+    points = np.indices(grid).reshape(len(grid), -1)
+    points[op.vector_dim] *= op.vector_len
+    offsets = np.tensordot(np.array(form.tile_coeffs), points, axes=1)
+    page_size = op.page_size
+    # Residues of the origin modulo the page size: the congruence class its coefficients allow.
+    step = math.gcd(page_size, *(m for m, _ in form.index_terms)) if form.index_terms else page_size
+    residues = np.arange(form.const % step, page_size, step)
+    group_size = min(wave_size, op.block_size)
+    for start in range(0, len(offsets), group_size):
+        # Rows are block_size vectors long; a wave never spans two rows when block_size is a multiple of it.
+        group = offsets[start : start + group_size]
+        lowest = (residues + group.min()) // page_size
+        highest = (residues + group.max() + op.vector_len - 1) // page_size
+        if np.any(lowest != highest):
+            return False
+    return op.block_size % group_size == 0
