@@ -1,0 +1,221 @@
+"""rock-buffer-load: rock.global_load -> ROCDL buffer descriptors and raw buffer loads (L4 -> L5).
+
+Mirrors the paged path of rocMLIR's SugarToLoops. A paged load builds one
+descriptor per page and reads at the element's byte offset inside it:
+
+```mlir
+%v = "rock.global_load"(%mem, %off, %valid, %ptr) {page_size = 2048} : (...) -> vector<8xf16>
+// becomes
+%base = llvm.inttoptr %ptr : i64 to !llvm.ptr<1>
+%rsrc = rocdl.make.buffer.rsrc %base, %c0_i16, %c4096_i64, %c159744_i32 : <1> to <8>
+%bytes = arith.index_cast (%off * 2) : index to i32
+%voff = arith.select %valid, %bytes, %c4096_i32             // invalid: past num_records
+%raw = rocdl.raw.ptr.buffer.load %rsrc, %voff, %c0_i32, %c0_i32 : vector<4xi32>
+%v = vector.bitcast %raw : vector<4xi32> to vector<8xf16>
+```
+
+* Descriptor: stride 0 (raw byte addressing), num_records = page bytes, flags
+  by chip family from :mod:`pagedir.arch` (159744 on CDNA, 822243328 on RDNA);
+  the chip is the ``arch`` option or else the kernel's ``rock.arch``.
+* Results wider than 128 bits are split into 128-bit loads at increasing byte
+  offsets; data is loaded as i32 words (i16/i8 below 4 bytes) and bitcast, as
+  upstream's AMDGPU-to-ROCDL does, so f16/bf16 vectors need no special casing.
+* Invalid lanes: the byte offset is pushed to num_records, so the hardware's
+  range check returns 0 without a memory request. This keeps the load
+  branch-free and the descriptor untouched by per-lane validity (a descriptor
+  made per-lane invalid, e.g. num_records = 0, would stop being uniform); a null
+  page pointer is safe because the range check happens before any address is
+  formed. (An ``scf.if`` guard would also work but splits the wave's execution mask.)
+* Waterfall loops: the descriptor lives in scalar registers. When
+  ``rock-threadwise-lowering`` proved that every wave reads one page per load it
+  marks the load ``rock.uniform_page_ptr``, and the pointer goes through
+  ``rocdl.readfirstlane``: the descriptor is then uniform and LLVM emits plain
+  ``buffer_load_dwordx4``. Unmarked pointers may differ across lanes; they are
+  used as they are, and LLVM wraps the load in a (correct, slower) waterfall loop.
+* Non-paged loads: one descriptor over the memref's aligned base pointer
+  (``memref.extract_aligned_pointer_as_index``; uniform, since kernel arguments
+  are), num_records = the memref's bytes, offset = the row-major element offset.
+  Requires a static shape, an identity layout and fewer than 2^32 bytes.
+
+Options: ``arch`` (chip or target; empty = each kernel's ``rock.arch``).
+Not modelled: gfx1250's descriptor format, cache-policy bits (aux = 0), loads
+into LDS.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mlir.ir as ir
+from mlir.dialects import arith, llvm, memref, rocdl, vector
+
+from pagedir.arch import UnknownChipError, get_chip
+from pagedir.dialect.types import element_bytes
+from pagedir.passes.base import Pass, kernel_functions
+from pagedir.passes.blockwise_load import find_ops
+from pagedir.passes.threadwise_lowering import UNIFORM_ATTR
+
+MAX_LOAD_BYTES = 16
+NUM_RECORDS_LIMIT = 1 << 32
+
+
+@dataclass(frozen=True)
+class BufferLoadOptions:
+    #: Chip or target string; empty means each kernel's own ``rock.arch``.
+    arch: str = ""
+
+
+class BufferLoadPass(Pass):
+    argument = "rock-buffer-load"
+    summary = "Lower rock.global_load to rocdl buffer descriptors and raw buffer loads"
+    Options = BufferLoadOptions
+
+    def run(self, module: ir.Operation) -> bool:
+        ok = True
+        for func in kernel_functions(module):
+            loads = find_ops(func, "rock.global_load")
+            if not loads:
+                continue
+            flags = self.buffer_flags(func)
+            if flags is None:
+                ok = False
+                continue
+            for op in loads:
+                ok = lower_global_load(op.opview, flags) and ok
+        return ok
+
+    def buffer_flags(self, func: ir.Operation) -> int | None:
+        target = self.options.arch
+        if not target and "rock.arch" in func.attributes:
+            target = ir.StringAttr(func.attributes["rock.arch"]).value
+        if not target:
+            func.location.emit_error("rock-buffer-load needs a chip: set rock.arch on the kernel or the arch option")
+            return None
+        try:
+            return get_chip(target).buffer_flags
+        except UnknownChipError as err:
+            func.location.emit_error(f"rock-buffer-load: {err}")
+            return None
+
+
+def i32_const(value: int) -> ir.Value:
+    return arith.constant(ir.IntegerType.get_signless(32), value)
+
+
+def lower_global_load(op, flags: int) -> bool:
+    result = op.operation.results[0]
+    element = op.mem.type.element_type
+    elem_bytes = element_bytes(element)
+    with op.location, ir.InsertionPoint(op):
+        if op.page_ptr is not None:
+            pointer = op.page_ptr
+            if UNIFORM_ATTR in op.operation.attributes:
+                pointer = rocdl.readfirstlane(pointer.type, pointer)
+            num_records = op.page_size * elem_bytes
+            element_offset = op.indices[0]
+        else:
+            why = unsupported_dense(op.mem.type)
+            if why:
+                op.location.emit_error(f"'rock.global_load' op {why}")
+                return False
+            base = memref.extract_aligned_pointer_as_index(op.mem)
+            pointer = arith.index_cast(ir.IntegerType.get_signless(64), base)
+            num_records = element_count(op.mem.type) * elem_bytes
+            element_offset = row_major_offset(op.indices, list(op.mem.type.shape))
+        rsrc = make_descriptor(pointer, num_records, flags)
+        byte_offset = arith.index_cast(
+            ir.IntegerType.get_signless(32), arith.muli(element_offset, arith.constant(ir.IndexType.get(), elem_bytes))
+        )
+        if op.valid is not None:
+            byte_offset = arith.select(op.valid, byte_offset, i32_const(num_records))
+        value = load_split(rsrc, byte_offset, result.type, element)
+    result.replace_all_uses_with(value)
+    op.operation.erase()
+    return True
+
+
+def element_count(type_: ir.MemRefType) -> int:
+    count = 1
+    for extent in type_.shape:
+        count *= extent
+    return count
+
+
+def unsupported_dense(type_: ir.MemRefType) -> str | None:
+    if not type_.has_static_shape:
+        return f"needs a static shape for a buffer load, got {type_}"
+    strides, offset = type_.get_strides_and_offset()
+    expected, running = [], 1
+    for extent in reversed(type_.shape):
+        expected.append(running)
+        running *= extent
+    if list(strides) != expected[::-1] or offset != 0:
+        return f"needs an identity layout for a buffer load, got {type_}"
+    size = element_count(type_) * element_bytes(type_.element_type)
+    if size >= NUM_RECORDS_LIMIT:
+        return f"buffer of {size} bytes exceeds the 32-bit buffer range ({NUM_RECORDS_LIMIT} bytes)"
+    return None
+
+
+def row_major_offset(indices: list[ir.Value], shape: list[int]) -> ir.Value:
+    offset = None
+    for index, extent in zip(indices, shape):
+        if offset is None:
+            offset = index
+            continue
+        offset = arith.addi(arith.muli(offset, arith.constant(ir.IndexType.get(), extent)), index)
+    return offset if offset is not None else arith.constant(ir.IndexType.get(), 0)
+
+
+def make_descriptor(pointer: ir.Value, num_records: int, flags: int) -> ir.Value:
+    """A raw buffer descriptor: stride 0, ``num_records`` bytes, chip flags."""
+    global_ptr = llvm.inttoptr(ir.Type.parse("!llvm.ptr<1>"), pointer)
+    stride = arith.constant(ir.IntegerType.get_signless(16), 0)
+    records = arith.constant(ir.IntegerType.get_signless(64), num_records)
+    return rocdl.make_buffer_rsrc(ir.Type.parse("!llvm.ptr<8>"), global_ptr, stride, records, i32_const(flags))
+
+
+def word_type(num_bytes: int) -> ir.Type:
+    """What the hardware load returns for ``num_bytes``: i32 words, or i16/i8 below a word."""
+    if num_bytes >= 4:
+        words = num_bytes // 4
+        i32 = ir.IntegerType.get_signless(32)
+        return ir.VectorType.get([words], i32) if words > 1 else i32
+    return ir.IntegerType.get_signless(8 * num_bytes)
+
+
+def load_split(rsrc: ir.Value, byte_offset: ir.Value, type_: ir.Type, element: ir.Type) -> ir.Value:
+    """Load ``type_`` in pieces of at most 128 bits at increasing byte offsets."""
+    lanes = type_.shape[0] if isinstance(type_, ir.VectorType) else 1
+    elem_bytes = element_bytes(element)
+    lanes_per_load = max(1, min(lanes, MAX_LOAD_BYTES // elem_bytes))
+    zero32 = i32_const(0)
+    pieces = []
+    for first_lane in range(0, lanes, lanes_per_load):
+        offset = byte_offset if first_lane == 0 else arith.addi(byte_offset, i32_const(first_lane * elem_bytes))
+        raw = rocdl.raw_ptr_buffer_load(word_type(lanes_per_load * elem_bytes), rsrc, offset, zero32, zero32)
+        pieces.append(reinterpret(raw, lanes_per_load, element))
+    if len(pieces) == 1:
+        return pieces[0]
+    result = arith.constant(type_, ir.DenseElementsAttr.get_splat(type_, zero_attr(element)))
+    for index, piece in enumerate(pieces):
+        result = vector.insert_strided_slice(piece, result, [index * lanes_per_load], [1])
+    return result
+
+
+def zero_attr(element: ir.Type) -> ir.Attribute:
+    if isinstance(element, ir.IntegerType):
+        return ir.IntegerAttr.get(element, 0)
+    return ir.FloatAttr.get(element, 0.0)
+
+
+def reinterpret(raw: ir.Value, lanes: int, element: ir.Type) -> ir.Value:
+    """Bitcast the loaded words to ``lanes`` elements (a scalar when ``lanes == 1``)."""
+    target = ir.VectorType.get([lanes], element) if lanes > 1 else element
+    if raw.type == target:
+        return raw
+    if lanes == 1:
+        return arith.bitcast(target, raw)
+    if not isinstance(raw.type, ir.VectorType):
+        raw = vector.from_elements(ir.VectorType.get([1], raw.type), [raw])
+    return vector.bitcast(target, raw)
