@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pagedir.passes import create_pass
+from pagedir.arch import get_chip
+from pagedir.passes import Pass, create_pass
 
 #: The kernel pipeline's passes, in order (see docs/levels.md for why this order).
 KERNEL_PASSES = (
@@ -53,11 +54,94 @@ class PipelineInfo:
     steps: Any  # (options) -> list of Pass instances and upstream pipeline text
 
 
+@dataclass(frozen=True)
+class BackendPipelineOptions:
+    #: Chip or target the kernels are compiled for (required).
+    arch: str = ""
+    #: Width of ``index`` in the kernel: 64 (default) or 32 (no vector.transfer_* ops then).
+    index_bitwidth: int = 64
+
+    def __post_init__(self) -> None:
+        if self.index_bitwidth not in (32, 64):
+            raise ValueError(f"index-bitwidth must be 32 or 64, got {self.index_bitwidth}")
+        if not self.arch:
+            raise ValueError("needs arch=<chip> (e.g. arch=gfx942)")
+        get_chip(self.arch)  # UnknownChipError (a ValueError) names the known chips
+
+
+class BackendPreparePass(Pass):
+    """Check each gpu.func kernel against the chip (rock.arch, rock.wave_size, index width), record its wave size."""
+
+    argument = "rock-backend-prepare"
+    summary = "Check gpu.func kernels against the chip and record rock.wave_size"
+    Options = BackendPipelineOptions
+
+    def run(self, module) -> bool:
+        from pagedir.backend.kernel_attrs import check_kernels
+
+        return check_kernels(module, get_chip(self.options.arch), self.options.index_bitwidth)
+
+
+class BackendCheckLoweredPass(Pass):
+    """Report, at its location, any op left in a gpu.module that is not LLVM dialect or ROCDL."""
+
+    argument = "rock-backend-check-lowered"
+    summary = "Check that gpu.module bodies are fully in the LLVM and ROCDL dialects"
+
+    def run(self, module) -> bool:
+        from pagedir.backend.kernel_attrs import check_lowered
+
+        return check_lowered(module)
+
+
+def backend_pipeline_steps(options: BackendPipelineOptions) -> list[Any]:
+    """L6 (gpu.module with gpu.func kernels) -> LLVM dialect + ROCDL inside the gpu.module.
+
+    Index width: 64 bits by default, the width of a global pointer. Addresses then
+    never wrap (a KV cache easily passes 2**31 bytes), and ``convert-vector-to-llvm``,
+    which lowers ``vector.transfer_*`` and has no index-width option, agrees with
+    ``convert-gpu-to-rocdl``. The cost is small after LLVM's O3 pipeline, which
+    narrows index arithmetic bounded by the workitem and workgroup id ranges (the
+    paged-load kernel in tests/lit/backend has the same registers and 2 more
+    instructions than with 32). ``index-bitwidth=32`` remains for kernels without
+    vector transfers; memrefs above 2**31-1 elements are refused with it.
+    Kernel memref arguments are bare pointers (one pointer each, as rocMLIR passes them).
+    """
+    chip = get_chip(options.arch).name
+    to_rocdl = [
+        f"convert-amdgpu-to-rocdl{{chipset={chip}}}",
+        *(["convert-vector-to-llvm"] if options.index_bitwidth == 64 else []),
+        f"convert-gpu-to-rocdl{{chipset={chip} index-bitwidth={options.index_bitwidth} use-bare-ptr-memref-call-conv=true}}",
+    ]
+    return [
+        BackendPreparePass(options),
+        "convert-vector-to-scf,expand-strided-metadata,lower-affine,arith-expand,convert-scf-to-cf",
+        f"gpu.module({','.join(to_rocdl)})",
+        "reconcile-unrealized-casts",
+        BackendCheckLoweredPass(),
+    ]
+
+
+def add_backend_pipeline(pm: Any, arch: str, index_bitwidth: int = 64) -> None:
+    """Append ``rock-backend-pipeline`` to an upstream module-level ``PassManager``."""
+    for step in backend_pipeline_steps(BackendPipelineOptions(arch, index_bitwidth)):
+        if isinstance(step, str):
+            pm.add(step)
+        else:
+            pm.add(step, name=type(step).__name__, argument=step.argument, description=step.summary)
+
+
 PIPELINES: dict[str, PipelineInfo] = {
     "rock-kernel-pipeline": PipelineInfo(
         "rock-kernel-pipeline",
         "rock.attention (L0) to a gpu.module kernel (L6)",
         KernelPipelineOptions,
         kernel_pipeline_steps,
+    ),
+    "rock-backend-pipeline": PipelineInfo(
+        "rock-backend-pipeline",
+        "gpu.module kernels (L6) to the LLVM dialect with ROCDL (L7)",
+        BackendPipelineOptions,
+        backend_pipeline_steps,
     ),
 }

@@ -1,0 +1,102 @@
+"""LLVM IR -> amdgcn assembly, ELF object and linked code object, with llvmlite (LLVM 22).
+
+llvmlite's target machine only runs the code generator, so the LLVM IR first goes
+through LLVM's ``default<O3>`` module pipeline (as clang and rocMLIR do): without it
+kernel pointers stay flat (``flat_load``), uniform loads stay in VGPRs and buffer
+loads sit in waterfall loops.
+
+The wave size is passed as an explicit target feature (``+wavefrontsize32`` or
+``+wavefrontsize64``) so that the code always matches the chip table and the
+kernel's ``rock.wave_size``, whatever LLVM's default for the chip is (LLVM 22
+defaults gfx10+ to wave32 and gfx9 to wave64, the same as the table).
+
+A ``.hsaco`` is the object linked as a shared library by ``ld.lld`` (not on PyPI):
+``ld.lld`` or ``ld.lld-22`` from PATH, or the path in ``PAGEDIR_LD_LLD``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from functools import cache
+
+import llvmlite.binding as llvm
+
+from pagedir.arch import Chip
+from pagedir.backend.translate import TRIPLE, BackendError
+
+LD_LLD_ENV = "PAGEDIR_LD_LLD"
+
+
+@cache
+def _initialize() -> None:
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+
+
+def wave_features(chip: Chip) -> str:
+    """Target features pinning the wave size of ``chip``."""
+    if chip.wave_size == 32:
+        return "+wavefrontsize32,-wavefrontsize64"
+    return "+wavefrontsize64,-wavefrontsize32"
+
+
+def target_machine(chip: Chip, opt_level: int = 3):
+    _initialize()
+    target = llvm.Target.from_triple(TRIPLE)
+    return target.create_target_machine(cpu=chip.name, features=wave_features(chip), opt=opt_level)
+
+
+def optimize(llvm_ir: str, chip: Chip, opt_level: int = 3):
+    """Parse, verify and run the ``default<O{opt_level}>`` pipeline; returns the llvmlite module."""
+    machine = target_machine(chip, opt_level)
+    try:
+        module = llvm.parse_assembly(llvm_ir)
+        module.verify()
+    except RuntimeError as err:
+        raise BackendError(f"invalid LLVM IR from mlir-translate: {err}") from None
+    if opt_level > 0:
+        builder = llvm.create_pass_builder(machine, llvm.create_pipeline_tuning_options(speed_level=opt_level))
+        builder.getModulePassManager().run(module, builder)
+    return module
+
+
+def emit_assembly(module, chip: Chip, opt_level: int = 3) -> str:
+    return target_machine(chip, opt_level).emit_assembly(module)
+
+
+def emit_object(module, chip: Chip, opt_level: int = 3) -> bytes:
+    return target_machine(chip, opt_level).emit_object(module)
+
+
+def find_linker() -> str | None:
+    override = os.environ.get(LD_LLD_ENV)
+    if override:
+        return override
+    return shutil.which("ld.lld") or shutil.which("ld.lld-22")
+
+
+def link_hsaco(obj: bytes) -> bytes:
+    """Link the relocatable object into a loadable code object (``ld.lld -shared``)."""
+    linker = find_linker()
+    if linker is None:
+        raise BackendError(
+            "--emit=hsaco needs ld.lld to link the code object, and none is on PATH: install LLVM's lld "
+            f"(e.g. 'apt-get install lld', or ROCm's llvm/bin), or set {LD_LLD_ENV}; "
+            "--emit=obj gives the relocatable ELF object without it"
+        )
+    with tempfile.TemporaryDirectory(prefix="pagedir-") as work:
+        obj_path = os.path.join(work, "kernel.o")
+        out_path = os.path.join(work, "kernel.hsaco")
+        with open(obj_path, "wb") as handle:
+            handle.write(obj)
+        try:
+            done = subprocess.run([linker, "-shared", obj_path, "-o", out_path], capture_output=True, text=True)
+        except OSError as err:
+            raise BackendError(f"cannot run {linker}: {err.strerror}") from None
+        if done.returncode != 0:
+            raise BackendError(f"{linker} failed:\n{done.stderr.strip()}")
+        with open(out_path, "rb") as handle:
+            return handle.read()

@@ -1,0 +1,150 @@
+"""Checks on ``gpu.func`` kernels before lowering: the chip and wave size they assume.
+
+A kernel built for one chip family is wrong on another (buffer-descriptor flags,
+LDS limits, wave size), so the backend refuses, at the kernel's location:
+
+* a ``rock.arch`` naming another chip than the one compiled for;
+* a ``rock.wave_size`` other than the chip's wave size (a kernel tiled for
+  64-lane waves compiled for gfx1100 would compute with half its threads);
+* with 32-bit indices, a memref holding more elements than an i32 index reaches;
+* kernel memref arguments without a static shape and identity layout (kernels
+  take bare pointers).
+
+A kernel without ``rock.wave_size`` gets the chip's, so later stages and the
+report see what the code assumes.
+"""
+
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from pagedir.arch import Chip, UnknownChipError, get_chip
+
+INDEX32_MAX_ELEMENTS = 2**31 - 1
+
+
+def gpu_kernels(module: ir.Operation) -> list[ir.Operation]:
+    """``gpu.func`` ops with the ``gpu.kernel`` attribute, in every ``gpu.module``."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "gpu.func" and "gpu.kernel" in op.attributes:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    return found
+
+
+def _name(kernel: ir.Operation) -> str:
+    return ir.StringAttr(kernel.attributes["sym_name"]).value
+
+
+def check_kernels(module: ir.Operation, chip: Chip, index_bitwidth: int) -> bool:
+    """Check every kernel of ``module`` against ``chip`` and record its wave size; False after errors."""
+    ok = True
+    for kernel in gpu_kernels(module):
+        ok &= _check_arch(kernel, chip)
+        ok &= _check_wave_size(kernel, chip)
+        ok &= _check_memrefs(kernel, index_bitwidth)
+    return ok
+
+
+def _check_arch(kernel: ir.Operation, chip: Chip) -> bool:
+    if "rock.arch" not in kernel.attributes:
+        return True
+    target = ir.StringAttr(kernel.attributes["rock.arch"]).value
+    try:
+        kernel_chip = get_chip(target)
+    except UnknownChipError as err:
+        kernel.location.emit_error(f"gpu.func @{_name(kernel)} has rock.arch = \"{target}\": {err}")
+        return False
+    if kernel_chip.name != chip.name:
+        kernel.location.emit_error(
+            f"gpu.func @{_name(kernel)} was built for {kernel_chip.name} (rock.arch) but is compiled for {chip.name}"
+        )
+        return False
+    return True
+
+
+def _check_wave_size(kernel: ir.Operation, chip: Chip) -> bool:
+    with kernel.context:
+        recorded = kernel.attributes["rock.wave_size"] if "rock.wave_size" in kernel.attributes else None
+        if recorded is None:
+            kernel.attributes["rock.wave_size"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), chip.wave_size)
+            return True
+    if not isinstance(recorded, ir.IntegerAttr):
+        kernel.location.emit_error(f"gpu.func @{_name(kernel)} has rock.wave_size = {recorded}, expected an integer")
+        return False
+    wave_size = recorded.value
+    if wave_size != chip.wave_size:
+        kernel.location.emit_error(
+            f"gpu.func @{_name(kernel)} assumes rock.wave_size = {wave_size} but {chip.name} runs waves of "
+            f"{chip.wave_size} lanes"
+        )
+        return False
+    return True
+
+
+def _identity_layout(memref: ir.MemRefType) -> bool:
+    layout = memref.layout
+    return isinstance(layout, ir.AffineMapAttr) and layout.value == ir.AffineMap.get_identity(memref.rank)
+
+
+def _check_memrefs(kernel: ir.Operation, index_bitwidth: int) -> bool:
+    ok = True
+    body = kernel.regions[0].blocks[0]
+    arguments = list(body.arguments)
+    num_inputs = len(ir.FunctionType(ir.TypeAttr(kernel.attributes["function_type"]).value).inputs)
+    for position, value in enumerate(arguments):
+        if not isinstance(value.type, ir.MemRefType):
+            continue
+        memref = value.type
+        what = f"argument {position}" if position < num_inputs else f"attribution {position - num_inputs}"
+        if position < num_inputs and (not memref.has_static_shape or not _identity_layout(memref)):
+            kernel.location.emit_error(
+                f"gpu.func @{_name(kernel)} {what} has type {memref}; kernel memref arguments need a static shape "
+                "and identity layout (they are passed as bare pointers)"
+            )
+            ok = False
+            continue
+        if index_bitwidth == 32 and memref.has_static_shape:
+            elements = 1
+            for extent in memref.shape:
+                elements *= extent
+            if elements > INDEX32_MAX_ELEMENTS:
+                kernel.location.emit_error(
+                    f"gpu.func @{_name(kernel)} {what} has {elements} elements, more than 32-bit indices reach "
+                    f"({INDEX32_MAX_ELEMENTS}); use rock-backend-pipeline{{index-bitwidth=64}}"
+                )
+                ok = False
+    return ok
+
+
+#: Dialects an LLVM IR translation accepts inside a gpu.module.
+_LOWERED_DIALECTS = ("llvm", "rocdl")
+
+
+def check_lowered(module: ir.Operation) -> bool:
+    """Emit an error at each op inside a ``gpu.module`` that the lowering left behind."""
+    leftovers: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        dialect = op.name.split(".", 1)[0]
+        if op.name != "gpu.module" and dialect not in _LOWERED_DIALECTS and _inside_gpu_module(op):
+            leftovers.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    for op in leftovers:
+        op.location.emit_error(f"'{op.name}' was not lowered to the LLVM dialect by rock-backend-pipeline")
+    return not leftovers
+
+
+def _inside_gpu_module(op: ir.Operation) -> bool:
+    parent = op.parent
+    while parent is not None:
+        if parent.name == "gpu.module":
+            return True
+        parent = parent.parent
+    return False

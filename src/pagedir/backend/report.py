@@ -1,0 +1,371 @@
+"""The kernel report: resources, occupancy and instruction statistics read from amdgcn assembly.
+
+Everything comes from the text LLVM prints, so the figures match the assembly:
+
+* per-kernel descriptor directives (``.amdhsa_kernel NAME`` ... ``.end_amdhsa_kernel``):
+  ``.amdhsa_next_free_vgpr``, ``.amdhsa_accum_offset`` (gfx90a+),
+  ``.amdhsa_next_free_sgpr``, ``.amdhsa_group_segment_fixed_size`` (LDS bytes),
+  ``.amdhsa_private_segment_fixed_size`` (scratch bytes per lane),
+  ``.amdhsa_wavefront_size32``;
+* resource symbols ``.set NAME.num_vgpr`` / ``.set NAME.num_agpr`` (architectural
+  VGPRs and AGPRs) when they are plain numbers;
+* code-object metadata (``.amdgpu_metadata``): ``.sgpr_count`` (SGPRs including
+  VCC and friends, what the hardware allocates), ``.vgpr_spill_count``,
+  ``.sgpr_spill_count``, ``.agpr_count``, ``.wavefront_size``,
+  ``.reqd_workgroup_size`` or else ``.max_flat_workgroup_size``;
+* the kernel's instructions (from its label to ``.Lfunc_end``): memory operations by
+  width, ``s_barrier`` count, and buffer loads inside waterfall loops.
+
+Widths are named like the CDNA mnemonics for global/buffer/flat accesses
+(``dword``, ``dwordx2``, ``dwordx3``, ``dwordx4``; ``byte``/``short`` below 32 bits) and
+like the LDS mnemonics for LDS (``b32``, ``b64``, ``b96``, ``b128``; ``2xb32``/``2xb64``
+for the two-address ``ds_read2``/``ds_load_2addr`` forms); RDNA's ``buffer_load_b128``
+counts as ``dwordx4`` and ``ds_load_b128`` as an LDS read ``b128``.
+
+A *waterfall loop* is what LLVM emits when a buffer descriptor is not provably
+uniform: ``v_readfirstlane`` the descriptor, run the load for the lanes that agree,
+branch back (``s_cbranch_*`` to an earlier label) until every lane is done. A buffer
+load counts as in a waterfall loop when a backward ``s_cbranch`` jumps over it to a
+label followed by a ``v_readfirstlane`` before the load.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+
+from pagedir.arch import Chip, get_chip
+from pagedir.backend.occupancy import occupancy, total_vgprs
+
+
+@dataclass
+class KernelReport:
+    name: str
+    chip: str
+    vgprs: int
+    agprs: int
+    sgprs: int
+    next_free_sgpr: int
+    vgpr_spills: int
+    sgpr_spills: int
+    scratch_bytes: int
+    lds_bytes: int
+    wave_size: int
+    workgroup_size: int
+    occupancy: int
+    occupancy_limits: dict[str, int]
+    buffer_loads: dict[str, int] = field(default_factory=dict)
+    buffer_stores: dict[str, int] = field(default_factory=dict)
+    global_loads: dict[str, int] = field(default_factory=dict)
+    global_stores: dict[str, int] = field(default_factory=dict)
+    flat_loads: dict[str, int] = field(default_factory=dict)
+    flat_stores: dict[str, int] = field(default_factory=dict)
+    lds_reads: dict[str, int] = field(default_factory=dict)
+    lds_writes: dict[str, int] = field(default_factory=dict)
+    barriers: int = 0
+    waterfall_buffer_loads: int = 0
+    instructions: int = 0
+
+    @property
+    def total_vgprs(self) -> int:
+        return total_vgprs(self.vgprs, self.agprs)
+
+
+# ----------------------------------------------------------------------------
+# Sections of the assembly text.
+
+_DESCRIPTOR_RE = re.compile(r"^\s*\.amdhsa_kernel\s+(\S+)\s*$(.*?)^\s*\.end_amdhsa_kernel", re.M | re.S)
+_DIRECTIVE_RE = re.compile(r"^\s*\.amdhsa_(\w+)\s+(-?\d+)\s*$", re.M)
+_SET_RE = re.compile(r"^\s*\.set\s+([\w.$]+)\.(num_vgpr|num_agpr),\s*(\d+)\s*$", re.M)
+_METADATA_RE = re.compile(r"^\s*\.amdgpu_metadata\s*$(.*?)^\s*\.end_amdgpu_metadata", re.M | re.S)
+
+
+def parse_descriptors(asm: str) -> dict[str, dict[str, int]]:
+    """``{kernel: {directive without .amdhsa_: value}}`` from the kernel descriptors."""
+    return {m.group(1): {k: int(v) for k, v in _DIRECTIVE_RE.findall(m.group(2))} for m in _DESCRIPTOR_RE.finditer(asm)}
+
+
+def parse_resource_symbols(asm: str) -> dict[str, dict[str, int]]:
+    """``{kernel: {"num_vgpr": n, "num_agpr": n}}`` from ``.set`` lines with plain numbers."""
+    found: dict[str, dict[str, int]] = {}
+    for name, key, value in _SET_RE.findall(asm):
+        found.setdefault(name, {})[key] = int(value)
+    return found
+
+
+def parse_metadata(asm: str) -> dict[str, dict[str, object]]:
+    """``{kernel: {".key": value}}`` for the scalar and list fields of ``amdhsa.kernels``.
+
+    A small reader for the YAML LLVM prints: a kernel starts at ``  - .key: value``,
+    its fields sit at four spaces, list items of a field at six; ``.args`` is skipped.
+    """
+    match = _METADATA_RE.search(asm)
+    if not match:
+        return {}
+    kernels: list[dict[str, object]] = []
+    in_kernels = False
+    current_list: list | None = None
+    for line in match.group(1).splitlines():
+        if not line.strip() or line.strip() in ("---", "..."):
+            continue
+        if not line.startswith(" "):
+            in_kernels = line.startswith("amdhsa.kernels:")
+            continue
+        if not in_kernels:
+            continue
+        if line.startswith("  - "):
+            kernels.append({})
+            line = "    " + line[4:]
+        indent = len(line) - len(line.lstrip())
+        text = line.strip()
+        if indent == 4 and text.startswith("."):
+            key, _, value = text.partition(":")
+            value = value.strip()
+            current_list = None
+            if value:
+                kernels[-1][key] = _scalar(value)
+            else:
+                current_list = []
+                kernels[-1][key] = current_list
+        elif indent == 6 and text.startswith("- ") and current_list is not None:
+            current_list.append(_scalar(text[2:].strip()))
+    return {str(k.get(".name")): k for k in kernels}
+
+
+def _scalar(text: str) -> object:
+    try:
+        return int(text, 0)
+    except ValueError:
+        return text.strip("'\"")
+
+
+def kernel_bodies(asm: str, names: list[str]) -> dict[str, list[str]]:
+    """The instruction lines of each kernel: from ``name:`` to its ``.Lfunc_end`` label."""
+    lines = asm.splitlines()
+    bodies: dict[str, list[str]] = {}
+    for name in names:
+        try:
+            start = lines.index(f"{name}:")
+        except ValueError:
+            bodies[name] = []
+            continue
+        body = []
+        for line in lines[start + 1 :]:
+            if line.startswith(".Lfunc_end"):
+                break
+            body.append(line)
+        bodies[name] = body
+    return bodies
+
+
+# ----------------------------------------------------------------------------
+# Instruction statistics.
+
+_MEMORY_WIDTHS = {8: "byte", 16: "short", 32: "dword", 64: "dwordx2", 96: "dwordx3", 128: "dwordx4"}
+_WIDTH_TOKEN_RE = re.compile(r"^(?:dword(?:x(\d))?|[bui](8|16|32|64|96|128)|s?byte|s?short|ubyte|ushort)$")
+_LABEL_RE = re.compile(r"^([.\w$]+):")
+_BRANCH_RE = re.compile(r"^s_cbranch_\w+\s+([.\w$]+)")
+
+
+def instruction(line: str) -> str | None:
+    """The instruction text of an assembly line (no comment), or None for labels/directives/blank."""
+    text = line.split(";", 1)[0].split("//", 1)[0].strip()
+    if not text or text.startswith(".") or _LABEL_RE.match(text):
+        return None
+    return text
+
+
+def access_width_bits(suffixes: list[str]) -> int | None:
+    """Bits moved per lane from the mnemonic tokens after the opcode: ``dwordx4`` -> 128, ``b64`` -> 64."""
+    for token in suffixes:
+        match = _WIDTH_TOKEN_RE.match(token)
+        if not match:
+            continue
+        if token.startswith("dword"):
+            return 32 * int(match.group(1) or 1)
+        if match.group(2):
+            return int(match.group(2))
+        return 8 if "byte" in token else 16
+    return None
+
+
+def classify(mnemonic: str) -> tuple[str, str] | None:
+    """(category, width key) for a memory instruction we count, else None."""
+    parts = mnemonic.split("_")
+    prefix = "_".join(parts[:2])
+    memory = {
+        "buffer_load": "buffer_loads", "buffer_store": "buffer_stores",
+        "global_load": "global_loads", "global_store": "global_stores",
+        "flat_load": "flat_loads", "flat_store": "flat_stores",
+    }
+    if prefix in memory:
+        if len(parts) > 2 and parts[2] == "format":
+            return memory[prefix], "format"
+        bits = access_width_bits(parts[2:])
+        return memory[prefix], _MEMORY_WIDTHS.get(bits, f"{bits}bit") if bits else "other"
+    if parts[0] != "ds" or len(parts) < 3:
+        return None
+    kind = parts[1]
+    rest = parts[2:]
+    if kind.startswith(("read", "load")):
+        category = "lds_reads"
+    elif kind.startswith(("write", "store")):
+        category = "lds_writes"
+    else:
+        return None
+    if kind in ("read", "write", "load", "store"):
+        paired = bool(rest) and rest[0].startswith("2addr")
+        if paired:
+            rest = rest[1:]
+    else:
+        paired = kind.startswith(("read2", "write2"))
+        if not paired and kind not in ("read", "write"):
+            return None
+    bits = access_width_bits(rest)
+    if bits is None:
+        return None
+    return category, ("2x" if paired else "") + f"b{bits}"
+
+
+def instruction_statistics(body: list[str]) -> dict[str, object]:
+    """Counts of memory instructions by width, barriers, waterfall buffer loads, instructions."""
+    stats: dict[str, object] = {
+        "buffer_loads": {}, "buffer_stores": {}, "global_loads": {}, "global_stores": {},
+        "flat_loads": {}, "flat_stores": {}, "lds_reads": {}, "lds_writes": {},
+    }
+    barriers = 0
+    count = 0
+    labels: dict[str, int] = {}
+    readfirstlanes: list[int] = []
+    buffer_loads: list[int] = []
+    back_branches: list[tuple[int, str]] = []
+    for index, line in enumerate(body):
+        if label := _LABEL_RE.match(line.strip()):
+            labels[label.group(1)] = index
+            continue
+        text = instruction(line)
+        if text is None:
+            continue
+        count += 1
+        mnemonic = text.split()[0]
+        if mnemonic in ("s_barrier", "s_barrier_signal"):
+            barriers += 1
+        if mnemonic.startswith("v_readfirstlane"):
+            readfirstlanes.append(index)
+        if branch := _BRANCH_RE.match(text):
+            back_branches.append((index, branch.group(1)))
+        if found := classify(mnemonic):
+            category, width = found
+            table = stats[category]
+            table[width] = table.get(width, 0) + 1
+            if category == "buffer_loads":
+                buffer_loads.append(index)
+    stats["barriers"] = barriers
+    stats["instructions"] = count
+    stats["waterfall_buffer_loads"] = sum(
+        1 for load in buffer_loads if _in_waterfall(load, labels, readfirstlanes, back_branches)
+    )
+    return stats
+
+
+def _in_waterfall(load: int, labels: dict[str, int], readfirstlanes: list[int], branches: list[tuple[int, str]]) -> bool:
+    for at, target in branches:
+        start = labels.get(target)
+        if start is None or not start < load < at:
+            continue
+        if any(start < r < load for r in readfirstlanes):
+            return True
+    return False
+
+
+# ----------------------------------------------------------------------------
+# The report.
+
+
+def kernel_reports(asm: str, chip: Chip | str) -> list[KernelReport]:
+    """One :class:`KernelReport` per kernel descriptor in ``asm``."""
+    chip = get_chip(chip) if isinstance(chip, str) else chip
+    descriptors = parse_descriptors(asm)
+    symbols = parse_resource_symbols(asm)
+    metadata = parse_metadata(asm)
+    bodies = kernel_bodies(asm, list(descriptors))
+    reports = []
+    for name, directives in descriptors.items():
+        meta = metadata.get(name, {})
+        sets = symbols.get(name, {})
+        agprs = int(sets.get("num_agpr", meta.get(".agpr_count", 0)))
+        vgprs = sets.get("num_vgpr")
+        if vgprs is None:
+            next_free = directives.get("next_free_vgpr", 0)
+            vgprs = directives["accum_offset"] if agprs and "accum_offset" in directives else next_free
+        next_free_sgpr = directives.get("next_free_sgpr", 0)
+        sgprs = int(meta.get(".sgpr_count", next_free_sgpr))
+        if ".wavefront_size" in meta:
+            wave_size = int(meta[".wavefront_size"])
+        else:
+            wave_size = 32 if directives.get("wavefront_size32") else 64
+        required = meta.get(".reqd_workgroup_size")
+        if isinstance(required, list) and required:
+            workgroup_size = 1
+            for extent in required:
+                workgroup_size *= int(extent)
+        else:
+            workgroup_size = int(meta.get(".max_flat_workgroup_size", 1024))
+        lds_bytes = directives.get("group_segment_fixed_size", 0)
+        occ = occupancy(chip, vgprs=vgprs, agprs=agprs, sgprs=sgprs, lds_bytes=lds_bytes, workgroup_size=workgroup_size)
+        stats = instruction_statistics(bodies.get(name, []))
+        reports.append(
+            KernelReport(
+                name=name, chip=chip.name, vgprs=int(vgprs), agprs=agprs, sgprs=sgprs, next_free_sgpr=next_free_sgpr,
+                vgpr_spills=int(meta.get(".vgpr_spill_count", 0)), sgpr_spills=int(meta.get(".sgpr_spill_count", 0)),
+                scratch_bytes=directives.get("private_segment_fixed_size", 0), lds_bytes=lds_bytes,
+                wave_size=wave_size, workgroup_size=workgroup_size,
+                occupancy=occ.waves_per_simd, occupancy_limits=occ.limits, **stats,
+            )
+        )
+    return reports
+
+
+def to_json(reports: list[KernelReport]) -> str:
+    return json.dumps({"kernels": [asdict(r) for r in reports]}, indent=2) + "\n"
+
+
+def _widths(table: dict[str, int]) -> str:
+    return ", ".join(f"{n} x {w}" for w, n in sorted(table.items(), key=lambda item: _width_order(item[0]))) or "-"
+
+
+def _width_order(key: str) -> tuple[int, str]:
+    digits = re.findall(r"\d+", key.replace("dwordx", "dword"))
+    return (int(digits[-1]) if digits else 0, key)
+
+
+def format_table(reports: list[KernelReport]) -> str:
+    """A readable report: one block per kernel, one resource or statistic per line."""
+    out = []
+    for r in reports:
+        limits = ", ".join(f"{k} {v}" for k, v in r.occupancy_limits.items())
+        rows = [
+            ("VGPRs", f"{r.vgprs} arch + {r.agprs} acc = {r.total_vgprs}" if r.agprs else f"{r.vgprs}"),
+            ("SGPRs", str(r.sgprs)),
+            ("spills", f"{r.vgpr_spills} VGPR, {r.sgpr_spills} SGPR"),
+            ("scratch", f"{r.scratch_bytes} bytes"),
+            ("LDS", f"{r.lds_bytes} bytes"),
+            ("wave size", str(r.wave_size)),
+            ("workgroup size", str(r.workgroup_size)),
+            ("occupancy", f"{r.occupancy} waves/SIMD (limits: {limits})"),
+            ("buffer loads", _widths(r.buffer_loads)),
+            ("buffer stores", _widths(r.buffer_stores)),
+            ("global loads", _widths(r.global_loads)),
+            ("global stores", _widths(r.global_stores)),
+            ("flat loads", _widths(r.flat_loads)),
+            ("flat stores", _widths(r.flat_stores)),
+            ("LDS reads", _widths(r.lds_reads)),
+            ("LDS writes", _widths(r.lds_writes)),
+            ("s_barrier", str(r.barriers)),
+            ("waterfall loads", str(r.waterfall_buffer_loads)),
+            ("instructions", str(r.instructions)),
+        ]
+        out.append(f"kernel {r.name} ({r.chip})")
+        out.extend(f"  {label:<16} {value}" for label, value in rows)
+    return "\n".join(out) + "\n"
