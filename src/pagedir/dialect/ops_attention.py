@@ -38,11 +38,12 @@ is flattened row-major and cut into the pages.
     def verify(self, op) -> Iterator[str]:
         table = op.operation.operands[0].type
         pages = op.operation.results[0].type
-        if table.rank != 3 or table.shape[2] != 1 or table.element_type != ir.IntegerType.get_signless(64):
-            yield f"page table must be memref<B x P x 1 x i64>, got {table}"
+        i64 = ir.IntegerType.get_signless(64)
+        if not table.has_static_shape or table.rank != 3 or table.shape[2] != 1 or table.element_type != i64:
+            yield f"page table must be a static memref<B x P x 1 x i64>, got {table}"
             return
-        if pages.rank != 3:
-            yield f"result must be memref<B x P x S x T>, got {pages}"
+        if not pages.has_static_shape or pages.rank != 3:
+            yield f"result must be a static memref<B x P x S x T>, got {pages}"
             return
         if list(pages.shape[:2]) != list(table.shape[:2]):
             yield (
@@ -50,7 +51,7 @@ is flattened row-major and cut into the pages.
                 f"the page table's {list(table.shape[:2])}"
             )
         if pages.shape[2] <= 0:
-            yield f"page size must be positive, got {pages.shape[2]}"
+            yield f"page size (elements per page) must be positive, got {pages.shape[2]}"
 
 
 def is_deref(value: ir.Value) -> bool:
@@ -85,6 +86,8 @@ def kv_shape(value: ir.Value, num_heads_kv: int, head_dim: int) -> tuple[int, in
     """(batch, Hkv, Sk) of dense or paged K/V, or a message saying why the shape is wrong."""
     type_ = value.type
     if is_deref(value):
+        if type_.rank != 3:
+            return f"rock.deref result must be memref<B x P x S x T>, got {type_}"
         batch, pages, page_size = type_.shape
         per_batch = pages * page_size
         if per_batch % (num_heads_kv * head_dim):
@@ -94,7 +97,7 @@ def kv_shape(value: ir.Value, num_heads_kv: int, head_dim: int) -> tuple[int, in
             )
         return batch, num_heads_kv, per_batch // (num_heads_kv * head_dim)
     if type_.rank != 4:
-        return f"dense K/V must be memref<B x Hkv x Sk x D x T>, got {type_}"
+        return f"dense K/V must be memref<B x Hkv x Sk x D x T> (or a rock.deref result), got {type_}"
     if type_.shape[3] != head_dim:
         return f"K/V head dim {type_.shape[3]} differs from the query head dim {head_dim}"
     return type_.shape[0], type_.shape[1], type_.shape[2]
@@ -103,6 +106,10 @@ def kv_shape(value: ir.Value, num_heads_kv: int, head_dim: int) -> tuple[int, in
 def verify_attention_shapes(op) -> Iterator[str]:
     q, k, v, seq_lens, out = op.q, op.k, op.v, op.seq_lens, op.out
     hq, hkv = op.num_heads_q, op.num_heads_kv
+    for label, value in (("q", q), ("k", k), ("v", v), ("out", out), ("seq_lens", seq_lens)):
+        if value is not None and not value.type.has_static_shape:
+            yield f"{label} must have a static shape, got {value.type}"
+            return
     for label, value in (("q", q), ("out", out)):
         if value.type.rank != 4:
             yield f"{label} must be memref<B x Hq x Sq x D x T>, got {value.type}"
@@ -110,6 +117,9 @@ def verify_attention_shapes(op) -> Iterator[str]:
     if list(q.type.shape) != list(out.type.shape):
         yield f"out shape {list(out.type.shape)} must equal the query shape {list(q.type.shape)}"
     batch, heads_q, _, head_dim = q.type.shape
+    if head_dim <= 0:
+        yield f"head dim of q must be positive, got {head_dim}"
+        return
     if hq <= 0 or hkv <= 0:
         yield f"num_heads_q ({hq}) and num_heads_kv ({hkv}) must be positive"
         return

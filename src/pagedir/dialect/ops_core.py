@@ -20,7 +20,7 @@ from pagedir.dialect.core import (
     Operand,
     Result,
 )
-from pagedir.dialect.types import PRIVATE, WORKGROUP, element_bytes, memory_space, memref_bytes
+from pagedir.dialect.types import PRIVATE, WORKGROUP, memory_space, memref_bytes
 
 
 class AllocOp(OpDef):
@@ -39,9 +39,13 @@ Liveness is not tied to the alloc: `rock.live_in`/`rock.live_out` mark ranges an
         if not type_.has_static_shape:
             yield f"requires a static shape, got {type_}"
             return
-        size = memref_bytes(type_)
+        try:
+            size = memref_bytes(type_)
+        except ValueError:
+            yield f"element type {type_.element_type} has no byte size"
+            return
         if size <= 0:
-            yield f"the size of rock.alloc should be greater than zero, got {size} bytes"
+            yield f"the size of rock.alloc should be greater than zero, got {size} bytes for {type_}"
         space = memory_space(type_)
         if space not in (WORKGROUP, PRIVATE):
             yield f"requires a workgroup or private memory space, got {type_}"
@@ -54,15 +58,17 @@ class _LivenessMarker(OpDef):
     def verify(self, op) -> Iterator[str]:
         buffer = op.operation.operands[0]
         owner = buffer.owner
-        owner_name = owner.name if isinstance(owner, ir.Operation | ir.OpView) else None
-        if owner_name != "rock.alloc":
-            yield f"operand of rock.{self.name} must be the result of a rock.alloc operation"
+        if not isinstance(owner, ir.Operation | ir.OpView):
+            yield f"operand of rock.{self.name} must be the result of a rock.alloc, got a block argument"
+            return
+        if owner.name != "rock.alloc":
+            yield f"operand of rock.{self.name} must be the result of a rock.alloc, got a result of {owner.name}"
             return
         space = memory_space(buffer.type)
         if space is None:
-            yield f"operand of rock.{self.name} must have a specified memory space"
+            yield f"operand of rock.{self.name} must have a specified memory space, got {buffer.type}"
         elif space != WORKGROUP:
-            yield f"operand of rock.{self.name} must be an LDS memref, got {buffer.type}"
+            yield f"operand of rock.{self.name} must be an LDS (workgroup) memref, got {buffer.type}"
 
 
 class LiveInOp(_LivenessMarker):
@@ -130,11 +136,14 @@ several hardware loads by `rock-buffer-load`.
         if result_element != element:
             yield f"result element type {result_element} does not match the memref element type {element}"
             return
-        lanes = element_bytes(result_type) // element_bytes(element)
+        lanes = 1
+        if isinstance(result_type, ir.VectorType):
+            for dim in result_type.shape:
+                lanes *= dim
         page_size = op.page_size
         if page_ptr is None:
             if page_size is not None:
-                yield "page_size requires a page_ptr operand"
+                yield f"page_size {page_size} requires a page_ptr operand"
             if len(indices) != mem.type.rank:
                 yield f"expects {mem.type.rank} indices for {mem.type}, got {len(indices)}"
             return
@@ -143,7 +152,7 @@ several hardware loads by `rock-buffer-load`.
         if page_size is None:
             yield "with a page_ptr requires a page_size attribute"
         elif page_size <= 0 or page_size % lanes:
-            yield f"page_size {page_size} is not a multiple of the vector width {lanes} of {result_type}"
+            yield f"page_size {page_size} must be a positive multiple of the vector width {lanes} of {result_type}"
 
 
 OPS = (AllocOp, LiveInOp, LiveOutOp, LdsBarrierOp, WorkgroupIdOp, WorkitemIdOp, GlobalLoadOp)

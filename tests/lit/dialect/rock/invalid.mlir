@@ -1,0 +1,264 @@
+// Each verifier error of the rock ops, at the op's location.
+// RUN: pagedir-opt %s --split-input-file --verify-diagnostics
+
+func.func @alloc_empty() {
+  // expected-error @+1 {{'rock.alloc' op the size of rock.alloc should be greater than zero, got 0 bytes}}
+  %b = "rock.alloc"() : () -> memref<0xi8, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+func.func @alloc_dynamic() {
+  // expected-error @+1 {{'rock.alloc' op requires a static shape, got memref<?xi8, #gpu.address_space<workgroup>>}}
+  %b = "rock.alloc"() : () -> memref<?xi8, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+func.func @alloc_global() {
+  // expected-error @+1 {{'rock.alloc' op requires a workgroup or private memory space, got memref<16xi8>}}
+  %b = "rock.alloc"() : () -> memref<16xi8>
+  return
+}
+
+// -----
+
+func.func @alloc_not_memref() {
+  // expected-error @+1 {{expected base type 'builtin.memref' but got 'builtin.integer'}}
+  %b = "rock.alloc"() : () -> i32
+  return
+}
+
+// -----
+
+func.func @alloc_operands(%n: index) {
+  // expected-error @+1 {{op expects exactly 0 operands, but got 1}}
+  %b = "rock.alloc"(%n) : (index) -> memref<16xi8, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+func.func @live_in_block_argument(%b: memref<16xi8, #gpu.address_space<workgroup>>) {
+  // expected-error @+1 {{'rock.live_in' op operand of rock.live_in must be the result of a rock.alloc, got a block argument}}
+  "rock.live_in"(%b) : (memref<16xi8, #gpu.address_space<workgroup>>) -> ()
+  return
+}
+
+// -----
+
+func.func @live_out_of_view() {
+  %b = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %v = memref.view %b[%c0][] : memref<64xi8, #gpu.address_space<workgroup>> to memref<16xf32, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'rock.live_out' op operand of rock.live_out must be the result of a rock.alloc, got a result of memref.view}}
+  "rock.live_out"(%v) : (memref<16xf32, #gpu.address_space<workgroup>>) -> ()
+  return
+}
+
+// -----
+
+func.func @live_in_private() {
+  %b = "rock.alloc"() : () -> memref<16xf32, #gpu.address_space<private>>
+  // expected-error @below {{'rock.live_in' op operand of rock.live_in must be an LDS (workgroup) memref, got memref<16xf32, #gpu.address_space<private>>}}
+  "rock.live_in"(%b) : (memref<16xf32, #gpu.address_space<private>>) -> ()
+  return
+}
+
+// -----
+
+func.func @deref_table_shape(%t: memref<2x8x2xi64>) {
+  // expected-error @+1 {{'rock.deref' op page table must be a static memref<B x P x 1 x i64>, got memref<2x8x2xi64>}}
+  %k = "rock.deref"(%t) : (memref<2x8x2xi64>) -> memref<2x8x2048xf16>
+  return
+}
+
+// -----
+
+func.func @deref_table_type(%t: memref<2x8x1xi32>) {
+  // expected-error @+1 {{page table must be a static memref<B x P x 1 x i64>, got memref<2x8x1xi32>}}
+  %k = "rock.deref"(%t) : (memref<2x8x1xi32>) -> memref<2x8x2048xf16>
+  return
+}
+
+// -----
+
+func.func @deref_result_rank(%t: memref<2x8x1xi64>) {
+  // expected-error @+1 {{'rock.deref' op result must be a static memref<B x P x S x T>, got memref<2x8x16x128xf16>}}
+  %k = "rock.deref"(%t) : (memref<2x8x1xi64>) -> memref<2x8x16x128xf16>
+  return
+}
+
+// -----
+
+func.func @deref_page_count(%t: memref<2x8x1xi64>) {
+  // expected-error @+1 {{'rock.deref' op result batch and page counts [2, 4] must match the page table's [2, 8]}}
+  %k = "rock.deref"(%t) : (memref<2x8x1xi64>) -> memref<2x4x2048xf16>
+  return
+}
+
+// -----
+
+func.func @deref_empty_page(%t: memref<2x8x1xi64>) {
+  // expected-error @+1 {{'rock.deref' op page size (elements per page) must be positive, got 0}}
+  %k = "rock.deref"(%t) : (memref<2x8x1xi64>) -> memref<2x8x0xf16>
+  return
+}
+
+// -----
+
+func.func @attention_gqa(%q: memref<1x6x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x6x1x64xf16>) {
+  // expected-error @+1 {{'rock.attention' op num_heads_q (6) must be a multiple of num_heads_kv (4)}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 6, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x6x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1x6x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @attention_heads_attr(%q: memref<1x8x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x8x1x64xf16>) {
+  // expected-error @+1 {{'rock.attention' op num_heads_q = 4 but the query has 8 heads}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x8x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1x8x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @attention_head_dim(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x128xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x4x1x64xf16>) {
+  // expected-error @+1 {{'rock.attention' op k: K/V head dim 128 differs from the query head dim 64}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x4x1x64xf16>, memref<1x4x32x128xf16>, memref<1x4x32x64xf16>, memref<1x4x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @attention_out_shape(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x4x2x64xf16>) {
+  // expected-error @+1 {{'rock.attention' op out shape [1, 4, 2, 64] must equal the query shape [1, 4, 1, 64]}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1x4x2x64xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @attention_element_types(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf32>, %v: memref<1x4x32x64xf16>, %out: memref<1x4x1x64xf16>) {
+  // expected-error @+1 {{'rock.attention' op k element type f32 differs from the query's f16}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x4x1x64xf16>, memref<1x4x32x64xf32>, memref<1x4x32x64xf16>, memref<1x4x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @attention_kv_tokens(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x16x64xf16>, %out: memref<1x4x1x64xf16>) {
+  // expected-error @+1 {{'rock.attention' op k holds 32 tokens per sequence but v holds 16}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x16x64xf16>, memref<1x4x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// Paged K/V must hold a whole number of tokens: 8 pages x 100 elements is not a multiple of 2 x 128.
+func.func @attention_paged_capacity(%q: memref<2x8x1x128xf16>, %kt: memref<2x8x1xi64>, %vt: memref<2x8x1xi64>, %out: memref<2x8x1x128xf16>) {
+  %k = "rock.deref"(%kt) : (memref<2x8x1xi64>) -> memref<2x8x100xf16>
+  %v = "rock.deref"(%vt) : (memref<2x8x1xi64>) -> memref<2x8x100xf16>
+  // expected-error @+1 {{'rock.attention' op k: paged K/V hold 8 pages x 100 elements = 800 elements per batch, not a whole number of tokens of num_heads_kv x head_dim = 2 x 128}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<2x8x1x128xf16>, memref<2x8x100xf16>, memref<2x8x100xf16>, memref<2x8x1x128xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @attention_paged_batch(%q: memref<2x8x1x128xf16>, %kt: memref<3x8x1xi64>, %vt: memref<2x8x1xi64>, %out: memref<2x8x1x128xf16>) {
+  %k = "rock.deref"(%kt) : (memref<3x8x1xi64>) -> memref<3x8x2048xf16>
+  %v = "rock.deref"(%vt) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
+  // expected-error @+1 {{'rock.attention' op k batch 3 differs from the query batch 2}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<2x8x1x128xf16>, memref<3x8x2048xf16>, memref<2x8x2048xf16>, memref<2x8x1x128xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @attention_seq_lens(%q: memref<2x4x1x64xf16>, %k: memref<2x4x32x64xf16>, %v: memref<2x4x32x64xf16>, %lens: memref<2xi64>, %out: memref<2x4x1x64xf16>) {
+  // expected-error @+1 {{'rock.attention' op seq_lens must be memref<2xi32>, got memref<2xi64>}}
+  "rock.attention"(%q, %k, %v, %lens, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
+    : (memref<2x4x1x64xf16>, memref<2x4x32x64xf16>, memref<2x4x32x64xf16>, memref<2xi64>, memref<2x4x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @attention_element_type(%q: memref<1x4x1x64xi8>, %k: memref<1x4x32x64xi8>, %v: memref<1x4x32x64xi8>, %out: memref<1x4x1x64xi8>) {
+  // expected-error @+1 {{'rock.attention' op element type must be f16, bf16 or f32, got i8}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x4x1x64xi8>, memref<1x4x32x64xi8>, memref<1x4x32x64xi8>, memref<1x4x1x64xi8>) -> ()
+  return
+}
+
+// -----
+
+func.func @attention_scale_type(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x4x1x64xf16>) {
+  // expected-error @+1 {{'rock.attention' op attribute 'scale' must be f32 float, got 1.250000e-01 : f64}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, scale = 0.125 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1x4x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @attention_missing_heads(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x4x1x64xf16>) {
+  // expected-error @+1 {{attribute "num_heads_kv" is expected but not provided}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1x4x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @global_load_two_indices(%mem: memref<1xf16>, %i: index, %ptr: i64) {
+  // expected-error @+1 {{'rock.global_load' op with a page_ptr expects exactly one index (the offset in the page), got 2}}
+  %v = "rock.global_load"(%mem, %i, %i, %ptr) {operandSegmentSizes = array<i32: 1, 2, 0, 1>, page_size = 2048}
+    : (memref<1xf16>, index, index, i64) -> vector<8xf16>
+  return
+}
+
+// -----
+
+func.func @global_load_page_size(%mem: memref<1xf16>, %i: index, %ptr: i64) {
+  // expected-error @+1 {{'rock.global_load' op page_size 2044 must be a positive multiple of the vector width 8 of vector<8xf16>}}
+  %v = "rock.global_load"(%mem, %i, %ptr) {operandSegmentSizes = array<i32: 1, 1, 0, 1>, page_size = 2044}
+    : (memref<1xf16>, index, i64) -> vector<8xf16>
+  return
+}
+
+// -----
+
+func.func @global_load_no_page_size(%mem: memref<1xf16>, %i: index, %ptr: i64) {
+  // expected-error @+1 {{'rock.global_load' op with a page_ptr requires a page_size attribute}}
+  %v = "rock.global_load"(%mem, %i, %ptr) {operandSegmentSizes = array<i32: 1, 1, 0, 1>}
+    : (memref<1xf16>, index, i64) -> vector<8xf16>
+  return
+}
+
+// -----
+
+func.func @global_load_element_type(%mem: memref<4xf32>, %i: index) {
+  // expected-error @+1 {{'rock.global_load' op result element type f16 does not match the memref element type f32}}
+  %v = "rock.global_load"(%mem, %i) {operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4xf32>, index) -> vector<4xf16>
+  return
+}
+
+// -----
+
+func.func @global_load_rank(%mem: memref<4x4xf32>, %i: index) {
+  // expected-error @+1 {{'rock.global_load' op expects 2 indices for memref<4x4xf32>, got 1}}
+  %v = "rock.global_load"(%mem, %i) {operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x4xf32>, index) -> f32
+  return
+}

@@ -1,0 +1,79 @@
+// Every rock op parses, verifies and prints back in generic form; printing the
+// output again gives the same text (round trip).
+// RUN: pagedir-opt %s | FileCheck %s
+// RUN: pagedir-opt %s | pagedir-opt | FileCheck %s
+// RUN: pagedir-opt %s --mlir-print-op-generic | pagedir-opt | FileCheck %s
+
+// CHECK-LABEL: func.func @memory_and_ids
+// CHECK: %[[LDS:.*]] = "rock.alloc"() : () -> memref<1024xi8, #gpu.address_space<workgroup>>
+// CHECK: %[[REGS:.*]] = "rock.alloc"() : () -> memref<4x8xf16, #gpu.address_space<private>>
+// CHECK: "rock.live_in"(%[[LDS]]) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
+// CHECK: "rock.lds_barrier"() : () -> ()
+// CHECK: "rock.live_out"(%[[LDS]]) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
+// CHECK: %{{\w+}} = "rock.workgroup_id"() : () -> index
+// CHECK: %{{\w+}} = "rock.workitem_id"() : () -> index
+func.func @memory_and_ids() {
+  %lds = "rock.alloc"() : () -> memref<1024xi8, #gpu.address_space<workgroup>>
+  %regs = "rock.alloc"() : () -> memref<4x8xf16, #gpu.address_space<private>>
+  "rock.live_in"(%lds) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
+  "rock.lds_barrier"() : () -> ()
+  "rock.live_out"(%lds) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
+  %bid = "rock.workgroup_id"() : () -> index
+  %tid = "rock.workitem_id"() : () -> index
+  return
+}
+
+// The L0 example of ARCHITECTURE.md: paged K/V through rock.deref, GQA, seq_lens.
+// CHECK-LABEL: func.func @paged_attention
+// CHECK-SAME: attributes {rock.arch = "gfx942", rock.kernel}
+// CHECK: %[[K:.*]] = "rock.deref"(%{{\w+}}) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
+// CHECK: %[[V:.*]] = "rock.deref"(%{{\w+}}) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
+// CHECK: "rock.attention"(%{{\w+}}, %[[K]], %[[V]], %{{\w+}}, %{{\w+}})
+// CHECK-SAME: causal = false, num_heads_kv = 2 : i64, num_heads_q = 8 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>, scale = 1.250000e-01 : f32
+func.func @paged_attention(%q: memref<2x8x1x128xf16>, %k_table: memref<2x8x1xi64>, %v_table: memref<2x8x1xi64>,
+                           %seq_lens: memref<2xi32>, %out: memref<2x8x1x128xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %k = "rock.deref"(%k_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
+  %v = "rock.deref"(%v_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
+  "rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 2, causal = false, scale = 0.125 : f32,
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
+    : (memref<2x8x1x128xf16>, memref<2x8x2048xf16>, memref<2x8x2048xf16>, memref<2xi32>, memref<2x8x1x128xf16>) -> ()
+  return
+}
+
+// Dense K/V and no seq_lens: the optional operand is absent from the segment sizes.
+// CHECK-LABEL: func.func @dense_attention
+// CHECK: "rock.attention"(%{{\w+}}, %{{\w+}}, %{{\w+}}, %{{\w+}}) {causal = true, num_heads_kv = 4 : i64, num_heads_q = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+func.func @dense_attention(%q: memref<1x4x16x64xf32>, %k: memref<1x4x32x64xf32>, %v: memref<1x4x32x64xf32>,
+                           %out: memref<1x4x16x64xf32>) {
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, causal = true,
+      operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x4x16x64xf32>, memref<1x4x32x64xf32>, memref<1x4x32x64xf32>, memref<1x4x16x64xf32>) -> ()
+  return
+}
+
+// CHECK-LABEL: func.func @gridwise
+// CHECK: "rock.gridwise_attention_accel"
+// CHECK-SAME: block_size = 256 : i64
+// CHECK-SAME: grid_size = 4 : i64
+// CHECK-SAME: m_per_block = 32 : i64
+// CHECK-SAME: n_per_block = 64 : i64
+func.func @gridwise(%q: memref<1x4x16x64xf32>, %k: memref<1x4x32x64xf32>, %v: memref<1x4x32x64xf32>,
+                    %out: memref<1x4x16x64xf32>) {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, causal = false,
+      block_size = 256, grid_size = 4, m_per_block = 32, n_per_block = 64,
+      operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x4x16x64xf32>, memref<1x4x32x64xf32>, memref<1x4x32x64xf32>, memref<1x4x16x64xf32>) -> ()
+  return
+}
+
+// Paged and dense global loads.
+// CHECK-LABEL: func.func @global_loads
+// CHECK: "rock.global_load"(%{{\w+}}, %{{\w+}}, %{{\w+}}, %{{\w+}}) {operandSegmentSizes = array<i32: 1, 1, 1, 1>, page_size = 2048 : i64} : (memref<1xf16>, index, i1, i64) -> vector<8xf16>
+// CHECK: "rock.global_load"(%{{\w+}}, %{{\w+}}, %{{\w+}}) {operandSegmentSizes = array<i32: 1, 2, 0, 0>} : (memref<4x8xf32>, index, index) -> f32
+func.func @global_loads(%mem: memref<1xf16>, %off: index, %valid: i1, %ptr: i64, %dense: memref<4x8xf32>) {
+  %v = "rock.global_load"(%mem, %off, %valid, %ptr) {operandSegmentSizes = array<i32: 1, 1, 1, 1>, page_size = 2048}
+    : (memref<1xf16>, index, i1, i64) -> vector<8xf16>
+  %s = "rock.global_load"(%dense, %off, %off) {operandSegmentSizes = array<i32: 1, 2, 0, 0>}
+    : (memref<4x8xf32>, index, index) -> f32
+  return
+}
