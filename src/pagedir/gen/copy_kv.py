@@ -1,0 +1,203 @@
+"""copy-kv: a kernel gathering a paged KV cache into the dense tensor [B, H, S, D].
+
+The kernel (L2) reads the cache tile by tile through ``rock.blockwise_load_tile``,
+one tile of ``--tile-tokens`` tokens of one KV head per workgroup, as the attention
+kernel reads K (``--layout k``: LDS tile ``[D, N]``) or V (``--layout v``: ``[N, D]``),
+then writes the tile to ``out``. Arguments: ``(table: memref<B x P x 1 x i64>,
+[seq_lens: memref<B x i32>], out: memref<B x H x S x D x T>)``. Page ``p`` of batch
+``b`` holds elements ``[p * page, (p + 1) * page)`` of the batch's ``[H, S, D]``
+row-major cache, with ``page = page_size * D`` (``--page-size`` counts tokens).
+
+Semantics (what ``pagedir-run --check`` compares): ``out[b, h, s, :]`` is the cached
+vector of token ``s`` of head ``h``, or zeros when ``s >= seq_lens[b]`` or its page
+pointer is null.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import numpy as np
+
+DTYPES = ("f16", "bf16", "f32")
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--batch", type=int, default=2, help="sequences (B)")
+    parser.add_argument("--num-heads-kv", type=int, default=2, help="KV heads (H)")
+    parser.add_argument("--seq-len", type=int, default=64, help="tokens per sequence (S)")
+    parser.add_argument("--head-dim", type=int, default=64, help="head dimension (D)")
+    parser.add_argument("--page-size", type=int, default=16, help="tokens per page")
+    parser.add_argument("--tile-tokens", type=int, default=16, help="tokens per tile (N)")
+    parser.add_argument("--layout", choices=("k", "v"), default="k", help="k: [D, N] tiles, v: [N, D] tiles")
+    parser.add_argument("--dtype", choices=DTYPES, default="f16")
+    parser.add_argument("--seq-lens", action="store_true", help="take seq_lens (ragged sequences, null pages)")
+    parser.add_argument("--block-size", type=int, default=256, help="threads per workgroup")
+    parser.add_argument("--arch", default="gfx942", help="chip or target")
+
+
+def validate(args: argparse.Namespace) -> None:
+    for name in ("batch", "num_heads_kv", "seq_len", "head_dim", "page_size", "tile_tokens", "block_size"):
+        if getattr(args, name) <= 0:
+            raise ValueError(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
+    if (args.num_heads_kv * args.seq_len) % args.page_size:
+        raise ValueError(
+            f"the cache of {args.num_heads_kv} heads x {args.seq_len} tokens is not a whole number of "
+            f"{args.page_size}-token pages"
+        )
+
+
+def generate(args: argparse.Namespace) -> str:
+    validate(args)
+    from pagedir.context import make_context  # keep `pagedir-gen --help` light
+
+    import mlir.ir as ir
+
+    text = kernel_text(args)
+    with make_context():
+        module = ir.Module.parse(text)
+        return str(module)
+
+
+def kernel_text(args: argparse.Namespace) -> str:
+    b, h, s, d, n = args.batch, args.num_heads_kv, args.seq_len, args.head_dim, args.tile_tokens
+    elem = args.dtype
+    page = args.page_size * d
+    pages = h * s // args.page_size
+    tiles = math.ceil(s / n)
+    block = args.block_size
+    lds = f"#gpu.address_space<workgroup>"
+    tile_shape = f"{d}x{n}" if args.layout == "k" else f"{n}x{d}"
+    tile_type = f"memref<{tile_shape}x{elem}, {lds}>"
+    tile_coords = "(b, h, t, d, n)" if args.layout == "k" else "(b, h, t, n, d)"
+    tile_index = "[%d, %n]" if args.layout == "k" else "[%n, %d]"
+    pages_type = f"memref<{b}x{pages}x{page}x{elem}>"
+    table_type = f"memref<{b}x{pages}x1xi64>"
+    out_type = f"memref<{b}x{h}x{s}x{d}x{elem}>"
+    seq_arg = f"%seq_lens: memref<{b}xi32>, " if args.seq_lens else ""
+    if args.seq_lens:
+        keep = f"""
+          %len_i32 = memref.load %seq_lens[%b] : memref<{b}xi32>
+          %len = arith.index_cast %len_i32 : i32 to index
+          %live = arith.cmpi ult, %s, %len : index
+          %zero = arith.constant 0.0 : {elem}
+          %x_live = arith.select %live, %x, %zero : {elem}"""
+    else:
+        keep = ""
+    return f"""
+func.func @copy_kv(%table: {table_type}, {seq_arg}%out: {out_type}) attributes {{
+    rock.kernel, rock.arch = "{args.arch}", rock.block_size = {block} : i64,
+    rock.grid_size = {b * h * tiles} : i64, rock.check = "copy_kv", rock.layout = "{args.layout}"}} {{
+  %pages = "rock.deref"(%table) : ({table_type}) -> {pages_type}
+  %bid = "rock.workgroup_id"() : () -> index
+  %b = affine.apply affine_map<(w) -> (w floordiv {h * tiles})>(%bid)
+  %h = affine.apply affine_map<(w) -> ((w floordiv {tiles}) mod {h})>(%bid)
+  %t = affine.apply affine_map<(w) -> (w mod {tiles})>(%bid)
+  %c0 = arith.constant 0 : index
+  %raw = "rock.alloc"() : () -> memref<{n * d * ELEMENT_BYTES[elem]}xi8, {lds}>
+  %tile = memref.view %raw[%c0][] : memref<{n * d * ELEMENT_BYTES[elem]}xi8, {lds}> to {tile_type}
+  "rock.blockwise_load_tile"(%pages, %tile, %b, %h, %t, %table) {{
+      map = affine_map<{tile_coords} -> (b, (h * {s} + t * {n} + n) * {d} + d)>,
+      block_size = {block} : i64, page_size = {page} : i64, index_bounds = array<i64: {b}, {h}, {tiles}>,
+      operandSegmentSizes = array<i32: 1, 1, 3, 1>}}
+    : ({pages_type}, {tile_type}, index, index, index, {table_type}) -> ()
+  // Each thread copies elements tid, tid + block_size, ... of the tile to out (d fastest).
+  %tid = "rock.workitem_id"() : () -> index
+  %count = arith.constant {n * d} : index
+  %step = arith.constant {block} : index
+  scf.for %e = %tid to %count step %step {{
+    %n = affine.apply affine_map<(e) -> (e floordiv {d})>(%e)
+    %d = affine.apply affine_map<(e) -> (e mod {d})>(%e)
+    %s = affine.apply affine_map<(t, n) -> (t * {n} + n)>(%t, %n)
+    %c_s = arith.constant {s} : index
+    %in_seq = arith.cmpi ult, %s, %c_s : index
+    scf.if %in_seq {{
+      %x = memref.load %tile{tile_index} : {tile_type}{keep}
+      memref.store {"%x_live" if args.seq_lens else "%x"}, %out[%b, %h, %s, %d] : {out_type}
+    }}
+  }}
+  return
+}}
+"""
+
+
+# ----------------------------------------------------------------------------
+# Checking with pagedir-run --check: build the cache, scatter its pages, compare out.
+
+
+def kernel_shapes(func_op) -> dict[str, object]:
+    """B, H, S, D, pages per batch, page elements and the element type name, read from the kernel."""
+    import mlir.ir as ir
+
+    arguments = list(func_op.regions[0].blocks[0].arguments)
+    table, out = arguments[0].type, arguments[-1].type
+    deref = None
+    for op in func_op.regions[0].blocks[0].operations:
+        if op.operation.name == "rock.deref":
+            deref = op.operation
+    page = ir.MemRefType(deref.results[0].type).shape[2] if deref is not None else None
+    b, h, s, d = out.shape
+    return {
+        "batch": b,
+        "heads": h,
+        "seq_len": s,
+        "head_dim": d,
+        "pages": table.shape[1],
+        "page": page if page is not None else h * s * d // table.shape[1],
+        "dtype": str(out.element_type),
+        "seq_lens": len(arguments) == 3,
+    }
+
+
+def reference(dense: np.ndarray, seq_lens: np.ndarray | None, null_tokens: np.ndarray) -> np.ndarray:
+    """out[b, h, s, :] = dense[b, h, s, :], zero past seq_lens[b] and where the page is null."""
+    batch, _, seq_len, _ = dense.shape
+    expected = dense.copy()
+    expected[null_tokens] = 0
+    if seq_lens is not None:
+        live = np.arange(seq_len)[None, :] < seq_lens[:, None]
+        expected *= live[:, None, :, None]
+    return expected
+
+
+def check_case(func_op, rng: np.random.Generator, device):
+    """Inputs (a shuffled set of pages, random seq_lens with null pages past them) and the expected out."""
+    from pagedir.interp.check import CheckCase
+
+    shape = kernel_shapes(func_op)
+    b, h, s, d = shape["batch"], shape["heads"], shape["seq_len"], shape["head_dim"]
+    pages, page = shape["pages"], shape["page"]
+    dtype = numpy_dtype(shape["dtype"])
+    dense = rng.standard_normal((b, h, s, d)).astype(np.float32).astype(dtype)
+    seq_lens = rng.integers(1, s + 1, size=b).astype(np.int32) if shape["seq_lens"] else None
+    flat = dense.reshape(b, pages, page)
+    # A page is unused when every token it holds is past the sequence: its pointer is null.
+    token_of = (np.arange(pages * page) // d % s).reshape(pages, page)
+    null = np.zeros((b, pages), dtype=bool)
+    if seq_lens is not None:
+        null = (token_of.min(axis=1)[None, :] >= seq_lens[:, None])
+    table = np.zeros((b, pages, 1), dtype=np.int64)
+    order = rng.permutation(b * pages)  # pages live at unrelated addresses
+    keep = []
+    for slot in order:
+        batch, index = divmod(int(slot), pages)
+        if null[batch, index]:
+            continue
+        buffer = device.upload(np.ascontiguousarray(flat[batch, index]))
+        keep.append(buffer)
+        table[batch, index, 0] = buffer.address
+    null_tokens = np.repeat(null, page, axis=1).reshape(b, h, s, d)
+    expected = reference(dense.astype(np.float32), seq_lens, null_tokens)
+    out = np.full((b, h, s, d), np.nan, dtype=np.float32).astype(dtype)
+    args = [table] + ([seq_lens] if seq_lens is not None else []) + [out]
+    return CheckCase(args=args, expected={len(args) - 1: expected}, keep_alive=keep)
+
+
+def numpy_dtype(name: str):
+    if name == "bf16":
+        import ml_dtypes
+
+        return ml_dtypes.bfloat16
+    return {"f16": np.float16, "f32": np.float32}[name]
