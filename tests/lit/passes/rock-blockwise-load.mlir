@@ -1,0 +1,105 @@
+// RUN: pagedir-opt %s --rock-blockwise-load --split-input-file | FileCheck %s
+
+// A K-like tile [D = 32, N = 16] of f16 from pages of 8 tokens (256 elements).
+// The tile spans exactly two pages wherever it starts (origins are multiples
+// of 512 elements), so the pointer buffer holds 2 pointers (16 bytes).
+
+// CHECK-LABEL: func.func @k_tile
+// CHECK-SAME: (%[[TABLE:.*]]: memref<2x8x1xi64>)
+// CHECK-DAG: %[[REGS:.*]] = "rock.alloc"() : () -> memref<1x8xf16, #gpu.address_space<private>>
+// CHECK-DAG: %[[PTR_BYTES:.*]] = "rock.alloc"() : () -> memref<16xi8, #gpu.address_space<workgroup>>
+// CHECK: %[[PTRS:.*]] = memref.view %[[PTR_BYTES]][%{{.*}}][] : memref<16xi8, #gpu.address_space<workgroup>> to memref<2xi64, #gpu.address_space<workgroup>>
+// CHECK: %[[PAGES:.*]] = "rock.deref"(%[[TABLE]])
+// CHECK: %[[B:.*]] = affine.apply #{{.*}}(%[[BID:.*]])
+// CHECK: %[[T:.*]] = affine.apply #{{.*}}(%[[BID]])
+// The page pointers: one thread per page, null past the batch's 8 pages.
+// CHECK: scf.execute_region no_inline {
+// CHECK:   %[[TID:.*]] = "rock.workitem_id"()
+// CHECK:   %[[FIRST:.*]] = affine.apply #[[FIRST_MAP:.*]](%[[B]], %[[T]])
+// CHECK:   %[[BATCH:.*]] = affine.apply #{{.*}}(%[[B]], %[[T]])
+// CHECK:   %[[IS_LOADER:.*]] = arith.cmpi ult, %[[TID]], %c2
+// CHECK:   scf.if %[[IS_LOADER]] {
+// CHECK:     %[[PAGE:.*]] = arith.addi %[[FIRST]], %[[TID]]
+// CHECK:     %[[IN_TABLE:.*]] = arith.cmpi ult, %[[PAGE]], %c8
+// CHECK:     %[[PTR:.*]] = scf.if %[[IN_TABLE]] -> (i64) {
+// CHECK:       %[[LOADED:.*]] = memref.load %[[TABLE]][%[[BATCH]], %[[PAGE]], %{{.*}}] : memref<2x8x1xi64>
+// CHECK:       scf.yield %[[LOADED]]
+// CHECK:     } else {
+// CHECK:       scf.yield %c0_i64
+// CHECK:     memref.store %[[PTR]], %[[PTRS]][%[[TID]]]
+// CHECK:   "rock.lds_barrier"()
+// CHECK:   scf.yield
+// CHECK: } {rock.stage = "PagePtrLoad"}
+// Threads read in memory order: the tile is read as [N, D] with D in vectors of 8.
+// CHECK: scf.execute_region no_inline {
+// CHECK:   %[[FIRST2:.*]] = affine.apply #[[FIRST_MAP]](%[[B]], %[[T]])
+// CHECK:   "rock.threadwise_read_into"(%[[PAGES]], %[[REGS]], %[[B]], %[[T]], %[[PTRS]], %[[FIRST2]])
+// CHECK-SAME: block_size = 64 : i64
+// CHECK-SAME: num_pages_per_batch = 8 : i64
+// CHECK-SAME: page_size = 256 : i64, tile_shape = array<i64: 16, 32>, vector_dim = 1 : i64, vector_len = 8 : i64
+// CHECK: } {rock.stage = "GlobalRead"}
+// D is not contiguous in the [D, N] LDS tile: scalar stores.
+// CHECK: scf.execute_region no_inline {
+// CHECK:   scf.for
+// CHECK-COUNT-8: memref.store %{{.*}}, %[[TILE:.*]][%{{.*}}, %{{.*}}] : memref<32x16xf16, #gpu.address_space<workgroup>>
+// CHECK:   "rock.lds_barrier"()
+// CHECK: } {rock.stage = "LDSWrite"}
+// CHECK-NOT: rock.blockwise_load_tile
+func.func @k_tile(%table: memref<2x8x1xi64>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 8 : i64} {
+  %pages = "rock.deref"(%table) : (memref<2x8x1xi64>) -> memref<2x8x256xf16>
+  %bid = "rock.workgroup_id"() : () -> index
+  %raw = "rock.alloc"() : () -> memref<1024xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %tile = memref.view %raw[%c0][] : memref<1024xi8, #gpu.address_space<workgroup>> to memref<32x16xf16, #gpu.address_space<workgroup>>
+  %b = affine.apply affine_map<(d0) -> (d0 floordiv 4)>(%bid)
+  %t = affine.apply affine_map<(d0) -> (d0 mod 4)>(%bid)
+  "rock.blockwise_load_tile"(%pages, %tile, %b, %t, %table) {map = affine_map<(b, t, d, n) -> (b, (t * 16 + n) * 32 + d)>, block_size = 64, page_size = 256, index_bounds = array<i64: 2, 4>, operandSegmentSizes = array<i32: 1, 1, 2, 1>} : (memref<2x8x256xf16>, memref<32x16xf16, #gpu.address_space<workgroup>>, index, index, memref<2x8x1xi64>) -> ()
+  return
+}
+
+// -----
+
+// A V-like tile [N = 12, D = 16] of f32 not aligned to pages of 8 tokens
+// (128 elements). Tile t starts at token 12 t, i.e. 0 or 4 tokens into a page,
+// so it touches at most 2 pages (16 bytes of pointers); a count that ignores
+// where tiles start would reserve 3 (ceil(191 / 128) + 1).
+// D is contiguous in the LDS tile: vector stores of 4 x f32; 48 vectors for 32
+// threads leave the second row partly empty (guarded).
+
+// CHECK-LABEL: func.func @v_tile_unaligned
+// CHECK: "rock.alloc"() : () -> memref<16xi8, #gpu.address_space<workgroup>>
+// CHECK: "rock.threadwise_read_into"
+// CHECK-SAME: tile_shape = array<i64: 12, 16>, vector_dim = 1 : i64, vector_len = 4 : i64
+// CHECK: } {rock.stage = "GlobalRead"}
+// CHECK: scf.for %[[ROW:.*]] = %c0{{.*}} to %c2
+// CHECK:   %[[V:.*]] = affine.apply #{{.*}}(%[[ROW]], %{{.*}})
+// CHECK:   %[[IN_TILE:.*]] = arith.cmpi ult, %[[V]], %c48
+// CHECK:   scf.if %[[IN_TILE]] {
+// CHECK:     %[[VALUE:.*]] = vector.load %{{.*}}[%[[ROW]], %{{.*}}] : memref<2x4xf32, #gpu.address_space<private>>, vector<4xf32>
+// CHECK:     vector.store %[[VALUE]], %{{.*}} : memref<12x16xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+func.func @v_tile_unaligned(%table: memref<1x4x1xi64>, %t: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 32 : i64, rock.grid_size = 2 : i64} {
+  %pages = "rock.deref"(%table) : (memref<1x4x1xi64>) -> memref<1x4x128xf32>
+  %raw = "rock.alloc"() : () -> memref<768xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %tile = memref.view %raw[%c0][] : memref<768xi8, #gpu.address_space<workgroup>> to memref<12x16xf32, #gpu.address_space<workgroup>>
+  "rock.blockwise_load_tile"(%pages, %tile, %c0, %t, %table) {map = affine_map<(b, t, n, d) -> (b, (t * 12 + n) * 16 + d)>, block_size = 32, page_size = 128, index_bounds = array<i64: 1, 3>, operandSegmentSizes = array<i32: 1, 1, 2, 1>} : (memref<1x4x128xf32>, memref<12x16xf32, #gpu.address_space<workgroup>>, index, index, memref<1x4x1xi64>) -> ()
+  return
+}
+
+// -----
+
+// A dense tile: no page pointers, the same read and write stages.
+
+// CHECK-LABEL: func.func @dense_tile
+// CHECK-NOT: rock.stage = "PagePtrLoad"
+// CHECK: "rock.threadwise_read_into"(%{{.*}}, %{{.*}}, %{{.*}}) {block_size = 64 : i64, map = #{{.*}}, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>, tile_shape = array<i64: 16, 64>, vector_dim = 1 : i64, vector_len = 8 : i64}
+// CHECK: } {rock.stage = "GlobalRead"}
+// CHECK: vector.store
+// CHECK: } {rock.stage = "LDSWrite"}
+func.func @dense_tile(%q: memref<64x64xf16>, %i: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 4 : i64} {
+  %raw = "rock.alloc"() : () -> memref<2048xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %tile = memref.view %raw[%c0][] : memref<2048xi8, #gpu.address_space<workgroup>> to memref<16x64xf16, #gpu.address_space<workgroup>>
+  "rock.blockwise_load_tile"(%q, %tile, %i) {map = affine_map<(i, r, c) -> (i * 16 + r, c)>, block_size = 64, operandSegmentSizes = array<i32: 1, 1, 1, 0>} : (memref<64x64xf16>, memref<16x64xf16, #gpu.address_space<workgroup>>, index) -> ()
+  return
+}
