@@ -58,7 +58,7 @@ class PipelineInfo:
 class BackendPipelineOptions:
     #: Chip or target the kernels are compiled for (required).
     arch: str = ""
-    #: Width of ``index`` in the kernel: 64 (default) or 32 (no vector.transfer_* ops then).
+    #: Width of ``index`` in the kernel: 64 (default) or 32.
     index_bitwidth: int = 64
 
     def __post_init__(self) -> None:
@@ -97,20 +97,17 @@ class BackendCheckLoweredPass(Pass):
 def backend_pipeline_steps(options: BackendPipelineOptions) -> list[Any]:
     """L6 (gpu.module with gpu.func kernels) -> LLVM dialect + ROCDL inside the gpu.module.
 
-    Index width: 64 bits by default, the width of a global pointer. Addresses then
-    never wrap (a KV cache easily passes 2**31 bytes), and ``convert-vector-to-llvm``,
-    which lowers ``vector.transfer_*`` and has no index-width option, agrees with
-    ``convert-gpu-to-rocdl``. The cost is small after LLVM's O3 pipeline, which
-    narrows index arithmetic bounded by the workitem and workgroup id ranges (the
-    paged-load kernel in tests/lit/backend has the same registers and 2 more
-    instructions than with 32). ``index-bitwidth=32`` remains for kernels without
-    vector transfers; memrefs above 2**31-1 elements are refused with it.
+    Index width: 64 bits by default, the width of a global pointer, so addresses
+    never wrap (a KV cache easily passes 2**31 bytes). The cost is small after
+    LLVM's O3 pipeline, which narrows index arithmetic bounded by the workitem and
+    workgroup id ranges (the paged-load kernel in tests/lit/backend gets the same
+    registers and 2 more instructions than with 32). ``index-bitwidth=32`` is
+    available; memrefs above 2**31-1 elements are refused with it.
     Kernel memref arguments are bare pointers (one pointer each, as rocMLIR passes them).
     """
     chip = get_chip(options.arch).name
     to_rocdl = [
         f"convert-amdgpu-to-rocdl{{chipset={chip}}}",
-        *(["convert-vector-to-llvm"] if options.index_bitwidth == 64 else []),
         f"convert-gpu-to-rocdl{{chipset={chip} index-bitwidth={options.index_bitwidth} use-bare-ptr-memref-call-conv=true}}",
     ]
     return [

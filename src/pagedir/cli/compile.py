@@ -1,0 +1,318 @@
+"""pagedir-compile: rock or gpu-level MLIR -> LLVM dialect, LLVM IR, amdgcn assembly, ELF object or code object.
+
+    pagedir-compile IN.mlir --arch gfx942 --emit=asm -o OUT.s [--report[=FILE]] [--dump-dir DIR]
+
+The input is lowered as far as it still needs: kernels still holding rock ops
+(``func.func`` with ``rock.kernel``) go through ``rock-kernel-pipeline``, then
+``gpu.module`` kernels through ``rock-backend-pipeline``, then LLVM IR, LLVM's O3
+pipeline and the AMDGPU code generator (``pagedir.backend``).
+
+``--emit``: ``llvm-dialect`` (the module after rock-backend-pipeline),
+``llvm-ir`` (the optimized LLVM IR given to the code generator), ``asm``, ``obj``
+(relocatable ELF), ``hsaco`` (linked code object; needs ``ld.lld``).
+
+``--report`` prints the kernel report as a table on stderr (stdout may hold the
+output); ``--report=FILE`` writes it as JSON to FILE (``-``: stdout).
+``--dump-dir DIR`` writes every stage as ``<name>.<NN>-<stage>.mlir|.ll|.s``.
+
+Errors are diagnostics (``file:line:col: error: ...``) with exit code 1; a bug in
+pagedir is exit code 2 (``PAGEDIR_TRACEBACK=1`` shows the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from dataclasses import asdict
+
+import mlir.ir as ir
+from mlir.passmanager import PassManager
+
+import pagedir
+from pagedir.arch import UnknownChipError, get_chip, known_chips
+from pagedir.backend import EMIT_KINDS, BackendError, format_table, generate, kernel_reports
+from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error
+
+
+class UserError(Exception):
+    """A user mistake or missing tool, printed as ``error: message`` (exit code 1)."""
+
+
+class _Failed(Exception):
+    """Diagnostics were printed; exit with code 1."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pagedir-compile", description="Compile pagedir kernels to AMDGPU assembly, objects and code objects."
+    )
+    parser.add_argument("input", nargs="?", default="-", help="input .mlir file, or - for stdin")
+    parser.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
+    parser.add_argument("--arch", help=f"chip or target (default: the kernels' rock.arch); known: {known_chips()}")
+    parser.add_argument("--emit", choices=EMIT_KINDS, default="asm", help="what to write (default asm)")
+    parser.add_argument(
+        "--report", dest="report_table", action="store_true",
+        help="--report prints the kernel report as a table on stderr; --report=FILE writes it as JSON to FILE",
+    )
+    parser.add_argument("--report-json", dest="report_json", help=argparse.SUPPRESS)
+    parser.add_argument("--dump-dir", help="write the IR after every stage into this directory")
+    parser.add_argument("-O", dest="opt_level", type=int, choices=(0, 1, 2, 3), default=3, help="LLVM optimization level")
+    parser.add_argument("--index-bitwidth", type=int, choices=(32, 64), default=64, help="index width in kernels")
+    parser.add_argument("--version", action="version", version=f"pagedir-compile {pagedir.__version__}")
+    return parser
+
+
+def _split_report_flag(argv: list[str]) -> list[str]:
+    """``--report=FILE`` -> ``--report-json FILE`` (``--report`` alone takes no value, so no input is eaten)."""
+    out = []
+    for arg in argv:
+        if arg.startswith("--report="):
+            out += ["--report-json", arg.split("=", 1)[1]]
+        else:
+            out.append(arg)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(_split_report_flag(list(sys.argv[1:] if argv is None else argv)))
+    try:
+        return compile_file(args)
+    except UserError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    except _Failed:
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as err:  # a bug in pagedir
+        if os.environ.get("PAGEDIR_TRACEBACK"):
+            traceback.print_exc()
+        print(f"pagedir-compile: internal error: {type(err).__name__}: {err}", file=sys.stderr)
+        return 2
+
+
+class _Stages:
+    """Numbers the stages and writes each into ``--dump-dir`` when one is given."""
+
+    def __init__(self, directory: str | None, name: str):
+        self.directory = directory
+        self.name = name
+        self.count = 0
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+
+    def __call__(self, stage: str, text: str) -> None:
+        suffix = {"llvm-ir": ".ll", "llvm-ir-opt": ".ll", "asm": ".s"}.get(stage, ".mlir")
+        if self.directory:
+            path = os.path.join(self.directory, f"{self.name}.{self.count:02d}-{stage}{suffix}")
+            with open(path, "w") as handle:
+                handle.write(text)
+        self.count += 1
+
+
+def compile_file(args: argparse.Namespace) -> int:
+    text, name = _read_input(args.input)
+    stem = "stdin" if args.input == "-" else os.path.splitext(os.path.basename(args.input))[0]
+    stages = _Stages(args.dump_dir, stem)
+    context = pagedir.make_context()
+    with context, ir.Location.unknown(context), DiagnosticCollector(context) as collector:
+        module = _parse(text, name, collector)
+        chip = _choose_chip(args.arch, module)
+        stages("input", str(module))
+        if _has_rock_kernels(module):
+            _run_kernel_pipeline(module, chip.name, collector, stages)
+        if not _has_gpu_kernels(module):
+            _fail([Diag("error", "input has no GPU kernel: expected a func.func with rock.kernel "
+                         "or a gpu.module holding a gpu.func kernel", name, 1, 1)])
+        if _needs_backend_pipeline(module):
+            _run_backend_pipeline(module, chip.name, args.index_bitwidth, collector)
+            stages("llvm-dialect", str(module))
+        try:
+            generated = generate(
+                module, chip, emit=args.emit, want_asm=bool(args.report_table or args.report_json),
+                opt_level=args.opt_level, on_stage=stages,
+            )
+        except BackendError as err:
+            raise UserError(str(err)) from None
+        artefact = {
+            "llvm-dialect": lambda: str(module),
+            "llvm-ir": lambda: generated.optimized_ir,
+            "asm": lambda: generated.asm,
+            "obj": lambda: generated.obj,
+            "hsaco": lambda: generated.hsaco,
+        }[args.emit]()
+    _write_output(args.output, artefact)
+    if generated.asm is not None and (args.report_table or args.report_json):
+        reports = kernel_reports(generated.asm, chip)
+        if args.report_table:
+            sys.stderr.write(format_table(reports))
+        if args.report_json:
+            _write_output(args.report_json, json.dumps({"kernels": [asdict(r) for r in reports]}, indent=2) + "\n")
+    return 0
+
+
+def _read_input(path: str) -> tuple[str, str]:
+    if path == "-":
+        source, name = sys.stdin.buffer.read(), "<stdin>"
+    else:
+        try:
+            with open(path, "rb") as handle:
+                source, name = handle.read(), path
+        except OSError as err:
+            raise UserError(f"could not open input file '{path}': {err.strerror}") from None
+    try:
+        return source.decode("utf-8"), name
+    except UnicodeDecodeError:
+        raise UserError(f"input '{name}' is not valid UTF-8 text") from None
+
+
+def _write_output(path: str, data: str | bytes) -> None:
+    if path == "-":
+        if isinstance(data, bytes):
+            sys.stdout.buffer.write(data)
+        else:
+            sys.stdout.write(data if data.endswith("\n") else data + "\n")
+        sys.stdout.flush()
+        return
+    try:
+        with open(path, "wb" if isinstance(data, bytes) else "w") as handle:
+            handle.write(data)
+    except OSError as err:
+        raise UserError(f"could not write '{path}': {err.strerror}") from None
+
+
+def _fail(diags: list[Diag]) -> None:
+    for diag in diags:
+        print(diag.format(), file=sys.stderr)
+    raise _Failed
+
+
+def _parse(text: str, name: str, collector: DiagnosticCollector) -> ir.Operation:
+    try:
+        op = ir.Operation.parse(text, source_name=name)
+    except ir.MLIRError as err:
+        _fail(collector.take() + from_mlir_error(err))
+    if op.name == "builtin.module":
+        return op
+    wrapper = ir.Module.create()
+    wrapper.body.append(op)
+    return wrapper.operation
+
+
+# ----------------------------------------------------------------------------
+# Which chip, and which lowering the input still needs.
+
+
+def _walk(module: ir.Operation, predicate) -> list[ir.Operation]:
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if predicate(op):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    return found
+
+
+def _is_rock_kernel(op: ir.Operation) -> bool:
+    return op.name == "func.func" and "rock.kernel" in op.attributes
+
+
+def _is_gpu_kernel(op: ir.Operation) -> bool:
+    return op.name in ("gpu.func", "llvm.func") and _in_gpu_module(op) and (
+        "gpu.kernel" in op.attributes or "rocdl.kernel" in op.attributes
+    )
+
+
+def _in_gpu_module(op: ir.Operation) -> bool:
+    parent = op.parent
+    return parent is not None and parent.name == "gpu.module"
+
+
+def _choose_chip(arch: str | None, module: ir.Operation):
+    """``--arch``, else the one chip named by the kernels' ``rock.arch``."""
+    if arch:
+        try:
+            return get_chip(arch)
+        except UnknownChipError as err:
+            raise UserError(str(err)) from None
+    kernels = _walk(module, lambda op: _is_rock_kernel(op) or (op.name == "gpu.func" and _in_gpu_module(op)))
+    targets = {ir.StringAttr(k.attributes["rock.arch"]).value for k in kernels if "rock.arch" in k.attributes}
+    if not targets:
+        raise UserError(f"no --arch given and no kernel has a rock.arch attribute; known chips: {known_chips()}")
+    try:
+        chips = {get_chip(target).name: get_chip(target) for target in targets}
+    except UnknownChipError as err:
+        raise UserError(str(err)) from None
+    if len(chips) > 1:
+        raise UserError(f"kernels are built for different chips ({', '.join(sorted(chips))}); pass --arch")
+    return next(iter(chips.values()))
+
+
+def _has_rock_kernels(module: ir.Operation) -> bool:
+    """True when a rock.kernel function still holds rock ops (the kernel pipeline has work to do)."""
+    for kernel in _walk(module, _is_rock_kernel):
+        if _walk(kernel, lambda op: op.name.startswith("rock.")):
+            return True
+    return False
+
+
+def _has_gpu_kernels(module: ir.Operation) -> bool:
+    return bool(_walk(module, _is_gpu_kernel))
+
+
+def _needs_backend_pipeline(module: ir.Operation) -> bool:
+    return bool(_walk(module, lambda op: op.name == "gpu.func" and _in_gpu_module(op)))
+
+
+# ----------------------------------------------------------------------------
+# Running the pipelines, one stage at a time.
+
+
+def _run_step(module: ir.Operation, step, collector: DiagnosticCollector) -> None:
+    pm = PassManager("builtin.module")
+    pm.enable_verifier(True)
+    if isinstance(step, str):
+        pm.add(step)
+    else:
+        pm.add(step, name=type(step).__name__, argument=step.argument, description=step.summary)
+    try:
+        pm.run(module)
+    except ir.MLIRError as err:
+        _fail(collector.take() + from_mlir_error(err))
+    if collector.has_errors:
+        _fail(collector.take())
+
+
+def _run_kernel_pipeline(module: ir.Operation, chip: str, collector: DiagnosticCollector, stages: _Stages) -> None:
+    from pagedir.pipelines import PIPELINES, KernelPipelineOptions
+    from pagedir.passes.verify import verify_rock_ops
+
+    try:
+        steps = PIPELINES["rock-kernel-pipeline"].steps(KernelPipelineOptions(arch=chip))
+    except (ImportError, AttributeError) as err:
+        raise UserError(
+            f"the input holds rock ops but rock-kernel-pipeline is not available in this installation: {err}"
+        ) from None
+    if not verify_rock_ops(module):
+        _fail(collector.take())
+    for step in steps:
+        _run_step(module, step, collector)
+        if not verify_rock_ops(module):
+            _fail(collector.take())
+        stages(step if isinstance(step, str) else step.argument, str(module))
+
+
+def _run_backend_pipeline(module: ir.Operation, chip: str, index_bitwidth: int, collector: DiagnosticCollector) -> None:
+    from pagedir.pipelines import BackendPipelineOptions, backend_pipeline_steps
+
+    for step in backend_pipeline_steps(BackendPipelineOptions(arch=chip, index_bitwidth=index_bitwidth)):
+        _run_step(module, step, collector)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
