@@ -190,7 +190,13 @@ def _expand_pipeline(name: str, options: str) -> list[Pass | str]:
     except OptionError as err:
         raise UserError(str(err)) from None
     steps: list[Pass | str] = []
-    for step in info.steps(values):
+    try:
+        expanded = info.steps(values)
+    except OptionError as err:
+        raise UserError(str(err)) from None
+    except ImportError as err:  # a pass of the pipeline that does not load is our bug
+        raise InternalError(f"cannot load pipeline '{name}': {type(err).__name__}: {err}") from err
+    for step in expanded:
         if isinstance(step, str):
             steps.extend(pipeline_steps(_parse_pipeline(step)))
         else:
@@ -240,7 +246,7 @@ class _ThenVerify:
             pass_.signal_pass_failure()
 
 
-def build_pass_manager(steps: list[Pass | str], args: argparse.Namespace) -> PassManager:
+def build_pass_manager(steps: list[Pass | str], args: argparse.Namespace, *, instrument: bool = True) -> PassManager:
     """A module-level PassManager running ``steps`` with the requested printing and timing (in a context)."""
     pm = PassManager("builtin.module")
     pm.enable_verifier(True)
@@ -252,11 +258,14 @@ def build_pass_manager(steps: list[Pass | str], args: argparse.Namespace) -> Pas
                 raise UserError(str(err).strip()) from None
         else:
             pm.add(_ThenVerify(step), name=type(step).__name__, argument=step.argument, description=step.summary)
+    if not instrument:
+        return pm
     if args.mlir_print_ir_before_all or args.mlir_print_ir_after_all or args.mlir_print_ir_after_failure:
+        # As in mlir-opt, "after failure" is "after every pass, but only when it failed".
         pm.enable_ir_printing(
             print_before_all=args.mlir_print_ir_before_all,
-            print_after_all=args.mlir_print_ir_after_all,
-            print_after_failure=args.mlir_print_ir_after_failure,
+            print_after_all=args.mlir_print_ir_after_all or args.mlir_print_ir_after_failure,
+            print_after_failure=args.mlir_print_ir_after_failure and not args.mlir_print_ir_after_all,
             enable_debug_info=args.mlir_print_debuginfo,
             print_generic_op_form=args.mlir_print_op_generic,
         )
@@ -457,10 +466,17 @@ def main(argv: list[str] | None = None) -> int:
     except _Exit as done:
         return done.status
     except UserError as err:
-        print(f"pagedir-opt: error: {err}", file=sys.stderr)
+        message = str(err)
+        # Upstream pipeline errors come already formatted as "<where>: error: ...".
+        print(message if ": error: " in message else f"pagedir-opt: error: {message}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
+    except InternalError as err:
+        if os.environ.get("PAGEDIR_TRACEBACK"):
+            traceback.print_exc()
+        print(f"pagedir-opt: internal error: {err}", file=sys.stderr)
+        return 2
     except Exception as err:  # a bug in pagedir: say so, without a traceback unless asked
         if os.environ.get("PAGEDIR_TRACEBACK"):
             traceback.print_exc()
@@ -486,7 +502,7 @@ def run(argv: list[str]) -> int:
     context = pagedir.make_context(allow_unregistered=args.allow_unregistered_dialect)
     with context, ir.Location.unknown(context):
         steps = requested_steps(args, flag_steps)
-        build_pass_manager(steps, args)  # report a bad upstream pipeline before any output
+        build_pass_manager(steps, args, instrument=False)  # report a bad upstream pipeline before any output
         if args.dump_pass_pipeline:
             print(pipeline_dump(steps), file=sys.stderr)
 
