@@ -1,0 +1,75 @@
+// RUN: pagedir-opt %s --rock-threadwise-lowering --split-input-file | FileCheck %s
+
+// Paged read of a [16 tokens, 64] f16 tile from pages of 16 tokens (1024
+// elements): per vector, page and offset from the flat position, the pointer
+// from LDS at the clamped local index, validity = in table AND in buffer AND
+// non-null. Every wave of 64 threads reads 8 tokens of one page, so the loads
+// are marked uniform.
+
+// CHECK: #[[DIV:.*]] = affine_map<(d0) -> (d0 floordiv 1024)>
+// CHECK: #[[MOD:.*]] = affine_map<(d0) -> (d0 mod 1024)>
+// CHECK-LABEL: func.func @paged_read
+// CHECK-SAME: (%[[PAGES:.*]]: memref<2x4x1024xf16>, %[[PTRS:.*]]: memref<2xi64, #gpu.address_space<workgroup>>, %[[B:.*]]: index, %[[T:.*]]: index, %[[FIRST:.*]]: index)
+// CHECK: %[[REGS:.*]] = "rock.alloc"() : () -> memref<2x8xf16, #gpu.address_space<private>>
+// CHECK: %[[TID:.*]] = "rock.workitem_id"()
+// CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %c2{{.*}} step
+// CHECK:   %[[V:.*]] = affine.apply #{{.*}}(%[[ROW]], %[[TID]])
+// CHECK:   %[[D:.*]] = affine.apply #{{.*}}(%[[V]])
+// CHECK:   %[[N:.*]] = affine.apply #{{.*}}(%[[V]])
+// CHECK:   %[[FLAT:.*]] = affine.apply #{{.*}}(%[[B]], %[[T]], %[[N]], %[[D]])
+// CHECK:   %[[PAGE:.*]] = affine.apply #[[DIV]](%[[FLAT]])
+// CHECK:   %[[OFFSET:.*]] = affine.apply #[[MOD]](%[[FLAT]])
+// CHECK:   %[[LOCAL:.*]] = arith.subi %[[PAGE]], %[[FIRST]]
+// CHECK:   %[[LOW:.*]] = arith.maxsi %[[LOCAL]], %c0
+// CHECK:   %[[SLOT:.*]] = arith.minsi %[[LOW]], %c1
+// CHECK:   %[[PTR:.*]] = memref.load %[[PTRS]][%[[SLOT]]]
+// CHECK:   %[[IN_TABLE:.*]] = arith.cmpi ult, %[[PAGE]], %c4
+// CHECK:   %[[IN_BUFFER:.*]] = arith.cmpi eq, %[[LOCAL]], %[[SLOT]]
+// CHECK:   %[[NON_NULL:.*]] = arith.cmpi ne, %[[PTR]], %c0_i64
+// CHECK:   %[[BOTH:.*]] = arith.andi %[[IN_TABLE]], %[[IN_BUFFER]]
+// CHECK:   %[[VALID:.*]] = arith.andi %[[BOTH]], %[[NON_NULL]]
+// CHECK:   %[[X:.*]] = "rock.global_load"(%[[PAGES]], %[[OFFSET]], %[[VALID]], %[[PTR]]) {operandSegmentSizes = array<i32: 1, 1, 1, 1>, page_size = 1024 : i64, rock.uniform_page_ptr} : (memref<2x4x1024xf16>, index, i1, i64) -> vector<8xf16>
+// CHECK:   vector.store %[[X]], %[[REGS]][%[[ROW]], %{{.*}}]
+// CHECK-NOT: rock.threadwise_read_into
+func.func @paged_read(%pages: memref<2x4x1024xf16>, %ptrs: memref<2xi64, #gpu.address_space<workgroup>>, %b: index, %t: index, %first: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  %regs = "rock.alloc"() : () -> memref<2x8xf16, #gpu.address_space<private>>
+  "rock.threadwise_read_into"(%pages, %regs, %b, %t, %ptrs, %first) {map = affine_map<(b, t, n, d) -> (b, (t * 16 + n) * 64 + d)>, block_size = 64, tile_shape = array<i64: 16, 64>, vector_dim = 1, vector_len = 8, page_size = 1024, num_pages_per_batch = 4, operandSegmentSizes = array<i32: 1, 1, 2, 1, 1>} : (memref<2x4x1024xf16>, memref<2x8xf16, #gpu.address_space<private>>, index, index, memref<2xi64, #gpu.address_space<workgroup>>, index) -> ()
+  return
+}
+
+// -----
+
+// Pages of 4 tokens (256 elements) are smaller than a wave's 8 tokens: lanes
+// of one wave read different pages, the loads are not marked uniform.
+
+// CHECK-LABEL: func.func @small_pages
+// CHECK: "rock.global_load"
+// CHECK-SAME: {operandSegmentSizes = array<i32: 1, 1, 1, 1>, page_size = 256 : i64} :
+func.func @small_pages(%pages: memref<2x16x256xf16>, %ptrs: memref<4xi64, #gpu.address_space<workgroup>>, %b: index, %t: index, %first: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  %regs = "rock.alloc"() : () -> memref<2x8xf16, #gpu.address_space<private>>
+  "rock.threadwise_read_into"(%pages, %regs, %b, %t, %ptrs, %first) {map = affine_map<(b, t, n, d) -> (b, (t * 16 + n) * 64 + d)>, block_size = 64, tile_shape = array<i64: 16, 64>, vector_dim = 1, vector_len = 8, page_size = 256, num_pages_per_batch = 16, operandSegmentSizes = array<i32: 1, 1, 2, 1, 1>} : (memref<2x16x256xf16>, memref<2x8xf16, #gpu.address_space<private>>, index, index, memref<4xi64, #gpu.address_space<workgroup>>, index) -> ()
+  return
+}
+
+// -----
+
+// Dense read with a partial last row: vectors past the tile are skipped, and
+// each coordinate is checked against the source bounds.
+
+// CHECK-LABEL: func.func @dense_read
+// CHECK-SAME: (%[[Q:.*]]: memref<10x8xf32>, %[[I:.*]]: index)
+// CHECK: scf.for %[[ROW:.*]] =
+// CHECK:   %[[V:.*]] = affine.apply #{{.*}}(%[[ROW]], %{{.*}})
+// CHECK:   %[[IN_TILE:.*]] = arith.cmpi ult, %[[V]], %c8
+// CHECK:   scf.if %[[IN_TILE]] {
+// CHECK:     %[[R:.*]] = affine.apply #{{.*}}(%[[I]], %{{.*}}, %{{.*}})
+// CHECK:     %[[R_OK:.*]] = arith.cmpi ult, %[[R]], %c10
+// CHECK:     %[[C:.*]] = affine.apply #{{.*}}(%[[I]], %{{.*}}, %{{.*}})
+// CHECK:     %[[C_OK:.*]] = arith.cmpi ult, %[[C]], %c8
+// CHECK:     %[[VALID:.*]] = arith.andi %[[R_OK]], %[[C_OK]]
+// CHECK:     %[[X:.*]] = "rock.global_load"(%[[Q]], %[[R]], %[[C]], %[[VALID]]) {operandSegmentSizes = array<i32: 1, 2, 1, 0>} : (memref<10x8xf32>, index, index, i1) -> vector<4xf32>
+func.func @dense_read(%q: memref<10x8xf32>, %i: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 6 : i64, rock.grid_size = 1 : i64} {
+  %regs = "rock.alloc"() : () -> memref<2x4xf32, #gpu.address_space<private>>
+  "rock.threadwise_read_into"(%q, %regs, %i) {map = affine_map<(i, r, c) -> (i * 4 + r, c)>, block_size = 6, tile_shape = array<i64: 4, 8>, vector_dim = 1, vector_len = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>} : (memref<10x8xf32>, memref<2x4xf32, #gpu.address_space<private>>, index) -> ()
+  return
+}
