@@ -82,6 +82,19 @@ class BackendPreparePass(Pass):
         return check_kernels(module, get_chip(self.options.arch), self.options.index_bitwidth)
 
 
+class BackendLowerTransfersPass(Pass):
+    """Rewrite 1-D vector.transfer_read/write on memrefs into vector (masked) loads and stores."""
+
+    argument = "rock-backend-lower-transfers"
+    summary = "Lower 1-D vector transfers to vector.load/store and masked loads/stores"
+
+    def run(self, module) -> bool:
+        from pagedir.backend.transfers import lower_vector_transfers
+
+        lower_vector_transfers(module)
+        return True
+
+
 class BackendCheckLoweredPass(Pass):
     """Report, at its location, any op left in a gpu.module that is not LLVM dialect or ROCDL."""
 
@@ -112,7 +125,9 @@ def backend_pipeline_steps(options: BackendPipelineOptions) -> list[Any]:
     ]
     return [
         BackendPreparePass(options),
-        "convert-vector-to-scf,expand-strided-metadata,lower-affine,arith-expand,convert-scf-to-cf",
+        "convert-vector-to-scf",
+        BackendLowerTransfersPass(),
+        "expand-strided-metadata,lower-affine,arith-expand,convert-scf-to-cf",
         f"gpu.module({','.join(to_rocdl)})",
         "reconcile-unrealized-casts",
         BackendCheckLoweredPass(),
