@@ -1,0 +1,83 @@
+// RUN: pagedir-opt %s --rock-buffer-load --split-input-file | FileCheck %s --check-prefixes=CHECK,CDNA
+// RUN: pagedir-opt %s --rock-buffer-load='arch=gfx1100' --split-input-file | FileCheck %s --check-prefixes=CHECK,RDNA
+
+// A paged vector<8xf16> load: one descriptor over the page (stride 0,
+// num_records = 2048 elements x 2 bytes), the byte offset pushed to
+// num_records when invalid, one 128-bit load bitcast to f16.
+
+// CHECK-LABEL: func.func @paged_f16
+// CHECK-SAME: (%[[MEM:.*]]: memref<1x4x2048xf16>, %[[OFF:.*]]: index, %[[VALID:.*]]: i1, %[[PTR:.*]]: i64)
+// CHECK:      %[[BASE:.*]] = llvm.inttoptr %[[PTR]] : i64 to !llvm.ptr<1>
+// CHECK-DAG:  %[[STRIDE:.*]] = arith.constant 0 : i16
+// CHECK-DAG:  %[[RECORDS:.*]] = arith.constant 4096 : i64
+// CDNA-DAG:   %[[FLAGS:.*]] = arith.constant 159744 : i32
+// RDNA-DAG:   %[[FLAGS:.*]] = arith.constant 822243328 : i32
+// CHECK:      %[[RSRC:.*]] = rocdl.make.buffer.rsrc %[[BASE]], %[[STRIDE]], %[[RECORDS]], %[[FLAGS]] : <1> to <8>
+// CHECK:      %[[BYTES:.*]] = arith.muli %[[OFF]], %c2
+// CHECK:      %[[BYTES32:.*]] = arith.index_cast %[[BYTES]] : index to i32
+// CHECK:      %[[VOFF:.*]] = arith.select %[[VALID]], %[[BYTES32]], %c4096_i32 : i32
+// CHECK:      %[[RAW:.*]] = rocdl.raw.ptr.buffer.load %[[RSRC]], %[[VOFF]], %c0_i32, %c0_i32 : vector<4xi32>
+// CHECK:      %[[X:.*]] = vector.bitcast %[[RAW]] : vector<4xi32> to vector<8xf16>
+// CHECK:      return %[[X]]
+func.func @paged_f16(%mem: memref<1x4x2048xf16>, %off: index, %valid: i1, %ptr: i64) -> vector<8xf16> attributes {rock.kernel, rock.arch = "amdgcn-amd-amdhsa:gfx942"} {
+  %x = "rock.global_load"(%mem, %off, %valid, %ptr) {page_size = 2048, operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<1x4x2048xf16>, index, i1, i64) -> vector<8xf16>
+  return %x : vector<8xf16>
+}
+
+// -----
+
+// 256 bits of f32: two 128-bit loads, the second 16 bytes further, inserted at lane 4.
+// A uniform page pointer goes through readfirstlane so the descriptor stays scalar.
+
+// CHECK-LABEL: func.func @wide_uniform
+// CHECK-SAME: (%[[MEM:.*]]: memref<1x4x256xf32>, %[[OFF:.*]]: index, %[[PTR:.*]]: i64)
+// CHECK:      %[[UNIFORM:.*]] = rocdl.readfirstlane %[[PTR]] : i64
+// CHECK:      %[[BASE:.*]] = llvm.inttoptr %[[UNIFORM]]
+// CHECK:      %[[RSRC:.*]] = rocdl.make.buffer.rsrc %[[BASE]]
+// CHECK:      %[[VOFF:.*]] = arith.index_cast
+// CHECK-NOT:  arith.select
+// CHECK:      %[[LO:.*]] = rocdl.raw.ptr.buffer.load %[[RSRC]], %[[VOFF]], %c0_i32, %c0_i32 : vector<4xi32>
+// CHECK:      %[[LO_F:.*]] = vector.bitcast %[[LO]] : vector<4xi32> to vector<4xf32>
+// CHECK:      %[[VOFF_HI:.*]] = arith.addi %[[VOFF]], %c16_i32
+// CHECK:      %[[HI:.*]] = rocdl.raw.ptr.buffer.load %[[RSRC]], %[[VOFF_HI]], %c0_i32, %c0_i32 : vector<4xi32>
+// CHECK:      %[[HI_F:.*]] = vector.bitcast %[[HI]] : vector<4xi32> to vector<4xf32>
+// CHECK:      %[[PART:.*]] = vector.insert_strided_slice %[[LO_F]], %{{.*}} {offsets = [0], strides = [1]} : vector<4xf32> into vector<8xf32>
+// CHECK:      %[[ALL:.*]] = vector.insert_strided_slice %[[HI_F]], %[[PART]] {offsets = [4], strides = [1]} : vector<4xf32> into vector<8xf32>
+// CHECK:      return %[[ALL]]
+func.func @wide_uniform(%mem: memref<1x4x256xf32>, %off: index, %ptr: i64) -> vector<8xf32> attributes {rock.kernel, rock.arch = "gfx942"} {
+  %x = "rock.global_load"(%mem, %off, %ptr) {page_size = 256, rock.uniform_page_ptr, operandSegmentSizes = array<i32: 1, 1, 0, 1>} : (memref<1x4x256xf32>, index, i64) -> vector<8xf32>
+  return %x : vector<8xf32>
+}
+
+// -----
+
+// A scalar bf16 load reads 16 bits.
+
+// CHECK-LABEL: func.func @scalar_bf16
+// CHECK: %[[RAW:.*]] = rocdl.raw.ptr.buffer.load %{{.*}}, %{{.*}}, %c0_i32, %c0_i32 : i16
+// CHECK: arith.bitcast %[[RAW]] : i16 to bf16
+func.func @scalar_bf16(%mem: memref<1x4x64xbf16>, %off: index, %valid: i1, %ptr: i64) -> bf16 attributes {rock.kernel, rock.arch = "gfx942"} {
+  %x = "rock.global_load"(%mem, %off, %valid, %ptr) {page_size = 64, operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<1x4x64xbf16>, index, i1, i64) -> bf16
+  return %x : bf16
+}
+
+// -----
+
+// A dense load: the descriptor covers the whole memref (6 x 8 x 4 bytes), the
+// offset is row-major.
+
+// CHECK-LABEL: func.func @dense
+// CHECK-SAME: (%[[Q:.*]]: memref<6x8xf32>, %[[R:.*]]: index, %[[C:.*]]: index, %[[VALID:.*]]: i1)
+// CHECK:      %[[ADDR:.*]] = memref.extract_aligned_pointer_as_index %[[Q]]
+// CHECK:      %[[ADDR64:.*]] = arith.index_cast %[[ADDR]] : index to i64
+// CHECK:      %[[ROW:.*]] = arith.muli %[[R]], %c8
+// CHECK:      %[[LINEAR:.*]] = arith.addi %[[ROW]], %[[C]]
+// CHECK:      %[[BASE:.*]] = llvm.inttoptr %[[ADDR64]]
+// CHECK:      rocdl.make.buffer.rsrc %[[BASE]], %{{.*}}, %c192_i64
+// CHECK:      arith.muli %[[LINEAR]], %c4
+// CHECK:      arith.select %[[VALID]], %{{.*}}, %c192_i32
+// CHECK:      rocdl.raw.ptr.buffer.load {{.*}} : vector<2xi32>
+func.func @dense(%q: memref<6x8xf32>, %r: index, %c: index, %valid: i1) -> vector<2xf32> attributes {rock.kernel, rock.arch = "gfx942"} {
+  %x = "rock.global_load"(%q, %r, %c, %valid) {operandSegmentSizes = array<i32: 1, 2, 1, 0>} : (memref<6x8xf32>, index, index, i1) -> vector<2xf32>
+  return %x : vector<2xf32>
+}
