@@ -1,0 +1,15 @@
+// RUN: pagedir-opt %s --rock-to-gpu --split-input-file --verify-diagnostics
+
+// expected-error @+1 {{'func.func' op kernel needs the rock.grid_size attribute to become a gpu.func}}
+func.func @no_grid() attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op kernel still uses a rock.deref view; run rock-buffer-load first}}
+func.func @deref_in_use(%table: memref<1x2x1xi64>, %off: index, %ptr: i64) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  %pages = "rock.deref"(%table) : (memref<1x2x1xi64>) -> memref<1x2x64xf16>
+  %x = "rock.global_load"(%pages, %off, %ptr) {page_size = 64, operandSegmentSizes = array<i32: 1, 1, 0, 1>} : (memref<1x2x64xf16>, index, i64) -> f16
+  return
+}

@@ -1,0 +1,42 @@
+// RUN: pagedir-opt %s --rock-to-gpu | FileCheck %s
+
+// The kernel keeps its arguments; LDS buffers become workgroup attributions,
+// registers private ones; ids, barriers and returns become gpu ops; liveness
+// markers and the unused deref view disappear.
+
+// CHECK: module attributes {gpu.container_module}
+// CHECK: gpu.module @copy_module {
+// CHECK: gpu.func @copy(%[[TABLE:.*]]: memref<2x4x1xi64>, %[[OUT:.*]]: memref<64xf32>)
+// CHECK-SAME: workgroup(%[[LDS:.*]] : memref<256xi8, #gpu.address_space<workgroup>>)
+// CHECK-SAME: private(%[[REGS:.*]] : memref<1x4xf32, #gpu.address_space<private>>)
+// CHECK-SAME: kernel
+// CHECK-SAME: known_block_size = array<i32: 64, 1, 1>, known_grid_size = array<i32: 2, 1, 1>
+// CHECK-SAME: rock.arch = "gfx942", rock.block_size = 64 : i64, rock.check = "copy_kv", rock.grid_size = 2 : i64
+// CHECK-NOT: rock.kernel
+// CHECK:   %[[VIEW:.*]] = memref.view %[[LDS]]
+// CHECK:   %[[TID:.*]] = gpu.thread_id x
+// CHECK:   %[[BID:.*]] = gpu.block_id x
+// CHECK:   memref.store %{{.*}}, %[[VIEW]][%[[TID]]]
+// CHECK:   gpu.barrier
+// CHECK:   memref.load %[[REGS]]
+// CHECK:   memref.store %{{.*}}, %[[OUT]][%[[BID]]]
+// CHECK:   gpu.return
+// CHECK-NOT: rock.
+// CHECK-NOT: func.func
+func.func @copy(%table: memref<2x4x1xi64>, %out: memref<64xf32>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 2 : i64, rock.check = "copy_kv"} {
+  %pages = "rock.deref"(%table) : (memref<2x4x1xi64>) -> memref<2x4x16xf32>
+  %lds = "rock.alloc"() : () -> memref<256xi8, #gpu.address_space<workgroup>>
+  %regs = "rock.alloc"() : () -> memref<1x4xf32, #gpu.address_space<private>>
+  %c0 = arith.constant 0 : index
+  %view = memref.view %lds[%c0][] : memref<256xi8, #gpu.address_space<workgroup>> to memref<64xf32, #gpu.address_space<workgroup>>
+  %tid = "rock.workitem_id"() : () -> index
+  %bid = "rock.workgroup_id"() : () -> index
+  %one = arith.constant 1.0 : f32
+  "rock.live_in"(%lds) : (memref<256xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %one, %view[%tid] : memref<64xf32, #gpu.address_space<workgroup>>
+  "rock.lds_barrier"() : () -> ()
+  "rock.live_out"(%lds) : (memref<256xi8, #gpu.address_space<workgroup>>) -> ()
+  %x = memref.load %regs[%c0, %c0] : memref<1x4xf32, #gpu.address_space<private>>
+  memref.store %x, %out[%bid] : memref<64xf32>
+  return
+}
