@@ -9,5 +9,5 @@
 // MALFORMED-NOT: Traceback
 // MISSING: pagedir-opt: error: could not open input file '{{.*}}does-not-exist.mlir': No such file or directory
 // BINARY: pagedir-opt: error: input '<stdin>' is not UTF-8 text (invalid byte at offset 0)
-// STDIN: <stdin>:1:15: error:
+// STDIN: <stdin>:1:14: error: expected non-function type
 // FLAG: pagedir-opt: error: unrecognized arguments: --bogus-flag
