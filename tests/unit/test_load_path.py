@@ -1,0 +1,98 @@
+"""The paged load path end to end: copy-kv through rock-blockwise-load .. rock-to-gpu to ISA."""
+
+from __future__ import annotations
+
+import argparse
+
+import mlir.ir as ir
+import pytest
+from mlir.passmanager import PassManager
+
+from pagedir.backend import generate, kernel_reports
+from pagedir.context import make_context
+from pagedir.gen import copy_kv
+from pagedir.passes import add_pass
+from pagedir.pipelines import add_backend_pipeline
+
+LOAD_PASSES = ("rock-blockwise-load", "rock-threadwise-lowering", "rock-buffer-load", "rock-to-gpu")
+
+
+def copy_kv_args(**overrides) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    copy_kv.add_arguments(parser)
+    args = parser.parse_args([])
+    defaults = dict(batch=1, num_heads_kv=2, seq_len=64, head_dim=64, page_size=16, tile_tokens=16)
+    for key, value in {**defaults, **overrides}.items():
+        setattr(args, key, value)
+    return args
+
+
+def lower(text: str, passes=LOAD_PASSES) -> ir.Module:
+    module = ir.Module.parse(text)
+    pm = PassManager("builtin.module")
+    for argument in passes:
+        add_pass(pm, argument)
+    pm.run(module.operation)
+    return module
+
+
+def compile_report(chip: str, **overrides):
+    with make_context():
+        module = lower(copy_kv.generate(copy_kv_args(arch=chip, **overrides)))
+        pm = PassManager("builtin.module")
+        add_backend_pipeline(pm, chip)
+        pm.run(module.operation)
+        result = generate(module.operation, chip, emit="asm")
+    (report,) = kernel_reports(result.asm, chip)
+    return report, result.asm
+
+
+@pytest.mark.parametrize("layout", ["k", "v"])
+def test_gfx942_f16_reads_pages_with_16_byte_buffer_loads_without_waterfall(layout: str) -> None:
+    report, asm = compile_report("gfx942", layout=layout, dtype="f16")
+    assert report.buffer_loads == {"dwordx4": 1}
+    assert report.waterfall_buffer_loads == 0
+    assert "v_readfirstlane_b32" in asm  # the page pointer, taken once per wave
+
+
+def test_gfx942_f32_tile_rows_are_16_byte_loads() -> None:
+    report, _ = compile_report("gfx942", layout="v", dtype="f32", head_dim=32)
+    assert set(report.buffer_loads) == {"dwordx4"}
+    assert report.waterfall_buffer_loads == 0
+
+
+def test_pages_smaller_than_a_wave_fall_back_to_per_lane_descriptors() -> None:
+    # 64 lanes x 8 halves = 8 tokens of 64 per wave, pages of 4 tokens: lanes of a
+    # wave read two pages, no single descriptor serves them, LLVM loops over pages.
+    report, _ = compile_report("gfx942", layout="k", dtype="f16", page_size=4)
+    assert report.buffer_loads == {"dwordx4": 1}
+    assert report.waterfall_buffer_loads == 1
+
+
+def test_gfx1100_uses_rdna_descriptor_flags() -> None:
+    with make_context():
+        args = copy_kv_args(arch="gfx1100", dtype="f16")
+        module = lower(copy_kv.generate(args), LOAD_PASSES[:3])
+        assert "arith.constant 822243328 : i32" in str(module)
+        assert "159744" not in str(module)
+    report, asm = compile_report("gfx1100", dtype="f16")
+    assert "buffer_load_b128" in asm
+    assert report.waterfall_buffer_loads == 0
+
+
+def test_unsupported_page_size_is_a_located_error() -> None:
+    # Pages of 100 halves cannot hold whole 8-half vectors.
+    text = """
+    func.func @k(%pages: memref<1x8x100xf16>, %ptrs: memref<2xi64, #gpu.address_space<workgroup>>, %first: index)
+        attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+      %c0 = arith.constant 0 : index
+      %regs = "rock.alloc"() : () -> memref<1x8xf16, #gpu.address_space<private>>
+      "rock.threadwise_read_into"(%pages, %regs, %c0, %ptrs, %first) {map = affine_map<(b, n, d) -> (b, n * 64 + d)>,
+        block_size = 64, tile_shape = array<i64: 2, 64>, vector_dim = 1, vector_len = 8, page_size = 100,
+        num_pages_per_batch = 8, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
+        : (memref<1x8x100xf16>, memref<1x8xf16, #gpu.address_space<private>>, index, memref<2xi64, #gpu.address_space<workgroup>>, index) -> ()
+      return
+    }"""
+    with make_context():
+        with pytest.raises(ir.MLIRError, match="page size 100 is not a multiple of the vector width 8"):
+            lower(text, ["rock-threadwise-lowering"])
