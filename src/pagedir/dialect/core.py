@@ -425,7 +425,13 @@ def _as_value(value: Any) -> ir.Value:
 
 def render_markdown(namespace: str, ops: Sequence[type[OpDef]]) -> str:
     """The dialect's reference page, generated from the declarations."""
-    out = [f"# The `{namespace}` dialect", "", "Generated from the op declarations in `pagedir.dialect`.", ""]
+    out = [
+        f"# The `{namespace}` dialect",
+        "",
+        "Generated from the op declarations in `pagedir.dialect`; regenerate with",
+        f"`pagedir-opt --show-dialect {namespace} > docs/{namespace}.md`.",
+        "",
+    ]
     out.append("IRDL prints these ops in generic form; attributes are in `{...}`. Ops with optional or")
     out.append("variadic operands carry `operandSegmentSizes`.")
     out.append("")
@@ -456,6 +462,10 @@ def render_markdown(namespace: str, ops: Sequence[type[OpDef]]) -> str:
             for a in op.attributes:
                 default = "" if a.default is None else f"`{a.default}`"
                 out.append(f"| `{a.name}` | {a.kind.description} | {'yes' if a.required else 'no'} | {default} | {a.doc} |")
+            out.append("")
+        checks = op.verify.__doc__ if op.verify is not OpDef.verify else None
+        if checks:
+            out.append("Verifier: " + " ".join(checks.split()))
             out.append("")
         if op.regions:
             out.append(f"Regions: {op.regions}.")

@@ -36,6 +36,8 @@ is flattened row-major and cut into the pages.
     example = '%k = "rock.deref"(%k_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>'
 
     def verify(self, op) -> Iterator[str]:
+        """static table `memref<B x P x 1 x i64>`, result `memref<B x P x S x T>` with the
+        same B and P and S > 0."""
         table = op.operation.operands[0].type
         pages = op.operation.results[0].type
         i64 = ir.IntegerType.get_signless(64)
@@ -79,6 +81,10 @@ class AttentionLike(OpDef):
     attributes = common_attributes
 
     def verify(self, op) -> Iterator[str]:
+        """static shapes; q and out `memref<B x Hq x Sq x D x T>` with Hq = `num_heads_q`;
+        Hq % Hkv == 0; T in f16/bf16/f32 for all of q/k/v/out; dense K/V
+        `memref<B x Hkv x Sk x D x T>` or paged K/V holding a whole number of tokens
+        (P*S divisible by Hkv*D); k and v with the same Sk; `seq_lens` `memref<B x i32>`."""
         yield from verify_attention_shapes(op)
 
 

@@ -35,6 +35,7 @@ Liveness is not tied to the alloc: `rock.live_in`/`rock.live_out` mark ranges an
     example = '%b = "rock.alloc"() : () -> memref<1024xi8, #gpu.address_space<workgroup>>'
 
     def verify(self, op) -> Iterator[str]:
+        """static shape, size > 0 bytes, workgroup or private memory space."""
         type_ = op.operation.results[0].type
         if not type_.has_static_shape:
             yield f"requires a static shape, got {type_}"
@@ -56,6 +57,7 @@ class _LivenessMarker(OpDef):
     marker = True
 
     def verify(self, op) -> Iterator[str]:
+        """the operand is the result of a `rock.alloc` in workgroup (LDS) space."""
         buffer = op.operation.operands[0]
         owner = buffer.owner
         if not isinstance(owner, ir.Operation | ir.OpView):
@@ -129,6 +131,9 @@ several hardware loads by `rock-buffer-load`.
     : (memref<1xf16>, index, i1, i64) -> vector<8xf16>"""
 
     def verify(self, op) -> Iterator[str]:
+        """result element type = memref element type; without `page_ptr` one index per memref
+        dimension and no `page_size`; with it exactly one index and a `page_size` that is a
+        positive multiple of the result's vector width."""
         mem, indices, page_ptr = op.mem, op.indices, op.page_ptr
         result_type = op.operation.results[0].type
         element = mem.type.element_type
