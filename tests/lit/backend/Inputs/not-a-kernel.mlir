@@ -1,0 +1,3 @@
+func.func @host(%x: memref<4xf32>) {
+  return
+}

@@ -1,0 +1,36 @@
+// Every --emit kind of pagedir-compile, from the same gfx942 paged-load kernel.
+// RUN: pagedir-compile %S/Inputs/paged-load-gfx942.mlir --arch gfx942 --emit=llvm-dialect -o %t.mlir
+// RUN: FileCheck %s --check-prefix=DIALECT < %t.mlir
+// RUN: pagedir-compile %S/Inputs/paged-load-gfx942.mlir --arch gfx942 --emit=llvm-ir -o %t.ll
+// RUN: FileCheck %s --check-prefix=IR < %t.ll
+// RUN: pagedir-compile %S/Inputs/paged-load-gfx942.mlir --arch gfx942 --emit=asm -o %t.s
+// RUN: FileCheck %s --check-prefix=ASM < %t.s
+// RUN: pagedir-compile %S/Inputs/paged-load-gfx942.mlir --arch gfx942 --emit=obj -o %t.o
+// RUN: %PYTHON -c "import sys; d=open(sys.argv[1],'rb').read(); print('magic', d[:4], 'class', d[4], 'machine', int.from_bytes(d[18:20], 'little'), 'type', int.from_bytes(d[16:18], 'little'))" %t.o | FileCheck %s --check-prefix=OBJ
+// The linked code object comes from ld.lld (a stand-in here, checking it is asked for -shared).
+// RUN: env PAGEDIR_LD_LLD=%S/Inputs/fake-ld-lld.py pagedir-compile %S/Inputs/paged-load-gfx942.mlir --arch gfx942 --emit=hsaco -o %t.hsaco
+// RUN: %PYTHON -c "import sys; d=open(sys.argv[1],'rb').read(); print('magic', d[:4], d.endswith(b'linked-by-fake-ld-lld'))" %t.hsaco | FileCheck %s --check-prefix=HSACO
+// Without ld.lld, --emit=hsaco says how to get one (and nothing else needs it).
+// RUN: env PATH=%t.nowhere not pagedir-compile %S/Inputs/paged-load-gfx942.mlir --arch gfx942 --emit=hsaco -o %t.none 2>&1 | FileCheck %s --check-prefix=NOLLD
+// Standard input and output.
+// RUN: cat %S/Inputs/paged-load-gfx942.mlir | pagedir-compile - --arch gfx942 --emit=asm | FileCheck %s --check-prefix=ASM
+
+// DIALECT: gpu.module @paged_load_module
+// DIALECT: llvm.func @paged_load(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) attributes {{{.*}}rocdl.kernel
+// DIALECT-SAME: rock.wave_size = 64 : i64
+// DIALECT: rocdl.make.buffer.rsrc
+// DIALECT: rocdl.raw.ptr.buffer.load {{.*}} : vector<8xf16>
+
+// IR: target triple = "amdgcn-amd-amdhsa"
+// IR: define amdgpu_kernel void @paged_load(ptr
+// IR: call <8 x half> @llvm.amdgcn.raw.ptr.buffer.load.v8f16
+
+// ASM: .amdgcn_target "amdgcn-amd-amdhsa--gfx942"
+// ASM: buffer_load_dwordx4
+
+// ELF, 64-bit, EM_AMDGPU (224), relocatable (1).
+// OBJ: magic b'\x7fELF' class 2 machine 224 type 1
+
+// HSACO: magic b'\x7fELF' True
+
+// NOLLD: error: --emit=hsaco needs ld.lld to link the code object, and none is on PATH

@@ -1,0 +1,34 @@
+// User errors of pagedir-compile: a message (located when it concerns the IR), exit code 1, no traceback.
+
+// RUN: not pagedir-compile %S/Inputs/paged-load-gfx942.mlir --arch gfx999 -o %t 2>&1 | FileCheck %s --check-prefix=CHIP
+// CHIP: error: unknown chip 'gfx999'; known chips: {{.*}}gfx90a, gfx942, gfx950, {{.*}}gfx1100, {{.*}}gfx1201
+// CHIP-NOT: Traceback
+
+// RUN: not pagedir-compile %S/Inputs/paged-load-gfx942.mlir -o %t 2>&1 | FileCheck %s --check-prefix=NOARCH
+// NOARCH: error: no --arch given and no kernel has a rock.arch attribute; known chips:
+
+// RUN: not pagedir-compile %S/Inputs/not-a-kernel.mlir --arch gfx942 -o %t 2>&1 | FileCheck %s --check-prefix=NOKERNEL
+// NOKERNEL: not-a-kernel.mlir:1:1: error: input has no GPU kernel: expected a func.func with rock.kernel or a gpu.module holding a gpu.func kernel
+
+// RUN: env PAGEDIR_MLIR_TRANSLATE=/nonexistent not pagedir-compile %S/Inputs/paged-load-gfx942.mlir --arch gfx942 -o %t 2>&1 | FileCheck %s --check-prefix=TRANSLATE
+// TRANSLATE: error: PAGEDIR_MLIR_TRANSLATE=/nonexistent is not an executable mlir-translate
+// TRANSLATE-NOT: Traceback
+
+// A kernel tiled for 64-lane waves cannot run on wave32 gfx1100; the error points at the kernel.
+// RUN: not pagedir-compile %S/Inputs/wave64-kernel.mlir --arch gfx1100 -o %t 2>&1 | FileCheck %s --check-prefix=WAVE
+// WAVE: wave64-kernel.mlir:3:5: error: gpu.func @tiled assumes rock.wave_size = 64 but gfx1100 runs waves of 32 lanes
+// RUN: pagedir-compile %S/Inputs/wave64-kernel.mlir --arch gfx942 -o %t
+
+// A kernel built for one chip is not compiled for another.
+// RUN: sed 's/rock.wave_size = 64/rock.arch = "amdgcn-amd-amdhsa:gfx942"/' %S/Inputs/wave64-kernel.mlir > %t.arch.mlir
+// RUN: not pagedir-compile %t.arch.mlir --arch gfx950 -o %t 2>&1 | FileCheck %s --check-prefix=ARCH
+// ARCH: arch.mlir:3:5: error: gpu.func @tiled was built for gfx942 (rock.arch) but is compiled for gfx950
+// Without --arch the kernel's own rock.arch is used.
+// RUN: pagedir-compile %t.arch.mlir -o - | FileCheck %s --check-prefix=OWNARCH
+// OWNARCH: .amdgcn_target "amdgcn-amd-amdhsa--gfx942"
+
+// RUN: not pagedir-compile %t.does-not-exist.mlir --arch gfx942 2>&1 | FileCheck %s --check-prefix=NOFILE
+// NOFILE: error: could not open input file '{{.*}}does-not-exist.mlir': No such file or directory
+
+// RUN: echo "gpu.module @m {" | not pagedir-compile - --arch gfx942 2>&1 | FileCheck %s --check-prefix=PARSE
+// PARSE: <stdin>:{{[0-9]+}}:{{[0-9]+}}: error:
