@@ -96,3 +96,37 @@ def test_unsupported_page_size_is_a_located_error() -> None:
     with make_context():
         with pytest.raises(ir.MLIRError, match="page size 100 is not a multiple of the vector width 8"):
             lower(text, ["rock-threadwise-lowering"])
+
+
+DENSE_COPY = """
+func.func @dense_copy(%q: memref<64x64xf16>, %out: memref<64x64xf16>)
+    attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 4 : i64} {
+  %i = "rock.workgroup_id"() : () -> index
+  %raw = "rock.alloc"() : () -> memref<2048xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %tile = memref.view %raw[%c0][] : memref<2048xi8, #gpu.address_space<workgroup>> to memref<16x64xf16, #gpu.address_space<workgroup>>
+  "rock.blockwise_load_tile"(%q, %tile, %i) {map = affine_map<(i, r, c) -> (i * 16 + r, c)>, block_size = 64,
+      operandSegmentSizes = array<i32: 1, 1, 1, 0>} : (memref<64x64xf16>, memref<16x64xf16, #gpu.address_space<workgroup>>, index) -> ()
+  %tid = "rock.workitem_id"() : () -> index
+  %c16 = arith.constant 16 : index
+  %c1 = arith.constant 1 : index
+  scf.for %r = %c0 to %c16 step %c1 {
+    %x = memref.load %tile[%r, %tid] : memref<16x64xf16, #gpu.address_space<workgroup>>
+    %row = affine.apply affine_map<(i, r) -> (i * 16 + r)>(%i, %r)
+    memref.store %x, %out[%row, %tid] : memref<64x64xf16>
+  }
+  return
+}
+"""
+
+
+def test_dense_tile_reads_through_one_uniform_descriptor() -> None:
+    with make_context():
+        module = lower(DENSE_COPY)
+        pm = PassManager("builtin.module")
+        add_backend_pipeline(pm, "gfx942")
+        pm.run(module.operation)
+        result = generate(module.operation, "gfx942", emit="asm")
+    (report,) = kernel_reports(result.asm, "gfx942")
+    assert set(report.buffer_loads) == {"dwordx4"}
+    assert report.waterfall_buffer_loads == 0
