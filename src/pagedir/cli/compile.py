@@ -22,18 +22,16 @@ pagedir is exit code 2 (``PAGEDIR_TRACEBACK=1`` shows the traceback).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import traceback
-from dataclasses import asdict
 
 import mlir.ir as ir
 from mlir.passmanager import PassManager
 
 import pagedir
 from pagedir.arch import UnknownChipError, get_chip, known_chips
-from pagedir.backend import EMIT_KINDS, BackendError, format_table, generate, kernel_reports
+from pagedir.backend import EMIT_KINDS, BackendError, format_table, generate, kernel_reports, to_json
 from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error
 
 
@@ -150,7 +148,7 @@ def compile_file(args: argparse.Namespace) -> int:
         if args.report_table:
             sys.stderr.write(format_table(reports))
         if args.report_json:
-            _write_output(args.report_json, json.dumps({"kernels": [asdict(r) for r in reports]}, indent=2) + "\n")
+            _write_output(args.report_json, to_json(reports))
     return 0
 
 
