@@ -61,11 +61,26 @@ def mutants() -> list[tuple[str, bytes, list[str]]]:
     return cases
 
 
-CASES = mutants()
+def pass_mutants() -> list[tuple[str, bytes, list[str]]]:
+    """Mutants of each pass's lit tests, run through that pass (its argument is the file name)."""
+    rng = random.Random(20240612)
+    files = sorted((ROOT / "tests" / "lit" / "passes").glob("rock-*.mlir"))
+    cases = []
+    for index in range(PASS_CASES if files else 0):
+        seed_file = rng.choice(files)
+        argument = seed_file.stem.removesuffix("-invalid")
+        kind = rng.choice((truncate, flip_bytes, swap_tokens))
+        flags = ["--split-input-file", f"--{argument}"]
+        cases.append((f"{argument}-{kind.__name__}-{index}", kind(rng, seed_file.read_bytes()), flags))
+    return cases
+
+
+PASS_CASES = 120
+CASES = mutants() + pass_mutants()
 
 
 def test_there_are_several_hundred_distinct_mutants():
-    assert len(CASES) >= 300
+    assert len(CASES) >= 3 * CASES_PER_KIND
     assert len({data for _, data, _ in CASES}) > 0.9 * len(CASES)
 
 

@@ -77,3 +77,24 @@ func.func @global_loads(%mem: memref<1xf16>, %off: index, %valid: i1, %ptr: i64,
     : (memref<4x8xf32>, index, index) -> f32
   return
 }
+
+// Tile loads of the load path (L2 blockwise, L3 threadwise), paged source.
+// CHECK-LABEL: func.func @tile_loads
+// CHECK: "rock.blockwise_load_tile"(%{{\w+}}, %{{\w+}}, %{{\w+}}, %{{\w+}}, %{{\w+}})
+// CHECK-SAME: operandSegmentSizes = array<i32: 1, 1, 2, 1>, page_size = 256 : i64
+// CHECK: "rock.threadwise_read_into"(%{{\w+}}, %{{\w+}}, %{{\w+}}, %{{\w+}}, %{{\w+}}, %{{\w+}})
+// CHECK-SAME: num_pages_per_batch = 8 : i64, operandSegmentSizes = array<i32: 1, 1, 2, 1, 1>, page_size = 256 : i64, tile_shape = array<i64: 32, 16>, vector_dim = 1 : i64, vector_len = 8 : i64
+func.func @tile_loads(%table: memref<2x8x1xi64>, %b: index, %t: index) {
+  %pages = "rock.deref"(%table) : (memref<2x8x1xi64>) -> memref<2x8x256xf16>
+  %tile = "rock.alloc"() : () -> memref<32x16xf16, #gpu.address_space<workgroup>>
+  "rock.blockwise_load_tile"(%pages, %tile, %b, %t, %table) {map = affine_map<(b, t, d, n) -> (b, (t * 16 + n) * 32 + d)>,
+      block_size = 64, page_size = 256, operandSegmentSizes = array<i32: 1, 1, 2, 1>}
+    : (memref<2x8x256xf16>, memref<32x16xf16, #gpu.address_space<workgroup>>, index, index, memref<2x8x1xi64>) -> ()
+  %ptrs = "rock.alloc"() : () -> memref<2xi64, #gpu.address_space<workgroup>>
+  %regs = "rock.alloc"() : () -> memref<1x8xf16, #gpu.address_space<private>>
+  "rock.threadwise_read_into"(%pages, %regs, %b, %t, %ptrs, %t) {map = affine_map<(b, t, d, n) -> (b, (t * 16 + n) * 32 + d)>,
+      block_size = 64, tile_shape = array<i64: 32, 16>, vector_dim = 1, vector_len = 8, page_size = 256, num_pages_per_batch = 8,
+      operandSegmentSizes = array<i32: 1, 1, 2, 1, 1>}
+    : (memref<2x8x256xf16>, memref<1x8xf16, #gpu.address_space<private>>, index, index, memref<2xi64, #gpu.address_space<workgroup>>, index) -> ()
+  return
+}
