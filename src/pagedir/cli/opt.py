@@ -317,10 +317,8 @@ def parse_module(text: str, name: str) -> ir.Operation:
     except ir.MLIRError as err:
         if _SINGLE_TOP_LEVEL not in str(err):
             raise
-        # Several (or no) top-level ops: parse them inside a module. The opening
-        # goes on the first line that holds no IR, so no location moves.
-        op = ir.Operation.parse(_wrap_in_module(text), source_name=name)
-        return op
+        # Several (or no) top-level ops: parse them inside a module, as mlir-opt does.
+        return ir.Operation.parse(_wrap_in_module(text), source_name=name)
     if op.name == "builtin.module":
         return op
     wrapper = ir.Module.create(ir.Location.unknown())
@@ -329,15 +327,9 @@ def parse_module(text: str, name: str) -> ir.Operation:
 
 
 def _wrap_in_module(text: str) -> str:
-    lines = text.split("\n")
-    index = 0
-    for number, line in enumerate(lines):
-        if not line.strip() or line.lstrip().startswith("//"):
-            index = number
-            break
-        break  # IR on the first line: only its columns shift
-    lines[index] = "module {" + lines[index]
-    return "\n".join(lines) + "\n}"
+    """``module {`` goes at the very start: only IR on the first line (rare: it is
+    usually a comment or, in a split chunk, padding) sees its columns shift."""
+    return "module {" + text + "\n}"
 
 
 @dataclass
