@@ -80,6 +80,7 @@ class _ArgumentParser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     parser = _ArgumentParser(
         prog="pagedir-opt",
+        allow_abbrev=False,  # a truncated pass flag must be an error, not a silently ignored match
         description="Run pagedir and upstream MLIR passes over .mlir files, like mlir-opt.",
     )
     parser.add_argument("input", nargs="?", default="-", help="input .mlir file, or - for stdin (default)")
