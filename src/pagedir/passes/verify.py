@@ -23,7 +23,11 @@ def verify_rock_ops(root: ir.Operation) -> bool:
         op_def = op_def_of(op)
         if op_def is None:
             return ir.WalkResult.ADVANCE
-        for message in op_def.verify_op(op.opview):
+        try:
+            messages = op_def.verify_op(op.opview)
+        except Exception as err:  # a verifier bug; an exception after emitted errors would abort a pass run
+            messages = [f"internal error in the verifier of '{op.name}': {type(err).__name__}: {err}"]
+        for message in messages:
             op.location.emit_error(message)
             ok = False
         return ir.WalkResult.ADVANCE
