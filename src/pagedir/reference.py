@@ -1,0 +1,293 @@
+"""Reference semantics of paged attention in numpy, and builders of paged caches.
+
+* :func:`attention` is the meaning of ``rock.attention`` (and of every level the
+  kernel pipeline lowers it to): ``out = softmax(scale * Q K^T + mask) V`` with the
+  softmax in float32, GQA, ``seq_lens`` masking and causal masking; a fully masked
+  row gives zeros.
+* :func:`paged_cache` cuts dense K (or V) ``[B, Hkv, Sk, D]`` into pages the way
+  ``rock.deref`` reads them (per batch ``[Hkv, Sk, D]`` row-major, flattened, cut
+  into pages of ``tokens_per_page * D`` elements), uploads the pages to a device
+  memory in shuffled order and returns the ``[B, P, 1]`` table of their i64 device
+  addresses, with null (0) for pages wholly past ``seq_lens``.
+* :func:`from_vllm` turns a vLLM block table (int32 block indices into a KV cache
+  of ``[num_blocks, ...]`` blocks) into such pointer tables.
+
+bf16: numpy has no bfloat16, so bf16 data lives on the device as its uint16 bit
+patterns; :func:`bf16_bits` and :func:`bf16_values` convert at the edges (round to
+nearest even, like the hardware's conversion).
+
+This module is a leaf: it uses nothing else of pagedir (the device is anything with
+``upload(array) -> obj`` where ``obj.address`` is an int).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+# ----------------------------------------------------------------------------
+# bf16 as uint16 bit patterns
+
+
+def bf16_bits(values: Any) -> np.ndarray:
+    """float values -> uint16 bf16 bit patterns (round to nearest even; NaN stays NaN)."""
+    array = np.asarray(values)
+    if array.dtype == np.uint16:
+        return array
+    if array.dtype.name == "bfloat16":  # ml_dtypes arrays, when that package is present
+        return array.view(np.uint16)
+    bits = np.ascontiguousarray(array, dtype=np.float32).view(np.uint32)
+    rounding = ((bits >> 16) & 1) + np.uint32(0x7FFF)
+    rounded = ((bits + rounding) >> 16).astype(np.uint16)
+    nan = np.isnan(array.astype(np.float32))
+    return np.where(nan, np.uint16(0x7FC0), rounded).astype(np.uint16)
+
+
+def bf16_values(bits: Any) -> np.ndarray:
+    """uint16 bf16 bit patterns -> float32 values (exact)."""
+    array = np.asarray(bits)
+    if array.dtype.name == "bfloat16":
+        array = array.view(np.uint16)
+    return (array.astype(np.uint32) << 16).view(np.float32)
+
+
+def round_bf16(values: Any) -> np.ndarray:
+    """float32 values rounded to the nearest bf16 value (still float32)."""
+    return bf16_values(bf16_bits(values))
+
+
+def as_float32(array: Any) -> np.ndarray:
+    """Any float array (f16, f32, ml_dtypes bf16) as float32."""
+    array = np.asarray(array)
+    if array.dtype.name == "bfloat16":
+        return bf16_values(array)
+    return array.astype(np.float32)
+
+
+# ----------------------------------------------------------------------------
+# Attention
+
+
+def attention(
+    q: Any,
+    k: Any,
+    v: Any,
+    *,
+    seq_lens: Any = None,
+    causal: bool = False,
+    scale: float | None = None,
+) -> np.ndarray:
+    """Paged-attention semantics on dense tensors: q ``[B, Hq, Sq, D]``, k/v ``[B, Hkv, Sk, D]``.
+
+    q head ``h`` uses kv head ``h // (Hq // Hkv)``. Keys at positions ``>= seq_lens[b]``
+    are masked; with ``causal`` query ``i`` sees keys ``j <= i + seq_lens[b] - Sq``
+    (``seq_lens[b] = Sk`` when not given). ``scale`` defaults to ``1/sqrt(D)``.
+    Computed in float32; a row with every key masked gives zeros. Returns float32
+    ``[B, Hq, Sq, D]``.
+    """
+    q, k, v = as_float32(q), as_float32(k), as_float32(v)
+    batch, heads_q, seq_q, head_dim = q.shape
+    heads_kv, seq_k = k.shape[1], k.shape[2]
+    if heads_q % heads_kv:
+        raise ValueError(f"num_heads_q ({heads_q}) must be a multiple of num_heads_kv ({heads_kv})")
+    group = heads_q // heads_kv
+    scale = np.float32(1.0 / np.sqrt(head_dim) if scale is None else scale)
+    k = np.repeat(k, group, axis=1)
+    v = np.repeat(v, group, axis=1)
+    scores = np.matmul(q, np.swapaxes(k, -1, -2)) * scale  # [B, Hq, Sq, Sk]
+    valid = key_mask(batch, seq_q, seq_k, seq_lens, causal)[:, None]  # [B, 1, Sq, Sk]
+    scores = np.where(valid, scores, -np.inf)
+    row_max = scores.max(axis=-1, keepdims=True)
+    row_max = np.where(np.isfinite(row_max), row_max, 0.0)
+    weights = np.where(valid, np.exp(scores - row_max), 0.0).astype(np.float32)
+    total = weights.sum(axis=-1, keepdims=True)
+    out = np.matmul(weights, v)
+    return np.where(total > 0, out / np.where(total > 0, total, 1.0), 0.0).astype(np.float32)
+
+
+def key_mask(batch: int, seq_q: int, seq_k: int, seq_lens: Any, causal: bool) -> np.ndarray:
+    """``[B, Sq, Sk]`` booleans: query i of batch b may see key j."""
+    lengths = np.full(batch, seq_k, dtype=np.int64) if seq_lens is None else np.asarray(seq_lens, dtype=np.int64)
+    keys = np.arange(seq_k)[None, None, :]
+    queries = np.arange(seq_q)[None, :, None]
+    valid = keys < lengths[:, None, None]
+    if causal:
+        valid = valid & (keys <= queries + lengths[:, None, None] - seq_q)
+    return np.broadcast_to(valid, (batch, seq_q, seq_k))
+
+
+def attention_loops(q: Any, k: Any, v: Any, *, seq_lens: Any = None, causal: bool = False, scale: float | None = None) -> np.ndarray:
+    """The same semantics written as plain loops, one query row at a time (slow; for tests)."""
+    q, k, v = as_float32(q), as_float32(k), as_float32(v)
+    batch, heads_q, seq_q, head_dim = q.shape
+    heads_kv, seq_k = k.shape[1], k.shape[2]
+    group = heads_q // heads_kv
+    scale = 1.0 / np.sqrt(head_dim) if scale is None else scale
+    out = np.zeros(q.shape, dtype=np.float32)
+    for b in range(batch):
+        length = seq_k if seq_lens is None else int(seq_lens[b])
+        for h in range(heads_q):
+            kv = h // group
+            for i in range(seq_q):
+                visible = [j for j in range(seq_k) if j < length and (not causal or j <= i + length - seq_q)]
+                if not visible:
+                    continue
+                scores = [float(np.dot(q[b, h, i], k[b, kv, j])) * scale for j in visible]
+                top = max(scores)
+                weights = [np.exp(s - top) for s in scores]
+                total = sum(weights)
+                for weight, j in zip(weights, visible):
+                    out[b, h, i] += (weight / total) * v[b, kv, j]
+    return out
+
+
+# ----------------------------------------------------------------------------
+# Paged caches
+
+
+@dataclass
+class PagedCache:
+    """A paged K or V cache on a device: the table and the pages it points at."""
+
+    #: ``[B, P, 1]`` int64 device addresses (0 = null page).
+    table: np.ndarray
+    #: Elements per page (the ``S`` of ``rock.deref``'s ``memref<B x P x S x T>``).
+    page_size: int
+    #: Device arrays of the pages (keep them alive as long as the table is used).
+    pages: list[Any] = field(default_factory=list)
+
+
+def null_pages(batch_flat_tokens: np.ndarray, seq_lens: Any, page_size: int) -> np.ndarray:
+    """``[B, P]`` booleans: page p of batch b holds only tokens at positions >= seq_lens[b]."""
+    tokens = batch_flat_tokens.reshape(-1, page_size)  # [P, S] token position of each element
+    first_token = tokens.min(axis=1)
+    lengths = np.asarray(seq_lens, dtype=np.int64)
+    return first_token[None, :] >= lengths[:, None]
+
+
+def paged_cache(
+    device: Any,
+    dense: Any,
+    tokens_per_page: int | None = None,
+    *,
+    page_size: int | None = None,
+    seq_lens: Any = None,
+    rng: np.random.Generator | None = None,
+    dtype: Any = None,
+) -> PagedCache:
+    """Upload dense K or V ``[B, Hkv, Sk, D]`` as shuffled pages; returns the pointer table.
+
+    Give the page size in tokens (``tokens_per_page``: pages of ``tokens * D``
+    elements) or in elements (``page_size``, as in the IR). Per batch the cache
+    ``[Hkv, Sk, D]`` is flattened row-major and cut into ``P = Hkv*Sk*D / S`` pages.
+    Pages are uploaded in a random order (``rng``), so consecutive pages live at
+    unrelated addresses; pages wholly past ``seq_lens`` are not uploaded and get a
+    null pointer. ``dtype`` is the element type stored on the device (numpy dtype,
+    or ``"bf16"`` for uint16 bit patterns); default: the array's own.
+    """
+    dense = np.asarray(dense)
+    batch, heads_kv, seq_k, head_dim = dense.shape
+    if page_size is None:
+        if tokens_per_page is None:
+            raise ValueError("give tokens_per_page or page_size")
+        page_size = tokens_per_page * head_dim
+    per_batch = heads_kv * seq_k * head_dim
+    if page_size <= 0 or per_batch % page_size:
+        raise ValueError(f"{per_batch} elements per batch are not a whole number of {page_size}-element pages")
+    stored = to_device_dtype(dense, dtype)
+    num_pages = per_batch // page_size
+    flat = stored.reshape(batch, num_pages, page_size)
+    token_of = (np.arange(per_batch) // head_dim) % seq_k
+    null = np.zeros((batch, num_pages), dtype=bool)
+    if seq_lens is not None:
+        null = null_pages(token_of, seq_lens, page_size)
+    rng = rng if rng is not None else np.random.default_rng(0)
+    table = np.zeros((batch, num_pages, 1), dtype=np.int64)
+    pages = []
+    for slot in rng.permutation(batch * num_pages):
+        b, p = divmod(int(slot), num_pages)
+        if null[b, p]:
+            continue
+        page = device.upload(np.ascontiguousarray(flat[b, p]))
+        pages.append(page)
+        table[b, p, 0] = page.address
+    return PagedCache(table=table, page_size=page_size, pages=pages)
+
+
+def to_device_dtype(array: np.ndarray, dtype: Any) -> np.ndarray:
+    """``array`` converted to the element type stored on the device (``"bf16"``: uint16 bits)."""
+    if dtype is None:
+        return array.view(np.uint16) if array.dtype.name == "bfloat16" else array
+    if isinstance(dtype, str) and dtype == "bf16":
+        return bf16_bits(array)
+    return np.asarray(array).astype(dtype)
+
+
+VLLM_LAYOUTS = ("vllm", "nhd", "hnd")
+
+
+def vllm_dense(cache: Any, block_table: Any, *, kind: str, layout: str = "nhd", num_tokens: int | None = None) -> np.ndarray:
+    """Gather a vLLM cache through its block table into dense ``[B, Hkv, Sk, D]`` (``Sk`` = blocks x block size).
+
+    Layouts of ``cache`` (``[num_blocks, ...]``):
+
+    * ``"nhd"``: ``[num_blocks, block_size, Hkv, D]`` (flash-attention layout), K and V alike;
+    * ``"hnd"``: ``[num_blocks, Hkv, block_size, D]``;
+    * ``"vllm"``: the original paged-attention kernels' layout, K ``[num_blocks, Hkv, D/x, block_size, x]``
+      and V ``[num_blocks, Hkv, D, block_size]`` (``kind`` says which).
+
+    Block indices < 0 (unused slots) give zeros.
+    """
+    cache = np.asarray(cache)
+    table = np.asarray(block_table, dtype=np.int64)
+    if layout == "nhd":
+        blocks = np.transpose(cache, (0, 2, 1, 3))  # -> [n, Hkv, bs, D]
+    elif layout == "hnd":
+        blocks = cache
+    elif layout == "vllm" and kind == "k":
+        n, heads, d_outer, block_size, x = cache.shape
+        blocks = np.transpose(cache, (0, 1, 3, 2, 4)).reshape(n, heads, block_size, d_outer * x)
+    elif layout == "vllm" and kind == "v":
+        blocks = np.transpose(cache, (0, 1, 3, 2))
+    else:
+        raise ValueError(f"unknown vLLM layout {layout!r} (known: {', '.join(VLLM_LAYOUTS)}) or kind {kind!r}")
+    _, heads_kv, block_size, head_dim = blocks.shape
+    batch, max_blocks = table.shape
+    gathered = blocks[np.clip(table, 0, None)]  # [B, max_blocks, Hkv, bs, D]
+    gathered = np.where((table >= 0)[:, :, None, None, None], gathered, 0)
+    dense = np.transpose(gathered, (0, 2, 1, 3, 4)).reshape(batch, heads_kv, max_blocks * block_size, head_dim)
+    if num_tokens is not None:
+        dense = dense[:, :, :num_tokens]
+    return np.ascontiguousarray(dense)
+
+
+def from_vllm(
+    device: Any,
+    key_cache: Any,
+    value_cache: Any,
+    block_table: Any,
+    seq_lens: Any,
+    *,
+    layout: str = "nhd",
+    tokens_per_page: int | None = None,
+    rng: np.random.Generator | None = None,
+    dtype: Any = None,
+) -> tuple[PagedCache, PagedCache]:
+    """K and V pointer tables for ``rock.attention`` from a vLLM block table.
+
+    A vLLM block holds one slice of tokens of *all* KV heads, while a pagedir page
+    holds consecutive elements of the per-batch ``[Hkv, Sk, D]`` cache, so the data
+    is regathered (``vllm_dense``) and uploaded as new pages of ``tokens_per_page``
+    tokens (default: vLLM's block size); pages wholly past ``seq_lens`` are null.
+    ``Sk`` is ``max_blocks * block_size``.
+    """
+    dense_k = vllm_dense(key_cache, block_table, kind="k", layout=layout)
+    dense_v = vllm_dense(value_cache, block_table, kind="v", layout=layout)
+    block_size = dense_k.shape[2] // np.asarray(block_table).shape[1]
+    tokens = tokens_per_page or block_size
+    rng = rng if rng is not None else np.random.default_rng(0)
+    k = paged_cache(device, dense_k, tokens, seq_lens=seq_lens, rng=rng, dtype=dtype)
+    v = paged_cache(device, dense_v, tokens, seq_lens=seq_lens, rng=rng, dtype=dtype)
+    return k, v
