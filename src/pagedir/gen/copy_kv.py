@@ -153,7 +153,7 @@ def kernel_shapes(func_op) -> dict[str, object]:
 
 def reference(dense: np.ndarray, seq_lens: np.ndarray | None, null_tokens: np.ndarray) -> np.ndarray:
     """out[b, h, s, :] = dense[b, h, s, :], zero past seq_lens[b] and where the page is null."""
-    batch, _, seq_len, _ = dense.shape
+    seq_len = dense.shape[2]
     expected = dense.copy()
     expected[null_tokens] = 0
     if seq_lens is not None:
@@ -169,35 +169,57 @@ def check_case(func_op, rng: np.random.Generator, device):
     shape = kernel_shapes(func_op)
     b, h, s, d = shape["batch"], shape["heads"], shape["seq_len"], shape["head_dim"]
     pages, page = shape["pages"], shape["page"]
-    dtype = numpy_dtype(shape["dtype"])
-    dense = rng.standard_normal((b, h, s, d)).astype(np.float32).astype(dtype)
+    dense = rounded(rng.standard_normal((b, h, s, d)).astype(np.float32), shape["dtype"])
     seq_lens = rng.integers(1, s + 1, size=b).astype(np.int32) if shape["seq_lens"] else None
-    flat = dense.reshape(b, pages, page)
     # A page is unused when every token it holds is past the sequence: its pointer is null.
-    token_of = (np.arange(pages * page) // d % s).reshape(pages, page)
+    lowest_token = (np.arange(pages * page) // d % s).reshape(pages, page).min(axis=1)
     null = np.zeros((b, pages), dtype=bool)
     if seq_lens is not None:
-        null = (token_of.min(axis=1)[None, :] >= seq_lens[:, None])
-    table = np.zeros((b, pages, 1), dtype=np.int64)
-    order = rng.permutation(b * pages)  # pages live at unrelated addresses
-    keep = []
-    for slot in order:
-        batch, index = divmod(int(slot), pages)
-        if null[batch, index]:
-            continue
-        buffer = device.upload(np.ascontiguousarray(flat[batch, index]))
-        keep.append(buffer)
-        table[batch, index, 0] = buffer.address
-    null_tokens = np.repeat(null, page, axis=1).reshape(b, h, s, d)
-    expected = reference(dense.astype(np.float32), seq_lens, null_tokens)
-    out = np.full((b, h, s, d), np.nan, dtype=np.float32).astype(dtype)
+        null = lowest_token[None, :] >= seq_lens[:, None]
+    table, kept = scatter_pages(dense.reshape(b, pages, page), null, shape["dtype"], rng, device)
+    expected = reference(dense, seq_lens, np.repeat(null, page, axis=1).reshape(b, h, s, d))
+    out = np.zeros((b, h, s, d), dtype=np.float32)
     args = [table] + ([seq_lens] if seq_lens is not None else []) + [out]
-    return CheckCase(args=args, expected={len(args) - 1: expected}, keep_alive=keep)
+    return CheckCase(args=args, expected={len(args) - 1: expected}, keep_alive=kept)
 
 
-def numpy_dtype(name: str):
-    if name == "bf16":
-        import ml_dtypes
+def scatter_pages(pages: np.ndarray, null: np.ndarray, dtype: str, rng: np.random.Generator, device):
+    """Upload each non-null page [b, p] on its own, in a random order; (page table of addresses, buffers)."""
+    batch, count, _ = pages.shape
+    table = np.zeros((batch, count, 1), dtype=np.int64)
+    kept = []
+    for slot in rng.permutation(batch * count):
+        b, p = divmod(int(slot), count)
+        if null[b, p]:
+            continue
+        buffer = device.upload(storage(pages[b, p], dtype))
+        kept.append(buffer)
+        table[b, p, 0] = buffer.address
+    return table, kept
 
-        return ml_dtypes.bfloat16
-    return {"f16": np.float16, "f32": np.float32}[name]
+
+def rounded(values: np.ndarray, dtype: str) -> np.ndarray:
+    """f32 values rounded to ``dtype`` (still f32)."""
+    if dtype == "f16":
+        return values.astype(np.float16).astype(np.float32)
+    if dtype == "bf16":
+        return bf16_values(bf16_bits(values))
+    return values.astype(np.float32)
+
+
+def storage(values: np.ndarray, dtype: str) -> np.ndarray:
+    """How ``dtype`` elements lie in memory: f16/f32 arrays, bf16 as uint16 bit patterns."""
+    if dtype == "bf16":
+        return bf16_bits(values)
+    return np.ascontiguousarray(values.astype(np.float16 if dtype == "f16" else np.float32))
+
+
+def bf16_bits(values: np.ndarray) -> np.ndarray:
+    """Round f32 to the nearest bf16 (ties to even); the upper 16 bits."""
+    bits = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
+    rounding = ((bits >> 16) & 1) + 0x7FFF
+    return ((bits + rounding) >> 16).astype(np.uint16)
+
+
+def bf16_values(bits: np.ndarray) -> np.ndarray:
+    return (np.asarray(bits, dtype=np.uint32) << 16).view(np.float32)
