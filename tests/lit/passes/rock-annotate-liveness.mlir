@@ -1,0 +1,295 @@
+// RUN: pagedir-opt %s --rock-annotate-liveness --split-input-file | FileCheck %s
+// Running the pass twice gives the same annotations (old ones are replaced).
+// RUN: pagedir-opt %s --rock-annotate-liveness --rock-annotate-liveness --split-input-file | FileCheck %s
+
+// Two ranges open together, a third after both closed: each live_in sits right
+// before the first write, each live_out right after the last read.
+// CHECK-LABEL: func.func @two_ranges
+// CHECK: %[[A:.*]] = "rock.alloc"() : () -> memref<1024xi8
+// CHECK: %[[B:.*]] = "rock.alloc"() : () -> memref<1024xi8
+// CHECK: %[[C:.*]] = "rock.alloc"() : () -> memref<2048xi8
+// CHECK: %[[VA:.*]] = memref.view %[[A]]
+// CHECK: %[[VB:.*]] = memref.view %[[B]]
+// CHECK: %[[VC:.*]] = memref.view %[[C]]
+// CHECK-NEXT: "rock.live_in"(%[[A]])
+// CHECK-NEXT: memref.store %{{.*}}, %[[VA]]
+// CHECK-NEXT: "rock.live_in"(%[[B]])
+// CHECK-NEXT: memref.store %{{.*}}, %[[VB]]
+// CHECK-NEXT: memref.load %[[VA]]
+// CHECK-NEXT: "rock.live_out"(%[[A]])
+// CHECK-NEXT: memref.load %[[VB]]
+// CHECK-NEXT: "rock.live_out"(%[[B]])
+// CHECK-NEXT: "rock.live_in"(%[[C]])
+// CHECK-NEXT: memref.store %{{.*}}, %[[VC]]
+// CHECK-NEXT: memref.load %[[VC]]
+// CHECK-NEXT: "rock.live_out"(%[[C]])
+// CHECK-NEXT: return
+func.func @two_ranges(%x: f32, %i: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %c0 = arith.constant 0 : index
+  %a = "rock.alloc"() : () -> memref<1024xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<1024xi8, #gpu.address_space<workgroup>>
+  %c = "rock.alloc"() : () -> memref<2048xi8, #gpu.address_space<workgroup>>
+  %va = memref.view %a[%c0][] : memref<1024xi8, #gpu.address_space<workgroup>> to memref<256xf32, #gpu.address_space<workgroup>>
+  %vb = memref.view %b[%c0][] : memref<1024xi8, #gpu.address_space<workgroup>> to memref<256xf32, #gpu.address_space<workgroup>>
+  %vc = memref.view %c[%c0][] : memref<2048xi8, #gpu.address_space<workgroup>> to memref<512xf32, #gpu.address_space<workgroup>>
+  memref.store %x, %va[%i] : memref<256xf32, #gpu.address_space<workgroup>>
+  memref.store %x, %vb[%i] : memref<256xf32, #gpu.address_space<workgroup>>
+  %1 = memref.load %va[%i] : memref<256xf32, #gpu.address_space<workgroup>>
+  %2 = memref.load %vb[%i] : memref<256xf32, #gpu.address_space<workgroup>>
+  memref.store %1, %vc[%i] : memref<512xf32, #gpu.address_space<workgroup>>
+  %3 = memref.load %vc[%i] : memref<512xf32, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+// An op with no memory effects on buffers (gpu.printf) and a buffer that is never
+// accessed: no annotations at all.
+// CHECK-LABEL: func.func @no_access
+// CHECK-NOT: rock.live_in
+// CHECK-NOT: rock.live_out
+// CHECK: return
+func.func @no_access(%i: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %c0 = arith.constant 0 : index
+  %a = "rock.alloc"() : () -> memref<1024xi8, #gpu.address_space<workgroup>>
+  %va = memref.view %a[%c0][] : memref<1024xi8, #gpu.address_space<workgroup>> to memref<256xf32, #gpu.address_space<workgroup>>
+  gpu.printf "%lld\n", %i : index
+  return
+}
+
+// -----
+
+// Many writes then many reads form one range: from the first write to the last read.
+// CHECK-LABEL: func.func @many_writes_many_reads
+// CHECK: %[[A:.*]] = "rock.alloc"
+// CHECK: %[[V:.*]] = memref.view %[[A]]
+// CHECK-NEXT: "rock.live_in"(%[[A]])
+// CHECK-NEXT: memref.store %{{.*}}, %[[V]][%c0]
+// CHECK-NEXT: memref.store %{{.*}}, %[[V]][%c1]
+// CHECK-NEXT: memref.store %{{.*}}, %[[V]][%c2]
+// CHECK-NEXT: memref.load %[[V]][%c0]
+// CHECK-NEXT: memref.load %[[V]][%c1]
+// CHECK-NEXT: memref.load %[[V]][%c2]
+// CHECK-NEXT: "rock.live_out"(%[[A]])
+// CHECK-NOT: rock.live_
+func.func @many_writes_many_reads(%x: f32) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %v = memref.view %a[%c0][] : memref<64xi8, #gpu.address_space<workgroup>> to memref<16xf32, #gpu.address_space<workgroup>>
+  memref.store %x, %v[%c0] : memref<16xf32, #gpu.address_space<workgroup>>
+  memref.store %x, %v[%c1] : memref<16xf32, #gpu.address_space<workgroup>>
+  memref.store %x, %v[%c2] : memref<16xf32, #gpu.address_space<workgroup>>
+  %1 = memref.load %v[%c0] : memref<16xf32, #gpu.address_space<workgroup>>
+  %2 = memref.load %v[%c1] : memref<16xf32, #gpu.address_space<workgroup>>
+  %3 = memref.load %v[%c2] : memref<16xf32, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+// A write after a read opens a new range of the same buffer: W R W R R gives two ranges.
+// CHECK-LABEL: func.func @repeated_pattern
+// CHECK: %[[A:.*]] = "rock.alloc"
+// CHECK: %[[V:.*]] = memref.view %[[A]]
+// CHECK-NEXT: "rock.live_in"(%[[A]])
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: "rock.live_out"(%[[A]])
+// CHECK-NEXT: "rock.live_in"(%[[A]])
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: "rock.live_out"(%[[A]])
+// CHECK-NEXT: return
+func.func @repeated_pattern(%x: f32, %i: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %c0 = arith.constant 0 : index
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %v = memref.view %a[%c0][] : memref<64xi8, #gpu.address_space<workgroup>> to memref<16xf32, #gpu.address_space<workgroup>>
+  memref.store %x, %v[%i] : memref<16xf32, #gpu.address_space<workgroup>>
+  %1 = memref.load %v[%i] : memref<16xf32, #gpu.address_space<workgroup>>
+  memref.store %1, %v[%i] : memref<16xf32, #gpu.address_space<workgroup>>
+  %2 = memref.load %v[%i] : memref<16xf32, #gpu.address_space<workgroup>>
+  %3 = memref.load %v[%c0] : memref<16xf32, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+// Accesses through a chain of views (view -> subview -> expand_shape ->
+// collapse_shape -> cast) by vector ops count as accesses of the alloc.
+// CHECK-LABEL: func.func @view_chain
+// CHECK: %[[A:.*]] = "rock.alloc"
+// CHECK: %[[CAST:.*]] = memref.cast
+// CHECK-NEXT: "rock.live_in"(%[[A]])
+// CHECK-NEXT: vector.store %{{.*}}, %[[CAST]]
+// CHECK-NEXT: vector.transfer_write
+// CHECK-NEXT: vector.load
+// CHECK-NEXT: vector.transfer_read
+// CHECK-NEXT: "rock.live_out"(%[[A]])
+// CHECK-NEXT: return
+func.func @view_chain(%x: vector<4xf16>, %i: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %c0 = arith.constant 0 : index
+  %f0 = arith.constant 0.0 : f16
+  %a = "rock.alloc"() : () -> memref<512xi8, #gpu.address_space<workgroup>>
+  %v = memref.view %a[%c0][] : memref<512xi8, #gpu.address_space<workgroup>> to memref<16x16xf16, #gpu.address_space<workgroup>>
+  %s = memref.subview %v[0, 0] [8, 16] [1, 1] : memref<16x16xf16, #gpu.address_space<workgroup>> to memref<8x16xf16, strided<[16, 1]>, #gpu.address_space<workgroup>>
+  %e = memref.expand_shape %s [[0], [1, 2]] output_shape [8, 4, 4] : memref<8x16xf16, strided<[16, 1]>, #gpu.address_space<workgroup>> into memref<8x4x4xf16, strided<[16, 4, 1]>, #gpu.address_space<workgroup>>
+  %f = memref.collapse_shape %e [[0, 1], [2]] : memref<8x4x4xf16, strided<[16, 4, 1]>, #gpu.address_space<workgroup>> into memref<32x4xf16, strided<[4, 1]>, #gpu.address_space<workgroup>>
+  %g = memref.cast %f : memref<32x4xf16, strided<[4, 1]>, #gpu.address_space<workgroup>> to memref<32x4xf16, strided<[?, 1]>, #gpu.address_space<workgroup>>
+  vector.store %x, %g[%i, %c0] : memref<32x4xf16, strided<[?, 1]>, #gpu.address_space<workgroup>>, vector<4xf16>
+  vector.transfer_write %x, %e[%i, %c0, %c0] {in_bounds = [true]} : vector<4xf16>, memref<8x4x4xf16, strided<[16, 4, 1]>, #gpu.address_space<workgroup>>
+  %1 = vector.load %v[%i, %c0] : memref<16x16xf16, #gpu.address_space<workgroup>>, vector<4xf16>
+  %2 = vector.transfer_read %s[%i, %c0], %f0 {in_bounds = [true]} : memref<8x16xf16, strided<[16, 1]>, #gpu.address_space<workgroup>>, vector<4xf16>
+  return
+}
+
+// -----
+
+// Inside scf.for (write and read in the same iteration) the markers stay in the
+// loop body; inside scf.if they sit next to the accesses in the branch.
+// CHECK-LABEL: func.func @nested_regions
+// CHECK: %[[A:.*]] = "rock.alloc"
+// CHECK: %[[B:.*]] = "rock.alloc"
+// CHECK: scf.for
+// CHECK-NEXT: "rock.live_in"(%[[A]])
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: "rock.live_out"(%[[A]])
+// CHECK-NEXT: }
+// CHECK: scf.if
+// CHECK-NEXT: "rock.live_in"(%[[B]])
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: }
+// CHECK: memref.load
+// CHECK-NEXT: "rock.live_out"(%[[B]])
+func.func @nested_regions(%x: f32, %i: index, %cond: i1) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %va = memref.view %a[%c0][] : memref<64xi8, #gpu.address_space<workgroup>> to memref<16xf32, #gpu.address_space<workgroup>>
+  %vb = memref.view %b[%c0][] : memref<64xi8, #gpu.address_space<workgroup>> to memref<16xf32, #gpu.address_space<workgroup>>
+  scf.for %k = %c0 to %c4 step %c1 {
+    memref.store %x, %va[%k] : memref<16xf32, #gpu.address_space<workgroup>>
+    %1 = memref.load %va[%i] : memref<16xf32, #gpu.address_space<workgroup>>
+  }
+  scf.if %cond {
+    memref.store %x, %vb[%i] : memref<16xf32, #gpu.address_space<workgroup>>
+  }
+  %2 = memref.load %vb[%i] : memref<16xf32, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+// Written before a loop and read inside it: the data must survive every
+// iteration, so the live_out moves after the loop.
+// CHECK-LABEL: func.func @read_across_iterations
+// CHECK: %[[A:.*]] = "rock.alloc"
+// CHECK: "rock.live_in"(%[[A]])
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: scf.for
+// CHECK-NOT: rock.live_out
+// CHECK: memref.load
+// CHECK-NOT: rock.live_out
+// CHECK: }
+// CHECK-NEXT: "rock.live_out"(%[[A]])
+// CHECK-NEXT: return
+func.func @read_across_iterations(%x: f32, %i: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %va = memref.view %a[%c0][] : memref<64xi8, #gpu.address_space<workgroup>> to memref<16xf32, #gpu.address_space<workgroup>>
+  memref.store %x, %va[%i] : memref<16xf32, #gpu.address_space<workgroup>>
+  scf.for %k = %c0 to %c4 step %c1 {
+    %1 = memref.load %va[%k] : memref<16xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+// Written inside a loop and read after it: the live_in moves before the loop.
+// A loop body that reads the value written before the loop, then rewrites and
+// rereads it, is one range covering the loop (the two overlapping ranges merge).
+// CHECK-LABEL: func.func @write_in_loop_read_after
+// CHECK: %[[A:.*]] = "rock.alloc"
+// CHECK: %[[B:.*]] = "rock.alloc"
+// CHECK: "rock.live_in"(%[[A]])
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: "rock.live_out"(%[[A]])
+// CHECK-NEXT: "rock.live_in"(%[[B]])
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: }
+// CHECK-NEXT: "rock.live_out"(%[[B]])
+// CHECK-NEXT: return
+func.func @write_in_loop_read_after(%x: f32, %i: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %va = memref.view %a[%c0][] : memref<64xi8, #gpu.address_space<workgroup>> to memref<16xf32, #gpu.address_space<workgroup>>
+  %vb = memref.view %b[%c0][] : memref<64xi8, #gpu.address_space<workgroup>> to memref<16xf32, #gpu.address_space<workgroup>>
+  scf.for %k = %c0 to %c4 step %c1 {
+    memref.store %x, %va[%k] : memref<16xf32, #gpu.address_space<workgroup>>
+  }
+  %1 = memref.load %va[%i] : memref<16xf32, #gpu.address_space<workgroup>>
+  memref.store %1, %vb[%i] : memref<16xf32, #gpu.address_space<workgroup>>
+  scf.for %k = %c0 to %c4 step %c1 {
+    %2 = memref.load %vb[%k] : memref<16xf32, #gpu.address_space<workgroup>>
+    memref.store %2, %vb[%k] : memref<16xf32, #gpu.address_space<workgroup>>
+    %3 = memref.load %vb[%k] : memref<16xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+// Rock ops count through their declared effects: rock.threadwise_read_into reads
+// its lds_page_ptrs operand (and writes only its private dest, which is not LDS).
+// CHECK-LABEL: func.func @rock_op_effects
+// CHECK: %[[P:.*]] = "rock.alloc"() : () -> memref<16xi8
+// CHECK: %[[REGS:.*]] = "rock.alloc"() : () -> memref<2x8xf16, #gpu.address_space<private>>
+// CHECK: "rock.live_in"(%[[P]])
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: "rock.threadwise_read_into"
+// CHECK-NEXT: "rock.live_out"(%[[P]])
+// CHECK-NOT: "rock.live_in"(%[[REGS]])
+func.func @rock_op_effects(%pages: memref<2x4x1024xf16>, %b: index, %t: index, %first: index, %ptr: i64) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %raw = "rock.alloc"() : () -> memref<16xi8, #gpu.address_space<workgroup>>
+  %regs = "rock.alloc"() : () -> memref<2x8xf16, #gpu.address_space<private>>
+  %ptrs = memref.view %raw[%c0][] : memref<16xi8, #gpu.address_space<workgroup>> to memref<2xi64, #gpu.address_space<workgroup>>
+  memref.store %ptr, %ptrs[%t] : memref<2xi64, #gpu.address_space<workgroup>>
+  "rock.lds_barrier"() : () -> ()
+  "rock.threadwise_read_into"(%pages, %regs, %b, %t, %ptrs, %first) {map = affine_map<(b, t, n, d) -> (b, (t * 16 + n) * 64 + d)>, block_size = 64, tile_shape = array<i64: 16, 64>, vector_dim = 1, vector_len = 8, page_size = 1024, num_pages_per_batch = 4, operandSegmentSizes = array<i32: 1, 1, 2, 1, 1>} : (memref<2x4x1024xf16>, memref<2x8xf16, #gpu.address_space<private>>, index, index, memref<2xi64, #gpu.address_space<workgroup>>, index) -> ()
+  return
+}
+
+// -----
+
+// Functions without rock.kernel are left alone.
+// CHECK-LABEL: func.func @not_a_kernel
+// CHECK-NOT: rock.live_in
+// CHECK: return
+func.func @not_a_kernel(%x: f32, %i: index) {
+  %c0 = arith.constant 0 : index
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %va = memref.view %a[%c0][] : memref<64xi8, #gpu.address_space<workgroup>> to memref<16xf32, #gpu.address_space<workgroup>>
+  memref.store %x, %va[%i] : memref<16xf32, #gpu.address_space<workgroup>>
+  %1 = memref.load %va[%i] : memref<16xf32, #gpu.address_space<workgroup>>
+  return
+}
