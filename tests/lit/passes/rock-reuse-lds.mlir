@@ -1,0 +1,399 @@
+// RUN: pagedir-opt %s --rock-reuse-lds --split-input-file | FileCheck %s
+// The same plans from unannotated input through both passes:
+// RUN: pagedir-opt %s --rock-annotate-liveness --rock-reuse-lds --split-input-file | FileCheck %s
+
+// A and B overlap, C comes after both: one 2048-byte pool, A at 0, B at 1024 (A
+// comes first among equal sizes), C at 0, and one barrier right before C's first write.
+// CHECK-LABEL: func.func @reuse_two
+// CHECK-NEXT: %[[POOL:.*]] = "rock.alloc"() : () -> memref<2048xi8, #gpu.address_space<workgroup>>
+// CHECK-NOT: "rock.alloc"
+// CHECK: %[[OFF_A:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[A:.*]] = memref.view %[[POOL]][%[[OFF_A]]][] : memref<2048xi8, #gpu.address_space<workgroup>> to memref<1024xi8, #gpu.address_space<workgroup>>
+// CHECK-NEXT: %[[OFF_B:.*]] = arith.constant 1024 : index
+// CHECK-NEXT: %[[B:.*]] = memref.view %[[POOL]][%[[OFF_B]]][] : memref<2048xi8, #gpu.address_space<workgroup>> to memref<1024xi8, #gpu.address_space<workgroup>>
+// CHECK-NEXT: %[[OFF_C:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[C:.*]] = memref.view %[[POOL]][%[[OFF_C]]][] : memref<2048xi8, #gpu.address_space<workgroup>> to memref<2048xi8, #gpu.address_space<workgroup>>
+// CHECK-NOT: rock.live_
+// CHECK-NOT: rock.lds_barrier
+// CHECK: memref.load %[[B]]
+// CHECK-NEXT: "rock.lds_barrier"() : () -> ()
+// CHECK-NEXT: memref.store %{{.*}}, %[[C]]
+// CHECK-NOT: rock.lds_barrier
+// CHECK-NOT: rock.live_
+// CHECK: return
+func.func @reuse_two(%x: i8, %i: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %a = "rock.alloc"() : () -> memref<1024xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<1024xi8, #gpu.address_space<workgroup>>
+  %c = "rock.alloc"() : () -> memref<2048xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%a) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %a[%i] : memref<1024xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%b) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %b[%i] : memref<1024xi8, #gpu.address_space<workgroup>>
+  %1 = memref.load %a[%i] : memref<1024xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%a) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
+  %2 = memref.load %b[%i] : memref<1024xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%b) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
+  "rock.live_in"(%c) : (memref<2048xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %1, %c[%i] : memref<2048xi8, #gpu.address_space<workgroup>>
+  %3 = memref.load %c[%i] : memref<2048xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%c) : (memref<2048xi8, #gpu.address_space<workgroup>>) -> ()
+  return
+}
+
+// -----
+
+// Two disjoint buffers of the same size share one allocation; a barrier separates them.
+// CHECK-LABEL: func.func @samesize
+// CHECK-NEXT: %[[POOL:.*]] = "rock.alloc"() : () -> memref<16384xi8, #gpu.address_space<workgroup>>
+// CHECK-NOT: "rock.alloc"
+// CHECK: %[[OFF_A:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[A:.*]] = memref.view %[[POOL]][%[[OFF_A]]][]
+// CHECK-NEXT: %[[OFF_B:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[B:.*]] = memref.view %[[POOL]][%[[OFF_B]]][]
+// CHECK-NOT: rock.lds_barrier
+// CHECK: memref.load %[[A]]
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: memref.store %{{.*}}, %[[B]]
+// CHECK-NOT: rock.lds_barrier
+// CHECK: return
+func.func @samesize(%x: i8, %i: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %a = "rock.alloc"() : () -> memref<16384xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<16384xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%a) : (memref<16384xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %a[%i] : memref<16384xi8, #gpu.address_space<workgroup>>
+  %1 = memref.load %a[%i] : memref<16384xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%a) : (memref<16384xi8, #gpu.address_space<workgroup>>) -> ()
+  "rock.live_in"(%b) : (memref<16384xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %1, %b[%i] : memref<16384xi8, #gpu.address_space<workgroup>>
+  %2 = memref.load %b[%i] : memref<16384xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%b) : (memref<16384xi8, #gpu.address_space<workgroup>>) -> ()
+  return
+}
+
+// -----
+
+// Two overlapping buffers: two allocations, each view at 0, no barrier.
+// CHECK-LABEL: func.func @noreuse
+// CHECK-NEXT: %[[P0:.*]] = "rock.alloc"() : () -> memref<16384xi8, #gpu.address_space<workgroup>>
+// CHECK-NEXT: %[[P1:.*]] = "rock.alloc"() : () -> memref<16384xi8, #gpu.address_space<workgroup>>
+// CHECK-NEXT: %[[OFF_A:.*]] = arith.constant 0 : index
+// CHECK-NEXT: memref.view %[[P0]][%[[OFF_A]]][]
+// CHECK-NEXT: %[[OFF_B:.*]] = arith.constant 0 : index
+// CHECK-NEXT: memref.view %[[P1]][%[[OFF_B]]][]
+// CHECK-NOT: rock.lds_barrier
+// CHECK: return
+func.func @noreuse(%x: i8, %i: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %a = "rock.alloc"() : () -> memref<16384xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<16384xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%a) : (memref<16384xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %a[%i] : memref<16384xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%b) : (memref<16384xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %b[%i] : memref<16384xi8, #gpu.address_space<workgroup>>
+  %1 = memref.load %a[%i] : memref<16384xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%a) : (memref<16384xi8, #gpu.address_space<workgroup>>) -> ()
+  %2 = memref.load %b[%i] : memref<16384xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%b) : (memref<16384xi8, #gpu.address_space<workgroup>>) -> ()
+  return
+}
+
+// -----
+
+// (A, B) -> C -> (A, B) -> C: one pool, a barrier at each of the three
+// transitions, none between A and B.
+// CHECK-LABEL: func.func @multiple_liveness_ranges
+// CHECK-NEXT: %[[POOL:.*]] = "rock.alloc"() : () -> memref<2048xi8, #gpu.address_space<workgroup>>
+// CHECK-NOT: "rock.alloc"
+// CHECK: arith.constant 0 : index
+// CHECK-NEXT: %[[A:.*]] = memref.view %[[POOL]]
+// CHECK-NEXT: arith.constant 1024 : index
+// CHECK-NEXT: %[[B:.*]] = memref.view %[[POOL]]
+// CHECK-NEXT: arith.constant 0 : index
+// CHECK-NEXT: %[[C:.*]] = memref.view %[[POOL]]
+// CHECK-NEXT: memref.store %{{.*}}, %[[A]]
+// CHECK-NEXT: memref.store %{{.*}}, %[[B]]
+// CHECK-NEXT: memref.load %[[A]]
+// CHECK-NEXT: memref.load %[[B]]
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: memref.store %{{.*}}, %[[C]]
+// CHECK-NEXT: memref.load %[[C]]
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: memref.store %{{.*}}, %[[A]]
+// CHECK-NEXT: memref.store %{{.*}}, %[[B]]
+// CHECK-NEXT: memref.load %[[A]]
+// CHECK-NEXT: memref.load %[[B]]
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: memref.store %{{.*}}, %[[C]]
+// CHECK-NEXT: memref.load %[[C]]
+// CHECK-NEXT: return
+func.func @multiple_liveness_ranges(%x: i8, %i: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %a = "rock.alloc"() : () -> memref<1024xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<1024xi8, #gpu.address_space<workgroup>>
+  %c = "rock.alloc"() : () -> memref<2048xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%a) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %a[%i] : memref<1024xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%b) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %b[%i] : memref<1024xi8, #gpu.address_space<workgroup>>
+  %1 = memref.load %a[%i] : memref<1024xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%a) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
+  %2 = memref.load %b[%i] : memref<1024xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%b) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
+  "rock.live_in"(%c) : (memref<2048xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %1, %c[%i] : memref<2048xi8, #gpu.address_space<workgroup>>
+  %3 = memref.load %c[%i] : memref<2048xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%c) : (memref<2048xi8, #gpu.address_space<workgroup>>) -> ()
+  "rock.live_in"(%a) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %3, %a[%i] : memref<1024xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%b) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %3, %b[%i] : memref<1024xi8, #gpu.address_space<workgroup>>
+  %4 = memref.load %a[%i] : memref<1024xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%a) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
+  %5 = memref.load %b[%i] : memref<1024xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%b) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
+  "rock.live_in"(%c) : (memref<2048xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %4, %c[%i] : memref<2048xi8, #gpu.address_space<workgroup>>
+  %6 = memref.load %c[%i] : memref<2048xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%c) : (memref<2048xi8, #gpu.address_space<workgroup>>) -> ()
+  return
+}
+
+// -----
+
+// An existing barrier between the two occupants already orders them: no new
+// barrier. A new range of the same buffer never gets one either.
+// CHECK-LABEL: func.func @existing_barrier_and_same_buffer
+// CHECK-NEXT: %[[POOL:.*]] = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+// CHECK: %[[A:.*]] = memref.view %[[POOL]]
+// CHECK: %[[B:.*]] = memref.view %[[POOL]]
+// CHECK-NEXT: memref.store %{{.*}}, %[[A]]
+// CHECK-NEXT: memref.load %[[A]]
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: memref.store %{{.*}}, %[[B]]
+// CHECK-NEXT: memref.load %[[B]]
+// CHECK-NEXT: memref.store %{{.*}}, %[[B]]
+// CHECK-NEXT: memref.load %[[B]]
+// CHECK-NEXT: return
+func.func @existing_barrier_and_same_buffer(%x: i8, %i: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  %1 = memref.load %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  "rock.lds_barrier"() : () -> ()
+  "rock.live_in"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %1, %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  %2 = memref.load %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  "rock.live_in"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %2, %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  %3 = memref.load %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  return
+}
+
+// -----
+
+// Odd sizes: colours are 16-byte aligned. B (50 bytes) takes a 64-byte colour, A
+// (100) overlaps it and takes a 112-byte colour; C (150) overlaps neither and chains
+// both, which merges them into one 176-byte pool: C at 0, B at 0, A at 64.
+// CHECK-LABEL: func.func @odd_sizes
+// CHECK-NEXT: %[[POOL:.*]] = "rock.alloc"() : () -> memref<176xi8, #gpu.address_space<workgroup>>
+// CHECK-NOT: "rock.alloc"
+// CHECK: arith.constant 64 : index
+// CHECK-NEXT: memref.view %[[POOL]][%{{.*}}][] : memref<176xi8, #gpu.address_space<workgroup>> to memref<100xi8, #gpu.address_space<workgroup>>
+// CHECK-NEXT: arith.constant 0 : index
+// CHECK-NEXT: memref.view %[[POOL]][%{{.*}}][] : memref<176xi8, #gpu.address_space<workgroup>> to memref<50xi8, #gpu.address_space<workgroup>>
+// CHECK-NEXT: arith.constant 0 : index
+// CHECK-NEXT: memref.view %[[POOL]][%{{.*}}][] : memref<176xi8, #gpu.address_space<workgroup>> to memref<150xi8, #gpu.address_space<workgroup>>
+func.func @odd_sizes(%x: i8, %i: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %a = "rock.alloc"() : () -> memref<100xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<50xi8, #gpu.address_space<workgroup>>
+  %c = "rock.alloc"() : () -> memref<150xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%a) : (memref<100xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %a[%i] : memref<100xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%b) : (memref<50xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %b[%i] : memref<50xi8, #gpu.address_space<workgroup>>
+  %1 = memref.load %a[%i] : memref<100xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%a) : (memref<100xi8, #gpu.address_space<workgroup>>) -> ()
+  %2 = memref.load %b[%i] : memref<50xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%b) : (memref<50xi8, #gpu.address_space<workgroup>>) -> ()
+  "rock.live_in"(%c) : (memref<150xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %1, %c[%i] : memref<150xi8, #gpu.address_space<workgroup>>
+  %3 = memref.load %c[%i] : memref<150xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%c) : (memref<150xi8, #gpu.address_space<workgroup>>) -> ()
+  return
+}
+
+// -----
+
+// Fragmentation: A, B, C take 16 bytes each (C shares B's colour), D (32) may not
+// use B's colour, so its run restarts after it and D gets a new colour at 32; E (48)
+// overlaps nothing and chains all three colours into one 64-byte pool.
+// Barriers: before B (recycles C's bytes) and before E; none before D (fresh bytes).
+// CHECK-LABEL: func.func @fragmentation
+// CHECK-NEXT: %[[POOL:.*]] = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+// CHECK-NOT: "rock.alloc"
+// CHECK: arith.constant 0 : index
+// CHECK-NEXT: %[[A:.*]] = memref.view %[[POOL]]
+// CHECK-NEXT: arith.constant 16 : index
+// CHECK-NEXT: %[[B:.*]] = memref.view %[[POOL]]
+// CHECK-NEXT: arith.constant 16 : index
+// CHECK-NEXT: %[[C:.*]] = memref.view %[[POOL]]
+// CHECK-NEXT: arith.constant 32 : index
+// CHECK-NEXT: %[[D:.*]] = memref.view %[[POOL]]
+// CHECK-NEXT: arith.constant 0 : index
+// CHECK-NEXT: %[[E:.*]] = memref.view %[[POOL]]
+// CHECK-NEXT: memref.store %{{.*}}, %[[A]]
+// CHECK-NEXT: memref.store %{{.*}}, %[[C]]
+// CHECK-NEXT: memref.load %[[C]]
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: memref.store %{{.*}}, %[[B]]
+// CHECK-NEXT: memref.load %[[A]]
+// CHECK-NEXT: memref.store %{{.*}}, %[[D]]
+// CHECK-NEXT: memref.load %[[B]]
+// CHECK-NEXT: memref.load %[[D]]
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: memref.store %{{.*}}, %[[E]]
+func.func @fragmentation(%x: i8, %i: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %a = "rock.alloc"() : () -> memref<16xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<16xi8, #gpu.address_space<workgroup>>
+  %c = "rock.alloc"() : () -> memref<16xi8, #gpu.address_space<workgroup>>
+  %d = "rock.alloc"() : () -> memref<32xi8, #gpu.address_space<workgroup>>
+  %e = "rock.alloc"() : () -> memref<48xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%a) : (memref<16xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %a[%i] : memref<16xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%c) : (memref<16xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %c[%i] : memref<16xi8, #gpu.address_space<workgroup>>
+  %1 = memref.load %c[%i] : memref<16xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%c) : (memref<16xi8, #gpu.address_space<workgroup>>) -> ()
+  "rock.live_in"(%b) : (memref<16xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %1, %b[%i] : memref<16xi8, #gpu.address_space<workgroup>>
+  %2 = memref.load %a[%i] : memref<16xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%a) : (memref<16xi8, #gpu.address_space<workgroup>>) -> ()
+  "rock.live_in"(%d) : (memref<32xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %2, %d[%i] : memref<32xi8, #gpu.address_space<workgroup>>
+  %3 = memref.load %b[%i] : memref<16xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%b) : (memref<16xi8, #gpu.address_space<workgroup>>) -> ()
+  %4 = memref.load %d[%i] : memref<32xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%d) : (memref<32xi8, #gpu.address_space<workgroup>>) -> ()
+  "rock.live_in"(%e) : (memref<48xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %4, %e[%i] : memref<48xi8, #gpu.address_space<workgroup>>
+  %5 = memref.load %e[%i] : memref<48xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%e) : (memref<48xi8, #gpu.address_space<workgroup>>) -> ()
+  return
+}
+
+// -----
+
+// A and B overlap only in the first phase, yet interference is per buffer: later
+// A alone and B alone still use different bytes, so no barrier between them.
+// C, alone at the end, reuses A's bytes and gets the one barrier.
+// CHECK-LABEL: func.func @interfere_sometimes
+// CHECK-NEXT: %[[POOL:.*]] = "rock.alloc"() : () -> memref<128xi8, #gpu.address_space<workgroup>>
+// CHECK: arith.constant 0 : index
+// CHECK-NEXT: %[[A:.*]] = memref.view %[[POOL]]
+// CHECK-NEXT: arith.constant 64 : index
+// CHECK-NEXT: %[[B:.*]] = memref.view %[[POOL]]
+// CHECK-NEXT: arith.constant 0 : index
+// CHECK-NEXT: %[[C:.*]] = memref.view %[[POOL]]
+// CHECK-NOT: rock.lds_barrier
+// CHECK: memref.load %[[B]]
+// CHECK-NEXT: memref.store %{{.*}}, %[[A]]
+// CHECK-NEXT: memref.load %[[A]]
+// CHECK-NEXT: memref.store %{{.*}}, %[[B]]
+// CHECK-NEXT: memref.load %[[B]]
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: memref.store %{{.*}}, %[[C]]
+// CHECK-NOT: rock.lds_barrier
+// CHECK: return
+func.func @interfere_sometimes(%x: i8, %i: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %c = "rock.alloc"() : () -> memref<128xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  %1 = memref.load %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  %2 = memref.load %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  "rock.live_in"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %2, %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  %3 = memref.load %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  "rock.live_in"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %3, %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  %4 = memref.load %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  "rock.live_in"(%c) : (memref<128xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %4, %c[%i] : memref<128xi8, #gpu.address_space<workgroup>>
+  %5 = memref.load %c[%i] : memref<128xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%c) : (memref<128xi8, #gpu.address_space<workgroup>>) -> ()
+  return
+}
+
+// -----
+
+// 2 x 40960 overlapping bytes = 81920: fits gfx950 (163840, chip taken from a full
+// target string) but not gfx942 (see the -invalid test).
+// CHECK-LABEL: func.func @big_on_gfx950
+// CHECK-NEXT: "rock.alloc"() : () -> memref<40960xi8, #gpu.address_space<workgroup>>
+// CHECK-NEXT: "rock.alloc"() : () -> memref<40960xi8, #gpu.address_space<workgroup>>
+func.func @big_on_gfx950(%x: i8, %i: index) attributes {rock.kernel, rock.arch = "amdgcn-amd-amdhsa:gfx950"} {
+  %a = "rock.alloc"() : () -> memref<40960xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<40960xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%a) : (memref<40960xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %a[%i] : memref<40960xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%b) : (memref<40960xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %b[%i] : memref<40960xi8, #gpu.address_space<workgroup>>
+  %1 = memref.load %a[%i] : memref<40960xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%a) : (memref<40960xi8, #gpu.address_space<workgroup>>) -> ()
+  %2 = memref.load %b[%i] : memref<40960xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%b) : (memref<40960xi8, #gpu.address_space<workgroup>>) -> ()
+  return
+}
+
+// -----
+
+// A barrier needed inside scf.if goes before the scf.if: every thread must reach it.
+// CHECK-LABEL: func.func @barrier_outside_if
+// CHECK: %[[B:.*]] = memref.view
+// CHECK: memref.load
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: memref.store %{{.*}}, %[[B]]
+func.func @barrier_outside_if(%x: i8, %i: index, %cond: i1) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  %1 = memref.load %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  scf.if %cond {
+    "rock.live_in"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+    memref.store %1, %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  }
+  %2 = memref.load %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  return
+}
+
+// -----
+
+// One LDS buffer (private buffers do not count): only the annotations go.
+// CHECK-LABEL: func.func @single_buffer
+// CHECK-NEXT: %[[A:.*]] = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+// CHECK-NEXT: "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<private>>
+// CHECK-NEXT: memref.store %{{.*}}, %[[A]]
+// CHECK-NEXT: memref.load %[[A]]
+// CHECK-NEXT: return
+func.func @single_buffer(%x: i8, %i: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %p = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<private>>
+  "rock.live_in"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  %1 = memref.load %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  return
+}
