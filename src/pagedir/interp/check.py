@@ -1,0 +1,382 @@
+"""Checking by execution: random paged data, a pass's input vs output, a kernel vs the reference.
+
+* :class:`CheckCase`: inputs for one function and, optionally, the expected
+  contents of some arguments. A function with ``rock.check = "<generator>"`` gets
+  its case from ``pagedir.gen.<generator>.check_case(func_op, rng, device)``;
+  attention-like functions (their arguments are ``q, k_table, v_table, [seq_lens],
+  out``) get random Q, K/V cut into shuffled pages with null pointers past ragged
+  ``seq_lens`` and the reference output; any other function gets random arrays of
+  its argument types (i64 tables read through ``rock.deref`` point at random pages).
+* :func:`check_pass` runs each function of a module before and after one pass on
+  the same data (same seed, fresh device each) and compares every argument after
+  the run. It returns a :class:`CheckResult` when they agree and raises
+  :class:`CheckFailure` (an ``AssertionError``) naming the function, the argument,
+  the worst element and the op of any interpreter error otherwise. An error while
+  running the *input* of the pass is raised as is (:class:`InterpError`): there
+  is nothing to compare against.
+
+Tolerances (absolute): f32 1e-5, f16 and bf16 2e-2 (outputs are of order 1),
+integers exact; NaN matches NaN (untouched outputs).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import mlir.ir as ir
+import numpy as np
+
+from pagedir import reference
+from pagedir.interp.launch import argument_count, as_module, functions, run_function, symbol_name
+from pagedir.interp.memory import Device, InterpError
+
+TOLERANCE = {"f32": 1e-5, "f64": 1e-9, "f16": 2e-2, "bf16": 2e-2}
+
+
+@dataclass
+class CheckCase:
+    """Arguments for one run and what some of them must hold afterwards."""
+
+    #: One entry per function argument: numpy arrays (uploaded), DeviceArrays, scalars.
+    args: list[Any]
+    #: Argument index -> expected contents after the run (compared with ``tolerance``).
+    expected: dict[int, np.ndarray] = field(default_factory=dict)
+    #: Absolute tolerance; None = by element type (TOLERANCE).
+    tolerance: float | None = None
+    #: Device arrays the arguments point at (pages): kept alive with the case.
+    keep_alive: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class Comparison:
+    """One argument compared: worst absolute / relative error and where."""
+
+    index: int
+    type: str
+    max_abs: float
+    max_rel: float
+    tolerance: float
+    mismatches: int
+    worst: tuple | None = None
+    expected_value: float | None = None
+    got_value: float | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.mismatches == 0
+
+    def describe(self) -> str:
+        text = f"argument {self.index} ({self.type}): max abs error {self.max_abs:.3g}, max rel error {self.max_rel:.3g}"
+        if not self.ok:
+            text += (f"; {self.mismatches} elements differ by more than {self.tolerance:g}, worst at "
+                     f"{list(self.worst)} (expected {self.expected_value!r}, got {self.got_value!r})")
+        return text
+
+
+@dataclass
+class FunctionCheck:
+    name: str
+    comparisons: list[Comparison]
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and all(c.ok for c in self.comparisons)
+
+    @property
+    def max_abs(self) -> float:
+        return max((c.max_abs for c in self.comparisons), default=0.0)
+
+    @property
+    def max_rel(self) -> float:
+        return max((c.max_rel for c in self.comparisons), default=0.0)
+
+
+@dataclass
+class CheckResult:
+    """What :func:`check_pass` compared: per function, per argument."""
+
+    pass_argument: str
+    seed: int
+    functions: list[FunctionCheck]
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(f.ok for f in self.functions)
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def report(self) -> str:
+        lines = []
+        for f in self.functions:
+            lines.append(f"@{f.name}: {'PASS' if f.ok else 'FAIL'}" + (f": {f.error}" if f.error else ""))
+            lines.extend(f"  {c.describe()}" for c in f.comparisons if not c.ok or True)
+        lines.extend(f"@{name}: skipped (takes LDS or private memref arguments)" for name in self.skipped)
+        return "\n".join(lines)
+
+
+class CheckFailure(AssertionError):
+    """The output of a pass computes something else than its input (or fails to run)."""
+
+    def __init__(self, message: str, result: CheckResult | None = None):
+        super().__init__(message)
+        self.result = result
+
+
+# ----------------------------------------------------------------------------
+# Comparing
+
+
+def element_type_name(type_: ir.Type) -> str:
+    return str(type_.element_type) if isinstance(type_, ir.MemRefType) else str(type_)
+
+
+def compare(index: int, type_: ir.Type, expected: np.ndarray, got: np.ndarray, tolerance: float | None) -> Comparison:
+    name = element_type_name(type_)
+    expected = np.asarray(expected)
+    got = np.asarray(got)
+    if expected.shape != got.shape:
+        expected = expected.reshape(got.shape)
+    exact = got.dtype.kind in "iub" and expected.dtype.kind in "iub"
+    limit = 0.0 if exact else (tolerance if tolerance is not None else TOLERANCE.get(name, 1e-5))
+    e = expected.astype(np.float64)
+    g = got.astype(np.float64)
+    both_nan = np.isnan(e) & np.isnan(g)
+    error = np.where(both_nan, 0.0, np.abs(e - g))
+    error = np.where(np.isnan(error), np.inf, error)
+    relative = error / np.maximum(np.abs(e), 1e-6)
+    relative = np.where(both_nan, 0.0, relative)
+    bad = error > limit
+    comparison = Comparison(index, str(type_), float(error.max(initial=0.0)), float(relative.max(initial=0.0)), limit,
+                            int(bad.sum()))
+    if bad.any():
+        worst = np.unravel_index(int(np.argmax(np.where(bad, error, -1.0))), error.shape)
+        comparison.worst = tuple(int(i) for i in worst)
+        comparison.expected_value = expected[worst].item()
+        comparison.got_value = got[worst].item()
+    return comparison
+
+
+# ----------------------------------------------------------------------------
+# Data
+
+
+def dtype_of(name: str) -> Any:
+    return {"f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": "bf16"}.get(name)
+
+
+def host_values(array: np.ndarray, name: str) -> np.ndarray:
+    """Random float32 data rounded to the element type ``name`` (bf16 stays float32, rounded)."""
+    if name == "bf16":
+        return reference.round_bf16(array)
+    if name == "f16":
+        return array.astype(np.float16)
+    return array.astype(np.float32)
+
+
+def find_ops(func: ir.Operation, names: tuple) -> list[ir.Operation]:
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in names:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    func.walk(visit)
+    return found
+
+
+def attention_signature(func: ir.Operation) -> bool:
+    """Arguments (q, k_table, v_table, [seq_lens], out) as rock.attention's paged form takes them."""
+    types = [a.type for a in list(func.regions[0].blocks[0].arguments)[: argument_count(func)]]
+    if len(types) not in (4, 5) or not all(isinstance(t, ir.MemRefType) for t in types):
+        return False
+    q, k, v, out = types[0], types[1], types[2], types[-1]
+    tables = all(t.rank == 3 and t.shape[2] == 1 and str(t.element_type) == "i64" for t in (k, v))
+    return q.rank == 4 and list(q.shape) == list(out.shape) and tables
+
+
+def _attention_attrs(func: ir.Operation) -> dict[str, Any]:
+    """num_heads_kv, causal, scale from the attention op, or from func attributes rock.num_heads_kv..."""
+    ops = find_ops(func, ("rock.attention", "rock.gridwise_attention_accel"))
+    source = ops[0].attributes if ops else func.attributes
+    prefix = "" if ops else "rock."
+    attrs: dict[str, Any] = {}
+    if f"{prefix}num_heads_kv" in source:
+        attrs["num_heads_kv"] = ir.IntegerAttr(source[f"{prefix}num_heads_kv"]).value
+    if f"{prefix}causal" in source:
+        attrs["causal"] = ir.BoolAttr(source[f"{prefix}causal"]).value
+    if f"{prefix}scale" in source:
+        attrs["scale"] = ir.FloatAttr(source[f"{prefix}scale"]).value
+    attrs["known"] = bool(ops) or "num_heads_kv" in attrs
+    return attrs
+
+
+def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device) -> CheckCase:
+    """Random Q, paged K/V (shuffled pages, null past ragged seq_lens), NaN out, the reference result."""
+    args = list(func.regions[0].blocks[0].arguments)[: argument_count(func)]
+    q_type, table_type, out_type = args[0].type, args[1].type, args[-1].type
+    has_lens = len(args) == 5
+    batch, heads_q, seq_q, head_dim = q_type.shape
+    name = str(q_type.element_type)
+    derefs = find_ops(func, ("rock.deref",))
+    page_size = ir.MemRefType(derefs[0].results[0].type).shape[2] if derefs else head_dim
+    num_pages = table_type.shape[1]
+    attrs = _attention_attrs(func)
+    heads_kv = attrs.get("num_heads_kv", 1)
+    seq_k = num_pages * page_size // (heads_kv * head_dim)
+    q = host_values(rng.standard_normal((batch, heads_q, seq_q, head_dim)), name)
+    k = host_values(rng.standard_normal((batch, heads_kv, seq_k, head_dim)), name)
+    v = host_values(rng.standard_normal((batch, heads_kv, seq_k, head_dim)), name)
+    seq_lens = rng.integers(max(1, seq_q), seq_k + 1, size=batch).astype(np.int32) if has_lens else None
+    if has_lens and batch > 1:
+        seq_lens[0] = seq_k  # one full sequence, the others ragged
+    nulls_ok = attrs["known"]
+    k_cache = reference.paged_cache(device, k, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(name))
+    v_cache = reference.paged_cache(device, v, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(name))
+    out = np.full(tuple(out_type.shape), np.nan, dtype=np.float32)
+    call = [q, k_cache.table, v_cache.table] + ([seq_lens] if has_lens else []) + [out]
+    expected = {}
+    if attrs["known"]:
+        expected[len(call) - 1] = reference.attention(q, k, v, seq_lens=seq_lens, causal=attrs.get("causal", False),
+                                                      scale=attrs.get("scale"))
+    return CheckCase(args=call, expected=expected, keep_alive=k_cache.pages + v_cache.pages)
+
+
+def generic_case(func: ir.Operation, rng: np.random.Generator, device: Device) -> CheckCase:
+    """Random data of each argument's type; page tables (read by rock.deref) point at random pages."""
+    args = list(func.regions[0].blocks[0].arguments)[: argument_count(func)]
+    deref_of = {}
+    for deref in find_ops(func, ("rock.deref",)):
+        deref_of[deref.operands[0]] = ir.MemRefType(deref.results[0].type)
+    call, keep = [], []
+    for argument in args:
+        type_ = argument.type
+        if argument in deref_of:
+            pages_type = deref_of[argument]
+            batch, num_pages, page_size = pages_type.shape
+            name = str(pages_type.element_type)
+            dense = host_values(rng.standard_normal((batch, 1, num_pages * page_size, 1)), name)
+            cache = reference.paged_cache(device, dense, page_size=page_size, rng=rng, dtype=dtype_of(name))
+            call.append(cache.table)
+            keep.extend(cache.pages)
+            continue
+        if isinstance(type_, ir.MemRefType):
+            name = str(type_.element_type)
+            shape = tuple(type_.shape)
+            if dtype_of(name) is not None:
+                call.append(host_values(rng.standard_normal(shape), name))
+            elif name == "i1":
+                call.append(rng.integers(0, 2, size=shape).astype(np.bool_))
+            else:
+                call.append(rng.integers(0, 8, size=shape))
+            continue
+        call.append(0 if isinstance(type_, (ir.IndexType, ir.IntegerType)) else 1.0)
+    return CheckCase(args=call, keep_alive=keep)
+
+
+def make_case(func: ir.Operation, rng: np.random.Generator, device: Device) -> CheckCase:
+    if "rock.check" in func.attributes:
+        generator = ir.StringAttr(func.attributes["rock.check"]).value
+        module = importlib.import_module(f"pagedir.gen.{generator}")
+        return module.check_case(func, rng, device)
+    if find_ops(func, ("rock.attention", "rock.gridwise_attention_accel")) or attention_signature(func):
+        return attention_case(func, rng, device)
+    return generic_case(func, rng, device)
+
+
+def runnable(func: ir.Operation) -> bool:
+    """Host-callable: every memref argument lives in global memory."""
+    from pagedir.dialect.types import memory_space
+
+    for argument in list(func.regions[0].blocks[0].arguments)[: argument_count(func)]:
+        if isinstance(argument.type, ir.MemRefType) and memory_space(argument.type) not in (None, "global"):
+            return False
+    return len(func.regions[0].blocks) > 0
+
+
+def run_case(func: ir.Operation, seed: int, case_func: ir.Operation | None = None) -> tuple[list[np.ndarray], CheckCase]:
+    """Draw the case of ``case_func`` (default ``func``) from ``seed`` on a fresh device and run ``func`` on it."""
+    device = Device()
+    case = make_case(case_func or func, np.random.default_rng(seed), device)
+    outputs, _ = run_function(func, case.args, device=device)
+    return outputs, case
+
+
+# ----------------------------------------------------------------------------
+# check_pass
+
+
+def apply_pass(module: ir.Operation, pass_argument: str, options: Any = None) -> ir.Module:
+    """A copy of ``module`` (locations kept) with the pass applied; CheckFailure with the diagnostics if it fails."""
+    from mlir.passmanager import PassManager
+
+    from pagedir.passes import add_pass
+
+    context = module.context
+    text = module.get_asm(enable_debug_info=True)
+    with context:
+        copy = ir.Module.parse(text)
+        messages: list[str] = []
+
+        def collect(diagnostic: Any) -> bool:
+            messages.append(f"{InterpError('', diagnostic.location).where()}: {diagnostic.message}")
+            return True
+
+        handler = context.attach_diagnostic_handler(collect)
+        try:
+            pm = PassManager("builtin.module")
+            add_pass(pm, pass_argument, options)
+            pm.run(copy.operation)
+        except ir.MLIRError as err:
+            raise CheckFailure(f"{pass_argument} failed: {'; '.join(messages) or err}") from None
+        finally:
+            handler.detach()
+    return copy
+
+
+def check_pass(module: Any, pass_argument: str, seed: int = 0, *, options: Any = None, tolerance: float | None = None) -> CheckResult:
+    """Run every host-callable function of ``module`` before and after ``pass_argument`` on the same data.
+
+    Returns a :class:`CheckResult` when all outputs agree; raises :class:`CheckFailure`
+    (with the result attached) when an output differs or the transformed function
+    fails to run (the message names the op and its location).
+    """
+    before = as_module(module)
+    after = apply_pass(before, pass_argument, options).operation
+    after_functions = {symbol_name(f): f for f in functions(after)}
+    result = CheckResult(pass_argument, seed, [])
+    for func in functions(before):
+        name = symbol_name(func)
+        if not len(func.regions[0].blocks):
+            continue
+        if not runnable(func):
+            result.skipped.append(name)
+            continue
+        expected, case = run_case(func, seed)
+        lowered = after_functions.get(name)
+        if lowered is None:
+            result.functions.append(FunctionCheck(name, [], error=f"@{name} is missing after {pass_argument}"))
+            continue
+        try:
+            got, _ = run_case(lowered, seed, case_func=func)
+        except InterpError as err:
+            result.functions.append(FunctionCheck(name, [], error=err.format()))
+            continue
+        arguments = list(func.regions[0].blocks[0].arguments)
+        comparisons = [compare(i, arguments[i].type, e, g, tolerance if tolerance is not None else case.tolerance)
+                       for i, (e, g) in enumerate(zip(expected, got))]
+        result.functions.append(FunctionCheck(name, comparisons))
+    if not result.ok:
+        failing = [f for f in result.functions if not f.ok]
+        lines = [f"{pass_argument} changed what the code computes (seed {seed}):"]
+        for f in failing:
+            if f.error:
+                lines.append(f"  @{f.name}: {f.error}")
+            lines.extend(f"  @{f.name}: {c.describe()}" for c in f.comparisons if not c.ok)
+        raise CheckFailure("\n".join(lines), result)
+    return result

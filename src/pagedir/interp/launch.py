@@ -1,0 +1,199 @@
+"""Find a function, bind its arguments to device memory, pick the launch size, run it.
+
+Functions that can run: an L0/L1 ``func.func`` (one thread), a rock kernel
+(``func.func`` with ``rock.kernel``: ``rock.block_size`` threads per workgroup,
+``rock.grid_size`` workgroups) and a ``gpu.func`` kernel of a ``gpu.module``
+(``known_block_size`` / ``known_grid_size``, else the rock attributes). Its
+workgroup and private attributions get fresh LDS / private buffers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mlir.ir as ir
+import numpy as np
+
+from pagedir.interp import ops_arith, ops_control, ops_memory, ops_rock  # noqa: F401 - register the op handlers
+from pagedir.interp.memory import BASE, Device, DeviceArray, InterpError, storage_array
+from pagedir.interp.ops_memory import MemRef, row_major, type_strides
+from pagedir.interp.simt import Program, Runtime, elem_of
+from pagedir.reference import bf16_values
+
+
+def as_module(module: Any) -> ir.Operation:
+    """An ``ir.Module``, its operation, or MLIR text (parsed in a fresh pagedir context)."""
+    if isinstance(module, str):
+        from pagedir.context import make_context
+
+        context = make_context()
+        with context:
+            parsed = ir.Module.parse(module)
+        return parsed.operation
+    if isinstance(module, ir.Module):
+        return module.operation
+    return module.operation if hasattr(module, "operation") else module
+
+
+def functions(module: ir.Operation) -> list[ir.Operation]:
+    """Every ``func.func`` and ``gpu.func`` in the module, outermost first."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in ("func.func", "gpu.func"):
+            found.append(op)
+            return ir.WalkResult.SKIP
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+def symbol_name(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def find_function(module: ir.Operation, entry: str) -> ir.Operation:
+    candidates = [f for f in functions(module) if symbol_name(f) == entry and len(f.regions[0].blocks) > 0]
+    if not candidates:
+        names = ", ".join(symbol_name(f) for f in functions(module)) or "none"
+        raise InterpError(f"no function @{entry} in the module (functions: {names})")
+    return candidates[0]
+
+
+def _attr_int(op: ir.Operation, name: str) -> int | None:
+    if name not in op.attributes:
+        return None
+    attr = op.attributes[name]
+    if isinstance(attr, ir.IntegerAttr):
+        return attr.value
+    try:
+        return int(list(ir.DenseI32ArrayAttr(attr))[0])
+    except (ValueError, TypeError):
+        return int(list(ir.DenseI64ArrayAttr(attr))[0])
+
+
+def launch_size(func: ir.Operation, grid: Any = None) -> tuple[int, int]:
+    """(workgroups, threads per workgroup) from the function's attributes or ``grid``."""
+    if func.name == "gpu.func":
+        block = _attr_int(func, "known_block_size") or _attr_int(func, "rock.block_size") or 1
+        groups = _attr_int(func, "known_grid_size") or _attr_int(func, "rock.grid_size") or 1
+    elif "rock.kernel" in func.attributes:
+        block = _attr_int(func, "rock.block_size") or 1
+        groups = _attr_int(func, "rock.grid_size") or 1
+    else:
+        block, groups = 1, 1
+    if isinstance(grid, (tuple, list)):
+        groups, block = int(grid[0]), int(grid[1])
+    elif grid is not None:
+        groups = int(grid)
+    return groups, block
+
+
+def wave_size(func: ir.Operation) -> int:
+    explicit = _attr_int(func, "rock.wave_size")
+    if explicit:
+        return explicit
+    if "rock.arch" in func.attributes:
+        from pagedir.arch import get_chip
+
+        try:
+            return get_chip(ir.StringAttr(func.attributes["rock.arch"]).value).wave_size
+        except ValueError:
+            pass
+    return 64
+
+
+def argument_count(func: ir.Operation) -> int:
+    """Arguments proper (a gpu.func's block also holds its attributions)."""
+    if func.name == "gpu.func":
+        function_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+        return len(function_type.inputs)
+    return len(func.regions[0].blocks[0].arguments)
+
+
+class Bound:
+    """An argument bound to the device: its value for the interpreter and how to read it back."""
+
+    def __init__(self, value: Any, readback: Any):
+        self.value = value
+        self.readback = readback
+
+
+def bind_argument(device: Device, type_: ir.Type, arg: Any, index: int) -> Bound:
+    if isinstance(type_, ir.MemRefType):
+        elem = elem_of(type_)
+        shape = tuple(type_.shape)
+        count = int(np.prod(shape, dtype=np.int64))
+        if isinstance(arg, DeviceArray):
+            allocation = arg
+            if allocation.nbytes < count * elem.size:
+                raise InterpError(f"argument {index}: {allocation.nbytes} bytes given for {type_}")
+        else:
+            array = np.asarray(arg)
+            if array.size != count:
+                raise InterpError(f"argument {index}: {array.shape} given for {type_} ({count} elements)")
+            allocation = device.upload(storage_array(array, elem).reshape(shape))
+        base = np.array([allocation.address], dtype=np.int64)
+        memref = MemRef(device, base, base, shape, type_strides(type_), elem)
+
+        def readback() -> np.ndarray:
+            start = allocation.address - BASE
+            raw = device._bytes[start : start + count * elem.size].view(elem.storage)
+            values = bf16_values(raw) if elem.name == "bf16" else raw.copy()
+            return values.reshape(shape)
+
+        return Bound(memref, readback)
+    elem = elem_of(type_)
+    value = np.asarray(arg).reshape(1).astype(elem.compute)
+    return Bound(value, lambda: value[0].copy())
+
+
+def attribution_setup(func: ir.Operation, first_attribution: int) -> Any:
+    """Allocate a gpu.func's workgroup and private attributions for each batch."""
+    if func.name != "gpu.func":
+        return None
+    block_args = list(func.regions[0].blocks[0].arguments)[first_attribution:]
+    workgroup = _attr_int(func, "workgroup_attributions") or 0
+
+    def setup(rt: Runtime, env: list) -> None:
+        from pagedir.dialect.types import memref_bytes
+
+        for number, argument in enumerate(block_args):
+            type_ = ir.MemRefType(argument.type)
+            kind = "lds" if number < workgroup else "private"
+            label = f"{'workgroup' if kind == 'lds' else 'private'} attribution {number} of {memref_bytes(type_)} bytes"
+            space = rt.space(-1 - number, kind, memref_bytes(type_), label)
+            shape = tuple(type_.shape)
+            env[rt.program.slot(argument)] = MemRef(space, space.lane_base, space.lane_base, shape, row_major(shape), elem_of(type_))
+
+    return setup
+
+
+def run_function(func: ir.Operation, args: list, *, device: Device | None = None, grid: Any = None,
+                 program: Program | None = None) -> tuple[list[np.ndarray], Program]:
+    device = device if device is not None else Device()
+    count = argument_count(func)
+    block_args = list(func.regions[0].blocks[0].arguments)[:count]
+    if len(args) != count:
+        raise InterpError(f"@{symbol_name(func)} takes {count} arguments, got {len(args)}", func.location)
+    bound = [bind_argument(device, a.type, value, i) for i, (a, value) in enumerate(zip(block_args, args))]
+    program = program or Program(func)
+    program.wave_size = wave_size(func)
+    groups, block = launch_size(func, grid)
+    program.execute([b.value for b in bound], device, groups, block, attribution_setup(func, count))
+    return [b.readback() for b in bound], program
+
+
+def run(module: Any, entry: str, args: list, *, device: Device | None = None, grid: Any = None) -> list[np.ndarray]:
+    """Run ``entry`` on ``args``; returns every argument's contents after the run.
+
+    Numpy arrays are uploaded to ``device`` (a new one when None) as the argument's
+    element type (bf16: floats are rounded, uint16 arrays taken as bit patterns);
+    :class:`DeviceArray` arguments are used in place; scalars become index/int/float
+    values. bf16 results come back as float32. ``grid`` overrides the number of
+    workgroups (an int) or gives ``(workgroups, threads per workgroup)``.
+    """
+    op = find_function(as_module(module), entry)
+    results, _ = run_function(op, list(args), device=device, grid=grid)
+    return results

@@ -1,0 +1,337 @@
+"""Simulated memories: global device memory, LDS with race detection, private registers.
+
+Global memory (:class:`Device`) is one byte pool. Allocations start at
+``BASE`` (so small integers and null are never mapped), are 256-byte aligned
+and separated by unmapped gaps of ``GAP`` bytes, so a read running past an
+allocation, or through a null page pointer, is an error naming the address.
+
+LDS and private memory are :class:`Space` byte arrays, one per buffer and batch
+of workgroups (a lane's buffer starts at ``lane_base``). An LDS space records, per
+2-byte unit, the thread that last wrote it and the thread(s) that read it since
+the last barrier: a read of a unit written by another thread, or a write over a
+unit another thread read or wrote, is reported with both ops.
+
+Values on the device are stored in their storage dtype (bf16 as uint16 bits);
+:class:`Elem` converts between storage and the dtype the interpreter computes in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from pagedir.reference import bf16_bits, bf16_values
+
+BASE = 1 << 32
+ALIGN = 256
+GAP = 4096
+
+
+class InterpError(Exception):
+    """A program error found while executing (unmapped address, race, unsupported op).
+
+    ``location`` is an ``mlir.ir.Location`` (or None); :meth:`format` gives
+    ``file:line:col: error: message`` as mlir-opt prints diagnostics.
+    """
+
+    def __init__(self, message: str, location: Any = None):
+        super().__init__(message)
+        self.message = message
+        self.location = location
+
+    def where(self) -> str:
+        from pagedir.diagnostics import file_position
+
+        if self.location is None:
+            return "<unknown>:0"
+        file, line, col = file_position(self.location)
+        return f"{file}:{line}:{col}" if file is not None else "<unknown>:0"
+
+    def format(self) -> str:
+        return f"{self.where()}: error: {self.message}"
+
+    def __str__(self) -> str:
+        return self.format() if self.location is not None else self.message
+
+
+# ----------------------------------------------------------------------------
+# Element types
+
+
+@dataclass(frozen=True)
+class Elem:
+    """A scalar type: how it is stored in memory and computed with."""
+
+    name: str
+    storage: np.dtype
+    compute: np.dtype
+
+    @property
+    def size(self) -> int:
+        return self.storage.itemsize
+
+    def to_compute(self, stored: np.ndarray) -> np.ndarray:
+        if self.name == "bf16":
+            return bf16_values(stored)
+        return stored
+
+    def to_storage(self, values: np.ndarray) -> np.ndarray:
+        if self.name == "bf16":
+            return bf16_bits(np.asarray(values, dtype=np.float32))
+        return np.asarray(values).astype(self.storage, copy=False)
+
+    def round(self, values: np.ndarray) -> np.ndarray:
+        """Computed values rounded to this type (bf16 results computed in f32)."""
+        if self.name == "bf16":
+            return bf16_values(bf16_bits(values))
+        return values
+
+
+_ELEMS = {
+    "f16": Elem("f16", np.dtype(np.float16), np.dtype(np.float16)),
+    "f32": Elem("f32", np.dtype(np.float32), np.dtype(np.float32)),
+    "f64": Elem("f64", np.dtype(np.float64), np.dtype(np.float64)),
+    "bf16": Elem("bf16", np.dtype(np.uint16), np.dtype(np.float32)),
+    "i1": Elem("i1", np.dtype(np.bool_), np.dtype(np.bool_)),
+    "i8": Elem("i8", np.dtype(np.int8), np.dtype(np.int8)),
+    "i16": Elem("i16", np.dtype(np.int16), np.dtype(np.int16)),
+    "i32": Elem("i32", np.dtype(np.int32), np.dtype(np.int32)),
+    "i64": Elem("i64", np.dtype(np.int64), np.dtype(np.int64)),
+    "index": Elem("index", np.dtype(np.int64), np.dtype(np.int64)),
+}
+
+
+def elem_named(name: str) -> Elem:
+    try:
+        return _ELEMS[name]
+    except KeyError:
+        raise InterpError(f"unsupported element type {name}") from None
+
+
+def storage_array(values: Any, elem: Elem) -> np.ndarray:
+    """A host array converted to how ``elem`` is stored (bf16 floats -> bits; ml_dtypes bf16 -> bits)."""
+    array = np.asarray(values)
+    if elem.name == "bf16":
+        return bf16_bits(array)
+    return array.astype(elem.storage, copy=False)
+
+
+# ----------------------------------------------------------------------------
+# Global memory
+
+
+class DeviceArray:
+    """An allocation in a :class:`Device`: ``address`` (int) and ``read()``."""
+
+    def __init__(self, device: Device, address: int, shape: tuple[int, ...], dtype: np.dtype):
+        self.device = device
+        self.address = int(address)
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def read(self) -> np.ndarray:
+        """A copy of the contents, in the dtype it was uploaded with."""
+        start = self.address - BASE
+        raw = self.device._bytes[start : start + self.nbytes]
+        return raw.view(self.dtype).reshape(self.shape).copy()
+
+    def write(self, array: Any) -> None:
+        data = np.ascontiguousarray(np.asarray(array).astype(self.dtype, copy=False)).reshape(-1)
+        if data.nbytes != self.nbytes:
+            raise ValueError(f"writing {data.nbytes} bytes into an allocation of {self.nbytes}")
+        start = self.address - BASE
+        self.device._bytes[start : start + self.nbytes] = data.view(np.uint8)
+
+    def __repr__(self) -> str:
+        return f"DeviceArray(address={self.address:#x}, shape={self.shape}, dtype={self.dtype})"
+
+
+class Device:
+    """Simulated global memory: a pool of allocations at device byte addresses."""
+
+    def __init__(self) -> None:
+        self._bytes = np.zeros(1 << 16, dtype=np.uint8)
+        self._owner = np.zeros(1 << 16, dtype=np.int32)  # allocation number + 1; 0 = unmapped
+        self._top = 0
+        self.arrays: list[DeviceArray] = []
+
+    def _grow(self, needed: int) -> None:
+        size = len(self._bytes)
+        if needed <= size:
+            return
+        while size < needed:
+            size *= 2
+        grown = np.zeros(size, dtype=np.uint8)
+        grown[: len(self._bytes)] = self._bytes
+        owner = np.zeros(size, dtype=np.int32)
+        owner[: len(self._owner)] = self._owner
+        self._bytes, self._owner = grown, owner
+
+    def allocate(self, shape: tuple[int, ...], dtype: Any) -> DeviceArray:
+        dtype = np.dtype(dtype)
+        nbytes = max(1, int(np.prod(shape, dtype=np.int64)) * dtype.itemsize)
+        start = -(-self._top // ALIGN) * ALIGN
+        self._grow(start + nbytes + GAP)
+        self._owner[start : start + nbytes] = len(self.arrays) + 1
+        self._top = start + nbytes + GAP
+        array = DeviceArray(self, BASE + start, tuple(shape), dtype)
+        self.arrays.append(array)
+        return array
+
+    def upload(self, array: Any) -> DeviceArray:
+        """Copy a host array into a new allocation (bf16 as ml_dtypes arrays is stored as uint16 bits)."""
+        array = np.asarray(array)
+        if array.dtype.name == "bfloat16":
+            array = array.view(np.uint16)
+        allocation = self.allocate(array.shape, array.dtype)
+        allocation.write(array)
+        return allocation
+
+    # Accesses from the interpreter: ``addresses`` are absolute byte addresses (any shape).
+
+    def check(self, addresses: np.ndarray, nbytes: int, what: Callable[[], str], location: Any) -> np.ndarray:
+        """Offsets into the pool of ``addresses``; every byte must lie in one allocation."""
+        offsets = np.asarray(addresses, dtype=np.int64) - BASE
+        limit = len(self._owner) - nbytes
+        inside = (offsets >= 0) & (offsets <= limit)
+        owner_first = np.where(inside, self._owner[np.clip(offsets, 0, limit)], 0)
+        if nbytes > 1:
+            owner_last = np.where(inside, self._owner[np.clip(offsets + nbytes - 1, 0, limit + nbytes - 1)], 0)
+        else:
+            owner_last = owner_first
+        bad = (owner_first == 0) | (owner_last != owner_first)
+        if bad.any():
+            address = int(np.asarray(addresses, dtype=np.int64)[bad].reshape(-1)[0])
+            raise InterpError(f"{what()} reads unmapped device address {address:#x} ({nbytes} bytes){self.describe(address)}", location)
+        return offsets
+
+    def describe(self, address: int) -> str:
+        if address == 0:
+            return ": a null pointer"
+        if address < BASE:
+            return ": below every allocation (a null page pointer plus an offset?)"
+        for array in reversed(self.arrays):
+            if array.address <= address:
+                end = array.address + array.nbytes
+                if address < end:
+                    return f": crosses the end of the allocation at {array.address:#x} ({array.nbytes} bytes)"
+                return f": {address - end} bytes past the end of the allocation at {array.address:#x} ({array.nbytes} bytes)"
+        return ""
+
+    def read(self, addresses: np.ndarray, elem: Elem, what: Callable[[], str], location: Any) -> np.ndarray:
+        """Stored values of type ``elem`` at ``addresses`` (same shape as ``addresses``)."""
+        offsets = self.check(addresses, elem.size, what, location)
+        return gather(self._bytes, offsets, elem.storage)
+
+    def write(self, addresses: np.ndarray, values: np.ndarray, elem: Elem, what: Callable[[], str], location: Any) -> None:
+        offsets = self.check(addresses, elem.size, lambda: what().replace(" reads", " writes"), location)
+        scatter(self._bytes, offsets, np.asarray(values, dtype=elem.storage))
+
+
+def gather(buffer: np.ndarray, offsets: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Values of ``dtype`` at byte ``offsets`` of a uint8 ``buffer``."""
+    size = dtype.itemsize
+    usable = len(buffer) - len(buffer) % size
+    if size == 1 or not (offsets % size).any():
+        return buffer[:usable].view(dtype)[offsets // size]
+    byte_index = offsets[..., None] + np.arange(size)
+    return np.ascontiguousarray(buffer[byte_index]).view(dtype)[..., 0]
+
+
+def scatter(buffer: np.ndarray, offsets: np.ndarray, values: np.ndarray) -> None:
+    dtype = values.dtype
+    size = dtype.itemsize
+    values = np.broadcast_to(values, offsets.shape)
+    usable = len(buffer) - len(buffer) % size
+    if size == 1 or not (offsets % size).any():
+        buffer[:usable].view(dtype)[offsets // size] = values
+        return
+    byte_index = offsets[..., None] + np.arange(size)
+    buffer[byte_index] = np.ascontiguousarray(values)[..., None].view(np.uint8)
+
+
+# ----------------------------------------------------------------------------
+# LDS and private memory
+
+
+class Space:
+    """One LDS or private buffer for a batch of lanes: ``lanes_per_copy`` lanes share a copy.
+
+    LDS: one copy per workgroup (``lanes_per_copy`` = block size); private: one
+    per lane. ``lane_base`` is each lane's byte offset of its copy.
+    """
+
+    UNIT = 2  # race detection granularity in bytes
+
+    def __init__(self, kind: str, nbytes: int, num_lanes: int, lanes_per_copy: int, track: bool, name: str):
+        copies = -(-num_lanes // lanes_per_copy)
+        self.kind = kind
+        self.name = name
+        self.nbytes = nbytes
+        self.bytes = np.full(copies * nbytes, 0xFF, dtype=np.uint8)  # uninitialised memory reads as NaN / -1
+        self.lane_base = (np.arange(num_lanes, dtype=np.int64) // lanes_per_copy) * nbytes
+        self.track = track
+        if track:
+            units = -(-len(self.bytes) // self.UNIT) + 1
+            self.writer = np.full(units, -1, dtype=np.int64)
+            self.writer_op = np.zeros(units, dtype=np.int32)
+            self.reader = np.full(units, -1, dtype=np.int64)
+            self.reader_op = np.zeros(units, dtype=np.int32)
+            self.dirty = False
+
+    def barrier(self) -> None:
+        if self.track and self.dirty:
+            self.writer.fill(-1)
+            self.reader.fill(-1)
+            self.dirty = False
+
+    def read(self, offsets: np.ndarray, lanes: np.ndarray, elem: Elem, tracker: Any, op_id: int) -> np.ndarray:
+        if self.track:
+            self._record(offsets, lanes, elem.size, tracker, op_id, write=False)
+        return gather(self.bytes, offsets, elem.storage)
+
+    def write(self, offsets: np.ndarray, lanes: np.ndarray, values: np.ndarray, elem: Elem, tracker: Any, op_id: int) -> None:
+        if self.track:
+            self._record(offsets, lanes, elem.size, tracker, op_id, write=True)
+        scatter(self.bytes, offsets, np.asarray(values, dtype=elem.storage))
+
+    def _record(self, offsets: np.ndarray, lanes: np.ndarray, size: int, tracker: Any, op_id: int, write: bool) -> None:
+        """Check an access of ``size`` bytes per offset by ``lanes`` against the accesses since the last barrier."""
+        span = max(1, size // self.UNIT) if size % self.UNIT == 0 else -(-size // self.UNIT) + 1
+        units = (offsets.reshape(-1) // self.UNIT)[:, None] + np.arange(span)
+        who = np.broadcast_to(lanes.reshape(-1)[:, None], units.shape).reshape(-1)
+        units = units.reshape(-1)
+        self.dirty = True
+        writer = self.writer[units]
+        conflict = (writer >= 0) & (writer != who)
+        if conflict.any():
+            i = int(np.argmax(conflict))
+            tracker.race(self, units[i], int(who[i]), op_id, "writes" if write else "reads",
+                         int(writer[i]), int(self.writer_op[units[i]]), "wrote")
+        if write:
+            reader = self.reader[units]
+            conflict = (reader != -1) & (reader != who)
+            if conflict.any():
+                i = int(np.argmax(conflict))
+                other = int(reader[i])
+                tracker.race(self, units[i], int(who[i]), op_id, "writes", other, int(self.reader_op[units[i]]), "read")
+            self.writer[units] = who
+            back = self.writer[units]
+            clash = back != who
+            if clash.any():
+                i = int(np.argmax(clash))
+                tracker.race(self, units[i], int(who[i]), op_id, "writes", int(back[i]), op_id, "wrote")
+            self.writer_op[units] = op_id
+            return
+        previous = self.reader[units]
+        merged = np.where((previous == -1) | (previous == who), who, -2)
+        self.reader[units] = merged
+        back = self.reader[units]
+        self.reader[units[back != merged]] = -2
+        self.reader_op[units] = op_id

@@ -1,0 +1,654 @@
+"""arith, math and the register-only vector ops (no memory).
+
+Integers compute in their own width (numpy wraps like the hardware), index in
+int64, i1 as bool; f16 in float16, f32 in float32, bf16 in float32 rounded to
+bf16 after every op. Unsigned predicates and ops reinterpret the bits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mlir.ir as ir
+import numpy as np
+
+from pagedir.interp.memory import Elem, InterpError
+from pagedir.interp.simt import Program, elem_of, handles, vector_shape
+from pagedir.reference import bf16_bits, bf16_values
+
+UNSIGNED = {np.dtype(np.int8): np.uint8, np.dtype(np.int16): np.uint16, np.dtype(np.int32): np.uint32,
+            np.dtype(np.int64): np.uint64, np.dtype(np.bool_): np.bool_}
+
+
+def unsigned(x: np.ndarray) -> np.ndarray:
+    return x.astype(UNSIGNED[x.dtype], copy=False) if x.dtype in UNSIGNED else x
+
+
+def result_info(op: Any) -> tuple[Elem, tuple[int, ...]]:
+    type_ = op.operation.results[0].type
+    return elem_of(type_), vector_shape(type_)
+
+
+def cast(values: np.ndarray, elem: Elem) -> np.ndarray:
+    """Values converted to ``elem``'s compute dtype (wrapping ints, rounding bf16)."""
+    out = np.asarray(values).astype(elem.compute, copy=False)
+    return elem.round(out) if elem.name == "bf16" else out
+
+
+def to_bits(values: np.ndarray, elem: Elem) -> np.ndarray:
+    return bf16_bits(values) if elem.name == "bf16" else np.ascontiguousarray(values, dtype=elem.storage)
+
+
+def from_bits(bits: np.ndarray, elem: Elem) -> np.ndarray:
+    return bf16_values(bits) if elem.name == "bf16" else bits
+
+
+def constant_value(attr: ir.Attribute, type_: ir.Type) -> np.ndarray:
+    """The value of a constant attribute as a lane-uniform array (leading axis of 1)."""
+    elem = elem_of(type_)
+    shape = vector_shape(type_)
+    if isinstance(attr, ir.DenseElementsAttr):
+        if attr.is_splat:
+            splat = attr.get_splat_value()
+            scalar = splat.value if hasattr(splat, "value") else splat
+            array = np.full(shape, scalar)
+        else:
+            array = np.array(attr)
+        return cast(array.reshape((1, *shape)), elem)
+    if isinstance(attr, ir.BoolAttr):
+        return np.array([attr.value], dtype=np.bool_)
+    if isinstance(attr, (ir.IntegerAttr, ir.FloatAttr)):
+        value = attr.value
+        if elem.name == "i1":
+            return np.array([bool(value & 1)], dtype=np.bool_)
+        if isinstance(attr, ir.IntegerAttr) and elem.compute.kind == "i":
+            bits = elem.compute.itemsize * 8
+            value = ((int(value) + (1 << (bits - 1))) % (1 << bits)) - (1 << (bits - 1))
+        return cast(np.full((1, *shape), value), elem)
+    raise InterpError(f"unsupported constant {attr}")
+
+
+@handles("arith.constant", "llvm.mlir.constant")
+def compile_constant(p: Program, op: Any) -> Any:
+    result = p.slot(op.operation.results[0])
+    value = constant_value(op.operation.attributes["value"], op.operation.results[0].type)
+
+    def run(env: list, mask: Any) -> None:
+        env[result] = value
+
+    return run
+
+
+def _binary(fn):
+    def compile_(p: Program, op: Any) -> Any:
+        a, b = (p.slot(v) for v in op.operation.operands[:2])
+        result = p.slot(op.operation.results[0])
+        elem, _ = result_info(op)
+        bf16 = elem.name == "bf16"
+        boolean = elem.name == "i1"
+
+        def run(env: list, mask: Any) -> None:
+            out = fn(env[a], env[b])
+            if bf16:
+                out = elem.round(out.astype(np.float32, copy=False))
+            elif boolean:
+                out = out.astype(np.bool_, copy=False)
+            env[result] = out
+
+        return run
+
+    return compile_
+
+
+def _trunc_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    safe = np.where(y == 0, 1, y)
+    q = np.abs(x) // np.abs(safe)
+    return np.where((x < 0) != (safe < 0), -q, q).astype(np.result_type(x, y))
+
+
+def _trunc_rem(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return (x - _trunc_div(x, y) * y).astype(np.result_type(x, y))
+
+
+def _ceil_div(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    safe = np.where(y == 0, 1, y)
+    return (-((-x) // safe)).astype(np.result_type(x, y))
+
+
+def _shift_amount(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.asarray(y).astype(x.dtype) & (x.dtype.itemsize * 8 - 1)
+
+
+BINARY = {
+    "arith.addi": lambda x, y: x + y if x.dtype != np.bool_ else x ^ y,
+    "arith.subi": lambda x, y: x - y if x.dtype != np.bool_ else x ^ y,
+    "arith.muli": lambda x, y: x * y if x.dtype != np.bool_ else x & y,
+    "arith.divsi": _trunc_div,
+    "arith.divui": lambda x, y: (unsigned(x) // np.where(y == 0, 1, unsigned(y))).astype(x.dtype),
+    "arith.remsi": _trunc_rem,
+    "arith.remui": lambda x, y: (unsigned(x) % np.where(y == 0, 1, unsigned(y))).astype(x.dtype),
+    "arith.floordivsi": lambda x, y: x // np.where(y == 0, 1, y),
+    "arith.ceildivsi": _ceil_div,
+    "arith.ceildivui": lambda x, y: ((unsigned(x) + unsigned(y) - 1) // np.where(y == 0, 1, unsigned(y))).astype(x.dtype),
+    "arith.andi": lambda x, y: x & y,
+    "arith.ori": lambda x, y: x | y,
+    "arith.xori": lambda x, y: x ^ y,
+    "arith.shli": lambda x, y: x << _shift_amount(x, y),
+    "arith.shrsi": lambda x, y: x >> _shift_amount(x, y),
+    "arith.shrui": lambda x, y: (unsigned(x) >> unsigned(_shift_amount(x, y))).astype(x.dtype),
+    "arith.maxsi": np.maximum,
+    "arith.minsi": np.minimum,
+    "arith.maxui": lambda x, y: np.maximum(unsigned(x), unsigned(y)).astype(x.dtype),
+    "arith.minui": lambda x, y: np.minimum(unsigned(x), unsigned(y)).astype(x.dtype),
+    "arith.addf": np.add,
+    "arith.subf": np.subtract,
+    "arith.mulf": np.multiply,
+    "arith.divf": np.divide,
+    "arith.remf": np.fmod,
+    "arith.maximumf": np.maximum,
+    "arith.minimumf": np.minimum,
+    "arith.maxnumf": np.fmax,
+    "arith.minnumf": np.fmin,
+    "math.powf": np.power,
+    "math.copysign": np.copysign,
+    "math.atan2": np.arctan2,
+}
+for _name, _fn in BINARY.items():
+    handles(_name)(_binary(_fn))
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    return (1.0 / np.sqrt(x)).astype(x.dtype)
+
+
+UNARY = {
+    "arith.negf": np.negative,
+    "math.exp": np.exp,
+    "math.exp2": np.exp2,
+    "math.expm1": np.expm1,
+    "math.log": np.log,
+    "math.log2": np.log2,
+    "math.log10": np.log10,
+    "math.log1p": np.log1p,
+    "math.sqrt": np.sqrt,
+    "math.rsqrt": _rsqrt,
+    "math.absf": np.abs,
+    "math.absi": np.abs,
+    "math.tanh": np.tanh,
+    "math.sin": np.sin,
+    "math.cos": np.cos,
+    "math.ceil": np.ceil,
+    "math.floor": np.floor,
+    "math.trunc": np.trunc,
+    "math.roundeven": np.rint,
+    "math.round": lambda x: (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(x.dtype),
+}
+
+
+def _unary(fn):
+    def compile_(p: Program, op: Any) -> Any:
+        a = p.slot(op.operation.operands[0])
+        result = p.slot(op.operation.results[0])
+        elem, _ = result_info(op)
+
+        def run(env: list, mask: Any) -> None:
+            out = fn(env[a])
+            env[result] = elem.round(out) if elem.name == "bf16" else out
+
+        return run
+
+    return compile_
+
+
+for _name, _fn in UNARY.items():
+    handles(_name)(_unary(_fn))
+
+
+@handles("math.fma", "vector.fma")
+def compile_fma(p: Program, op: Any) -> Any:
+    a, b, c = (p.slot(v) for v in op.operation.operands[:3])
+    result = p.slot(op.operation.results[0])
+    elem, _ = result_info(op)
+    wide = np.float64 if elem.compute == np.float32 else np.float32
+
+    def run(env: list, mask: Any) -> None:
+        # fused: one rounding, emulated by computing in a wider type
+        exact = env[a].astype(wide) * env[b].astype(wide) + env[c].astype(wide)
+        env[result] = cast(exact, elem)
+
+    return run
+
+
+CMPI = {
+    0: lambda x, y: x == y, 1: lambda x, y: x != y,
+    2: lambda x, y: x < y, 3: lambda x, y: x <= y, 4: lambda x, y: x > y, 5: lambda x, y: x >= y,
+    6: lambda x, y: unsigned(x) < unsigned(y), 7: lambda x, y: unsigned(x) <= unsigned(y),
+    8: lambda x, y: unsigned(x) > unsigned(y), 9: lambda x, y: unsigned(x) >= unsigned(y),
+}
+
+
+def _ordered(x, y):
+    return ~np.isnan(x) & ~np.isnan(y)
+
+
+CMPF = {
+    0: lambda x, y: np.zeros(np.broadcast(x, y).shape, bool),
+    1: lambda x, y: x == y, 2: lambda x, y: x > y, 3: lambda x, y: x >= y, 4: lambda x, y: x < y,
+    5: lambda x, y: x <= y, 6: lambda x, y: (x != y) & _ordered(x, y), 7: _ordered,
+    8: lambda x, y: (x == y) | ~_ordered(x, y), 9: lambda x, y: ~(x <= y), 10: lambda x, y: ~(x < y),
+    11: lambda x, y: ~(x >= y), 12: lambda x, y: ~(x > y), 13: lambda x, y: x != y,
+    14: lambda x, y: ~_ordered(x, y), 15: lambda x, y: np.ones(np.broadcast(x, y).shape, bool),
+}
+
+
+@handles("arith.cmpi", "arith.cmpf")
+def compile_cmp(p: Program, op: Any) -> Any:
+    a, b = (p.slot(v) for v in op.operation.operands)
+    result = p.slot(op.operation.results[0])
+    predicate = ir.IntegerAttr(op.operation.attributes["predicate"]).value
+    fn = (CMPI if op.operation.name == "arith.cmpi" else CMPF)[predicate]
+
+    def run(env: list, mask: Any) -> None:
+        env[result] = np.asarray(fn(env[a], env[b]), dtype=np.bool_)
+
+    return run
+
+
+@handles("arith.select")
+def compile_select(p: Program, op: Any) -> Any:
+    c, a, b = (p.slot(v) for v in op.operation.operands)
+    result = p.slot(op.operation.results[0])
+    rank = 1 + len(vector_shape(op.operation.results[0].type))
+    if isinstance(op.operation.results[0].type, ir.MemRefType):
+        from pagedir.interp.simt import select
+
+        def run_memref(env: list, mask: Any) -> None:
+            cond = env[c]
+            env[result] = (env[a] if cond[0] else env[b]) if cond.shape[0] == 1 else select(cond, env[a], env[b])
+
+        return run_memref
+
+    def run(env: list, mask: Any) -> None:
+        cond = env[c]
+        if cond.ndim < rank:
+            cond = cond.reshape(cond.shape + (1,) * (rank - cond.ndim))
+        env[result] = np.where(cond, env[a], env[b])
+
+    return run
+
+
+def _cast_op(convert):
+    def compile_(p: Program, op: Any) -> Any:
+        a = p.slot(op.operation.operands[0])
+        result = p.slot(op.operation.results[0])
+        source = elem_of(op.operation.operands[0].type)
+        target, _ = result_info(op)
+
+        def run(env: list, mask: Any) -> None:
+            env[result] = convert(env[a], source, target)
+
+        return run
+
+    return compile_
+
+
+def _signed(x, source, target):
+    return cast(x, target) if target.name != "i1" else (x & 1).astype(np.bool_)
+
+
+def _zero_extend(x, source, target):
+    if target.name == "i1":
+        return (x & 1).astype(np.bool_)
+    return unsigned(x).astype(target.compute)
+
+
+def _to_float(x, source, target):
+    return cast(x.astype(np.float64), target)
+
+
+def _from_float(x, source, target):
+    return np.trunc(np.nan_to_num(x)).astype(target.compute)
+
+
+def _unsigned_to_float(x, source, target):
+    return cast(unsigned(x).astype(np.float64), target)
+
+
+def _bitcast(x, source, target):
+    return from_bits(to_bits(x, source).view(target.storage), target)
+
+
+CASTS = {
+    "arith.index_cast": _signed, "arith.extsi": _signed, "arith.trunci": _signed,
+    "arith.index_castui": _zero_extend, "arith.extui": _zero_extend,
+    "arith.sitofp": _to_float, "arith.uitofp": _unsigned_to_float, "arith.fptosi": _from_float,
+    "arith.fptoui": _from_float, "arith.extf": lambda x, s, t: cast(x, t), "arith.truncf": lambda x, s, t: cast(x, t),
+    "arith.bitcast": _bitcast,
+}
+for _name, _fn in CASTS.items():
+    handles(_name)(_cast_op(_fn))
+
+
+# ----------------------------------------------------------------------------
+# vector (registers)
+
+
+@handles("vector.broadcast", "vector.splat")
+def compile_broadcast(p: Program, op: Any) -> Any:
+    a = p.slot(op.operation.operands[0])
+    result = p.slot(op.operation.results[0])
+    elem, shape = result_info(op)
+    source_rank = len(vector_shape(op.operation.operands[0].type))
+
+    def run(env: list, mask: Any) -> None:
+        x = env[a]
+        lanes = x.shape[0]
+        x = x.reshape((lanes,) + (1,) * (len(shape) - source_rank) + x.shape[1:])
+        env[result] = np.broadcast_to(x, (lanes, *shape))
+
+    return run
+
+
+def _positions(p: Program, op: Any, static: list[int]) -> list:
+    """Static positions as ints, dynamic ones as value slots (marked by the dynamic sentinel)."""
+    dynamic = iter(op.dynamic_position)
+    out = []
+    for value in static:
+        out.append(("slot", p.slot(next(dynamic))) if value == ir.ShapedType.get_dynamic_size() else ("const", value))
+    return out
+
+
+def _index(env: list, positions: list, lanes: int) -> tuple:
+    values = [v if kind == "const" else env[v] for kind, v in positions]
+    if all(isinstance(v, int) or v.shape[0] == 1 for v in values):
+        return (slice(None), *[v if isinstance(v, int) else int(v[0]) for v in values])
+    return (np.arange(lanes), *[v if isinstance(v, int) else v.astype(np.int64) for v in values])
+
+
+@handles("vector.extract")
+def compile_extract(p: Program, op: Any) -> Any:
+    source = p.slot(op.operation.operands[0])
+    result = p.slot(op.operation.results[0])
+    positions = _positions(p, op, list(op.static_position))
+
+    def run(env: list, mask: Any) -> None:
+        x = env[source]
+        env[result] = x[_index(env, positions, x.shape[0])]
+
+    return run
+
+
+@handles("vector.insert")
+def compile_insert(p: Program, op: Any) -> Any:
+    value, dest = p.slot(op.operation.operands[0]), p.slot(op.operation.operands[1])
+    result = p.slot(op.operation.results[0])
+    positions = _positions(p, op, list(op.static_position))
+
+    def run(env: list, mask: Any) -> None:
+        x, v = env[dest], env[value]
+        lanes = max(x.shape[0], v.shape[0])
+        out = np.array(np.broadcast_to(x, (lanes, *x.shape[1:])))
+        out[_index(env, positions, lanes)] = v
+        env[result] = out
+
+    return run
+
+
+@handles("vector.extractelement")
+def compile_extractelement(p: Program, op: Any) -> Any:
+    operands = [p.slot(v) for v in op.operation.operands]
+    result = p.slot(op.operation.results[0])
+
+    def run(env: list, mask: Any) -> None:
+        x = env[operands[0]]
+        if len(operands) == 1:
+            env[result] = x[:, 0]
+            return
+        i = env[operands[1]]
+        env[result] = x[:, int(i[0])] if i.shape[0] == 1 else x[np.arange(x.shape[0]), i.astype(np.int64)]
+
+    return run
+
+
+@handles("vector.insertelement")
+def compile_insertelement(p: Program, op: Any) -> Any:
+    operands = [p.slot(v) for v in op.operation.operands]
+    result = p.slot(op.operation.results[0])
+
+    def run(env: list, mask: Any) -> None:
+        v, x = env[operands[0]], env[operands[1]]
+        lanes = max(x.shape[0], v.shape[0])
+        out = np.array(np.broadcast_to(x, (lanes, *x.shape[1:])))
+        i = env[operands[2]] if len(operands) > 2 else np.zeros(1, np.int64)
+        if i.shape[0] == 1:
+            out[:, int(i[0])] = v
+        else:
+            out[np.arange(lanes), i.astype(np.int64)] = v
+        env[result] = out
+
+    return run
+
+
+def _kind(op: Any) -> str:
+    text = str(op.operation.attributes["kind"])
+    return text[text.index("<") + 1 : text.index(">")]
+
+
+REDUCTIONS = {
+    "add": lambda x: x.sum(axis=1), "mul": lambda x: x.prod(axis=1),
+    "minsi": lambda x: x.min(axis=1), "maxsi": lambda x: x.max(axis=1),
+    "minui": lambda x: unsigned(x).min(axis=1), "maxui": lambda x: unsigned(x).max(axis=1),
+    "minnumf": lambda x: np.fmin.reduce(x, axis=1), "maxnumf": lambda x: np.fmax.reduce(x, axis=1),
+    "minimumf": lambda x: x.min(axis=1), "maximumf": lambda x: x.max(axis=1),
+    "and": lambda x: np.bitwise_and.reduce(x, axis=1), "or": lambda x: np.bitwise_or.reduce(x, axis=1),
+    "xor": lambda x: np.bitwise_xor.reduce(x, axis=1),
+}
+COMBINE = {
+    "add": np.add, "mul": np.multiply, "minsi": np.minimum, "maxsi": np.maximum,
+    "minui": lambda x, y: np.minimum(unsigned(x), unsigned(y)), "maxui": lambda x, y: np.maximum(unsigned(x), unsigned(y)),
+    "minnumf": np.fmin, "maxnumf": np.fmax, "minimumf": np.minimum, "maximumf": np.maximum,
+    "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
+}
+
+
+@handles("vector.reduction")
+def compile_reduction(p: Program, op: Any) -> Any:
+    operands = [p.slot(v) for v in op.operation.operands]
+    result = p.slot(op.operation.results[0])
+    elem, _ = result_info(op)
+    kind = _kind(op)
+    reduce, combine = REDUCTIONS[kind], COMBINE[kind]
+    widen_float = elem.compute.kind == "f" and kind in ("add", "mul")
+
+    def run(env: list, mask: Any) -> None:
+        x = env[operands[0]]
+        x = x.reshape(x.shape[0], -1)
+        out = reduce(x.astype(np.float32) if widen_float else x)
+        if len(operands) > 1:
+            out = combine(out, env[operands[1]])
+        env[result] = cast(out, elem)
+
+    return run
+
+
+@handles("vector.shape_cast")
+def compile_shape_cast(p: Program, op: Any) -> Any:
+    a = p.slot(op.operation.operands[0])
+    result = p.slot(op.operation.results[0])
+    _, shape = result_info(op)
+
+    def run(env: list, mask: Any) -> None:
+        x = env[a]
+        env[result] = x.reshape((x.shape[0], *shape))
+
+    return run
+
+
+@handles("vector.bitcast")
+def compile_vector_bitcast(p: Program, op: Any) -> Any:
+    a = p.slot(op.operation.operands[0])
+    result = p.slot(op.operation.results[0])
+    source = elem_of(op.operation.operands[0].type)
+    target, shape = result_info(op)
+
+    def run(env: list, mask: Any) -> None:
+        x = env[a]
+        bits = np.ascontiguousarray(to_bits(x, source))
+        env[result] = from_bits(bits.view(target.storage).reshape((x.shape[0], *shape)), target)
+
+    return run
+
+
+def _int_list(attr: ir.Attribute) -> list[int]:
+    if isinstance(attr, ir.ArrayAttr):
+        return [ir.IntegerAttr(a).value for a in attr]
+    return list(ir.DenseI64ArrayAttr(attr))
+
+
+@handles("vector.extract_strided_slice")
+def compile_extract_strided_slice(p: Program, op: Any) -> Any:
+    a = p.slot(op.operation.operands[0])
+    result = p.slot(op.operation.results[0])
+    attrs = op.operation.attributes
+    offsets, sizes, strides = (_int_list(attrs[n]) for n in ("offsets", "sizes", "strides"))
+    index = (slice(None), *[slice(o, o + s * st, st) for o, s, st in zip(offsets, sizes, strides)])
+
+    def run(env: list, mask: Any) -> None:
+        env[result] = env[a][index]
+
+    return run
+
+
+@handles("vector.insert_strided_slice")
+def compile_insert_strided_slice(p: Program, op: Any) -> Any:
+    value, dest = p.slot(op.operation.operands[0]), p.slot(op.operation.operands[1])
+    result = p.slot(op.operation.results[0])
+    attrs = op.operation.attributes
+    offsets, strides = _int_list(attrs["offsets"]), _int_list(attrs["strides"])
+    source_shape = vector_shape(op.operation.operands[0].type)
+    lead = len(offsets) - len(source_shape)
+    index = (
+        slice(None),
+        *offsets[:lead],
+        *[slice(o, o + s * st, st) for o, s, st in zip(offsets[lead:], source_shape, strides)],
+    )
+
+    def run(env: list, mask: Any) -> None:
+        x, v = env[dest], env[value]
+        lanes = max(x.shape[0], v.shape[0])
+        out = np.array(np.broadcast_to(x, (lanes, *x.shape[1:])))
+        out[index] = v
+        env[result] = out
+
+    return run
+
+
+@handles("vector.transpose")
+def compile_transpose(p: Program, op: Any) -> Any:
+    a = p.slot(op.operation.operands[0])
+    result = p.slot(op.operation.results[0])
+    permutation = [0] + [1 + i for i in _int_list(op.operation.attributes["permutation"])]
+
+    def run(env: list, mask: Any) -> None:
+        env[result] = np.transpose(env[a], permutation)
+
+    return run
+
+
+@handles("vector.from_elements")
+def compile_from_elements(p: Program, op: Any) -> Any:
+    operands = [p.slot(v) for v in op.operation.operands]
+    result = p.slot(op.operation.results[0])
+    _, shape = result_info(op)
+
+    def run(env: list, mask: Any) -> None:
+        values = [env[s] for s in operands]
+        lanes = max(v.shape[0] for v in values)
+        stacked = np.stack([np.broadcast_to(v, (lanes,)) for v in values], axis=1)
+        env[result] = stacked.reshape((lanes, *shape))
+
+    return run
+
+
+@handles("vector.step")
+def compile_step(p: Program, op: Any) -> Any:
+    result = p.slot(op.operation.results[0])
+    _, shape = result_info(op)
+    value = np.arange(shape[0], dtype=np.int64)[None]
+
+    def run(env: list, mask: Any) -> None:
+        env[result] = value
+
+    return run
+
+
+@handles("vector.create_mask")
+def compile_create_mask(p: Program, op: Any) -> Any:
+    operands = [p.slot(v) for v in op.operation.operands]
+    result = p.slot(op.operation.results[0])
+    _, shape = result_info(op)
+
+    def run(env: list, mask: Any) -> None:
+        bounds = [env[s] for s in operands]
+        lanes = max(b.shape[0] for b in bounds)
+        out = np.ones((lanes, *shape), dtype=np.bool_)
+        for dim, bound in enumerate(bounds):
+            coords = np.arange(shape[dim]).reshape((1,) + (1,) * dim + (-1,) + (1,) * (len(shape) - dim - 1))
+            out &= coords < bound.reshape((-1,) + (1,) * len(shape))
+        env[result] = out
+
+    return run
+
+
+@handles("vector.constant_mask")
+def compile_constant_mask(p: Program, op: Any) -> Any:
+    result = p.slot(op.operation.results[0])
+    _, shape = result_info(op)
+    sizes = _int_list(op.operation.attributes["mask_dim_sizes"])
+    value = np.zeros((1, *shape), dtype=np.bool_)
+    value[(slice(None), *[slice(0, s) for s in sizes])] = True
+
+    def run(env: list, mask: Any) -> None:
+        env[result] = value
+
+    return run
+
+
+@handles("vector.outerproduct")
+def compile_outerproduct(p: Program, op: Any) -> Any:
+    operands = [p.slot(v) for v in op.operation.operands]
+    result = p.slot(op.operation.results[0])
+    elem, shape = result_info(op)
+
+    def run(env: list, mask: Any) -> None:
+        a, b = env[operands[0]], env[operands[1]]
+        out = a[:, :, None] * b[:, None, :] if len(shape) == 2 else a * b.reshape(-1, 1)
+        if len(operands) > 2:
+            out = out + env[operands[2]]
+        env[result] = cast(out, elem)
+
+    return run
+
+
+@handles("vector.contract")
+def compile_contract(p: Program, op: Any) -> Any:
+    """Any vector.contract with kind add: an einsum over its indexing maps (computed in f32)."""
+    a, b, c = (p.slot(v) for v in op.operation.operands[:3])
+    result = p.slot(op.operation.results[0])
+    elem, _ = result_info(op)
+    maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(op.operation.attributes["indexing_maps"])]
+    letters = "abcdefghijklmnopqrstuvw"
+
+    def subscript(affine_map: ir.AffineMap) -> str:
+        return "z" + "".join(letters[ir.AffineDimExpr(e).position] for e in affine_map.results)
+
+    spec = f"{subscript(maps[0])},{subscript(maps[1])}->{subscript(maps[2])}"
+
+    def run(env: list, mask: Any) -> None:
+        x, y, acc = env[a], env[b], env[c]
+        lanes = max(x.shape[0], y.shape[0])
+        x, y = np.broadcast_to(x, (lanes, *x.shape[1:])), np.broadcast_to(y, (lanes, *y.shape[1:]))
+        total = np.einsum(spec, x.astype(np.float32), y.astype(np.float32)) + acc
+        env[result] = cast(total, elem) if elem.compute.kind == "f" else total.astype(elem.compute)
+
+    return run

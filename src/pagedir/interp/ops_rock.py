@@ -1,0 +1,356 @@
+"""rock ops: alloc, deref, global_load, blockwise_load_tile, threadwise_read_into, attention.
+
+``rock.attention`` and ``rock.gridwise_attention_accel`` run the numpy reference
+on K/V gathered from the pages their tables point at. The tile loads follow
+docs/levels.md exactly, so a lowering of them can be checked against them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mlir.ir as ir
+import numpy as np
+
+from pagedir import reference
+from pagedir.interp.memory import Device, Elem, InterpError
+from pagedir.interp.ops_control import affine_function
+from pagedir.interp.ops_memory import MemRef, all_coordinates, compile_allocation, describe, read
+from pagedir.interp.simt import Program, elem_of, handles, vector_shape, widen
+
+
+def segments(op: Any) -> list[list[ir.Value]]:
+    operation = op.operation
+    operands = list(operation.operands)
+    if "operandSegmentSizes" not in operation.attributes:
+        return [[v] for v in operands]
+    parts, start = [], 0
+    for size in ir.DenseI32ArrayAttr(operation.attributes["operandSegmentSizes"]):
+        parts.append(operands[start : start + size])
+        start += size
+    return parts
+
+
+def int_attr(op: Any, name: str, default: Any = None) -> Any:
+    attrs = op.operation.attributes
+    return ir.IntegerAttr(attrs[name]).value if name in attrs else default
+
+
+def i64_array(op: Any, name: str) -> list[int]:
+    return list(ir.DenseI64ArrayAttr(op.operation.attributes[name]))
+
+
+class PagedSource:
+    """A ``rock.deref`` result: the table memref and the page shape it views."""
+
+    __slots__ = ("table", "shape", "elem")
+
+    def __init__(self, table: MemRef, shape: tuple, elem: Elem):
+        self.table = table
+        self.shape = shape
+        self.elem = elem
+
+
+@handles("rock.alloc")
+def compile_rock_alloc(p: Program, op: Any) -> Any:
+    return compile_allocation(p, op, ir.MemRefType(op.operation.results[0].type), "rock.alloc")
+
+
+@handles("rock.deref")
+def compile_deref(p: Program, op: Any) -> Any:
+    table = p.slot(op.operation.operands[0])
+    type_ = ir.MemRefType(op.operation.results[0].type)
+    shape, elem = tuple(type_.shape), elem_of(type_)
+    result = p.slot(op.operation.results[0])
+
+    def run(env: list, mask: Any) -> None:
+        env[result] = PagedSource(env[table], shape, elem)
+
+    return run
+
+
+def table_pointers(p: Program, op_id: int, table: MemRef, batch: np.ndarray, page: np.ndarray) -> np.ndarray:
+    """``table[batch, page, 0]`` (the caller keeps indices in range) read from device memory."""
+    addresses = table.base[0] + (batch * table.strides[0] + page * table.strides[1]) * 8
+    i64 = elem_of(ir.IntegerType.get_signless(64))
+    return table.space.read(addresses, i64, lambda: p.op_name(op_id), p.op_location(op_id))
+
+
+# ----------------------------------------------------------------------------
+# rock.global_load
+
+
+@handles("rock.global_load")
+def compile_global_load(p: Program, op: Any) -> Any:
+    """Paged: element ``ptr + offset`` of the page; components outside ``[0, page_size)`` read 0, as the buffer load does."""
+    mem_part, index_part, valid_part, ptr_part = segments(op)
+    mem, indices = p.slot(mem_part[0]), [p.slot(v) for v in index_part]
+    valid = p.slot(valid_part[0]) if valid_part else None
+    ptr = p.slot(ptr_part[0]) if ptr_part else None
+    page_size = int_attr(op, "page_size")
+    type_ = op.operation.results[0].type
+    elem, shape = elem_of(type_), vector_shape(type_)
+    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    components = np.arange(count, dtype=np.int64)
+    result = p.slot(op.operation.results[0])
+    op_id = p.op_id(op)
+
+    def run(env: list, mask: Any) -> None:
+        rt = p.rt
+        active = np.ones(rt.lanes, dtype=np.bool_) if mask is None else mask.copy()
+        if valid is not None:
+            active &= widen(env[valid], rt.lanes)
+        out = np.zeros((rt.lanes, count), dtype=elem.storage)
+        lanes = np.nonzero(active)[0]
+        if lanes.size:
+            if ptr is not None:
+                offset = widen(env[indices[0]], rt.lanes)[lanes, None] + components
+                inside = (offset >= 0) & (offset < page_size)
+                addresses = widen(env[ptr], rt.lanes)[lanes, None].astype(np.int64) + offset * elem.size
+                where = np.nonzero(inside)
+                values = np.zeros(offset.shape, dtype=elem.storage)
+                values[where] = rt.device.read(addresses[where], elem, lambda: p.op_name(op_id), p.op_location(op_id))
+                out[lanes] = values
+            else:
+                m: MemRef = env[mem]
+                index_values = [widen(env[s], rt.lanes)[lanes] for s in indices]
+                for dim, index in enumerate(index_values):
+                    extent = count if dim == len(index_values) - 1 else 1
+                    if (index < 0).any() or (index + extent > m.shape[dim]).any():
+                        raise InterpError(f"rock.global_load index out of bounds of dimension {dim} of {describe(m)}",
+                                          p.op_location(op_id))
+                offset = widen(m.base, rt.lanes)[lanes]
+                for index, stride in zip(index_values, m.strides):
+                    offset = offset + index * stride * elem.size
+                out[lanes] = m.space.read(offset[:, None] + components * elem.size, elem, lambda: p.op_name(op_id),
+                                          p.op_location(op_id))
+        values = elem.to_compute(out)
+        env[result] = values.reshape((rt.lanes, *shape)) if shape else values[:, 0]
+
+    return run
+
+
+# ----------------------------------------------------------------------------
+# Tile loads
+
+
+def read_source(p: Program, op_id: int, source: Any, results: list, num_pages: int | None, pointer_of: Any) -> tuple:
+    """Stored values of a tile (any shape) from a paged or dense source; 0 where the doc says so.
+
+    ``results``: the map's results. Paged: (batch, flat) and ``pointer_of(batch,
+    page, readable) -> pointers`` finds each page's pointer.
+    """
+    rt = p.rt
+    if isinstance(source, PagedSource):
+        batch, flat = np.broadcast_arrays(*results[:2])
+        page_size = source.shape[2]
+        page, offset = flat // page_size, flat % page_size
+        readable = (page >= 0) & (page < num_pages) & (batch >= 0) & (batch < source.shape[0])
+        pointers = pointer_of(batch, page, readable)
+        live = readable & (pointers != 0)
+        out = np.zeros(flat.shape, dtype=source.elem.storage)
+        where = np.nonzero(live)
+        out[where] = rt.device.read(pointers[where] + offset[where] * source.elem.size, source.elem,
+                                    lambda: p.op_name(op_id), p.op_location(op_id))
+        return out, live
+    m: MemRef = source
+    coords = np.broadcast_arrays(*results)
+    inside = np.ones(coords[0].shape, dtype=np.bool_)
+    for dim, coord in enumerate(coords):
+        inside &= (coord >= 0) & (coord < m.shape[dim])
+    offset = np.zeros(coords[0].shape, dtype=np.int64)
+    for coord, stride in zip(coords, m.strides):
+        offset = offset + np.where(inside, coord, 0) * stride * m.elem.size
+    out = np.zeros(offset.shape, dtype=m.elem.storage)
+    where = np.nonzero(inside)
+    if isinstance(m.space, Device):
+        base = np.broadcast_to(m.base.reshape((-1,) + (1,) * (offset.ndim - 1)), offset.shape)
+        out[where] = m.space.read(base[where] + offset[where], m.elem, lambda: p.op_name(op_id), p.op_location(op_id))
+        return out, inside
+    raise InterpError(f"{p.op_name(op_id)} from a {m.space.kind} source is not supported", p.op_location(op_id))
+
+
+@handles("rock.blockwise_load_tile")
+def compile_blockwise_load_tile(p: Program, op: Any) -> Any:
+    """The whole workgroup loads the tile; the result is visible to every thread (a barrier follows)."""
+    source_part, dest_part, index_part, table_part = segments(op)
+    source, dest = p.slot(source_part[0]), p.slot(dest_part[0])
+    indices = [p.slot(v) for v in index_part]
+    table = p.slot(table_part[0]) if table_part else None
+    fn = affine_function(ir.AffineMapAttr(op.operation.attributes["map"]).value)
+    dest_type = ir.MemRefType(dest_part[0].type)
+    coords = all_coordinates(tuple(dest_type.shape))  # [points, rank]
+    op_id = p.op_id(op)
+
+    def run(env: list, mask: Any) -> None:
+        rt = p.rt
+        if mask is not None:
+            rt.barrier(mask, op_id)  # a collective op: every thread of a workgroup takes part
+        firsts = rt.group_first_lane
+        index_values = [widen(env[s], rt.lanes)[firsts].reshape(-1, 1).astype(np.int64) for s in indices]
+        tile_coords = [coords[:, d][None, :] for d in range(coords.shape[1])]
+        results = fn(index_values + tile_coords)
+        src = env[source]
+        if isinstance(src, PagedSource):
+            table_memref: MemRef = env[table]
+            num_pages = src.shape[1]
+
+            def pointer_of(batch, page, readable):
+                pointers = np.zeros(page.shape, dtype=np.int64)
+                where = np.nonzero(readable)
+                pointers[where] = table_pointers(p, op_id, table_memref, batch[where], page[where])
+                return pointers
+
+            values, _ = read_source(p, op_id, src, results, num_pages, pointer_of)
+        else:
+            values, _ = read_source(p, op_id, src, results, None, None)
+        m: MemRef = env[dest]
+        element_offsets = (coords * np.array(m.strides, dtype=np.int64)).sum(axis=1) * m.elem.size
+        space = m.space
+        if space.kind == "lds":
+            addresses = widen(m.base, rt.lanes)[firsts][:, None] + element_offsets[None, :]
+            collective = np.full(addresses.shape, -3, dtype=np.int64)
+            space.write(addresses, collective, values, m.elem, rt, op_id)
+            rt.barrier(None, op_id)
+        else:
+            per_lane = values[rt.all_lanes // rt.block]
+            addresses = widen(m.base, rt.lanes)[:, None] + element_offsets[None, :]
+            space.write(addresses, np.broadcast_to(rt.all_lanes[:, None], addresses.shape), per_lane, m.elem, rt, op_id)
+
+    return run
+
+
+@handles("rock.threadwise_read_into")
+def compile_threadwise_read_into(p: Program, op: Any) -> Any:
+    """Thread tid fills row i of its registers with vector i * block_size + tid of the tile."""
+    source_part, dest_part, index_part, ptrs_part, first_part = segments(op)
+    source, dest = p.slot(source_part[0]), p.slot(dest_part[0])
+    indices = [p.slot(v) for v in index_part]
+    ptrs = p.slot(ptrs_part[0]) if ptrs_part else None
+    first = p.slot(first_part[0]) if first_part else None
+    fn = affine_function(ir.AffineMapAttr(op.operation.attributes["map"]).value)
+    block_size = int_attr(op, "block_size")
+    tile_shape = i64_array(op, "tile_shape")
+    vector_dim, vector_len = int_attr(op, "vector_dim"), int_attr(op, "vector_len")
+    num_pages = int_attr(op, "num_pages_per_batch")
+    vector_grid = list(tile_shape)
+    vector_grid[vector_dim] //= vector_len
+    num_vectors = int(np.prod(vector_grid, dtype=np.int64))
+    rows = -(-num_vectors // block_size)
+    starts = all_coordinates(tuple(vector_grid))  # [num_vectors, rank]
+    starts[:, vector_dim] *= vector_len
+    op_id = p.op_id(op)
+
+    def run(env: list, mask: Any) -> None:
+        rt = p.rt
+        vector = np.arange(rows)[None, :] * block_size + rt.tid[:, None]  # [lanes, rows]
+        in_tile = vector < num_vectors
+        if mask is not None:
+            in_tile &= mask[:, None]
+        start = starts[np.minimum(vector, num_vectors - 1)]  # [lanes, rows, rank]
+        tile_coords = []
+        for d in range(len(tile_shape)):
+            coord = start[:, :, d][:, :, None]
+            if d == vector_dim:
+                coord = coord + np.arange(vector_len)[None, None, :]
+            tile_coords.append(coord)
+        index_values = [widen(env[s], rt.lanes).astype(np.int64).reshape(-1, 1, 1) for s in indices]
+        results = fn(index_values + tile_coords)
+        src = env[source]
+        if isinstance(src, PagedSource):
+            pointer_memref: MemRef = env[ptrs]
+            first_page = widen(env[first], rt.lanes).astype(np.int64).reshape(-1, 1, 1)
+            slots = pointer_memref.shape[0]
+
+            def pointer_of(batch, page, readable):
+                local = page - first_page
+                wanted = readable & (local >= 0) & (local < slots) & in_tile[:, :, None]
+                pointers = np.zeros(page.shape, dtype=np.int64)
+                lane, row, lane_elem = np.nonzero(wanted)
+                if lane.size:
+                    offsets = pointer_memref.base[lane] if pointer_memref.base.shape[0] > 1 else np.broadcast_to(pointer_memref.base, lane.shape)
+                    addresses = offsets + local[lane, row, lane_elem] * pointer_memref.strides[0] * 8
+                    i64 = pointer_memref.elem
+                    pointers[lane, row, lane_elem] = pointer_memref.space.read(addresses, lane, i64, rt, op_id)
+                return pointers
+
+            values, _ = read_source(p, op_id, src, results, num_pages, pointer_of)
+        else:
+            values, _ = read_source(p, op_id, src, results, None, None)
+        m: MemRef = env[dest]
+        lane, row = np.nonzero(in_tile)
+        element_offsets = (row[:, None] * m.strides[0] + np.arange(vector_len)[None, :] * m.strides[1]) * m.elem.size
+        addresses = widen(m.base, rt.lanes)[lane][:, None] + element_offsets
+        m.space.write(addresses, np.broadcast_to(lane[:, None], addresses.shape), values[lane, row], m.elem, rt, op_id)
+
+    return run
+
+
+# ----------------------------------------------------------------------------
+# Attention by the reference
+
+
+def read_dense(p: Program, op_id: int, m: MemRef) -> np.ndarray:
+    """Every element of a global memref (lane 0's view), as computed values."""
+    coords = all_coordinates(m.shape)
+    offsets = (coords * np.array(m.strides, dtype=np.int64)).sum(axis=1) * m.elem.size
+    stored = read(p, op_id, m, m.base[:1], offsets, None)
+    return m.elem.to_compute(stored[0]).reshape(m.shape)
+
+
+def gather_pages(p: Program, op_id: int, label: str, source: PagedSource, heads_kv: int, head_dim: int,
+                 seq_lens: np.ndarray | None) -> np.ndarray:
+    """Dense [B, Hkv, Sk, D] from the pages; a null page must hold only masked keys."""
+    batch, num_pages, page_size = source.shape
+    table = read_dense(p, op_id, source.table).reshape(batch, num_pages).astype(np.int64)
+    seq_k = num_pages * page_size // (heads_kv * head_dim)
+    tokens = (np.arange(num_pages * page_size) // head_dim % seq_k).reshape(num_pages, page_size)
+    flat = np.zeros((batch, num_pages, page_size), dtype=source.elem.storage)
+    for b in range(batch):
+        limit = seq_k if seq_lens is None else int(seq_lens[b])
+        for page in range(num_pages):
+            pointer = int(table[b, page])
+            if pointer == 0:
+                if tokens[page].min() < limit:
+                    raise InterpError(
+                        f"{p.op_name(op_id)}: page {page} of batch {b} of {label} is a null pointer but holds key "
+                        f"{int(tokens[page].min())} < seq_len {limit}",
+                        p.op_location(op_id),
+                    )
+                continue
+            addresses = pointer + np.arange(page_size, dtype=np.int64) * source.elem.size
+            flat[b, page] = p.rt.device.read(addresses, source.elem, lambda: f"{p.op_name(op_id)} ({label} page {page} of batch {b})",
+                                              p.op_location(op_id))
+    return source.elem.to_compute(flat).reshape(batch, heads_kv, seq_k, head_dim)
+
+
+@handles("rock.attention", "rock.gridwise_attention_accel")
+def compile_attention(p: Program, op: Any) -> Any:
+    q_part, k_part, v_part, lens_part, out_part = segments(op)
+    q, k, v, out = (p.slot(part[0]) for part in (q_part, k_part, v_part, out_part))
+    lens = p.slot(lens_part[0]) if lens_part else None
+    attrs = op.operation.attributes
+    heads_kv = int_attr(op, "num_heads_kv")
+    causal = bool(ir.BoolAttr(attrs["causal"]).value) if "causal" in attrs else False
+    scale = ir.FloatAttr(attrs["scale"]).value if "scale" in attrs else None
+    op_id = p.op_id(op)
+
+    def run(env: list, mask: Any) -> None:
+        query = read_dense(p, op_id, env[q])
+        head_dim = query.shape[3]
+        seq_lens = read_dense(p, op_id, env[lens]).astype(np.int64) if lens is not None else None
+        kv = []
+        for label, slot in (("k", k), ("v", v)):
+            value = env[slot]
+            kv.append(gather_pages(p, op_id, label, value, heads_kv, head_dim, seq_lens) if isinstance(value, PagedSource)
+                      else read_dense(p, op_id, value))
+        if seq_lens is not None and ((seq_lens < 0) | (seq_lens > kv[0].shape[2])).any():
+            raise InterpError(f"{p.op_name(op_id)}: seq_lens {seq_lens.tolist()} outside [0, {kv[0].shape[2]}]", p.op_location(op_id))
+        result = reference.attention(query, kv[0], kv[1], seq_lens=seq_lens, causal=causal, scale=scale)
+        m: MemRef = env[out]
+        coords = all_coordinates(m.shape)
+        offsets = (coords * np.array(m.strides, dtype=np.int64)).sum(axis=1) * m.elem.size
+        stored = m.elem.to_storage(result.reshape(-1).astype(np.float32))
+        p.rt.device.write(m.base[0] + offsets, stored, m.elem, lambda: p.op_name(op_id), p.op_location(op_id))
+
+    return run
