@@ -355,8 +355,10 @@ def rewrite(func: ir.Operation, layout: LdsPlan) -> None:
     pools = []
     for g, size in enumerate(layout.groups):
         first_member = layout.allocs[layout.group_of.index(g)]
-        pool_type = ir.MemRefType.get([size], ir.IntegerType.get_signless(8), memory_space=first_member.results[0].type.memory_space)
-        pools.append(rock.alloc(pool_type, loc=first_member.location, ip=at_entry))
+        with first_member.location:
+            space = first_member.results[0].type.memory_space
+            pool_type = ir.MemRefType.get([size], ir.IntegerType.get_signless(8), memory_space=space)
+            pools.append(rock.alloc(pool_type, ip=at_entry))
     index = ir.IndexType.get()
     for alloc, g, offset in zip(layout.allocs, layout.group_of, layout.offsets):
         old = alloc.results[0]
