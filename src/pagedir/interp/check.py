@@ -217,18 +217,21 @@ def _attention_attrs(func: ir.Operation) -> dict[str, Any]:
 
 
 def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device) -> CheckCase:
-    """Random Q, paged K/V (shuffled pages, null past ragged seq_lens), NaN out, the reference result."""
+    """Random Q, paged K/V (shuffled pages, null past ragged seq_lens) or dense K/V, NaN out, the reference result."""
     args = list(func.regions[0].blocks[0].arguments)[: argument_count(func)]
     q_type, table_type, out_type = args[0].type, args[1].type, args[-1].type
     has_lens = len(args) == 5
     batch, heads_q, seq_q, head_dim = q_type.shape
     name = str(q_type.element_type)
     derefs = find_ops(func, ("rock.deref",))
-    page_size = ir.MemRefType(derefs[0].results[0].type).shape[2] if derefs else head_dim
-    num_pages = table_type.shape[1]
     attrs = _attention_attrs(func)
-    heads_kv = attrs.get("num_heads_kv", 1)
-    seq_k = num_pages * page_size // (heads_kv * head_dim)
+    dense = table_type.rank == 4  # dense K/V [B, Hkv, Sk, D] instead of page tables
+    if dense:
+        _, heads_kv, seq_k, _ = table_type.shape
+    else:
+        page_size = ir.MemRefType(derefs[0].results[0].type).shape[2] if derefs else head_dim
+        heads_kv = attrs.get("num_heads_kv", 1)
+        seq_k = table_type.shape[1] * page_size // (heads_kv * head_dim)
     q = host_values(rng.standard_normal((batch, heads_q, seq_q, head_dim)), name)
     k = host_values(rng.standard_normal((batch, heads_kv, seq_k, head_dim)), name)
     v = host_values(rng.standard_normal((batch, heads_kv, seq_k, head_dim)), name)
@@ -236,15 +239,20 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device)
     if has_lens and batch > 1:
         seq_lens[0] = seq_k  # one full sequence, the others ragged
     nulls_ok = attrs["known"]
-    k_cache = reference.paged_cache(device, k, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(name))
-    v_cache = reference.paged_cache(device, v, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(name))
+    kept = []
+    if dense:
+        k_arg, v_arg = k, v
+    else:
+        k_cache = reference.paged_cache(device, k, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(name))
+        v_cache = reference.paged_cache(device, v, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(name))
+        k_arg, v_arg, kept = k_cache.table, v_cache.table, k_cache.pages + v_cache.pages
     out = np.full(tuple(out_type.shape), np.nan, dtype=np.float32)
-    call = [q, k_cache.table, v_cache.table] + ([seq_lens] if has_lens else []) + [out]
+    call = [q, k_arg, v_arg] + ([seq_lens] if has_lens else []) + [out]
     expected = {}
     if attrs["known"]:
         expected[len(call) - 1] = reference.attention(q, k, v, seq_lens=seq_lens, causal=attrs.get("causal", False),
                                                       scale=attrs.get("scale"))
-    return CheckCase(args=call, expected=expected, keep_alive=k_cache.pages + v_cache.pages)
+    return CheckCase(args=call, expected=expected, keep_alive=kept)
 
 
 def generic_case(func: ir.Operation, rng: np.random.Generator, device: Device) -> CheckCase:

@@ -1,0 +1,90 @@
+"""attention: an L0 paged attention kernel (rock.deref + rock.attention), like rocmlir-gen -operation attention.
+
+Arguments of the generated ``func.func @paged_attention``: ``(q, k_table, v_table,
+[seq_lens], out)``; with ``--dense`` K and V are dense ``[B, Hkv, Sk, D]`` instead
+of page tables. ``--page-size`` counts tokens: a page holds ``page_size * D``
+contiguous elements of one batch's ``[Hkv, Sk, D]`` cache, so the table has
+``Hkv * Sk / page_size`` pointers per sequence. ``--ragged`` adds ``seq_lens``
+(keys past a sequence's length are masked; their pages may be null).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+DTYPES = ("f16", "bf16", "f32")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--batch", type=int, default=2, help="sequences (B)")
+    parser.add_argument("--num-heads-q", type=int, default=8, help="query heads (Hq)")
+    parser.add_argument("--num-heads-kv", type=int, default=2, help="key/value heads (Hkv); Hq / Hkv query heads share one")
+    parser.add_argument("--seq-len-q", type=int, default=1, help="query positions (Sq; 1 for decode)")
+    parser.add_argument("--seq-len-k", type=int, default=64, help="KV capacity per sequence in tokens (Sk)")
+    parser.add_argument("--head-dim", type=int, default=128, help="head dimension (D)")
+    parser.add_argument("--page-size", type=int, default=16, help="tokens per page")
+    parser.add_argument("--dtype", choices=DTYPES, default="f16")
+    parser.add_argument("--causal", action="store_true", help="query i sees keys j <= i + seq_len - Sq")
+    parser.add_argument("--ragged", action="store_true", help="take seq_lens (ragged sequences, null pages past them)")
+    parser.add_argument("--dense", action="store_true", help="dense K/V [B, Hkv, Sk, D] instead of pages")
+    parser.add_argument("--scale", type=float, default=None, help="score scale (default 1/sqrt(D))")
+    parser.add_argument("--arch", default="gfx942", help="chip or target recorded as rock.arch")
+    parser.add_argument("--name", default="paged_attention", help="function name")
+
+
+def validate(args: argparse.Namespace) -> None:
+    for name in ("batch", "num_heads_q", "num_heads_kv", "seq_len_q", "seq_len_k", "head_dim", "page_size"):
+        if getattr(args, name) <= 0:
+            raise ValueError(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
+    if args.num_heads_q % args.num_heads_kv:
+        raise ValueError(f"--num-heads-q {args.num_heads_q} must be a multiple of --num-heads-kv {args.num_heads_kv}")
+    if not args.dense and (args.num_heads_kv * args.seq_len_k) % args.page_size:
+        raise ValueError(
+            f"the cache of {args.num_heads_kv} heads x {args.seq_len_k} tokens is not a whole number of "
+            f"{args.page_size}-token pages"
+        )
+    if args.causal and args.seq_len_q > args.seq_len_k:
+        raise ValueError(f"--seq-len-q {args.seq_len_q} exceeds --seq-len-k {args.seq_len_k}")
+
+
+def generate(args: argparse.Namespace) -> str:
+    validate(args)
+    import mlir.ir as ir
+
+    from pagedir.context import make_context
+
+    text = function_text(args)
+    with make_context():
+        ir.Module.parse(text)  # the generated text must parse (names are kept by returning the text itself)
+    return text
+
+
+def function_text(args: argparse.Namespace) -> str:
+    b, hq, hkv = args.batch, args.num_heads_q, args.num_heads_kv
+    sq, sk, d, t = args.seq_len_q, args.seq_len_k, args.head_dim, args.dtype
+    q_type = f"memref<{b}x{hq}x{sq}x{d}x{t}>"
+    lens = f"%seq_lens: memref<{b}xi32>, " if args.ragged else ""
+    lens_operand = ", %seq_lens" if args.ragged else ""
+    lens_type = f", memref<{b}xi32>" if args.ragged else ""
+    segments = f"1, 1, 1, {1 if args.ragged else 0}, 1"
+    scale = f", scale = {args.scale!r} : f32" if args.scale is not None else ""
+    if args.dense:
+        kv_type = f"memref<{b}x{hkv}x{sk}x{d}x{t}>"
+        params = f"%q: {q_type}, %k: {kv_type}, %v: {kv_type}, {lens}%out: {q_type}"
+        derefs = ""
+    else:
+        pages = hkv * sk // args.page_size
+        table_type = f"memref<{b}x{pages}x1xi64>"
+        kv_type = f"memref<{b}x{pages}x{args.page_size * d}x{t}>"
+        params = f"%q: {q_type}, %k_table: {table_type}, %v_table: {table_type}, {lens}%out: {q_type}"
+        derefs = (
+            f'  %k = "rock.deref"(%k_table) : ({table_type}) -> {kv_type}\n'
+            f'  %v = "rock.deref"(%v_table) : ({table_type}) -> {kv_type}\n'
+        )
+    return f"""func.func @{args.name}({params}) attributes {{rock.kernel, rock.arch = "{args.arch}"}} {{
+{derefs}  "rock.attention"(%q, %k, %v{lens_operand}, %out) {{num_heads_q = {hq}, num_heads_kv = {hkv},
+      causal = {str(args.causal).lower()}{scale}, operandSegmentSizes = array<i32: {segments}>}}
+    : ({q_type}, {kv_type}, {kv_type}{lens_type}, {q_type}) -> ()
+  return
+}}
+"""

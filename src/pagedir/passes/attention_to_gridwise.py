@@ -1,0 +1,228 @@
+"""rock-attention-to-gridwise: check rock.attention and choose its tiling (L0 -> L1).
+
+Mirrors rocMLIR's AttentionToGridwise: the op is replaced by
+``rock.gridwise_attention_accel`` with the same operands and attributes plus the
+launch configuration, and the kernel function gets ``rock.block_size`` and
+``rock.grid_size``.
+
+The work decomposition (what the blockwise pass implements):
+
+* A workgroup owns one KV head ``h`` of one sequence ``b`` and a block of
+  ``m_per_block`` query rows. Rows are (query head in the group, query position):
+  every query head of the KV head's group sits in the same tile, so K and V are
+  read from the pages once per group (vLLM's ROCm decode kernel packs heads the
+  same way). A tile holds the whole group for ``m_per_block / G`` query positions.
+* The workgroup walks the sequence in KV tiles of ``n_per_block`` tokens.
+* Grid: ``B * Hkv * ceil(Sq / (m_per_block / G))`` workgroups.
+
+Default tuning (overridable with ``block-size``, ``m-per-block``,
+``n-per-block``, like rocMLIR's perf_config): decode packs the group and nothing
+else; prefill takes query positions until 32 rows. The block gets one thread per
+four output elements (64 to 256 threads), and a KV tile gives each thread at
+least one score when the tile is short of rows.
+
+Checks, each a located error naming the value and the limit: element type, head
+dim (a multiple of the 128-bit vector width, at most 256), page size (a multiple
+of the vector width, so no vector straddles two pages), the GQA ratio and the
+tiling's divisibility, and the LDS the tiles need on the chip (before
+``rock-reuse-lds`` overlaps them: Q, K, V and score tiles plus page pointers).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import mlir.ir as ir
+
+from pagedir.arch import UnknownChipError, get_chip
+from pagedir.dialect import rock
+from pagedir.dialect.ops_attention import is_deref
+from pagedir.dialect.types import element_bytes
+from pagedir.passes.base import Pass, kernel_functions
+from pagedir.passes.blockwise_load import find_ops
+
+MAX_HEAD_DIM = 256
+VECTOR_BITS = 128
+#: Query rows a prefill tile aims for; decode packs the whole group instead.
+PREFILL_ROWS = 32
+MAX_BLOCK_SIZE = 256
+MIN_BLOCK_SIZE = 64
+
+
+@dataclass(frozen=True)
+class AttentionToGridwiseOptions:
+    #: Chip or target; empty means the kernel's ``rock.arch``.
+    arch: str = ""
+    #: Threads per workgroup; 0 chooses.
+    block_size: int = 0
+    #: Query rows per workgroup tile (a multiple of the GQA group); 0 chooses.
+    m_per_block: int = 0
+    #: KV tokens per tile; 0 chooses.
+    n_per_block: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("block_size", "m_per_block", "n_per_block"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name.replace('_', '-')} must be positive or 0 (choose), got {getattr(self, name)}")
+        if self.arch:
+            get_chip(self.arch)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """The attention's sizes, read from its operands."""
+
+    batch: int
+    heads_q: int
+    heads_kv: int
+    seq_q: int
+    seq_k: int
+    head_dim: int
+    element: ir.Type
+    page_elements: int | None  # None for dense K/V
+
+    @property
+    def group(self) -> int:
+        return self.heads_q // self.heads_kv
+
+    @property
+    def vector_len(self) -> int:
+        return VECTOR_BITS // (element_bytes(self.element) * 8)
+
+
+@dataclass(frozen=True)
+class Tiling:
+    block_size: int
+    m_per_block: int
+    n_per_block: int
+    grid_size: int
+
+
+class AttentionToGridwisePass(Pass):
+    argument = "rock-attention-to-gridwise"
+    summary = "Validate rock.attention and choose its tiling: rock.gridwise_attention_accel"
+    Options = AttentionToGridwiseOptions
+
+    def run(self, module: ir.Operation) -> bool:
+        ok = True
+        for func in kernel_functions(module):
+            for op in find_ops(func, "rock.attention"):
+                ok = lower_attention(op.opview, func, self.options) and ok
+        return ok
+
+
+def lower_attention(op, func: ir.Operation, options: AttentionToGridwiseOptions) -> bool:
+    problem = read_problem(op)
+    errors = list(check_problem(problem))
+    chip = kernel_chip(func, options, errors)
+    tiling = None
+    if not errors:
+        tiling = choose_tiling(problem, options)
+        errors.extend(check_tiling(problem, tiling))
+    if not errors and chip is not None:
+        errors.extend(check_lds(problem, tiling, chip))
+    if errors:
+        for message in errors:
+            op.location.emit_error(f"'rock.attention' op {message}")
+        return False
+    with op.location, ir.InsertionPoint(op):
+        rock.gridwise_attention_accel(
+            op.q, op.k, op.v, op.seq_lens, op.out,
+            num_heads_q=op.num_heads_q, num_heads_kv=op.num_heads_kv, causal=op.causal, scale=op.scale,
+            block_size=tiling.block_size, grid_size=tiling.grid_size,
+            m_per_block=tiling.m_per_block, n_per_block=tiling.n_per_block,
+        )
+    i64 = ir.IntegerType.get_signless(64)
+    func.attributes["rock.block_size"] = ir.IntegerAttr.get(i64, tiling.block_size)
+    func.attributes["rock.grid_size"] = ir.IntegerAttr.get(i64, tiling.grid_size)
+    op.operation.erase()
+    return True
+
+
+def read_problem(op) -> Problem:
+    batch, heads_q, seq_q, head_dim = op.q.type.shape
+    heads_kv = op.num_heads_kv
+    k_type = op.k.type
+    if is_deref(op.k):
+        pages, page_elements = k_type.shape[1], k_type.shape[2]
+        seq_k = pages * page_elements // (heads_kv * head_dim)
+    else:
+        page_elements, seq_k = None, k_type.shape[2]
+    return Problem(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, op.q.type.element_type, page_elements)
+
+
+def kernel_chip(func: ir.Operation, options: AttentionToGridwiseOptions, errors: list[str]):
+    target = options.arch or (ir.StringAttr(func.attributes["rock.arch"]).value if "rock.arch" in func.attributes else "")
+    if not target:
+        return None  # no chip to hold the LDS budget against
+    try:
+        return get_chip(target)
+    except UnknownChipError as err:
+        errors.append(str(err))
+        return None
+
+
+def check_problem(p: Problem):
+    vector_len = p.vector_len
+    if p.head_dim > MAX_HEAD_DIM:
+        yield f"head dim {p.head_dim} is too large: at most {MAX_HEAD_DIM} is supported"
+    if p.head_dim % vector_len:
+        yield (f"head dim {p.head_dim} must be a multiple of the vector width {vector_len} "
+               f"({VECTOR_BITS} bits of {p.element})")
+    if p.page_elements is not None and p.page_elements % vector_len:
+        yield (f"page size {p.page_elements} elements is not a multiple of the vector width {vector_len} "
+               f"({VECTOR_BITS} bits of {p.element}): a vector would straddle two pages")
+
+
+def choose_tiling(p: Problem, options: AttentionToGridwiseOptions) -> Tiling:
+    group = p.group
+    if options.m_per_block:
+        m = options.m_per_block
+    elif p.seq_q == 1:
+        m = group
+    else:
+        m = group * max(1, min(p.seq_q, PREFILL_ROWS // group))
+    outputs_per_thread = 4
+    block = options.block_size or min(MAX_BLOCK_SIZE, max(MIN_BLOCK_SIZE, pow2_ceil(m * p.head_dim // outputs_per_thread)))
+    n = options.n_per_block or (64 if m * 32 < block else 32)
+    positions = m // group if m % group == 0 else 1
+    grid = p.batch * p.heads_kv * math.ceil(p.seq_q / positions)
+    return Tiling(block, m, n, grid)
+
+
+def check_tiling(p: Problem, t: Tiling):
+    if t.m_per_block % p.group:
+        yield (f"m_per_block {t.m_per_block} must be a multiple of the query heads per KV head "
+               f"({p.heads_q} / {p.heads_kv} = {p.group}): a tile holds whole groups")
+    if t.block_size > 1024:
+        yield f"block size {t.block_size} exceeds the hardware limit of 1024 threads"
+
+
+def lds_bytes(p: Problem, t: Tiling) -> dict[str, int]:
+    """LDS the blockwise kernel allocates, per buffer, before rock-reuse-lds."""
+    eb = element_bytes(p.element)
+    needs = {
+        "q": t.m_per_block * p.head_dim * eb,
+        "k": t.n_per_block * p.head_dim * eb,
+        "v": t.n_per_block * p.head_dim * eb,
+        "scores": t.m_per_block * t.n_per_block * 4,
+    }
+    if p.page_elements is not None:
+        # A tile of n tokens spans at most n * D elements plus one page boundary on each side.
+        pointers = math.ceil(t.n_per_block * p.head_dim / p.page_elements) + 1
+        needs["k_page_ptrs"] = needs["v_page_ptrs"] = 8 * pointers
+    return needs
+
+
+def check_lds(p: Problem, t: Tiling, chip):
+    needs = lds_bytes(p, t)
+    total = sum(needs.values())
+    if total > chip.lds_per_workgroup:
+        parts = ", ".join(f"{k} {v}" for k, v in needs.items())
+        yield (f"requires too much LDS memory: {total} bytes (hardware max for {chip.name} is "
+               f"{chip.lds_per_workgroup} bytes; {parts}); lower m_per_block or n_per_block")
+
+
+def pow2_ceil(x: int) -> int:
+    return 1 << max(0, (x - 1).bit_length())

@@ -1,0 +1,381 @@
+"""rock-gridwise-attention-to-blockwise: the flash-attention loop of one workgroup (L1 -> L2).
+
+``rock.gridwise_attention_accel`` becomes, per workgroup (batch ``b``, KV head
+``h``, query block ``qt``; see rock-attention-to-gridwise for the decomposition):
+
+```
+Q tile [G, Sq_t, D] <- q                       rock.blockwise_load_tile (dense), once
+num_tiles = ceil(keys any row of the block may see / N)   tiles past seq_len are skipped
+for t in [0, num_tiles):                       iter_args: per output chunk acc, m, l
+  K tile [N, D] <- pages of k                  rock.blockwise_load_tile (paged, page table of rock.deref)
+  S[r, n] = (Q[r] . K[n]) * scale * log2(e)    -inf where the key is past seq_len or (causal) in the future
+  barrier
+  V tile [N, D] <- pages of v
+  per output chunk (row r, VO columns d0.. of D):
+    m' = max(m, max_n S[r, n]);  alpha = exp2(m - m');  p_n = exp2(S[r, n] - m')
+    l' = l * alpha + sum_n p_n;  acc' = acc * alpha + sum_n p_n * V[n, d0..]
+  barrier
+out[b, h * G + g, qt * Sq_t + i, d0..] = acc / l   (0 when l == 0: a fully masked row)
+```
+
+Scores are base-2 (log2(e) folded into the scale), so the softmax is ``exp2``.
+A running max of ``-inf`` (nothing seen yet) is replaced by 0 before it is
+subtracted, so empty rows give ``alpha = p = 0`` rather than NaN.
+
+Threads. Scores: thread ``tid`` computes elements ``tid + k * block_size`` of the
+``M x N`` score tile (row-major). Output: the ``M x D`` result is cut into chunks
+of ``VO`` consecutive columns; thread ``tid`` owns chunks ``tid + k * block_size``
+and keeps their accumulators (``vector<VO x f32>``) and their row's running max
+and sum in registers across the KV loop. The row statistics are recomputed by
+every thread owning a chunk of the row: cheaper than another LDS round trip and
+barrier. Threads past the last element work on a clamped index and do not store.
+
+LDS. Q, K, V and the scores are i8 ``rock.alloc``s viewed with their types, so
+``rock-annotate-liveness`` and ``rock-reuse-lds`` can place K and V (never live
+together) on the same bytes. Tile loads end with a barrier (every thread sees
+the tile). The barrier after the scores orders their writes before the output
+phase reads them and closes the reads of K before V may reuse its bytes; the
+barrier ending an iteration closes the reads of the scores and V before the next
+iteration overwrites them or the page pointers placed on their bytes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import mlir.ir as ir
+from mlir.dialects import affine, arith, memref, scf, vector
+from mlir.dialects import math as mlir_math
+
+from pagedir.dialect import rock
+from pagedir.dialect.ops_attention import is_deref
+from pagedir.dialect.types import element_bytes, lds_bytes_type
+from pagedir.passes.attention_to_gridwise import Problem, read_problem
+from pagedir.passes.base import Pass, kernel_functions
+from pagedir.passes.blockwise_load import find_ops, index_const
+
+LOG2_E = 1.4426950408889634
+#: Output columns a thread accumulates per chunk, at most (f32 registers).
+MAX_CHUNK = 8
+#: Scores read per LDS vector load in the output phase.
+SCORE_VECTOR = 4
+
+
+class GridwiseAttentionToBlockwisePass(Pass):
+    argument = "rock-gridwise-attention-to-blockwise"
+    summary = "Flash-attention loop over KV tiles with LDS tiles and online softmax"
+
+    def run(self, module: ir.Operation) -> bool:
+        ok = True
+        for func in kernel_functions(module):
+            for op in find_ops(func, "rock.gridwise_attention_accel"):
+                ok = lower_gridwise(op.opview) and ok
+        return ok
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Sizes of one workgroup's work, from the problem and the tiling attributes."""
+
+    p: Problem
+    block: int  # threads
+    m: int  # query rows per tile (G x Sq_t)
+    n: int  # KV tokens per tile
+    causal: bool
+    scale: float  # includes log2(e)
+
+    @property
+    def positions(self) -> int:  # query positions per tile (Sq_t)
+        return self.m // self.p.group
+
+    @property
+    def query_blocks(self) -> int:
+        return math.ceil(self.p.seq_q / self.positions)
+
+    @property
+    def kv_tiles(self) -> int:  # tiles covering the whole capacity
+        return math.ceil(self.p.seq_k / self.n)
+
+    @property
+    def chunk(self) -> int:  # VO: output columns per chunk
+        width = max(1, min(MAX_CHUNK, self.m * self.p.head_dim // self.block))
+        while self.p.head_dim % width:
+            width //= 2
+        return width
+
+    @property
+    def chunks(self) -> int:
+        return self.m * self.p.head_dim // self.chunk
+
+
+def lower_gridwise(op) -> bool:
+    p = read_problem(op)
+    m, n, block = op.m_per_block, op.n_per_block, op.block_size
+    if m % p.group or m <= 0 or n <= 0 or block <= 0:
+        op.location.emit_error(
+            f"'rock.gridwise_attention_accel' op m_per_block {m} must be a positive multiple of the group size "
+            f"{p.group}, n_per_block {n} and block_size {block} positive"
+        )
+        return False
+    scale = op.scale if op.scale is not None else 1.0 / math.sqrt(p.head_dim)
+    plan = Plan(p, block, m, n, op.causal, scale * LOG2_E)
+    with op.location, ir.InsertionPoint(op):
+        Builder(plan, op).build()
+    op.operation.erase()
+    return True
+
+
+# ----------------------------------------------------------------------------
+# Small IR helpers
+
+
+def apply(expr, *values: ir.Value) -> ir.Value:
+    """``affine.apply`` of ``expr(d0, d1, ...)`` to ``values``."""
+    dims = [ir.AffineDimExpr.get(i) for i in range(len(values))]
+    return affine.apply(ir.AffineMap.get(len(values), 0, [expr(*dims)]), list(values))
+
+
+def f32_const(value: float) -> ir.Value:
+    return arith.constant(ir.F32Type.get(), value)
+
+
+def splat(value: ir.Value, width: int) -> ir.Value:
+    return vector.broadcast(ir.VectorType.get([width], value.type), value)
+
+
+def to_f32(value: ir.Value) -> ir.Value:
+    """Widen a vector of f16/bf16 to f32 (f32 passes through)."""
+    width = ir.VectorType(value.type).shape[0]
+    if isinstance(ir.VectorType(value.type).element_type, ir.F32Type):
+        return value
+    return arith.extf(ir.VectorType.get([width], ir.F32Type.get()), value)
+
+
+def lds_view(shape: list[int], element: ir.Type) -> ir.Value:
+    """An i8 LDS ``rock.alloc`` viewed as ``memref<shape x element>``."""
+    size = math.prod(shape) * element_bytes(element)
+    raw = rock.alloc(lds_bytes_type(size))
+    view_type = ir.MemRefType.get(shape, element, memory_space=raw.type.memory_space)
+    return memref.view(view_type, raw, index_const(0), [])
+
+
+def reinterpret(view: ir.Value, shape: list[int]) -> ir.Value:
+    """The same LDS bytes as ``view`` with another shape."""
+    raw = view.owner.operands[0]
+    view_type = ir.MemRefType.get(shape, ir.MemRefType(view.type).element_type, memory_space=raw.type.memory_space)
+    return memref.view(view_type, raw, index_const(0), [])
+
+
+class Builder:
+    """Emits the blockwise kernel for one gridwise op at the current insertion point."""
+
+    def __init__(self, plan: Plan, op):
+        self.plan = plan
+        self.op = op
+        self.f32 = ir.F32Type.get()
+        self.index = ir.IndexType.get()
+
+    def build(self) -> None:
+        plan, p = self.plan, self.plan.p
+        self.tid = rock.workitem_id(self.index)
+        self.b, self.h, self.qt = self.workgroup_coordinates()
+        q_tile = lds_view([p.group, plan.positions, p.head_dim], p.element)
+        self.load_q(q_tile)
+        self.q_rows = reinterpret(q_tile, [plan.m, p.head_dim])
+        self.k_tile = lds_view([plan.n, p.head_dim], p.element)
+        self.v_tile = lds_view([plan.n, p.head_dim], p.element)
+        self.scores = lds_view([plan.m, plan.n], self.f32)
+        self.seq_len = self.sequence_length()
+        num_tiles = self.tiles_to_visit()
+        final = self.kv_loop(num_tiles)
+        self.store_output(final)
+
+    # --- where this workgroup is -------------------------------------------------
+
+    def workgroup_coordinates(self) -> tuple[ir.Value, ir.Value, ir.Value]:
+        plan, p = self.plan, self.plan.p
+        wg = rock.workgroup_id(self.index)
+        per_batch = p.heads_kv * plan.query_blocks
+        b = apply(lambda w: ir.AffineExpr.get_floor_div(w, per_batch), wg)
+        h = apply(lambda w: ir.AffineExpr.get_floor_div(w, plan.query_blocks) % p.heads_kv, wg)
+        qt = apply(lambda w: w % plan.query_blocks, wg)
+        return b, h, qt
+
+    def sequence_length(self) -> ir.Value:
+        if self.op.seq_lens is None:
+            return index_const(self.plan.p.seq_k)
+        length = memref.load(self.op.seq_lens, [self.b])
+        return arith.index_cast(self.index, length)
+
+    def tiles_to_visit(self) -> ir.Value:
+        """KV tiles holding a key some row of this block may see: later tiles are skipped."""
+        plan, p = self.plan, self.plan.p
+        limit = self.seq_len
+        if plan.causal:
+            # The block's last query position i_max sees keys j <= i_max + seq_len - Sq.
+            last = apply(lambda qt: qt * plan.positions + (plan.positions - 1), self.qt)
+            i_max = arith.minui(last, index_const(p.seq_q - 1))
+            seen = arith.addi(arith.addi(i_max, self.seq_len), index_const(1))
+            # keys seen = max(0, seen - Sq), computed without going below zero.
+            enough = arith.cmpi(arith.CmpIPredicate.uge, seen, index_const(p.seq_q))
+            visible = arith.select(enough, arith.subi(seen, index_const(p.seq_q)), index_const(0))
+            limit = arith.minui(limit, visible)
+        return apply(lambda keys: ir.AffineExpr.get_ceil_div(keys, plan.n), limit)
+
+    # --- tile loads ------------------------------------------------------------------
+
+    def load_q(self, q_tile: ir.Value) -> None:
+        plan, p = self.plan, self.plan.p
+        dims = [ir.AffineDimExpr.get(i) for i in range(6)]
+        b, h, qt, g, i, d = dims
+        tile_map = ir.AffineMap.get(6, 0, [b, h * p.group + g, qt * plan.positions + i, d])
+        rock.blockwise_load_tile(
+            self.op.q, q_tile, [self.b, self.h, self.qt], None,
+            map=ir.AffineMapAttr.get(tile_map), block_size=plan.block,
+            index_bounds=[p.batch, p.heads_kv, plan.query_blocks],
+        )
+
+    def load_kv(self, source: ir.Value, tile: ir.Value, t: ir.Value) -> None:
+        plan, p = self.plan, self.plan.p
+        b, h, tt, n, d = (ir.AffineDimExpr.get(i) for i in range(5))
+        key = tt * plan.n + n
+        if is_deref(source):
+            tile_map = ir.AffineMap.get(5, 0, [b, (h * p.seq_k + key) * p.head_dim + d])
+            table, page_size = source.owner.operands[0], p.page_elements
+        else:
+            tile_map = ir.AffineMap.get(5, 0, [b, h, key, d])
+            table, page_size = None, None
+        rock.blockwise_load_tile(
+            source, tile, [self.b, self.h, t], table,
+            map=ir.AffineMapAttr.get(tile_map), block_size=plan.block, page_size=page_size,
+            index_bounds=[p.batch, p.heads_kv, plan.kv_tiles],
+        )
+
+    # --- the KV loop ----------------------------------------------------------------
+
+    def kv_loop(self, num_tiles: ir.Value) -> list[ir.Value]:
+        plan = self.plan
+        per_thread = math.ceil(plan.chunks / plan.block)
+        init = []
+        for _ in range(per_thread):
+            init += [splat(f32_const(0.0), plan.chunk), f32_const(-math.inf), f32_const(0.0)]
+        loop = scf.ForOp(index_const(0), num_tiles, index_const(1), init)
+        with ir.InsertionPoint(loop.body):
+            t = loop.induction_variable
+            carried = list(loop.inner_iter_args)
+            self.load_kv(self.op.k, self.k_tile, t)
+            self.compute_scores(t)
+            rock.lds_barrier()
+            self.load_kv(self.op.v, self.v_tile, t)
+            updated = []
+            for k in range(per_thread):
+                acc, running_max, running_sum = carried[3 * k : 3 * k + 3]
+                updated += self.accumulate(k, acc, running_max, running_sum)
+            rock.lds_barrier()
+            scf.YieldOp(updated)
+        return list(loop.results)
+
+    def compute_scores(self, t: ir.Value) -> None:
+        plan, p = self.plan, self.plan.p
+        total = plan.m * plan.n
+        width = p.vector_len
+        for k in range(math.ceil(total / plan.block)):
+            element = apply(lambda tid: tid + k * plan.block, self.tid)
+            guarded = (k + 1) * plan.block > total
+            if guarded:
+                element_in = arith.minui(element, index_const(total - 1))
+            else:
+                element_in = element
+            row = apply(lambda e: ir.AffineExpr.get_floor_div(e, plan.n), element_in)
+            col = apply(lambda e: e % plan.n, element_in)
+            dot = splat(f32_const(0.0), width)
+            for d0 in range(0, p.head_dim, width):
+                vec_type = ir.VectorType.get([width], p.element)
+                q = to_f32(vector.load(vec_type, self.q_rows, [row, index_const(d0)]))
+                key = to_f32(vector.load(vec_type, self.k_tile, [col, index_const(d0)]))
+                dot = vector.fma(q, key, dot)
+            score = arith.mulf(vector.reduction(self.f32, vector.CombiningKind.ADD, dot), f32_const(plan.scale))
+            score = arith.select(self.key_visible(t, row, col), score, f32_const(-math.inf))
+            if guarded:
+                inside = arith.cmpi(arith.CmpIPredicate.ult, element, index_const(total))
+                if_op = scf.IfOp(inside)
+                with ir.InsertionPoint(if_op.then_block):
+                    memref.store(score, self.scores, [row, col])
+                    scf.YieldOp([])
+            else:
+                memref.store(score, self.scores, [row, col])
+
+    def key_visible(self, t: ir.Value, row: ir.Value, col: ir.Value) -> ir.Value:
+        """Key ``t * N + col`` is before seq_len and, when causal, not after the row's query position."""
+        plan, p = self.plan, self.plan.p
+        key = apply(lambda tt, c: tt * plan.n + c, t, col)
+        visible = arith.cmpi(arith.CmpIPredicate.ult, key, self.seq_len)
+        if plan.causal:
+            # query position i = qt * Sq_t + row mod Sq_t sees key j when j + Sq <= i + seq_len.
+            position = apply(lambda qt, r: qt * plan.positions + r % plan.positions, self.qt, row)
+            lhs = arith.addi(key, index_const(p.seq_q))
+            rhs = arith.addi(position, self.seq_len)
+            visible = arith.andi(visible, arith.cmpi(arith.CmpIPredicate.ule, lhs, rhs))
+        return visible
+
+    def chunk_position(self, k: int) -> tuple[ir.Value, ir.Value, ir.Value]:
+        """(chunk index, its row, its first column) of this thread's k-th output chunk (index clamped)."""
+        plan, p = self.plan, self.plan.p
+        chunk = apply(lambda tid: tid + k * plan.block, self.tid)
+        if (k + 1) * plan.block > plan.chunks:
+            chunk_in = arith.minui(chunk, index_const(plan.chunks - 1))
+        else:
+            chunk_in = chunk
+        per_row = p.head_dim // plan.chunk
+        row = apply(lambda c: ir.AffineExpr.get_floor_div(c, per_row), chunk_in)
+        col = apply(lambda c: (c % per_row) * plan.chunk, chunk_in)
+        return chunk, row, col
+
+    def accumulate(self, k: int, acc: ir.Value, running_max: ir.Value, running_sum: ir.Value) -> list[ir.Value]:
+        plan, p = self.plan, self.plan.p
+        _, row, col = self.chunk_position(k)
+        width = math.gcd(plan.n, SCORE_VECTOR)
+        score_type = ir.VectorType.get([width], self.f32)
+        scores = [vector.load(score_type, self.scores, [row, index_const(n0)]) for n0 in range(0, plan.n, width)]
+        tile_max = running_max
+        for s in scores:
+            tile_max = arith.maximumf(tile_max, vector.reduction(self.f32, vector.CombiningKind.MAXIMUMF, s))
+        new_max = tile_max
+        nothing_seen = arith.cmpf(arith.CmpFPredicate.OEQ, new_max, f32_const(-math.inf))
+        safe_max = arith.select(nothing_seen, f32_const(0.0), new_max)
+        alpha = mlir_math.exp2(arith.subf(running_max, safe_max))
+        probs = [mlir_math.exp2(arith.subf(s, splat(safe_max, width))) for s in scores]
+        new_sum = arith.mulf(running_sum, alpha)
+        for prob in probs:
+            new_sum = arith.addf(new_sum, vector.reduction(self.f32, vector.CombiningKind.ADD, prob))
+        acc = arith.mulf(acc, splat(alpha, plan.chunk))
+        value_type = ir.VectorType.get([plan.chunk], p.element)
+        for n in range(plan.n):
+            prob = vector.extract(probs[n // width], [], [n % width])
+            values = to_f32(vector.load(value_type, self.v_tile, [index_const(n), col]))
+            acc = vector.fma(splat(prob, plan.chunk), values, acc)
+        return [acc, new_max, new_sum]
+
+    # --- epilogue ----------------------------------------------------------------------
+
+    def store_output(self, final: list[ir.Value]) -> None:
+        plan, p = self.plan, self.plan.p
+        out = self.op.out
+        for k in range(len(final) // 3):
+            acc, _, total = final[3 * k : 3 * k + 3]
+            chunk, row, col = self.chunk_position(k)
+            has_keys = arith.cmpf(arith.CmpFPredicate.OGT, total, f32_const(0.0))
+            inverse = arith.select(has_keys, arith.divf(f32_const(1.0), total), f32_const(0.0))
+            result = arith.mulf(acc, splat(inverse, plan.chunk))
+            if not isinstance(p.element, ir.F32Type):
+                result = arith.truncf(ir.VectorType.get([plan.chunk], p.element), result)
+            head = apply(lambda h, r: h * p.group + ir.AffineExpr.get_floor_div(r, plan.positions), self.h, row)
+            position = apply(lambda qt, r: qt * plan.positions + r % plan.positions, self.qt, row)
+            stored = arith.cmpi(arith.CmpIPredicate.ult, position, index_const(p.seq_q))
+            if (k + 1) * plan.block > plan.chunks:
+                stored = arith.andi(stored, arith.cmpi(arith.CmpIPredicate.ult, chunk, index_const(plan.chunks)))
+            if_op = scf.IfOp(stored)
+            with ir.InsertionPoint(if_op.then_block):
+                vector.store(result, out, [self.b, head, position, col])
+                scf.YieldOp([])
