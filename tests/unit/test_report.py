@@ -78,6 +78,17 @@ def test_resources_come_from_directives_and_metadata():
     assert (report.wave_size, report.workgroup_size) == (64, 256)
 
 
+def test_vgprs_from_metadata_when_the_resource_symbols_are_expressions():
+    # What LLVM prints for some kernels: no plain number in .set or in the descriptor.
+    asm = ASM.replace("\t.set k.num_vgpr, 66", "\t.set k.num_vgpr, max(190, amdgpu.max_num_vgpr)")
+    asm = asm.replace("\t.set k.num_agpr, 16", "\t.set k.num_agpr, max(0, amdgpu.max_num_agpr)")
+    asm = asm.replace(".amdhsa_next_free_vgpr 84", ".amdhsa_next_free_vgpr max(totalnumvgprs(k.num_agpr, k.num_vgpr), 1, 0)")
+    asm = asm.replace(".agpr_count:     16", ".agpr_count:     0").replace(".vgpr_count:     84", ".vgpr_count:     190")
+    (report,) = kernel_reports(asm, "gfx942")
+    assert (report.vgprs, report.agprs) == (190, 0)
+    assert report.occupancy_limits["vgprs"] == 2
+
+
 def test_occupancy_uses_unified_vgprs_and_lds():
     (report,) = kernel_reports(ASM, "gfx942")
     # 84 registers round to 88: 512 // 88 = 5; 16 KiB LDS: 4 groups x 4 waves / 4 SIMDs = 4.

@@ -8,7 +8,8 @@ Everything comes from the text LLVM prints, so the figures match the assembly:
   ``.amdhsa_private_segment_fixed_size`` (scratch bytes per lane),
   ``.amdhsa_wavefront_size32``;
 * resource symbols ``.set NAME.num_vgpr`` / ``.set NAME.num_agpr`` (architectural
-  VGPRs and AGPRs) when they are plain numbers;
+  VGPRs and AGPRs) when they are plain numbers, else the metadata's ``.vgpr_count``
+  (LLVM sometimes prints both the symbols and the descriptor as expressions);
 * code-object metadata (``.amdgpu_metadata``): ``.sgpr_count`` (SGPRs including
   VCC and friends, what the hardware allocates), ``.vgpr_spill_count``,
   ``.sgpr_spill_count``, ``.agpr_count``, ``.wavefront_size``,
@@ -24,9 +25,11 @@ counts as ``dwordx4`` and ``ds_load_b128`` as an LDS read ``b128``.
 
 A *waterfall loop* is what LLVM emits when a buffer descriptor is not provably
 uniform: ``v_readfirstlane`` the descriptor, run the load for the lanes that agree,
-branch back (``s_cbranch_*`` to an earlier label) until every lane is done. A buffer
-load counts as in a waterfall loop when a backward ``s_cbranch`` jumps over it to a
-label followed by a ``v_readfirstlane`` before the load.
+branch back (``s_cbranch_execnz`` to an earlier label) until every lane is done. A buffer
+load counts as in a waterfall loop when a backward ``s_cbranch_execnz`` jumps over it to a
+label followed by a ``v_readfirstlane`` before the load. Other backward branches (a
+uniform loop's ``s_cbranch_scc*``, the ``s_cbranch_execz`` of a divergent ``if`` in a
+rotated loop) do not make a waterfall, even around a ``readfirstlane`` of a uniform pointer.
 """
 
 from __future__ import annotations
@@ -165,7 +168,8 @@ def kernel_bodies(asm: str, names: list[str]) -> dict[str, list[str]]:
 _MEMORY_WIDTHS = {8: "byte", 16: "short", 32: "dword", 64: "dwordx2", 96: "dwordx3", 128: "dwordx4"}
 _WIDTH_TOKEN_RE = re.compile(r"^(?:dword(?:x(\d))?|[bui](8|16|32|64|96|128)|s?byte|s?short|ubyte|ushort)$")
 _LABEL_RE = re.compile(r"^([.\w$]+):")
-_BRANCH_RE = re.compile(r"^s_cbranch_\w+\s+([.\w$]+)")
+#: The back edge of a waterfall loop: repeat while some lane is left (a uniform loop branches on SCC instead).
+_BRANCH_RE = re.compile(r"^s_cbranch_execnz\s+([.\w$]+)")
 
 
 def instruction(line: str) -> str | None:
@@ -296,6 +300,10 @@ def kernel_reports(asm: str, chip: Chip | str) -> list[KernelReport]:
         sets = symbols.get(name, {})
         agprs = int(sets.get("num_agpr", meta.get(".agpr_count", 0)))
         vgprs = sets.get("num_vgpr")
+        if vgprs is None and ".vgpr_count" in meta:
+            # The .set and the descriptor hold expressions (max(190, amdgpu.max_num_vgpr)) in some
+            # modules; the metadata's count is round_up(VGPRs, 4) + AGPRs, a plain number.
+            vgprs = int(meta[".vgpr_count"]) - agprs
         if vgprs is None:
             next_free = directives.get("next_free_vgpr", 0)
             vgprs = directives["accum_offset"] if agprs and "accum_offset" in directives else next_free
