@@ -95,6 +95,19 @@ class BackendLowerTransfersPass(Pass):
         return True
 
 
+class BackendLowerMathPass(Pass):
+    """Rewrite f32 math ops with an AMDGPU instruction (exp2) into LLVM intrinsic calls."""
+
+    argument = "rock-backend-lower-math"
+    summary = "Lower f32 math.exp2 to llvm.exp2 instead of a device-library call"
+
+    def run(self, module) -> bool:
+        from pagedir.backend.intrinsics import lower_math_to_intrinsics
+
+        lower_math_to_intrinsics(module)
+        return True
+
+
 class BackendCheckLoweredPass(Pass):
     """Report, at its location, any op left in a gpu.module that is not LLVM dialect or ROCDL."""
 
@@ -127,6 +140,7 @@ def backend_pipeline_steps(options: BackendPipelineOptions) -> list[Any]:
         BackendPreparePass(options),
         "convert-vector-to-scf",
         BackendLowerTransfersPass(),
+        BackendLowerMathPass(),
         "expand-strided-metadata,lower-affine,arith-expand,convert-scf-to-cf",
         f"gpu.module({','.join(to_rocdl)})",
         "reconcile-unrealized-casts",

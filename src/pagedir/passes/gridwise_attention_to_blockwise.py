@@ -340,7 +340,7 @@ class Builder:
         scores = [vector.load(score_type, self.scores, [row, index_const(n0)]) for n0 in range(0, plan.n, width)]
         tile_max = running_max
         for s in scores:
-            tile_max = arith.maximumf(tile_max, vector.reduction(self.f32, vector.CombiningKind.MAXIMUMF, s))
+            tile_max = arith.maxnumf(tile_max, vector.reduction(self.f32, vector.CombiningKind.MAXNUMF, s))
         new_max = tile_max
         nothing_seen = arith.cmpf(arith.CmpFPredicate.OEQ, new_max, f32_const(-math.inf))
         safe_max = arith.select(nothing_seen, f32_const(0.0), new_max)
