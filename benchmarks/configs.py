@@ -1,0 +1,98 @@
+"""The configurations measured: attention (decode, prefill, dense twins, a KV-length sweep) and the copy-kv gather."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
+
+
+@dataclass(frozen=True)
+class Config:
+    kind: str  # pagedir-gen subcommand: "attention" or "copy-kv"
+    arch: str
+    head_dim: int
+    page_tokens: int
+    phase: str = "gather"  # decode, prefill or gather (copy-kv)
+    batch: int = 2
+    heads_q: int = 8
+    heads_kv: int = 2
+    seq_q: int = 1
+    seq_k: int = 512
+    dtype: str = "f16"
+    causal: bool = False
+    dense: bool = False
+    #: Also run the kernel in the interpreter (check, instruction and byte counts).
+    interpret: bool = False
+    #: Table the configuration belongs to: "main", "sweep" (compile time against work) or "dense".
+    group: str = "main"
+
+    @property
+    def name(self) -> str:
+        layout = "dense" if self.dense else f"p{self.page_tokens}"
+        shape = f"b{self.batch}-hq{self.heads_q}-hkv{self.heads_kv}-sq{self.seq_q}" if self.kind == "attention" else f"b{self.batch}-h{self.heads_kv}"
+        return f"{self.phase}-{shape}-sk{self.seq_k}-d{self.head_dim}-{layout}-{self.dtype}-{self.arch}"
+
+    @property
+    def paged_twin(self) -> str:
+        """The name of the same configuration with paged K/V (for the paged vs dense table)."""
+        return Config(**{**self.__dict__, "dense": False}).name
+
+    def argv(self) -> list[str]:
+        """The pagedir-gen arguments."""
+        if self.kind == "copy-kv":
+            return ["--batch", str(self.batch), "--num-heads-kv", str(self.heads_kv), "--seq-len", str(self.seq_k),
+                    "--head-dim", str(self.head_dim), "--page-size", str(self.page_tokens), "--dtype", self.dtype,
+                    "--arch", self.arch]
+        argv = ["--batch", str(self.batch), "--num-heads-q", str(self.heads_q), "--num-heads-kv", str(self.heads_kv),
+                "--seq-len-q", str(self.seq_q), "--seq-len-k", str(self.seq_k), "--head-dim", str(self.head_dim),
+                "--page-size", str(self.page_tokens), "--dtype", self.dtype, "--arch", self.arch]
+        return argv + (["--causal"] if self.causal else []) + (["--dense"] if self.dense else [])
+
+    def required_bytes(self) -> dict[str, int]:
+        """What the kernel cannot do without: every live K/V byte, the page pointers, Q once; out written once.
+
+        No configuration here is ragged, so every token up to seq_k is live and
+        every page of the table is needed.
+        """
+        e = ELEMENT_BYTES[self.dtype]
+        kv_tokens = self.batch * self.heads_kv * self.seq_k
+        pages = self.batch * self.heads_kv * self.seq_k // self.page_tokens
+        if self.kind == "copy-kv":
+            return {"kv": kv_tokens * self.head_dim * e, "page_table": pages * 8, "q": 0,
+                    "out": kv_tokens * self.head_dim * e}
+        q = self.batch * self.heads_q * self.seq_q * self.head_dim * e
+        return {"kv": 2 * kv_tokens * self.head_dim * e, "page_table": 0 if self.dense else 2 * pages * 8, "q": q, "out": q}
+
+    def as_dict(self) -> dict:
+        return {**self.__dict__, "name": self.name, "paged_twin": self.paged_twin, "argv": self.argv()}
+
+
+def configurations(quick: bool) -> list[Config]:
+    if quick:
+        return [
+            Config("copy-kv", "gfx942", 64, 16, seq_k=128, interpret=True),
+            Config("copy-kv", "gfx1100", 64, 16, seq_k=128),
+            Config("attention", "gfx942", 64, 16, "decode", seq_k=128, interpret=True),
+            Config("attention", "gfx1100", 64, 16, "decode", seq_k=128),
+            Config("attention", "gfx942", 64, 16, "prefill", batch=1, seq_q=64, seq_k=64, causal=True),
+            Config("attention", "gfx942", 64, 16, "decode", seq_k=128, dense=True, group="dense"),
+            # The decode kernel every report shows the check time of.
+            Config("attention", "gfx942", 128, 16, "decode", interpret=True),
+        ]
+    configs = []
+    for arch in ("gfx942", "gfx1100"):
+        for head_dim in (64, 128):
+            for page in (16, 64):
+                on_942 = arch == "gfx942"
+                configs.append(Config("attention", arch, head_dim, page, "decode", interpret=on_942))
+                configs.append(Config("attention", arch, head_dim, page, "prefill", batch=1, seq_q=256, seq_k=256,
+                                      causal=True, interpret=on_942 and head_dim == 64 and page == 16))
+                configs.append(Config("copy-kv", arch, head_dim, page, interpret=on_942))
+            configs.append(Config("attention", arch, head_dim, 16, "decode", dense=True, group="dense"))
+            configs.append(Config("attention", arch, head_dim, 16, "prefill", batch=1, seq_q=256, seq_k=256,
+                                  causal=True, dense=True, group="dense"))
+    # Compile time and code against the work: more KV tiles, then wider heads.
+    for seq_k in (128, 2048, 8192):
+        configs.append(Config("attention", "gfx942", 128, 16, "decode", seq_k=seq_k, group="sweep"))
+    return configs

@@ -1,0 +1,344 @@
+"""Measurements of one configuration: compile time per stage, kernel report, LDS plan, interpreter run.
+
+Everything goes through the Python APIs (no subprocess except mlir-translate,
+which has no Python API), so a stage's time is the time of that stage alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import time
+from dataclasses import asdict
+from typing import Any
+
+import mlir.ir as ir
+import numpy as np
+from mlir.passmanager import PassManager
+
+from pagedir.arch import get_chip
+from pagedir.interp.memory import BASE, Device
+
+#: Which part of the toolchain a stage belongs to (the headline ratio is ours / everything else).
+OURS, UPSTREAM, TRANSLATE, LLVM = "ours", "upstream", "translate", "llvm"
+
+
+class NotAvailable(Exception):
+    """A generator or pass this configuration needs is not in this installation."""
+
+
+# ----------------------------------------------------------------------------
+# Generation
+
+
+def generate(kind: str, argv: list[str]) -> str:
+    """The kernel text of ``pagedir-gen KIND ARGV...``, through the generator's own argument parser."""
+    from pagedir.gen import GENERATORS
+
+    if kind not in GENERATORS:
+        raise NotAvailable(f"pagedir-gen has no '{kind}' generator")
+    try:
+        module = importlib.import_module(f"pagedir.gen.{GENERATORS[kind]}")
+    except ImportError as err:
+        raise NotAvailable(f"pagedir-gen {kind}: {err}") from None
+    parser = argparse.ArgumentParser(prog=f"pagedir-gen {kind}", exit_on_error=False)
+    module.add_arguments(parser)
+    try:
+        args = parser.parse_args(argv)
+    except (argparse.ArgumentError, SystemExit) as err:
+        raise NotAvailable(f"pagedir-gen {kind} does not take {' '.join(argv)}: {err}") from None
+    return module.generate(args)
+
+
+# ----------------------------------------------------------------------------
+# Compilation, stage by stage
+
+
+class StageTimer:
+    """Runs pipeline steps one PassManager each (as pagedir-compile does) and times every one."""
+
+    def __init__(self) -> None:
+        self.stages: list[dict[str, Any]] = []
+
+    def time(self, name: str, group: str, fn, *args):
+        start = time.perf_counter()
+        result = fn(*args)
+        self.stages.append({"name": name, "group": group, "seconds": time.perf_counter() - start})
+        return result
+
+    def step(self, module: ir.Operation, step: Any, group: str, name: str | None = None) -> None:
+        pm = PassManager("builtin.module")
+        pm.enable_verifier(True)
+        if isinstance(step, str):
+            pm.add(step)
+        else:
+            pm.add(step, name=type(step).__name__, argument=step.argument, description=step.summary)
+        self.time(name or (step if isinstance(step, str) else step.argument), group, pm.run, module)
+
+
+def kernel_steps(arch: str, needs_attention: bool) -> list[Any]:
+    """rock-kernel-pipeline's passes; the attention passes are left out when absent and not needed."""
+    from pagedir.passes import create_pass
+    from pagedir.pipelines import _ARCH_PASSES, KERNEL_PASSES
+
+    steps = []
+    for argument in KERNEL_PASSES:
+        try:
+            steps.append(create_pass(argument, {"arch": arch} if argument in _ARCH_PASSES else {}))
+        except ImportError as err:
+            if needs_attention:
+                raise NotAvailable(f"{argument}: {err}") from None
+    return steps
+
+
+def compile_kernel(text: str, arch: str, needs_attention: bool) -> dict[str, Any]:
+    """L0/L2 text -> assembly, timing each stage; also the L6 text (for the interpreter) and the LDS plan."""
+    from pagedir.backend import kernel_reports
+    from pagedir.backend.codegen import emit_assembly, optimize
+    from pagedir.backend.translate import extract_llvm_module, translate_to_llvm_ir
+    from pagedir.context import make_context
+    from pagedir.passes.verify import verify_rock_ops
+    from pagedir.pipelines import BackendPipelineOptions, backend_pipeline_steps
+
+    chip = get_chip(arch)
+    timer = StageTimer()
+    lds: dict[str, int] = {}
+    tiles: dict[str, int] = {}
+    with make_context(), ir.Location.unknown():
+        module = timer.time("parse", "parse", ir.Module.parse, text).operation
+        for step in kernel_steps(arch, needs_attention):
+            timer.step(module, step, OURS)
+            # The rock verifiers pagedir-compile runs after every pass: our Python too.
+            if not timer.time("rock-verify", OURS, verify_rock_ops, module):
+                raise RuntimeError(f"rock verifiers failed after {step.argument}")
+            if step.argument == "rock-attention-to-gridwise":
+                tiles = tiling(module)
+            if step.argument == "rock-annotate-liveness":
+                lds = lds_plan(module)
+        l6_text = module.get_asm(enable_debug_info=True)
+        work = launch_of(module)
+        for step in backend_pipeline_steps(BackendPipelineOptions(arch=arch)):
+            timer.step(module, step, UPSTREAM if isinstance(step, str) else OURS)
+        llvm_module = timer.time("extract-llvm-module", TRANSLATE, lambda: str(extract_llvm_module(module)))
+    llvm_ir = timer.time("mlir-translate", TRANSLATE, translate_to_llvm_ir, llvm_module)
+    optimized = timer.time("llvm-O3", LLVM, optimize, llvm_ir, chip, 3)
+    asm = timer.time("llvm-codegen", LLVM, emit_assembly, optimized, chip, 3)
+    reports = kernel_reports(asm, chip)
+    if len(reports) != 1:
+        raise RuntimeError(f"expected one kernel in the assembly, found {len(reports)}")
+    return {"stages": merge_repeated(timer.stages), "report": asdict(reports[0]), "lds": lds, "l6": l6_text,
+            "work": {**tiles, **work}, "entry": work.pop("entry")}
+
+
+def tiling(module: ir.Operation) -> dict[str, int]:
+    """The tuning parameters rock-attention-to-gridwise chose (integer attributes of the gridwise op)."""
+    found: dict[str, int] = {}
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "rock.gridwise_attention_accel":
+            for name in ("m_per_block", "n_per_block"):
+                if name in op.attributes:
+                    found[name] = ir.IntegerAttr(op.attributes[name]).value
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    return found
+
+
+def launch_of(module: ir.Operation) -> dict[str, Any]:
+    """The L6 kernel's name, workgroups and threads per workgroup."""
+    from pagedir.interp.launch import functions, launch_size, symbol_name
+
+    kernel = next(f for f in functions(module) if f.name == "gpu.func")
+    grid, block = launch_size(kernel)
+    return {"entry": symbol_name(kernel), "grid": grid, "block": block}
+
+
+def warm_up() -> None:
+    """Compile a tiny kernel once: imports, dialect loading and LLVM target set-up are then paid."""
+    compile_kernel(generate("copy-kv", ["--seq-len", "16", "--head-dim", "8", "--block-size", "64"]), "gfx942", False)
+    try:
+        compile_kernel(generate("attention", ["--seq-len-k", "64", "--head-dim", "64"]), "gfx942", True)
+    except NotAvailable:
+        pass
+
+
+def merge_repeated(stages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One entry per stage name (rock-verify runs after every pass), in first-seen order."""
+    merged: dict[str, dict[str, Any]] = {}
+    for stage in stages:
+        if stage["name"] in merged:
+            merged[stage["name"]]["seconds"] += stage["seconds"]
+        else:
+            merged[stage["name"]] = dict(stage)
+    return list(merged.values())
+
+
+def lds_plan(module: ir.Operation) -> dict[str, int]:
+    """LDS bytes of the kernel before and after rock-reuse-lds, from the pass's own plan()."""
+    from pagedir.passes import kernel_functions
+    from pagedir.passes.reuse_lds import plan
+
+    before = after = 0
+    for func in kernel_functions(module):
+        layout = plan(func)
+        before += layout.bytes_before
+        after += layout.bytes_after
+    return {"before_reuse": before, "after_reuse": after}
+
+
+def best_of(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per stage, the fastest of several compiles (the least disturbed by the rest of the machine)."""
+    best = [dict(stage) for stage in runs[0]]
+    for run in runs[1:]:
+        for stage, other in zip(best, run):
+            stage["seconds"] = min(stage["seconds"], other["seconds"])
+    return best
+
+
+def totals(stages: list[dict[str, Any]]) -> dict[str, float]:
+    sums = {OURS: 0.0, UPSTREAM: 0.0, TRANSLATE: 0.0, LLVM: 0.0}
+    for stage in stages:
+        if stage["group"] in sums:
+            sums[stage["group"]] += stage["seconds"]
+    sums["ratio"] = sums[OURS] / max(1e-12, sums[UPSTREAM] + sums[TRANSLATE] + sums[LLVM])
+    return sums
+
+
+# ----------------------------------------------------------------------------
+# Interpreter: a timed check, then a counted run
+
+
+class CountingDevice(Device):
+    """The interpreter's device memory, counting bytes read and written per allocation, and distinct bytes read.
+
+    Every global access of the interpreter goes through ``read``/``write`` with
+    the addresses of the elements the active lanes touch (masked-off lanes,
+    invalid lanes of a paged load and out-of-range buffer-load components touch
+    nothing), so these are the bytes the kernel's loads fetch. Tables are indexed
+    by allocation number + 1 (0: unmapped).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bytes_read = np.zeros(0, dtype=np.int64)
+        self.bytes_written = np.zeros(0, dtype=np.int64)
+        self.touched: np.ndarray | None = None
+
+    def _tally(self, table: np.ndarray, offsets: np.ndarray, size: int) -> np.ndarray:
+        counts = np.bincount(self._owner[offsets], minlength=len(self.arrays) + 1) * size
+        if len(table) < len(counts):
+            table = np.concatenate([table, np.zeros(len(counts) - len(table), dtype=np.int64)])
+        table[: len(counts)] += counts
+        return table
+
+    def read(self, addresses, elem, what, location):
+        values = super().read(addresses, elem, what, location)
+        offsets = np.asarray(addresses, dtype=np.int64).reshape(-1) - BASE
+        self.bytes_read = self._tally(self.bytes_read, offsets, elem.size)
+        if self.touched is None or len(self.touched) < len(self._bytes):
+            self.touched = np.zeros(len(self._bytes), dtype=np.bool_)
+        for byte in range(elem.size):
+            self.touched[offsets + byte] = True
+        return values
+
+    def write(self, addresses, values, elem, what, location):
+        super().write(addresses, values, elem, what, location)
+        offsets = np.asarray(addresses, dtype=np.int64).reshape(-1) - BASE
+        self.bytes_written = self._tally(self.bytes_written, offsets, elem.size)
+
+    def distinct_read(self) -> np.ndarray:
+        if self.touched is None:
+            return np.zeros(len(self.arrays) + 1, dtype=np.int64)
+        return np.bincount(self._owner[: len(self.touched)][self.touched], minlength=len(self.arrays) + 1)
+
+
+def counting_program(func: ir.Operation):
+    """A Program that counts executed ops x active lanes (its ``executed``).
+
+    The interpreter wraps closures with the counter while compiling when
+    ``count_instructions`` is set; compiling happens in the constructor, so the
+    flag is raised at the first compile_block call.
+    """
+    from pagedir.interp.simt import Program
+
+    class Counting(Program):
+        def compile_block(self, block):
+            self.count_instructions = True
+            return super().compile_block(block)
+
+    return Counting(func)
+
+
+def interpret(l0_text: str, l6_text: str, entry: str, seed: int = 0) -> dict[str, Any]:
+    """Check the L6 kernel on the case of its L0 form (timed), then run it again with the counters.
+
+    ``check_seconds`` is a whole check: drawing the case (and its reference
+    output), running the kernel, comparing; ``run_seconds`` is the faster of two
+    uncounted kernel runs, the time thread-instructions per second are computed against.
+    """
+    from pagedir.context import make_context
+    from pagedir.interp.check import compare, make_case
+    from pagedir.interp.launch import argument_count, find_function, launch_size, run_function
+
+    with make_context():
+        modules = [ir.Module.parse(l0_text), ir.Module.parse(l6_text)]  # kept alive while their ops are used
+        l0, l6 = (find_function(m.operation, entry) for m in modules)
+        arguments = list(l6.regions[0].blocks[0].arguments)[: argument_count(l6)]
+
+        start = time.perf_counter()
+        device = Device()
+        case = make_case(l0, np.random.default_rng(seed), device)
+        run_start = time.perf_counter()
+        outputs, _ = run_function(l6, case.args, device=device)
+        run_seconds = time.perf_counter() - run_start
+        comparisons = [compare(i, arguments[i].type, e, outputs[i], case.tolerance) for i, e in case.expected.items()]
+        check_seconds = time.perf_counter() - start
+
+        device = CountingDevice()
+        case = make_case(l0, np.random.default_rng(seed), device)
+        first_argument = len(device.arrays) + 1  # the case uploads the pages; the arguments follow, in order
+        start = time.perf_counter()  # building the Program is part of a run, as in the check above
+        program = counting_program(l6)
+        run_function(l6, case.args, device=device, program=program)
+        counted_seconds = time.perf_counter() - start
+        groups, block = launch_size(l6)
+
+        # Once more without counters: the rate and the counters' cost use the faster plain run.
+        fresh = Device()
+        again = make_case(l0, np.random.default_rng(seed), fresh)
+        start = time.perf_counter()
+        run_function(l6, again.args, device=fresh)
+        run_seconds = min(run_seconds, time.perf_counter() - start)
+
+    count = len(device.arrays) + 1
+    sizes = np.array([0] + [a.nbytes for a in device.arrays], dtype=np.int64)
+    read, written, distinct = (padded(t, count) for t in (device.bytes_read, device.bytes_written, device.distinct_read()))
+    pages = slice(1, first_argument)
+    args = slice(first_argument, first_argument + len(arguments))
+    return {
+        "passed": all(c.ok for c in comparisons),
+        "checked": bool(comparisons),
+        "max_abs_error": max((c.max_abs for c in comparisons), default=0.0),
+        "check_seconds": check_seconds,
+        "run_seconds": run_seconds,
+        "counted_seconds": counted_seconds,
+        "thread_instructions": int(program.executed),
+        "grid": groups,
+        "block": block,
+        "bytes": {
+            "pages_size": int(sizes[pages].sum()),
+            "pages_read": int(read[pages].sum()),
+            "pages_distinct": int(distinct[pages].sum()),
+            "arguments_size": sizes[args].tolist(),
+            "arguments_read": read[args].tolist(),
+            "arguments_distinct": distinct[args].tolist(),
+            "arguments_written": written[args].tolist(),
+        },
+    }
+
+
+def padded(table: np.ndarray, count: int) -> np.ndarray:
+    out = np.zeros(count, dtype=np.int64)
+    out[: min(count, len(table))] = table[:count]
+    return out

@@ -1,0 +1,45 @@
+"""The benchmark machinery on one tiny configuration: every JSON field the report reads is there."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from benchmarks import report  # noqa: E402
+from benchmarks.bench import measure_config  # noqa: E402
+from benchmarks.configs import Config  # noqa: E402
+
+
+def test_one_configuration_measured_and_reported(tmp_path):
+    config = Config("copy-kv", "gfx942", 16, 8, batch=1, heads_kv=1, seq_k=32, interpret=True)
+    record = measure_config(config, repeat=1)
+    assert record["status"] == "ok", record.get("error")
+    stages = {s["name"]: s for s in record["compile"]["stages"]}
+    assert {"rock-blockwise-load", "rock-reuse-lds", "mlir-translate", "llvm-O3", "llvm-codegen"} <= set(stages)
+    assert set(record["compile"]["totals"]) == {"ours", "upstream", "translate", "llvm", "ratio"}
+    kernel = record["kernel"]
+    for field in ("vgprs", "sgprs", "agprs", "vgpr_spills", "scratch_bytes", "lds_bytes", "lds_before_reuse",
+                  "lds_after_reuse", "occupancy", "buffer_loads", "barriers", "grid", "block"):
+        assert field in kernel
+    interp = record["interp"]
+    assert interp["passed"] and interp["thread_instructions"] > 0
+    # The gather reads every cached byte once and writes out once.
+    assert interp["bytes"]["pages_read"] == interp["bytes"]["pages_distinct"] == record["bytes_required"]["kv"]
+    assert interp["bytes"]["arguments_written"][-1] == record["bytes_required"]["out"]
+
+    missing = measure_config(Config("no-such-kernel", "gfx942", 16, 8), repeat=1)
+    assert missing["status"] == "not available"
+
+    records = [record, missing]
+    json.dumps(records)
+    machine = report.machine(quick=True, repeat=1, seconds=0.0)
+    text = report.markdown(machine, records, plots=[])
+    assert config.name in text and "not available" in text
+    readme = tmp_path / "README.md"
+    readme.write_text("# x\n")
+    report.update_readme(str(readme), machine, records, "benchmarks/results")
+    report.update_readme(str(readme), machine, records, "benchmarks/results")
+    assert readme.read_text().count("## Benchmarks") == 1
