@@ -129,6 +129,21 @@ def headline(records: list[dict]) -> str:
             f"range {min(ratios):.2f}-{max(ratios):.2f}).")
 
 
+#: The kernel whose whole check time every report states.
+CHECKED_KERNEL = "decode-b2-hq8-hkv2-sq1-sk512-d128-p16-f16-gfx942"
+
+
+def check_line(records: list[dict]) -> str:
+    for r in ok(records):
+        if r["config"]["name"] == CHECKED_KERNEL and "interp" in r:
+            i = r["interp"]
+            rate = i["thread_instructions"] / max(1e-9, i["run_seconds"]) / 1e6
+            return (f"A full interpreter check of the decode kernel B=2, Hq=8, Hkv=2, Sk=512, D=128, f16, page 16 "
+                    f"(gfx942) takes **{i['check_seconds']:.2f} s** ({i['thread_instructions'] / 1e6:.1f} M "
+                    f"thread-instructions at {rate:.1f} M/s; {'pass' if i['passed'] else 'FAIL'}).")
+    return ""
+
+
 def compile_table(records: list[dict]) -> str:
     rows = []
     for r in ok(records):
@@ -275,6 +290,7 @@ def markdown(m: dict, records: list[dict], plots: list[str]) -> str:
         f"Machine: {machine_line(m)}.\n",
         "Regenerate with `make bench` (or `make bench-quick`); `results.json` holds every figure.\n",
         headline(records) + "\n",
+        check_line(records) + "\n",
         "## Compile time by part of the toolchain\n", compile_table(records),
         "\n## Our passes, one by one (ms)\n", pass_table(records),
         "\n## Upstream, translation and LLVM stages across configurations\n", other_stage_table(records),
@@ -316,6 +332,7 @@ def update_readme(path: str, m: dict, records: list[dict], report_dir: str) -> N
         f"Measured by `make bench` on {machine_line(m)}. Full tables, method and plots: "
         f"[{report_dir}/REPORT.md]({report_dir}/REPORT.md).\n",
         headline(records) + "\n",
+        check_line(records) + "\n",
         summary_table(records) + README_END,
     ])
     with open(path) as handle:
