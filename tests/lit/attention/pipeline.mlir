@@ -1,0 +1,29 @@
+// rock-kernel-pipeline takes the L0 function to a gpu.func kernel (L6) with the
+// same arguments, its launch configuration, pooled LDS, buffer loads per page and
+// no rock op left.
+// RUN: pagedir-gen attention --batch 2 --num-heads-q 8 --num-heads-kv 2 --seq-len-q 1 --seq-len-k 64 --head-dim 64 --page-size 16 --ragged -o %t.mlir
+// RUN: pagedir-opt %t.mlir --rock-kernel-pipeline='arch=gfx942' | FileCheck %s
+// RUN: pagedir-opt %t.mlir --pass-pipeline='builtin.module(rock-kernel-pipeline{arch=gfx1100})' | FileCheck %s --check-prefix=RDNA
+
+// CHECK: module attributes {gpu.container_module}
+// CHECK: gpu.module @paged_attention_module
+// CHECK: gpu.func @paged_attention(%[[Q:[^:]+]]: memref<2x8x1x64xf16>, %[[KT:[^:]+]]: memref<2x8x1xi64>, %[[VT:[^:]+]]: memref<2x8x1xi64>, %[[LENS:[^:]+]]: memref<2xi32>, %[[OUT:[^:]+]]: memref<2x8x1x64xf16>)
+// CHECK-SAME: workgroup(%{{[^ ]+}} : memref<{{[0-9]+}}xi8, #gpu.address_space<workgroup>>
+// CHECK-SAME: kernel
+// CHECK-SAME: known_block_size = array<i32: 64, 1, 1>, known_grid_size = array<i32: 4, 1, 1>
+// CHECK: memref.load %[[LENS]]
+// CHECK: scf.for
+// CHECK: memref.load %[[KT]]
+// CHECK: gpu.barrier
+// CHECK: rocdl.make.buffer.rsrc %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : <1> to <8>
+// CHECK: rocdl.raw.ptr.buffer.load %{{.*}} : vector<4xi32>
+// CHECK: memref.load %[[VT]]
+// CHECK: gpu.barrier
+// CHECK: rocdl.raw.ptr.buffer.load
+// CHECK: math.exp2
+// CHECK: vector.store %{{.*}}, %[[OUT]]
+// CHECK-NOT: rock.
+// CHECK: gpu.return
+
+// RDNA: gpu.func @paged_attention
+// RDNA: arith.constant 822243328 : i32

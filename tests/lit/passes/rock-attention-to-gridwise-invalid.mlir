@@ -1,0 +1,44 @@
+// RUN: pagedir-opt %s --split-input-file --verify-diagnostics --rock-attention-to-gridwise
+
+// A page of 1020 f16 elements is not a multiple of the 8-element (128-bit) vector.
+func.func @page_not_vector_multiple(%q: memref<1x1x1x68xf16>, %k_table: memref<1x1x1xi64>, %v_table: memref<1x1x1xi64>,
+                                    %out: memref<1x1x1x68xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %k = "rock.deref"(%k_table) : (memref<1x1x1xi64>) -> memref<1x1x1020xf16>
+  %v = "rock.deref"(%v_table) : (memref<1x1x1xi64>) -> memref<1x1x1020xf16>
+  // expected-error @+2 {{page size 1020 elements is not a multiple of the vector width 8 (128 bits of f16): a vector would straddle two pages}}
+  // expected-error @+1 {{head dim 68 must be a multiple of the vector width 8 (128 bits of f16)}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x1x1x68xf16>, memref<1x1x1020xf16>, memref<1x1x1020xf16>, memref<1x1x1x68xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @head_dim_too_large(%q: memref<1x1x1x512xf16>, %k: memref<1x1x16x512xf16>, %v: memref<1x1x16x512xf16>,
+                              %out: memref<1x1x1x512xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  // expected-error @+1 {{'rock.attention' op head dim 512 is too large: at most 256 is supported}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x1x1x512xf16>, memref<1x1x16x512xf16>, memref<1x1x16x512xf16>, memref<1x1x1x512xf16>) -> ()
+  return
+}
+
+// -----
+
+// 64 query heads per KV head, f32, D = 256: the Q tile alone is 64 KiB.
+func.func @lds_over_limit(%q: memref<1x64x1x256xf32>, %k: memref<1x1x64x256xf32>, %v: memref<1x1x64x256xf32>,
+                          %out: memref<1x64x1x256xf32>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  // expected-error @+1 {{'rock.attention' op requires too much LDS memory: 106496 bytes live at once (hardware max for gfx942 is 65536 bytes; q 65536, k 32768, v 32768, scores 8192)}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 64, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x64x1x256xf32>, memref<1x1x64x256xf32>, memref<1x1x64x256xf32>, memref<1x64x1x256xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @unknown_chip(%q: memref<1x1x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memref<1x1x16x64xf16>,
+                        %out: memref<1x1x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx000"} {
+  // expected-error @+1 {{'rock.attention' op unknown chip 'gfx000'; known chips:}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x1x1x64xf16>, memref<1x1x16x64xf16>, memref<1x1x16x64xf16>, memref<1x1x1x64xf16>) -> ()
+  return
+}

@@ -1,0 +1,75 @@
+// RUN: pagedir-opt %s --split-input-file --rock-attention-to-gridwise | FileCheck %s
+// RUN: pagedir-opt %s --split-input-file --rock-attention-to-gridwise='block-size=128 n-per-block=16' | FileCheck %s --check-prefix=OPTS
+
+// Decode with GQA 4: one workgroup per (sequence, KV head) holds the 4 query
+// heads of the group (m_per_block = 4), grid = B * Hkv; the kernel function
+// records the launch configuration.
+
+// CHECK-LABEL: func.func @decode_gqa
+// CHECK-SAME: rock.block_size = 128 : i64, rock.grid_size = 4 : i64
+// CHECK: %[[K:.*]] = "rock.deref"(%{{.*}})
+// CHECK: %[[V:.*]] = "rock.deref"(%{{.*}})
+// CHECK: "rock.gridwise_attention_accel"(%[[Q:[^,]+]], %[[K]], %[[V]], %[[LENS:[^,]+]], %[[OUT:[^)]+]])
+// CHECK-SAME: block_size = 128 : i64
+// CHECK-SAME: causal = false
+// CHECK-SAME: grid_size = 4 : i64
+// CHECK-SAME: m_per_block = 4 : i64
+// CHECK-SAME: n_per_block = 32 : i64
+// CHECK-SAME: num_heads_kv = 2 : i64, num_heads_q = 8 : i64
+// CHECK-NOT: "rock.attention"
+// OPTS-LABEL: func.func @decode_gqa
+// OPTS-SAME: rock.block_size = 128 : i64
+// OPTS: "rock.gridwise_attention_accel"
+// OPTS-SAME: n_per_block = 16 : i64
+func.func @decode_gqa(%q: memref<2x8x1x128xf16>, %k_table: memref<2x8x1xi64>, %v_table: memref<2x8x1xi64>,
+                      %seq_lens: memref<2xi32>, %out: memref<2x8x1x128xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %k = "rock.deref"(%k_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
+  %v = "rock.deref"(%v_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
+  "rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 2, causal = false,
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
+    : (memref<2x8x1x128xf16>, memref<2x8x2048xf16>, memref<2x8x2048xf16>, memref<2xi32>, memref<2x8x1x128xf16>) -> ()
+  return
+}
+
+// -----
+
+// Prefill, MHA, causal, explicit scale: a tile takes 32 query positions, so 64
+// positions need 2 query blocks per (sequence, head): grid = 1 * 2 * 2.
+
+// CHECK-LABEL: func.func @prefill_causal
+// CHECK-SAME: rock.grid_size = 4 : i64
+// CHECK: "rock.gridwise_attention_accel"
+// CHECK-SAME: causal = true
+// CHECK-SAME: m_per_block = 32 : i64
+// CHECK-SAME: scale = 1.250000e-01 : f32
+func.func @prefill_causal(%q: memref<1x2x64x64xf32>, %k_table: memref<1x8x1xi64>, %v_table: memref<1x8x1xi64>,
+                          %out: memref<1x2x64x64xf32>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %k = "rock.deref"(%k_table) : (memref<1x8x1xi64>) -> memref<1x8x1024xf32>
+  %v = "rock.deref"(%v_table) : (memref<1x8x1xi64>) -> memref<1x8x1024xf32>
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 2, causal = true, scale = 0.125 : f32,
+      operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x2x64x64xf32>, memref<1x8x1024xf32>, memref<1x8x1024xf32>, memref<1x2x64x64xf32>) -> ()
+  return
+}
+
+// -----
+
+// Dense K/V and functions that are not kernels: only rock.kernel functions are lowered.
+
+// CHECK-LABEL: func.func @dense
+// CHECK: "rock.gridwise_attention_accel"(%[[DQ:[^,]+]], %[[DK:[^,]+]], %[[DV:[^,]+]], %[[DOUT:[^)]+]])
+// CHECK-SAME: m_per_block = 1 : i64
+// CHECK-LABEL: func.func @not_a_kernel
+// CHECK: "rock.attention"
+func.func @dense(%q: memref<1x1x1x64xf16>, %k: memref<1x1x40x64xf16>, %v: memref<1x1x40x64xf16>,
+                 %out: memref<1x1x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x1x1x64xf16>, memref<1x1x40x64xf16>, memref<1x1x40x64xf16>, memref<1x1x1x64xf16>) -> ()
+  return
+}
+func.func @not_a_kernel(%q: memref<1x1x1x64xf16>, %k: memref<1x1x40x64xf16>, %v: memref<1x1x40x64xf16>,
+                        %out: memref<1x1x1x64xf16>) {
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x1x1x64xf16>, memref<1x1x40x64xf16>, memref<1x1x40x64xf16>, memref<1x1x1x64xf16>) -> ()
+  return
+}
