@@ -1,0 +1,460 @@
+"""pagedir-run: execute a function of a .mlir file on the interpreter, or check kernels against their reference.
+
+    pagedir-run FILE --entry NAME [--inputs IN.npz] [--outputs OUT.npz] [--seed N]
+    pagedir-run --check FILE [--entry NAME] [--arch CHIP] [--seed N] [--no-lower]
+
+A run executes one function (an L0 ``func.func``, a rock kernel, a ``gpu.func``
+kernel) with :func:`pagedir.interp.run` semantics and prints every argument's
+shape, dtype and a few statistics after the run.
+
+``--check`` draws a case for each host-callable function (``make_case`` of
+:mod:`pagedir.interp.check`: the reference output of attention and copy-kv
+kernels), runs the function as written, lowers a copy of the module through
+``rock-kernel-pipeline`` from the level it is at and runs the lowered kernel on
+the same data, then compares each level with the expected arrays (with the
+function's own outputs where the case has none).
+
+Errors are ``file:line:col: error: message`` (interpreter errors at the op that
+failed) or ``pagedir-run: error: message``, exit code 1; a bug in pagedir is exit
+code 2 (``PAGEDIR_TRACEBACK=1`` shows the traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+import traceback
+import zipfile
+from dataclasses import dataclass
+from typing import Any
+
+import mlir.ir as ir
+import numpy as np
+from mlir.dialects import func as func_dialect
+from mlir.passmanager import PassManager
+
+import pagedir
+from pagedir.arch import UnknownChipError, get_chip
+from pagedir.cli.opt import UserError, parse_module, read_input
+from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error
+from pagedir.interp import Device, InterpError
+from pagedir.interp.check import Comparison, compare, find_ops, make_case, run_case, runnable
+from pagedir.interp.launch import argument_count, find_function, functions, launch_size, run_function, symbol_name
+from pagedir.passes import get_pass_class, parse_options
+from pagedir.passes.verify import verify_rock_ops
+from pagedir.pipelines import KERNEL_PASSES
+
+EPILOG = """\
+inputs and outputs:
+  --inputs takes an .npz archive with one array per argument, named arg0, arg1, ...
+  (argument order; 0-d arrays for scalar arguments). Every argument must be given
+  and no other name may appear. An array needs the argument's element count; it is
+  converted to the element type (bf16: floats are rounded, uint16 taken as bits).
+  Page tables hold device addresses, which a file cannot know: run paged kernels
+  without --inputs, which draws their data like --check does (shuffled pages,
+  null pointers past ragged seq_lens) from --seed.
+  --outputs writes every argument's contents after the run, under the same names
+  (bf16 as float32).
+
+checking:
+  --check runs each host-callable function (or only --entry) on a random case:
+  attention functions get random Q, paged K/V and the reference output, functions
+  with rock.check = "<generator>" the case of pagedir.gen.<generator>, any other
+  function random arguments. A rock.kernel function is also lowered (a copy of the
+  module) through rock-kernel-pipeline{arch=--arch, else each kernel's rock.arch},
+  starting at the level it is at, and the gpu.func of the same name runs on the same
+  data. Each level is compared with the expected arrays, or, without any, the
+  lowered kernel with the function as written. Tolerance (absolute): f32 1e-5,
+  f16/bf16 2e-2, integers exact. Exit code 0 when every function passes, 1 otherwise.
+
+errors:
+  Interpreter errors (an unmapped address such as a null page pointer, an LDS race
+  between two threads without a barrier, an op the interpreter does not support)
+  and IR errors are printed as file:line:col: error: message, at the op.
+
+exit codes:
+  0 success, 1 error in the input or a failed check, 2 a bug in pagedir
+  (PAGEDIR_TRACEBACK=1 prints its traceback).
+"""
+
+
+class _Failed(Exception):
+    """Diagnostics were printed; exit with code 1."""
+
+
+class _Exit(Exception):
+    def __init__(self, status: int):
+        super().__init__(status)
+        self.status = status
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting: a usage error is exit code 1, as every user error."""
+
+    def error(self, message: str):
+        raise UserError(message)
+
+    def exit(self, status: int = 0, message: str | None = None):
+        if message:
+            sys.stderr.write(message)
+        raise _Exit(status)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _ArgumentParser(
+        prog="pagedir-run",
+        allow_abbrev=False,
+        description="Execute pagedir IR on simulated device memory, or check kernels against their reference.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("input", nargs="?", default="-", help="input .mlir file, or - for stdin (default)")
+    parser.add_argument("--entry", metavar="NAME", help="function to run (func.func or gpu.func); with --check, the only one checked")
+    parser.add_argument("--inputs", metavar="IN.npz", help="argument values (arrays arg0, arg1, ...); default: random")
+    parser.add_argument("--outputs", metavar="OUT.npz", help="write every argument after the run (arrays arg0, arg1, ...)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random data (default 0)")
+    parser.add_argument("--check", action="store_true", help="compare each function, as written and lowered, with its reference")
+    parser.add_argument("--arch", metavar="CHIP", help="with --check: chip to lower for (default: each kernel's rock.arch)")
+    parser.add_argument("--no-lower", action="store_true", help="with --check: run the functions as written only")
+    parser.add_argument("--version", action="version", version=f"pagedir-run {pagedir.__version__}")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return run(list(sys.argv[1:] if argv is None else argv))
+    except _Exit as done:
+        return done.status
+    except _Failed:
+        return 1
+    except UserError as err:
+        message = str(err)
+        print_error(message if ": error: " in message else f"pagedir-run: error: {message}")
+        return 1
+    except InterpError as err:
+        print_error(interp_error_text(err))
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as err:  # a bug in pagedir: say so, without a traceback unless asked
+        if os.environ.get("PAGEDIR_TRACEBACK"):
+            traceback.print_exc()
+        print(f"pagedir-run: internal error: {type(err).__name__}: {err}", file=sys.stderr)
+        return 2
+
+
+def print_error(text: str) -> None:
+    sys.stdout.flush()  # keep the summary and the errors in order when both go to one stream
+    print(text, file=sys.stderr)
+
+
+def interp_error_text(err: InterpError) -> str:
+    return err.format() if err.location is not None else f"pagedir-run: error: {err.message}"
+
+
+def run(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    if args.check and (args.inputs or args.outputs):
+        raise UserError("--inputs and --outputs are for a plain run; --check draws its own data")
+    if not args.check and not args.entry:
+        raise UserError("--entry NAME is required without --check")
+    if not args.check and (args.arch or args.no_lower):
+        raise UserError("--arch and --no-lower only apply with --check")
+    if args.arch:
+        try:
+            get_chip(args.arch)
+        except UnknownChipError as err:
+            raise UserError(str(err)) from None
+    text = read_input(args.input)
+    name = "<stdin>" if args.input == "-" else args.input
+    context = pagedir.make_context()
+    with context, ir.Location.unknown(context):
+        module = load_module(context, text, name)
+        return check_module(module, args) if args.check else run_entry(module, args)
+
+
+def load_module(context: ir.Context, text: str, name: str) -> ir.Operation:
+    """Parse and verify (MLIR's verifier and the rock verifiers); located errors on failure."""
+    with DiagnosticCollector(context) as collector:
+        try:
+            module = parse_module(text, name)
+        except ir.MLIRError as err:
+            fail(collector.take() + from_mlir_error(err))
+        if not verify_rock_ops(module):
+            fail(collector.take())
+    return module
+
+
+def fail(diags: list[Diag]) -> None:
+    for diag in diags:
+        print_error(diag.format())
+    raise _Failed
+
+
+# ----------------------------------------------------------------------------
+# A plain run
+
+
+def run_entry(module: ir.Operation, args: argparse.Namespace) -> int:
+    func = find_function(module, args.entry)
+    if not runnable(func):
+        raise UserError(f"@{args.entry} takes LDS or private memref arguments: only host-callable functions can run")
+    signature, _keep = case_function(func)
+    if args.inputs:
+        outputs, _ = run_function(func, load_inputs(args.inputs, signature))
+        source = f"inputs from {args.inputs}"
+    else:
+        outputs, _ = run_case(func, args.seed, case_func=signature)
+        source = f"random inputs, seed {args.seed}"
+    groups, block = launch_size(func)
+    print(f"@{args.entry}: {groups} workgroups x {block} threads, {source}")
+    arguments = list(signature.regions[0].blocks[0].arguments)
+    for index, (argument, values) in enumerate(zip(arguments, outputs)):
+        print(f"  arg{index} {argument.type}: {summarize(values)}")
+    if args.outputs:
+        write_outputs(args.outputs, outputs)
+    return 0
+
+
+def load_inputs(path: str, func: ir.Operation) -> list[np.ndarray]:
+    """The arrays arg0 .. argN-1 of an .npz archive, one per argument of ``func``."""
+    not_npz = UserError(f"inputs '{path}' is not an .npz archive (np.savez of arrays arg0, arg1, ...)")
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except OSError as err:
+        raise UserError(f"could not read inputs '{path}': {err.strerror or err}") from None
+    except (ValueError, EOFError, zipfile.BadZipFile):  # numpy's words for "unknown format" speak of pickles
+        raise not_npz from None
+    if not isinstance(archive, np.lib.npyio.NpzFile):
+        raise not_npz
+    with archive:
+        arrays = {key: archive[key] for key in archive.files}
+    count = len(func.regions[0].blocks[0].arguments)
+    wanted = [f"arg{i}" for i in range(count)]
+    missing = [key for key in wanted if key not in arrays]
+    unknown = sorted(set(arrays) - set(wanted))
+    if missing or unknown:
+        problems = ([f"missing {', '.join(missing)}"] if missing else []) + ([f"unknown {', '.join(unknown)}"] if unknown else [])
+        raise UserError(f"inputs '{path}': {'; '.join(problems)} (@{symbol_name(func)} takes {count} arguments: arg0 .. arg{count - 1})")
+    return [arrays[key] for key in wanted]
+
+
+def summarize(values: Any) -> str:
+    array = np.asarray(values)
+    if array.dtype == np.bool_:
+        array = array.astype(np.int8)
+    text = f"{array.dtype} {list(array.shape)}"
+    nan = int(np.isnan(array).sum()) if array.dtype.kind == "f" else 0
+    finite = array[np.isfinite(array)] if array.dtype.kind == "f" else array.reshape(-1)
+    if finite.size:
+        shown = "{:.4g}" if array.dtype.kind == "f" else "{}"  # integers (page addresses) in full
+        text += f" min {shown.format(finite.min())} max {shown.format(finite.max())}"
+        text += f" mean {finite.astype(np.float64).mean():.4g}"
+    if nan:
+        text += f" ({nan} NaN)"
+    return text
+
+
+def write_outputs(path: str, outputs: list[Any]) -> None:
+    try:
+        with open(path, "wb") as handle:  # a file object: np.savez would otherwise append .npz to the name
+            np.savez(handle, **{f"arg{i}": np.asarray(values) for i, values in enumerate(outputs)})
+    except OSError as err:
+        raise UserError(f"could not write outputs '{path}': {err.strerror}") from None
+
+
+def case_function(func: ir.Operation) -> tuple[ir.Operation, Any]:
+    """The function whose signature the data are drawn for, and what keeps it alive.
+
+    The case generators read the arguments from the entry block, where a gpu.func
+    also keeps its workgroup and private attributions: for a gpu.func they get a
+    func.func with its arguments and rock.* attributes (the data depend on nothing else).
+    """
+    if func.name != "gpu.func":
+        return func, None
+    types = [a.type for a in list(func.regions[0].blocks[0].arguments)[: argument_count(func)]]
+    holder = ir.Module.create()
+    with ir.InsertionPoint(holder.body):
+        signature = func_dialect.FuncOp(symbol_name(func), (types, []))
+        for name in func.attributes:
+            if name.startswith("rock."):
+                signature.attributes[name] = func.attributes[name]
+        with ir.InsertionPoint(signature.add_entry_block()):
+            func_dialect.ReturnOp([])
+    return signature.operation, holder
+
+
+# ----------------------------------------------------------------------------
+# --check
+
+#: The op that tells each level of docs/levels.md apart (the first one found decides).
+LEVEL_MARKERS = (
+    ("L0", "rock.attention"),
+    ("L1", "rock.gridwise_attention_accel"),
+    ("L2", "rock.blockwise_load_tile"),
+    ("L3", "rock.threadwise_read_into"),
+    ("L4", "rock.global_load"),
+    ("L5", "rocdl.raw.ptr.buffer.load"),
+)
+
+
+def level_of(func: ir.Operation) -> str:
+    if func.name == "gpu.func":
+        return "L6"
+    held = {op.name for op in find_ops(func, tuple(marker for _, marker in LEVEL_MARKERS))}
+    return next((level for level, marker in LEVEL_MARKERS if marker in held), "input")
+
+
+def needs_lowering(func: ir.Operation) -> bool:
+    """rock-kernel-pipeline turns rock.kernel func.funcs into gpu.funcs; it leaves other functions alone."""
+    return func.name == "func.func" and "rock.kernel" in func.attributes
+
+
+@dataclass
+class Level:
+    """One level of a function run on the case: its outputs or the error that stopped it."""
+
+    level: str  # L0 .. L6 (docs/levels.md), or "input" for a function of none of them
+    how: str  # "as written" or "after rock-kernel-pipeline"
+    outputs: list[np.ndarray] | None = None
+    error: InterpError | None = None
+    comparisons: list[Comparison] = dataclasses.field(default_factory=list)
+    note: str = "ran; nothing to compare with"  # what a level without comparisons says
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and all(c.ok for c in self.comparisons)
+
+
+def check_module(module: ir.Operation, args: argparse.Namespace) -> int:
+    if args.entry:
+        targets = [find_function(module, args.entry)]
+        if not runnable(targets[0]):
+            raise UserError(f"@{args.entry} takes LDS or private memref arguments: only host-callable functions can be checked")
+    else:
+        targets = [f for f in functions(module) if host_callable(f)]
+        if not targets:
+            raise UserError("no host-callable function to check (func.func or gpu.func kernel with global memref arguments)")
+    lowered = None
+    if not args.no_lower and any(needs_lowering(f) for f in targets):
+        lowered = lower(module, args.arch)
+    lowered_functions = {symbol_name(f): f for f in functions(lowered.operation)} if lowered else {}
+    ok = True
+    for func in targets:
+        name = symbol_name(func)
+        target = lowered_functions.get(name) if needs_lowering(func) and lowered else None
+        if needs_lowering(func) and lowered and target is None:
+            print(f"@{name}: FAIL: no function @{name} after rock-kernel-pipeline")
+            ok = False
+            continue
+        ok &= check_function(func, target, args.seed)
+    return 0 if ok else 1
+
+
+def host_callable(func: ir.Operation) -> bool:
+    """A function with a body and global memory arguments; of a gpu.module, only kernels."""
+    if not len(func.regions[0].blocks) or not runnable(func):
+        return False
+    return func.name != "gpu.func" or "gpu.kernel" in func.attributes
+
+
+def check_function(func: ir.Operation, lowered: ir.Operation | None, seed: int) -> bool:
+    """Run ``func`` (and ``lowered``) on the case of ``func``, compare, print the summary; True when it passes."""
+    signature, _keep = case_function(func)
+    case = make_case(signature, np.random.default_rng(seed), Device())  # each run below draws the same one
+    levels = [run_level(func, "as written", signature, seed)]
+    if lowered is not None:
+        levels.append(run_level(lowered, "after rock-kernel-pipeline", signature, seed))
+    arguments = list(signature.regions[0].blocks[0].arguments)
+    if case.expected:
+        reference, compared = case.expected, levels
+    else:  # no reference result: the lowering must not change what the function computes
+        reference, compared = dict(enumerate(levels[0].outputs or [])), levels[1:]
+        if compared:
+            levels[0].note = "ran; the reference of the lowered kernel"
+    for level in compared:
+        if level.outputs is not None:
+            level.comparisons = [compare(i, arguments[i].type, want, level.outputs[i], case.tolerance)
+                                 for i, want in reference.items()]
+    passed = all(level.ok for level in levels)
+    print(f"@{symbol_name(func)}: {'PASS' if passed else 'FAIL'} (levels {' -> '.join(l.level for l in levels)}, seed {seed})")
+    for level in levels:
+        print(f"  {level_line(level)}")
+        for comparison in level.comparisons:
+            if not comparison.ok:
+                print(f"    {comparison.describe()}")
+    return passed
+
+
+def run_level(func: ir.Operation, how: str, signature: ir.Operation, seed: int) -> Level:
+    try:
+        outputs, _ = run_case(func, seed, case_func=signature)
+    except InterpError as err:
+        print_error(interp_error_text(err))
+        return Level(level_of(func), how, error=err)
+    return Level(level_of(func), how, outputs)
+
+
+def level_line(level: Level) -> str:
+    label = f"{level.level} {level.how}"
+    if level.error is not None:
+        return f"{label}: FAIL: interpreter error at {level.error.where()}"
+    if not level.comparisons:
+        return f"{label}: {level.note}"
+    worst_abs = max(c.max_abs for c in level.comparisons)
+    worst_rel = max(c.max_rel for c in level.comparisons)
+    tolerance = max(c.tolerance for c in level.comparisons)
+    return (f"{label}: max abs error {worst_abs:.3g}, max rel error {worst_rel:.3g}, "
+            f"tolerance {tolerance:g}: {'PASS' if level.ok else 'FAIL'}")
+
+
+# ----------------------------------------------------------------------------
+# Lowering a copy through rock-kernel-pipeline
+
+
+#: The ops the first two passes of rock-kernel-pipeline lower, in pipeline order.
+ATTENTION_OPS = ("rock.attention", "rock.gridwise_attention_accel")
+
+
+def pipeline_passes(module: ir.Operation) -> tuple[str, ...]:
+    """rock-kernel-pipeline from the level the input is at (every level can be continued from):
+    the attention passes run only while attention ops are left for them."""
+    held = {op.name for op in find_ops(module, ATTENTION_OPS)}
+    first = next((i for i, name in enumerate(ATTENTION_OPS) if name in held), len(ATTENTION_OPS))
+    return KERNEL_PASSES[first:]
+
+
+def lower(module: ir.Operation, arch: str | None) -> ir.Module:
+    """A copy of ``module`` (locations kept, so errors point into the input) through rock-kernel-pipeline."""
+    copy = ir.Module.parse(module.get_asm(enable_debug_info=True))
+    for argument in pipeline_passes(module):
+        step = create_step(argument, arch)
+        pm = PassManager("builtin.module")
+        pm.enable_verifier(True)
+        pm.add(step, name=type(step).__name__, argument=step.argument, description=step.summary)
+        with DiagnosticCollector(copy.context) as collector:
+            try:
+                pm.run(copy.operation)
+            except ir.MLIRError as err:
+                fail(collector.take() + from_mlir_error(err) + [Diag("note", f"while lowering with {argument} (rock-kernel-pipeline)")])
+            if not verify_rock_ops(copy.operation):
+                fail(collector.take())
+    return copy
+
+
+def create_step(argument: str, arch: str | None) -> Any:
+    try:
+        cls = get_pass_class(argument)
+    except Exception as err:  # a pass module that does not load: nothing the input can fix, but no traceback either
+        raise UserError(
+            f"cannot lower with rock-kernel-pipeline: pass '{argument}' is not available in this installation "
+            f"({type(err).__name__}: {err}); --no-lower checks the functions as written"
+        ) from None
+    takes_arch = any(f.name == "arch" for f in dataclasses.fields(cls.Options))
+    return cls(parse_options(cls, {"arch": arch} if arch and takes_arch else {}))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+// pagedir-gen's kernels checked end to end: the kernel as generated and lowered
+// through rock-kernel-pipeline, on shuffled pages, against the reference.
+// RUN: pagedir-gen copy-kv --batch 2 --num-heads-kv 2 --seq-len 48 --head-dim 32 --page-size 8 --tile-tokens 16 --layout k | pagedir-run --check - | FileCheck %s --check-prefix=F16
+// RUN: pagedir-gen copy-kv --batch 2 --num-heads-kv 2 --seq-len 48 --head-dim 32 --page-size 8 --tile-tokens 16 --layout v | pagedir-run --check - | FileCheck %s --check-prefix=F16
+// RUN: pagedir-gen copy-kv --batch 3 --num-heads-kv 2 --seq-len 64 --head-dim 16 --page-size 16 --layout k --seq-lens --dtype bf16 | pagedir-run --check - --seed 3 | FileCheck %s --check-prefix=RAGGED
+// RUN: pagedir-gen copy-kv --batch 3 --num-heads-kv 2 --seq-len 64 --head-dim 16 --page-size 16 --layout v --seq-lens --dtype f32 | pagedir-run --check - --arch gfx1100 | FileCheck %s --check-prefix=F32
+// RUN: pagedir-gen copy-kv --layout v --seq-lens | pagedir-run --check - --no-lower | FileCheck %s --check-prefix=NOLOWER
+// RUN: pagedir-gen attention --ragged --num-heads-q 4 --num-heads-kv 2 | pagedir-run --check - | FileCheck %s --check-prefix=ATTN
+
+// F16: @copy_kv: PASS (levels L2 -> L6, seed 0)
+// F16-NEXT: L2 as written: max abs error 0, max rel error 0, tolerance 0.02: PASS
+// F16-NEXT: L6 after rock-kernel-pipeline: max abs error 0, max rel error 0, tolerance 0.02: PASS
+
+// RAGGED: @copy_kv: PASS (levels L2 -> L6, seed 3)
+// RAGGED-NEXT: L2 as written: {{.*}} tolerance 0.02: PASS
+// RAGGED-NEXT: L6 after rock-kernel-pipeline: {{.*}} tolerance 0.02: PASS
+
+// F32: @copy_kv: PASS (levels L2 -> L6, seed 0)
+// F32: L6 after rock-kernel-pipeline: max abs error 0, max rel error 0, tolerance 1e-05: PASS
+
+// NOLOWER: @copy_kv: PASS (levels L2, seed 0)
+// NOLOWER-NEXT: L2 as written: {{.*}}: PASS
+// NOLOWER-NOT: L6
+
+// ATTN: @paged_attention: PASS (levels L0 -> L6, seed 0)
+// ATTN-NEXT: L0 as written: max abs error {{.*}}, max rel error {{.*}}, tolerance 0.02: PASS
+// ATTN-NEXT: L6 after rock-kernel-pipeline: max abs error {{.*}}, max rel error {{.*}}, tolerance 0.02: PASS

@@ -1,0 +1,19 @@
+// --help documents the two modes, the npz naming, the check and the exit codes.
+// RUN: pagedir-run --help | FileCheck %s
+
+// CHECK: usage: pagedir-run [-h] [--entry NAME] [--inputs IN.npz] [--outputs OUT.npz]
+// CHECK: --entry NAME
+// CHECK: --inputs IN.npz
+// CHECK: --outputs OUT.npz
+// CHECK: --seed SEED
+// CHECK: --check
+// CHECK: --arch CHIP
+// CHECK: --no-lower
+// CHECK: inputs and outputs:
+// CHECK: named arg0, arg1, ...
+// CHECK: checking:
+// CHECK: rock-kernel-pipeline
+// CHECK: f32 1e-5,
+// CHECK-NEXT: f16/bf16 2e-2
+// CHECK: exit codes:
+// CHECK: PAGEDIR_TRACEBACK=1
