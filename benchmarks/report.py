@@ -27,7 +27,8 @@ How the figures are obtained:
   pipeline); *upstream* = the upstream MLIR passes of the backend pipeline; *translate* =
   moving the kernel into an LLVM module and `mlir-translate`; *LLVM* = O3 + codegen. Each
   configuration is compiled `repeat` times and each stage keeps its fastest time. The
-  headline ratio is ours / (upstream + translate + LLVM).
+  headline ratio is ours / (upstream + translate + LLVM). On a small shared machine the
+  times of one configuration vary by tens of percent between runs: compare within a run.
 * **Kernel quality** is the kernel report of `pagedir-compile --report` (read from the
   assembly). LDS before/after is `rock-reuse-lds`'s own `plan()` on the kernel after
   `rock-annotate-liveness` (sum of the LDS buffers vs the pooled allocation).
