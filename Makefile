@@ -13,8 +13,17 @@ $(INSTALLED): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
+# The main job: a paged decode attention kernel (B=2, 16 query heads on 2 KV heads, 512
+# tokens, D=128, f16, pages of 16 tokens, ragged lengths) generated at L0, compiled to
+# gfx942 assembly (every level in out/levels, the kernel report on stderr), then lowered
+# again and executed by the interpreter against the numpy reference.
+DEMO := --batch 2 --num-heads-q 16 --num-heads-kv 2 --seq-len-q 1 --seq-len-k 512 --head-dim 128 --page-size 16 --dtype f16 --ragged
+
 demo: $(INSTALLED)
-	$(BIN)/pagedir-opt --rock-verify examples/paged_decode.mlir
+	mkdir -p out
+	$(BIN)/pagedir-gen attention $(DEMO) --arch gfx942 -o out/paged_decode.mlir
+	$(BIN)/pagedir-compile out/paged_decode.mlir --arch gfx942 --emit=asm -o out/paged_decode.s --dump-dir out/levels --report
+	$(BIN)/pagedir-run --check out/paged_decode.mlir
 
 # Both suites always run; the target fails when either fails (pytest's "no tests
 # collected", exit code 5, counts as a failure too).
