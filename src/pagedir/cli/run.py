@@ -187,9 +187,11 @@ def load_module(context: ir.Context, text: str, name: str) -> ir.Operation:
     return module
 
 
-def fail(diags: list[Diag]) -> None:
+def fail(diags: list[Diag], note: str | None = None) -> None:
     for diag in diags:
         print_error(diag.format())
+    if note:
+        print_error(f"pagedir-run: note: {note}")
     raise _Failed
 
 
@@ -437,10 +439,11 @@ def lower(module: ir.Operation, arch: str | None) -> ir.Module:
         with DiagnosticCollector(copy.context) as collector:
             try:
                 pm.run(copy.operation)
+                diags = [] if verify_rock_ops(copy.operation) else collector.take()
             except ir.MLIRError as err:
-                fail(collector.take() + from_mlir_error(err) + [Diag("note", f"while lowering with {argument} (rock-kernel-pipeline)")])
-            if not verify_rock_ops(copy.operation):
-                fail(collector.take())
+                diags = collector.take() + from_mlir_error(err)
+        if diags:
+            fail(diags, note=f"rock-kernel-pipeline stopped at {argument}")
     return copy
 
 

@@ -1,0 +1,207 @@
+"""pagedir-run in-process: runs, checks, errors, and bugs planted in a lowered kernel that --check must catch.
+
+The planted bugs are made in copy-kv lowered through rock-kernel-pipeline (L6): a
+shifted in-page offset, the barrier after the page-pointer stage removed, the
+``ptr != 0`` validity removed. Each must fail the check with exit code 1 and a
+message naming what went wrong: the argument and element, the racing ops, the load.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import mlir.ir as ir
+import numpy as np
+import pytest
+from mlir.dialects import arith
+
+from pagedir.cli import gen, opt, run
+from pagedir.context import make_context
+from pagedir.interp.check import find_ops
+
+#: Ragged sequences: with seed 3 some pages of this cache are null pointers.
+COPY_KV = ["copy-kv", "--batch", "3", "--num-heads-kv", "2", "--seq-len", "64", "--head-dim", "16",
+           "--page-size", "16", "--seq-lens", "--dtype", "f16"]
+SEED = "3"
+
+
+@pytest.fixture(scope="module")
+def lowered_copy_kv(tmp_path_factory) -> str:
+    """copy-kv through rock-kernel-pipeline, as text (each test plants its bug in a fresh parse)."""
+    directory = tmp_path_factory.mktemp("copy_kv")
+    assert gen.main([*COPY_KV, "-o", str(directory / "l2.mlir")]) == 0
+    assert opt.main([str(directory / "l2.mlir"), "--rock-kernel-pipeline", "-o", str(directory / "l6.mlir")]) == 0
+    return (directory / "l6.mlir").read_text()
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    status = run.main(list(argv))
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    return status, captured.out, captured.err
+
+
+def plant(text: str, path: Path, edit) -> Path:
+    """Parse ``text``, apply ``edit(module)`` and write the result: error locations are lines of ``path``."""
+    with make_context():
+        module = ir.Module.parse(text)
+        edit(module.operation)
+        path.write_text(str(module))
+    return path
+
+
+def line_of(path: Path, where: str) -> str:
+    """The source line at ``file:line:col``."""
+    line = int(where.split(":")[-2])
+    return path.read_text().splitlines()[line - 1]
+
+
+def test_unplanted_kernel_passes(lowered_copy_kv, tmp_path, capsys) -> None:
+    path = plant(lowered_copy_kv, tmp_path / "clean.mlir", lambda module: None)
+    status, out, _ = run_cli(capsys, "--check", str(path), "--seed", SEED)
+    assert status == 0
+    assert "@copy_kv: PASS (levels L6, seed 3)" in out
+    assert "L6 as written: max abs error 0, max rel error 0, tolerance 0.02: PASS" in out
+
+
+def test_shifted_page_offset_fails_naming_the_output_element(lowered_copy_kv, tmp_path, capsys) -> None:
+    def shift_offsets(module: ir.Operation) -> None:
+        # Every buffer load reads 16 bytes further into its page.
+        for load in find_ops(module, ("rocdl.raw.ptr.buffer.load",)):
+            offset = load.operands[1]
+            with ir.InsertionPoint(load), load.location:
+                sixteen = arith.ConstantOp(offset.type, 16)
+                load.operands[1] = arith.AddIOp(offset, sixteen.result).result
+
+    path = plant(lowered_copy_kv, tmp_path / "offset.mlir", shift_offsets)
+    status, out, _ = run_cli(capsys, "--check", str(path), "--seed", SEED)
+    assert status == 1
+    assert "@copy_kv: FAIL" in out
+    assert re.search(r"L6 as written: max abs error [0-9.e+-]+, max rel error [0-9.e+-]+, tolerance 0.02: FAIL", out)
+    assert re.search(r"argument 2 \(memref<3x2x64x16xf16>\): .* elements differ by more than 0.02, worst at \[\d+, \d+, \d+, \d+\]", out)
+
+
+def test_missing_barrier_after_page_pointers_is_a_race_between_the_store_and_the_load(lowered_copy_kv, tmp_path, capsys) -> None:
+    def drop_barrier(module: ir.Operation) -> None:
+        (stage,) = [op for op in find_ops(module, ("scf.execute_region",))
+                    if "rock.stage" in op.attributes and ir.StringAttr(op.attributes["rock.stage"]).value == "PagePtrLoad"]
+        (barrier,) = find_ops(stage, ("gpu.barrier",))
+        barrier.erase()
+
+    path = plant(lowered_copy_kv, tmp_path / "race.mlir", drop_barrier)
+    status, out, err = run_cli(capsys, "--check", str(path), "--seed", SEED)
+    assert status == 1
+    match = re.search(r"^(\S+:\d+:\d+): error: LDS race in workgroup \d+: memref.load in thread \d+ reads byte \d+ of "
+                      r"workgroup attribution 0 .* that thread 0 wrote with memref.store at (\S+:\d+:\d+) since the last barrier",
+                      err, re.M)
+    assert match, err
+    assert "memref.load" in line_of(path, match[1])
+    assert "memref.store" in line_of(path, match[2])
+    assert f"L6 as written: FAIL: interpreter error at {match[1]}" in out
+
+
+def test_missing_null_page_guard_reads_through_the_null_pointer(lowered_copy_kv, tmp_path, capsys) -> None:
+    def drop_guard(module: ir.Operation) -> None:
+        # The validity "page pointer != 0" becomes true.
+        (guard,) = [op for op in find_ops(module, ("arith.cmpi",))
+                    if ir.IntegerAttr(op.attributes["predicate"]).value == 1 and str(op.operands[0].type) == "i64"]
+        with ir.InsertionPoint(guard), guard.location:
+            true = arith.ConstantOp(ir.IntegerType.get_signless(1), 1)
+        guard.results[0].replace_all_uses_with(true.result)
+        guard.erase()
+
+    path = plant(lowered_copy_kv, tmp_path / "null.mlir", drop_guard)
+    status, out, err = run_cli(capsys, "--check", str(path), "--seed", SEED)
+    assert status == 1
+    match = re.search(r"^(\S+:\d+:\d+): error: rocdl.raw.ptr.buffer.load reads unmapped device address 0x[0-9a-f]+ "
+                      r"\(\d+ bytes\): a null pointer$", err, re.M)
+    assert match, err
+    assert "rocdl.raw.ptr.buffer.load" in line_of(path, match[1])
+    assert "@copy_kv: FAIL (levels L6, seed 3)" in out
+
+
+def test_check_lowers_and_compares_both_levels(tmp_path, capsys) -> None:
+    source = tmp_path / "copy_kv.mlir"
+    assert gen.main([*COPY_KV, "--layout", "v", "-o", str(source)]) == 0
+    status, out, _ = run_cli(capsys, "--check", str(source), "--seed", SEED, "--arch", "gfx950")
+    assert status == 0
+    assert out.splitlines() == [
+        "@copy_kv: PASS (levels L2 -> L6, seed 3)",
+        "  L2 as written: max abs error 0, max rel error 0, tolerance 0.02: PASS",
+        "  L6 after rock-kernel-pipeline: max abs error 0, max rel error 0, tolerance 0.02: PASS",
+    ]
+
+
+def test_a_pipeline_pass_that_does_not_load_is_a_clear_error(tmp_path, capsys, monkeypatch) -> None:
+    source = tmp_path / "copy_kv.mlir"
+    assert gen.main([*COPY_KV, "-o", str(source)]) == 0
+    real = run.get_pass_class
+
+    def missing(argument: str):
+        if argument == "rock-threadwise-lowering":
+            raise ImportError("No module named 'pagedir.passes.threadwise_lowering'")
+        return real(argument)
+
+    monkeypatch.setattr(run, "get_pass_class", missing)
+    status, out, err = run_cli(capsys, "--check", str(source))
+    assert status == 1
+    assert "pagedir-run: error: cannot lower with rock-kernel-pipeline: pass 'rock-threadwise-lowering' is not available" in err
+    assert out == ""
+    # The functions as written can still be checked.
+    status, out, _ = run_cli(capsys, "--check", str(source), "--no-lower")
+    assert status == 0
+    assert "@copy_kv: PASS (levels L2, seed 0)" in out
+
+
+def test_a_failing_pass_prints_its_located_error(tmp_path, capsys) -> None:
+    source = tmp_path / "big.mlir"
+    source.write_text("""func.func @big(%out: memref<4xf32>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 4 : i64} {
+  %lds = "rock.alloc"() : () -> memref<200000xi8, #gpu.address_space<workgroup>>
+  return
+}
+""")
+    status, out, err = run_cli(capsys, "--check", str(source))
+    assert status == 1
+    assert err.splitlines() == [
+        f"{source}:1:1: error: 'func.func' op @big requires too much LDS memory: 200000 bytes (hardware max for gfx942 is 65536 bytes)",
+        "pagedir-run: note: rock-kernel-pipeline stopped at rock-reuse-lds",
+    ]
+    assert out == ""
+
+
+def test_plain_run_of_a_gpu_kernel_writes_every_argument(lowered_copy_kv, tmp_path, capsys) -> None:
+    path = plant(lowered_copy_kv, tmp_path / "l6.mlir", lambda module: None)
+    status, out, _ = run_cli(capsys, str(path), "--entry", "copy_kv", "--seed", SEED, "--outputs", str(tmp_path / "out"))
+    assert status == 0
+    assert out.splitlines()[0] == "@copy_kv: 24 workgroups x 256 threads, random inputs, seed 3"
+    assert "  arg2 memref<3x2x64x16xf16>: float16 [3, 2, 64, 16] min " in out
+    with np.load(tmp_path / "out") as outputs:  # the name as given, no .npz appended
+        assert outputs.files == ["arg0", "arg1", "arg2"]
+        lens = outputs["arg1"]
+        past_the_end = np.arange(64)[None, :] >= lens[:, None]
+        assert not outputs["arg2"].transpose(0, 2, 1, 3)[past_the_end].any()  # zeros past seq_lens
+
+
+def test_an_internal_error_is_exit_code_2(tmp_path, capsys, monkeypatch) -> None:
+    source = tmp_path / "copy_kv.mlir"
+    assert gen.main([*COPY_KV, "-o", str(source)]) == 0
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(run, "run_case", broken)
+    status, _, err = run_cli(capsys, str(source), "--entry", "copy_kv")
+    assert status == 2
+    assert err.strip() == "pagedir-run: internal error: RuntimeError: boom"
+    monkeypatch.setenv("PAGEDIR_TRACEBACK", "1")
+    assert run.main([str(source), "--entry", "copy_kv"]) == 2
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_usage_errors_are_exit_code_1(capsys) -> None:
+    status, _, err = run_cli(capsys, "--entry")
+    assert status == 1
+    assert err.strip() == "pagedir-run: error: argument --entry: expected one argument"
+    assert run.main(["--help"]) == 0
+    assert "--inputs IN.npz" in capsys.readouterr().out
