@@ -17,7 +17,7 @@ The work decomposition (what the blockwise pass implements):
 
 Default tuning (overridable with ``block-size``, ``m-per-block``,
 ``n-per-block``, like rocMLIR's perf_config): decode packs the group and nothing
-else; prefill takes query positions until 32 rows. The block gets one thread per
+else; prefill takes query positions until 16 rows. The block gets one thread per
 four output elements (64 to 256 threads), and a KV tile gives each thread at
 least one score when the tile is short of rows.
 
@@ -45,8 +45,9 @@ from pagedir.passes.blockwise_load import find_ops
 
 MAX_HEAD_DIM = 256
 VECTOR_BITS = 128
-#: Query rows a prefill tile aims for; decode packs the whole group instead.
-PREFILL_ROWS = 32
+#: Query rows a prefill tile aims for; decode packs the whole group instead. 16 rows keep an f16
+#: D=128 prefill kernel at 208 VGPRs (2 waves per SIMD on gfx942); 32 need 256 VGPRs + 128 AGPRs.
+PREFILL_ROWS = 16
 MAX_BLOCK_SIZE = 256
 MIN_BLOCK_SIZE = 64
 

@@ -33,14 +33,14 @@ func.func @decode_gqa(%q: memref<2x8x1x128xf16>, %k_table: memref<2x8x1xi64>, %v
 
 // -----
 
-// Prefill, MHA, causal, explicit scale: a tile takes 32 query positions, so 64
-// positions need 2 query blocks per (sequence, head): grid = 1 * 2 * 2.
+// Prefill, MHA, causal, explicit scale: a tile takes 16 query positions, so 64
+// positions need 4 query blocks per (sequence, head): grid = 1 * 2 * 4.
 
 // CHECK-LABEL: func.func @prefill_causal
-// CHECK-SAME: rock.grid_size = 4 : i64
+// CHECK-SAME: rock.grid_size = 8 : i64
 // CHECK: "rock.gridwise_attention_accel"
 // CHECK-SAME: causal = true
-// CHECK-SAME: m_per_block = 32 : i64
+// CHECK-SAME: m_per_block = 16 : i64
 // CHECK-SAME: scale = 1.250000e-01 : f32
 func.func @prefill_causal(%q: memref<1x2x64x64xf32>, %k_table: memref<1x8x1xi64>, %v_table: memref<1x8x1xi64>,
                           %out: memref<1x2x64x64xf32>) attributes {rock.kernel, rock.arch = "gfx942"} {
