@@ -22,12 +22,11 @@ code 2 (``PAGEDIR_TRACEBACK=1`` shows the traceback).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 import sys
 import traceback
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import mlir.ir as ir
@@ -322,7 +321,7 @@ class Level:
     how: str  # "as written" or "after rock-kernel-pipeline"
     outputs: list[np.ndarray] | None = None
     error: InterpError | None = None
-    comparisons: list[Comparison] = dataclasses.field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
     note: str = "ran; nothing to compare with"  # what a level without comparisons says
 
     @property
@@ -455,7 +454,7 @@ def create_step(argument: str, arch: str | None) -> Any:
             f"cannot lower with rock-kernel-pipeline: pass '{argument}' is not available in this installation "
             f"({type(err).__name__}: {err}); --no-lower checks the functions as written"
         ) from None
-    takes_arch = any(f.name == "arch" for f in dataclasses.fields(cls.Options))
+    takes_arch = any(f.name == "arch" for f in fields(cls.Options))
     return cls(parse_options(cls, {"arch": arch} if arch and takes_arch else {}))
 
 
