@@ -131,7 +131,10 @@ def kernel_shapes(func_op) -> dict[str, object]:
     """B, H, S, D, pages per batch, page elements and the element type name, read from the kernel."""
     import mlir.ir as ir
 
-    arguments = list(func_op.regions[0].blocks[0].arguments)
+    from pagedir.interp.launch import argument_count
+
+    # A gpu.func's entry block also holds its workgroup and private buffers after the arguments.
+    arguments = list(func_op.regions[0].blocks[0].arguments)[: argument_count(func_op)]
     table, out = arguments[0].type, arguments[-1].type
     deref = None
     for op in func_op.regions[0].blocks[0].operations:

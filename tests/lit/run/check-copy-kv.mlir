@@ -6,6 +6,7 @@
 // RUN: pagedir-gen copy-kv --batch 3 --num-heads-kv 2 --seq-len 64 --head-dim 16 --page-size 16 --layout v --seq-lens --dtype f32 | pagedir-run --check - --arch gfx1100 | FileCheck %s --check-prefix=F32
 // RUN: pagedir-gen copy-kv --layout v --seq-lens | pagedir-run --check - --no-lower | FileCheck %s --check-prefix=NOLOWER
 // RUN: pagedir-gen attention --ragged --num-heads-q 4 --num-heads-kv 2 | pagedir-run --check - | FileCheck %s --check-prefix=ATTN
+// RUN: pagedir-gen copy-kv --seq-lens | pagedir-opt --rock-kernel-pipeline=arch=gfx942 | pagedir-run --check - | FileCheck %s --check-prefix=LOWERED
 
 // F16: @copy_kv: PASS (levels L2 -> L6, seed 0)
 // F16-NEXT: L2 as written: max abs error 0, max rel error 0, tolerance 0.02: PASS
@@ -25,3 +26,7 @@
 // ATTN: @paged_attention: PASS (levels L0 -> L6, seed 0)
 // ATTN-NEXT: L0 as written: max abs error {{.*}}, max rel error {{.*}}, tolerance 0.02: PASS
 // ATTN-NEXT: L6 after rock-kernel-pipeline: max abs error {{.*}}, max rel error {{.*}}, tolerance 0.02: PASS
+
+// A kernel already at L6 (its gpu.func block holds the LDS and register buffers after the arguments).
+// LOWERED: @copy_kv: PASS (levels L6, seed 0)
+// LOWERED-NEXT: L6 as written: max abs error 0, max rel error 0, tolerance 0.02: PASS
