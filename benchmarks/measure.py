@@ -67,24 +67,22 @@ class StageTimer:
         return result
 
     def step(self, module: ir.Operation, step: Any, group: str, name: str | None = None) -> None:
+        from pagedir.pipelines import add_step
+
         pm = PassManager("builtin.module")
         pm.enable_verifier(True)
-        if isinstance(step, str):
-            pm.add(step)
-        else:
-            pm.add(step, name=type(step).__name__, argument=step.argument, description=step.summary)
+        add_step(pm, step)
         self.time(name or (step if isinstance(step, str) else step.argument), group, pm.run, module)
 
 
 def kernel_steps(arch: str, needs_attention: bool) -> list[Any]:
     """rock-kernel-pipeline's passes; the attention passes are left out when absent and not needed."""
-    from pagedir.passes import create_pass
-    from pagedir.pipelines import _ARCH_PASSES, KERNEL_PASSES
+    from pagedir.pipelines import KERNEL_PASSES, kernel_pass
 
     steps = []
     for argument in KERNEL_PASSES:
         try:
-            steps.append(create_pass(argument, {"arch": arch} if argument in _ARCH_PASSES else {}))
+            steps.append(kernel_pass(argument, arch))
         except ImportError as err:
             if needs_attention:
                 raise NotAvailable(f"{argument}: {err}") from None

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pagedir.arch import get_chip
-from pagedir.passes import Pass, create_pass
+from pagedir.passes import Pass, add_pass, create_pass
 
 #: The kernel pipeline's passes, in order (see docs/levels.md for why this order).
 KERNEL_PASSES = (
@@ -38,12 +38,13 @@ class KernelPipelineOptions:
     arch: str = ""
 
 
+def kernel_pass(argument: str, arch: str = "") -> Pass:
+    """Pass ``argument`` of rock-kernel-pipeline, given the chip when it takes one and ``arch`` is set."""
+    return create_pass(argument, {"arch": arch} if arch and argument in _ARCH_PASSES else {})
+
+
 def kernel_pipeline_steps(options: KernelPipelineOptions) -> list[Any]:
-    steps = []
-    for argument in KERNEL_PASSES:
-        pass_options = {"arch": options.arch} if options.arch and argument in _ARCH_PASSES else {}
-        steps.append(create_pass(argument, pass_options))
-    return steps
+    return [kernel_pass(argument, options.arch) for argument in KERNEL_PASSES]
 
 
 @dataclass(frozen=True)
@@ -151,10 +152,15 @@ def backend_pipeline_steps(options: BackendPipelineOptions) -> list[Any]:
 def add_backend_pipeline(pm: Any, arch: str, index_bitwidth: int = 64) -> None:
     """Append ``rock-backend-pipeline`` to an upstream module-level ``PassManager``."""
     for step in backend_pipeline_steps(BackendPipelineOptions(arch, index_bitwidth)):
-        if isinstance(step, str):
-            pm.add(step)
-        else:
-            pm.add(step, name=type(step).__name__, argument=step.argument, description=step.summary)
+        add_step(pm, step)
+
+
+def add_step(pm: Any, step: Pass | str) -> None:
+    """Append one pipeline step to an upstream ``PassManager``: a pagedir pass, or upstream pipeline text."""
+    if isinstance(step, str):
+        pm.add(step)
+    else:
+        add_pass(pm, step)
 
 
 PIPELINES: dict[str, PipelineInfo] = {

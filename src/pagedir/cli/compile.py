@@ -272,12 +272,11 @@ def _needs_backend_pipeline(module: ir.Operation) -> bool:
 
 
 def _run_step(module: ir.Operation, step, collector: DiagnosticCollector) -> None:
+    from pagedir.pipelines import add_step
+
     pm = PassManager("builtin.module")
     pm.enable_verifier(True)
-    if isinstance(step, str):
-        pm.add(step)
-    else:
-        pm.add(step, name=type(step).__name__, argument=step.argument, description=step.summary)
+    add_step(pm, step)
     try:
         pm.run(module)
     except ir.MLIRError as err:

@@ -26,7 +26,7 @@ import os
 import sys
 import traceback
 import zipfile
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
 import mlir.ir as ir
@@ -41,9 +41,9 @@ from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error
 from pagedir.interp import Device, InterpError
 from pagedir.interp.check import Comparison, compare, find_ops, make_case, run_case, runnable
 from pagedir.interp.launch import argument_count, find_function, functions, launch_size, run_function, symbol_name
-from pagedir.passes import get_pass_class, parse_options
+from pagedir.passes import add_pass, get_pass_class
 from pagedir.passes.verify import verify_rock_ops
-from pagedir.pipelines import KERNEL_PASSES
+from pagedir.pipelines import KERNEL_PASSES, kernel_pass
 
 EPILOG = """\
 inputs and outputs:
@@ -434,7 +434,7 @@ def lower(module: ir.Operation, arch: str | None) -> ir.Module:
         step = create_step(argument, arch)
         pm = PassManager("builtin.module")
         pm.enable_verifier(True)
-        pm.add(step, name=type(step).__name__, argument=step.argument, description=step.summary)
+        add_pass(pm, step)
         with DiagnosticCollector(copy.context) as collector:
             try:
                 pm.run(copy.operation)
@@ -448,14 +448,13 @@ def lower(module: ir.Operation, arch: str | None) -> ir.Module:
 
 def create_step(argument: str, arch: str | None) -> Any:
     try:
-        cls = get_pass_class(argument)
+        get_pass_class(argument)
     except Exception as err:  # a pass module that does not load: nothing the input can fix, but no traceback either
         raise UserError(
             f"cannot lower with rock-kernel-pipeline: pass '{argument}' is not available in this installation "
             f"({type(err).__name__}: {err}); --no-lower checks the functions as written"
         ) from None
-    takes_arch = any(f.name == "arch" for f in fields(cls.Options))
-    return cls(parse_options(cls, {"arch": arch} if arch and takes_arch else {}))
+    return kernel_pass(argument, arch or "")
 
 
 if __name__ == "__main__":
