@@ -49,7 +49,9 @@ class InternalError(Exception):
     """Something in pagedir itself is broken (a pass that fails to import, a bug)."""
 
 
-class _Exit(Exception):
+class ParserExit(Exception):
+    """argparse is done (``--help``, ``--version``): ``main`` returns ``status``."""
+
     def __init__(self, status: int):
         super().__init__(status)
         self.status = status
@@ -65,7 +67,7 @@ def _pipelines() -> dict[str, Any]:
 # Command line
 
 
-class _ArgumentParser(argparse.ArgumentParser):
+class RaisingArgumentParser(argparse.ArgumentParser):
     """argparse that raises instead of exiting, so ``main`` returns the status."""
 
     def error(self, message: str):
@@ -74,11 +76,11 @@ class _ArgumentParser(argparse.ArgumentParser):
     def exit(self, status: int = 0, message: str | None = None):
         if message:
             sys.stderr.write(message)
-        raise _Exit(status)
+        raise ParserExit(status)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _ArgumentParser(
+    parser = RaisingArgumentParser(
         prog="pagedir-opt",
         allow_abbrev=False,  # a truncated pass flag must be an error, not a silently ignored match
         description="Run pagedir and upstream MLIR passes over .mlir files, like mlir-opt.",
@@ -456,7 +458,7 @@ def show_dialect(name: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     try:
         return run(list(sys.argv[1:] if argv is None else argv))
-    except _Exit as done:
+    except ParserExit as done:
         return done.status
     except UserError as err:
         message = str(err)

@@ -36,7 +36,7 @@ from mlir.passmanager import PassManager
 
 import pagedir
 from pagedir.arch import UnknownChipError, get_chip
-from pagedir.cli.opt import UserError, parse_module, read_input
+from pagedir.cli.opt import ParserExit, RaisingArgumentParser, UserError, parse_module, read_input
 from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error
 from pagedir.interp import Device, InterpError
 from pagedir.interp.check import Comparison, compare, find_ops, make_case, run_case, runnable
@@ -83,26 +83,8 @@ class _Failed(Exception):
     """Diagnostics were printed; exit with code 1."""
 
 
-class _Exit(Exception):
-    def __init__(self, status: int):
-        super().__init__(status)
-        self.status = status
-
-
-class _ArgumentParser(argparse.ArgumentParser):
-    """argparse that raises instead of exiting: a usage error is exit code 1, as every user error."""
-
-    def error(self, message: str):
-        raise UserError(message)
-
-    def exit(self, status: int = 0, message: str | None = None):
-        if message:
-            sys.stderr.write(message)
-        raise _Exit(status)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    parser = _ArgumentParser(
+    parser = RaisingArgumentParser(
         prog="pagedir-run",
         allow_abbrev=False,
         description="Execute pagedir IR on simulated device memory, or check kernels against their reference.",
@@ -124,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     try:
         return run(list(sys.argv[1:] if argv is None else argv))
-    except _Exit as done:
+    except ParserExit as done:
         return done.status
     except _Failed:
         return 1
