@@ -17,7 +17,7 @@ from mlir.passmanager import PassManager
 from pagedir import interp, reference
 from pagedir.context import make_context
 from pagedir.gen import attention as gen
-from pagedir.interp.check import TOLERANCE, check_pass
+from pagedir.interp.check import TOLERANCE, check_pass, host_values
 from pagedir.passes import add_pass
 from pagedir.pipelines import KERNEL_PASSES
 
@@ -39,32 +39,25 @@ def lower(module: ir.Module, passes=KERNEL_PASSES, **options) -> None:
         pm.run(module.operation)
 
 
-def host(values: np.ndarray, dtype: str) -> np.ndarray:
-    if dtype == "bf16":
-        return reference.round_bf16(values)
-    return values.astype(np.float16 if dtype == "f16" else np.float32)
-
-
 def run_attention(args, seq_lens=None, seed: int = 0, poison_past_len: bool = False, **options):
     """(kernel output, reference) for ``args`` after the whole kernel pipeline."""
     rng = np.random.default_rng(seed)
     args.ragged = seq_lens is not None
     b, hq, hkv, sq, sk, d = args.batch, args.num_heads_q, args.num_heads_kv, args.seq_len_q, args.seq_len_k, args.head_dim
-    q = host(rng.standard_normal((b, hq, sq, d)), args.dtype)
-    k = host(rng.standard_normal((b, hkv, sk, d)), args.dtype)
-    v = host(rng.standard_normal((b, hkv, sk, d)), args.dtype)
+    q = host_values(rng.standard_normal((b, hq, sq, d)), args.dtype)
+    k = host_values(rng.standard_normal((b, hkv, sk, d)), args.dtype)
+    v = host_values(rng.standard_normal((b, hkv, sk, d)), args.dtype)
     device_dtype = "bf16" if args.dtype == "bf16" else None
     with make_context():
         module = ir.Module.parse(gen.generate(args))
         lower(module, **options)
         device = interp.Device()
         if args.dense:
-            k_arg, v_arg, kept = k, v, []
+            k_arg, v_arg = k, v
         else:
             caches = [reference.paged_cache(device, x, args.page_size, seq_lens=seq_lens, rng=rng, dtype=device_dtype)
                       for x in (k, v)]
             k_arg, v_arg = caches[0].table, caches[1].table
-            kept = caches[0].pages + caches[1].pages
             if poison_past_len:
                 # Pages of tiles wholly past seq_len point at unmapped memory: reading one is an interpreter error.
                 tile = options["n_per_block"]
@@ -76,7 +69,6 @@ def run_attention(args, seq_lens=None, seed: int = 0, poison_past_len: bool = Fa
         out = np.full((b, hq, sq, d), np.nan, dtype=np.float32)
         call = [q, k_arg, v_arg] + ([seq_lens] if seq_lens is not None else []) + [out]
         results = interp.run(module, args.name, call, device=device)
-        assert kept is not None
     expected = reference.attention(q, k, v, seq_lens=seq_lens, causal=args.causal, scale=args.scale)
     return np.asarray(results[-1], dtype=np.float32), expected
 
