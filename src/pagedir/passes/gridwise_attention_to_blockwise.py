@@ -281,12 +281,7 @@ class Builder:
         total = plan.m * plan.n
         width = p.vector_len
         for k in range(math.ceil(total / plan.block)):
-            element = apply(lambda tid: tid + k * plan.block, self.tid)
-            guarded = (k + 1) * plan.block > total
-            if guarded:
-                element_in = arith.minui(element, index_const(total - 1))
-            else:
-                element_in = element
+            element, element_in, guarded = self.thread_item(k, total)
             row = apply(lambda e: ir.AffineExpr.get_floor_div(e, plan.n), element_in)
             col = apply(lambda e: e % plan.n, element_in)
             dot = splat(f32_const(0.0), width)
@@ -319,22 +314,27 @@ class Builder:
             visible = arith.andi(visible, arith.cmpi(arith.CmpIPredicate.ule, lhs, rhs))
         return visible
 
-    def chunk_position(self, k: int) -> tuple[ir.Value, ir.Value, ir.Value]:
-        """(chunk index, its row, its first column) of this thread's k-th output chunk (index clamped)."""
+    def thread_item(self, k: int, count: int) -> tuple[ir.Value, ir.Value, bool]:
+        """Item ``tid + k * block_size`` of ``count``: (index, index clamped into range, whether
+        some thread's index can pass the end, so that the clamp and a guard are needed)."""
+        item = apply(lambda tid: tid + k * self.plan.block, self.tid)
+        past_end = (k + 1) * self.plan.block > count
+        clamped = arith.minui(item, index_const(count - 1)) if past_end else item
+        return item, clamped, past_end
+
+    def chunk_position(self, k: int) -> tuple[ir.Value, bool, ir.Value, ir.Value]:
+        """(chunk index, whether it can pass the end, its row, its first column) of this thread's
+        k-th output chunk; row and column come from the clamped index."""
         plan, p = self.plan, self.plan.p
-        chunk = apply(lambda tid: tid + k * plan.block, self.tid)
-        if (k + 1) * plan.block > plan.chunks:
-            chunk_in = arith.minui(chunk, index_const(plan.chunks - 1))
-        else:
-            chunk_in = chunk
+        chunk, chunk_in, past_end = self.thread_item(k, plan.chunks)
         per_row = p.head_dim // plan.chunk
         row = apply(lambda c: ir.AffineExpr.get_floor_div(c, per_row), chunk_in)
         col = apply(lambda c: (c % per_row) * plan.chunk, chunk_in)
-        return chunk, row, col
+        return chunk, past_end, row, col
 
     def accumulate(self, k: int, acc: ir.Value, running_max: ir.Value, running_sum: ir.Value) -> list[ir.Value]:
         plan, p = self.plan, self.plan.p
-        _, row, col = self.chunk_position(k)
+        _, _, row, col = self.chunk_position(k)
         width = math.gcd(plan.n, SCORE_VECTOR)
         score_type = ir.VectorType.get([width], self.f32)
         scores = [vector.load(score_type, self.scores, [row, index_const(n0)]) for n0 in range(0, plan.n, width)]
@@ -364,7 +364,7 @@ class Builder:
         out = self.op.out
         for k in range(len(final) // 3):
             acc, _, total = final[3 * k : 3 * k + 3]
-            chunk, row, col = self.chunk_position(k)
+            chunk, past_end, row, col = self.chunk_position(k)
             has_keys = arith.cmpf(arith.CmpFPredicate.OGT, total, f32_const(0.0))
             inverse = arith.select(has_keys, arith.divf(f32_const(1.0), total), f32_const(0.0))
             result = arith.mulf(acc, splat(inverse, plan.chunk))
@@ -373,7 +373,7 @@ class Builder:
             head = apply(lambda h, r: h * p.group + ir.AffineExpr.get_floor_div(r, plan.positions), self.h, row)
             position = apply(lambda qt, r: qt * plan.positions + r % plan.positions, self.qt, row)
             stored = arith.cmpi(arith.CmpIPredicate.ult, position, index_const(p.seq_q))
-            if (k + 1) * plan.block > plan.chunks:
+            if past_end:
                 stored = arith.andi(stored, arith.cmpi(arith.CmpIPredicate.ult, chunk, index_const(plan.chunks)))
             if_op = scf.IfOp(stored)
             with ir.InsertionPoint(if_op.then_block):
