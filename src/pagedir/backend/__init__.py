@@ -74,10 +74,7 @@ def generate(
         result.asm = emit_assembly(optimized, chip, opt_level)
         stage("asm", result.asm)
     if emit in ("obj", "hsaco"):
-        # Code generation rewrites the module it is given (control-flow intrinsics), so a second
-        # artefact starts from the optimized IR again: running it twice aborts in instruction selection.
-        fresh = optimize(result.optimized_ir, chip, opt_level=0) if result.asm is not None else optimized
-        result.obj = emit_object(fresh, chip, opt_level)
+        result.obj = emit_object(optimized, chip, opt_level)
     if emit == "hsaco":
         result.hsaco = link_hsaco(result.obj)
     return result

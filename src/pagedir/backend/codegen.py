@@ -64,11 +64,17 @@ def optimize(llvm_ir: str, chip: Chip, opt_level: int = 3):
 
 
 def emit_assembly(module, chip: Chip, opt_level: int = 3) -> str:
-    return target_machine(chip, opt_level).emit_assembly(module)
+    return target_machine(chip, opt_level).emit_assembly(_copy(module))
 
 
 def emit_object(module, chip: Chip, opt_level: int = 3) -> bytes:
-    return target_machine(chip, opt_level).emit_object(module)
+    return target_machine(chip, opt_level).emit_object(_copy(module))
+
+
+def _copy(module):
+    """Code generation rewrites the module it is given (it inserts control-flow intrinsics), and a
+    second run over the result aborts in instruction selection: each artefact gets its own copy."""
+    return llvm.parse_assembly(str(module))
 
 
 def find_linker() -> str | None:
