@@ -24,6 +24,7 @@ import mlir.ir as ir
 from mlir.passmanager import PassManager
 
 import pagedir
+from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError
 from pagedir.diagnostics import (
     Diag,
     DiagnosticCollector,
@@ -41,20 +42,8 @@ SPLIT_MARKER = "// -----"
 _SINGLE_TOP_LEVEL = "source must contain a single top-level operation"
 
 
-class UserError(Exception):
-    """A user mistake reported as ``pagedir-opt: error: message`` with exit code 1."""
-
-
 class InternalError(Exception):
     """Something in pagedir itself is broken (a pass that fails to import, a bug)."""
-
-
-class ParserExit(Exception):
-    """argparse is done (``--help``, ``--version``): ``main`` returns ``status``."""
-
-    def __init__(self, status: int):
-        super().__init__(status)
-        self.status = status
 
 
 def _pipelines() -> dict[str, Any]:
@@ -65,18 +54,6 @@ def _pipelines() -> dict[str, Any]:
 
 # ----------------------------------------------------------------------------
 # Command line
-
-
-class RaisingArgumentParser(argparse.ArgumentParser):
-    """argparse that raises instead of exiting, so ``main`` returns the status."""
-
-    def error(self, message: str):
-        raise UserError(message)
-
-    def exit(self, status: int = 0, message: str | None = None):
-        if message:
-            sys.stderr.write(message)
-        raise ParserExit(status)
 
 
 def build_parser() -> argparse.ArgumentParser:

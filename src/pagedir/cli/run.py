@@ -36,7 +36,8 @@ from mlir.passmanager import PassManager
 
 import pagedir
 from pagedir.arch import UnknownChipError, get_chip
-from pagedir.cli.opt import ParserExit, RaisingArgumentParser, UserError, parse_module, read_input
+from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError
+from pagedir.cli.opt import parse_module, read_input
 from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error
 from pagedir.interp import Device, InterpError
 from pagedir.interp.check import Comparison, compare, find_ops, make_case, run_case, runnable

@@ -1,0 +1,36 @@
+"""Command-line plumbing shared by the tools: a usage error is a user error (exit code 1).
+
+argparse exits with code 2 on a usage error, which the tools reserve for a bug in
+pagedir; :class:`RaisingArgumentParser` raises :class:`UserError` instead, and
+:class:`ParserExit` for ``--help``/``--version``, so each ``main`` returns its status.
+Kept free of MLIR imports so that ``--help`` stays quick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+class UserError(Exception):
+    """A user mistake reported as ``<tool>: error: message`` with exit code 1."""
+
+
+class ParserExit(Exception):
+    """argparse is done (``--help``, ``--version``): ``main`` returns ``status``."""
+
+    def __init__(self, status: int):
+        super().__init__(status)
+        self.status = status
+
+
+class RaisingArgumentParser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting, so ``main`` returns the status."""
+
+    def error(self, message: str):
+        raise UserError(message)
+
+    def exit(self, status: int = 0, message: str | None = None):
+        if message:
+            sys.stderr.write(message)
+        raise ParserExit(status)
