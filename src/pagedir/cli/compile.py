@@ -30,13 +30,10 @@ import mlir.ir as ir
 from mlir.passmanager import PassManager
 
 import pagedir
+from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError
 from pagedir.arch import UnknownChipError, get_chip, known_chips
 from pagedir.backend import EMIT_KINDS, BackendError, format_table, generate, kernel_reports, to_json
 from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error
-
-
-class UserError(Exception):
-    """A user mistake or missing tool, printed as ``error: message`` (exit code 1)."""
 
 
 class _Failed(Exception):
@@ -44,7 +41,7 @@ class _Failed(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = RaisingArgumentParser(
         prog="pagedir-compile", description="Compile pagedir kernels to AMDGPU assembly, objects and code objects."
     )
     parser.add_argument("input", nargs="?", default="-", help="input .mlir file, or - for stdin")
@@ -75,9 +72,11 @@ def _split_report_flag(argv: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(_split_report_flag(list(sys.argv[1:] if argv is None else argv)))
     try:
+        args = build_parser().parse_args(_split_report_flag(list(sys.argv[1:] if argv is None else argv)))
         return compile_file(args)
+    except ParserExit as done:
+        return done.status
     except UserError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
+import traceback
 
+from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError
 from pagedir.gen import GENERATORS
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="pagedir-gen", description="Generate pagedir kernels as .mlir")
+    parser = RaisingArgumentParser(prog="pagedir-gen", description="Generate pagedir kernels as .mlir")
     sub = parser.add_subparsers(dest="kind", required=True)
     for kind, module_name in GENERATORS.items():
         module = importlib.import_module(f"pagedir.gen.{module_name}")
@@ -22,18 +25,32 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         text = args.module.generate(args)
-    except ValueError as err:
+        write(args.output, text)
+    except ParserExit as done:
+        return done.status
+    except (UserError, ValueError) as err:
         print(f"pagedir-gen: error: {err}", file=sys.stderr)
         return 1
-    if args.output == "-":
-        sys.stdout.write(text)
-    else:
-        with open(args.output, "w") as handle:
-            handle.write(text)
+    except Exception as err:  # a bug in pagedir: say so, without a traceback unless asked
+        if os.environ.get("PAGEDIR_TRACEBACK"):
+            traceback.print_exc()
+        print(f"pagedir-gen: internal error: {type(err).__name__}: {err}", file=sys.stderr)
+        return 2
     return 0
+
+
+def write(path: str, text: str) -> None:
+    if path == "-":
+        sys.stdout.write(text)
+        return
+    try:
+        with open(path, "w") as handle:
+            handle.write(text)
+    except OSError as err:
+        raise UserError(f"could not write '{path}': {err.strerror}") from None
 
 
 if __name__ == "__main__":
