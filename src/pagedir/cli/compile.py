@@ -31,7 +31,7 @@ from mlir.passmanager import PassManager
 
 import pagedir
 from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError
-from pagedir.arch import UnknownChipError, get_chip, known_chips
+from pagedir.arch import Chip, ChipError, get_chip, kernel_chip_or_none, known_chips
 from pagedir.backend import EMIT_KINDS, BackendError, format_table, generate, kernel_reports, to_json
 from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error
 
@@ -46,7 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("input", nargs="?", default="-", help="input .mlir file, or - for stdin")
     parser.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
-    parser.add_argument("--arch", help=f"chip or target (default: the kernels' rock.arch); known: {known_chips()}")
+    parser.add_argument(
+        "--arch",
+        help=f"chip or target, e.g. gfx942 or amdgcn-amd-amdhsa--gfx942:sramecc+:xnack- (default: the kernels' "
+        f"rock.arch; a kernel naming another chip is an error); known: {known_chips()}",
+    )
     parser.add_argument("--emit", choices=EMIT_KINDS, default="asm", help="what to write (default asm)")
     parser.add_argument(
         "--report", dest="report_table", action="store_true",
@@ -111,13 +115,15 @@ class _Stages:
 
 
 def compile_file(args: argparse.Namespace) -> int:
+    if args.arch is not None:
+        _asked_chip(args.arch)  # a bad target is refused before anything is read
     text, name = _read_input(args.input)
     stem = "stdin" if args.input == "-" else os.path.splitext(os.path.basename(args.input))[0]
     stages = _Stages(args.dump_dir, stem)
     context = pagedir.make_context()
     with context, ir.Location.unknown(context), DiagnosticCollector(context) as collector:
         module = _parse(text, name, collector)
-        chip = _choose_chip(args.arch, module)
+        chip = _choose_chip(args.arch, module, collector)
         stages("input", str(module))
         if _has_rock_kernels(module):
             _run_kernel_pipeline(module, chip.name, collector, stages)
@@ -230,23 +236,26 @@ def _in_gpu_module(op: ir.Operation) -> bool:
     return parent is not None and parent.name == "gpu.module"
 
 
-def _choose_chip(arch: str | None, module: ir.Operation):
-    """``--arch``, else the one chip named by the kernels' ``rock.arch``."""
-    if arch:
-        try:
-            return get_chip(arch)
-        except UnknownChipError as err:
-            raise UserError(str(err)) from None
-    kernels = _walk(module, lambda op: _is_rock_kernel(op) or (op.name == "gpu.func" and _in_gpu_module(op)))
-    targets = {ir.StringAttr(k.attributes["rock.arch"]).value for k in kernels if "rock.arch" in k.attributes}
-    if not targets:
-        raise UserError(f"no --arch given and no kernel has a rock.arch attribute; known chips: {known_chips()}")
+def _asked_chip(arch: str) -> Chip:
     try:
-        chips = {get_chip(target).name: get_chip(target) for target in targets}
-    except UnknownChipError as err:
+        return get_chip(arch)
+    except ChipError as err:
         raise UserError(str(err)) from None
+
+
+def _choose_chip(arch: str | None, module: ir.Operation, collector: DiagnosticCollector) -> Chip | None:
+    """The one chip of the output: each kernel's by ``pagedir.arch.kernel_chip`` (``--arch``, else its ``rock.arch``).
+
+    None when no kernel decides it (the input has no kernel: reported later).
+    """
+    kernels = _walk(module, lambda op: _is_rock_kernel(op) or _is_gpu_kernel(op))
+    chips = {chip.name: chip for kernel in kernels if (chip := kernel_chip_or_none(kernel, arch or ""))}
+    if collector.has_errors:
+        _fail(collector.take())
     if len(chips) > 1:
-        raise UserError(f"kernels are built for different chips ({', '.join(sorted(chips))}); pass --arch")
+        raise UserError(f"kernels are for different chips ({', '.join(sorted(chips))}); compile each chip's kernels separately")
+    if not chips:
+        return _asked_chip(arch) if arch else None
     return next(iter(chips.values()))
 
 

@@ -36,7 +36,7 @@ func.func @too_big(%x: i8, %i: index) attributes {rock.kernel, rock.arch = "gfx9
 
 // -----
 
-// expected-error @+1 {{'func.func' op rock-reuse-lds: unknown chip 'gfx1234'}}
+// expected-error @+1 {{'func.func' op @unknown_chip has rock.arch = "gfx1234": unknown chip 'gfx1234'}}
 func.func @unknown_chip(%i: index) attributes {rock.kernel, rock.arch = "gfx1234"} {
   %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
   %b = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
