@@ -8,6 +8,7 @@ is an error at the kernel. A lowering for a chip records it as ``rock.arch``.
 from __future__ import annotations
 
 import mlir.ir as ir
+import numpy as np
 import pytest
 
 import pagedir
@@ -196,3 +197,36 @@ def test_compile_accepts_a_target_with_features(tmp_path, capsys) -> None:
     )
     assert compile_cli.main([str(source), "--arch", "gfx942:sramecc+:xnack-", "-o", "-"]) == 0, capsys.readouterr().err
     assert '.amdgcn_target "amdgcn-amd-amdhsa--gfx942' in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------------------
+# The interpreter's waves are the kernel's chip's: readfirstlane per wave of 64 or 32 lanes.
+
+FIRST_LANE = """
+func.func @first_lane(%out: memref<64xi32>) attributes {rock.kernel, ATTRS rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  %tid = "rock.workitem_id"() : () -> index
+  %lane = arith.index_cast %tid : index to i32
+  %first = rocdl.readfirstlane %lane : i32
+  memref.store %first, %out[%tid] : memref<64xi32>
+  return
+}
+"""
+
+
+def first_lane_kernel(attrs: str) -> ir.Module:
+    return ir.Module.parse(FIRST_LANE.replace("ATTRS", attrs), context=pagedir.make_context())
+
+
+@pytest.mark.parametrize(("arch", "wave"), [("gfx942", 64), ("amdgcn-amd-amdhsa--gfx1100", 32)])
+def test_interpreter_waves_follow_the_kernels_chip(arch: str, wave: int) -> None:
+    from pagedir.interp import run
+
+    (out,) = run(first_lane_kernel(f'rock.arch = "{arch}",'), "first_lane", [np.zeros(64, np.int32)])
+    assert out.tolist() == [lane - lane % wave for lane in range(64)]
+
+
+def test_interpreter_refuses_a_wave_op_in_a_kernel_naming_no_chip() -> None:
+    from pagedir.interp import InterpError, run
+
+    with pytest.raises(InterpError, match="'func.func' op @first_lane names no chip"):
+        run(first_lane_kernel(""), "first_lane", [np.zeros(64, np.int32)])

@@ -103,3 +103,13 @@ func.func @accessed_without_range(%x: i8, %i: index) attributes {rock.kernel, ro
   "rock.live_out"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
   return
 }
+
+// -----
+
+// No rock.arch and no arch option: no LDS limit to check against, an error rather than no check.
+// expected-error @+1 {{'func.func' op @no_chip names no chip: set rock.arch on the kernel or give the arch option}}
+func.func @no_chip(%i: index) attributes {rock.kernel} {
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  return
+}
