@@ -164,3 +164,21 @@ def test_each_pass_preserves_the_computation(argument: str) -> None:
         lower(module, passes=KERNEL_PASSES[: KERNEL_PASSES.index(argument)])
         result = check_pass(module, argument, seed=3)
     assert result.ok and result.functions, result.report()
+
+
+@pytest.mark.parametrize(("page_size", "block_size"), [(1, 1), (1, 32), (1, 64), (2, 32), (2, 64), (4, 64)])
+def test_more_pages_per_tile_than_threads(page_size: int, block_size: int) -> None:
+    # KV tiles of 128 pages (1-token pages as in SGLang), shuffled in memory: each thread stages several pointers.
+    tile = 128 * page_size
+    args = make_args(num_heads_q=2, num_heads_kv=1, seq_len_k=2 * tile, head_dim=16, page_size=page_size)
+    seq_lens = np.array([2 * tile, tile + 37], dtype=np.int32)
+    got, expected = run_attention(args, seq_lens, seed=page_size, block_size=block_size, n_per_block=tile)
+    np.testing.assert_allclose(got, expected, atol=TOLERANCE[args.dtype], rtol=0)
+
+
+@pytest.mark.parametrize("page_size", [1, 2, 3, 4])
+def test_small_pages_with_the_default_tiling(page_size: int) -> None:
+    # Prefill, causal, GQA 2, D 64: the chosen tiling over pages of a few tokens.
+    args = make_args(seq_len_q=3, seq_len_k=96, causal=True, page_size=page_size)
+    got, expected = run_attention(args, np.array([96, 50], dtype=np.int32), seed=page_size)
+    np.testing.assert_allclose(got, expected, atol=TOLERANCE[args.dtype], rtol=0)
