@@ -221,6 +221,13 @@ def vector_coords(vector_index: ir.Value, tile_shape: list[int], vector_dim: int
     return coords[::-1]
 
 
+def thread_item(round_: ir.Value, tid: ir.Value, block_size: int) -> ir.Value:
+    """``round * block_size + tid``: the item thread ``tid`` handles in a round when the block's
+    threads take consecutive items (page slots, tile vectors)."""
+    strided = ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) * block_size + ir.AffineDimExpr.get(1)])
+    return affine.apply(strided, [round_, tid])
+
+
 def unit_stride_last(type_: ir.MemRefType) -> bool:
     strides, _ = type_.get_strides_and_offset()
     return strides[-1] == 1
@@ -358,8 +365,7 @@ def emit_page_ptr_load(op, plan: TilePlan, page_ptrs: ir.Value) -> None:
         else:
             round_loop = scf.ForOp(index_const(0), index_const(rounds), index_const(1))
             with ir.InsertionPoint(round_loop.body):
-                strided = ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) * block_size + ir.AffineDimExpr.get(1)])
-                slot = affine.apply(strided, [round_loop.induction_variable, tid])
+                slot = thread_item(round_loop.induction_variable, tid, block_size)
                 stage_page_ptr(op, plan, batch, first_page, slot, page_ptrs)
                 scf.YieldOp([])
         # One barrier after every round: each slot has a single writer and is read only in GlobalRead.
@@ -423,9 +429,7 @@ def emit_lds_write(op, plan: TilePlan, registers: ir.Value) -> None:
         rows = scf.ForOp(index_const(0), index_const(plan.rows), index_const(1))
         with ir.InsertionPoint(rows.body):
             row = rows.induction_variable
-            vector_index = affine.apply(
-                ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) * op.block_size + ir.AffineDimExpr.get(1)]), [row, tid]
-            )
+            vector_index = thread_item(row, tid, op.block_size)
             body_point = ir.InsertionPoint.current
             if plan.num_vectors % op.block_size:
                 in_tile = arith.cmpi(arith.CmpIPredicate.ult, vector_index, index_const(plan.num_vectors))
