@@ -255,9 +255,11 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device)
     q = host_values(rng.standard_normal((batch, heads_q, seq_q, head_dim)), name)
     k = host_values(rng.standard_normal((batch, heads_kv, seq_k, head_dim)), name)
     v = host_values(rng.standard_normal((batch, heads_kv, seq_k, head_dim)), name)
-    seq_lens = rng.integers(max(1, seq_q), seq_k + 1, size=batch).astype(np.int32) if has_lens else None
+    seq_lens = rng.integers(1, seq_k + 1, size=batch).astype(np.int32) if has_lens else None
     if has_lens and batch > 1:
         seq_lens[0] = seq_k  # one full sequence, the others ragged
+        if 1 < seq_q and 1 < seq_k:  # and one shorter than the queries (causal: rows that see no key)
+            seq_lens[-1] = rng.integers(1, min(seq_q, seq_k))
     nulls_ok = attrs["known"]
     kept = []
     if dense:
