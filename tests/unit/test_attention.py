@@ -120,6 +120,16 @@ def test_tiling_override_still_computes_attention() -> None:
     np.testing.assert_allclose(got, expected, atol=2e-2, rtol=0)
 
 
+@pytest.mark.parametrize(("page_size", "seq_len_k", "lens"), [(64, 128, [128, 45]), (24, 96, [96, 50])])
+def test_kv_tiles_starting_inside_a_page(page_size: int, seq_len_k: int, lens: list[int]) -> None:
+    # Tiles of 16 tokens. Pages of 64: three tiles of every page start at its tokens 16, 32, 48.
+    # Pages of 24: the tile at token 16 ends in the next page, the one at 32 starts 8 tokens into it.
+    args = make_args(num_heads_q=4, seq_len_q=3, seq_len_k=seq_len_k, page_size=page_size, causal=True)
+    assert gridwise_attributes(args, n_per_block=16)["n_per_block"] == 16
+    got, expected = run_attention(args, np.array(lens, dtype=np.int32), n_per_block=16)
+    np.testing.assert_allclose(got, expected, atol=2e-2, rtol=0)
+
+
 def gridwise_attributes(args, **options) -> dict[str, int]:
     with make_context():
         module = ir.Module.parse(gen.generate(args))

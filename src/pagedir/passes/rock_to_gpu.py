@@ -25,7 +25,8 @@ module attributes {gpu.container_module} {
         attributes {known_block_size = array<i32: 64, 1, 1>, known_grid_size = array<i32: 2, 1, 1>, ...} {
 ```
 
-Options: ``arch`` (recorded as ``rock.arch`` when the kernel has none).
+Options: ``arch`` (recorded as ``rock.arch``: like every pass of the pipeline, it
+overrides the kernel's own chip, so the kernel names the chip it was lowered for).
 Not modelled: multi-dimensional ids, kernels with results, multi-block bodies,
 host-side launch code.
 """
@@ -46,7 +47,7 @@ DROPPED_MARKERS = ("rock.live_in", "rock.live_out")
 
 @dataclass(frozen=True)
 class RockToGPUOptions:
-    #: Chip or target recorded on kernels that carry no ``rock.arch``.
+    #: Chip or target recorded as the kernel's ``rock.arch`` (empty: keep the kernel's own).
     arch: str = ""
 
 
@@ -109,7 +110,7 @@ def convert_kernel(func: ir.Operation, arch: str) -> bool:
     for attr_name in list(attrs):
         if attr_name.startswith("rock.") and attr_name != "rock.kernel":
             kernel.attributes[attr_name] = attrs[attr_name]
-    if arch and "rock.arch" not in attrs:
+    if arch:
         kernel.attributes["rock.arch"] = ir.StringAttr.get(arch)
     old_entry = func.regions[0].blocks[0]
     arg_types = list(function_type.inputs) + [a.results[0].type for a in workgroup + private]
