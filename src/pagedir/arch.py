@@ -22,9 +22,11 @@ from dataclasses import dataclass
 
 import mlir.ir as ir
 
-#: Flags word of a raw buffer descriptor on CDNA / gfx9 (data format 7, num format 4).
+#: Flags word of a raw buffer descriptor on CDNA / gfx9: num format 7 (float, bits 14:12), data format 4
+#: (32, bits 18:15; 0 would be INVALID, an unbound resource). Rules: pagedir.interp.buffer_descriptor.
 CDNA_BUFFER_FLAGS = 0x00027000  # 159744
-#: RDNA gfx10/11/12: bit 24 set and out-of-bounds mode 3 (check offset).
+#: RDNA gfx10/11/12: FORMAT 0x27 (bits 18:12), bit 24 set and OOB_SELECT 3 (bits 29:28: raw, offset + payload
+#: checked against num_records).
 RDNA_BUFFER_FLAGS = 0x31027000  # 822243328
 
 

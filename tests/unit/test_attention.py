@@ -120,6 +120,16 @@ def test_tiling_override_still_computes_attention() -> None:
     np.testing.assert_allclose(got, expected, atol=2e-2, rtol=0)
 
 
+@pytest.mark.parametrize(("page_size", "seq_len_k", "lens"), [(64, 128, [128, 45]), (24, 96, [96, 50])])
+def test_kv_tiles_starting_inside_a_page(page_size: int, seq_len_k: int, lens: list[int]) -> None:
+    # Tiles of 16 tokens. Pages of 64: three tiles of every page start at its tokens 16, 32, 48.
+    # Pages of 24: the tile at token 16 ends in the next page, the one at 32 starts 8 tokens into it.
+    args = make_args(num_heads_q=4, seq_len_q=3, seq_len_k=seq_len_k, page_size=page_size, causal=True)
+    assert gridwise_attributes(args, n_per_block=16)["n_per_block"] == 16
+    got, expected = run_attention(args, np.array(lens, dtype=np.int32), n_per_block=16)
+    np.testing.assert_allclose(got, expected, atol=2e-2, rtol=0)
+
+
 def gridwise_attributes(args, **options) -> dict[str, int]:
     with make_context():
         module = ir.Module.parse(gen.generate(args))
@@ -164,3 +174,21 @@ def test_each_pass_preserves_the_computation(argument: str) -> None:
         lower(module, passes=KERNEL_PASSES[: KERNEL_PASSES.index(argument)])
         result = check_pass(module, argument, seed=3)
     assert result.ok and result.functions, result.report()
+
+
+@pytest.mark.parametrize(("page_size", "block_size"), [(1, 1), (1, 32), (1, 64), (2, 32), (2, 64), (4, 64)])
+def test_more_pages_per_tile_than_threads(page_size: int, block_size: int) -> None:
+    # KV tiles of 128 pages (1-token pages as in SGLang), shuffled in memory: each thread stages several pointers.
+    tile = 128 * page_size
+    args = make_args(num_heads_q=2, num_heads_kv=1, seq_len_k=2 * tile, head_dim=16, page_size=page_size)
+    seq_lens = np.array([2 * tile, tile + 37], dtype=np.int32)
+    got, expected = run_attention(args, seq_lens, seed=page_size, block_size=block_size, n_per_block=tile)
+    np.testing.assert_allclose(got, expected, atol=TOLERANCE[args.dtype], rtol=0)
+
+
+@pytest.mark.parametrize("page_size", [1, 2, 3, 4])
+def test_small_pages_with_the_default_tiling(page_size: int) -> None:
+    # Prefill, causal, GQA 2, D 64: the chosen tiling over pages of a few tokens.
+    args = make_args(seq_len_q=3, seq_len_k=96, causal=True, page_size=page_size)
+    got, expected = run_attention(args, np.array([96, 50], dtype=np.int32), seed=page_size)
+    np.testing.assert_allclose(got, expected, atol=TOLERANCE[args.dtype], rtol=0)

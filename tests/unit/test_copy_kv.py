@@ -18,6 +18,7 @@ from pagedir import interp
 from pagedir.context import make_context
 from pagedir.gen import copy_kv
 from pagedir.passes import add_pass
+from pagedir.pipelines import KernelPipelineOptions, add_step, kernel_pipeline_steps
 
 LOAD_PASSES = ("rock-blockwise-load", "rock-threadwise-lowering", "rock-buffer-load", "rock-to-gpu")
 #: The kernel pipeline's order: LDS planning between the two load passes.
@@ -111,3 +112,46 @@ def test_each_pass_preserves_the_gather(argument: str) -> None:
 def test_pipeline_order_with_pooled_lds(layout: str) -> None:
     # rock-reuse-lds recycles the pointer buffer's bytes for the tile; the race detector checks the barriers.
     run_levels(make_args(layout=layout, seq_lens=True), null_pages=True, seed=5, passes=PIPELINE_ORDER)
+
+
+def run_kernel_pipeline(args, null_pages: bool = False, seed: int = 0) -> None:
+    """copy-kv lowered by rock-kernel-pipeline (L2 -> L6), run on shuffled pages, against the reference."""
+    rng = np.random.default_rng(seed)
+    with make_context():
+        module = ir.Module.parse(copy_kv.generate(args))
+        pm = PassManager("builtin.module")
+        for step in kernel_pipeline_steps(KernelPipelineOptions()):
+            add_step(pm, step)
+        pm.run(module.operation)
+        device = interp.Device()
+        table, seq_lens, expected, _ = gather_inputs(args, rng, device, null_pages)
+        assert np.any(np.diff(table[0, :, 0]) < 0), "the pages must not lie in table order"
+        out = np.full(expected.shape, np.nan, dtype=np.float32)
+        inputs = [table] + ([seq_lens] if seq_lens is not None else []) + [out]
+        got = as_f32(interp.run(module, "copy_kv", inputs, device=device)[-1], args.dtype)
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("block_size", [1, 32, 64])
+@pytest.mark.parametrize("page_size", [1, 2, 4])
+def test_more_pages_per_tile_than_threads(page_size: int, block_size: int) -> None:
+    # 128 pages per tile: every thread stages pointers for pages t, t + block_size, ...
+    tile = 128 * page_size
+    args = make_args(batch=1, num_heads_kv=2, seq_len=tile, head_dim=8, page_size=page_size, tile_tokens=tile,
+                     block_size=block_size)
+    run_kernel_pipeline(args)
+
+
+@pytest.mark.parametrize("layout", ["k", "v"])
+def test_page_count_not_a_multiple_of_the_block(layout: str) -> None:
+    # 1-token pages, 100-token tiles, 32 threads: the last staging round covers only 4 of its 32 slots.
+    args = make_args(batch=2, num_heads_kv=1, seq_len=200, head_dim=8, page_size=1, tile_tokens=100, block_size=32,
+                     layout=layout, seq_lens=True)
+    run_kernel_pipeline(args, null_pages=True, seed=11)
+
+
+@pytest.mark.parametrize("page_size", [1, 2, 3, 4])
+def test_every_small_page_size_through_each_load_pass(page_size: int) -> None:
+    # Pages of 3 tokens start anywhere in a 16-token tile: up to 7 pages for 4 threads.
+    args = make_args(num_heads_kv=1, seq_len=48, page_size=page_size, tile_tokens=16, block_size=4, layout="v")
+    run_levels(args, passes=PIPELINE_ORDER)

@@ -69,6 +69,14 @@ def test_pages_smaller_than_a_wave_fall_back_to_per_lane_descriptors() -> None:
     assert report.waterfall_buffer_loads == 1
 
 
+@pytest.mark.parametrize("block_size", [32, 64])
+def test_page_pointer_rounds_unroll_into_one_table_read_each(block_size: int) -> None:
+    # 128 one-token pages per tile: 128 / block_size staging rounds, each one page-table read per thread.
+    report, _ = compile_report("gfx942", dtype="f16", head_dim=8, page_size=1, seq_len=256, tile_tokens=128,
+                               block_size=block_size)
+    assert report.global_loads == {"dwordx2": 128 // block_size}
+
+
 def test_gfx1100_uses_rdna_descriptor_flags() -> None:
     with make_context():
         args = copy_kv_args(arch="gfx1100", dtype="f16")

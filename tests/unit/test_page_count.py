@@ -9,13 +9,19 @@ assumes a layout V does not have: the count explodes.
 
 from __future__ import annotations
 
+import argparse
 import math
 
 import mlir.ir as ir
 import numpy as np
 import pytest
+from mlir.passmanager import PassManager
 
-from pagedir.passes.blockwise_load import linear_form, pages_per_tile
+from pagedir.context import make_context
+from pagedir.gen import attention
+from pagedir.passes import add_pass
+from pagedir.passes.attention_to_gridwise import AttentionToGridwiseOptions, choose_tiling, lds_bytes, read_problem
+from pagedir.passes.blockwise_load import find_ops, linear_form, pages_per_tile
 
 
 def enumerated_pages(heads: int, seq_len: int, head_dim: int, tile_tokens: int, page_tokens: int) -> int:
@@ -97,3 +103,36 @@ def test_without_bounds_every_reachable_residue_counts() -> None:
         # Starting at any token (a tile index of unknown stride) can reach 3 pages.
         any_start = ir.Attribute.parse("affine_map<(t, n, d) -> ((t + n) * 16 + d)>").value
         assert pages_per_tile(linear_form(any_start.results[0], 1, 2), [12, 16], 128, None) == 3
+
+
+def pointer_buffers(page_tokens: int, head_dim: int, tile_tokens: int) -> tuple[int, list[int]]:
+    """(bytes of one page-pointer buffer in rock-attention-to-gridwise's LDS budget, bytes of the
+    pointer buffers rock-blockwise-load allocates) for a 2-head, 240-token paged attention."""
+    parser = argparse.ArgumentParser()
+    attention.add_arguments(parser)
+    args = parser.parse_args(["--num-heads-q", "4", "--num-heads-kv", "2", "--seq-len-k", "240",
+                              "--head-dim", str(head_dim), "--page-size", str(page_tokens)])
+    with make_context():
+        module = ir.Module.parse(attention.generate(args))
+        (op,) = find_ops(module.operation, "rock.attention")
+        problem = read_problem(op.opview)
+        budget = lds_bytes(problem, choose_tiling(problem, AttentionToGridwiseOptions(n_per_block=tile_tokens)))
+        pm = PassManager("builtin.module")
+        add_pass(pm, "rock-attention-to-gridwise", n_per_block=tile_tokens)
+        add_pass(pm, "rock-gridwise-attention-to-blockwise")
+        add_pass(pm, "rock-blockwise-load")
+        pm.run(module.operation)
+        views = [ir.MemRefType(view.result.type) for view in find_ops(module.operation, "memref.view")]
+        return budget["k_page_ptrs"], [8 * view.shape[0] for view in views if isinstance(view.element_type, ir.IntegerType)]
+
+
+@pytest.mark.parametrize("tile_tokens", [16, 48, 128])
+@pytest.mark.parametrize("head_dim", [8, 64])
+@pytest.mark.parametrize("page_tokens", [1, 2, 3, 5])
+def test_lds_budget_bounds_the_pointer_buffers(page_tokens: int, head_dim: int, tile_tokens: int) -> None:
+    # The LDS check before tiling must never accept a kernel whose pointer buffers outgrow it.
+    budget, allocated = pointer_buffers(page_tokens, head_dim, tile_tokens)
+    assert len(allocated) == 2  # K and V
+    assert max(allocated) <= budget
+    # At most one pointer of slack: a tile of n tokens spans n * D / page elements plus one page boundary.
+    assert budget - max(allocated) <= 8

@@ -19,7 +19,8 @@ from typing import Any
 import mlir.ir as ir
 import numpy as np
 
-from pagedir.interp.memory import Device, Elem, InterpError, Space
+from pagedir.interp.buffer_descriptor import BufferResource, components_in_range, descriptor_error, make_resource
+from pagedir.interp.memory import Device, Elem, InterpError, Space, elem_named
 from pagedir.interp.simt import Program, Runtime, elem_of, handles, vector_shape, widen
 
 
@@ -633,37 +634,35 @@ def compile_readfirstlane(p: Program, op: Any) -> Any:
     return run
 
 
-class BufferResource:
-    """A raw buffer descriptor: base address, num_records (bytes), per lane."""
+def chip_family(p: Program) -> str | None:
+    """The kernel's chip family ("cdna" / "rdna") by ``pagedir.arch.kernel_chip``, or None when it names none."""
+    from pagedir.arch import ChipError, kernel_chip
 
-    __slots__ = ("base", "num_records")
-
-    def __init__(self, base: np.ndarray, num_records: np.ndarray):
-        self.base = base
-        self.num_records = num_records
-
-    def select(self, mask: np.ndarray, other: BufferResource) -> BufferResource:
-        return BufferResource(np.where(mask, self.base, other.base), np.where(mask, self.num_records, other.num_records))
+    try:
+        return kernel_chip(p.func).family
+    except ChipError:
+        return None
 
 
 @handles("rocdl.make.buffer.rsrc")
 def compile_make_rsrc(p: Program, op: Any) -> Any:
-    base, _stride, records, _flags = (p.slot(v) for v in op.operation.operands)
+    base, stride, records, flags = (p.slot(v) for v in op.operation.operands)
     result = p.slot(op.operation.results[0])
 
     def run(env: list, mask: Any) -> None:
-        env[result] = BufferResource(np.asarray(env[base], dtype=np.int64), np.asarray(env[records]).astype(np.int64) & 0xFFFFFFFF)
+        env[result] = make_resource(env[base], env[stride], env[records], env[flags])
 
     return run
 
 
 @handles("rocdl.raw.ptr.buffer.load", "rocdl.raw.ptr.buffer.store")
 def compile_buffer_access(p: Program, op: Any) -> Any:
-    """Raw buffer access (stride 0): a component at byte offset o of size s is in range when o + s <= num_records.
+    """A raw buffer access as the hardware performs it (rules of :mod:`pagedir.interp.buffer_descriptor`).
 
-    Out-of-range components load 0 (and are not stored) without touching memory,
-    so a null base with an out-of-range offset is fine; an in-range component
-    reads the device memory at ``base + o`` (unmapped -> error).
+    The data moves in components: dwords for accesses of 4 bytes or more, else
+    the whole access. A component out of range loads 0 (is not stored) without
+    touching memory, so a null base with an out-of-range offset is fine; one in
+    range reads the device memory at ``base + soffset + offset`` (unmapped -> error).
     """
     operation = op.operation
     storing = operation.name.endswith("store")
@@ -677,23 +676,34 @@ def compile_buffer_access(p: Program, op: Any) -> Any:
         result = p.slot(operation.results[0])
     elem = elem_of(type_)
     shape = vector_shape(type_)
-    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
-    components = np.arange(count, dtype=np.int64) * elem.size
+    total = elem.size * (int(np.prod(shape, dtype=np.int64)) if shape else 1)
+    if total >= 4 and total % 4:
+        raise InterpError(f"{operation.name} of {total} bytes is not a whole number of dwords", operation.location)
+    component = elem_named("i32") if total >= 4 else elem
+    payload = component.size
+    component_offsets = np.arange(total // payload, dtype=np.int64) * payload
+    family = chip_family(p)
     op_id = p.op_id(op)
 
     def run(env: list, mask: Any) -> None:
+        if family is None:
+            raise InterpError(f"{operation.name}: a buffer descriptor's flags mean different things on CDNA and RDNA "
+                              "chips; set rock.arch on the kernel so the interpreter knows which", p.op_location(op_id))
         r: BufferResource = env[rsrc]
-        offset = (env[voffset].astype(np.int64) & 0xFFFFFFFF) + (env[soffset].astype(np.int64) & 0xFFFFFFFF)
-        byte = offset.reshape(-1, 1) + components[None]
-        inside = (byte + elem.size) <= r.num_records.reshape(-1, 1)
-        addresses = r.base.reshape(-1, 1) + byte
-        m = MemRef(p.rt.device, np.zeros(1, np.int64), np.zeros(1, np.int64), (), (), elem)
+        if why := descriptor_error(r, family):
+            raise InterpError(f"{operation.name}: descriptor {why}", p.op_location(op_id))
+        offset = env[voffset].astype(np.int64) & 0xFFFFFFFF
+        scalar_offset = env[soffset].astype(np.int64) & 0xFFFFFFFF
+        inside = components_in_range(r, family, offset, scalar_offset, component_offsets, payload)
+        addresses = (r.base + scalar_offset + offset).reshape(-1, 1) + component_offsets[None]
+        m = MemRef(p.rt.device, np.zeros(1, np.int64), np.zeros(1, np.int64), (), (), component)
         if storing:
-            values = env[value_slot]
-            _masked_write(p, op_id, m, addresses, inside, elem.to_storage(values.reshape(values.shape[0], -1)), mask)
+            values = np.ascontiguousarray(elem.to_storage(env[value_slot]))
+            words = values.reshape(values.shape[0], -1).view(component.storage)
+            _masked_write(p, op_id, m, addresses, inside, words, mask)
             return
-        stored = _masked_read(p, op_id, m, addresses, inside, mask)
-        values = elem.to_compute(stored)
+        words = np.ascontiguousarray(_masked_read(p, op_id, m, addresses, inside, mask))
+        values = elem.to_compute(words.view(elem.storage))
         env[result] = values.reshape((values.shape[0], *shape)) if shape else values[:, 0]
 
     return run

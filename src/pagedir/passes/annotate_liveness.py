@@ -46,6 +46,14 @@ produces (docs/levels.md): every LDS tile and page-pointer buffer is written and
 then read within one iteration of the KV loop, with ``rock.lds_barrier`` between
 the stages, so no value in LDS crosses an iteration.
 
+Not modelled either: a write that may not run. A write inside ``scf.if`` opens
+a range as if it always ran, but on the path that skips it the reads that follow
+see the older value (of an earlier range, or of the previous iteration when the
+write is in a loop), which rock-reuse-lds may then have overwritten with another
+buffer. Our pipeline's one such write (the page pointers, stored by the threads
+that hold one) runs in every iteration on some threads of the workgroup, which
+this pass cannot tell from a condition that skips it on all of them.
+
 No options.
 """
 

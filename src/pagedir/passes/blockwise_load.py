@@ -4,10 +4,11 @@ Mirrors rocMLIR's BlockwiseLoadTileToThreadwise (paged path of PR #2221). A
 paged tile load becomes three stages:
 
 * ``PagePtrLoad``: the pages the tile can touch are counted at compile time;
-  thread ``t < num_pages`` stores ``page_table[batch, first_page + t, 0]`` (0 past
-  the batch's pages) into an LDS pointer buffer, then ``rock.lds_barrier``. The
-  buffer is an i8 ``rock.alloc`` hoisted to the function entry and viewed as
-  ``memref<num_pages x i64>`` so that ``rock-reuse-lds`` can place it.
+  slot ``s`` of an LDS pointer buffer gets ``page_table[batch, first_page + s, 0]``
+  (0 past the batch's pages), thread ``t`` writing slots ``t, t + block_size, ...``
+  (a tile of 1-token pages has more pages than the block has threads), then
+  ``rock.lds_barrier``. The buffer is an i8 ``rock.alloc`` hoisted to the function
+  entry and viewed as ``memref<num_pages x i64>`` so that ``rock-reuse-lds`` can place it.
 * ``GlobalRead``: ``rock.threadwise_read_into`` fills a private register buffer,
   carrying the pointer buffer, the first page index, the page size and the
   number of pages per batch.
@@ -25,6 +26,7 @@ A dense tile load gets the same GlobalRead and LDSWrite stages without paging.
 scf.execute_region no_inline {
   %first = affine.apply #first_page(%b, %h, %t)
   scf.if (tid < 2) { %p = scf.if (first + tid < P) {memref.load %table[..]} else {0}; memref.store %p, %ptrs[tid] }
+  // with more pages than threads: scf.for %r = 0 to ceil(num_pages / block_size) { slot = r * block_size + tid ... }
   "rock.lds_barrier"() ; scf.yield } {rock.stage = "PagePtrLoad"}
 scf.execute_region no_inline { "rock.threadwise_read_into"(%pages, %regs, %b, %h, %t, %ptrs, %first) ... } {rock.stage = "GlobalRead"}
 scf.execute_region no_inline { registers -> %tile ; "rock.lds_barrier"() } {rock.stage = "LDSWrite"}
@@ -41,8 +43,9 @@ a bound is missing). This is exact for K-like ``[D, N]`` and V-like ``[N, D]``
 tiles alike; rocMLIR's ``ceil(((d - 1) * k_global + k - 1) / P) + 1`` assumes the
 K layout and over-counts V (see tests/unit/test_page_count.py).
 
-Barriers. PagePtrLoad ends with a barrier so every thread sees the pointers
-before GlobalRead. The write-after-read hazard on the pointer buffer (the next
+Barriers. PagePtrLoad ends with one barrier, after all its rounds, so every thread
+sees every pointer before GlobalRead (each slot has one writer, so the rounds need
+none between them). The write-after-read hazard on the pointer buffer (the next
 iteration's PagePtrLoad overwriting pointers a slow thread still reads) is closed
 by the trailing LDSWrite barrier: a thread only passes it once every thread has
 finished its GlobalRead. ``dest`` must therefore be in LDS.
@@ -218,6 +221,13 @@ def vector_coords(vector_index: ir.Value, tile_shape: list[int], vector_dim: int
     return coords[::-1]
 
 
+def thread_item(round_: ir.Value, tid: ir.Value, block_size: int) -> ir.Value:
+    """``round * block_size + tid``: the item thread ``tid`` handles in a round when the block's
+    threads take consecutive items (page slots, tile vectors)."""
+    strided = ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) * block_size + ir.AffineDimExpr.get(1)])
+    return affine.apply(strided, [round_, tid])
+
+
 def unit_stride_last(type_: ir.MemRefType) -> bool:
     strides, _ = type_.get_strides_and_offset()
     return strides[-1] == 1
@@ -342,28 +352,48 @@ def lower_blockwise_load(op, hoist_point: ir.InsertionPoint) -> bool:
 
 
 def emit_page_ptr_load(op, plan: TilePlan, page_ptrs: ir.Value) -> None:
-    """Thread t < num_pages stores the pointer of page first_page + t (0 past the batch's pages)."""
-    table = op.page_table
-    pages_per_batch = table.type.shape[1]
-    i64 = ir.IntegerType.get_signless(64)
+    """Thread t stages the pointers of slots t, t + block_size, ...: ``ceil(num_pages / block_size)``
+    rounds, a loop with a static trip count when there is more than one (LLVM unrolls it)."""
+    block_size = op.block_size
+    rounds = -(-plan.num_pages // block_size)
     with ir.InsertionPoint(open_stage("PagePtrLoad", op.location)):
         tid = rock.workitem_id(ir.IndexType.get())
         first_page = affine.apply(plan.first_page_map, list(op.indices))
         batch = affine.apply(plan.batch_map, list(op.indices))
-        is_loader = arith.cmpi(arith.CmpIPredicate.ult, tid, index_const(plan.num_pages))
-        loader = scf.IfOp(is_loader)
-        with ir.InsertionPoint(loader.then_block):
-            page = arith.addi(first_page, tid)
-            in_table = arith.cmpi(arith.CmpIPredicate.ult, page, index_const(pages_per_batch))
-            pick = scf.IfOp(in_table, [i64], has_else=True)
-            with ir.InsertionPoint(pick.then_block):
-                scf.YieldOp([memref.load(table, [batch, page, index_const(0)])])
-            with ir.InsertionPoint(pick.else_block):
-                scf.YieldOp([arith.constant(i64, 0)])
-            memref.store(pick.result, page_ptrs, [tid])
-            scf.YieldOp([])
+        if rounds == 1:
+            stage_page_ptr(op, plan, batch, first_page, tid, page_ptrs)
+        else:
+            round_loop = scf.ForOp(index_const(0), index_const(rounds), index_const(1))
+            with ir.InsertionPoint(round_loop.body):
+                slot = thread_item(round_loop.induction_variable, tid, block_size)
+                stage_page_ptr(op, plan, batch, first_page, slot, page_ptrs)
+                scf.YieldOp([])
+        # One barrier after every round: each slot has a single writer and is read only in GlobalRead.
         rock.lds_barrier()
         scf.YieldOp([])
+
+
+def stage_page_ptr(op, plan: TilePlan, batch: ir.Value, first_page: ir.Value, slot: ir.Value, page_ptrs: ir.Value) -> None:
+    """``page_ptrs[slot] = page_table[batch, first_page + slot, 0]`` (0 past the batch's pages); when the
+    last round is partial (num_pages not a multiple of block_size), only for ``slot < num_pages``."""
+    table = op.page_table
+    i64 = ir.IntegerType.get_signless(64)
+    partial = plan.num_pages % op.block_size != 0
+    slot_point = ir.InsertionPoint.current
+    if partial:
+        in_buffer = arith.cmpi(arith.CmpIPredicate.ult, slot, index_const(plan.num_pages))
+        slot_point = ir.InsertionPoint(scf.IfOp(in_buffer).then_block)
+    with slot_point:
+        page = arith.addi(first_page, slot)
+        in_table = arith.cmpi(arith.CmpIPredicate.ult, page, index_const(table.type.shape[1]))
+        pick = scf.IfOp(in_table, [i64], has_else=True)
+        with ir.InsertionPoint(pick.then_block):
+            scf.YieldOp([memref.load(table, [batch, page, index_const(0)])])
+        with ir.InsertionPoint(pick.else_block):
+            scf.YieldOp([arith.constant(i64, 0)])
+        memref.store(pick.result, page_ptrs, [slot])
+        if partial:
+            scf.YieldOp([])
 
 
 def emit_global_read(op, plan: TilePlan, registers: ir.Value, page_ptrs: ir.Value | None) -> None:
@@ -399,9 +429,7 @@ def emit_lds_write(op, plan: TilePlan, registers: ir.Value) -> None:
         rows = scf.ForOp(index_const(0), index_const(plan.rows), index_const(1))
         with ir.InsertionPoint(rows.body):
             row = rows.induction_variable
-            vector_index = affine.apply(
-                ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) * op.block_size + ir.AffineDimExpr.get(1)]), [row, tid]
-            )
+            vector_index = thread_item(row, tid, op.block_size)
             body_point = ir.InsertionPoint.current
             if plan.num_vectors % op.block_size:
                 in_tile = arith.cmpi(arith.CmpIPredicate.ult, vector_index, index_const(plan.num_vectors))

@@ -35,7 +35,11 @@ descriptor per page and reads at the element's byte offset inside it:
 * Non-paged loads: one descriptor over the memref's aligned base pointer
   (``memref.extract_aligned_pointer_as_index``; uniform, since kernel arguments
   are), num_records = the memref's bytes, offset = the row-major element offset.
-  Requires a static shape, an identity layout and fewer than 2^32 bytes.
+  Requires a static shape and an identity layout.
+* 32-bit range: num_records and the voffset are 32-bit fields. A page (or dense
+  buffer) whose bytes, plus the bytes of the load that an invalid lane starts at
+  num_records, exceed 2^32 is refused with an error naming both; it is never
+  wrapped.
 
 Options: ``arch`` (chip or target; empty = each kernel's ``rock.arch``).
 Not modelled: gfx1250's descriptor format, cache-policy bits (aux = 0), loads
@@ -94,21 +98,28 @@ def lower_global_load(op, flags: int) -> bool:
     result = op.operation.results[0]
     element = op.mem.type.element_type
     elem_bytes = element_bytes(element)
+    paged = op.page_ptr is not None
+    if not paged and (why := unsupported_dense(op.mem.type)):
+        op.location.emit_error(f"'rock.global_load' op {why}")
+        return False
+    if paged:
+        num_records = op.page_size * elem_bytes
+        what = f"page of {num_records} bytes ({op.page_size} x {elem_bytes})"
+    else:
+        num_records = element_count(op.mem.type) * elem_bytes
+        what = f"buffer of {num_records} bytes"
+    if why := out_of_32_bits(what, num_records, result_bytes(result.type, element)):
+        op.location.emit_error(f"'rock.global_load' op {why}")
+        return False
     with op.location, ir.InsertionPoint(op):
-        if op.page_ptr is not None:
+        if paged:
             pointer = op.page_ptr
             if UNIFORM_ATTR in op.operation.attributes:
                 pointer = rocdl.readfirstlane(pointer.type, pointer)
-            num_records = op.page_size * elem_bytes
             element_offset = op.indices[0]
         else:
-            why = unsupported_dense(op.mem.type)
-            if why:
-                op.location.emit_error(f"'rock.global_load' op {why}")
-                return False
             base = memref.extract_aligned_pointer_as_index(op.mem)
             pointer = arith.index_cast(ir.IntegerType.get_signless(64), base)
-            num_records = element_count(op.mem.type) * elem_bytes
             element_offset = row_major_offset(op.indices, list(op.mem.type.shape))
         rsrc = make_descriptor(pointer, num_records, flags)
         byte_offset = arith.index_cast(
@@ -139,10 +150,25 @@ def unsupported_dense(type_: ir.MemRefType) -> str | None:
         running *= extent
     if list(strides) != expected[::-1] or offset != 0:
         return f"needs an identity layout for a buffer load, got {type_}"
-    size = element_count(type_) * element_bytes(type_.element_type)
-    if size >= NUM_RECORDS_LIMIT:
-        return f"buffer of {size} bytes exceeds the 32-bit buffer range ({NUM_RECORDS_LIMIT} bytes)"
     return None
+
+
+def result_bytes(type_: ir.Type, element: ir.Type) -> int:
+    lanes = type_.shape[0] if isinstance(type_, ir.VectorType) else 1
+    return lanes * element_bytes(element)
+
+
+def out_of_32_bits(what: str, num_records: int, load_bytes: int) -> str | None:
+    """Why ``num_records`` or a byte offset of the load would wrap the descriptor's and the offset's 32 bits.
+
+    The furthest byte formed is an invalid lane's: its offset is pushed to
+    num_records and its last 16-byte piece starts ``load_bytes - 16`` further.
+    """
+    furthest = num_records + load_bytes
+    if furthest <= NUM_RECORDS_LIMIT:
+        return None
+    return (f"{what} exceeds the 32-bit buffer range: num_records and the byte offsets of a {load_bytes}-byte "
+            f"load reach {furthest}, the limit is {NUM_RECORDS_LIMIT} (2^32)")
 
 
 def row_major_offset(indices: list[ir.Value], shape: list[int]) -> ir.Value:

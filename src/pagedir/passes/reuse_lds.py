@@ -4,9 +4,13 @@ Mirrors rocMLIR's ReuseLDS. Input: rank-1 ``i8`` workgroup-space ``rock.alloc``
 ops of a kernel function (``rock.kernel``) with ``rock.live_in``/``rock.live_out``
 ranges (from ``rock-annotate-liveness``). Steps, one function each below:
 
-A. Interference: walking the function in program order, buffers live at the same
-   time interfere (the union over all their ranges). The annotations are checked
-   on the way (operand not an LDS alloc, double ``live_in``, ``live_out`` without
+A. Interference: buffers that may be live at the same time interfere (the union
+   over all their ranges). Liveness follows the control flow, not the text: a
+   region of ``scf.if`` starts from the state before it, a loop body from the
+   state before the loop joined with the state at its end (iterated to a fixpoint,
+   so the back edge counts), and the state after a loop joins the state before
+   it (zero iterations). The annotations are first checked in program order
+   (operand not an LDS alloc, double ``live_in``, ``live_out`` without
    ``live_in``, a range never closed, a buffer accessed without any range).
 B. Colouring: buffers sorted by byte size, ascending and stable; each takes the
    first run of consecutive colours none of its neighbours hold and that adds up
@@ -16,10 +20,20 @@ C. Groups: the colours of each buffer are merged into one group (groups stay run
    of consecutive colours, so every buffer is contiguous); a colour's offset is the
    size of the colours before it in its group. The total is checked against the
    chip's LDS per workgroup (``pagedir.arch``).
-D. Barriers: a ``rock.lds_barrier`` goes right before a ``live_in`` whose bytes were
-   touched, since the last barrier, by a *different* buffer. A new range of the
-   same buffer never gets one (ordering those is the job of the producer's
-   barriers), and existing barriers clear the bytes of buffers no longer live.
+D. Barriers: the same flow tracks, per colour, the buffers that may have touched
+   it since the last barrier (a buffer touches its colours from its ``live_in``
+   on; a barrier clears what is not live). A ``live_in`` whose colours may have
+   been touched by a *different* buffer needs a barrier on every path from that
+   buffer's accesses, the back edge of a loop included. In program order, each
+   such ``live_in`` gets one ``rock.lds_barrier`` at the outermost point that
+   removes the hazard: before an enclosing loop (run once, not every iteration)
+   or right before the ``live_in`` (at the top of the loop body for a hazard
+   across the back edge). Never inside ``scf.if``/``scf.index_switch``: the
+   condition may differ between threads and every thread must reach a barrier,
+   so those are hoisted out. When no such point removes the hazard (both buffers
+   used inside one ``scf.if``), the two buffers are made to interfere and steps
+   B-D run again. A new range of the same buffer never gets a barrier (ordering
+   those is the job of the producer's barriers).
 E. Rewrite: one ``rock.alloc`` per group at the function entry; each old alloc
    becomes ``arith.constant <offset> : index`` + ``memref.view`` at its position;
    the annotations are erased.
@@ -38,19 +52,21 @@ E. Rewrite: one ``rock.alloc`` per group at the function entry; each old alloc
 ```
 
 With fewer than two LDS buffers the annotations are only dropped. :func:`plan`
-returns the layout (steps A-C) without changing the IR, for reports.
+returns the layout (steps A-D) without changing the IR, for reports.
 
 Options: ``arch`` (chip or target string; empty: the kernel's ``rock.arch``; one
 naming another chip than the kernel's, or neither, is an error: ``pagedir.arch.kernel_chip``).
 
 Not modelled: interference is per buffer, not per range (two buffers that
-overlap once are kept apart everywhere); a barrier needed inside ``scf.if`` is
-placed before the ``scf.if`` (every thread must reach a barrier), which assumes
-the previous occupant's accesses are not inside that same ``scf.if``.
+overlap once are kept apart everywhere). Loops are assumed to run the same
+number of iterations on every thread of a workgroup (a barrier inside a loop
+requires it, as do the barriers the kernel already has); a region op other than
+``scf.if``, ``scf.index_switch`` and ``scf.execute_region`` is treated as a loop.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import mlir.ir as ir
@@ -64,8 +80,15 @@ from pagedir.dialect.types import is_lds, memref_bytes
 from pagedir.passes.base import Pass, kernel_functions
 
 ALIGNMENT = 16
-#: Ops whose body may run on some threads only: a barrier inside them could hang the workgroup.
-CONDITIONAL_OPS = frozenset({"scf.if", "scf.index_switch"})
+#: Ops that run one of their regions, or none.
+CONDITIONAL_OPS = frozenset({"scf.if", "scf.index_switch", "affine.if"})
+#: Ops that run each of their regions once, in order. Any other op with regions counts as a loop.
+ONCE_OPS = frozenset({"scf.execute_region"})
+#: Ops every thread of a workgroup runs the body of alike (the loops with a trip count the
+#: kernel's own barriers already require to be uniform): a barrier may go inside them. Not
+#: inside a conditional, whose condition may differ between threads: a barrier there could hang.
+UNIFORM_OPS = frozenset({"scf.for", "scf.while", "affine.for", *ONCE_OPS})
+MARKERS = ("rock.live_in", "rock.live_out")
 
 
 @dataclass(frozen=True)
@@ -111,6 +134,8 @@ class LdsPlan:
     sizes: list[int]
     interference: list[set[int]]
     colours: list[list[int]] = field(default_factory=list)
+    #: (op, live_in): a ``rock.lds_barrier`` goes right before ``op``, for the range ``live_in`` opens.
+    barriers: list[tuple[ir.Operation, ir.Operation]] = field(default_factory=list)
     groups: list[int] = field(default_factory=list)
     group_of: list[int] = field(default_factory=list)
     offsets: list[int] = field(default_factory=list)
@@ -135,9 +160,8 @@ def reuse_lds(func: ir.Operation, arch: str) -> bool:
     except PlanError as err:
         err.op.location.emit_error(err.message)
         return False
-    if len(layout.allocs) >= 2:
-        for live_in in barrier_points(func, layout):
-            rock.lds_barrier(loc=live_in.location, ip=ir.InsertionPoint(barrier_anchor(live_in)))
+    for before, live_in in layout.barriers:
+        rock.lds_barrier(loc=live_in.location, ip=ir.InsertionPoint(before))
     erase_annotations(func)
     if len(layout.allocs) >= 2:
         rewrite(func, layout)
@@ -145,9 +169,11 @@ def reuse_lds(func: ir.Operation, arch: str) -> bool:
 
 
 def plan(func: ir.Operation) -> LdsPlan:
-    """Steps A-C for an annotated kernel function; raises :class:`PlanError` on invalid input."""
+    """Steps A-D for an annotated kernel function; raises :class:`PlanError` on invalid input."""
     allocs = [op for op in ops_in_order(func) if op.name == "rock.alloc" and is_lds(op.results[0].type)]
-    layout = LdsPlan(allocs, [memref_bytes(a.results[0].type) for a in allocs], interference_graph(func, allocs))
+    check_ranges(func, allocs)
+    flow = ControlFlow(func, allocs)
+    layout = LdsPlan(allocs, [memref_bytes(a.results[0].type) for a in allocs], interference_graph(flow, len(allocs)))
     if len(allocs) < 2:
         layout.groups = list(layout.sizes)
         layout.group_of = list(range(len(allocs)))
@@ -155,7 +181,14 @@ def plan(func: ir.Operation) -> LdsPlan:
         return layout
     check_byte_buffers(allocs)
     check_every_access_annotated(func, allocs, layout.interference)
-    colour_sizes = colour(layout)
+    while True:
+        colour_sizes = colour(layout)
+        unordered = place_barriers(flow, layout)
+        if not unordered:
+            break
+        for a, b in unordered:  # no barrier can order them: keep them apart and colour again
+            layout.interference[a].add(b)
+            layout.interference[b].add(a)
     merge_colours(layout, colour_sizes)
     return layout
 
@@ -167,15 +200,149 @@ def ops_in_order(func: ir.Operation) -> list[ir.Operation]:
 
 
 # ----------------------------------------------------------------------------
-# Step A: interference graph, checking the annotations on the way.
+# The control flow of the markers and barriers, and one forward analysis over it.
 
 
-def interference_graph(func: ir.Operation, allocs: list[ir.Operation]) -> list[set[int]]:
+@dataclass(frozen=True)
+class FlowState:
+    """What may hold at one program point, over every path that reaches it."""
+
+    #: Buffers whose range may be open.
+    live: frozenset[int] = frozenset()
+    #: (colour, buffer) pairs: the buffer may have accessed the colour since the last barrier.
+    touched: frozenset[tuple[int, int]] = frozenset()
+
+    def join(self, other: FlowState) -> FlowState:
+        return FlowState(self.live | other.live, self.touched | other.touched)
+
+    def after_barrier(self) -> FlowState:
+        """Accesses before the barrier are ordered; a buffer still live goes on touching its colours."""
+        return FlowState(self.live, frozenset(t for t in self.touched if t[1] in self.live))
+
+
+def join_all(states: list[FlowState]) -> FlowState:
+    joined = states[0]
+    for state in states[1:]:
+        joined = joined.join(state)
+    return joined
+
+
+@dataclass
+class Node:
+    """A marker, a barrier, or an op with regions: ``regions[r][b]`` holds the nodes of block ``b`` of region ``r``."""
+
+    op: ir.Operation
+    kind: str  # "rock.live_in", "rock.live_out", "rock.lds_barrier" or "regions"
+    buffer: int = -1
+    regions: list[list[list[Node]]] = field(default_factory=list)
+
+
+class ControlFlow:
+    """The markers and barriers of a function, nested as its regions are.
+
+    :meth:`run` applies a transfer function forward along every path: each region
+    of a conditional starts from the state before it (and, with an empty else,
+    the state before it also flows past it); a loop's regions run in order from
+    the state before the loop joined with the state after its last region, until
+    nothing changes, and the loop leaves with any of those states (zero
+    iterations included); the blocks of a multi-block region may follow each
+    other in any order. Ops with regions holding no marker or barrier are left out.
+    """
+
+    def __init__(self, func: ir.Operation, allocs: list[ir.Operation]):
+        self.index = {alloc.results[0]: i for i, alloc in enumerate(allocs)}
+        #: The live_in nodes in program order.
+        self.live_ins: list[Node] = []
+        self.body = [self._nodes(block) for block in func.regions[0].blocks]
+
+    def _nodes(self, block: ir.Block) -> list[Node]:
+        nodes: list[Node] = []
+        for op in block.operations:
+            op = op.operation
+            if op.name in MARKERS:
+                nodes.append(Node(op, op.name, self.index[op.operands[0]]))
+                if op.name == "rock.live_in":
+                    self.live_ins.append(nodes[-1])
+            elif op.name == "rock.lds_barrier":
+                nodes.append(Node(op, op.name))
+            elif len(op.regions):
+                regions = [[self._nodes(b) for b in region.blocks] for region in op.regions]
+                if any(nested for blocks in regions for nested in blocks):
+                    nodes.append(Node(op, "regions", regions=regions))
+        return nodes
+
+    def run(self, step: Callable[[Node, FlowState], FlowState]) -> None:
+        """Call ``step(node, state before it)`` at every node; it returns the state after the node."""
+        self._region(self.body, FlowState(), step)
+
+    def _block(self, nodes: list[Node], state: FlowState, step: Callable) -> FlowState:
+        for node in nodes:
+            state = step(node, state)
+            if node.regions:
+                state = self._regions(node, state, step)
+        return state
+
+    def _regions(self, node: Node, state: FlowState, step: Callable) -> FlowState:
+        name = node.op.name
+        if name in CONDITIONAL_OPS:
+            ends = [self._region(blocks, state, step) for blocks in node.regions if blocks]
+            return join_all(ends + ([state] if len(ends) < len(node.regions) else []))
+        if name in ONCE_OPS:
+            for blocks in node.regions:
+                state = self._region(blocks, state, step)
+            return state
+        entry = state
+        while True:
+            ends = []
+            current = entry
+            for blocks in node.regions:
+                current = self._region(blocks, current, step)
+                ends.append(current)
+            again = entry.join(current)
+            if again == entry:
+                return join_all([state, *ends])
+            entry = again
+
+    def _region(self, blocks: list[list[Node]], state: FlowState, step: Callable) -> FlowState:
+        if len(blocks) == 1:
+            return self._block(blocks[0], state, step)
+        entry = state
+        while True:
+            again = join_all([state, *[self._block(nodes, entry, step) for nodes in blocks]])
+            if again == entry:
+                return entry
+            entry = again
+
+
+def states_at_live_ins(flow: ControlFlow, colours: list[list[int]], barriers_before: set[ir.Operation]) -> dict[ir.Operation, FlowState]:
+    """The state at each ``live_in`` (after a barrier placed right before it), given a barrier before each op of ``barriers_before``."""
+    seen: dict[ir.Operation, FlowState] = {}
+
+    def step(node: Node, state: FlowState) -> FlowState:
+        if node.kind == "rock.lds_barrier" or node.op in barriers_before:
+            state = state.after_barrier()
+        if node.kind == "rock.live_in":
+            seen[node.op] = seen[node.op].join(state) if node.op in seen else state
+            mine = {(c, node.buffer) for c in colours[node.buffer]}
+            return FlowState(state.live | {node.buffer}, state.touched | mine)
+        if node.kind == "rock.live_out":
+            return FlowState(state.live - {node.buffer}, state.touched)
+        return state
+
+    flow.run(step)
+    return seen
+
+
+# ----------------------------------------------------------------------------
+# Step A: interference graph, after checking the annotations.
+
+
+def check_ranges(func: ir.Operation, allocs: list[ir.Operation]) -> None:
+    """In program order, every range of an LDS buffer is opened once and closed once."""
     index = {alloc.results[0]: i for i, alloc in enumerate(allocs)}
-    neighbours: list[set[int]] = [set() for _ in allocs]
     opened_by: dict[int, ir.Operation] = {}
     for op in ops_in_order(func):
-        if op.name not in ("rock.live_in", "rock.live_out"):
+        if op.name not in MARKERS:
             continue
         buffer = op.operands[0]
         which = index.get(buffer)
@@ -187,17 +354,23 @@ def interference_graph(func: ir.Operation, allocs: list[ir.Operation]) -> list[s
                 raise PlanError(
                     op, f"'rock.live_in' op LDS buffer {name} is already live: the range opened at {where(opened_by[which])} has no rock.live_out"
                 )
-            for other in opened_by:
-                neighbours[which].add(other)
-                neighbours[other].add(which)
             opened_by[which] = op
-        else:
-            if opened_by.pop(which, None) is None:
-                raise PlanError(op, f"'rock.live_out' op LDS buffer {name} is not live: no rock.live_in opens this range")
+        elif opened_by.pop(which, None) is None:
+            raise PlanError(op, f"'rock.live_out' op LDS buffer {name} is not live: no rock.live_in opens this range")
     for which, live_in in opened_by.items():
         raise PlanError(
             live_in, f"'rock.live_in' op the live range of LDS buffer {allocs[which].results[0].get_name()} is never closed by rock.live_out"
         )
+
+
+def interference_graph(flow: ControlFlow, count: int) -> list[set[int]]:
+    """Buffers that may be live together: at each ``live_in``, its buffer and every buffer that may be live there."""
+    neighbours: list[set[int]] = [set() for _ in range(count)]
+    seen = states_at_live_ins(flow, [[] for _ in range(count)], set())
+    for live_in in flow.live_ins:
+        for other in seen[live_in.op].live - {live_in.buffer}:
+            neighbours[live_in.buffer].add(other)
+            neighbours[other].add(live_in.buffer)
     return neighbours
 
 
@@ -308,36 +481,59 @@ def check_limit(func: ir.Operation, layout: LdsPlan, arch: str) -> None:
 # Step D: barriers where bytes are recycled by a different buffer.
 
 
-def barrier_points(func: ir.Operation, layout: LdsPlan) -> list[ir.Operation]:
-    """The ``live_in`` ops that need a barrier before them."""
-    owner_of = {alloc.results[0]: i for i, alloc in enumerate(layout.allocs)}
-    live: set[int] = set()
-    dirty: dict[int, int] = {}  # colour -> buffer that touched it since the last barrier
-    needed: list[ir.Operation] = []
-    for op in ops_in_order(func):
-        if op.name == "rock.lds_barrier":
-            dirty = {c: who for c, who in dirty.items() if c in live}
-        elif op.name == "rock.live_in":
-            which = owner_of[op.operands[0]]
-            colours = layout.colours[which]
-            if any(dirty.get(c, which) != which for c in colours):
-                needed.append(op)
-                dirty = {c: who for c, who in dirty.items() if c in live}
-            live.update(colours)
-            dirty.update(dict.fromkeys(colours, which))
-        elif op.name == "rock.live_out":
-            live.difference_update(layout.colours[owner_of[op.operands[0]]])
-    return needed
+def place_barriers(flow: ControlFlow, layout: LdsPlan) -> set[tuple[int, int]]:
+    """Fill ``layout.barriers``; returns the pairs of buffers sharing bytes that no barrier can order (empty when done)."""
+    layout.barriers = []
+    planned: set[ir.Operation] = set()
+    seen = states_at_live_ins(flow, layout.colours, planned)
+    for live_in in flow.live_ins:
+        if not recyclers(live_in, seen, layout):
+            continue
+        for before in barrier_positions(live_in.op):
+            if before in planned:
+                continue
+            trial = states_at_live_ins(flow, layout.colours, planned | {before})
+            if not recyclers(live_in, trial, layout):
+                planned.add(before)
+                layout.barriers.append((before, live_in.op))
+                seen = trial
+                break
+        else:
+            return {(live_in.buffer, other) for other in recyclers(live_in, seen, layout)}
+    return set()
 
 
-def barrier_anchor(live_in: ir.Operation) -> ir.Operation:
-    """``live_in`` itself, or the outermost directly enclosing conditional op."""
-    anchor = live_in
-    parent = live_in.parent
-    while parent is not None and parent.name in CONDITIONAL_OPS:
-        anchor = parent
+def recyclers(live_in: Node, seen: dict[ir.Operation, FlowState], layout: LdsPlan) -> set[int]:
+    """The other buffers that may have touched the bytes of ``live_in``'s buffer since the last barrier."""
+    mine = set(layout.colours[live_in.buffer])
+    return {who for colour_, who in seen[live_in.op].touched if colour_ in mine and who != live_in.buffer}
+
+
+def barrier_positions(live_in: ir.Operation) -> list[ir.Operation]:
+    """The ops a barrier for ``live_in`` may go right before, outermost first.
+
+    ``live_in`` itself and the loops and conditionals around it (a barrier before a
+    loop runs once, not every iteration), up to the enclosing stage or function;
+    only those outside every conditional (see ``UNIFORM_OPS``).
+    """
+    positions = []
+    op = live_in
+    while True:
+        if all(a.name in UNIFORM_OPS for a in ancestors(op)):
+            positions.append(op)
+        if op.parent.name in ONCE_OPS or op.parent.name == "func.func":
+            return positions[::-1]
+        op = op.parent
+
+
+def ancestors(op: ir.Operation) -> list[ir.Operation]:
+    """The ops enclosing ``op`` inside its function."""
+    found = []
+    parent = op.parent
+    while parent.name != "func.func":
+        found.append(parent)
         parent = parent.parent
-    return anchor
+    return found
 
 
 # ----------------------------------------------------------------------------
@@ -346,7 +542,7 @@ def barrier_anchor(live_in: ir.Operation) -> ir.Operation:
 
 def erase_annotations(func: ir.Operation) -> None:
     for op in ops_in_order(func):
-        if op.name in ("rock.live_in", "rock.live_out"):
+        if op.name in MARKERS:
             op.erase()
 
 

@@ -48,7 +48,7 @@ DROPPED_MARKERS = ("rock.live_in", "rock.live_out")
 
 @dataclass(frozen=True)
 class RockToGPUOptions:
-    #: Chip or target recorded on kernels that carry no ``rock.arch``.
+    #: Chip or target recorded on kernels that carry no ``rock.arch`` (another chip than theirs is an error).
     arch: str = ""
 
     def __post_init__(self) -> None:

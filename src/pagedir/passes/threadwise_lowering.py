@@ -51,7 +51,7 @@ from mlir.dialects import affine, arith, memref, scf, vector
 from pagedir.arch import get_chip, kernel_chip_or_none
 from pagedir.dialect import rock
 from pagedir.passes.base import Pass, kernel_functions
-from pagedir.passes.blockwise_load import NotLinear, find_ops, index_const, linear_form, vector_coords
+from pagedir.passes.blockwise_load import NotLinear, find_ops, index_const, linear_form, thread_item, vector_coords
 
 UNIFORM_ATTR = "rock.uniform_page_ptr"
 
@@ -100,9 +100,7 @@ def lower_read_into(op, wave_size: int) -> bool:
         loop = scf.ForOp(index_const(0), index_const(rows), index_const(1))
         with ir.InsertionPoint(loop.body):
             row = loop.induction_variable
-            vector_index = affine.apply(
-                ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) * op.block_size + ir.AffineDimExpr.get(1)]), [row, tid]
-            )
+            vector_index = thread_item(row, tid, op.block_size)
             guarded = num_vectors % op.block_size != 0
             body_point = ir.InsertionPoint.current
             if guarded:

@@ -88,6 +88,70 @@ func.func @v_tile_unaligned(%table: memref<1x4x1xi64>, %t: index) attributes {ro
 
 // -----
 
+// More pages than threads: a V-like tile [N = 40, D = 8] of f16 from 1-token
+// pages (8 elements, SGLang's layout) touches 40 pages; 16 threads stage them in
+// ceil(40 / 16) = 3 rounds, thread t writing slots t, t + 16, t + 32. The last
+// round covers only 8 slots: its slot is guarded. One barrier follows all rounds.
+
+// CHECK: affine_map<(d0, d1) -> (d0 * 16 + d1)>
+// CHECK-LABEL: func.func @one_token_pages
+// CHECK-SAME: (%[[TABLE:.*]]: memref<2x96x1xi64>, %[[T:.*]]: index)
+// CHECK: %[[PTR_BYTES:.*]] = "rock.alloc"() : () -> memref<320xi8, #gpu.address_space<workgroup>>
+// CHECK: %[[PTRS:.*]] = memref.view %[[PTR_BYTES]][%{{.*}}][] : {{.*}} to memref<40xi64, #gpu.address_space<workgroup>>
+// CHECK: scf.execute_region no_inline {
+// CHECK:   %[[TID:.*]] = "rock.workitem_id"()
+// CHECK:   %[[FIRST:.*]] = affine.apply #{{.*}}(%{{.*}}, %[[T]])
+// CHECK:   %[[BATCH:.*]] = affine.apply #{{.*}}(%{{.*}}, %[[T]])
+// CHECK:   scf.for %[[ROUND:.*]] = %{{.*}} to %c3 step %c1 {
+// CHECK:     %[[SLOT:.*]] = affine.apply #{{.*}}(%[[ROUND]], %[[TID]])
+// CHECK:     %[[IN_BUFFER:.*]] = arith.cmpi ult, %[[SLOT]], %c40
+// CHECK:     scf.if %[[IN_BUFFER]] {
+// CHECK:       %[[PAGE:.*]] = arith.addi %[[FIRST]], %[[SLOT]]
+// CHECK:       %[[IN_TABLE:.*]] = arith.cmpi ult, %[[PAGE]], %c96
+// CHECK:       %[[PTR:.*]] = scf.if %[[IN_TABLE]] -> (i64) {
+// CHECK:         memref.load %[[TABLE]][%[[BATCH]], %[[PAGE]], %{{.*}}] : memref<2x96x1xi64>
+// CHECK:       memref.store %[[PTR]], %[[PTRS]][%[[SLOT]]]
+// CHECK:     }
+// CHECK:   }
+// CHECK-NEXT: "rock.lds_barrier"()
+// CHECK-NEXT: scf.yield
+// CHECK: } {rock.stage = "PagePtrLoad"}
+// CHECK: "rock.threadwise_read_into"({{.*}}, %[[PTRS]], %{{[^,]*}})
+// CHECK-SAME: tile_shape = array<i64: 40, 8>
+func.func @one_token_pages(%table: memref<2x96x1xi64>, %t: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 16 : i64, rock.grid_size = 6 : i64} {
+  %pages = "rock.deref"(%table) : (memref<2x96x1xi64>) -> memref<2x96x8xf16>
+  %raw = "rock.alloc"() : () -> memref<640xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %tile = memref.view %raw[%c0][] : memref<640xi8, #gpu.address_space<workgroup>> to memref<40x8xf16, #gpu.address_space<workgroup>>
+  "rock.blockwise_load_tile"(%pages, %tile, %c0, %t, %table) {map = affine_map<(b, t, n, d) -> (b, (t * 40 + n) * 8 + d)>, block_size = 16, page_size = 8, index_bounds = array<i64: 2, 3>, operandSegmentSizes = array<i32: 1, 1, 2, 1>} : (memref<2x96x8xf16>, memref<40x8xf16, #gpu.address_space<workgroup>>, index, index, memref<2x96x1xi64>) -> ()
+  return
+}
+
+// -----
+
+// 32 pages of 2 tokens (a K-like tile [D = 8, N = 64]) for 8 threads: 4 full
+// rounds, no slot guard.
+
+// CHECK-LABEL: func.func @rounds_without_a_partial_one
+// CHECK: memref.view {{.*}} to memref<32xi64, #gpu.address_space<workgroup>>
+// CHECK:   %[[TID:.*]] = "rock.workitem_id"()
+// CHECK:   scf.for %[[ROUND:.*]] = %{{.*}} to %c4 step %c1 {
+// CHECK-NEXT: %[[SLOT:.*]] = affine.apply #{{.*}}(%[[ROUND]], %[[TID]])
+// CHECK-NEXT: %[[PAGE:.*]] = arith.addi %{{.*}}, %[[SLOT]]
+// CHECK:      memref.store %{{.*}}, %{{.*}}[%[[SLOT]]] : memref<32xi64, #gpu.address_space<workgroup>>
+// CHECK-NEXT: }
+// CHECK-NEXT: "rock.lds_barrier"()
+func.func @rounds_without_a_partial_one(%table: memref<1x64x1xi64>, %t: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 8 : i64, rock.grid_size = 2 : i64} {
+  %pages = "rock.deref"(%table) : (memref<1x64x1xi64>) -> memref<1x64x16xf16>
+  %raw = "rock.alloc"() : () -> memref<1024xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %tile = memref.view %raw[%c0][] : memref<1024xi8, #gpu.address_space<workgroup>> to memref<8x64xf16, #gpu.address_space<workgroup>>
+  "rock.blockwise_load_tile"(%pages, %tile, %c0, %t, %table) {map = affine_map<(b, t, d, n) -> (b, (t * 64 + n) * 8 + d)>, block_size = 8, page_size = 16, index_bounds = array<i64: 1, 2>, operandSegmentSizes = array<i32: 1, 1, 2, 1>} : (memref<1x64x16xf16>, memref<8x64xf16, #gpu.address_space<workgroup>>, index, index, memref<1x64x1xi64>) -> ()
+  return
+}
+
+// -----
+
 // A dense tile: no page pointers, the same read and write stages.
 
 // CHECK-LABEL: func.func @dense_tile

@@ -397,3 +397,288 @@ func.func @single_buffer(%x: i8, %i: index) attributes {rock.kernel, rock.arch =
   "rock.live_out"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
   return
 }
+
+// -----
+
+// A then B in every iteration of a loop: they share bytes, so besides the barrier
+// before B, B's accesses of iteration i must be ordered before A's first write of
+// iteration i+1: a barrier at the top of the loop body, for the back edge.
+// CHECK-LABEL: func.func @loop_back_edge
+// CHECK-NEXT: %[[POOL:.*]] = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+// CHECK-NOT: "rock.alloc"
+// CHECK: %[[A:.*]] = memref.view %[[POOL]]
+// CHECK: %[[B:.*]] = memref.view %[[POOL]]
+// CHECK-NOT: rock.lds_barrier
+// CHECK: scf.for
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: memref.store %{{.*}}, %[[A]]
+// CHECK-NEXT: memref.load %[[A]]
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: memref.store %{{.*}}, %[[B]]
+// CHECK-NEXT: memref.load %[[B]]
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @loop_back_edge(%x: i8, %i: index, %n: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  scf.for %k = %c0 to %n step %c1 {
+    "rock.live_in"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+    memref.store %x, %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    %1 = memref.load %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    "rock.live_out"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+    "rock.live_in"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+    memref.store %1, %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    %2 = memref.load %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    "rock.live_out"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  }
+  return
+}
+
+// -----
+
+// The kernel's own barrier at the end of the loop body already orders B against
+// the next iteration's A (the KV loop of the attention kernel ends so): only the
+// barrier before B.
+// CHECK-LABEL: func.func @loop_ends_with_barrier
+// CHECK: %[[A:.*]] = memref.view
+// CHECK: %[[B:.*]] = memref.view
+// CHECK: scf.for
+// CHECK-NEXT: memref.store %{{.*}}, %[[A]]
+// CHECK-NEXT: memref.load %[[A]]
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: memref.store %{{.*}}, %[[B]]
+// CHECK-NEXT: memref.load %[[B]]
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: }
+func.func @loop_ends_with_barrier(%x: i8, %i: index, %n: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  scf.for %k = %c0 to %n step %c1 {
+    "rock.live_in"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+    memref.store %x, %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    %1 = memref.load %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    "rock.live_out"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+    "rock.live_in"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+    memref.store %1, %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    %2 = memref.load %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    "rock.live_out"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+    "rock.lds_barrier"() : () -> ()
+  }
+  return
+}
+
+// -----
+
+// A in an inner loop, B after it in the outer one: B of outer iteration i meets
+// A of outer iteration i+1. The barrier goes before the inner loop (once per
+// outer iteration), not inside it.
+// CHECK-LABEL: func.func @nested_loops
+// CHECK-NEXT: %[[POOL:.*]] = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+// CHECK: %[[A:.*]] = memref.view %[[POOL]]
+// CHECK: %[[B:.*]] = memref.view %[[POOL]]
+// CHECK-NOT: rock.lds_barrier
+// CHECK: scf.for
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: memref.store %{{.*}}, %[[A]]
+// CHECK-NEXT: memref.load %[[A]]
+// CHECK-NEXT: }
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: memref.store %{{.*}}, %[[B]]
+// CHECK-NEXT: memref.load %[[B]]
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @nested_loops(%x: i8, %i: index, %n: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  scf.for %k = %c0 to %n step %c1 {
+    scf.for %j = %c0 to %n step %c1 {
+      "rock.live_in"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+      memref.store %x, %a[%j] : memref<64xi8, #gpu.address_space<workgroup>>
+      %1 = memref.load %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+      "rock.live_out"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+    }
+    "rock.live_in"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+    memref.store %x, %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    %2 = memref.load %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    "rock.live_out"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  }
+  return
+}
+
+// -----
+
+// C is written before the loop and read in it: live across every iteration, it
+// interferes with A and B inside the loop (its own allocation), while A and B
+// share bytes with a barrier before each (one for the back edge).
+// CHECK-LABEL: func.func @live_across_loop
+// CHECK-NEXT: %[[POOL:.*]] = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+// CHECK-NEXT: %[[OWN:.*]] = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+// CHECK: %[[A:.*]] = memref.view %[[POOL]]
+// CHECK-NEXT: arith.constant 0 : index
+// CHECK-NEXT: %[[B:.*]] = memref.view %[[POOL]]
+// CHECK-NEXT: arith.constant 0 : index
+// CHECK-NEXT: %[[C:.*]] = memref.view %[[OWN]]
+// CHECK-NEXT: memref.store %{{.*}}, %[[C]]
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: memref.store %{{.*}}, %[[A]]
+// CHECK-NEXT: memref.load %[[A]]
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: memref.store %{{.*}}, %[[B]]
+// CHECK-NEXT: memref.load %[[B]]
+// CHECK-NEXT: memref.load %[[C]]
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @live_across_loop(%x: i8, %i: index, %n: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %c = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%c) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %c[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  scf.for %k = %c0 to %n step %c1 {
+    "rock.live_in"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+    memref.store %x, %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    %1 = memref.load %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    "rock.live_out"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+    "rock.live_in"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+    memref.store %1, %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    %2 = memref.load %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    "rock.live_out"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+    %3 = memref.load %c[%k] : memref<64xi8, #gpu.address_space<workgroup>>
+  }
+  "rock.live_out"(%c) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  return
+}
+
+// -----
+
+// C, done before the loop, and A, alone in the loop, share bytes: the barrier
+// goes before the loop (once), not before A's first write in every iteration.
+// CHECK-LABEL: func.func @barrier_before_loop
+// CHECK: %[[A:.*]] = memref.view
+// CHECK: %[[C:.*]] = memref.view
+// CHECK-NEXT: memref.store %{{.*}}, %[[C]]
+// CHECK-NEXT: memref.load %[[C]]
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: memref.store %{{.*}}, %[[A]]
+// CHECK-NEXT: memref.load %[[A]]
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @barrier_before_loop(%x: i8, %i: index, %n: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %c = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%c) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %c[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  %1 = memref.load %c[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%c) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  scf.for %k = %c0 to %n step %c1 {
+    "rock.live_in"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+    memref.store %1, %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    %2 = memref.load %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    "rock.live_out"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  }
+  return
+}
+
+// -----
+
+// A's first write is inside an scf.if of the loop body: the barrier for the back
+// edge goes before that scf.if, still inside the loop.
+// CHECK-LABEL: func.func @back_edge_into_if
+// CHECK: %[[A:.*]] = memref.view
+// CHECK: %[[B:.*]] = memref.view
+// CHECK: scf.for
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: memref.store %{{.*}}, %[[A]]
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.load %[[A]]
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: memref.store %{{.*}}, %[[B]]
+// CHECK-NEXT: memref.load %[[B]]
+// CHECK-NEXT: }
+func.func @back_edge_into_if(%x: i8, %i: index, %n: index, %cond: i1) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  scf.for %k = %c0 to %n step %c1 {
+    scf.if %cond {
+      "rock.live_in"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+      memref.store %x, %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    }
+    %1 = memref.load %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    "rock.live_out"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+    "rock.live_in"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+    memref.store %1, %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    %2 = memref.load %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    "rock.live_out"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  }
+  return
+}
+
+// -----
+
+// A then B inside one scf.if: a barrier before the scf.if cannot order A's
+// accesses against B's, and none may go inside it (the condition may differ
+// between threads), so A and B keep their own bytes and get no barrier.
+// CHECK-LABEL: func.func @both_in_one_if
+// CHECK-NEXT: %[[P0:.*]] = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+// CHECK-NEXT: %[[P1:.*]] = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+// CHECK: %[[A:.*]] = memref.view %[[P0]]
+// CHECK: %[[B:.*]] = memref.view %[[P1]]
+// CHECK-NOT: rock.lds_barrier
+// CHECK: return
+func.func @both_in_one_if(%x: i8, %i: index, %cond: i1) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  scf.if %cond {
+    "rock.live_in"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+    memref.store %x, %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    %1 = memref.load %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    "rock.live_out"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+    "rock.live_in"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+    memref.store %1, %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    %2 = memref.load %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    "rock.live_out"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  }
+  return
+}
+
+// -----
+
+// A in the then branch, B in the else branch: never on one path, so they share
+// bytes with no barrier.
+// CHECK-LABEL: func.func @exclusive_branches
+// CHECK-NEXT: %[[POOL:.*]] = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+// CHECK-NOT: "rock.alloc"
+// CHECK-NOT: rock.lds_barrier
+// CHECK: return
+func.func @exclusive_branches(%x: i8, %i: index, %cond: i1) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  scf.if %cond {
+    "rock.live_in"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+    memref.store %x, %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    %1 = memref.load %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    "rock.live_out"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  } else {
+    "rock.live_in"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+    memref.store %x, %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    %2 = memref.load %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    "rock.live_out"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  }
+  return
+}

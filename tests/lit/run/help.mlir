@@ -13,7 +13,9 @@
 // CHECK: named arg0, arg1, ...
 // CHECK: checking:
 // CHECK: rock-kernel-pipeline
-// CHECK: f32 1e-5,
-// CHECK-NEXT: f16/bf16 2e-2
+// CHECK: f32 1e-5, f16/bf16 2e-2
+// CHECK: relative error
+// CHECK-NEXT: is printed but not checked
+// CHECK: NaN against a number fails
 // CHECK: exit codes:
 // CHECK: PAGEDIR_TRACEBACK=1
