@@ -22,9 +22,11 @@ coordinate inside the source. The op's own ``valid`` map joins the validity of
 each load: ``valid_i(indices..., coords...) >= 0`` for each of its results, so a
 point it excludes (a key past the sequence's length) is never read. It is
 evaluated at the vector's first point, so it must not vary along the vector
-dimension when vectors are wider than one element (rejected otherwise). Vectors have ``vector_len`` elements (chosen by
-``rock-blockwise-load``, at most 128 bits). A paged read whose page size is not
-a multiple of the vector length is rejected: a vector would straddle two pages.
+dimension when vectors are wider than one element (rejected otherwise).
+
+Vectors have ``vector_len`` elements (chosen by ``rock-blockwise-load``, at most
+128 bits). A paged read whose page size is not a multiple of the vector length is
+rejected: a vector would straddle two pages.
 
 Uniform page pointers. A buffer descriptor lives in scalar registers; when its
 base differs across the lanes of a wave, LLVM wraps the load in a waterfall loop.
