@@ -9,6 +9,8 @@
   into pages of ``tokens_per_page * D`` elements), uploads the pages to a device
   memory in shuffled order and returns the ``[B, P, 1]`` table of their i64 device
   addresses, with null (0) for pages wholly past ``seq_lens``.
+* :func:`fill_stale` fills the slots past ``seq_lens`` with NaN and Inf, as stale
+  slots of a reused cache may hold (checks use it: masked keys must not be read).
 * :func:`from_vllm` turns a vLLM block table (int32 block indices into a KV cache
   of ``[num_blocks, ...]`` blocks) into such pointer tables.
 
@@ -84,8 +86,9 @@ def attention(
     q head ``h`` uses kv head ``h // (Hq // Hkv)``. Keys at positions ``>= seq_lens[b]``
     are masked; with ``causal`` query ``i`` sees keys ``j <= i + seq_lens[b] - Sq``
     (``seq_lens[b] = Sk`` when not given). ``scale`` defaults to ``1/sqrt(D)``.
-    Computed in float32; a row with every key masked gives zeros. Returns float32
-    ``[B, Hq, Sq, D]``.
+    Masked keys do not take part at all: whatever their K and V slots hold (NaN,
+    Inf) never reaches the output. Computed in float32; a row with every key
+    masked gives zeros. Returns float32 ``[B, Hq, Sq, D]``.
     """
     q, k, v = as_float32(q), as_float32(k), as_float32(v)
     batch, heads_q, seq_q, head_dim = q.shape
@@ -94,28 +97,29 @@ def attention(
         raise ValueError(f"num_heads_q ({heads_q}) must be a multiple of num_heads_kv ({heads_kv})")
     group = heads_q // heads_kv
     scale = np.float32(1.0 / np.sqrt(head_dim) if scale is None else scale)
-    k = np.repeat(k, group, axis=1)
-    v = np.repeat(v, group, axis=1)
-    scores = np.matmul(q, np.swapaxes(k, -1, -2)) * scale  # [B, Hq, Sq, Sk]
-    valid = key_mask(batch, seq_q, seq_k, seq_lens, causal)[:, None]  # [B, 1, Sq, Sk]
-    scores = np.where(valid, scores, -np.inf)
-    row_max = scores.max(axis=-1, keepdims=True)
-    row_max = np.where(np.isfinite(row_max), row_max, 0.0)
-    weights = np.where(valid, np.exp(scores - row_max), 0.0).astype(np.float32)
-    total = weights.sum(axis=-1, keepdims=True)
-    out = np.matmul(weights, v)
-    return np.where(total > 0, out / np.where(total > 0, total, 1.0), 0.0).astype(np.float32)
-
-
-def key_mask(batch: int, seq_q: int, seq_k: int, seq_lens: Any, causal: bool) -> np.ndarray:
-    """``[B, Sq, Sk]`` booleans: query i of batch b may see key j."""
     lengths = np.full(batch, seq_k, dtype=np.int64) if seq_lens is None else np.asarray(seq_lens, dtype=np.int64)
-    keys = np.arange(seq_k)[None, None, :]
-    queries = np.arange(seq_q)[None, :, None]
-    valid = keys < lengths[:, None, None]
-    if causal:
-        valid = valid & (keys <= queries + lengths[:, None, None] - seq_q)
-    return np.broadcast_to(valid, (batch, seq_q, seq_k))
+    out = np.zeros(q.shape, dtype=np.float32)
+    # Masked keys are dropped, never multiplied by a weight of 0: their slots may hold anything
+    # (a stale cache slot can hold NaN or Inf, and 0 * NaN is NaN).
+    for b in range(batch):
+        keys = np.repeat(k[b, :, : lengths[b]], group, axis=0)  # [Hq, seq_len, D]
+        values = np.repeat(v[b, :, : lengths[b]], group, axis=0)
+        if not causal:
+            out[b] = softmax_attention(q[b], keys, values, scale)
+            continue
+        for i in range(seq_q):
+            seen = int(np.clip(i + lengths[b] - seq_q + 1, 0, lengths[b]))  # keys j <= i + seq_len - Sq
+            out[b, :, i : i + 1] = softmax_attention(q[b, :, i : i + 1], keys[:, :seen], values[:, :seen], scale)
+    return out
+
+
+def softmax_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: np.float32) -> np.ndarray:
+    """``softmax(scale * q k^T) v`` per head over every key given (float32; zeros when there is none)."""
+    if k.shape[1] == 0:
+        return np.zeros(q.shape, dtype=np.float32)
+    scores = np.matmul(q, np.swapaxes(k, -1, -2)) * scale  # [H, S, L]
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return (np.matmul(weights, v) / weights.sum(axis=-1, keepdims=True)).astype(np.float32)
 
 
 def attention_loops(q: Any, k: Any, v: Any, *, seq_lens: Any = None, causal: bool = False, scale: float | None = None) -> np.ndarray:
@@ -157,6 +161,26 @@ class PagedCache:
     page_size: int
     #: Device arrays of the pages (keep them alive as long as the table is used).
     pages: list[Any] = field(default_factory=list)
+
+
+#: What a stale slot of a cache may hold; :func:`fill_stale` writes them in turn.
+STALE_VALUES = (np.nan, np.inf, -np.inf)
+
+
+def fill_stale(dense: Any, seq_lens: Any) -> np.ndarray:
+    """A copy of K or V ``[B, Hkv, Sk, D]`` whose slots past ``seq_lens[b]`` hold NaN, +Inf and -Inf in turn.
+
+    A real cache's slots past a sequence's length hold whatever was there before
+    (vLLM zeroes them for this reason); every key of them is masked, so none of
+    it may reach the output. ``seq_lens`` None: nothing is past, a plain copy.
+    """
+    stale = np.array(dense)
+    if seq_lens is None:
+        return stale
+    for b, length in enumerate(np.asarray(seq_lens, dtype=np.int64)):
+        slots = stale[b, :, length:]
+        slots[...] = np.resize(np.array(STALE_VALUES, dtype=stale.dtype), slots.size).reshape(slots.shape)
+    return stale
 
 
 def null_pages(batch_flat_tokens: np.ndarray, seq_lens: Any, page_size: int) -> np.ndarray:

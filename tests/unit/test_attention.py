@@ -39,14 +39,28 @@ def lower(module: ir.Module, passes=KERNEL_PASSES, **options) -> None:
         pm.run(module.operation)
 
 
-def run_attention(args, seq_lens=None, seed: int = 0, poison_past_len: bool = False, **options):
-    """(kernel output, reference) for ``args`` after the whole kernel pipeline."""
+def run_attention(args, seq_lens=None, seed: int = 0, unmapped_past: int | None = None, stale: bool = False,
+                  poison_last_key: bool = False, **options):
+    """(kernel output, reference) for ``args`` after the whole kernel pipeline.
+
+    ``unmapped_past``: the pages from the first multiple of this many tokens at or past
+    ``seq_lens`` point at unmapped memory (reading one is an interpreter error).
+    ``stale``: every K and V slot past ``seq_lens`` (in the live last page of a sequence,
+    or of dense K/V) holds NaN, +Inf or -Inf, as a reused cache slot may. ``poison_last_key``:
+    the K and V of each sequence's last key (which causal masking hides from every query
+    but the last) hold NaN."""
     rng = np.random.default_rng(seed)
     args.ragged = seq_lens is not None
     b, hq, hkv, sq, sk, d = args.batch, args.num_heads_q, args.num_heads_kv, args.seq_len_q, args.seq_len_k, args.head_dim
     q = host_values(rng.standard_normal((b, hq, sq, d)), args.dtype)
     k = host_values(rng.standard_normal((b, hkv, sk, d)), args.dtype)
     v = host_values(rng.standard_normal((b, hkv, sk, d)), args.dtype)
+    if stale:
+        k, v = reference.fill_stale(k, seq_lens), reference.fill_stale(v, seq_lens)
+    if poison_last_key:
+        for batch, length in enumerate(seq_lens):
+            k[batch, :, length - 1] = np.nan
+            v[batch, :, length - 1] = np.nan
     device_dtype = "bf16" if args.dtype == "bf16" else None
     with make_context():
         module = ir.Module.parse(gen.generate(args))
@@ -58,14 +72,12 @@ def run_attention(args, seq_lens=None, seed: int = 0, poison_past_len: bool = Fa
             caches = [reference.paged_cache(device, x, args.page_size, seq_lens=seq_lens, rng=rng, dtype=device_dtype)
                       for x in (k, v)]
             k_arg, v_arg = caches[0].table, caches[1].table
-            if poison_past_len:
-                # Pages of tiles wholly past seq_len point at unmapped memory: reading one is an interpreter error.
-                tile = options["n_per_block"]
+            if unmapped_past:
                 first_token = np.arange(k_arg.shape[1]) * args.page_size % sk
                 for table in (k_arg, v_arg):
                     for batch, length in enumerate(seq_lens):
-                        skipped = first_token >= -(-int(length) // tile) * tile
-                        table[batch, skipped, 0] = 0xDEAD0000
+                        unread = first_token >= -(-int(length) // unmapped_past) * unmapped_past
+                        table[batch, unread, 0] = 0xDEAD0000
         out = np.full((b, hq, sq, d), np.nan, dtype=np.float32)
         call = [q, k_arg, v_arg] + ([seq_lens] if seq_lens is not None else []) + [out]
         results = interp.run(module, args.name, call, device=device)
@@ -100,9 +112,53 @@ def test_kernel_matches_reference(name: str) -> None:
     np.testing.assert_allclose(got, expected, atol=TOLERANCE[args.dtype], rtol=0)
 
 
+STALE_CASES = {
+    # name: (generator overrides, kernel options, seq_lens): each length ends inside a page and a KV tile.
+    "decode": (dict(), {}, [32, 7]),
+    "decode-tiles-start-mid-page": (dict(seq_len_k=128, page_size=64), dict(n_per_block=32), [128, 45]),
+    "decode-page-spans-two-heads": (dict(seq_len_k=32, page_size=64), {}, [13, 30]),
+    "prefill": (dict(seq_len_q=6, seq_len_k=64, dtype="f32", page_size=32), {}, [64, 50]),
+    "prefill-causal": (dict(seq_len_q=8, seq_len_k=48, causal=True), {}, [48, 21]),
+    "prefill-causal-bf16-tiles-start-mid-page": (dict(num_heads_q=4, num_heads_kv=1, seq_len_q=5, seq_len_k=64, page_size=32,
+                                                      dtype="bf16", causal=True), dict(n_per_block=16), [25, 41]),
+    "dense-decode": (dict(dense=True, seq_len_k=40), {}, [40, 3]),
+    "dense-prefill-causal": (dict(dense=True, seq_len_q=4, seq_len_k=24, causal=True), {}, [24, 10]),
+}
+
+
+@pytest.mark.parametrize("name", list(STALE_CASES))
+def test_keys_past_seq_len_never_reach_the_output(name: str) -> None:
+    # NaN/Inf in every K and V slot past seq_len: masked keys must not be read (a probability of 0 times NaN is NaN).
+    overrides, options, lens = STALE_CASES[name]
+    args = make_args(**overrides)
+    got, expected = run_attention(args, np.array(lens, dtype=np.int32), seed=len(name), stale=True, **options)
+    assert np.all(np.isfinite(expected))
+    assert np.all(np.isfinite(got)), f"{np.count_nonzero(~np.isfinite(got))} of {got.size} outputs are not finite"
+    np.testing.assert_allclose(got, expected, atol=TOLERANCE[args.dtype], rtol=0)
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_causally_masked_keys_never_reach_the_output(dense: bool) -> None:
+    # Only the last query row sees the last key: NaN in its K and V must spare every other row.
+    args = make_args(seq_len_q=4, seq_len_k=48, causal=True, dense=dense)
+    got, expected = run_attention(args, np.array([48, 21], dtype=np.int32), poison_last_key=True)
+    assert np.all(np.isnan(expected[:, :, -1])) and np.all(np.isfinite(expected[:, :, :-1]))
+    np.testing.assert_allclose(got[:, :, :-1], expected[:, :, :-1], atol=TOLERANCE[args.dtype], rtol=0)
+
+
 def test_tiles_past_seq_len_are_never_loaded() -> None:
     args = make_args(num_heads_q=8, seq_len_k=128, page_size=16)
-    got, expected = run_attention(args, np.array([17, 70], dtype=np.int32), poison_past_len=True, n_per_block=32)
+    # Pages of tiles wholly past seq_len point at unmapped memory.
+    got, expected = run_attention(args, np.array([17, 70], dtype=np.int32), unmapped_past=32, n_per_block=32)
+    np.testing.assert_allclose(got, expected, atol=2e-2, rtol=0)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_pages_past_seq_len_are_never_read(causal: bool) -> None:
+    # Every page wholly past seq_len points at unmapped memory, also those inside the last tile
+    # (tiles of 64 keys, pages of 16): keys past seq_len are not read at all, not read and then masked.
+    args = make_args(seq_len_q=4 if causal else 1, seq_len_k=128, causal=causal)
+    got, expected = run_attention(args, np.array([17, 70], dtype=np.int32), unmapped_past=1, n_per_block=64)
     np.testing.assert_allclose(got, expected, atol=2e-2, rtol=0)
 
 

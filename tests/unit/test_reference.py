@@ -38,6 +38,47 @@ def test_fully_masked_rows_are_zero():
     assert np.all(reference.attention(q, k, v, seq_lens=np.array([0, 0])) == 0)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_keys_past_seq_len_are_dropped_whatever_they_hold(causal):
+    # Keys past seq_len are masked: NaN/Inf left in their slots must not reach the output (0 * NaN is NaN).
+    rng = np.random.default_rng(9)
+    q, k, v = _qkv(rng, seq_q=3, seq_k=10)
+    seq_lens = np.array([7, 4])
+    out = reference.attention(q, reference.fill_stale(k, seq_lens), reference.fill_stale(v, seq_lens), seq_lens=seq_lens, causal=causal)
+    assert np.all(np.isfinite(out))
+    for b, length in enumerate(seq_lens):
+        cut = reference.attention(q[b : b + 1], k[b : b + 1, :, :length], v[b : b + 1, :, :length], causal=causal)
+        np.testing.assert_allclose(out[b : b + 1], cut, atol=1e-6)
+
+
+def test_fill_stale_plants_nan_and_inf_in_every_slot_past_seq_len():
+    dense = np.ones((2, 2, 6, 4), dtype=np.float16)
+    stale = reference.fill_stale(dense, np.array([6, 2]))
+    assert stale.dtype == np.float16 and np.all(dense == 1)
+    np.testing.assert_array_equal(stale[0], 1)
+    np.testing.assert_array_equal(stale[1, :, :2], 1)
+    past = stale[1, :, 2:]
+    assert np.all(~np.isfinite(past)) and np.isnan(past).any() and np.isposinf(past).any() and np.isneginf(past).any()
+    # Every key past seq_len holds NaN and both infinities among its D slots.
+    assert all(np.isnan(key).any() and np.isinf(key).any() for key in past.reshape(-1, 4))
+
+
+def test_causally_masked_keys_are_dropped_whatever_they_hold():
+    # The last key is visible to the last query row only: NaN in its K and V must spare the other rows.
+    rng = np.random.default_rng(10)
+    q, k, v = _qkv(rng, seq_q=3, seq_k=10)
+    seq_lens = np.array([10, 6])
+    poisoned_k, poisoned_v = k.copy(), v.copy()
+    for b, length in enumerate(seq_lens):
+        poisoned_k[b, :, length - 1] = np.nan
+        poisoned_v[b, :, length - 1] = np.inf
+    out = reference.attention(q, poisoned_k, poisoned_v, seq_lens=seq_lens, causal=True)
+    clean = reference.attention(q, k, v, seq_lens=seq_lens, causal=True)
+    np.testing.assert_allclose(out[:, :, :-1], clean[:, :, :-1], atol=1e-6)
+    assert np.all(np.isnan(out[:, :, -1]))  # the row that sees the poisoned key is poisoned, as in the loops
+    assert np.all(np.isnan(reference.attention_loops(q, poisoned_k, poisoned_v, seq_lens=seq_lens, causal=True)[:, :, -1]))
+
+
 def test_softmax_rows_sum_to_one():
     # With V = ones the output is the sum of the softmax weights of each row.
     rng = np.random.default_rng(3)

@@ -5,6 +5,12 @@ coordinates...) to source coordinates. For a dense source the results index the
 source memref; for a paged source (a ``rock.deref`` result ``[B, P, S]``) the map
 has two results, (batch, flat element position in the batch's concatenation of
 pages), and the page of a position is ``flat floordiv S``.
+
+An optional ``valid`` map over the same inputs restricts the points read, like the
+inequalities of an ``affine_set``: a point is read only when every result of
+``valid`` is ``>= 0``; any other point is not read and gives 0. Attention passes the
+sequence length as an index so that keys past it are never read (a stale slot may
+hold NaN or Inf).
 """
 
 from __future__ import annotations
@@ -48,6 +54,18 @@ def _check_map(op, tile_rank: int) -> Iterator[str]:
         yield f"map must have {expected_results} results {what}, got {len(affine_map.results)}"
 
 
+def _check_valid(op, tile_rank: int) -> Iterator[str]:
+    """``valid`` takes the same inputs as ``map`` and yields at least one value."""
+    valid = op.valid
+    if valid is None:
+        return
+    expected_inputs = len(op.indices) + tile_rank
+    if valid.n_symbols or valid.n_dims != expected_inputs:
+        yield f"valid must take the {expected_inputs} inputs of map and no symbols, got {valid}"
+    if not valid.results:
+        yield f"valid must have at least one result, got {valid}"
+
+
 def _check_page_size(op, source: ir.MemRefType) -> Iterator[str]:
     if op.page_size <= 0:
         yield f"page_size must be positive, got {op.page_size}"
@@ -64,7 +82,10 @@ source they index `source` (coordinates out of bounds read 0); for a paged sourc
 (a `rock.deref` result `[B, P, S]`, with `page_table` and `page_size = S`) the map
 yields (batch, flat element position in the batch's concatenation of pages), and
 positions whose page is `>= P` or whose page pointer is null read 0. `dest` has the
-tile's shape (any rank): the tile is every point of `dest`.
+tile's shape (any rank): the tile is every point of `dest`. With `valid` (same
+inputs as `map`), a point is read only when every result of `valid` is `>= 0`;
+the others are not read and give 0 (keys past a sequence's length, whatever
+their slots hold).
 
 After the op every thread of the workgroup sees the whole tile in `dest` (its
 lowering ends with `rock.lds_barrier`). The op does not order earlier reads of
@@ -83,6 +104,7 @@ last one. `index_bounds` (exclusive bounds of the indices) lets
         Attr("block_size", I64_ATTR, doc="threads per workgroup"),
         Attr("page_size", I64_ATTR, required=False, doc="elements per page (paged)"),
         Attr("index_bounds", I64_ARRAY_ATTR, required=False, doc="upper bounds of indices (exact page counts)"),
+        Attr("valid", MAP_ATTR, required=False, doc="(indices..., tile coords...) -> values all >= 0 where a point is read"),
     )
     example = """"rock.blockwise_load_tile"(%k_pages, %k_tile, %b, %h, %t, %k_table)
   {map = affine_map<(b, h, t, n, d) -> (b, (h * 64 + t * 16 + n) * 128 + d)>,
@@ -104,6 +126,7 @@ last one. `index_bounds` (exclusive bounds of the indices) lets
         if op.page_size is not None:
             yield from _check_page_size(op, source)
         yield from _check_map(op, dest.rank)
+        yield from _check_valid(op, dest.rank)
         bounds = op.index_bounds
         if bounds is not None and len(bounds) != len(op.indices):
             yield f"index_bounds has {len(bounds)} entries for {len(op.indices)} indices"
@@ -127,7 +150,9 @@ a point reads 0 when its page is `>= num_pages_per_batch`, when
 `page - first_page_index` is outside `lds_page_ptrs`, or when that pointer is 0;
 otherwise the element at byte address `ptr + (flat mod page_size) * elem_bytes`.
 The op reads `lds_page_ptrs` (declared, so liveness sees the pointer buffer's
-reads). Dense: `source[map(...)]`, 0 out of bounds.
+reads). Dense: `source[map(...)]`, 0 out of bounds. With `valid`, a point whose
+`valid` results are not all `>= 0` is not read and gives 0, as in
+`rock.blockwise_load_tile`.
 """
     operands = (
         Operand("source", MEMREF, effect=READ),
@@ -144,6 +169,7 @@ reads). Dense: `source[map(...)]`, 0 out of bounds.
         Attr("vector_len", I64_ATTR, doc="elements per vector (at most 128 bits)"),
         Attr("page_size", I64_ATTR, required=False),
         Attr("num_pages_per_batch", I64_ATTR, required=False),
+        Attr("valid", MAP_ATTR, required=False, doc="(indices..., tile coords...) -> values all >= 0 where a point is read"),
     )
 
     def verify(self, op) -> Iterator[str]:
@@ -168,6 +194,7 @@ reads). Dense: `source[map(...)]`, 0 out of bounds.
             if ptrs.rank != 1 or ptrs.element_type != ir.IntegerType.get_signless(64):
                 yield f"lds_page_ptrs must be a rank-1 memref of i64, got {ptrs}"
         yield from _check_map(op, len(tile_shape))
+        yield from _check_valid(op, len(tile_shape))
         dest = op.dest.type
         element = op.source.type.element_type
         if element_bytes(element) * 8 * vector_len > 128:

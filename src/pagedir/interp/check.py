@@ -5,7 +5,7 @@
   its case from ``pagedir.gen.<generator>.check_case(func_op, rng, device)``;
   attention-like functions (their arguments are ``q, k_table, v_table, [seq_lens],
   out``) get random Q, K/V cut into shuffled pages with null pointers past ragged
-  ``seq_lens`` and the reference output; any other function gets random arrays of
+  ``seq_lens`` (NaN and Inf in the slots past them) and the reference output; any other function gets random arrays of
   its argument types (i64 tables read through ``rock.deref`` point at random pages).
 * :func:`check_pass` runs each function of a module before and after one pass on
   the same data (same seed, fresh device each) and compares every argument after
@@ -261,6 +261,8 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device)
         if 1 < seq_q and 1 < seq_k:  # and one shorter than the queries (causal: rows that see no key)
             seq_lens[-1] = rng.integers(1, min(seq_q, seq_k))
     nulls_ok = attrs["known"]
+    if nulls_ok:  # slots past seq_lens hold NaN/Inf, as a reused cache's may: masked keys must not be read
+        k, v = reference.fill_stale(k, seq_lens), reference.fill_stale(v, seq_lens)
     kept = []
     if dense:
         k_arg, v_arg = k, v

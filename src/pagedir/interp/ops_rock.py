@@ -134,18 +134,29 @@ def compile_global_load(p: Program, op: Any) -> Any:
 # Tile loads
 
 
-def read_source(p: Program, op_id: int, source: Any, results: list, num_pages: int | None, pointer_of: Any) -> tuple:
+def valid_function(op: Any) -> Any:
+    """``f(map inputs) -> bool array``: the points the op's ``valid`` map lets be read (every result >= 0)."""
+    attrs = op.operation.attributes
+    if "valid" not in attrs:
+        return lambda inputs: np.True_
+    fn = affine_function(ir.AffineMapAttr(attrs["valid"]).value)
+    return lambda inputs: np.logical_and.reduce([np.asarray(r) >= 0 for r in fn(inputs)])
+
+
+def read_source(p: Program, op_id: int, source: Any, results: list, wanted: Any, num_pages: int | None,
+                pointer_of: Any) -> tuple:
     """Stored values of a tile (any shape) from a paged or dense source; 0 where the doc says so.
 
-    ``results``: the map's results. Paged: (batch, flat) and ``pointer_of(batch,
-    page, readable) -> pointers`` finds each page's pointer.
+    ``results``: the map's results; ``wanted``: the points ``valid`` lets be read (True
+    when the op has no ``valid``); the others are not read and give 0. Paged:
+    (batch, flat) and ``pointer_of(batch, page, readable) -> pointers`` finds each page's pointer.
     """
     rt = p.rt
     if isinstance(source, PagedSource):
-        batch, flat = np.broadcast_arrays(*results[:2])
+        batch, flat, wanted = np.broadcast_arrays(*results[:2], wanted)
         page_size = source.shape[2]
         page, offset = flat // page_size, flat % page_size
-        readable = (page >= 0) & (page < num_pages) & (batch >= 0) & (batch < source.shape[0])
+        readable = (page >= 0) & (page < num_pages) & (batch >= 0) & (batch < source.shape[0]) & wanted
         pointers = pointer_of(batch, page, readable)
         live = readable & (pointers != 0)
         out = np.zeros(flat.shape, dtype=source.elem.storage)
@@ -154,8 +165,8 @@ def read_source(p: Program, op_id: int, source: Any, results: list, num_pages: i
                                     lambda: p.op_name(op_id), p.op_location(op_id))
         return out, live
     m: MemRef = source
-    coords = np.broadcast_arrays(*results)
-    inside = np.ones(coords[0].shape, dtype=np.bool_)
+    *coords, wanted = np.broadcast_arrays(*results, wanted)
+    inside = wanted.copy()
     for dim, coord in enumerate(coords):
         inside &= (coord >= 0) & (coord < m.shape[dim])
     offset = np.zeros(coords[0].shape, dtype=np.int64)
@@ -178,6 +189,7 @@ def compile_blockwise_load_tile(p: Program, op: Any) -> Any:
     indices = [p.slot(v) for v in index_part]
     table = p.slot(table_part[0]) if table_part else None
     fn = affine_function(ir.AffineMapAttr(op.operation.attributes["map"]).value)
+    valid_fn = valid_function(op)
     dest_type = ir.MemRefType(dest_part[0].type)
     coords = all_coordinates(tuple(dest_type.shape))  # [points, rank]
     op_id = p.op_id(op)
@@ -190,6 +202,7 @@ def compile_blockwise_load_tile(p: Program, op: Any) -> Any:
         index_values = [widen(env[s], rt.lanes)[firsts].reshape(-1, 1).astype(np.int64) for s in indices]
         tile_coords = [coords[:, d][None, :] for d in range(coords.shape[1])]
         results = fn(index_values + tile_coords)
+        wanted = valid_fn(index_values + tile_coords)
         src = env[source]
         if isinstance(src, PagedSource):
             table_memref: MemRef = env[table]
@@ -201,9 +214,9 @@ def compile_blockwise_load_tile(p: Program, op: Any) -> Any:
                 pointers[where] = table_pointers(p, op_id, table_memref, batch[where], page[where])
                 return pointers
 
-            values, _ = read_source(p, op_id, src, results, num_pages, pointer_of)
+            values, _ = read_source(p, op_id, src, results, wanted, num_pages, pointer_of)
         else:
-            values, _ = read_source(p, op_id, src, results, None, None)
+            values, _ = read_source(p, op_id, src, results, wanted, None, None)
         m: MemRef = env[dest]
         element_offsets = (coords * np.array(m.strides, dtype=np.int64)).sum(axis=1) * m.elem.size
         space = m.space
@@ -229,6 +242,7 @@ def compile_threadwise_read_into(p: Program, op: Any) -> Any:
     ptrs = p.slot(ptrs_part[0]) if ptrs_part else None
     first = p.slot(first_part[0]) if first_part else None
     fn = affine_function(ir.AffineMapAttr(op.operation.attributes["map"]).value)
+    valid_fn = valid_function(op)
     block_size = int_attr(op, "block_size")
     tile_shape = i64_array(op, "tile_shape")
     vector_dim, vector_len = int_attr(op, "vector_dim"), int_attr(op, "vector_len")
@@ -256,6 +270,7 @@ def compile_threadwise_read_into(p: Program, op: Any) -> Any:
             tile_coords.append(coord)
         index_values = [widen(env[s], rt.lanes).astype(np.int64).reshape(-1, 1, 1) for s in indices]
         results = fn(index_values + tile_coords)
+        wanted = valid_fn(index_values + tile_coords)
         src = env[source]
         if isinstance(src, PagedSource):
             pointer_memref: MemRef = env[ptrs]
@@ -264,9 +279,9 @@ def compile_threadwise_read_into(p: Program, op: Any) -> Any:
 
             def pointer_of(batch, page, readable):
                 local = page - first_page
-                wanted = readable & (local >= 0) & (local < slots) & in_tile[:, :, None]
+                needed = readable & (local >= 0) & (local < slots) & in_tile[:, :, None]
                 pointers = np.zeros(page.shape, dtype=np.int64)
-                lane, row, lane_elem = np.nonzero(wanted)
+                lane, row, lane_elem = np.nonzero(needed)
                 if lane.size:
                     offsets = pointer_memref.base[lane] if pointer_memref.base.shape[0] > 1 else np.broadcast_to(pointer_memref.base, lane.shape)
                     addresses = offsets + local[lane, row, lane_elem] * pointer_memref.strides[0] * 8
@@ -274,9 +289,9 @@ def compile_threadwise_read_into(p: Program, op: Any) -> Any:
                     pointers[lane, row, lane_elem] = pointer_memref.space.read(addresses, lane, i64, rt, op_id)
                 return pointers
 
-            values, _ = read_source(p, op_id, src, results, num_pages, pointer_of)
+            values, _ = read_source(p, op_id, src, results, wanted, num_pages, pointer_of)
         else:
-            values, _ = read_source(p, op_id, src, results, None, None)
+            values, _ = read_source(p, op_id, src, results, wanted, None, None)
         m: MemRef = env[dest]
         lane, row = np.nonzero(in_tile)
         element_offsets = (row[:, None] * m.strides[0] + np.arange(vector_len)[None, :] * m.strides[1]) * m.elem.size

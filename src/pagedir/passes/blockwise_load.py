@@ -17,6 +17,8 @@ paged tile load becomes three stages:
   ``rock.lds_barrier``.
 
 A dense tile load gets the same GlobalRead and LDSWrite stages without paging.
+The op's ``valid`` map (points not read) travels to ``rock.threadwise_read_into``;
+when it varies along the vector dimension the tile is read one point per load.
 
 ```mlir
 "rock.blockwise_load_tile"(%pages, %tile, %b, %h, %t, %table) {map = ..., page_size = 2048, ...}
@@ -297,6 +299,8 @@ def plan_tile(op) -> TilePlan | str:
     elem_bits = element_bytes(source_type.element_type) * 8
     extent = None if paged else source_type.shape[-1]
     vector_dim, vector_len = choose_vector(form, tile_shape, elem_bits, extent)
+    if op.valid is not None and any(num_indices + vector_dim in dims_of(e) for e in op.valid.results):
+        vector_len = 1  # validity that changes along a vector: one point per load
     read_order = sorted(range(len(tile_shape)), key=lambda j: (j == vector_dim, -abs(form.tile_coeffs[j]), j))
     read_map = permute_tile_inputs(op.map, num_indices, read_order)
     read_shape = [tile_shape[j] for j in read_order]
@@ -413,6 +417,7 @@ def emit_global_read(op, plan: TilePlan, registers: ir.Value, page_ptrs: ir.Valu
             vector_len=plan.vector_len,
             page_size=op.page_size if paged else None,
             num_pages_per_batch=op.page_table.type.shape[1] if paged else None,
+            valid=permute_tile_inputs(op.valid, len(op.indices), plan.read_order) if op.valid is not None else None,
         )
         scf.YieldOp([])
 

@@ -7,16 +7,24 @@
 Q tile [G, Sq_t, D] <- q                       rock.blockwise_load_tile (dense), once
 num_tiles = ceil(keys any row of the block may see / N)   tiles past seq_len are skipped
 for t in [0, num_tiles):                       iter_args: per output chunk acc, m, l
-  K tile [N, D] <- pages of k                  rock.blockwise_load_tile (paged, page table of rock.deref)
-  S[r, n] = (Q[r] . K[n]) * scale * log2(e)    -inf where the key is past seq_len or (causal) in the future
+  K tile [N, D] <- pages of k                  rock.blockwise_load_tile (paged, page table of rock.deref);
+                                               keys >= seq_len are not read (valid), they give 0
+  S[r, n] = (Q[r] . K[n]) * scale * log2(e)    selected to -inf where the key is past seq_len or (causal) in the future
   barrier
-  V tile [N, D] <- pages of v
+  V tile [N, D] <- pages of v                  keys >= seq_len not read either
   per output chunk (row r, VO columns d0.. of D):
     m' = max(m, max_n S[r, n]);  alpha = exp2(m - m');  p_n = exp2(S[r, n] - m')
-    l' = l * alpha + sum_n p_n;  acc' = acc * alpha + sum_n p_n * V[n, d0..]
+    l' = l * alpha + sum_n p_n;  acc' = acc * alpha + sum_n p_n * V[n, d0..]   (causal: over visible n only)
   barrier
 out[b, h * G + g, qt * Sq_t + i, d0..] = acc / l   (0 when l == 0: a fully masked row)
 ```
+
+Masked keys never contribute, whatever their slots hold (a stale cache slot may
+hold NaN or Inf, and ``0 * NaN`` is NaN): keys past seq_len are not read at all,
+since the tile loads carry ``valid = seq_len - key - 1 >= 0`` (the rest of the last
+page and of the last tile, for dense K/V too); a masked score is selected, never
+computed as ``-inf + NaN``; and with causal masking, where a hidden key is a later
+query's live key, its V row is skipped by a select rather than weighted by 0.
 
 Scores are base-2 (log2(e) folded into the scale), so the softmax is ``exp2``.
 A running max of ``-inf`` (nothing seen yet) is replaced by 0 before it is
@@ -237,19 +245,22 @@ class Builder:
         )
 
     def load_kv(self, source: ir.Value, tile: ir.Value, t: ir.Value) -> None:
+        """Tile ``t`` of K or V; keys at or past seq_len are not read (``valid``) and give 0:
+        their slots (the rest of the last page, the rest of the tile) may hold anything."""
         plan, p = self.plan, self.plan.p
-        b, h, tt, n, d = (ir.AffineDimExpr.get(i) for i in range(5))
+        b, h, tt, length, n, d = (ir.AffineDimExpr.get(i) for i in range(6))
         key = tt * plan.n + n
         if is_deref(source):
-            tile_map = ir.AffineMap.get(5, 0, [b, (h * p.seq_k + key) * p.head_dim + d])
+            tile_map = ir.AffineMap.get(6, 0, [b, (h * p.seq_k + key) * p.head_dim + d])
             table, page_size = source.owner.operands[0], p.page_elements
         else:
-            tile_map = ir.AffineMap.get(5, 0, [b, h, key, d])
+            tile_map = ir.AffineMap.get(6, 0, [b, h, key, d])
             table, page_size = None, None
+        before_seq_len = ir.AffineMap.get(6, 0, [length - key - 1])  # key < seq_len
         rock.blockwise_load_tile(
-            source, tile, [self.b, self.h, t], table,
+            source, tile, [self.b, self.h, t, self.seq_len], table,
             map=ir.AffineMapAttr.get(tile_map), block_size=plan.block, page_size=page_size,
-            index_bounds=[p.batch, p.heads_kv, plan.kv_tiles],
+            index_bounds=[p.batch, p.heads_kv, plan.kv_tiles, p.seq_k + 1], valid=before_seq_len,
         )
 
     # --- the KV loop ----------------------------------------------------------------
@@ -271,7 +282,7 @@ class Builder:
             updated = []
             for k in range(per_thread):
                 acc, running_max, running_sum = carried[3 * k : 3 * k + 3]
-                updated += self.accumulate(k, acc, running_max, running_sum)
+                updated += self.accumulate(k, t, acc, running_max, running_sum)
             rock.lds_barrier()
             scf.YieldOp(updated)
         return list(loop.results)
@@ -303,16 +314,21 @@ class Builder:
 
     def key_visible(self, t: ir.Value, row: ir.Value, col: ir.Value) -> ir.Value:
         """Key ``t * N + col`` is before seq_len and, when causal, not after the row's query position."""
-        plan, p = self.plan, self.plan.p
+        plan = self.plan
         key = apply(lambda tt, c: tt * plan.n + c, t, col)
         visible = arith.cmpi(arith.CmpIPredicate.ult, key, self.seq_len)
         if plan.causal:
-            # query position i = qt * Sq_t + row mod Sq_t sees key j when j + Sq <= i + seq_len.
-            position = apply(lambda qt, r: qt * plan.positions + r % plan.positions, self.qt, row)
-            lhs = arith.addi(key, index_const(p.seq_q))
-            rhs = arith.addi(position, self.seq_len)
-            visible = arith.andi(visible, arith.cmpi(arith.CmpIPredicate.ule, lhs, rhs))
+            visible = arith.andi(visible, arith.cmpi(arith.CmpIPredicate.sle, col, self.causal_limit(t, row)))
         return visible
+
+    def causal_limit(self, t: ir.Value, row: ir.Value) -> ir.Value:
+        """The last column of tile ``t`` the row's query may see (signed; negative when none).
+
+        Query position i = qt * Sq_t + row mod Sq_t sees key j = t * N + col when
+        j <= i + seq_len - Sq, i.e. col <= i + seq_len - Sq - t * N."""
+        plan, p = self.plan, self.plan.p
+        offset = apply(lambda qt, r, tt: qt * plan.positions + r % plan.positions - tt * plan.n, self.qt, row, t)
+        return arith.subi(arith.addi(offset, self.seq_len), index_const(p.seq_q))
 
     def thread_item(self, k: int, count: int) -> tuple[ir.Value, ir.Value, bool]:
         """Item ``tid + k * block_size`` of ``count``: (index, index clamped into range, whether
@@ -332,9 +348,10 @@ class Builder:
         col = apply(lambda c: (c % per_row) * plan.chunk, chunk_in)
         return chunk, past_end, row, col
 
-    def accumulate(self, k: int, acc: ir.Value, running_max: ir.Value, running_sum: ir.Value) -> list[ir.Value]:
+    def accumulate(self, k: int, t: ir.Value, acc: ir.Value, running_max: ir.Value, running_sum: ir.Value) -> list[ir.Value]:
         plan, p = self.plan, self.plan.p
         _, _, row, col = self.chunk_position(k)
+        limit = self.causal_limit(t, row) if plan.causal else None
         width = math.gcd(plan.n, SCORE_VECTOR)
         score_type = ir.VectorType.get([width], self.f32)
         scores = [vector.load(score_type, self.scores, [row, index_const(n0)]) for n0 in range(0, plan.n, width)]
@@ -354,7 +371,13 @@ class Builder:
         for n in range(plan.n):
             prob = vector.extract(probs[n // width], [], [n % width])
             values = to_f32(vector.load(value_type, self.v_tile, [index_const(n), col]))
-            acc = vector.fma(splat(prob, plan.chunk), values, acc)
+            updated = vector.fma(splat(prob, plan.chunk), values, acc)
+            if limit is not None:
+                # A key hidden by causality is a later query's live key: its probability is 0, but
+                # 0 * V is NaN when V holds NaN or Inf, so the key is skipped, not weighted by 0.
+                # Keys past seq_len need no such care: their tile slots were never read (they hold 0).
+                updated = arith.select(arith.cmpi(arith.CmpIPredicate.sge, limit, index_const(n)), updated, acc)
+            acc = updated
         return [acc, new_max, new_sum]
 
     # --- epilogue ----------------------------------------------------------------------

@@ -18,9 +18,15 @@ vector.store %x, %registers[%i, %c0]
 ```
 
 A dense source gets one index per source dimension and ``valid`` = every
-coordinate inside the source. Vectors have ``vector_len`` elements (chosen by
-``rock-blockwise-load``, at most 128 bits). A paged read whose page size is not
-a multiple of the vector length is rejected: a vector would straddle two pages.
+coordinate inside the source. The op's own ``valid`` map joins the validity of
+each load: ``valid_i(indices..., coords...) >= 0`` for each of its results, so a
+point it excludes (a key past the sequence's length) is never read. It is
+evaluated at the vector's first point, so it must not vary along the vector
+dimension when vectors are wider than one element (rejected otherwise).
+
+Vectors have ``vector_len`` elements (chosen by ``rock-blockwise-load``, at most
+128 bits). A paged read whose page size is not a multiple of the vector length is
+rejected: a vector would straddle two pages.
 
 Uniform page pointers. A buffer descriptor lives in scalar registers; when its
 base differs across the lanes of a wave, LLVM wraps the load in a waterfall loop.
@@ -51,7 +57,7 @@ from mlir.dialects import affine, arith, memref, scf, vector
 from pagedir.arch import get_chip, kernel_chip_or_none
 from pagedir.dialect import rock
 from pagedir.passes.base import Pass, kernel_functions
-from pagedir.passes.blockwise_load import NotLinear, find_ops, index_const, linear_form, thread_item, vector_coords
+from pagedir.passes.blockwise_load import NotLinear, dims_of, find_ops, index_const, linear_form, thread_item, vector_coords
 
 UNIFORM_ATTR = "rock.uniform_page_ptr"
 
@@ -91,6 +97,12 @@ def lower_read_into(op, wave_size: int) -> bool:
             f"{op.vector_len}: a vector would straddle two pages"
         )
         return False
+    if op.valid is not None and op.vector_len > 1 and varies_along_vector(op):
+        op.location.emit_error(
+            f"'rock.threadwise_read_into' op valid {op.valid} depends on the vector dimension {op.vector_dim} "
+            f"of vectors of {op.vector_len} elements: a load would be valid for part of its vector"
+        )
+        return False
     uniform = paged and pages_uniform_per_wave(op, wave_size)
     tile_shape = list(op.tile_shape)
     num_vectors = math.prod(tile_shape) // op.vector_len
@@ -128,6 +140,23 @@ def apply_result(op, position: int, coords: list[ir.Value]) -> ir.Value:
     return affine.apply(single, [*op.indices, *coords])
 
 
+def varies_along_vector(op) -> bool:
+    vector_input = len(op.indices) + op.vector_dim
+    return any(vector_input in dims_of(expr) for expr in op.valid.results)
+
+
+def with_op_validity(op, coords: list[ir.Value], valid: ir.Value | None) -> ir.Value | None:
+    """``valid`` and every result of the op's ``valid`` map at ``coords`` being >= 0."""
+    if op.valid is None:
+        return valid
+    for position in range(len(op.valid.results)):
+        single = ir.AffineMap.get(op.valid.n_dims, 0, [op.valid.results[position]])
+        value = affine.apply(single, [*op.indices, *coords])
+        allowed = arith.cmpi(arith.CmpIPredicate.sge, value, index_const(0))
+        valid = allowed if valid is None else arith.andi(valid, allowed)
+    return valid
+
+
 def emit_paged_load(op, coords: list[ir.Value], uniform: bool) -> ir.Value:
     page_size = op.page_size
     flat = apply_result(op, 1, coords)
@@ -140,7 +169,7 @@ def emit_paged_load(op, coords: list[ir.Value], uniform: bool) -> ir.Value:
     in_table = arith.cmpi(arith.CmpIPredicate.ult, page, index_const(op.num_pages_per_batch))
     in_buffer = arith.cmpi(arith.CmpIPredicate.eq, local, slot)
     non_null = arith.cmpi(arith.CmpIPredicate.ne, ptr, arith.constant(ir.IntegerType.get_signless(64), 0))
-    valid = arith.andi(arith.andi(in_table, in_buffer), non_null)
+    valid = with_op_validity(op, coords, arith.andi(arith.andi(in_table, in_buffer), non_null))
     load = rock.global_load(result_type(op), op.source, [offset], valid, ptr, page_size=page_size)
     if uniform:
         load.owner.attributes[UNIFORM_ATTR] = ir.UnitAttr.get()
@@ -155,7 +184,7 @@ def emit_dense_load(op, coords: list[ir.Value]) -> ir.Value:
         inside = arith.cmpi(arith.CmpIPredicate.ult, index, index_const(extent))
         valid = inside if valid is None else arith.andi(valid, inside)
         indices.append(index)
-    return rock.global_load(result_type(op), op.source, indices, valid, None)
+    return rock.global_load(result_type(op), op.source, indices, with_op_validity(op, coords, valid), None)
 
 
 def store_row(value: ir.Value, registers: ir.Value, row: ir.Value) -> None:

@@ -167,3 +167,39 @@ func.func @dense_tile(%q: memref<64x64xf16>, %i: index) attributes {rock.kernel,
   "rock.blockwise_load_tile"(%q, %tile, %i) {map = affine_map<(i, r, c) -> (i * 16 + r, c)>, block_size = 64, operandSegmentSizes = array<i32: 1, 1, 1, 0>} : (memref<64x64xf16>, memref<16x64xf16, #gpu.address_space<workgroup>>, index) -> ()
   return
 }
+
+// -----
+
+// A tile whose keys past %len must not be read: `valid` travels to the
+// threadwise read with the tile coordinates in read order. The map of keys
+// (t * 16 + n) does not vary along the vector dimension d, so vectors stay 8 wide.
+
+// CHECK: #[[VALID:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d2 - d1 * 16 - d3 - 1)>
+// CHECK-LABEL: func.func @keys_before_len
+// CHECK-SAME: (%[[PAGES:[^:]*]]: memref<2x4x1024xf16>, %[[TABLE:[^:]*]]: memref<2x4x1xi64>, %[[B:[^:]*]]: index, %[[T:[^:]*]]: index, %[[LEN:[^:]*]]: index)
+// CHECK: "rock.threadwise_read_into"(%[[PAGES]], %{{[^,]*}}, %[[B]], %[[T]], %[[LEN]], %{{[^,]*}}, %{{[^)]*}})
+// CHECK-SAME: valid = #[[VALID]], vector_dim = 1 : i64, vector_len = 8 : i64
+func.func @keys_before_len(%pages: memref<2x4x1024xf16>, %table: memref<2x4x1xi64>, %b: index, %t: index, %len: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  %tile = "rock.alloc"() : () -> memref<16x64xf16, #gpu.address_space<workgroup>>
+  "rock.blockwise_load_tile"(%pages, %tile, %b, %t, %len, %table) {map = affine_map<(b, t, len, n, d) -> (b, (t * 16 + n) * 64 + d)>,
+      valid = affine_map<(b, t, len, n, d) -> (len - t * 16 - n - 1)>, block_size = 64, page_size = 1024,
+      index_bounds = array<i64: 2, 4, 65>, operandSegmentSizes = array<i32: 1, 1, 3, 1>}
+    : (memref<2x4x1024xf16>, memref<16x64xf16, #gpu.address_space<workgroup>>, index, index, index, memref<2x4x1xi64>) -> ()
+  return
+}
+
+// -----
+
+// A validity that changes along the vector dimension (d < %width) reads one
+// element per load: no vector may be valid for only part of its elements.
+
+// CHECK-LABEL: func.func @valid_along_vector
+// CHECK: "rock.threadwise_read_into"
+// CHECK-SAME: vector_dim = 1 : i64, vector_len = 1 : i64
+func.func @valid_along_vector(%q: memref<64x64xf16>, %i: index, %width: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 4 : i64} {
+  %tile = "rock.alloc"() : () -> memref<16x64xf16, #gpu.address_space<workgroup>>
+  "rock.blockwise_load_tile"(%q, %tile, %i, %width) {map = affine_map<(i, w, r, c) -> (i * 16 + r, c)>,
+      valid = affine_map<(i, w, r, c) -> (w - c - 1)>, block_size = 64, operandSegmentSizes = array<i32: 1, 1, 2, 0>}
+    : (memref<64x64xf16>, memref<16x64xf16, #gpu.address_space<workgroup>>, index, index) -> ()
+  return
+}

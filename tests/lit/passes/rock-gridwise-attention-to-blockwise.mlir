@@ -4,7 +4,12 @@
 // The Q tile is staged once; the loop runs over the tiles holding keys before
 // seq_len (ceildiv(seq_len, 32)), carrying each thread's accumulator chunk, running
 // max and running sum; K and V tiles come from the pages of their rock.deref.
+// The tile loads take seq_len as a fourth index and read only keys before it
+// (valid: seq_len - key - 1 >= 0): the rest of the last page and of the last
+// tile may hold anything, NaN included, and is never read.
 
+// CHECK: #[[KEYS:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, (d1 * 64 + d2 * 32 + d4) * 64 + d5)>
+// CHECK: #[[BEFORE_LEN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3 - (d2 * 32 + d4) - 1)>
 // CHECK-LABEL: func.func @decode
 // CHECK-SAME: %[[Q:[^:]+]]: memref<1x2x1x64xf16>, %[[KT:[^:]+]]: memref<1x4x1xi64>, %[[VT:[^:]+]]: memref<1x4x1xi64>, %[[LENS:[^:]+]]: memref<1xi32>, %[[OUT:[^:]+]]: memref<1x2x1x64xf16>
 // CHECK: %[[K:.*]] = "rock.deref"(%[[KT]])
@@ -25,8 +30,9 @@
 // CHECK: %[[LEN:.*]] = arith.index_cast %[[LEN32]] : i32 to index
 // CHECK: %[[TILES:.*]] = affine.apply #{{.*}}(%[[LEN]])
 // CHECK: %[[RES:.*]]:3 = scf.for %[[T:.*]] = %{{.*}} to %[[TILES]] step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}, %[[MAX:.*]] = %{{.*}}, %[[SUM:.*]] = %{{.*}}) -> (vector<2xf32>, f32, f32)
-// CHECK:   "rock.blockwise_load_tile"(%[[K]], %[[KTILE]], %{{.*}}, %{{.*}}, %[[T]], %[[KT]])
-// CHECK-SAME: page_size = 1024
+// CHECK:   "rock.blockwise_load_tile"(%[[K]], %[[KTILE]], %{{.*}}, %{{.*}}, %[[T]], %[[LEN]], %[[KT]])
+// CHECK-SAME: index_bounds = array<i64: 1, 1, 2, 65>, map = #[[KEYS]]
+// CHECK-SAME: page_size = 1024 : i64, valid = #[[BEFORE_LEN]]
 // CHECK:   vector.load %[[QROWS]]{{.*}} vector<8xf16>
 // CHECK:   vector.load %[[KTILE]]{{.*}} vector<8xf16>
 // CHECK:   vector.fma
@@ -34,7 +40,9 @@
 // CHECK:   arith.cmpi ult, %{{.*}}, %[[LEN]] : index
 // CHECK:   memref.store %{{.*}}, %[[SCORES]]
 // CHECK:   "rock.lds_barrier"()
-// CHECK:   "rock.blockwise_load_tile"(%[[V]], %[[VTILE]], %{{.*}}, %{{.*}}, %[[T]], %[[VT]])
+// CHECK:   "rock.blockwise_load_tile"(%[[V]], %[[VTILE]], %{{.*}}, %{{.*}}, %[[T]], %[[LEN]], %[[VT]])
+// CHECK-SAME: map = #[[KEYS]]
+// CHECK-SAME: valid = #[[BEFORE_LEN]]
 // CHECK:   vector.load %[[SCORES]]{{.*}} vector<4xf32>
 // CHECK:   vector.reduction <maxnumf>
 // CHECK:   arith.maxnumf %[[MAX]], %{{.*}} : f32
@@ -58,5 +66,46 @@ func.func @decode(%q: memref<1x2x1x64xf16>, %k_table: memref<1x4x1xi64>, %v_tabl
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
       block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
     : (memref<1x2x1x64xf16>, memref<1x4x1024xf16>, memref<1x4x1024xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// Causal prefill on dense K/V with seq_lens, 4 query positions, KV tiles of 16
+// keys. The dense tile loads read only keys before seq_len too. Causally hidden
+// keys are live keys of later queries: their score is selected to -inf (never
+// -inf added to a NaN), and each V row's update of the accumulator is selected
+// away unless the row sees the key (col <= position + seq_len - Sq - t * 16),
+// since 0 * NaN is NaN.
+
+// CHECK: #[[DENSE_KEYS:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 16 + d4, d5)>
+// CHECK: #[[DENSE_BEFORE_LEN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3 - (d2 * 16 + d4) - 1)>
+// CHECK-LABEL: func.func @dense_causal
+// CHECK-SAME: %[[K:[^:]+]]: memref<1x1x32x64xf32>, %[[V:[^:]+]]: memref<1x1x32x64xf32>, %[[LENS:[^:]+]]: memref<1xi32>
+// CHECK: %[[LEN32:.*]] = memref.load %[[LENS]]
+// CHECK: %[[LEN:.*]] = arith.index_cast %[[LEN32]] : i32 to index
+// CHECK: scf.for %[[T:[^ ]*]] =
+// CHECK:   "rock.blockwise_load_tile"(%[[K]], %{{.*}}, %{{.*}}, %{{.*}}, %[[T]], %[[LEN]])
+// CHECK-SAME: map = #[[DENSE_KEYS]]
+// CHECK-SAME: valid = #[[DENSE_BEFORE_LEN]]
+// CHECK:   %[[SCORE:.*]] = arith.mulf
+// CHECK:   %[[SHOWN:.*]] = arith.andi
+// CHECK:   arith.select %[[SHOWN]], %[[SCORE]], %cst{{.*}} : f32
+// CHECK:   "rock.blockwise_load_tile"(%[[V]], %{{.*}}, %{{.*}}, %{{.*}}, %[[T]], %[[LEN]])
+// CHECK-SAME: valid = #[[DENSE_BEFORE_LEN]]
+// CHECK:   %[[OFFSET:.*]] = affine.apply #{{.*}}(%{{.*}}, %{{.*}}, %[[T]])
+// CHECK:   %[[SHIFTED:.*]] = arith.addi %[[OFFSET]], %[[LEN]]
+// CHECK:   %[[LIMIT:.*]] = arith.subi %[[SHIFTED]], %c4
+// CHECK:   %[[UPDATE0:.*]] = vector.fma
+// CHECK:   %[[SEEN0:.*]] = arith.cmpi sge, %[[LIMIT]], %c0
+// CHECK:   %[[ACC0:.*]] = arith.select %[[SEEN0]], %[[UPDATE0]], %{{.*}} : vector<4xf32>
+// CHECK:   %[[UPDATE1:.*]] = vector.fma %{{.*}}, %{{.*}}, %[[ACC0]]
+// CHECK:   %[[SEEN1:.*]] = arith.cmpi sge, %[[LIMIT]], %c1
+// CHECK:   arith.select %[[SEEN1]], %[[UPDATE1]], %[[ACC0]] : vector<4xf32>
+func.func @dense_causal(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, %v: memref<1x1x32x64xf32>,
+                        %seq_lens: memref<1xi32>, %out: memref<1x1x4x64xf32>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 1, num_heads_kv = 1, causal = true,
+      block_size = 64, grid_size = 1, m_per_block = 4, n_per_block = 16, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
+    : (memref<1x1x4x64xf32>, memref<1x1x32x64xf32>, memref<1x1x32x64xf32>, memref<1xi32>, memref<1x1x4x64xf32>) -> ()
   return
 }

@@ -82,3 +82,27 @@ func.func @dense_read(%q: memref<10x8xf32>, %i: index) attributes {rock.kernel, 
   "rock.threadwise_read_into"(%q, %regs, %i) {map = affine_map<(i, r, c) -> (i * 4 + r, c)>, block_size = 6, tile_shape = array<i64: 4, 8>, vector_dim = 1, vector_len = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>} : (memref<10x8xf32>, memref<2x4xf32, #gpu.address_space<private>>, index) -> ()
   return
 }
+
+// -----
+
+// `valid` joins the validity of every load: each of its results at the vector's
+// first point must be >= 0. Here keys t * 16 + n at or past %len are not read
+// (a stale slot of the last page may hold NaN), whatever their page pointer.
+
+// CHECK-LABEL: func.func @keys_before_len
+// CHECK-SAME: (%[[PAGES:.*]]: memref<2x4x1024xf16>, %[[PTRS:.*]]: memref<2xi64, #gpu.address_space<workgroup>>, %[[B:.*]]: index, %[[T:.*]]: index, %[[LEN:.*]]: index, %[[FIRST:.*]]: index)
+// CHECK: scf.for %[[ROW:.*]] =
+// CHECK:   %[[V:.*]] = affine.apply #{{.*}}(%[[ROW]], %{{.*}})
+// CHECK:   %[[D:.*]] = affine.apply #{{.*}}(%[[V]])
+// CHECK:   %[[N:.*]] = affine.apply #{{.*}}(%[[V]])
+// CHECK:   %[[NON_NULL:.*]] = arith.cmpi ne, %{{.*}}, %c0_i64
+// CHECK:   %[[PAGE_OK:.*]] = arith.andi %{{.*}}, %[[NON_NULL]]
+// CHECK:   %[[LEFT:.*]] = affine.apply #{{.*}}(%[[B]], %[[T]], %[[LEN]], %[[N]], %[[D]])
+// CHECK:   %[[BEFORE_LEN:.*]] = arith.cmpi sge, %[[LEFT]], %c0
+// CHECK:   %[[VALID:.*]] = arith.andi %[[PAGE_OK]], %[[BEFORE_LEN]]
+// CHECK:   "rock.global_load"(%[[PAGES]], %{{.*}}, %[[VALID]], %{{.*}})
+func.func @keys_before_len(%pages: memref<2x4x1024xf16>, %ptrs: memref<2xi64, #gpu.address_space<workgroup>>, %b: index, %t: index, %len: index, %first: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  %regs = "rock.alloc"() : () -> memref<2x8xf16, #gpu.address_space<private>>
+  "rock.threadwise_read_into"(%pages, %regs, %b, %t, %len, %ptrs, %first) {map = affine_map<(b, t, len, n, d) -> (b, (t * 16 + n) * 64 + d)>, valid = affine_map<(b, t, len, n, d) -> (len - t * 16 - n - 1)>, block_size = 64, tile_shape = array<i64: 16, 64>, vector_dim = 1, vector_len = 8, page_size = 1024, num_pages_per_batch = 4, operandSegmentSizes = array<i32: 1, 1, 3, 1, 1>} : (memref<2x4x1024xf16>, memref<2x8xf16, #gpu.address_space<private>>, index, index, index, memref<2xi64, #gpu.address_space<workgroup>>, index) -> ()
+  return
+}

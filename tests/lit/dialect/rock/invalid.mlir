@@ -262,3 +262,25 @@ func.func @global_load_rank(%mem: memref<4x4xf32>, %i: index) {
   %v = "rock.global_load"(%mem, %i) {operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x4xf32>, index) -> f32
   return
 }
+
+// -----
+
+// `valid` takes the same inputs as `map` (indices, then tile coordinates).
+func.func @valid_inputs(%q: memref<64x64xf16>, %i: index) {
+  %tile = "rock.alloc"() : () -> memref<16x64xf16, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'rock.blockwise_load_tile' op valid must take the 3 inputs of map and no symbols, got (d0, d1) -> (d0 - d1)}}
+  "rock.blockwise_load_tile"(%q, %tile, %i) {map = affine_map<(i, r, c) -> (i * 16 + r, c)>, valid = affine_map<(i, r) -> (i - r)>,
+      block_size = 64, operandSegmentSizes = array<i32: 1, 1, 1, 0>} : (memref<64x64xf16>, memref<16x64xf16, #gpu.address_space<workgroup>>, index) -> ()
+  return
+}
+
+// -----
+
+func.func @valid_no_result(%q: memref<64x64xf16>, %i: index) {
+  %regs = "rock.alloc"() : () -> memref<2x8xf16, #gpu.address_space<private>>
+  // expected-error @+1 {{'rock.threadwise_read_into' op valid must have at least one result, got (d0, d1, d2) -> ()}}
+  "rock.threadwise_read_into"(%q, %regs, %i) {map = affine_map<(i, r, c) -> (i * 16 + r, c)>, valid = affine_map<(i, r, c) -> ()>, block_size = 64,
+      tile_shape = array<i64: 16, 64>, vector_dim = 1, vector_len = 8, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}
+    : (memref<64x64xf16>, memref<2x8xf16, #gpu.address_space<private>>, index) -> ()
+  return
+}
