@@ -198,3 +198,37 @@ def test_a_reader_that_went_away_is_an_error(tool):
     err = result.stderr.decode()
     assert "error: could not write to stdout: Broken pipe" in err
     assert "Traceback" not in err and "Exception ignored" not in err
+
+
+# ----------------------------------------------------------------------------
+# The safety net for crashes the screen does not know.
+
+
+@pytest.mark.parametrize("signal_name", ["SIGABRT", "SIGSEGV"])
+def test_a_crash_in_the_work_is_one_error_line_naming_the_position(signal_name):
+    code = (
+        "import os, signal, sys\n"
+        "from pagedir.cli import crash_guard\n"
+        "def work():\n"
+        "    crash_guard.note_position('in.mlir:12:1', 'parsing')\n"
+        f"    os.kill(os.getpid(), signal.{signal_name})\n"
+        "sys.exit(crash_guard.run_guarded('pagedir-opt', work))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 1
+    assert result.stderr == f"in.mlir:12:1: error: the MLIR library crashed ({signal_name}) while parsing this input\n"
+
+
+def test_the_work_exit_status_and_output_pass_through_the_guard():
+    code = (
+        "import sys\n"
+        "from pagedir.cli import crash_guard\n"
+        "def work():\n"
+        "    print('from the child')\n"
+        "    return 7\n"
+        "sys.exit(crash_guard.run_guarded('pagedir-opt', work))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert (result.returncode, result.stdout, result.stderr) == (7, "from the child\n", "")
