@@ -496,13 +496,13 @@ def run(argv: list[str]) -> int:
     flag_steps, argv = extract_pass_flags(argv)
     args = build_parser().parse_args(_split_marker_flag(argv))
     if args.list_passes:
-        print(list_passes())
+        write_output("-", list_passes() + "\n")
         return 0
     if args.show_dialects:
-        print("Available Dialects: " + ", ".join(available_dialects()))
+        write_output("-", "Available Dialects: " + ", ".join(available_dialects()) + "\n")
         return 0
     if args.show_dialect:
-        sys.stdout.write(show_dialect(args.show_dialect))
+        write_output("-", show_dialect(args.show_dialect))
         return 0
 
     text = read_input(args.input)
