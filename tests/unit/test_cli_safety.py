@@ -186,6 +186,14 @@ def test_a_closed_stdout_is_an_error(tool):
 
 
 @pytest.mark.parametrize("tool", ["opt", "compile"])
+def test_a_closed_stdin_is_an_error(tool):
+    args = ["-"] + (["--arch", "gfx942"] if tool == "compile" else [])
+    result = run_tool(tool, *args, stdin=subprocess.DEVNULL, preexec_fn=lambda: os.close(0))
+    assert result.returncode == 1, result.stderr
+    assert re.fullmatch(r"(pagedir-opt: )?error: could not read stdin: it is closed", result.stderr.decode().strip())
+
+
+@pytest.mark.parametrize("tool", ["opt", "compile"])
 def test_a_reader_that_went_away_is_an_error(tool):
     read_end, write_end = os.pipe()
     os.close(read_end)  # like `pagedir-opt x.mlir | head -c 3` once head has exited

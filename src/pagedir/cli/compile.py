@@ -37,7 +37,7 @@ from pagedir.cli import crash_guard
 from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError
 from pagedir.arch import UnknownChipError, get_chip, known_chips
 from pagedir.backend import EMIT_KINDS, BackendError, format_table, generate, kernel_reports, to_json
-from pagedir.cli.files import write_atomically, write_outputs
+from pagedir.cli.files import read_stdin, write_atomically, write_outputs
 from pagedir.cli.opt import parse_module
 from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error, has_internal_errors, run_pass_manager
 
@@ -182,7 +182,7 @@ def compile_file(args: argparse.Namespace) -> int:
 
 def _read_input(path: str) -> tuple[str, str]:
     if path == "-":
-        source, name = sys.stdin.buffer.read(), "<stdin>"
+        source, name = read_stdin(), "<stdin>"
     else:
         try:
             with open(path, "rb") as handle:

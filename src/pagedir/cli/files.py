@@ -5,7 +5,7 @@ writes into a temporary file next to the target and renames it over the target
 only once everything is written, so an error (or a crash) part way leaves the
 old file intact. ``-`` means stdout; a closed stdout or a reader that went away
 (``pagedir-opt x.mlir | head -c 3``) is a :class:`~pagedir.cli.args.UserError`,
-not a traceback or a silent success.
+not a traceback or a silent success; so is a closed stdin (:func:`read_stdin`).
 
 Kept free of MLIR imports, like :mod:`pagedir.cli.args`.
 """
@@ -120,6 +120,16 @@ def _stage(path: str, data: str | bytes) -> _Staged:
 
 def _mode(data: str | bytes) -> str:
     return "wb" if isinstance(data, bytes) else "w"
+
+
+def read_stdin() -> bytes:
+    """All of stdin; a closed one is a :class:`UserError`."""
+    if sys.stdin is None:  # no file descriptor 0 at start-up (``pagedir-opt <&-``)
+        raise UserError("could not read stdin: it is closed")
+    try:
+        return sys.stdin.buffer.read()
+    except OSError as err:
+        raise UserError(f"could not read stdin: {err.strerror or err}") from None
 
 
 def write_stdout(data: str | bytes) -> None:

@@ -30,7 +30,7 @@ from mlir.passmanager import PassManager
 import pagedir
 from pagedir.cli import crash_guard
 from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError
-from pagedir.cli.files import write_output
+from pagedir.cli.files import read_stdin, write_output
 from pagedir.cli.screen import check_source
 from pagedir.diagnostics import (
     Diag,
@@ -528,7 +528,7 @@ def run(argv: list[str]) -> int:
 def read_input(path: str) -> str:
     try:
         if path == "-":
-            data = sys.stdin.buffer.read()
+            data = read_stdin()
         else:
             with open(path, "rb") as handle:
                 data = handle.read()
