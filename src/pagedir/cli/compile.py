@@ -15,6 +15,11 @@ pipeline and the AMDGPU code generator (``pagedir.backend``).
 output); ``--report=FILE`` writes it as JSON to FILE (``-``: stdout).
 ``--dump-dir DIR`` writes every stage as ``<name>.<NN>-<stage>.mlir|.ll|.s``.
 
+A compile is looked up in the compile cache first (:mod:`pagedir.cache`: ``--cache-dir``,
+``$PAGEDIR_CACHE_DIR``, ``~/.cache/pagedir``) and stored there after it succeeds; ``--no-cache``
+does neither and ``--dump-dir`` skips the lookup (it needs every stage). The MLIR bindings,
+the backend and llvmlite are imported only on a miss. From Python: :func:`compile_source`.
+
 Errors are diagnostics (``file:line:col: error: ...``) with exit code 1; a bug in
 pagedir is exit code 2 (``PAGEDIR_TRACEBACK=1`` shows the traceback).
 """
@@ -23,17 +28,29 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import traceback
 
-import mlir.ir as ir
-from mlir.passmanager import PassManager
-
 import pagedir
 from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError
-from pagedir.arch import UnknownChipError, get_chip, known_chips
-from pagedir.backend import EMIT_KINDS, BackendError, format_table, generate, kernel_reports, to_json
-from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error
+from pagedir.arch import UnknownChipError, get_chip, known_chips, parse_chip
+from pagedir.backend import EMIT_KINDS, format_table, kernel_reports, to_json
+from pagedir.cache import Cache, Entry, cache_key, default_cache_dir, tool_versions
+
+
+def _import_compiler() -> None:
+    """Import the MLIR bindings, the diagnostics and the code generator (llvmlite).
+
+    They are most of a cold start (``python -X importtime``), so only a cache miss loads them;
+    the functions below use them as module globals.
+    """
+    global ir, PassManager, BackendError, generate, Diag, DiagnosticCollector, from_mlir_error
+    import mlir.ir as ir
+    from mlir.passmanager import PassManager
+
+    from pagedir.backend import BackendError, generate
+    from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error
 
 
 class _Failed(Exception):
@@ -53,9 +70,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="--report prints the kernel report as a table on stderr; --report=FILE writes it as JSON to FILE",
     )
     parser.add_argument("--report-json", dest="report_json", help=argparse.SUPPRESS)
-    parser.add_argument("--dump-dir", help="write the IR after every stage into this directory")
+    parser.add_argument(
+        "--dump-dir", help="write the IR after every stage into this directory (always compiles: skips the cache lookup)"
+    )
     parser.add_argument("-O", dest="opt_level", type=int, choices=(0, 1, 2, 3), default=3, help="LLVM optimization level")
     parser.add_argument("--index-bitwidth", type=int, choices=(32, 64), default=64, help="index width in kernels")
+    parser.add_argument(
+        "--cache-dir", help="compile cache directory (default $PAGEDIR_CACHE_DIR, else $XDG_CACHE_HOME/pagedir or ~/.cache/pagedir)"
+    )
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the compile cache")
+    parser.add_argument("-v", "--verbose", action="store_true", help="say whether the compile cache was used")
     parser.add_argument("--version", action="version", version=f"pagedir-compile {pagedir.__version__}")
     return parser
 
@@ -112,6 +136,90 @@ class _Stages:
 
 def compile_file(args: argparse.Namespace) -> int:
     text, name = _read_input(args.input)
+    entry = _compile_cached(args, text, name)
+    _write_output(args.output, entry.artefact)
+    if entry.report_table is not None and args.report_table:
+        sys.stderr.write(entry.report_table)
+    if entry.report_json is not None and args.report_json:
+        _write_output(args.report_json, entry.report_json)
+    return 0
+
+
+def compile_source(
+    text: str,
+    *,
+    arch: str | None = None,
+    emit: str = "asm",
+    opt_level: int = 3,
+    index_bitwidth: int = 64,
+    report: bool = False,
+    cache: bool = True,
+    cache_dir: str | None = None,
+    name: str = "<string>",
+) -> Entry:
+    """Compile MLIR text in-process, through the compile cache, like ``pagedir-compile``.
+
+    Returns a :class:`pagedir.cache.Entry`: ``artefact`` (str, or bytes for obj/hsaco),
+    ``report_table`` and ``report_json`` when ``report`` (and the artefact needed assembly),
+    ``hit``. Errors raise :class:`pagedir.cli.args.UserError`; diagnostics go to stderr.
+    """
+    if emit not in EMIT_KINDS:
+        raise UserError(f"unknown emit kind '{emit}'; expected one of {', '.join(EMIT_KINDS)}")
+    args = argparse.Namespace(
+        input=name, arch=arch, emit=emit, opt_level=opt_level, index_bitwidth=index_bitwidth, report_table=report,
+        report_json=None, dump_dir=None, no_cache=not cache, cache_dir=cache_dir, verbose=False,
+    )
+    try:
+        return _compile_cached(args, text, name)
+    except _Failed:
+        raise UserError(f"compiling {name} failed (the diagnostics are on stderr)") from None
+
+
+def _compile_cached(args: argparse.Namespace, text: str, name: str) -> Entry:
+    """The cached entry for this compile, else compile and store it."""
+    note = (lambda message: print(f"pagedir-compile: {message}", file=sys.stderr)) if args.verbose else None
+    cache = None if args.no_cache else Cache(args.cache_dir or default_cache_dir(), note)
+    options = _cache_options(args)
+    key = cache_key(text.encode("utf-8"), options) if cache else None
+    if cache and not args.dump_dir and (entry := cache.load(key)):
+        cache.note(f"cache hit {key} ({cache.path(key)})")
+        return entry
+    entry = _compile(args, text, name)
+    if cache and cache.store(key, entry, {"options": options, "versions": tool_versions()}):
+        cache.note(f"cache miss: stored {cache.path(key)}")
+    return entry
+
+
+def _cache_options(args: argparse.Namespace) -> dict:
+    """The options that change the artefact, normalized (``amdgcn-amd-amdhsa:gfx942`` is ``gfx942``)."""
+    options = {
+        "arch": _normalized_arch(args.arch),
+        "emit": args.emit,
+        "opt_level": args.opt_level,
+        "index_bitwidth": args.index_bitwidth,
+        "report": bool(args.report_table or args.report_json),
+        # The tools the backend would run: another mlir-translate or linker may give another artefact.
+        "mlir_translate": os.environ.get("PAGEDIR_MLIR_TRANSLATE"),
+    }
+    if args.emit == "hsaco":
+        options["linker"] = os.environ.get("PAGEDIR_LD_LLD") or shutil.which("ld.lld") or shutil.which("ld.lld-22")
+    return options
+
+
+def _normalized_arch(arch: str | None) -> list | None:
+    """[chip, sorted target features] for ``--arch``; the text itself when it names no chip (the compile fails)."""
+    if not arch:
+        return None
+    try:
+        chip = parse_chip(arch)
+    except UnknownChipError:
+        return [arch.strip(), []]
+    features = arch.strip().split(chip, 1)[1].split(":")
+    return [chip, sorted(feature for feature in features if feature)]
+
+
+def _compile(args: argparse.Namespace, text: str, name: str) -> Entry:
+    _import_compiler()
     stem = "stdin" if args.input == "-" else os.path.splitext(os.path.basename(args.input))[0]
     stages = _Stages(args.dump_dir, stem)
     context = pagedir.make_context()
@@ -141,14 +249,10 @@ def compile_file(args: argparse.Namespace) -> int:
             "obj": lambda: generated.obj,
             "hsaco": lambda: generated.hsaco,
         }[args.emit]()
-    _write_output(args.output, artefact)
     if generated.asm is not None and (args.report_table or args.report_json):
         reports = kernel_reports(generated.asm, chip)
-        if args.report_table:
-            sys.stderr.write(format_table(reports))
-        if args.report_json:
-            _write_output(args.report_json, to_json(reports))
-    return 0
+        return Entry(artefact, format_table(reports), to_json(reports))
+    return Entry(artefact)
 
 
 def _read_input(path: str) -> tuple[str, str]:
