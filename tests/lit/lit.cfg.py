@@ -50,6 +50,11 @@ config.substitutions.append((r"(?<![\w/.%-])not(?![\w-])", not_tool))
 config.environment["PYTHONPATH"] = os.pathsep.join(
     p for p in (os.path.join(config.test_source_root, "..", "..", "src"), os.environ.get("PYTHONPATH")) if p
 )
+# pagedir-compile's compile cache: a fresh one per lit run inside Output/, never ~/.cache/pagedir
+# (a compile repeated within the run reads the cache, so the hit path is tested too).
+compile_cache = os.path.join(config.test_exec_root, "compile-cache")
+shutil.rmtree(compile_cache, ignore_errors=True)
+config.environment["PAGEDIR_CACHE_DIR"] = compile_cache
 for var in ("HOME", "TMPDIR", "PAGEDIR_TRACEBACK"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
