@@ -116,7 +116,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 class _Stages:
-    """Numbers the stages and writes each into ``--dump-dir`` when one is given."""
+    """Numbers the stages and writes each into ``--dump-dir`` when one is given.
+
+    A stage is text or a module; a module is printed only when it is written (printing every
+    stage of the decode kernel is about a tenth of a cold compile).
+    """
 
     def __init__(self, directory: str | None, name: str):
         self.directory = directory
@@ -125,12 +129,12 @@ class _Stages:
         if directory:
             os.makedirs(directory, exist_ok=True)
 
-    def __call__(self, stage: str, text: str) -> None:
+    def __call__(self, stage: str, text) -> None:
         suffix = {"llvm-ir": ".ll", "llvm-ir-opt": ".ll", "asm": ".s"}.get(stage, ".mlir")
         if self.directory:
             path = os.path.join(self.directory, f"{self.name}.{self.count:02d}-{stage}{suffix}")
             with open(path, "w") as handle:
-                handle.write(text)
+                handle.write(str(text))
         self.count += 1
 
 
@@ -226,7 +230,7 @@ def _compile(args: argparse.Namespace, text: str, name: str) -> Entry:
     with context, ir.Location.unknown(context), DiagnosticCollector(context) as collector:
         module = _parse(text, name, collector)
         chip = _choose_chip(args.arch, module)
-        stages("input", str(module))
+        stages("input", module)
         if _has_rock_kernels(module):
             _run_kernel_pipeline(module, chip.name, collector, stages)
         if not _has_gpu_kernels(module):
@@ -234,7 +238,7 @@ def _compile(args: argparse.Namespace, text: str, name: str) -> Entry:
                          "or a gpu.module holding a gpu.func kernel", name, 1, 1)])
         if _needs_backend_pipeline(module):
             _run_backend_pipeline(module, chip.name, args.index_bitwidth, collector)
-            stages("llvm-dialect", str(module))
+            stages("llvm-dialect", module)
         try:
             generated = generate(
                 module, chip, emit=args.emit, want_asm=bool(args.report_table or args.report_json),
@@ -404,7 +408,7 @@ def _run_kernel_pipeline(module: ir.Operation, chip: str, collector: DiagnosticC
         _run_step(module, step, collector)
         if not verify_rock_ops(module):
             _fail(collector.take())
-        stages(step if isinstance(step, str) else step.argument, str(module))
+        stages(step if isinstance(step, str) else step.argument, module)
 
 
 def _run_backend_pipeline(module: ir.Operation, chip: str, index_bitwidth: int, collector: DiagnosticCollector) -> None:
