@@ -18,10 +18,12 @@ import pytest
 from mlir.passmanager import PassManager
 
 from pagedir.context import make_context
+from pagedir.dialect.ops_attention import read_problem
 from pagedir.gen import attention
 from pagedir.passes import add_pass
-from pagedir.passes.attention_to_gridwise import AttentionToGridwiseOptions, choose_tiling, lds_bytes, read_problem
-from pagedir.passes.blockwise_load import find_ops, linear_form, pages_per_tile
+from pagedir.passes.attention_to_gridwise import AttentionToGridwiseOptions, choose_tiling, lds_bytes
+from pagedir.passes.blockwise_load import pages_per_tile
+from pagedir.passes.ir_utils import find_ops, linear_form
 
 
 def enumerated_pages(heads: int, seq_len: int, head_dim: int, tile_tokens: int, page_tokens: int) -> int:

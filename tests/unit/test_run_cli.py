@@ -21,8 +21,8 @@ from mlir.passmanager import PassManager
 from pagedir.arch import CDNA_BUFFER_FLAGS, RDNA_BUFFER_FLAGS
 from pagedir.cli import gen, opt, run
 from pagedir.context import make_context
-from pagedir.interp.check import find_ops
 from pagedir.passes import add_pass
+from pagedir.passes.ir_utils import find_ops
 
 #: Ragged sequences: with seed 3 some pages of this cache are null pointers.
 COPY_KV = ["copy-kv", "--batch", "3", "--num-heads-kv", "2", "--seq-len", "64", "--head-dim", "16",
@@ -72,7 +72,7 @@ def test_unplanted_kernel_passes(lowered_copy_kv, tmp_path, capsys) -> None:
 def test_shifted_page_offset_fails_naming_the_output_element(lowered_copy_kv, tmp_path, capsys) -> None:
     def shift_offsets(module: ir.Operation) -> None:
         # Every buffer load reads 16 bytes further into its page.
-        for load in find_ops(module, ("rocdl.raw.ptr.buffer.load",)):
+        for load in find_ops(module, "rocdl.raw.ptr.buffer.load"):
             offset = load.operands[1]
             with ir.InsertionPoint(load), load.location:
                 sixteen = arith.ConstantOp(offset.type, 16)
@@ -88,9 +88,9 @@ def test_shifted_page_offset_fails_naming_the_output_element(lowered_copy_kv, tm
 
 def test_missing_barrier_after_page_pointers_is_a_race_between_the_store_and_the_load(lowered_copy_kv, tmp_path, capsys) -> None:
     def drop_barrier(module: ir.Operation) -> None:
-        (stage,) = [op for op in find_ops(module, ("scf.execute_region",))
+        (stage,) = [op for op in find_ops(module, "scf.execute_region")
                     if "rock.stage" in op.attributes and ir.StringAttr(op.attributes["rock.stage"]).value == "PagePtrLoad"]
-        (barrier,) = find_ops(stage, ("gpu.barrier",))
+        (barrier,) = find_ops(stage, "gpu.barrier")
         barrier.erase()
 
     path = plant(lowered_copy_kv, tmp_path / "race.mlir", drop_barrier)
@@ -108,7 +108,7 @@ def test_missing_barrier_after_page_pointers_is_a_race_between_the_store_and_the
 def test_missing_null_page_guard_reads_through_the_null_pointer(lowered_copy_kv, tmp_path, capsys) -> None:
     def drop_guard(module: ir.Operation) -> None:
         # The validity "page pointer != 0" becomes true.
-        (guard,) = [op for op in find_ops(module, ("arith.cmpi",))
+        (guard,) = [op for op in find_ops(module, "arith.cmpi")
                     if ir.IntegerAttr(op.attributes["predicate"]).value == 1 and str(op.operands[0].type) == "i64"]
         with ir.InsertionPoint(guard), guard.location:
             true = arith.ConstantOp(ir.IntegerType.get_signless(1), 1)
@@ -219,7 +219,7 @@ def set_descriptor_operand(index: int, value_of) -> callable:
     """An edit replacing operand ``index`` of every rocdl.make.buffer.rsrc by a constant ``value_of(old constant)``."""
 
     def edit(module: ir.Operation) -> None:
-        for rsrc in find_ops(module, ("rocdl.make.buffer.rsrc",)):
+        for rsrc in find_ops(module, "rocdl.make.buffer.rsrc"):
             old = rsrc.operands[index]
             constant = ir.IntegerAttr(old.owner.attributes["value"]).value
             with ir.InsertionPoint(rsrc), rsrc.location:
@@ -260,7 +260,7 @@ def test_the_offset_passed_as_soffset_escapes_the_range_check(lowered_copy_kv, t
     # soffset takes no part in CDNA's range check: an invalid lane's offset (num_records) moved there is
     # no longer out of range, and the lane reads through its null page pointer.
     def offset_to_soffset(module: ir.Operation) -> None:
-        for load in find_ops(module, ("rocdl.raw.ptr.buffer.load",)):
+        for load in find_ops(module, "rocdl.raw.ptr.buffer.load"):
             offset = load.operands[1]
             with ir.InsertionPoint(load), load.location:
                 load.operands[2] = offset

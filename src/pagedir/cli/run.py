@@ -40,9 +40,10 @@ from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError
 from pagedir.cli.opt import parse_module, read_input
 from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error
 from pagedir.interp import Device, InterpError
-from pagedir.interp.check import Comparison, compare, error_summary, find_ops, make_case, run_case, runnable
+from pagedir.interp.check import Comparison, compare, error_summary, make_case, run_case, runnable
 from pagedir.interp.launch import argument_count, find_function, functions, launch_size, run_function, symbol_name
 from pagedir.passes import add_pass, get_pass_class
+from pagedir.passes.ir_utils import find_ops
 from pagedir.passes.verify import verify_rock_ops
 from pagedir.pipelines import KERNEL_PASSES, kernel_pass
 
@@ -292,7 +293,7 @@ LEVEL_MARKERS = (
 def level_of(func: ir.Operation) -> str:
     if func.name == "gpu.func":
         return "L6"
-    held = {op.name for op in find_ops(func, tuple(marker for _, marker in LEVEL_MARKERS))}
+    held = {op.name for op in find_ops(func, *(marker for _, marker in LEVEL_MARKERS))}
     return next((level for level, marker in LEVEL_MARKERS if marker in held), "input")
 
 
@@ -408,7 +409,7 @@ ATTENTION_OPS = ("rock.attention", "rock.gridwise_attention_accel")
 def pipeline_passes(module: ir.Operation) -> tuple[str, ...]:
     """rock-kernel-pipeline from the level the input is at (every level can be continued from):
     the attention passes run only while attention ops are left for them."""
-    held = {op.name for op in find_ops(module, ATTENTION_OPS)}
+    held = {op.name for op in find_ops(module, *ATTENTION_OPS)}
     first = next((i for i, name in enumerate(ATTENTION_OPS) if name in held), len(ATTENTION_OPS))
     return KERNEL_PASSES[first:]
 

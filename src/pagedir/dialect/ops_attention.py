@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import mlir.ir as ir
 
@@ -19,6 +20,7 @@ from pagedir.dialect.core import (
     Operand,
     Result,
 )
+from pagedir.dialect.types import element_bytes
 
 
 class DerefOp(OpDef):
@@ -62,6 +64,8 @@ def is_deref(value: ir.Value) -> bool:
 
 
 FLOAT_TYPES = ("f16", "bf16", "f32")
+#: The widest vector a thread loads (dwordx4): head dims and pages are multiples of it.
+VECTOR_BITS = 128
 
 
 class AttentionLike(OpDef):
@@ -107,6 +111,41 @@ def kv_shape(value: ir.Value, num_heads_kv: int, head_dim: int) -> tuple[int, in
     if type_.shape[3] != head_dim:
         return f"K/V head dim {type_.shape[3]} differs from the query head dim {head_dim}"
     return type_.shape[0], type_.shape[1], type_.shape[2]
+
+
+@dataclass(frozen=True)
+class AttentionProblem:
+    """The sizes of a ``rock.attention`` or ``rock.gridwise_attention_accel`` (see :func:`read_problem`)."""
+
+    batch: int
+    heads_q: int
+    heads_kv: int
+    seq_q: int
+    seq_k: int
+    head_dim: int
+    element: ir.Type
+    page_elements: int | None  # None for dense K/V
+
+    @property
+    def group(self) -> int:
+        return self.heads_q // self.heads_kv
+
+    @property
+    def vector_len(self) -> int:
+        return VECTOR_BITS // (element_bytes(self.element) * 8)
+
+
+def read_problem(op) -> AttentionProblem:
+    """The sizes of an attention op that passed its verifier, read from its operands."""
+    batch, heads_q, seq_q, head_dim = op.q.type.shape
+    heads_kv = op.num_heads_kv
+    k_type = op.k.type
+    if is_deref(op.k):
+        pages, page_elements = k_type.shape[1], k_type.shape[2]
+        seq_k = pages * page_elements // (heads_kv * head_dim)
+    else:
+        page_elements, seq_k = None, k_type.shape[2]
+    return AttentionProblem(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, op.q.type.element_type, page_elements)
 
 
 def verify_attention_shapes(op) -> Iterator[str]:

@@ -160,4 +160,9 @@ several hardware loads by `rock-buffer-load`.
             yield f"page_size {page_size} must be a positive multiple of the vector width {lanes} of {result_type}"
 
 
+#: Unit attribute on a paged ``rock.global_load``: the lanes of every wave that executes it pass
+#: the same ``page_ptr`` (set by rock-threadwise-lowering, which proves it; rock-buffer-load then
+#: takes the pointer with ``readfirstlane``).
+UNIFORM_PAGE_PTR_ATTR = "rock.uniform_page_ptr"
+
 OPS = (AllocOp, LiveInOp, LiveOutOp, LdsBarrierOp, WorkgroupIdOp, WorkitemIdOp, GlobalLoadOp)

@@ -36,6 +36,7 @@ import numpy as np
 from pagedir import reference
 from pagedir.interp.launch import argument_count, as_module, functions, run_function, symbol_name
 from pagedir.interp.memory import Device, InterpError
+from pagedir.passes.ir_utils import find_ops
 
 TOLERANCE = {"f32": 1e-5, "f64": 1e-9, "f16": 2e-2, "bf16": 2e-2}
 
@@ -198,18 +199,6 @@ def host_values(array: np.ndarray, name: str) -> np.ndarray:
     return array.astype(np.float32)
 
 
-def find_ops(func: ir.Operation, names: tuple) -> list[ir.Operation]:
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in names:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    func.walk(visit)
-    return found
-
-
 def attention_signature(func: ir.Operation) -> bool:
     """Arguments (q, k_table, v_table, [seq_lens], out) as rock.attention's paged form takes them."""
     types = [a.type for a in list(func.regions[0].blocks[0].arguments)[: argument_count(func)]]
@@ -222,7 +211,7 @@ def attention_signature(func: ir.Operation) -> bool:
 
 def _attention_attrs(func: ir.Operation) -> dict[str, Any]:
     """num_heads_kv, causal, scale from the attention op, or from func attributes rock.num_heads_kv..."""
-    ops = find_ops(func, ("rock.attention", "rock.gridwise_attention_accel"))
+    ops = find_ops(func, "rock.attention", "rock.gridwise_attention_accel")
     source = ops[0].attributes if ops else func.attributes
     prefix = "" if ops else "rock."
     attrs: dict[str, Any] = {}
@@ -243,7 +232,7 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device)
     has_lens = len(args) == 5
     batch, heads_q, seq_q, head_dim = q_type.shape
     name = str(q_type.element_type)
-    derefs = find_ops(func, ("rock.deref",))
+    derefs = find_ops(func, "rock.deref")
     attrs = _attention_attrs(func)
     dense = table_type.rank == 4  # dense K/V [B, Hkv, Sk, D] instead of page tables
     if dense:
@@ -283,7 +272,7 @@ def generic_case(func: ir.Operation, rng: np.random.Generator, device: Device) -
     """Random data of each argument's type; page tables (read by rock.deref) point at random pages."""
     args = list(func.regions[0].blocks[0].arguments)[: argument_count(func)]
     deref_of = {}
-    for deref in find_ops(func, ("rock.deref",)):
+    for deref in find_ops(func, "rock.deref"):
         deref_of[deref.operands[0]] = ir.MemRefType(deref.results[0].type)
     call, keep = [], []
     for argument in args:
@@ -316,7 +305,7 @@ def make_case(func: ir.Operation, rng: np.random.Generator, device: Device) -> C
         generator = ir.StringAttr(func.attributes["rock.check"]).value
         module = importlib.import_module(f"pagedir.gen.{generator}")
         return module.check_case(func, rng, device)
-    if find_ops(func, ("rock.attention", "rock.gridwise_attention_accel")) or attention_signature(func):
+    if find_ops(func, "rock.attention", "rock.gridwise_attention_accel") or attention_signature(func):
         return attention_case(func, rng, device)
     return generic_case(func, rng, device)
 

@@ -38,13 +38,12 @@ import mlir.ir as ir
 
 from pagedir.arch import Chip, get_chip, kernel_chip_or_none
 from pagedir.dialect import rock
-from pagedir.dialect.ops_attention import is_deref
+from pagedir.dialect.ops_attention import VECTOR_BITS, AttentionProblem, read_problem
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.base import Pass, kernel_functions
-from pagedir.passes.blockwise_load import find_ops
+from pagedir.passes.ir_utils import find_ops
 
 MAX_HEAD_DIM = 256
-VECTOR_BITS = 128
 #: Query rows a prefill tile aims for; decode packs the whole group instead. 16 rows keep an f16
 #: D=128 prefill kernel at 208 VGPRs (2 waves per SIMD on gfx942); 32 need 256 VGPRs + 128 AGPRs.
 PREFILL_ROWS = 16
@@ -69,28 +68,6 @@ class AttentionToGridwiseOptions:
                 raise ValueError(f"{name.replace('_', '-')} must be positive or 0 (choose), got {getattr(self, name)}")
         if self.arch:
             get_chip(self.arch)
-
-
-@dataclass(frozen=True)
-class Problem:
-    """The attention's sizes, read from its operands."""
-
-    batch: int
-    heads_q: int
-    heads_kv: int
-    seq_q: int
-    seq_k: int
-    head_dim: int
-    element: ir.Type
-    page_elements: int | None  # None for dense K/V
-
-    @property
-    def group(self) -> int:
-        return self.heads_q // self.heads_kv
-
-    @property
-    def vector_len(self) -> int:
-        return VECTOR_BITS // (element_bytes(self.element) * 8)
 
 
 @dataclass(frozen=True)
@@ -145,19 +122,7 @@ def lower_attention(op, func: ir.Operation, chip: Chip, options: AttentionToGrid
     return True
 
 
-def read_problem(op) -> Problem:
-    batch, heads_q, seq_q, head_dim = op.q.type.shape
-    heads_kv = op.num_heads_kv
-    k_type = op.k.type
-    if is_deref(op.k):
-        pages, page_elements = k_type.shape[1], k_type.shape[2]
-        seq_k = pages * page_elements // (heads_kv * head_dim)
-    else:
-        page_elements, seq_k = None, k_type.shape[2]
-    return Problem(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, op.q.type.element_type, page_elements)
-
-
-def check_problem(p: Problem):
+def check_problem(p: AttentionProblem):
     vector_len = p.vector_len
     if p.head_dim > MAX_HEAD_DIM:
         yield f"head dim {p.head_dim} is too large: at most {MAX_HEAD_DIM} is supported"
@@ -169,7 +134,7 @@ def check_problem(p: Problem):
                f"({VECTOR_BITS} bits of {p.element}): a vector would straddle two pages")
 
 
-def choose_tiling(p: Problem, options: AttentionToGridwiseOptions) -> Tiling:
+def choose_tiling(p: AttentionProblem, options: AttentionToGridwiseOptions) -> Tiling:
     group = p.group
     if options.m_per_block:
         m = options.m_per_block
@@ -185,7 +150,7 @@ def choose_tiling(p: Problem, options: AttentionToGridwiseOptions) -> Tiling:
     return Tiling(block, m, n, grid)
 
 
-def check_tiling(p: Problem, t: Tiling):
+def check_tiling(p: AttentionProblem, t: Tiling):
     if t.m_per_block % p.group:
         yield (f"m_per_block {t.m_per_block} must be a multiple of the query heads per KV head "
                f"({p.heads_q} / {p.heads_kv} = {p.group}): a tile holds whole groups")
@@ -193,7 +158,7 @@ def check_tiling(p: Problem, t: Tiling):
         yield f"block size {t.block_size} exceeds the hardware limit of 1024 threads"
 
 
-def lds_bytes(p: Problem, t: Tiling) -> dict[str, int]:
+def lds_bytes(p: AttentionProblem, t: Tiling) -> dict[str, int]:
     """LDS the blockwise kernel allocates, per buffer, before rock-reuse-lds."""
     eb = element_bytes(p.element)
     needs = {
@@ -217,7 +182,7 @@ def peak_lds_bytes(needs: dict[str, int]) -> int:
     return needs["q"] + needs["scores"] + max(k_side, v_side)
 
 
-def check_lds(p: Problem, t: Tiling, chip):
+def check_lds(p: AttentionProblem, t: Tiling, chip):
     needs = lds_bytes(p, t)
     peak = peak_lds_bytes(needs)
     if peak > chip.lds_per_workgroup:

@@ -69,66 +69,15 @@ from mlir.dialects import affine, arith, memref, scf, vector
 from pagedir.dialect import rock
 from pagedir.dialect.types import element_bytes, is_lds, lds_bytes_type, private_space
 from pagedir.passes.base import Pass, kernel_functions
+from pagedir.passes.ir_utils import LinearForm, NotLinear, dims_of, find_ops, index_const, linear_form, thread_item, vector_coords
 
 MAX_VECTOR_BITS = 128
 #: Beyond this many (residue, step) pairs the reachable residues are over-approximated by a congruence class.
 _RESIDUE_WORK_LIMIT = 1 << 24
 
 
-class NotLinear(Exception):
-    """The map is not affine-linear in the tile coordinates."""
-
-
 # ----------------------------------------------------------------------------
-# Geometry: the flat position as origin(indices) + sum_j c_j * x_j.
-
-
-@dataclass
-class LinearForm:
-    """``const + sum(mult * index_expr) + sum(tile_coeffs[j] * x_j)``."""
-
-    tile_coeffs: list[int]
-    index_terms: list[tuple[int, ir.AffineExpr]]
-    const: int
-
-    def scaled(self, factor: int) -> LinearForm:
-        return LinearForm(
-            [c * factor for c in self.tile_coeffs], [(m * factor, e) for m, e in self.index_terms], self.const * factor
-        )
-
-    def plus(self, other: LinearForm) -> LinearForm:
-        coeffs = [a + b for a, b in zip(self.tile_coeffs, other.tile_coeffs)]
-        return LinearForm(coeffs, self.index_terms + other.index_terms, self.const + other.const)
-
-
-def dims_of(expr: ir.AffineExpr) -> set[int]:
-    if isinstance(expr, ir.AffineDimExpr):
-        return {expr.position}
-    if isinstance(expr, ir.AffineBinaryExpr):
-        return dims_of(expr.lhs) | dims_of(expr.rhs)
-    return set()
-
-
-def linear_form(expr: ir.AffineExpr, num_indices: int, tile_rank: int) -> LinearForm:
-    """Split ``expr`` over (indices..., tile coords...) into a :class:`LinearForm` or raise NotLinear."""
-    zero = [0] * tile_rank
-    if isinstance(expr, ir.AffineConstantExpr):
-        return LinearForm(zero, [], expr.value)
-    if isinstance(expr, ir.AffineDimExpr):
-        if expr.position < num_indices:
-            return LinearForm(zero, [(1, expr)], 0)
-        coeffs = list(zero)
-        coeffs[expr.position - num_indices] = 1
-        return LinearForm(coeffs, [], 0)
-    if isinstance(expr, ir.AffineAddExpr):
-        return linear_form(expr.lhs, num_indices, tile_rank).plus(linear_form(expr.rhs, num_indices, tile_rank))
-    if isinstance(expr, ir.AffineMulExpr):
-        for factor, other in ((expr.rhs, expr.lhs), (expr.lhs, expr.rhs)):
-            if isinstance(factor, ir.AffineConstantExpr):
-                return linear_form(other, num_indices, tile_rank).scaled(factor.value)
-    if not any(d >= num_indices for d in dims_of(expr)):
-        return LinearForm(zero, [(1, expr)], 0)  # any function of the indices alone: an opaque term
-    raise NotLinear(str(expr))
+# Geometry: the flat position as a LinearForm, origin(indices) + sum_j c_j * x_j.
 
 
 def tile_offset_range(coeffs: list[int], tile_shape: list[int]) -> tuple[int, int, list[int]]:
@@ -197,38 +146,11 @@ def choose_vector(form: LinearForm, tile_shape: list[int], elem_bits: int, exten
 # IR helpers.
 
 
-def index_const(value: int) -> ir.Value:
-    return arith.constant(ir.IndexType.get(), value)
-
-
 def open_stage(name: str, loc: ir.Location) -> ir.Block:
     """An ``scf.execute_region no_inline {...} {rock.stage = name}`` at the current point; its body."""
     region_op = scf.ExecuteRegionOp([], no_inline=True, loc=loc)
     region_op.operation.attributes["rock.stage"] = ir.StringAttr.get(name)
     return region_op.regions[0].blocks.append()
-
-
-def vector_coords(vector_index: ir.Value, tile_shape: list[int], vector_dim: int, vector_len: int) -> list[ir.Value]:
-    """Tile coordinates of the first point of vector ``vector_index`` (row-major vector grid)."""
-    grid = list(tile_shape)
-    grid[vector_dim] //= vector_len
-    coords, stride = [], 1
-    for j in reversed(range(len(grid))):
-        expr = ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), stride) if stride > 1 else ir.AffineDimExpr.get(0)
-        if j > 0:
-            expr = expr % grid[j]
-        if j == vector_dim and vector_len > 1:
-            expr = expr * vector_len
-        coords.append(affine.apply(ir.AffineMap.get(1, 0, [expr]), [vector_index]))
-        stride *= grid[j]
-    return coords[::-1]
-
-
-def thread_item(round_: ir.Value, tid: ir.Value, block_size: int) -> ir.Value:
-    """``round * block_size + tid``: the item thread ``tid`` handles in a round when the block's
-    threads take consecutive items (page slots, tile vectors)."""
-    strided = ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) * block_size + ir.AffineDimExpr.get(1)])
-    return affine.apply(strided, [round_, tid])
 
 
 def unit_stride_last(type_: ir.MemRefType) -> bool:
@@ -269,18 +191,6 @@ class BlockwiseLoadPass(Pass):
             for op in find_ops(func, "rock.blockwise_load_tile"):
                 ok = lower_blockwise_load(op.opview, hoist_point) and ok
         return ok
-
-
-def find_ops(root: ir.Operation, name: str) -> list[ir.Operation]:
-    found = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == name:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    root.walk(visit)
-    return found
 
 
 def plan_tile(op) -> TilePlan | str:

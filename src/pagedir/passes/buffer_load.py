@@ -54,10 +54,10 @@ import mlir.ir as ir
 from mlir.dialects import arith, llvm, memref, rocdl, vector
 
 from pagedir.arch import get_chip, kernel_chip_or_none
+from pagedir.dialect.ops_core import UNIFORM_PAGE_PTR_ATTR
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.base import Pass, kernel_functions
-from pagedir.passes.blockwise_load import find_ops
-from pagedir.passes.threadwise_lowering import UNIFORM_ATTR
+from pagedir.passes.ir_utils import find_ops
 
 MAX_LOAD_BYTES = 16
 NUM_RECORDS_LIMIT = 1 << 32
@@ -114,7 +114,7 @@ def lower_global_load(op, flags: int) -> bool:
     with op.location, ir.InsertionPoint(op):
         if paged:
             pointer = op.page_ptr
-            if UNIFORM_ATTR in op.operation.attributes:
+            if UNIFORM_PAGE_PTR_ATTR in op.operation.attributes:
                 pointer = rocdl.readfirstlane(pointer.type, pointer)
             element_offset = op.indices[0]
         else:

@@ -57,11 +57,10 @@ from mlir.dialects import affine, arith, memref, scf, vector
 from mlir.dialects import math as mlir_math
 
 from pagedir.dialect import rock
-from pagedir.dialect.ops_attention import is_deref
+from pagedir.dialect.ops_attention import AttentionProblem, is_deref, read_problem
 from pagedir.dialect.types import element_bytes, lds_bytes_type
-from pagedir.passes.attention_to_gridwise import Problem, read_problem
 from pagedir.passes.base import Pass, kernel_functions
-from pagedir.passes.blockwise_load import find_ops, index_const
+from pagedir.passes.ir_utils import find_ops, index_const
 
 LOG2_E = 1.4426950408889634
 #: Output columns a thread accumulates per chunk, at most (f32 registers).
@@ -86,7 +85,7 @@ class GridwiseAttentionToBlockwisePass(Pass):
 class Plan:
     """Sizes of one workgroup's work, from the problem and the tiling attributes."""
 
-    p: Problem
+    p: AttentionProblem
     block: int  # threads
     m: int  # query rows per tile (G x Sq_t)
     n: int  # KV tokens per tile

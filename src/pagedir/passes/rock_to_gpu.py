@@ -41,7 +41,7 @@ from mlir.dialects import gpu
 from pagedir.arch import get_chip, kernel_chip_or_none
 from pagedir.dialect.types import PRIVATE, WORKGROUP, memory_space
 from pagedir.passes.base import Pass, kernel_functions
-from pagedir.passes.blockwise_load import find_ops
+from pagedir.passes.ir_utils import find_ops
 
 DROPPED_MARKERS = ("rock.live_in", "rock.live_out")
 

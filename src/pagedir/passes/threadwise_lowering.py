@@ -56,10 +56,9 @@ from mlir.dialects import affine, arith, memref, scf, vector
 
 from pagedir.arch import get_chip, kernel_chip_or_none
 from pagedir.dialect import rock
+from pagedir.dialect.ops_core import UNIFORM_PAGE_PTR_ATTR
 from pagedir.passes.base import Pass, kernel_functions
-from pagedir.passes.blockwise_load import NotLinear, dims_of, find_ops, index_const, linear_form, thread_item, vector_coords
-
-UNIFORM_ATTR = "rock.uniform_page_ptr"
+from pagedir.passes.ir_utils import NotLinear, dims_of, find_ops, index_const, linear_form, thread_item, vector_coords
 
 
 @dataclass(frozen=True)
@@ -172,7 +171,7 @@ def emit_paged_load(op, coords: list[ir.Value], uniform: bool) -> ir.Value:
     valid = with_op_validity(op, coords, arith.andi(arith.andi(in_table, in_buffer), non_null))
     load = rock.global_load(result_type(op), op.source, [offset], valid, ptr, page_size=page_size)
     if uniform:
-        load.owner.attributes[UNIFORM_ATTR] = ir.UnitAttr.get()
+        load.owner.attributes[UNIFORM_PAGE_PTR_ATTR] = ir.UnitAttr.get()
     return load
 
 

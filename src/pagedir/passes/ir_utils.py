@@ -1,0 +1,123 @@
+"""IR helpers shared by the passes: finding ops, building index values, affine-linear forms.
+
+Pass modules import these from here and never from each other, so each pass file
+reads top to bottom as its own algorithm (tests/unit/test_pass_imports.py holds
+that rule). Helpers about one op of the rock dialect live with its definition in
+``pagedir.dialect`` instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mlir.ir as ir
+from mlir.dialects import affine, arith
+
+# ----------------------------------------------------------------------------
+# Finding ops.
+
+
+def find_ops(root: ir.Operation, *names: str) -> list[ir.Operation]:
+    """Every op named one of ``names`` in ``root`` (``root`` included), in pre-order.
+
+    The list is collected before the caller rewrites anything, so erasing or
+    replacing the ops found is safe.
+    """
+    found = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in names:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    return found
+
+
+# ----------------------------------------------------------------------------
+# Building index values (at the current insertion point and location).
+
+
+def index_const(value: int) -> ir.Value:
+    """``arith.constant value : index``."""
+    return arith.constant(ir.IndexType.get(), value)
+
+
+def thread_item(round_: ir.Value, tid: ir.Value, block_size: int) -> ir.Value:
+    """``round * block_size + tid``: the item thread ``tid`` handles in a round when the block's
+    threads take consecutive items (page slots, tile vectors)."""
+    strided = ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) * block_size + ir.AffineDimExpr.get(1)])
+    return affine.apply(strided, [round_, tid])
+
+
+def vector_coords(vector_index: ir.Value, tile_shape: list[int], vector_dim: int, vector_len: int) -> list[ir.Value]:
+    """Tile coordinates of the first point of vector ``vector_index`` (row-major vector grid)."""
+    grid = list(tile_shape)
+    grid[vector_dim] //= vector_len
+    coords, stride = [], 1
+    for j in reversed(range(len(grid))):
+        expr = ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), stride) if stride > 1 else ir.AffineDimExpr.get(0)
+        if j > 0:
+            expr = expr % grid[j]
+        if j == vector_dim and vector_len > 1:
+            expr = expr * vector_len
+        coords.append(affine.apply(ir.AffineMap.get(1, 0, [expr]), [vector_index]))
+        stride *= grid[j]
+    return coords[::-1]
+
+
+# ----------------------------------------------------------------------------
+# Affine-linear forms: a tile map's position as origin(indices) + sum_j c_j * x_j.
+
+
+class NotLinear(Exception):
+    """The map is not affine-linear in the tile coordinates."""
+
+
+@dataclass
+class LinearForm:
+    """``const + sum(mult * index_expr) + sum(tile_coeffs[j] * x_j)``."""
+
+    tile_coeffs: list[int]
+    index_terms: list[tuple[int, ir.AffineExpr]]
+    const: int
+
+    def scaled(self, factor: int) -> LinearForm:
+        return LinearForm(
+            [c * factor for c in self.tile_coeffs], [(m * factor, e) for m, e in self.index_terms], self.const * factor
+        )
+
+    def plus(self, other: LinearForm) -> LinearForm:
+        coeffs = [a + b for a, b in zip(self.tile_coeffs, other.tile_coeffs)]
+        return LinearForm(coeffs, self.index_terms + other.index_terms, self.const + other.const)
+
+
+def dims_of(expr: ir.AffineExpr) -> set[int]:
+    """Positions of the dimensions ``expr`` uses."""
+    if isinstance(expr, ir.AffineDimExpr):
+        return {expr.position}
+    if isinstance(expr, ir.AffineBinaryExpr):
+        return dims_of(expr.lhs) | dims_of(expr.rhs)
+    return set()
+
+
+def linear_form(expr: ir.AffineExpr, num_indices: int, tile_rank: int) -> LinearForm:
+    """Split ``expr`` over (indices..., tile coords...) into a :class:`LinearForm` or raise NotLinear."""
+    zero = [0] * tile_rank
+    if isinstance(expr, ir.AffineConstantExpr):
+        return LinearForm(zero, [], expr.value)
+    if isinstance(expr, ir.AffineDimExpr):
+        if expr.position < num_indices:
+            return LinearForm(zero, [(1, expr)], 0)
+        coeffs = list(zero)
+        coeffs[expr.position - num_indices] = 1
+        return LinearForm(coeffs, [], 0)
+    if isinstance(expr, ir.AffineAddExpr):
+        return linear_form(expr.lhs, num_indices, tile_rank).plus(linear_form(expr.rhs, num_indices, tile_rank))
+    if isinstance(expr, ir.AffineMulExpr):
+        for factor, other in ((expr.rhs, expr.lhs), (expr.lhs, expr.rhs)):
+            if isinstance(factor, ir.AffineConstantExpr):
+                return linear_form(other, num_indices, tile_rank).scaled(factor.value)
+    if not any(d >= num_indices for d in dims_of(expr)):
+        return LinearForm(zero, [(1, expr)], 0)  # any function of the indices alone: an opaque term
+    raise NotLinear(str(expr))
