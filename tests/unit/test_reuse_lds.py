@@ -113,6 +113,27 @@ KERNELS = {
     memref.store %z, %out[%c0, %tid] : memref<4x64xf32>
   }
 """, [256, 256]),
+    # C is written before the loop and read in every iteration: it interferes with
+    # A and B, which share bytes inside the loop (a barrier for the back edge).
+    "live_across_loop": ("""
+  %c_raw = "rock.alloc"() : () -> memref<256xi8, #wg>
+  %c = memref.view %c_raw[%c0][] : memref<256xi8, #wg> to memref<64xf32, #wg>
+  %w = memref.load %in[%c0, %tid] : memref<4x64xf32>
+  memref.store %w, %c[%tid] : memref<64xf32, #wg>
+  scf.for %k = %c0 to %c4 step %c1 {
+    %x = memref.load %in[%k, %tid] : memref<4x64xf32>
+    memref.store %x, %a[%tid] : memref<64xf32, #wg>
+    "rock.lds_barrier"() : () -> ()
+    %y = memref.load %a[%next] : memref<64xf32, #wg>
+    %s = arith.addf %x, %y : f32
+    memref.store %s, %b[%tid] : memref<64xf32, #wg>
+    "rock.lds_barrier"() : () -> ()
+    %z = memref.load %b[%next] : memref<64xf32, #wg>
+    %v = memref.load %c[%next] : memref<64xf32, #wg>
+    %t = arith.addf %z, %v : f32
+    memref.store %t, %out[%k, %tid] : memref<4x64xf32>
+  }
+""", [256, 256]),
 }
 
 
