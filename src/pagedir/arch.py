@@ -1,14 +1,26 @@
-"""Chip facts in one table: wave size, LDS limit, buffer-descriptor flags, occupancy limits.
+"""Chip facts in one table (wave size, LDS limit, buffer-descriptor flags, occupancy limits),
+and the one rule that decides which chip a kernel is for.
 
 A target is a chip name (``gfx942``) or a full target string
-(``amdgcn-amd-amdhsa:gfx942``, ``amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-``):
-:func:`parse_chip` extracts the chip; nothing tests by string prefix.
+(``amdgcn-amd-amdhsa:gfx942``, ``amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-``),
+parsed strictly by :func:`parse_target`: spaces, unknown features and anything
+else are errors naming the value and the accepted form; nothing tests by string prefix.
+
+:func:`kernel_chip` is the only place that decides a kernel's chip: the arch
+option when given, else the kernel's ``rock.arch``. Both given and naming
+different chips is an error at the kernel naming both (a kernel lowered for one
+chip is never lowered further or compiled for another); neither given is an
+error too (no default chip is guessed). Given the option, a kernel without
+``rock.arch`` records it, so later stages and ``pagedir-compile`` see the chip
+the code was lowered for.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+
+import mlir.ir as ir
 
 #: Flags word of a raw buffer descriptor on CDNA / gfx9: num format 7 (float, bits 14:12), data format 4
 #: (32, bits 18:15; 0 would be INVALID, an unbound resource). Rules: pagedir.interp.buffer_descriptor.
@@ -38,6 +50,8 @@ class Chip:
     lds_granule: int
     buffer_flags: int
     family: str  # "cdna" or "rdna"
+    #: Target-ID features the chip takes (``gfx942:sramecc+:xnack-``).
+    features: tuple[str, ...] = ()
 
     @property
     def major(self) -> int:
@@ -45,11 +59,12 @@ class Chip:
 
 
 _KB = 1024
+_CDNA_FEATURES = ("sramecc", "xnack")
 CHIPS: dict[str, Chip] = {
-    "gfx908": Chip("gfx908", 64, 64 * _KB, 64 * _KB, 10, 4, 256, 4, 512, CDNA_BUFFER_FLAGS, "cdna"),
-    "gfx90a": Chip("gfx90a", 64, 64 * _KB, 64 * _KB, 8, 4, 512, 8, 512, CDNA_BUFFER_FLAGS, "cdna"),
-    "gfx942": Chip("gfx942", 64, 64 * _KB, 64 * _KB, 8, 4, 512, 8, 512, CDNA_BUFFER_FLAGS, "cdna"),
-    "gfx950": Chip("gfx950", 64, 160 * _KB, 160 * _KB, 8, 4, 512, 8, 1280, CDNA_BUFFER_FLAGS, "cdna"),
+    "gfx908": Chip("gfx908", 64, 64 * _KB, 64 * _KB, 10, 4, 256, 4, 512, CDNA_BUFFER_FLAGS, "cdna", _CDNA_FEATURES),
+    "gfx90a": Chip("gfx90a", 64, 64 * _KB, 64 * _KB, 8, 4, 512, 8, 512, CDNA_BUFFER_FLAGS, "cdna", _CDNA_FEATURES),
+    "gfx942": Chip("gfx942", 64, 64 * _KB, 64 * _KB, 8, 4, 512, 8, 512, CDNA_BUFFER_FLAGS, "cdna", _CDNA_FEATURES),
+    "gfx950": Chip("gfx950", 64, 160 * _KB, 160 * _KB, 8, 4, 512, 8, 1280, CDNA_BUFFER_FLAGS, "cdna", _CDNA_FEATURES),
     "gfx1030": Chip("gfx1030", 32, 64 * _KB, 128 * _KB, 16, 4, 1024, 8, 512, RDNA_BUFFER_FLAGS, "rdna"),
     "gfx1100": Chip("gfx1100", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, RDNA_BUFFER_FLAGS, "rdna"),
     "gfx1101": Chip("gfx1101", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, RDNA_BUFFER_FLAGS, "rdna"),
@@ -57,29 +72,98 @@ CHIPS: dict[str, Chip] = {
     "gfx1201": Chip("gfx1201", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, RDNA_BUFFER_FLAGS, "rdna"),
 }
 
-_CHIP_RE = re.compile(r"(?:^|[-:])(gfx[0-9a-f]+)(?=$|[:])")
+#: ``[amdgcn-amd-amdhsa: or amdgcn-amd-amdhsa--]gfxNNN[:feature+|-]...``, matched whole.
+_TARGET_RE = re.compile(r"(?:amdgcn-amd-amdhsa(?::|--))?(gfx[0-9a-f]+)((?::[a-z]+[+-])*)")
+ACCEPTED_FORM = (
+    "expected a chip (gfx942) or a target (amdgcn-amd-amdhsa:gfx942, amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-)"
+)
 
 
-class UnknownChipError(ValueError):
-    """Raised for a target string naming no known chip; the message lists the known ones."""
+class ChipError(ValueError):
+    """A target naming no known chip, or a kernel whose chip cannot be decided; the message says why."""
+
+
+#: The former name, kept for callers that catch it.
+UnknownChipError = ChipError
+
+
+def parse_target(target: str) -> tuple[str, dict[str, bool]]:
+    """``(chip name, {feature: on})`` of a chip name or target string; :class:`ChipError` otherwise."""
+    match = _TARGET_RE.fullmatch(target)
+    if not match:
+        raise ChipError(f"invalid target '{target}': {ACCEPTED_FORM}")
+    name, feature_text = match.groups()
+    features: dict[str, bool] = {}
+    for item in feature_text.split(":")[1:]:
+        feature = item[:-1]
+        if feature in features:
+            raise ChipError(f"invalid target '{target}': feature '{feature}' is set twice")
+        features[feature] = item.endswith("+")
+    return name, features
 
 
 def parse_chip(target: str) -> str:
     """The chip name inside ``target``: ``gfx942``, ``amdgcn-amd-amdhsa:gfx942``, ``...--gfx942:xnack-``."""
-    match = _CHIP_RE.search(target.strip())
-    if not match:
-        raise UnknownChipError(f"cannot find a chip name (gfxNNN) in target '{target}'; known chips: {known_chips()}")
-    return match.group(1)
+    return parse_target(target)[0]
 
 
 def get_chip(target: str) -> Chip:
-    """The :class:`Chip` for a chip name or target string, or :class:`UnknownChipError`."""
-    name = parse_chip(target)
+    """The :class:`Chip` for a chip name or target string (features checked against the chip), or :class:`ChipError`."""
+    name, features = parse_target(target)
     chip = CHIPS.get(name)
     if chip is None:
-        raise UnknownChipError(f"unknown chip '{name}'; known chips: {known_chips()}")
+        raise ChipError(f"unknown chip '{name}'; known chips: {known_chips()}")
+    for feature in features:
+        if feature not in chip.features:
+            takes = ", ".join(f"{f}+/-" for f in chip.features) or "none"
+            raise ChipError(f"invalid target '{target}': unknown feature '{feature}' ({name} takes {takes})")
     return chip
 
 
 def known_chips() -> str:
     return ", ".join(CHIPS)
+
+
+def kernel_chip(kernel: ir.Operation, option: str = "") -> Chip:
+    """The chip ``kernel`` (a ``func.func``/``gpu.func``) is lowered or compiled for, by the rule above.
+
+    ``option`` is the arch option of the pass, pipeline or tool ("" when not
+    given). Raises :class:`ChipError` with a message naming the kernel; the
+    caller reports it at ``kernel.location``. When ``option`` decides, a kernel
+    without ``rock.arch`` records it.
+    """
+    what = f"'{kernel.name}' op @{ir.StringAttr(kernel.attributes['sym_name']).value}"
+    recorded = _recorded_target(kernel, what)
+    if recorded is None:
+        if not option:
+            raise ChipError(
+                f"{what} names no chip: set rock.arch on the kernel or give the arch option (known chips: {known_chips()})"
+            )
+        chip = get_chip(option)
+        kernel.attributes["rock.arch"] = ir.StringAttr.get(option, context=kernel.context)
+        return chip
+    try:
+        own = get_chip(recorded)
+    except ChipError as err:
+        raise ChipError(f'{what} has rock.arch = "{recorded}": {err}') from None
+    if option and (asked := get_chip(option)).name != own.name:
+        raise ChipError(f'{what} is for {own.name} (rock.arch = "{recorded}"), not for {asked.name} (arch = "{option}")')
+    return own
+
+
+def _recorded_target(kernel: ir.Operation, what: str) -> str | None:
+    if "rock.arch" not in kernel.attributes:
+        return None
+    attr = kernel.attributes["rock.arch"]
+    if not isinstance(attr, ir.StringAttr):
+        raise ChipError(f"{what} has rock.arch = {attr}: expected a string naming a chip; {ACCEPTED_FORM}")
+    return attr.value
+
+
+def kernel_chip_or_none(kernel: ir.Operation, option: str = "") -> Chip | None:
+    """:func:`kernel_chip` for a pass: its error is emitted at the kernel, and the result is then None."""
+    try:
+        return kernel_chip(kernel, option)
+    except ChipError as err:
+        kernel.location.emit_error(str(err))
+        return None

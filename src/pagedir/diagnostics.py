@@ -20,7 +20,10 @@ error, as mlir-opt does.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 import mlir.ir as ir
 
@@ -33,6 +36,10 @@ _SEVERITY = {
 
 #: The note MLIR attaches to verifier errors; mlir-opt leaves it out under --verify-diagnostics.
 CURRENT_OPERATION_NOTE = "see current operation:"
+
+#: How a diagnostic reporting a bug in pagedir begins: a Python exception that could only
+#: leave a pass or verifier as an error (one was already emitted). The tools exit with 2 on it.
+INTERNAL_ERROR = "internal error"
 
 
 @dataclass
@@ -58,6 +65,15 @@ class Diag:
     def flatten(self) -> list[Diag]:
         """This diagnostic followed by its notes (each checked on its own by --verify-diagnostics)."""
         return [self, *self.notes]
+
+    @property
+    def is_internal(self) -> bool:
+        """A bug in pagedir reported as a diagnostic (see :data:`INTERNAL_ERROR`)."""
+        return self.severity == "error" and self.message.startswith(INTERNAL_ERROR)
+
+
+def has_internal_errors(diags: list[Diag]) -> bool:
+    return any(d.is_internal for top in diags for d in top.flatten())
 
 
 def file_position(loc: ir.Location) -> tuple[str | None, int | None, int | None]:
@@ -91,6 +107,56 @@ def from_mlir_error(error: ir.MLIRError) -> list[Diag]:
     """The diagnostics an ``MLIRError`` carries, or one located-nowhere error with its message."""
     diags = [from_mlir(d) for d in error.error_diagnostics]
     return diags or [Diag("error", str(error))]
+
+
+@dataclass
+class SourceDiagnostic:
+    """An error found before MLIR saw the text, shaped like the bindings' ``DiagnosticInfo``
+    so that it travels in an ``ir.MLIRError`` like a parser error."""
+
+    location: ir.Location
+    message: str
+    severity: Any = ir.DiagnosticSeverity.ERROR
+    notes: list[Any] = field(default_factory=list)
+
+
+def source_error(file: str, line: int, col: int, message: str, context: ir.Context | None = None) -> ir.MLIRError:
+    """An ``MLIRError`` holding one error at ``file:line:col``, as ``Operation.parse`` raises them."""
+    location = ir.Location.file(file, line, col, context=context)
+    return ir.MLIRError("Unable to parse operation assembly", [SourceDiagnostic(location, message)])
+
+
+@contextmanager
+def errors_to_handlers(context: ir.Context) -> Iterator[None]:
+    """Let errors emitted while active reach the attached handlers (a :class:`DiagnosticCollector`).
+
+    By default the bindings capture the errors emitted during ``PassManager.run``
+    and hand them over only when the run fails; an upstream pass that emits an
+    error and still succeeds (``lower-affine`` on ``d0 mod -1``) makes them abort
+    the process ("unhandled captured errors"). Run pass managers inside this.
+    """
+    previous = context.emit_error_diagnostics
+    context.emit_error_diagnostics = True
+    try:
+        yield
+    finally:
+        context.emit_error_diagnostics = previous
+
+
+def run_pass_manager(pm: Any, op: ir.Operation, collector: DiagnosticCollector) -> list[Diag]:
+    """Run ``pm`` on ``op``; the diagnostics emitted (with an error for a failure that emitted none).
+
+    Empty or without errors means success. ``collector`` must be active on ``op``'s context.
+    """
+    with errors_to_handlers(op.context):
+        try:
+            pm.run(op)
+        except ir.MLIRError as err:
+            diags = collector.take() + from_mlir_error(err)
+            if any(d.severity == "error" for d in diags[:-1]) and not err.error_diagnostics:
+                diags.pop()  # the bare "Failure while executing pass pipeline": the errors say why
+            return diags
+    return collector.take()
 
 
 class DiagnosticCollector:

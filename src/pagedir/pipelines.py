@@ -10,11 +10,12 @@ users' own ``PassManager``\\s all run the same thing.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
 from pagedir.arch import get_chip
-from pagedir.passes import Pass, add_pass, create_pass
+from pagedir.passes import Pass, add_pass, create_pass, get_pass_class
 
 #: The kernel pipeline's passes, in order (see docs/levels.md for why this order).
 KERNEL_PASSES = (
@@ -28,19 +29,25 @@ KERNEL_PASSES = (
     "rock-to-gpu",
 )
 
-#: Passes that take the chip: the pipeline's arch option is forwarded to them.
-_ARCH_PASSES = frozenset({"rock-attention-to-gridwise", "rock-reuse-lds", "rock-buffer-load", "rock-to-gpu"})
-
 
 @dataclass(frozen=True)
 class KernelPipelineOptions:
-    #: Chip or target; empty means each kernel's own ``rock.arch``.
+    #: Chip or target; empty means each kernel's own ``rock.arch`` (a kernel naming another chip is an error).
     arch: str = ""
+
+    def __post_init__(self) -> None:
+        if self.arch:
+            get_chip(self.arch)  # ChipError (a ValueError) names the value and the accepted form
+
+
+def takes_chip(argument: str) -> bool:
+    """Whether pass ``argument`` takes the chip: its Options have an ``arch`` field."""
+    return any(field.name == "arch" for field in dataclasses.fields(get_pass_class(argument).Options))
 
 
 def kernel_pass(argument: str, arch: str = "") -> Pass:
     """Pass ``argument`` of rock-kernel-pipeline, given the chip when it takes one and ``arch`` is set."""
-    return create_pass(argument, {"arch": arch} if arch and argument in _ARCH_PASSES else {})
+    return create_pass(argument, {"arch": arch} if arch and takes_chip(argument) else {})
 
 
 def kernel_pipeline_steps(options: KernelPipelineOptions) -> list[Any]:
@@ -67,7 +74,7 @@ class BackendPipelineOptions:
             raise ValueError(f"index-bitwidth must be 32 or 64, got {self.index_bitwidth}")
         if not self.arch:
             raise ValueError("needs arch=<chip> (e.g. arch=gfx942)")
-        get_chip(self.arch)  # UnknownChipError (a ValueError) names the known chips
+        get_chip(self.arch)  # ChipError (a ValueError) names the value and the accepted form
 
 
 class BackendPreparePass(Pass):

@@ -40,16 +40,23 @@ filecheck_opts = "--enable-var-scope"
 config.environment["FILECHECK_OPTS"] = filecheck_opts
 not_tool = llvm_tool("not") or f"{sys.executable} {os.path.join(config.test_source_root, 'tools', 'not.py')}"
 
-config.substitutions.append(("%PYTHON", sys.executable))
+# The Python used by %PYTHON must find the package even from a plain checkout.
+python_path = os.pathsep.join(
+    p for p in (os.path.join(config.test_source_root, "..", "..", "src"), os.environ.get("PYTHONPATH")) if p
+)
+config.environment["PYTHONPATH"] = python_path
+
+# lit's built-in cat and diff set PYTHONPATH to lit's own directory for the rest of a
+# test's RUN lines: each tool names the package's path itself, so that it never runs
+# an installed copy instead of this checkout.
+# (The env program by its path: some tests empty PATH.)
+with_path = f"{shutil.which('env') or '/usr/bin/env'} PYTHONPATH={python_path}"
+config.substitutions.append(("%PYTHON", f"{with_path} {sys.executable}"))
 for name in ("pagedir-opt", "pagedir-compile", "pagedir-gen", "pagedir-run"):
-    config.substitutions.append((rf"(?<![\w/.-]){name}(?![\w-])", tool(name)))
+    config.substitutions.append((rf"(?<![\w/.-]){name}(?![\w-])", f"{with_path} {tool(name)}"))
 config.substitutions.append((r"(?<![\w/.-])FileCheck(?![\w-])", f"{tool('filecheck')} {filecheck_opts}"))
 config.substitutions.append((r"(?<![\w/.%-])not(?![\w-])", not_tool))
 
-# The Python used by %PYTHON must find the package even from a plain checkout.
-config.environment["PYTHONPATH"] = os.pathsep.join(
-    p for p in (os.path.join(config.test_source_root, "..", "..", "src"), os.environ.get("PYTHONPATH")) if p
-)
 for var in ("HOME", "TMPDIR", "PAGEDIR_TRACEBACK"):
     if var in os.environ:
         config.environment[var] = os.environ[var]

@@ -128,6 +128,35 @@ def test_python_exception_in_a_pass_is_an_internal_error_without_traceback(toy_p
     assert "Traceback" not in err
 
 
+def test_exception_after_an_emitted_error_is_still_an_internal_error(toy_pass, input_file, monkeypatch, capsys):
+    """The bug can only leave the pass as one more diagnostic; it must not read as a user error (exit code 1)."""
+
+    def fail_then_crash(self, module):
+        module.location.emit_error("a first, genuine error")
+        raise RuntimeError("toy bug after an error")
+
+    monkeypatch.setattr(ToyPass, "run", fail_then_crash)
+    assert opt.main([input_file, "--test-toy"]) == 2
+    err = capsys.readouterr().err
+    assert "error: internal error in test-toy: RuntimeError: toy bug after an error" in err
+    assert "Traceback" not in err
+
+
+def test_exception_in_a_rock_verifier_is_an_internal_error(tmp_path, monkeypatch, capsys):
+    from pagedir.dialect.rock import AllocOp
+
+    def broken(self, op):
+        raise ZeroDivisionError("verifier bug")
+
+    monkeypatch.setattr(AllocOp.op_def, "verify", broken)
+    path = tmp_path / "alloc.mlir"
+    path.write_text('%b = "rock.alloc"() : () -> memref<16xi8, #gpu.address_space<workgroup>>\n')
+    for flags in ([], ["--split-input-file", "--verify-diagnostics"]):
+        assert opt.main([str(path), *flags]) == 2
+        err = capsys.readouterr().err
+        assert "error: internal error in the verifier of 'rock.alloc': ZeroDivisionError: verifier bug" in err
+
+
 def test_pass_module_that_fails_to_import_is_an_internal_error(toy_pass, input_file, capsys):
     assert opt.main([input_file, "--test-broken"]) == 2
     err = capsys.readouterr().err

@@ -1,7 +1,11 @@
 """Mutated inputs (truncated, bytes flipped, tokens swapped; fixed seed) never crash pagedir-opt.
 
 Every run must end with exit code 0 (still valid) or 1 (a reported user error),
-and nothing it prints may be a Python traceback or an internal error.
+and nothing it prints may be a Python traceback or an internal error. A second
+set aims at what used to kill the process or confuse the verifiers: deep
+nesting, dense arrays of index, affine maps dividing by zero or a negative
+number, wrong operandSegmentSizes and byte garbage. The runs are in-process
+(so a crash of MLIR would take pytest down with it: the screen must catch it).
 """
 
 from __future__ import annotations
@@ -81,7 +85,80 @@ def pass_mutants() -> list[tuple[str, bytes, list[str]]]:
 
 
 PASS_CASES = 120
-CASES = mutants() + pass_mutants()
+
+
+def deep_nesting(rng: random.Random, data: bytes) -> bytes:
+    opener, inner, closer = rng.choice([(b"[", b"", b"]"), (b"{a = ", b"1", b"}"), (b"memref<", b"f32", b">"), (b"(", b"", b")")])
+    depth = rng.choice([300, 3000, 10_000])
+    at = rng.randrange(len(data))
+    return data[:at] + opener * depth + inner + closer * depth + data[at:]
+
+
+def index_array(rng: random.Random, data: bytes) -> bytes:
+    arrays = [m.span(1) for m in re.finditer(rb"array<\s*(i32|i64)", data)]
+    if not arrays:
+        at = rng.randrange(len(data))
+        return data[:at] + b"array<index: 1>" + data[at:]
+    start, end = rng.choice(arrays)
+    return data[:start] + rng.choice([b"index", b"!idx"]) + data[end:] + b"\n!idx = index\n"
+
+
+def bad_affine_map(rng: random.Random, data: bytes) -> bytes:
+    divisor = rng.choice([b"0", b"-1", b"-8"])
+    divisions = [m.span(1) for m in re.finditer(rb"(?:mod|floordiv|ceildiv) (\d+)", data)]
+    if divisions:
+        start, end = rng.choice(divisions)
+        return data[:start] + divisor + data[end:]
+    results = [m.end() for m in re.finditer(rb"affine_map<\([^)]*\) -> \(d0", data)]
+    if not results:
+        return data + b"\n#bad = affine_map<(d0) -> (d0 mod " + divisor + b")>\n"
+    at = rng.choice(results)
+    return data[:at] + rng.choice([b" mod ", b" floordiv ", b" ceildiv "]) + divisor + data[at:]
+
+
+def segment_sizes(rng: random.Random, data: bytes) -> bytes:
+    arrays = [m.span(1) for m in re.finditer(rb"operandSegmentSizes = (array<[^>]*>)", data)]
+    if not arrays:
+        return flip_bytes(rng, data)
+    start, end = rng.choice(arrays)
+    sizes = [rng.choice([-1, 0, 1, 1, 2, 3]) for _ in range(rng.randint(0, 6))]
+    element = rng.choice([b"i32", b"i32", b"i8", b"i64"])
+    text = element + (b": " + b", ".join(str(n).encode() for n in sizes) if sizes else b"")
+    return data[:start] + b"array<" + text + b">" + data[end:]
+
+
+def byte_garbage(rng: random.Random, data: bytes) -> bytes:
+    at = rng.randrange(len(data))
+    garbage = bytes(rng.choice([0, 0xFF, 0xC3, 0x80, 0x22, 0x7B, rng.randrange(256)]) for _ in range(rng.randint(1, 16)))
+    return data[:at] + garbage + data[at:]
+
+
+TARGETED_SEEDS = [
+    *SEEDS,
+    ROOT / "tests" / "lit" / "passes" / "rock-threadwise-lowering.mlir",
+    ROOT / "tests" / "lit" / "backend" / "Inputs" / "paged-load-gfx942.mlir",
+]
+TARGETED_FLAG_SETS = [
+    [],
+    ["--split-input-file"],
+    ["--pass-pipeline=builtin.module(lower-affine,canonicalize)"],
+    ["--rock-verify", "--mlir-print-op-generic"],
+]
+TARGETED_CASES_PER_KIND = 24
+
+
+def targeted_mutants() -> list[tuple[str, bytes, list[str]]]:
+    rng = random.Random(20251123)
+    cases = []
+    for kind in (deep_nesting, index_array, bad_affine_map, segment_sizes, byte_garbage, truncate):
+        for index in range(TARGETED_CASES_PER_KIND):
+            seed_file = rng.choice(TARGETED_SEEDS)
+            data = kind(rng, seed_file.read_bytes())
+            cases.append((f"{kind.__name__}-{index}-{seed_file.stem}", data, rng.choice(TARGETED_FLAG_SETS)))
+    return cases
+
+
+CASES = mutants() + pass_mutants() + targeted_mutants()
 
 
 def test_there_are_several_hundred_distinct_mutants():

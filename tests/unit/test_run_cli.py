@@ -127,7 +127,7 @@ def test_missing_null_page_guard_reads_through_the_null_pointer(lowered_copy_kv,
 
 def test_check_lowers_and_compares_both_levels(tmp_path, capsys) -> None:
     source = tmp_path / "copy_kv.mlir"
-    assert gen.main([*COPY_KV, "--layout", "v", "-o", str(source)]) == 0
+    assert gen.main([*COPY_KV, "--layout", "v", "--arch", "gfx950", "-o", str(source)]) == 0
     status, out, _ = run_cli(capsys, "--check", str(source), "--seed", SEED, "--arch", "gfx950")
     assert status == 0
     assert out.splitlines() == [

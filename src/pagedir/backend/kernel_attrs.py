@@ -3,7 +3,8 @@
 A kernel built for one chip family is wrong on another (buffer-descriptor flags,
 LDS limits, wave size), so the backend refuses, at the kernel's location:
 
-* a ``rock.arch`` naming another chip than the one compiled for;
+* a ``rock.arch`` naming another chip than the one compiled for (the rule of
+  ``pagedir.arch.kernel_chip``; a kernel without one records the chip);
 * a ``rock.wave_size`` other than the chip's wave size (a kernel tiled for
   64-lane waves compiled for gfx1100 would compute with half its threads);
 * with 32-bit indices, a memref holding more elements than an i32 index reaches;
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import mlir.ir as ir
 
-from pagedir.arch import Chip, UnknownChipError, get_chip
+from pagedir.arch import Chip, kernel_chip_or_none
 
 INDEX32_MAX_ELEMENTS = 2**31 - 1
 
@@ -51,20 +52,7 @@ def check_kernels(module: ir.Operation, chip: Chip, index_bitwidth: int) -> bool
 
 
 def _check_arch(kernel: ir.Operation, chip: Chip) -> bool:
-    if "rock.arch" not in kernel.attributes:
-        return True
-    target = ir.StringAttr(kernel.attributes["rock.arch"]).value
-    try:
-        kernel_chip = get_chip(target)
-    except UnknownChipError as err:
-        kernel.location.emit_error(f"gpu.func @{_name(kernel)} has rock.arch = \"{target}\": {err}")
-        return False
-    if kernel_chip.name != chip.name:
-        kernel.location.emit_error(
-            f"gpu.func @{_name(kernel)} was built for {kernel_chip.name} (rock.arch) but is compiled for {chip.name}"
-        )
-        return False
-    return True
+    return kernel_chip_or_none(kernel, chip.name) is not None
 
 
 def _check_wave_size(kernel: ir.Operation, chip: Chip) -> bool:

@@ -16,7 +16,10 @@ output); ``--report=FILE`` writes it as JSON to FILE (``-``: stdout).
 ``--dump-dir DIR`` writes every stage as ``<name>.<NN>-<stage>.mlir|.ll|.s``.
 
 Errors are diagnostics (``file:line:col: error: ...``) with exit code 1; a bug in
-pagedir is exit code 2 (``PAGEDIR_TRACEBACK=1`` shows the traceback).
+pagedir is exit code 2 (``PAGEDIR_TRACEBACK=1`` shows the traceback). The work
+runs in a forked child (:mod:`pagedir.cli.crash_guard`), so input that crashes
+MLIR's C++ code is an error too; the output and the report are written whole,
+and only when everything succeeded (:mod:`pagedir.cli.files`).
 """
 
 from __future__ import annotations
@@ -30,14 +33,21 @@ import mlir.ir as ir
 from mlir.passmanager import PassManager
 
 import pagedir
+from pagedir.cli import crash_guard
 from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError
-from pagedir.arch import UnknownChipError, get_chip, known_chips
+from pagedir.arch import Chip, ChipError, get_chip, kernel_chip_or_none, known_chips
 from pagedir.backend import EMIT_KINDS, BackendError, format_table, generate, kernel_reports, to_json
-from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error
+from pagedir.cli.files import read_stdin, write_atomically, write_outputs
+from pagedir.cli.opt import parse_module
+from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error, has_internal_errors, run_pass_manager
 
 
 class _Failed(Exception):
-    """Diagnostics were printed; exit with code 1."""
+    """Diagnostics were printed; exit with ``status`` (1, or 2 when they report a bug in pagedir)."""
+
+    def __init__(self, status: int = 1):
+        super().__init__(status)
+        self.status = status
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,7 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("input", nargs="?", default="-", help="input .mlir file, or - for stdin")
     parser.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
-    parser.add_argument("--arch", help=f"chip or target (default: the kernels' rock.arch); known: {known_chips()}")
+    parser.add_argument(
+        "--arch",
+        help=f"chip or target, e.g. gfx942 or amdgcn-amd-amdhsa--gfx942:sramecc+:xnack- (default: the kernels' "
+        f"rock.arch; a kernel naming another chip is an error); known: {known_chips()}",
+    )
     parser.add_argument("--emit", choices=EMIT_KINDS, default="asm", help="what to write (default asm)")
     parser.add_argument(
         "--report", dest="report_table", action="store_true",
@@ -72,16 +86,21 @@ def _split_report_flag(argv: list[str]) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    return crash_guard.run_guarded("pagedir-compile", lambda: _main(arguments))
+
+
+def _main(argv: list[str]) -> int:
     try:
-        args = build_parser().parse_args(_split_report_flag(list(sys.argv[1:] if argv is None else argv)))
+        args = build_parser().parse_args(_split_report_flag(argv))
         return compile_file(args)
     except ParserExit as done:
         return done.status
     except UserError as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
-    except _Failed:
-        return 1
+    except _Failed as failed:
+        return failed.status
     except KeyboardInterrupt:
         return 130
     except Exception as err:  # a bug in pagedir
@@ -98,26 +117,37 @@ class _Stages:
         self.directory = directory
         self.name = name
         self.count = 0
-        if directory:
+        if not directory:
+            return
+        if os.path.exists(directory) and not os.path.isdir(directory):
+            raise UserError(f"--dump-dir '{directory}' is not a directory")
+        try:
             os.makedirs(directory, exist_ok=True)
+        except OSError as err:
+            raise UserError(f"could not create --dump-dir '{directory}': {err.strerror}") from None
 
     def __call__(self, stage: str, text: str) -> None:
         suffix = {"llvm-ir": ".ll", "llvm-ir-opt": ".ll", "asm": ".s"}.get(stage, ".mlir")
         if self.directory:
             path = os.path.join(self.directory, f"{self.name}.{self.count:02d}-{stage}{suffix}")
-            with open(path, "w") as handle:
-                handle.write(text)
+            try:
+                write_atomically(path, text)
+            except OSError as err:
+                raise UserError(f"could not write '{path}': {err.strerror}") from None
         self.count += 1
 
 
 def compile_file(args: argparse.Namespace) -> int:
+    if args.arch is not None:
+        _asked_chip(args.arch)  # a bad target is refused before anything is read
     text, name = _read_input(args.input)
     stem = "stdin" if args.input == "-" else os.path.splitext(os.path.basename(args.input))[0]
     stages = _Stages(args.dump_dir, stem)
     context = pagedir.make_context()
     with context, ir.Location.unknown(context), DiagnosticCollector(context) as collector:
+        crash_guard.note_position(f"{name}:1:1", "parsing")
         module = _parse(text, name, collector)
-        chip = _choose_chip(args.arch, module)
+        chip = _choose_chip(args.arch, module, collector)
         stages("input", str(module))
         if _has_rock_kernels(module):
             _run_kernel_pipeline(module, chip.name, collector, stages)
@@ -127,6 +157,7 @@ def compile_file(args: argparse.Namespace) -> int:
         if _needs_backend_pipeline(module):
             _run_backend_pipeline(module, chip.name, args.index_bitwidth, collector)
             stages("llvm-dialect", str(module))
+        crash_guard.note_position(f"{name}:1:1", "generating code for")
         try:
             generated = generate(
                 module, chip, emit=args.emit, want_asm=bool(args.report_table or args.report_json),
@@ -141,19 +172,23 @@ def compile_file(args: argparse.Namespace) -> int:
             "obj": lambda: generated.obj,
             "hsaco": lambda: generated.hsaco,
         }[args.emit]()
-    _write_output(args.output, artefact)
+    if args.output == "-" and isinstance(artefact, str) and not artefact.endswith("\n"):
+        artefact += "\n"
+    outputs = [(args.output, artefact)]
+    reports = None
     if generated.asm is not None and (args.report_table or args.report_json):
         reports = kernel_reports(generated.asm, chip)
-        if args.report_table:
-            sys.stderr.write(format_table(reports))
         if args.report_json:
-            _write_output(args.report_json, to_json(reports))
+            outputs.append((args.report_json, to_json(reports)))
+    write_outputs(outputs)  # all or none: a report that cannot be written leaves the output file alone
+    if reports is not None and args.report_table:
+        sys.stderr.write(format_table(reports))
     return 0
 
 
 def _read_input(path: str) -> tuple[str, str]:
     if path == "-":
-        source, name = sys.stdin.buffer.read(), "<stdin>"
+        source, name = read_stdin(), "<stdin>"
     else:
         try:
             with open(path, "rb") as handle:
@@ -166,37 +201,17 @@ def _read_input(path: str) -> tuple[str, str]:
         raise UserError(f"input '{name}' is not valid UTF-8 text") from None
 
 
-def _write_output(path: str, data: str | bytes) -> None:
-    if path == "-":
-        if isinstance(data, bytes):
-            sys.stdout.buffer.write(data)
-        else:
-            sys.stdout.write(data if data.endswith("\n") else data + "\n")
-        sys.stdout.flush()
-        return
-    try:
-        with open(path, "wb" if isinstance(data, bytes) else "w") as handle:
-            handle.write(data)
-    except OSError as err:
-        raise UserError(f"could not write '{path}': {err.strerror}") from None
-
-
 def _fail(diags: list[Diag]) -> None:
     for diag in diags:
         print(diag.format(), file=sys.stderr)
-    raise _Failed
+    raise _Failed(2 if has_internal_errors(diags) else 1)
 
 
 def _parse(text: str, name: str, collector: DiagnosticCollector) -> ir.Operation:
     try:
-        op = ir.Operation.parse(text, source_name=name)
+        return parse_module(text, name)
     except ir.MLIRError as err:
         _fail(collector.take() + from_mlir_error(err))
-    if op.name == "builtin.module":
-        return op
-    wrapper = ir.Module.create()
-    wrapper.body.append(op)
-    return wrapper.operation
 
 
 # ----------------------------------------------------------------------------
@@ -230,23 +245,26 @@ def _in_gpu_module(op: ir.Operation) -> bool:
     return parent is not None and parent.name == "gpu.module"
 
 
-def _choose_chip(arch: str | None, module: ir.Operation):
-    """``--arch``, else the one chip named by the kernels' ``rock.arch``."""
-    if arch:
-        try:
-            return get_chip(arch)
-        except UnknownChipError as err:
-            raise UserError(str(err)) from None
-    kernels = _walk(module, lambda op: _is_rock_kernel(op) or (op.name == "gpu.func" and _in_gpu_module(op)))
-    targets = {ir.StringAttr(k.attributes["rock.arch"]).value for k in kernels if "rock.arch" in k.attributes}
-    if not targets:
-        raise UserError(f"no --arch given and no kernel has a rock.arch attribute; known chips: {known_chips()}")
+def _asked_chip(arch: str) -> Chip:
     try:
-        chips = {get_chip(target).name: get_chip(target) for target in targets}
-    except UnknownChipError as err:
+        return get_chip(arch)
+    except ChipError as err:
         raise UserError(str(err)) from None
+
+
+def _choose_chip(arch: str | None, module: ir.Operation, collector: DiagnosticCollector) -> Chip | None:
+    """The one chip of the output: each kernel's by ``pagedir.arch.kernel_chip`` (``--arch``, else its ``rock.arch``).
+
+    None when no kernel decides it (the input has no kernel: reported later).
+    """
+    kernels = _walk(module, lambda op: _is_rock_kernel(op) or _is_gpu_kernel(op))
+    chips = {chip.name: chip for kernel in kernels if (chip := kernel_chip_or_none(kernel, arch or ""))}
+    if collector.has_errors:
+        _fail(collector.take())
     if len(chips) > 1:
-        raise UserError(f"kernels are built for different chips ({', '.join(sorted(chips))}); pass --arch")
+        raise UserError(f"kernels are for different chips ({', '.join(sorted(chips))}); compile each chip's kernels separately")
+    if not chips:
+        return _asked_chip(arch) if arch else None
     return next(iter(chips.values()))
 
 
@@ -276,12 +294,10 @@ def _run_step(module: ir.Operation, step, collector: DiagnosticCollector) -> Non
     pm = PassManager("builtin.module")
     pm.enable_verifier(True)
     add_step(pm, step)
-    try:
-        pm.run(module)
-    except ir.MLIRError as err:
-        _fail(collector.take() + from_mlir_error(err))
-    if collector.has_errors:
-        _fail(collector.take())
+    crash_guard.note_stage(f"running {step if isinstance(step, str) else step.argument} on")
+    diags = run_pass_manager(pm, module, collector)
+    if any(d.severity == "error" for d in diags):
+        _fail(diags)
 
 
 def _run_kernel_pipeline(module: ir.Operation, chip: str, collector: DiagnosticCollector, stages: _Stages) -> None:

@@ -9,6 +9,10 @@ Python verifiers of rock ops run after parsing and after every pagedir pass
 end). User errors are printed as ``file:line:col: error: message`` and give
 exit code 1; a Python exception is a bug, reported as an internal error with
 exit code 2 (set ``PAGEDIR_TRACEBACK=1`` to see the traceback).
+
+The work runs in a forked child (:mod:`pagedir.cli.crash_guard`): input that
+crashes MLIR's C++ code is reported as an error, and ``-o FILE`` is only
+replaced, whole, when every chunk succeeded (:mod:`pagedir.cli.files`).
 """
 
 from __future__ import annotations
@@ -24,13 +28,19 @@ import mlir.ir as ir
 from mlir.passmanager import PassManager
 
 import pagedir
+from pagedir.cli import crash_guard
 from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError
+from pagedir.cli.files import read_stdin, write_output
+from pagedir.cli.screen import check_source
 from pagedir.diagnostics import (
     Diag,
     DiagnosticCollector,
     ExpectationError,
     from_mlir_error,
+    has_internal_errors,
     parse_expectations,
+    run_pass_manager,
+    source_error,
     verify_diagnostics,
 )
 from pagedir.passes import PASSES, OptionError, Pass, get_pass_class
@@ -291,7 +301,14 @@ def split_input(text: str, marker: str | None) -> list[Chunk]:
 
 
 def parse_module(text: str, name: str) -> ir.Operation:
-    """Parse ``text`` into a ``builtin.module``, wrapping other top-level ops like mlir-opt does."""
+    """Parse ``text`` into a ``builtin.module``, wrapping other top-level ops like mlir-opt does.
+
+    Raises ``ir.MLIRError`` with located diagnostics, also for text that MLIR's
+    parser cannot survive (:func:`pagedir.cli.screen.check_source`). Needs an
+    ambient context.
+    """
+    if problem := check_source(text):
+        raise source_error(name, problem.line, problem.col, problem.message)
     try:
         op = ir.Operation.parse(text, source_name=name)
     except ir.MLIRError as err:
@@ -316,6 +333,7 @@ def _wrap_in_module(text: str) -> str:
 class ChunkResult:
     ok: bool
     output: str | None  # printed IR, None when the chunk failed
+    internal: bool = False  # a bug in pagedir was reported (exit code 2)
 
 
 def process_chunk(
@@ -330,6 +348,10 @@ def process_chunk(
             return ChunkResult(False, None)
 
     output, diags = _parse_and_run(context, chunk, name, steps, args)
+    if has_internal_errors(diags):  # a bug: reported as it is, whatever the expectations
+        for diag in diags:
+            _print(diag)
+        return ChunkResult(False, None, internal=True)
     if args.verify_diagnostics:
         problems = verify_diagnostics(diags, expectations, name)
         for problem in problems:
@@ -344,30 +366,39 @@ def _parse_and_run(
     context: ir.Context, chunk: Chunk, name: str, steps: list[Pass | str], args: argparse.Namespace
 ) -> tuple[str | None, list[Diag]]:
     """(printed IR or None on failure, every diagnostic emitted, in order)."""
+    where = f"{name}:{chunk.first_line}:1"
     with context, ir.Location.unknown(context), DiagnosticCollector(context) as collector:
+        crash_guard.note_position(where, "parsing")
         try:
             module = parse_module(chunk.text, name)
         except ir.MLIRError as err:
             return None, collector.take() + from_mlir_error(err)
+        crash_guard.note_position(where, "verifying")
         if not verify_rock_ops(module):
             return None, collector.take()
         pm = build_pass_manager(steps, args)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        try:
-            pm.run(module)
-        except ir.MLIRError as err:
-            return None, collector.take() + from_mlir_error(err)
+        _flush_streams()  # IR printing and timing write from C++, after what Python wrote
+        crash_guard.note_position(where, "running passes on")
+        diags = run_pass_manager(pm, module, collector)
+        if any(d.severity == "error" for d in diags):
+            return None, diags
         if any(isinstance(step, str) for step in steps) and not verify_rock_ops(module):
-            return None, collector.take()
+            return None, diags + collector.take()
+        crash_guard.note_position(where, "printing")
         output = module.get_asm(
             print_generic_op_form=args.mlir_print_op_generic, enable_debug_info=args.mlir_print_debuginfo
         )
-        return output, collector.take()
+        return output, diags + collector.take()
 
 
 def _print(diag: Diag) -> None:
     print(diag.format(), file=sys.stderr)
+
+
+def _flush_streams() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        if stream is not None:  # None: the descriptor was closed when Python started
+            stream.flush()
 
 
 # ----------------------------------------------------------------------------
@@ -433,8 +464,13 @@ def show_dialect(name: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    return crash_guard.run_guarded("pagedir-opt", lambda: _main(arguments))
+
+
+def _main(argv: list[str]) -> int:
     try:
-        return run(list(sys.argv[1:] if argv is None else argv))
+        return run(argv)
     except ParserExit as done:
         return done.status
     except UserError as err:
@@ -460,13 +496,13 @@ def run(argv: list[str]) -> int:
     flag_steps, argv = extract_pass_flags(argv)
     args = build_parser().parse_args(_split_marker_flag(argv))
     if args.list_passes:
-        print(list_passes())
+        write_output("-", list_passes() + "\n")
         return 0
     if args.show_dialects:
-        print("Available Dialects: " + ", ".join(available_dialects()))
+        write_output("-", "Available Dialects: " + ", ".join(available_dialects()) + "\n")
         return 0
     if args.show_dialect:
-        sys.stdout.write(show_dialect(args.show_dialect))
+        write_output("-", show_dialect(args.show_dialect))
         return 0
 
     text = read_input(args.input)
@@ -480,17 +516,19 @@ def run(argv: list[str]) -> int:
 
     marker = args.split_input_marker if args.split_input_file else None
     results = [process_chunk(context, chunk, name, steps, args) for chunk in split_input(text, marker)]
-    outputs = [r.output for r in results if r.output is not None]
-    write_output(args.output, f"{marker}\n".join(_ending_in_newline(o) for o in outputs) if marker else "".join(
-        _ending_in_newline(o) for o in outputs
-    ))
-    return 0 if all(r.ok for r in results) else 1
+    if any(r.internal for r in results):
+        return 2
+    ok = all(r.ok for r in results)
+    outputs = [_ending_in_newline(r.output) for r in results if r.output is not None]
+    if ok or args.output == "-":  # a file named by -o keeps what it held unless every chunk succeeded
+        write_output(args.output, f"{marker}\n".join(outputs) if marker else "".join(outputs))
+    return 0 if ok else 1
 
 
 def read_input(path: str) -> str:
     try:
         if path == "-":
-            data = sys.stdin.buffer.read()
+            data = read_stdin()
         else:
             with open(path, "rb") as handle:
                 data = handle.read()
@@ -501,18 +539,6 @@ def read_input(path: str) -> str:
     except UnicodeDecodeError as err:
         shown = "<stdin>" if path == "-" else path
         raise UserError(f"input '{shown}' is not UTF-8 text (invalid byte at offset {err.start})") from None
-
-
-def write_output(path: str, text: str) -> None:
-    if path == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return
-    try:
-        with open(path, "w") as handle:
-            handle.write(text)
-    except OSError as err:
-        raise UserError(f"could not open output file '{path}': {err.strerror}") from None
 
 
 def _ending_in_newline(text: str) -> str:

@@ -224,6 +224,8 @@ class OpDef:
     @classmethod
     def verify_op(cls, op: ir.OpView) -> list[str]:
         """All messages for ``op``: attribute kinds, operand/result types, then :meth:`verify`."""
+        if why := segment_error(cls, op.operation):
+            return [f"'{cls.op_name()}' op {why}"]
         errors = []
         attrs = op.operation.attributes
         for attr in cls.attributes:
@@ -288,14 +290,42 @@ def dialect_irdl(namespace: str, ops: Sequence[type[OpDef]]) -> str:
 
 
 def segment_sizes(op_def: type[OpDef], operation: ir.Operation) -> list[int]:
-    """Number of values in each operand slot of ``operation``."""
+    """Number of values in each operand slot of ``operation`` (valid after :func:`segment_error` is None)."""
     if not op_def.has_segments():
         return [1] * len(op_def.operands)
     attrs = operation.attributes
-    if "operandSegmentSizes" in attrs:
+    if "operandSegmentSizes" in attrs and isinstance(attrs["operandSegmentSizes"], ir.DenseI32ArrayAttr):
         return list(ir.DenseI32ArrayAttr(attrs["operandSegmentSizes"]))
-    # Unreachable for verified IR (IRDL requires the attribute); be lenient for partial IR.
+    # Unreachable for verified IR (rock-verify checks the attribute); be lenient for partial IR.
     return [1] * len(op_def.operands)
+
+
+def segment_error(op_def: type[OpDef], operation: ir.Operation) -> str | None:
+    """Why ``operandSegmentSizes`` does not split the operands of ``operation`` into its declared slots.
+
+    IRDL in MLIR 22 checks none of this: a wrong array used to pass every pass,
+    or to fail inside the verifiers.
+    """
+    count = len(operation.operands)
+    if not op_def.has_segments():
+        return None
+    attr = operation.attributes["operandSegmentSizes"] if "operandSegmentSizes" in operation.attributes else None
+    if attr is None:
+        return "requires attribute 'operandSegmentSizes' (one size per operand group)"
+    if not isinstance(attr, ir.DenseI32ArrayAttr):
+        return f"attribute 'operandSegmentSizes' must be array<i32: ...>, got {attr}"
+    sizes = list(attr)
+    names = ", ".join(o.name for o in op_def.operands)
+    if len(sizes) != len(op_def.operands):
+        return f"operandSegmentSizes {attr} has {len(sizes)} sizes, expected {len(op_def.operands)} ({names})"
+    for decl, size in zip(op_def.operands, sizes):
+        limit = {SINGLE: (1, 1), OPTIONAL: (0, 1)}.get(decl.arity, (0, None))
+        if size < limit[0] or (limit[1] is not None and size > limit[1]):
+            allowed = {SINGLE: "exactly 1", OPTIONAL: "0 or 1"}.get(decl.arity, "at least 0")
+            return f"operandSegmentSizes {attr} gives {decl.arity} operand '{decl.name}' {size} values, expected {allowed}"
+    if sum(sizes) != count:
+        return f"operandSegmentSizes {attr} adds up to {sum(sizes)} operands, but the op has {count}"
+    return None
 
 
 def operand_groups(op_def: type[OpDef], operation: ir.Operation) -> list[list[ir.Value]]:

@@ -91,17 +91,16 @@ def launch_size(func: ir.Operation, grid: Any = None) -> tuple[int, int]:
 
 
 def wave_size(func: ir.Operation) -> int:
+    """``rock.wave_size``, else the wave size of the function's chip (``pagedir.arch.kernel_chip``)."""
     explicit = _attr_int(func, "rock.wave_size")
     if explicit:
         return explicit
-    if "rock.arch" in func.attributes:
-        from pagedir.arch import get_chip
+    from pagedir.arch import ChipError, kernel_chip
 
-        try:
-            return get_chip(ir.StringAttr(func.attributes["rock.arch"]).value).wave_size
-        except ValueError:
-            pass
-    return 64
+    try:
+        return kernel_chip(func).wave_size
+    except ChipError as err:
+        raise InterpError(str(err), func.location) from None
 
 
 def argument_count(func: ir.Operation) -> int:
@@ -179,7 +178,6 @@ def run_function(func: ir.Operation, args: list, *, device: Device | None = None
         raise InterpError(f"@{symbol_name(func)} takes {count} arguments, got {len(args)}", func.location)
     bound = [bind_argument(device, a.type, value, i) for i, (a, value) in enumerate(zip(block_args, args))]
     program = program or Program(func)
-    program.wave_size = wave_size(func)
     groups, block = launch_size(func, grid)
     program.execute([b.value for b in bound], device, groups, block, attribution_setup(func, count))
     return [b.readback() for b in bound], program

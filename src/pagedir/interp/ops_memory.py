@@ -635,14 +635,12 @@ def compile_readfirstlane(p: Program, op: Any) -> Any:
 
 
 def chip_family(p: Program) -> str | None:
-    """The kernel's chip family ("cdna" / "rdna") from its ``rock.arch``, or None."""
-    from pagedir.arch import UnknownChipError, get_chip
+    """The kernel's chip family ("cdna" / "rdna") by ``pagedir.arch.kernel_chip``, or None when it names none."""
+    from pagedir.arch import ChipError, kernel_chip
 
-    if "rock.arch" not in p.func.attributes:
-        return None
     try:
-        return get_chip(ir.StringAttr(p.func.attributes["rock.arch"]).value).family
-    except UnknownChipError:
+        return kernel_chip(p.func).family
+    except ChipError:
         return None
 
 

@@ -175,10 +175,25 @@ class Program:
         self.rt: Runtime | None = None
         self.executed = 0  # thread-instructions executed (active lanes x ops), for the benchmark
         self.count_instructions = False
+        self._wave_size: int | None = None
         block = self.func.regions[0].blocks[0]
         self.args = list(block.arguments)
         self.arg_slots = [self.slot(a) for a in self.args]
         self.body, _ = self.compile_block(block)
+
+    @property
+    def wave_size(self) -> int:
+        """Lanes per wave of the function's chip, looked up when an op first needs it (a function
+        naming no chip runs as long as nothing depends on the wave size)."""
+        if self._wave_size is None:
+            from pagedir.interp.launch import wave_size
+
+            self._wave_size = wave_size(self.func)
+        return self._wave_size
+
+    @wave_size.setter
+    def wave_size(self, lanes: int) -> None:
+        self._wave_size = lanes
 
     # values and ops
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import mlir.ir as ir
 
-from pagedir.arch import UnknownChipError, get_chip
+from pagedir.arch import Chip, get_chip, kernel_chip_or_none
 from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import is_deref
 from pagedir.dialect.types import element_bytes
@@ -54,7 +54,7 @@ MIN_BLOCK_SIZE = 64
 
 @dataclass(frozen=True)
 class AttentionToGridwiseOptions:
-    #: Chip or target; empty means the kernel's ``rock.arch``.
+    #: Chip or target; empty means the kernel's ``rock.arch`` (another chip than it names is an error).
     arch: str = ""
     #: Threads per workgroup; 0 chooses.
     block_size: int = 0
@@ -109,20 +109,23 @@ class AttentionToGridwisePass(Pass):
     def run(self, module: ir.Operation) -> bool:
         ok = True
         for func in kernel_functions(module):
+            chip = kernel_chip_or_none(func, self.options.arch)
+            if chip is None:
+                ok = False
+                continue
             for op in find_ops(func, "rock.attention"):
-                ok = lower_attention(op.opview, func, self.options) and ok
+                ok = lower_attention(op.opview, func, chip, self.options) and ok
         return ok
 
 
-def lower_attention(op, func: ir.Operation, options: AttentionToGridwiseOptions) -> bool:
+def lower_attention(op, func: ir.Operation, chip: Chip, options: AttentionToGridwiseOptions) -> bool:
     problem = read_problem(op)
     errors = list(check_problem(problem))
-    chip = kernel_chip(func, options, errors)
     tiling = None
     if not errors:
         tiling = choose_tiling(problem, options)
         errors.extend(check_tiling(problem, tiling))
-    if not errors and chip is not None:
+    if not errors:
         errors.extend(check_lds(problem, tiling, chip))
     if errors:
         for message in errors:
@@ -152,17 +155,6 @@ def read_problem(op) -> Problem:
     else:
         page_elements, seq_k = None, k_type.shape[2]
     return Problem(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, op.q.type.element_type, page_elements)
-
-
-def kernel_chip(func: ir.Operation, options: AttentionToGridwiseOptions, errors: list[str]):
-    target = options.arch or (ir.StringAttr(func.attributes["rock.arch"]).value if "rock.arch" in func.attributes else "")
-    if not target:
-        return None  # no chip to hold the LDS budget against
-    try:
-        return get_chip(target)
-    except UnknownChipError as err:
-        errors.append(str(err))
-        return None
 
 
 def check_problem(p: Problem):

@@ -7,18 +7,24 @@ Python exceptions mean a bug. To use a pass in your own pipeline::
 
     from mlir.passmanager import PassManager
     from pagedir.passes import add_pass
-    pm = PassManager("builtin.module")
+    pm = PassManager("builtin.module", context=module.context)
     add_pass(pm, "rock-reuse-lds", arch="gfx950")
+    add_pass(pm, "rock-backend-pipeline", arch="gfx950")  # named pipelines too
     pm.run(module.operation)
 
-Passes anchor on ``builtin.module`` and walk to the functions they transform
-(the bindings abort the process when a Python pass is anchored elsewhere).
+No ``with context:`` block is needed: a pass runs with its module's context and
+an unknown location as the ambient ones. Passes anchor on ``builtin.module`` and
+walk to the functions they transform (the bindings abort the process when a
+Python pass is anchored elsewhere).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
+import os
+import traceback
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
@@ -53,10 +59,16 @@ class Pass:
     def __call__(self, op: ir.Operation, pass_: Any) -> None:
         """Entry point for ``PassManager.add``.
 
+        The pass runs with the module's context and an unknown location as
+        the ambient ones, so builders need no ``with`` block, in pagedir's tools
+        and in a user's own ``PassManager`` alike.
+
         Errors emitted inside a pass run are captured by the bindings, which
         abort the process when the pass then does not fail: so any emitted
         error fails the pass, and an exception raised after an error is turned
-        into one more error rather than escaping.
+        into one more error rather than escaping; it begins with "internal
+        error" (:data:`pagedir.diagnostics.INTERNAL_ERROR`), which the tools
+        report as a bug (exit code 2).
         """
         operation = op.operation if hasattr(op, "operation") else op
         emitted_errors = []
@@ -66,14 +78,18 @@ class Pass:
                 emitted_errors.append(diagnostic.message)
             return False  # not handled: let the pass manager capture it as usual
 
-        handler = operation.context.attach_diagnostic_handler(watch)
+        context = operation.context
+        handler = context.attach_diagnostic_handler(watch)
         try:
-            succeeded = self.run(operation)
+            with context, ir.Location.unknown(context):
+                succeeded = self.run(operation)
         except Exception as exc:
             if not emitted_errors:
                 raise
             handler.detach()
             handler = None
+            if os.environ.get("PAGEDIR_TRACEBACK"):
+                traceback.print_exc()
             operation.location.emit_error(f"internal error in {self.argument}: {type(exc).__name__}: {exc}")
             succeeded = False
         finally:
@@ -205,20 +221,52 @@ def _convert(argument: str, key: str, field: dataclasses.Field, raw: Any) -> Any
     return raw
 
 
-def add_pass(pm: Any, pass_or_argument: Pass | str, options: str | dict[str, Any] | None = None, **kwargs: Any) -> Pass:
-    """Add a pagedir pass (instance or argument) to an upstream ``PassManager``; returns the instance."""
-    if isinstance(pass_or_argument, Pass):
-        instance = pass_or_argument
-    else:
-        from pagedir.passes import get_pass_class
+def add_pass(
+    pm: Any, pass_or_argument: Pass | str, options: str | dict[str, Any] | None = None, **kwargs: Any
+) -> Pass | list[Pass | str]:
+    """Add a pagedir pass (instance or argument) or a named pipeline to an upstream ``PassManager``.
 
+    Options come as text (``"arch=gfx950"``), a dict or keywords. Returns the pass
+    instance, or for a pipeline (``rock-kernel-pipeline``, ``rock-backend-pipeline``)
+    its steps: pass instances and upstream pipeline text. Unknown names and bad
+    options raise :class:`OptionError`.
+    """
+    if isinstance(pass_or_argument, Pass):
+        return _add_instance(pm, pass_or_argument)
+    from pagedir.passes import PASSES, get_pass_class
+
+    # Pipelines are built from passes (pipelines.py imports this package): look them up when asked.
+    pipelines = importlib.import_module("pagedir.pipelines").PIPELINES
+    values = _merged_options(options, kwargs)
+    if pass_or_argument in PASSES:
         cls = get_pass_class(pass_or_argument)
-        merged: dict[str, Any] = {}
-        if isinstance(options, str):
-            merged.update(dict(split_option_text(options)))
-        elif options:
-            merged.update(options)
-        merged.update(kwargs)
-        instance = cls(parse_options(cls, merged))
+        return _add_instance(pm, cls(parse_options(cls, values)))
+    if pass_or_argument in pipelines:
+        info = pipelines[pass_or_argument]
+        try:
+            steps = info.steps(parse_option_values(info.name, info.options, values))
+        except (TypeError, ValueError) as err:  # a chip check in the pipeline's steps, say
+            raise OptionError(f"'{info.name}': {err}") from None
+        for step in steps:
+            if isinstance(step, str):
+                pm.add(step)
+            else:
+                _add_instance(pm, step)
+        return steps
+    known = ", ".join(sorted([*PASSES, *pipelines]))
+    raise OptionError(f"no pagedir pass or pipeline named '{pass_or_argument}' (known: {known})")
+
+
+def _merged_options(options: str | dict[str, Any] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    if isinstance(options, str):
+        merged.update(dict(split_option_text(options)))
+    elif options:
+        merged.update(options)
+    merged.update(kwargs)
+    return merged
+
+
+def _add_instance(pm: Any, instance: Pass) -> Pass:
     pm.add(instance, name=type(instance).__name__, argument=instance.argument, description=instance.summary)
     return instance

@@ -53,7 +53,7 @@ from dataclasses import dataclass
 import mlir.ir as ir
 from mlir.dialects import arith, llvm, memref, rocdl, vector
 
-from pagedir.arch import UnknownChipError, get_chip
+from pagedir.arch import get_chip, kernel_chip_or_none
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.base import Pass, kernel_functions
 from pagedir.passes.blockwise_load import find_ops
@@ -68,6 +68,10 @@ class BufferLoadOptions:
     #: Chip or target string; empty means each kernel's own ``rock.arch``.
     arch: str = ""
 
+    def __post_init__(self) -> None:
+        if self.arch:
+            get_chip(self.arch)
+
 
 class BufferLoadPass(Pass):
     argument = "rock-buffer-load"
@@ -77,29 +81,13 @@ class BufferLoadPass(Pass):
     def run(self, module: ir.Operation) -> bool:
         ok = True
         for func in kernel_functions(module):
-            loads = find_ops(func, "rock.global_load")
-            if not loads:
-                continue
-            flags = self.buffer_flags(func)
-            if flags is None:
+            chip = kernel_chip_or_none(func, self.options.arch)
+            if chip is None:
                 ok = False
                 continue
-            for op in loads:
-                ok = lower_global_load(op.opview, flags) and ok
+            for op in find_ops(func, "rock.global_load"):
+                ok = lower_global_load(op.opview, chip.buffer_flags) and ok
         return ok
-
-    def buffer_flags(self, func: ir.Operation) -> int | None:
-        target = self.options.arch
-        if not target and "rock.arch" in func.attributes:
-            target = ir.StringAttr(func.attributes["rock.arch"]).value
-        if not target:
-            func.location.emit_error("rock-buffer-load needs a chip: set rock.arch on the kernel or the arch option")
-            return None
-        try:
-            return get_chip(target).buffer_flags
-        except UnknownChipError as err:
-            func.location.emit_error(f"rock-buffer-load: {err}")
-            return None
 
 
 def i32_const(value: int) -> ir.Value:

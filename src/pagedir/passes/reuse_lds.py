@@ -54,8 +54,8 @@ E. Rewrite: one ``rock.alloc`` per group at the function entry; each old alloc
 With fewer than two LDS buffers the annotations are only dropped. :func:`plan`
 returns the layout (steps A-D) without changing the IR, for reports.
 
-Options: ``arch`` (chip or target string; empty: the kernel's ``rock.arch``; when
-neither is set the LDS limit is not checked).
+Options: ``arch`` (chip or target string; empty: the kernel's ``rock.arch``; one
+naming another chip than the kernel's, or neither, is an error: ``pagedir.arch.kernel_chip``).
 
 Not modelled: interference is per buffer, not per range (two buffers that
 overlap once are kept apart everywhere). Loops are assumed to run the same
@@ -72,7 +72,7 @@ from dataclasses import dataclass, field
 import mlir.ir as ir
 from mlir.dialects import arith, memref
 
-from pagedir.arch import UnknownChipError, get_chip
+from pagedir.arch import ChipError, get_chip, kernel_chip
 from pagedir.diagnostics import file_position
 from pagedir.dialect import rock
 from pagedir.dialect.effects import UnknownEffects, accesses, walk_ops
@@ -95,6 +95,10 @@ MARKERS = ("rock.live_in", "rock.live_out")
 class ReuseLDSOptions:
     #: Chip or target string for the LDS limit; empty means each kernel's own ``rock.arch``.
     arch: str = ""
+
+    def __post_init__(self) -> None:
+        if self.arch:
+            get_chip(self.arch)
 
 
 class ReuseLDSPass(Pass):
@@ -461,13 +465,10 @@ def merge_colours(layout: LdsPlan, colour_sizes: list[int]) -> None:
 
 
 def check_limit(func: ir.Operation, layout: LdsPlan, arch: str) -> None:
-    target = arch or (ir.StringAttr(func.attributes["rock.arch"]).value if "rock.arch" in func.attributes else "")
-    if not target:
-        return
     try:
-        chip = get_chip(target)
-    except UnknownChipError as err:
-        raise PlanError(func, f"'func.func' op rock-reuse-lds: {err}") from None
+        chip = kernel_chip(func, arch)
+    except ChipError as err:
+        raise PlanError(func, str(err)) from None
     if layout.bytes_after > chip.lds_per_workgroup:
         raise PlanError(
             func,

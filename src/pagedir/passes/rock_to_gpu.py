@@ -25,8 +25,8 @@ module attributes {gpu.container_module} {
         attributes {known_block_size = array<i32: 64, 1, 1>, known_grid_size = array<i32: 2, 1, 1>, ...} {
 ```
 
-Options: ``arch`` (recorded as ``rock.arch``: like every pass of the pipeline, it
-overrides the kernel's own chip, so the kernel names the chip it was lowered for).
+Options: ``arch`` (recorded as ``rock.arch`` when the kernel has none; another chip
+than the kernel names, or neither, is an error: ``pagedir.arch.kernel_chip``).
 Not modelled: multi-dimensional ids, kernels with results, multi-block bodies,
 host-side launch code.
 """
@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import mlir.ir as ir
 from mlir.dialects import gpu
 
+from pagedir.arch import get_chip, kernel_chip_or_none
 from pagedir.dialect.types import PRIVATE, WORKGROUP, memory_space
 from pagedir.passes.base import Pass, kernel_functions
 from pagedir.passes.blockwise_load import find_ops
@@ -47,8 +48,12 @@ DROPPED_MARKERS = ("rock.live_in", "rock.live_out")
 
 @dataclass(frozen=True)
 class RockToGPUOptions:
-    #: Chip or target recorded as the kernel's ``rock.arch`` (empty: keep the kernel's own).
+    #: Chip or target recorded on kernels that carry no ``rock.arch`` (another chip than theirs is an error).
     arch: str = ""
+
+    def __post_init__(self) -> None:
+        if self.arch:
+            get_chip(self.arch)
 
 
 class RockToGPUPass(Pass):
@@ -60,7 +65,8 @@ class RockToGPUPass(Pass):
         ok = True
         converted = False
         for func in kernel_functions(module):
-            if convert_kernel(func, self.options.arch):
+            # The chip, recorded on the func.func, is copied to the gpu.func with the other rock attributes.
+            if kernel_chip_or_none(func, self.options.arch) is not None and convert_kernel(func):
                 converted = True
             else:
                 ok = False
@@ -83,7 +89,7 @@ def kernel_problem(func: ir.Operation) -> str | None:
     return None
 
 
-def convert_kernel(func: ir.Operation, arch: str) -> bool:
+def convert_kernel(func: ir.Operation) -> bool:
     if problem := kernel_problem(func):
         func.location.emit_error(f"'func.func' op kernel {problem}")
         return False
@@ -110,8 +116,6 @@ def convert_kernel(func: ir.Operation, arch: str) -> bool:
     for attr_name in list(attrs):
         if attr_name.startswith("rock.") and attr_name != "rock.kernel":
             kernel.attributes[attr_name] = attrs[attr_name]
-    if arch:
-        kernel.attributes["rock.arch"] = ir.StringAttr.get(arch)
     old_entry = func.regions[0].blocks[0]
     arg_types = list(function_type.inputs) + [a.results[0].type for a in workgroup + private]
     entry = kernel.body.blocks.append(*arg_types, arg_locs=[func.location] * len(arg_types))

@@ -34,9 +34,12 @@ The pass proves, when it can, that the lanes of every wave read the same page
 for every row (the page of each (row, wave) group's lowest and highest offsets
 agree for every residue of the tile origin modulo the page size that the map's
 coefficients allow). It then marks the loads ``rock.uniform_page_ptr``, and
-``rock-buffer-load`` takes the pointer with ``readfirstlane``. The wave size comes
-from the kernel's ``rock.arch`` (64 when absent); the proof needs the map to be
-affine-linear in the tile coordinates.
+``rock-buffer-load`` takes the pointer with ``readfirstlane``. The wave size is the
+kernel's chip's (the ``arch`` option, else the kernel's ``rock.arch``; another
+chip than the kernel names, or neither, is an error: ``pagedir.arch.kernel_chip``);
+the proof needs the map to be affine-linear in the tile coordinates.
+
+Options: ``arch`` (chip or target; empty = each kernel's ``rock.arch``).
 
 Not modelled: validity records returned to the caller, index-difference
 optimisation, transposing reads through LDS.
@@ -45,43 +48,45 @@ optimisation, transposing reads through LDS.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import mlir.ir as ir
 import numpy as np
 from mlir.dialects import affine, arith, memref, scf, vector
 
-from pagedir.arch import UnknownChipError, get_chip
+from pagedir.arch import get_chip, kernel_chip_or_none
 from pagedir.dialect import rock
 from pagedir.passes.base import Pass, kernel_functions
 from pagedir.passes.blockwise_load import NotLinear, dims_of, find_ops, index_const, linear_form, thread_item, vector_coords
 
 UNIFORM_ATTR = "rock.uniform_page_ptr"
-DEFAULT_WAVE_SIZE = 64
+
+
+@dataclass(frozen=True)
+class ThreadwiseLoweringOptions:
+    #: Chip or target string (its wave size); empty means each kernel's own ``rock.arch``.
+    arch: str = ""
+
+    def __post_init__(self) -> None:
+        if self.arch:
+            get_chip(self.arch)
 
 
 class ThreadwiseLoweringPass(Pass):
     argument = "rock-threadwise-lowering"
     summary = "Lower rock.threadwise_read_into to rock.global_load with page pointers and validity"
+    Options = ThreadwiseLoweringOptions
 
     def run(self, module: ir.Operation) -> bool:
         ok = True
         for func in kernel_functions(module):
-            wave_size = kernel_wave_size(func)
+            chip = kernel_chip_or_none(func, self.options.arch)
+            if chip is None:
+                ok = False
+                continue
             for op in find_ops(func, "rock.threadwise_read_into"):
-                ok = lower_read_into(op.opview, wave_size) and ok
+                ok = lower_read_into(op.opview, chip.wave_size) and ok
         return ok
-
-
-def kernel_wave_size(func: ir.Operation) -> int:
-    attrs = func.attributes
-    if "rock.wave_size" in attrs:
-        return ir.IntegerAttr(attrs["rock.wave_size"]).value
-    if "rock.arch" not in attrs:
-        return DEFAULT_WAVE_SIZE
-    try:
-        return get_chip(ir.StringAttr(attrs["rock.arch"]).value).wave_size
-    except UnknownChipError:
-        return DEFAULT_WAVE_SIZE
 
 
 def lower_read_into(op, wave_size: int) -> bool:

@@ -8,6 +8,9 @@ runs here. ``pagedir-opt`` runs this pass after parsing and after every pass.
 
 from __future__ import annotations
 
+import os
+import traceback
+
 import mlir.ir as ir
 
 from pagedir.dialect import op_def_of
@@ -26,6 +29,9 @@ def verify_rock_ops(root: ir.Operation) -> bool:
         try:
             messages = op_def.verify_op(op.opview)
         except Exception as err:  # a verifier bug; an exception after emitted errors would abort a pass run
+            if os.environ.get("PAGEDIR_TRACEBACK"):
+                traceback.print_exc()
+            # "internal error" makes the tools report a bug (exit code 2), not a user error.
             messages = [f"internal error in the verifier of '{op.name}': {type(err).__name__}: {err}"]
         for message in messages:
             op.location.emit_error(message)

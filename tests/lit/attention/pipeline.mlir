@@ -3,7 +3,8 @@
 // no rock op left.
 // RUN: pagedir-gen attention --batch 2 --num-heads-q 8 --num-heads-kv 2 --seq-len-q 1 --seq-len-k 64 --head-dim 64 --page-size 16 --ragged -o %t.mlir
 // RUN: pagedir-opt %t.mlir --rock-kernel-pipeline='arch=gfx942' | FileCheck %s
-// RUN: pagedir-opt %t.mlir --pass-pipeline='builtin.module(rock-kernel-pipeline{arch=gfx1100})' | FileCheck %s --check-prefix=RDNA
+// RUN: pagedir-gen attention --batch 2 --num-heads-q 8 --num-heads-kv 2 --seq-len-q 1 --seq-len-k 64 --head-dim 64 --page-size 16 --ragged --arch gfx1100 -o %t.rdna.mlir
+// RUN: pagedir-opt %t.rdna.mlir --pass-pipeline='builtin.module(rock-kernel-pipeline{arch=gfx1100})' | FileCheck %s --check-prefix=RDNA
 
 // CHECK: module attributes {gpu.container_module}
 // CHECK: gpu.module @paged_attention_module

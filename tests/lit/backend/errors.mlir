@@ -5,7 +5,7 @@
 // CHIP-NOT: Traceback
 
 // RUN: not pagedir-compile %S/Inputs/paged-load-gfx942.mlir -o %t 2>&1 | FileCheck %s --check-prefix=NOARCH
-// NOARCH: error: no --arch given and no kernel has a rock.arch attribute; known chips:
+// NOARCH: paged-load-gfx942.mlir:3:5: error: 'gpu.func' op @paged_load names no chip: set rock.arch on the kernel or give the arch option (known chips:
 
 // RUN: not pagedir-compile %S/Inputs/not-a-kernel.mlir --arch gfx942 -o %t 2>&1 | FileCheck %s --check-prefix=NOKERNEL
 // NOKERNEL: not-a-kernel.mlir:1:1: error: input has no GPU kernel: expected a func.func with rock.kernel or a gpu.module holding a gpu.func kernel
@@ -22,7 +22,7 @@
 // A kernel built for one chip is not compiled for another.
 // RUN: sed 's/rock.wave_size = 64/rock.arch = "amdgcn-amd-amdhsa:gfx942"/' %S/Inputs/wave64-kernel.mlir > %t.arch.mlir
 // RUN: not pagedir-compile %t.arch.mlir --arch gfx950 -o %t 2>&1 | FileCheck %s --check-prefix=ARCH
-// ARCH: arch.mlir:3:5: error: gpu.func @tiled was built for gfx942 (rock.arch) but is compiled for gfx950
+// ARCH: arch.mlir:3:5: error: 'gpu.func' op @tiled is for gfx942 (rock.arch = "amdgcn-amd-amdhsa:gfx942"), not for gfx950 (arch = "gfx950")
 // Without --arch the kernel's own rock.arch is used.
 // RUN: pagedir-compile %t.arch.mlir -o - | FileCheck %s --check-prefix=OWNARCH
 // OWNARCH: .amdgcn_target "amdgcn-amd-amdhsa--gfx942"

@@ -29,4 +29,4 @@ func.func @second(%a: i32) -> i32 {
 // Locations are those of this file.
 // DEBUG: loc("{{.*}}input-output.mlir":17:3)
 
-// NO-OUTPUT: pagedir-opt: error: could not open output file '{{.*}}out.mlir': No such file or directory
+// NO-OUTPUT: pagedir-opt: error: could not write '{{.*}}out.mlir': No such file or directory

@@ -35,9 +35,20 @@ func.func @lds_over_limit(%q: memref<1x64x1x256xf32>, %k: memref<1x1x64x256xf32>
 
 // -----
 
+// expected-error @+1 {{'func.func' op @unknown_chip has rock.arch = "gfx000": unknown chip 'gfx000'; known chips:}}
 func.func @unknown_chip(%q: memref<1x1x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memref<1x1x16x64xf16>,
                         %out: memref<1x1x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx000"} {
-  // expected-error @+1 {{'rock.attention' op unknown chip 'gfx000'; known chips:}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x1x1x64xf16>, memref<1x1x16x64xf16>, memref<1x1x16x64xf16>, memref<1x1x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// No rock.arch and no arch option: no LDS budget to hold the tiles against, an error rather than no check.
+// expected-error @+1 {{'func.func' op @no_chip names no chip: set rock.arch on the kernel or give the arch option}}
+func.func @no_chip(%q: memref<1x1x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memref<1x1x16x64xf16>,
+                   %out: memref<1x1x1x64xf16>) attributes {rock.kernel} {
   "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
     : (memref<1x1x1x64xf16>, memref<1x1x16x64xf16>, memref<1x1x16x64xf16>, memref<1x1x1x64xf16>) -> ()
   return

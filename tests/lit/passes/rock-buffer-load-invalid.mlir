@@ -1,6 +1,6 @@
 // RUN: pagedir-opt %s --rock-buffer-load --split-input-file --verify-diagnostics
 
-// expected-error @+1 {{rock-buffer-load needs a chip: set rock.arch on the kernel or the arch option}}
+// expected-error @+1 {{'func.func' op @no_arch names no chip: set rock.arch on the kernel or give the arch option (known chips: gfx908,}}
 func.func @no_arch(%mem: memref<1x4x64xf16>, %off: index, %ptr: i64) -> f16 attributes {rock.kernel} {
   %x = "rock.global_load"(%mem, %off, %ptr) {page_size = 64, operandSegmentSizes = array<i32: 1, 1, 0, 1>} : (memref<1x4x64xf16>, index, i64) -> f16
   return %x : f16
@@ -8,7 +8,7 @@ func.func @no_arch(%mem: memref<1x4x64xf16>, %off: index, %ptr: i64) -> f16 attr
 
 // -----
 
-// expected-error @+1 {{rock-buffer-load: unknown chip 'gfx1234'; known chips:}}
+// expected-error @+1 {{'func.func' op @unknown_chip has rock.arch = "gfx1234": unknown chip 'gfx1234'; known chips:}}
 func.func @unknown_chip(%mem: memref<1x4x64xf16>, %off: index, %ptr: i64) -> f16 attributes {rock.kernel, rock.arch = "gfx1234"} {
   %x = "rock.global_load"(%mem, %off, %ptr) {page_size = 64, operandSegmentSizes = array<i32: 1, 1, 0, 1>} : (memref<1x4x64xf16>, index, i64) -> f16
   return %x : f16

@@ -36,7 +36,7 @@ func.func @too_big(%x: i8, %i: index) attributes {rock.kernel, rock.arch = "gfx9
 
 // -----
 
-// expected-error @+1 {{'func.func' op rock-reuse-lds: unknown chip 'gfx1234'}}
+// expected-error @+1 {{'func.func' op @unknown_chip has rock.arch = "gfx1234": unknown chip 'gfx1234'}}
 func.func @unknown_chip(%i: index) attributes {rock.kernel, rock.arch = "gfx1234"} {
   %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
   %b = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
@@ -101,5 +101,15 @@ func.func @accessed_without_range(%x: i8, %i: index) attributes {rock.kernel, ro
   memref.store %x, %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
   memref.store %x, %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
   "rock.live_out"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  return
+}
+
+// -----
+
+// No rock.arch and no arch option: no LDS limit to check against, an error rather than no check.
+// expected-error @+1 {{'func.func' op @no_chip names no chip: set rock.arch on the kernel or give the arch option}}
+func.func @no_chip(%i: index) attributes {rock.kernel} {
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
   return
 }

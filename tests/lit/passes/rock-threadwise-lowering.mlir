@@ -1,4 +1,7 @@
 // RUN: pagedir-opt %s --rock-threadwise-lowering --split-input-file | FileCheck %s
+// The wave size is the chip's: kernels without rock.arch lowered for gfx1100 record
+// it and prove uniformity for waves of 32 lanes.
+// RUN: sed 's/rock.kernel, rock.arch = "gfx942"/rock.kernel/' %s | pagedir-opt --rock-threadwise-lowering=arch=gfx1100 --split-input-file | FileCheck %s --check-prefix=WAVE32
 
 // Paged read of a [16 tokens, 64] f16 tile from pages of 16 tokens (1024
 // elements): per vector, page and offset from the flat position, the pointer
@@ -40,7 +43,13 @@ func.func @paged_read(%pages: memref<2x4x1024xf16>, %ptrs: memref<2xi64, #gpu.ad
 // -----
 
 // Pages of 4 tokens (256 elements) are smaller than a wave's 8 tokens: lanes
-// of one wave read different pages, the loads are not marked uniform.
+// of one wave read different pages, the loads are not marked uniform. A wave of
+// 32 lanes (gfx1100) reads 4 tokens, one page: uniform.
+
+// WAVE32-LABEL: func.func @small_pages
+// WAVE32-SAME: attributes {rock.arch = "gfx1100",
+// WAVE32: "rock.global_load"
+// WAVE32-SAME: {operandSegmentSizes = array<i32: 1, 1, 1, 1>, page_size = 256 : i64, rock.uniform_page_ptr} :
 
 // CHECK-LABEL: func.func @small_pages
 // CHECK: "rock.global_load"

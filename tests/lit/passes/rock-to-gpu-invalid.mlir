@@ -13,3 +13,11 @@ func.func @deref_in_use(%table: memref<1x2x1xi64>, %off: index, %ptr: i64) attri
   %x = "rock.global_load"(%pages, %off, %ptr) {page_size = 64, operandSegmentSizes = array<i32: 1, 1, 0, 1>} : (memref<1x2x64xf16>, index, i64) -> f16
   return
 }
+
+// -----
+
+// A gpu.func that names no chip could be compiled for any: an error instead.
+// expected-error @+1 {{'func.func' op @no_chip names no chip: set rock.arch on the kernel or give the arch option}}
+func.func @no_chip() attributes {rock.kernel, rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  return
+}

@@ -1,4 +1,8 @@
 // RUN: pagedir-opt %s --rock-to-gpu | FileCheck %s
+// A kernel without rock.arch lowered for a chip records it on the gpu.func.
+// RUN: sed 's/rock.kernel, rock.arch = "gfx942"/rock.kernel/' %s | pagedir-opt --rock-to-gpu=arch=gfx1100 | FileCheck %s --check-prefix=RECORD
+// RECORD: gpu.func @copy
+// RECORD-SAME: rock.arch = "gfx1100"
 
 // The kernel keeps its arguments; LDS buffers become workgroup attributions,
 // registers private ones; ids, barriers and returns become gpu ops; liveness

@@ -276,11 +276,58 @@ func.func @valid_inputs(%q: memref<64x64xf16>, %i: index) {
 
 // -----
 
+// operandSegmentSizes must split the operands into the declared groups (IRDL does not check it).
+
+func.func @segments_past_the_operands(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %s: memref<1xi32>, %out: memref<1x4x1x64xf16>) {
+  // expected-error @+1 {{'rock.attention' op operandSegmentSizes array<i32: 1, 1, 1, 1, 3> gives single operand 'out' 3 values, expected exactly 1}}
+  "rock.attention"(%q, %k, %v, %s, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 1, 3>}
+    : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1xi32>, memref<1x4x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
 func.func @valid_no_result(%q: memref<64x64xf16>, %i: index) {
   %regs = "rock.alloc"() : () -> memref<2x8xf16, #gpu.address_space<private>>
   // expected-error @+1 {{'rock.threadwise_read_into' op valid must have at least one result, got (d0, d1, d2) -> ()}}
   "rock.threadwise_read_into"(%q, %regs, %i) {map = affine_map<(i, r, c) -> (i * 16 + r, c)>, valid = affine_map<(i, r, c) -> ()>, block_size = 64,
       tile_shape = array<i64: 16, 64>, vector_dim = 1, vector_len = 8, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}
     : (memref<64x64xf16>, memref<2x8xf16, #gpu.address_space<private>>, index) -> ()
+  return
+}
+
+// -----
+
+func.func @segments_too_few(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x4x1x64xf16>) {
+  // expected-error @+1 {{'rock.attention' op operandSegmentSizes array<i32: 1, 1, 1, 0> has 4 sizes, expected 5 (q, k, v, seq_lens, out)}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0>}
+    : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1x4x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @segments_not_i32(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x4x1x64xf16>) {
+  // expected-error @+1 {{'rock.attention' op attribute 'operandSegmentSizes' must be array<i32: ...>, got array<i8: 1, 1, 1, 0, 1>}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i8: 1, 1, 1, 0, 1>}
+    : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1x4x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @segments_negative(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x4x1x64xf16>) {
+  // expected-error @+1 {{'rock.attention' op operandSegmentSizes array<i32: 1, 1, 1, -1, 2> gives optional operand 'seq_lens' -1 values, expected 0 or 1}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, -1, 2>}
+    : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1x4x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @segments_sum(%mem: memref<4xf32>, %i: index) {
+  // IRDL checks the sum when the variadic and optional sizes are what is wrong.
+  // expected-error @+1 {{sum of elements in 'operandSegmentSizes' attribute must be equal to the number of operands}}
+  %v = "rock.global_load"(%mem, %i) {operandSegmentSizes = array<i32: 1, 3, 0, 0>} : (memref<4xf32>, index) -> f32
   return
 }

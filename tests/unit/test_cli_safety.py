@@ -1,0 +1,242 @@
+"""Inputs and destinations that used to kill pagedir-opt and pagedir-compile or lose the user's files.
+
+Each case runs the tool as a user does, in a fresh process: it must end with
+exit code 1 and one located ``file:line:col: error:`` line, never a signal
+(a C++ assertion or stack overflow inside MLIR), a traceback or an internal
+error, and an output file named with ``-o`` keeps what it held.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+KERNEL = ROOT / "tests" / "lit" / "backend" / "Inputs" / "wave64-kernel.mlir"
+DEPTH = 10_000
+OLD = "what the user had before\n"
+
+
+def run_tool(tool: str, *args: str, **kwargs) -> subprocess.CompletedProcess:
+    """``pagedir-<tool> args`` from this checkout, in a fresh process (stderr as text)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env.pop("PAGEDIR_TRACEBACK", None)
+    kwargs.setdefault("stdout", subprocess.PIPE)
+    return subprocess.run(
+        [sys.executable, "-m", f"pagedir.cli.{tool}", *args], stderr=subprocess.PIPE, env=env, timeout=120, **kwargs
+    )
+
+
+def assert_one_located_error(result: subprocess.CompletedProcess, path: Path, where: str, message: str) -> None:
+    err = result.stderr.decode(errors="replace")
+    assert result.returncode == 1, f"exit code {result.returncode} (negative: killed by a signal)\n{err}"
+    assert "Traceback" not in err and "internal error" not in err, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"{path}:{where}: error: "), err
+    assert message in lines[0], err
+
+
+def _nested(open_: str, inner: str, close: str) -> str:
+    return open_ * DEPTH + inner + close * DEPTH
+
+
+# (name, text, line:col of the error, part of the message): each aborted, overflowed the stack or,
+# for the long integer, took minutes. A deep one is reported at the bracket that opens level 257.
+CRASHING_INPUTS = [
+    ("index-array", "module attributes {a = array<index: 1>} {}\n", "1:24", "array<index"),
+    ("index-array-empty", "module attributes {a = array<index>} {}\n", "1:24", "array<index"),
+    ("index-array-alias", "!t = index\nmodule attributes {a = array<!t: 1>} {}\n", "2:24", "array<!t"),
+    ("deep-list", "module attributes {a = " + _nested("[", "", "]") + "} {}\n", "1:279", "nested deeper than 256"),
+    ("deep-dictionary", "module attributes {a = " + _nested("{b = ", "1", "}") + "} {}\n", "1:1299", "nested deeper"),
+    ("deep-type", "func.func private @f(" + _nested("memref<", "f32", ">") + ")\n", "1:1813", "nested deeper"),
+    (
+        "deep-regions",
+        "func.func @f() {" + _nested("scf.execute_region {", "scf.yield ", "}") + " return }\n",
+        "1:5136",
+        "nested deeper",
+    ),
+    ("huge-integer", "module attributes {a = " + "9" * 100_000 + " : i64} {}\n", "1:24", "100000 digits"),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "where", "message"), CRASHING_INPUTS, ids=[c[0] for c in CRASHING_INPUTS])
+@pytest.mark.parametrize("tool", ["opt", "compile"])
+def test_input_that_crashed_mlir_is_a_located_error(tool, name, text, where, message, tmp_path):
+    path = tmp_path / f"{name}.mlir"
+    path.write_text(text)
+    output = tmp_path / "out"
+    output.write_text(OLD)
+    arch = ["--arch", "gfx942"] if tool == "compile" else []
+    result = run_tool(tool, str(path), *arch, "-o", str(output))
+    assert_one_located_error(result, path, where, message)
+    assert output.read_text() == OLD
+
+
+MOD_BY_MINUS_ONE = """\
+module attributes {gpu.container_module} {
+  gpu.module @m {
+    gpu.func @k(%out: memref<64xindex>) kernel attributes {known_block_size = array<i32: 64, 1, 1>, rock.wave_size = 64} {
+      %tid = gpu.thread_id x
+      %v = affine.apply affine_map<(d0) -> (d0 mod -1)>(%tid)
+      memref.store %v, %out[%tid] : memref<64xindex>
+      gpu.return
+    }
+  }
+}
+"""
+
+
+def _affine_mod_kernel(tmp_path: Path) -> Path:
+    """A kernel taking a remainder by -1: lower-affine reports it but does not fail."""
+    path = tmp_path / "mod-by-minus-one.mlir"
+    path.write_text(MOD_BY_MINUS_ONE)
+    return path
+
+
+def test_compile_reports_an_error_that_an_upstream_pass_emits_without_failing(tmp_path):
+    path = _affine_mod_kernel(tmp_path)
+    output = tmp_path / "out.s"
+    output.write_text(OLD)
+    result = run_tool("compile", str(path), "--arch", "gfx942", "-o", str(output))
+    assert_one_located_error(result, path, "5:12", "modulo by non-positive value is not supported")
+    assert output.read_text() == OLD
+
+
+def test_opt_reports_an_error_that_an_upstream_pass_emits_without_failing(tmp_path):
+    path = _affine_mod_kernel(tmp_path)
+    result = run_tool("opt", str(path), "--pass-pipeline=builtin.module(lower-affine)")
+    assert_one_located_error(result, path, "5:12", "modulo by non-positive value is not supported")
+
+
+# ----------------------------------------------------------------------------
+# Output files: written whole on success, untouched on failure.
+
+
+def test_opt_leaves_the_output_file_alone_when_the_input_is_bad(tmp_path):
+    path = tmp_path / "bad.mlir"
+    path.write_text("func.func @f( {\n")
+    output = tmp_path / "out.mlir"
+    output.write_text(OLD)
+    result = run_tool("opt", str(path), "-o", str(output))
+    assert result.returncode == 1
+    assert output.read_text() == OLD
+    assert set(os.listdir(tmp_path)) == {"bad.mlir", "out.mlir"}  # no temporary file left behind
+
+
+def test_opt_split_input_file_with_a_failing_chunk_leaves_the_output_file_alone(tmp_path):
+    path = tmp_path / "chunks.mlir"
+    path.write_text("func.func @good() {\n  return\n}\n// -----\nfunc.func @bad( {\n")
+    output = tmp_path / "out.mlir"
+    output.write_text(OLD)
+    result = run_tool("opt", str(path), "--split-input-file", "-o", str(output))
+    assert result.returncode == 1
+    assert b"chunks.mlir:5:16: error: expected non-function type" in result.stderr
+    assert output.read_text() == OLD
+
+
+def test_opt_writes_the_output_file_on_success(tmp_path):
+    path = tmp_path / "good.mlir"
+    path.write_text("func.func @good() {\n  return\n}\n")
+    output = tmp_path / "out.mlir"
+    output.write_text(OLD)
+    os.chmod(output, 0o640)
+    assert run_tool("opt", str(path), "-o", str(output)).returncode == 0
+    assert "func.func @good()" in output.read_text()
+    assert os.stat(output).st_mode & 0o777 == 0o640  # the replaced file keeps its permissions
+
+
+def test_compile_leaves_the_output_file_alone_when_the_report_cannot_be_written(tmp_path):
+    output = tmp_path / "out.s"
+    output.write_text(OLD)
+    result = run_tool("compile", str(KERNEL), "--arch", "gfx942", "-o", str(output), f"--report={tmp_path}/no/dir.json")
+    assert result.returncode == 1
+    assert b"could not write" in result.stderr and b"no/dir.json" in result.stderr
+    assert output.read_text() == OLD
+
+
+def test_compile_refuses_a_dump_dir_that_is_not_a_directory(tmp_path):
+    output = tmp_path / "out.s"
+    output.write_text(OLD)
+    result = run_tool("compile", str(KERNEL), "--arch", "gfx942", "-o", str(output), "--dump-dir", os.devnull)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.decode().strip() == f"error: --dump-dir '{os.devnull}' is not a directory"
+    assert output.read_text() == OLD
+
+
+# ----------------------------------------------------------------------------
+# stdout that cannot be written.
+
+
+def _close_stdout() -> None:
+    os.close(1)
+
+
+@pytest.mark.parametrize("tool", ["opt", "compile"])
+def test_a_closed_stdout_is_an_error(tool):
+    args = [str(KERNEL)] + (["--arch", "gfx942"] if tool == "compile" else [])
+    result = run_tool(tool, *args, stdout=subprocess.DEVNULL, preexec_fn=_close_stdout)
+    assert result.returncode == 1, result.stderr
+    assert re.fullmatch(r"(pagedir-opt: )?error: could not write to stdout: it is closed", result.stderr.decode().strip())
+
+
+@pytest.mark.parametrize("tool", ["opt", "compile"])
+def test_a_closed_stdin_is_an_error(tool):
+    args = ["-"] + (["--arch", "gfx942"] if tool == "compile" else [])
+    result = run_tool(tool, *args, stdin=subprocess.DEVNULL, preexec_fn=lambda: os.close(0))
+    assert result.returncode == 1, result.stderr
+    assert re.fullmatch(r"(pagedir-opt: )?error: could not read stdin: it is closed", result.stderr.decode().strip())
+
+
+@pytest.mark.parametrize("tool", ["opt", "compile"])
+def test_a_reader_that_went_away_is_an_error(tool):
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # like `pagedir-opt x.mlir | head -c 3` once head has exited
+    args = [str(KERNEL)] + (["--arch", "gfx942"] if tool == "compile" else [])
+    try:
+        result = run_tool(tool, *args, stdout=write_end)
+    finally:
+        os.close(write_end)
+    assert result.returncode == 1, result.stderr
+    err = result.stderr.decode()
+    assert "error: could not write to stdout: Broken pipe" in err
+    assert "Traceback" not in err and "Exception ignored" not in err
+
+
+# ----------------------------------------------------------------------------
+# The safety net for crashes the screen does not know.
+
+
+@pytest.mark.parametrize("signal_name", ["SIGABRT", "SIGSEGV"])
+def test_a_crash_in_the_work_is_one_error_line_naming_the_position(signal_name):
+    code = (
+        "import os, signal, sys\n"
+        "from pagedir.cli import crash_guard\n"
+        "def work():\n"
+        "    crash_guard.note_position('in.mlir:12:1', 'parsing')\n"
+        f"    os.kill(os.getpid(), signal.{signal_name})\n"
+        "sys.exit(crash_guard.run_guarded('pagedir-opt', work))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert result.returncode == 1
+    assert result.stderr == f"in.mlir:12:1: error: the MLIR library crashed ({signal_name}) while parsing this input\n"
+
+
+def test_the_work_exit_status_and_output_pass_through_the_guard():
+    code = (
+        "import sys\n"
+        "from pagedir.cli import crash_guard\n"
+        "def work():\n"
+        "    print('from the child')\n"
+        "    return 7\n"
+        "sys.exit(crash_guard.run_guarded('pagedir-opt', work))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert (result.returncode, result.stdout, result.stderr) == (7, "from the child\n", "")
