@@ -113,10 +113,10 @@ REUSE_LDS = "passes/reuse_lds.py"
 #: An attention kernel with ragged lengths, checked by pagedir-run against the reference (NaN/Inf past seq_lens).
 CHECK_ATTENTION = "pagedir-gen attention --ragged --num-heads-q 4 --num-heads-kv 2 | pagedir-run --check -"
 #: copy-kv with ragged lengths: with seed 3 some page pointers are null.
-CHECK_COPY_KV = ("pagedir-gen copy-kv --batch 3 --num-heads-kv 2 --seq-len 64 --head-dim 16 --page-size 16 --seq-lens "
-                 "| pagedir-run --check - --seed 3")
+COPY_KV = "pagedir-gen copy-kv --batch 3 --num-heads-kv 2 --seq-len 64 --head-dim 16 --page-size 16 --seq-lens"
+CHECK_COPY_KV = f"{COPY_KV} | pagedir-run --check - --seed 3"
 #: The same on an RDNA chip (other descriptor flags, other range-check rules).
-CHECK_COPY_KV_RDNA = f"{CHECK_COPY_KV} --arch gfx1100"
+CHECK_COPY_KV_RDNA = f"{COPY_KV} --arch gfx1100 | pagedir-run --check - --seed 3"
 #: How numpy's assert_allclose and assert_array_equal report wrong numbers.
 WRONG_VALUES = r"Mismatched elements|nan location mismatch"
 #: How pagedir-run --check reports a level that computes something else than the reference.
@@ -216,6 +216,17 @@ PLANTS = {plant.name: plant for plant in (
         (Catcher("tests/unit/test_reuse_lds.py::test_reused_bytes_are_race_free_on_every_path[live_across_loop]",
                  r"assert \[[0-9, ]+\] == \[[0-9, ]+\]"),),
     ),
+    # --- the chip --------------------------------------------------------------------
+    Plant(
+        "chip-option-overrides-the-kernel",
+        "an arch option naming another chip than the kernel's rock.arch silently wins: a gfx942 kernel is lowered "
+        "with gfx1100's descriptor flags and wave size and still says gfx942",
+        (Edit("arch.py", """raise ChipError(f'{what} is for {own.name} (rock.arch = "{recorded}"), not for {asked.name} """
+                         """(arch = "{option}")')""", "return asked  # PLANTED"),),
+        (Catcher("tests/unit/test_arch.py::test_check_never_runs_a_kernel_lowered_for_another_chip",
+                 r"interpreter error|set bits reserved on CDNA"),
+         Catcher("tests/lit/attention/chip.mlir", r"filecheck error: .*|error: .*expected string not found")),
+    ),
     # --- buffer descriptors and loads --------------------------------------------------
     Plant(
         "buffer-load-no-32-bit-check",
@@ -235,8 +246,8 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "buffer-load-swapped-flags",
         "rock-buffer-load builds RDNA descriptor flags for CDNA chips and CDNA flags for RDNA chips",
-        (Edit(BUFFER_LOAD, "return get_chip(target).buffer_flags",
-              "return get_chip(target).buffer_flags ^ 0x00027000 ^ 0x31027000  # PLANTED: CDNA <-> RDNA"),),
+        (Edit(BUFFER_LOAD, "lower_global_load(op.opview, chip.buffer_flags)",
+              "lower_global_load(op.opview, chip.buffer_flags ^ 0x00027000 ^ 0x31027000)"),),
         (Catcher("tests/unit/test_copy_kv.py::test_dtypes[f16]", r"set bits reserved on CDNA"),
          Catcher(CHECK_COPY_KV_RDNA, CHECK_FAILED)),
     ),
