@@ -72,12 +72,16 @@ def main(argv: list[str] | None = None) -> int:
         records.append(record)
         print(f"[{number}/{len(configs)}] {config.name}: {record['status']} ({time.perf_counter() - t0:.1f} s)"
               + (f": {record['error']}" if "error" in record else ""), flush=True)
+    command = measure.compile_command_times()
+    print(f"pagedir-compile decode kernel: cold {command['cold_command_cpu_s']:.2f} s CPU, "
+          f"warm (cache hit) {command['warm_command_wall_s']:.3f} s wall, in-process hit "
+          f"{command['warm_in_process_ms']:.2f} ms", flush=True)
     machine = report.machine(quick=args.quick, repeat=repeat, seconds=time.perf_counter() - started)
     with open(os.path.join(out, "results.json"), "w") as handle:
-        json.dump({"machine": machine, "records": records}, handle, indent=1)
+        json.dump({"machine": machine, "records": records, "compile_command": command}, handle, indent=1)
         handle.write("\n")
     with open(os.path.join(out, "REPORT.md"), "w") as handle:
-        handle.write(report.markdown(machine, records, plots=report.plots(records, out)))
+        handle.write(report.markdown(machine, records, plots=report.plots(records, out), command=command))
     if args.readme:
         report.update_readme(args.readme, machine, records, os.path.relpath(out, os.path.dirname(os.path.abspath(args.readme))))
     print(f"wrote {out}/results.json and {out}/REPORT.md")

@@ -340,3 +340,71 @@ def padded(table: np.ndarray, count: int) -> np.ndarray:
     out = np.zeros(count, dtype=np.int64)
     out[: min(count, len(table))] = table[:count]
     return out
+
+
+# ----------------------------------------------------------------------------
+# pagedir-compile as a command: cold (no cache) and warm (compile-cache hit)
+
+#: The decode kernel of `make demo`.
+DECODE_ARGV = ["--batch", "2", "--num-heads-q", "16", "--num-heads-kv", "2", "--seq-len-q", "1", "--seq-len-k", "512",
+               "--head-dim", "128", "--page-size", "16", "--dtype", "f16", "--ragged", "--arch", "gfx942"]
+
+
+def compile_command_times(runs: int = 5) -> dict[str, Any]:
+    """Medians of ``runs``: CPU seconds of a cold ``pagedir-compile`` of the decode kernel (``--no-cache``,
+    the process and its mlir-translate child), wall seconds of a warm one (a cache hit) and
+    milliseconds of a hit through ``compile_source`` in-process."""
+    import os
+    import resource
+    import statistics
+    import subprocess
+    import sys
+    import tempfile
+
+    from pagedir.cli.compile import compile_source
+
+    text = generate("attention", DECODE_ARGV)
+    with tempfile.TemporaryDirectory(prefix="pagedir-bench-") as work:
+        source = os.path.join(work, "decode.mlir")
+        with open(source, "w") as handle:
+            handle.write(text)
+        cache_dir = os.path.join(work, "cache")
+        command = [sys.executable, "-m", "pagedir.cli.compile", source, "--arch", "gfx942", "--emit=asm",
+                   "-o", os.path.join(work, "decode.s"), "--report", "--cache-dir", cache_dir]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (_src_dir(), os.environ.get("PYTHONPATH")) if p))
+
+        def run(*extra: str) -> tuple[float, float]:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            started = time.perf_counter()
+            subprocess.run(command + list(extra), env=env, check=True, capture_output=True)
+            wall = time.perf_counter() - started
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, wall
+
+        cold = [run("--no-cache") for _ in range(runs)]
+        run()  # stores the entry
+        warm = [run() for _ in range(runs)]
+        compile_source(text, arch="gfx942", report=True, cache_dir=cache_dir)  # imports, versions, source hash
+        hits = []
+        for _ in range(max(runs, 20)):
+            started = time.perf_counter()
+            entry = compile_source(text, arch="gfx942", report=True, cache_dir=cache_dir)
+            hits.append(time.perf_counter() - started)
+            assert entry.hit
+    return {
+        "kernel": "decode-b2-hq16-hkv2-sq1-sk512-d128-p16-f16-gfx942",
+        "runs": runs,
+        "cold_command_cpu_s": statistics.median(cpu for cpu, _ in cold),
+        "cold_command_wall_s": statistics.median(wall for _, wall in cold),
+        "warm_command_wall_s": statistics.median(wall for _, wall in warm),
+        "warm_command_cpu_s": statistics.median(cpu for cpu, _ in warm),
+        "warm_in_process_ms": statistics.median(hits) * 1e3,
+    }
+
+
+def _src_dir() -> str:
+    import os
+
+    import pagedir
+
+    return os.path.dirname(os.path.dirname(os.path.abspath(pagedir.__file__)))

@@ -285,7 +285,18 @@ def unavailable(records: list[dict]) -> str:
     return "\n## Not measured\n\n" + table(["configuration", "status", "why"], rows)
 
 
-def markdown(m: dict, records: list[dict], plots: list[str]) -> str:
+def command_table(command: dict | None) -> str:
+    """pagedir-compile as a command on the decode kernel: cold, and warm from the compile cache."""
+    if not command:
+        return ""
+    rows = [["cold (`--no-cache`)", f"{command['cold_command_cpu_s']:.2f} s CPU", f"{command['cold_command_wall_s']:.2f} s"],
+            ["warm (cache hit)", f"{command['warm_command_cpu_s']:.2f} s CPU", f"{command['warm_command_wall_s']:.3f} s"],
+            ["warm in-process (`compile_source`)", "-", f"{command['warm_in_process_ms']:.2f} ms"]]
+    return (f"\n## pagedir-compile as a command ({command['kernel']}, median of {command['runs']})\n\n"
+            + table(["compile", "CPU (process and mlir-translate)", "wall"], rows))
+
+
+def markdown(m: dict, records: list[dict], plots: list[str], command: dict | None = None) -> str:
     parts = [
         "# pagedir benchmarks\n",
         f"Machine: {machine_line(m)}.\n",
@@ -293,6 +304,7 @@ def markdown(m: dict, records: list[dict], plots: list[str]) -> str:
         headline(records) + "\n",
         check_line(records) + "\n",
         "## Compile time by part of the toolchain\n", compile_table(records),
+        command_table(command),
         "\n## Our passes, one by one (ms)\n", pass_table(records),
         "\n## Upstream, translation and LLVM stages across configurations\n", other_stage_table(records),
         "\n## Growth with the work (decode, gfx942, page 16)\n", growth_table(records),

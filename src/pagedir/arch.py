@@ -20,7 +20,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import mlir.ir as ir
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the bindings are imported where a kernel is read, so a cache hit never loads them
+    import mlir.ir as ir
 
 #: Flags word of a raw buffer descriptor on CDNA / gfx9: num format 7 (float, bits 14:12), data format 4
 #: (32, bits 18:15; 0 would be INVALID, an unbound resource). Rules: pagedir.interp.buffer_descriptor.
@@ -132,6 +135,7 @@ def kernel_chip(kernel: ir.Operation, option: str = "") -> Chip:
     caller reports it at ``kernel.location``. When ``option`` decides, a kernel
     without ``rock.arch`` records it.
     """
+    import mlir.ir as ir
     what = f"'{kernel.name}' op @{ir.StringAttr(kernel.attributes['sym_name']).value}"
     recorded = _recorded_target(kernel, what)
     if recorded is None:
@@ -152,6 +156,8 @@ def kernel_chip(kernel: ir.Operation, option: str = "") -> Chip:
 
 
 def _recorded_target(kernel: ir.Operation, what: str) -> str | None:
+    import mlir.ir as ir
+
     if "rock.arch" not in kernel.attributes:
         return None
     attr = kernel.attributes["rock.arch"]

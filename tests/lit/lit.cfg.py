@@ -57,6 +57,11 @@ for name in ("pagedir-opt", "pagedir-compile", "pagedir-gen", "pagedir-run"):
 config.substitutions.append((r"(?<![\w/.-])FileCheck(?![\w-])", f"{tool('filecheck')} {filecheck_opts}"))
 config.substitutions.append((r"(?<![\w/.%-])not(?![\w-])", not_tool))
 
+# pagedir-compile's compile cache: a fresh one per lit run inside Output/, never ~/.cache/pagedir
+# (a compile repeated within the run reads the cache, so the hit path is tested too).
+compile_cache = os.path.join(config.test_exec_root, "compile-cache")
+shutil.rmtree(compile_cache, ignore_errors=True)
+config.environment["PAGEDIR_CACHE_DIR"] = compile_cache
 for var in ("HOME", "TMPDIR", "PAGEDIR_TRACEBACK"):
     if var in os.environ:
         config.environment[var] = os.environ[var]

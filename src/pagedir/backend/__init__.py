@@ -19,12 +19,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import mlir.ir as ir
+from typing import TYPE_CHECKING
 
 from pagedir.arch import Chip, get_chip
-from pagedir.backend.codegen import emit_assembly, emit_object, link_hsaco, optimize
 from pagedir.backend.report import KernelReport, format_table, kernel_reports, to_json
-from pagedir.backend.translate import BackendError, extract_llvm_module, gpu_modules, translate_to_llvm_ir
+
+if TYPE_CHECKING:
+    import mlir.ir as ir
+
+    from pagedir.backend.translate import BackendError, gpu_modules
+
+# The MLIR bindings (translate) and llvmlite (codegen) are imported on first use: the kernel
+# report and EMIT_KINDS are read without them (a pagedir-compile cache hit, --help).
+_LAZY = {"BackendError": "pagedir.backend.translate", "gpu_modules": "pagedir.backend.translate"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'pagedir.backend' has no attribute {name!r}")
+
 
 #: What ``generate`` can produce, from the earliest to the last stage.
 EMIT_KINDS = ("llvm-dialect", "llvm-ir", "asm", "obj", "hsaco")
@@ -56,6 +72,9 @@ def generate(
     ``emit`` is one of :data:`EMIT_KINDS`; ``want_asm`` also produces the assembly
     (for the report) when emitting an object. Raises :class:`BackendError`.
     """
+    from pagedir.backend.codegen import emit_assembly, emit_object, link_hsaco, optimize
+    from pagedir.backend.translate import extract_llvm_module, translate_to_llvm_ir
+
     chip = get_chip(chip) if isinstance(chip, str) else chip
     if emit not in EMIT_KINDS:
         raise ValueError(f"unknown emit kind '{emit}'")

@@ -15,6 +15,11 @@ pipeline and the AMDGPU code generator (``pagedir.backend``).
 output); ``--report=FILE`` writes it as JSON to FILE (``-``: stdout).
 ``--dump-dir DIR`` writes every stage as ``<name>.<NN>-<stage>.mlir|.ll|.s``.
 
+A compile is looked up in the compile cache first (:mod:`pagedir.cache`: ``--cache-dir``,
+``$PAGEDIR_CACHE_DIR``, ``~/.cache/pagedir``) and stored there after it succeeds; ``--no-cache``
+does neither and ``--dump-dir`` skips the lookup (it needs every stage). The MLIR bindings,
+the backend and llvmlite are imported only on a miss. From Python: :func:`compile_source`.
+
 Errors are diagnostics (``file:line:col: error: ...``) with exit code 1; a bug in
 pagedir is exit code 2 (``PAGEDIR_TRACEBACK=1`` shows the traceback). The work
 runs in a forked child (:mod:`pagedir.cli.crash_guard`), so input that crashes
@@ -26,20 +31,33 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 import traceback
-
-import mlir.ir as ir
-from mlir.passmanager import PassManager
 
 import pagedir
 from pagedir.cli import crash_guard
 from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError
-from pagedir.arch import Chip, ChipError, get_chip, kernel_chip_or_none, known_chips
-from pagedir.backend import EMIT_KINDS, BackendError, format_table, generate, kernel_reports, to_json
+from pagedir.arch import Chip, ChipError, get_chip, kernel_chip_or_none, known_chips, parse_target
+from pagedir.backend import EMIT_KINDS, format_table, kernel_reports, to_json
+from pagedir.cache import Cache, Entry, cache_key, default_cache_dir, tool_versions
 from pagedir.cli.files import read_stdin, write_atomically, write_outputs
-from pagedir.cli.opt import parse_module
-from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error, has_internal_errors, run_pass_manager
+
+
+def _import_compiler() -> None:
+    """Import the MLIR bindings, the diagnostics and the code generator (llvmlite).
+
+    They are most of a cold start (``python -X importtime``), so only a cache miss loads them;
+    the functions below use them as module globals.
+    """
+    global ir, PassManager, BackendError, generate, parse_module
+    global Diag, DiagnosticCollector, from_mlir_error, has_internal_errors, run_pass_manager
+    import mlir.ir as ir
+    from mlir.passmanager import PassManager
+
+    from pagedir.backend import BackendError, generate
+    from pagedir.cli.opt import parse_module
+    from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error, has_internal_errors, run_pass_manager
 
 
 class _Failed(Exception):
@@ -67,9 +85,16 @@ def build_parser() -> argparse.ArgumentParser:
         help="--report prints the kernel report as a table on stderr; --report=FILE writes it as JSON to FILE",
     )
     parser.add_argument("--report-json", dest="report_json", help=argparse.SUPPRESS)
-    parser.add_argument("--dump-dir", help="write the IR after every stage into this directory")
+    parser.add_argument(
+        "--dump-dir", help="write the IR after every stage into this directory (always compiles: skips the cache lookup)"
+    )
     parser.add_argument("-O", dest="opt_level", type=int, choices=(0, 1, 2, 3), default=3, help="LLVM optimization level")
     parser.add_argument("--index-bitwidth", type=int, choices=(32, 64), default=64, help="index width in kernels")
+    parser.add_argument(
+        "--cache-dir", help="compile cache directory (default $PAGEDIR_CACHE_DIR, else $XDG_CACHE_HOME/pagedir or ~/.cache/pagedir)"
+    )
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the compile cache")
+    parser.add_argument("-v", "--verbose", action="store_true", help="say whether the compile cache was used")
     parser.add_argument("--version", action="version", version=f"pagedir-compile {pagedir.__version__}")
     return parser
 
@@ -111,7 +136,11 @@ def _main(argv: list[str]) -> int:
 
 
 class _Stages:
-    """Numbers the stages and writes each into ``--dump-dir`` when one is given."""
+    """Numbers the stages and writes each into ``--dump-dir`` when one is given.
+
+    A stage is text or a module; a module is printed only when it is written (printing every
+    stage of the decode kernel is about a tenth of a cold compile).
+    """
 
     def __init__(self, directory: str | None, name: str):
         self.directory = directory
@@ -126,12 +155,12 @@ class _Stages:
         except OSError as err:
             raise UserError(f"could not create --dump-dir '{directory}': {err.strerror}") from None
 
-    def __call__(self, stage: str, text: str) -> None:
+    def __call__(self, stage: str, text) -> None:
         suffix = {"llvm-ir": ".ll", "llvm-ir-opt": ".ll", "asm": ".s"}.get(stage, ".mlir")
         if self.directory:
             path = os.path.join(self.directory, f"{self.name}.{self.count:02d}-{stage}{suffix}")
             try:
-                write_atomically(path, text)
+                write_atomically(path, str(text))
             except OSError as err:
                 raise UserError(f"could not write '{path}': {err.strerror}") from None
         self.count += 1
@@ -141,6 +170,92 @@ def compile_file(args: argparse.Namespace) -> int:
     if args.arch is not None:
         _asked_chip(args.arch)  # a bad target is refused before anything is read
     text, name = _read_input(args.input)
+    entry = _compile_cached(args, text, name)
+    artefact = entry.artefact
+    if args.output == "-" and isinstance(artefact, str) and not artefact.endswith("\n"):
+        artefact += "\n"
+    outputs = [(args.output, artefact)]
+    if entry.report_json is not None and args.report_json:
+        outputs.append((args.report_json, entry.report_json))
+    write_outputs(outputs)  # all or none: a report that cannot be written leaves the output file alone
+    if entry.report_table is not None and args.report_table:
+        sys.stderr.write(entry.report_table)
+    return 0
+
+
+def compile_source(
+    text: str,
+    *,
+    arch: str | None = None,
+    emit: str = "asm",
+    opt_level: int = 3,
+    index_bitwidth: int = 64,
+    report: bool = False,
+    cache: bool = True,
+    cache_dir: str | None = None,
+    name: str = "<string>",
+) -> Entry:
+    """Compile MLIR text in-process, through the compile cache, like ``pagedir-compile``.
+
+    Returns a :class:`pagedir.cache.Entry`: ``artefact`` (str, or bytes for obj/hsaco),
+    ``report_table`` and ``report_json`` when ``report`` (and the artefact needed assembly),
+    ``hit``. Errors raise :class:`pagedir.cli.args.UserError`; diagnostics go to stderr.
+    """
+    if emit not in EMIT_KINDS:
+        raise UserError(f"unknown emit kind '{emit}'; expected one of {', '.join(EMIT_KINDS)}")
+    args = argparse.Namespace(
+        input=name, arch=arch, emit=emit, opt_level=opt_level, index_bitwidth=index_bitwidth, report_table=report,
+        report_json=None, dump_dir=None, no_cache=not cache, cache_dir=cache_dir, verbose=False,
+    )
+    if arch is not None:
+        _asked_chip(arch)
+    try:
+        return _compile_cached(args, text, name)
+    except _Failed:
+        raise UserError(f"compiling {name} failed (the diagnostics are on stderr)") from None
+
+
+def _compile_cached(args: argparse.Namespace, text: str, name: str) -> Entry:
+    """The cached entry for this compile, else compile and store it."""
+    note = (lambda message: print(f"pagedir-compile: {message}", file=sys.stderr)) if args.verbose else None
+    cache = None if args.no_cache else Cache(args.cache_dir or default_cache_dir(), note)
+    options = _cache_options(args)
+    key = cache_key(text.encode("utf-8"), options) if cache else None
+    if cache and not args.dump_dir and (entry := cache.load(key)):
+        cache.note(f"cache hit {key} ({cache.path(key)})")
+        return entry
+    entry = _compile(args, text, name)
+    if cache and cache.store(key, entry, {"options": options, "versions": tool_versions()}):
+        cache.note(f"cache miss: stored {cache.path(key)}")
+    return entry
+
+
+def _cache_options(args: argparse.Namespace) -> dict:
+    """The options that change the artefact, normalized (``amdgcn-amd-amdhsa:gfx942`` is ``gfx942``)."""
+    options = {
+        "arch": _normalized_arch(args.arch),
+        "emit": args.emit,
+        "opt_level": args.opt_level,
+        "index_bitwidth": args.index_bitwidth,
+        "report": bool(args.report_table or args.report_json),
+        # The tools the backend would run: another mlir-translate or linker may give another artefact.
+        "mlir_translate": os.environ.get("PAGEDIR_MLIR_TRANSLATE"),
+    }
+    if args.emit == "hsaco":
+        options["linker"] = os.environ.get("PAGEDIR_LD_LLD") or shutil.which("ld.lld") or shutil.which("ld.lld-22")
+    return options
+
+
+def _normalized_arch(arch: str | None) -> list | None:
+    """[chip, sorted target features] for ``--arch`` (``amdgcn-amd-amdhsa:gfx942`` and ``gfx942`` share an entry)."""
+    if not arch:
+        return None
+    chip, features = parse_target(arch)  # already checked by _asked_chip
+    return [chip, sorted(f"{name}{'+' if on else '-'}" for name, on in features.items())]
+
+
+def _compile(args: argparse.Namespace, text: str, name: str) -> Entry:
+    _import_compiler()
     stem = "stdin" if args.input == "-" else os.path.splitext(os.path.basename(args.input))[0]
     stages = _Stages(args.dump_dir, stem)
     context = pagedir.make_context()
@@ -148,7 +263,7 @@ def compile_file(args: argparse.Namespace) -> int:
         crash_guard.note_position(f"{name}:1:1", "parsing")
         module = _parse(text, name, collector)
         chip = _choose_chip(args.arch, module, collector)
-        stages("input", str(module))
+        stages("input", module)
         if _has_rock_kernels(module):
             _run_kernel_pipeline(module, chip.name, collector, stages)
         if not _has_gpu_kernels(module):
@@ -156,7 +271,7 @@ def compile_file(args: argparse.Namespace) -> int:
                          "or a gpu.module holding a gpu.func kernel", name, 1, 1)])
         if _needs_backend_pipeline(module):
             _run_backend_pipeline(module, chip.name, args.index_bitwidth, collector)
-            stages("llvm-dialect", str(module))
+            stages("llvm-dialect", module)
         crash_guard.note_position(f"{name}:1:1", "generating code for")
         try:
             generated = generate(
@@ -172,18 +287,10 @@ def compile_file(args: argparse.Namespace) -> int:
             "obj": lambda: generated.obj,
             "hsaco": lambda: generated.hsaco,
         }[args.emit]()
-    if args.output == "-" and isinstance(artefact, str) and not artefact.endswith("\n"):
-        artefact += "\n"
-    outputs = [(args.output, artefact)]
-    reports = None
     if generated.asm is not None and (args.report_table or args.report_json):
         reports = kernel_reports(generated.asm, chip)
-        if args.report_json:
-            outputs.append((args.report_json, to_json(reports)))
-    write_outputs(outputs)  # all or none: a report that cannot be written leaves the output file alone
-    if reports is not None and args.report_table:
-        sys.stderr.write(format_table(reports))
-    return 0
+        return Entry(artefact, format_table(reports), to_json(reports))
+    return Entry(artefact)
 
 
 def _read_input(path: str) -> tuple[str, str]:
@@ -316,7 +423,7 @@ def _run_kernel_pipeline(module: ir.Operation, chip: str, collector: DiagnosticC
         _run_step(module, step, collector)
         if not verify_rock_ops(module):
             _fail(collector.take())
-        stages(step if isinstance(step, str) else step.argument, str(module))
+        stages(step if isinstance(step, str) else step.argument, module)
 
 
 def _run_backend_pipeline(module: ir.Operation, chip: str, index_bitwidth: int, collector: DiagnosticCollector) -> None:

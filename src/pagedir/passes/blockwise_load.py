@@ -155,8 +155,9 @@ def reachable_residues(form: LinearForm, page_size: int, bounds: list[int] | Non
         if count == period:
             # Adding every multiple of gcd(step, P): a residue class closes over that subgroup.
             group = math.gcd(step, page_size)
-            classes = np.unique(np.nonzero(reachable)[0] % group)
-            reachable = np.isin(np.arange(page_size) % group, classes)
+            classes = np.zeros(group, dtype=bool)  # (np.unique would import numpy.ma: 30-60 ms per compile)
+            classes[np.nonzero(reachable)[0] % group] = True
+            reachable = classes[np.arange(page_size) % group]
             continue
         grown = np.zeros_like(reachable)
         for k in range(count):
