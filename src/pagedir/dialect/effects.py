@@ -141,12 +141,30 @@ def aliases(buffer: ir.Value) -> list[ir.Value]:
 
 
 def walk_ops(root: ir.Operation, fn: Callable[[ir.Operation], None]) -> None:
-    """Pre-order walk of every op nested in ``root`` (not ``root`` itself), in program order."""
-    for region in root.regions:
-        for block in region.blocks:
-            for op in block.operations:
-                fn(op.operation)
-                walk_ops(op.operation, fn)
+    """Pre-order walk of every op nested in ``root`` (not ``root`` itself), in program order.
+
+    The walk is the bindings' own (a Python loop over regions, blocks and ops costs
+    several times more per op); an exception ``fn`` raises stops it and propagates
+    unchanged (the bindings would turn it into a RuntimeError).
+    """
+    raised: list[BaseException] = []
+    is_root = True
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        nonlocal is_root
+        if is_root:  # pre-order: the root comes first
+            is_root = False
+            return ir.WalkResult.ADVANCE
+        try:
+            fn(op)
+        except BaseException as err:  # noqa: BLE001 - re-raised below, after the walk
+            raised.append(err)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit, ir.WalkOrder.PRE_ORDER)
+    if raised:
+        raise raised[0]
 
 
 def accesses(buffer: ir.Value, scope: ir.Operation) -> Iterator[Access]:
@@ -154,19 +172,23 @@ def accesses(buffer: ir.Value, scope: ir.Operation) -> Iterator[Access]:
 
     Raises :class:`UnknownEffects` for an op that uses the buffer and whose effects are unknown.
     """
-    views = aliases(buffer)
+    views = set(aliases(buffer))
+    # The ops using a view, from the use lists: the walk below only puts them in program order.
+    users = {use.owner.operation for view in views for use in view.uses}
     result: list[Access] = []
 
     def visit(op: ir.Operation) -> None:
-        used = [v for v in op.operands if any(v == view for view in views)]
-        if not used or is_view(op):
+        if op not in users:
+            return
+        used = [v for v in op.operands if v in views]
+        if is_view(op):
             return
         effects = memory_effects(op)
         if effects is None:
             raise UnknownEffects(op)
         reads = writes = False
         for value, kind in effects:
-            if any(value == view for view in views):
+            if value in views:
                 reads |= kind == READ
                 writes |= kind == WRITE
         if reads or writes:

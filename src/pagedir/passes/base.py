@@ -113,14 +113,22 @@ def format_option(value: Any) -> str:
     return str(value)
 
 
+#: Functions: their bodies (nearly every op of a kernel) hold no functions, so the search skips them.
+FUNCTION_OPS = frozenset({"func.func", "gpu.func", "llvm.func"})
+
+
 def kernel_functions(module: ir.Operation) -> Iterator[ir.Operation]:
-    """``func.func`` ops carrying the ``rock.kernel`` attribute, at any depth of ``module``."""
+    """``func.func`` ops carrying the ``rock.kernel`` attribute, at any depth of ``module``
+    outside function bodies."""
     found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "func.func" and "rock.kernel" in op.attributes:
+        name = op.name
+        if name not in FUNCTION_OPS:
+            return ir.WalkResult.ADVANCE
+        if name == "func.func" and "rock.kernel" in op.attributes:
             found.append(op)
-        return ir.WalkResult.ADVANCE
+        return ir.WalkResult.SKIP
 
     module.walk(visit)
     yield from found

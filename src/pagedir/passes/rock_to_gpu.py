@@ -44,6 +44,7 @@ from pagedir.passes.base import Pass, kernel_functions
 from pagedir.passes.ir_utils import find_ops
 
 DROPPED_MARKERS = ("rock.live_in", "rock.live_out")
+REWRITTEN_OPS = ("rock.workitem_id", "rock.workgroup_id", "rock.lds_barrier", "func.return", *DROPPED_MARKERS, "rock.deref")
 
 
 @dataclass(frozen=True)
@@ -137,20 +138,24 @@ def rewrite_body(kernel: ir.Operation) -> None:
         "rock.workitem_id": lambda: gpu.thread_id(gpu.Dimension.x),
         "rock.workgroup_id": lambda: gpu.block_id(gpu.Dimension.x),
     }
-    for op in find_ops(kernel, "rock.workitem_id") + find_ops(kernel, "rock.workgroup_id"):
+    # One walk finds them all (none of the rewrites below creates or removes another's ops).
+    found: dict[str, list[ir.Operation]] = {name: [] for name in REWRITTEN_OPS}
+    for op in find_ops(kernel, *REWRITTEN_OPS):
+        found[op.name].append(op)
+    for op in found["rock.workitem_id"] + found["rock.workgroup_id"]:
         with op.location, ir.InsertionPoint(op):
             op.results[0].replace_all_uses_with(replacements[op.name]())
         op.erase()
-    for op in find_ops(kernel, "rock.lds_barrier"):
+    for op in found["rock.lds_barrier"]:
         with op.location, ir.InsertionPoint(op):
             gpu.barrier()
         op.erase()
-    for op in find_ops(kernel, "func.return"):
+    for op in found["func.return"]:
         with op.location, ir.InsertionPoint(op):
             gpu.ReturnOp([])
         op.erase()
     for name in DROPPED_MARKERS:
-        for op in find_ops(kernel, name):
+        for op in found[name]:
             op.erase()
-    for op in find_ops(kernel, "rock.deref"):
+    for op in found["rock.deref"]:
         op.erase()

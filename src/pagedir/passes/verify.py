@@ -13,19 +13,21 @@ import traceback
 
 import mlir.ir as ir
 
-from pagedir.dialect import op_def_of
+from pagedir.dialect.rock import OP_DEFS_BY_NAME
 from pagedir.passes.base import Pass
 
 
 def verify_rock_ops(root: ir.Operation) -> bool:
     """Emit an error at the location of every rock op violating an invariant; True when none does."""
     ok = True
+    advance = ir.WalkResult.ADVANCE
 
     def visit(op: ir.Operation) -> ir.WalkResult:
+        # Called for every op of the module after every pass: other ops cost one dict lookup.
         nonlocal ok
-        op_def = op_def_of(op)
+        op_def = OP_DEFS_BY_NAME.get(op.name)
         if op_def is None:
-            return ir.WalkResult.ADVANCE
+            return advance
         try:
             messages = op_def.verify_op(op.opview)
         except Exception as err:  # a verifier bug; an exception after emitted errors would abort a pass run
