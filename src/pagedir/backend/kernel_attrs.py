@@ -22,6 +22,7 @@ import mlir.ir as ir
 from pagedir.arch import Chip, kernel_chip_or_none
 
 INDEX32_MAX_ELEMENTS = 2**31 - 1
+FUNCTION_OPS = frozenset({"func.func", "gpu.func", "llvm.func"})
 
 
 def gpu_kernels(module: ir.Operation) -> list[ir.Operation]:
@@ -29,11 +30,14 @@ def gpu_kernels(module: ir.Operation) -> list[ir.Operation]:
     found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "gpu.func" and "gpu.kernel" in op.attributes:
+        name = op.name
+        if name not in FUNCTION_OPS:
+            return ir.WalkResult.ADVANCE
+        if name == "gpu.func" and "gpu.kernel" in op.attributes:
             found.append(op)
-        return ir.WalkResult.ADVANCE
+        return ir.WalkResult.SKIP  # a function body (nearly every op) holds no kernel
 
-    module.walk(visit)
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)  # pre-order: SKIP leaves the body unwalked
     return found
 
 

@@ -102,6 +102,7 @@ from pagedir.dialect import rock
 from pagedir.dialect.effects import Access, UnknownEffects, accesses, overwritten_operands, walk_ops
 from pagedir.dialect.types import element_bytes, is_lds, memref_bytes
 from pagedir.passes.base import Pass, kernel_functions
+from pagedir.passes.ir_utils import ProgramOrder
 
 LOOP_OPS = frozenset({"scf.for", "scf.while", "scf.parallel", "scf.forall", "affine.for", "affine.parallel"})
 CONDITIONAL_OPS = frozenset({"scf.if", "scf.index_switch", "affine.if"})
@@ -131,29 +132,6 @@ def lds_allocs(func: ir.Operation) -> list[ir.Operation]:
     found: list[ir.Operation] = []
     walk_ops(func, lambda op: found.append(op) if op.name == "rock.alloc" and is_lds(op.results[0].type) else None)
     return found
-
-
-class ProgramOrder:
-    """Pre-order position of every op of a function, and the last position inside each op."""
-
-    def __init__(self, func: ir.Operation):
-        self.position: dict[ir.Operation, int] = {}
-        self.last_inside: dict[ir.Operation, int] = {}
-        self._number(func)
-
-    def _number(self, root: ir.Operation) -> int:
-        last = self.position.get(root, -1)
-        for region in root.regions:
-            for block in region.blocks:
-                for op in block.operations:
-                    op = op.operation
-                    self.position[op] = len(self.position)
-                    last = self._number(op)
-        self.last_inside[root] = last
-        return last
-
-    def contains(self, outer: ir.Operation, inner: ir.Operation) -> bool:
-        return self.position.get(outer, -1) <= self.position[inner] <= self.last_inside[outer]
 
 
 @dataclass(frozen=True)

@@ -130,7 +130,7 @@ def kernel_functions(module: ir.Operation) -> Iterator[ir.Operation]:
             found.append(op)
         return ir.WalkResult.SKIP
 
-    module.walk(visit)
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)  # pre-order: SKIP leaves the body unwalked
     yield from found
 
 

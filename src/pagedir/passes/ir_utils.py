@@ -18,7 +18,8 @@ from mlir.dialects import affine, arith
 
 
 def find_ops(root: ir.Operation, *names: str) -> list[ir.Operation]:
-    """Every op named one of ``names`` in ``root`` (``root`` included), in pre-order.
+    """Every op named one of ``names`` in ``root`` (``root`` included), in post-order (an op
+    after the ops nested in it).
 
     The list is collected before the caller rewrites anything, so erasing or
     replacing the ops found is safe.
@@ -121,3 +122,51 @@ def linear_form(expr: ir.AffineExpr, num_indices: int, tile_rank: int) -> Linear
     if not any(d >= num_indices for d in dims_of(expr)):
         return LinearForm(zero, [(1, expr)], 0)  # any function of the indices alone: an opaque term
     raise NotLinear(str(expr))
+
+
+# ----------------------------------------------------------------------------
+# Program order.
+
+
+class ProgramOrder:
+    """Pre-order position of every op nested in ``root`` (``root`` itself has none), and the last
+    position inside each op: that of its last nested op, its own when it holds none (-1 for a
+    ``root`` holding nothing). ``contains(outer, inner)``: ``inner`` is ``outer`` or nested in it.
+
+    Two walks of the bindings number the ops. The pre-order walk gives the positions. In the
+    post-order walk the op visited just before ``op`` is its last child when ``op`` has any (it
+    comes later in pre-order) and the last child's last position is ``op``'s; otherwise it came
+    earlier in pre-order and ``op`` holds nothing.
+    """
+
+    def __init__(self, root: ir.Operation):
+        self.position: dict[ir.Operation, int] = {}
+        self.last_inside: dict[ir.Operation, int] = {}
+        position, last_inside = self.position, self.last_inside
+        advance = ir.WalkResult.ADVANCE
+        is_root = True
+
+        def number(op: ir.Operation) -> ir.WalkResult:
+            nonlocal is_root
+            if is_root:
+                is_root = False
+            else:
+                position[op] = len(position)
+            return advance
+
+        previous: list[ir.Operation] = []  # the op the post-order walk visited last
+
+        def close(op: ir.Operation) -> ir.WalkResult:
+            here = position.get(op, -1)
+            if previous and position[previous[0]] > here:
+                last_inside[op] = last_inside[previous[0]]
+            else:
+                last_inside[op] = here
+            previous[:] = [op]
+            return advance
+
+        root.walk(number, ir.WalkOrder.PRE_ORDER)
+        root.walk(close, ir.WalkOrder.POST_ORDER)
+
+    def contains(self, outer: ir.Operation, inner: ir.Operation) -> bool:
+        return self.position.get(outer, -1) <= self.position[inner] <= self.last_inside[outer]
