@@ -312,11 +312,11 @@ def add_upstream(pm: PassManager, text: str) -> None:
     """
     _flush_streams()
     saved = os.dup(2)
+    error = None
     with tempfile.TemporaryFile() as captured:
         os.dup2(captured.fileno(), 2)
         try:
             pm.add(text)
-            return
         except (ValueError, ir.MLIRError) as err:
             error = str(err).strip()
         finally:
@@ -324,15 +324,22 @@ def add_upstream(pm: PassManager, text: str) -> None:
             os.close(saved)
         captured.seek(0)
         written = captured.read().decode("utf-8", "replace")
+    if error is None:
+        if written and sys.stderr is not None:  # nothing went wrong: whatever MLIR said is passed on
+            sys.stderr.write(written)
+        return
     failed = _FAILED_TO_ADD.search(error)
     if failed is None:  # a syntax error or an unknown name: MLIR's located message, as it is
         raise UserError(error)
-    details = [line for line in (written + "\n" + error[: failed.start()]).splitlines() if line.strip()]
-    detail = "; ".join(line.strip().removeprefix(":").removeprefix(" <Pass-Options-Parser>:").strip().rstrip("!") for line in details)
-    detail = detail.replace("<Pass-Options-Parser>: ", "")
+    reasons = [_reason(line) for line in (written + "\n" + error[: failed.start()]).splitlines() if line.strip()]
     name, options = failed["name"], failed["options"]
     what = f"invalid options for '{name}' ('{options}')" if options else f"cannot add '{name}'"
-    raise UserError(f"{what}: {detail}" if detail else what)
+    raise UserError(f"{what}: {'; '.join(reasons)}" if reasons else what)
+
+
+def _reason(line: str) -> str:
+    """LLVM's option-parser line without its empty program-name prefix, parser name and '!'."""
+    return line.strip().removeprefix(":").strip().removeprefix("<Pass-Options-Parser>:").strip().rstrip("!")
 
 
 def pipeline_dump(steps: list[Pass | str]) -> str:
