@@ -17,7 +17,7 @@ $(INSTALLED): pyproject.toml
 # tokens, D=128, f16, pages of 16 tokens, ragged lengths) generated at L0, compiled to
 # gfx942 assembly (every level in out/levels, the kernel report on stderr), then lowered
 # again and executed by the interpreter against the numpy reference.
-DEMO := --batch 2 --num-heads-q 16 --num-heads-kv 2 --seq-len-q 1 --seq-len-k 512 --head-dim 128 --page-size 16 --dtype f16 --ragged
+DEMO := --batch 2 --num-heads-q 16 --num-heads-kv 2 --seq-len-q 1 --seq-len-k 512 --head-dim 128 --page-size 16 --dtype f16 --seq-lens
 
 demo: $(INSTALLED)
 	mkdir -p out
