@@ -148,7 +148,7 @@ class StageError(Exception):
         super().__init__("\n".join([f"{what} failed:", *(diag.format() for diag in diags)]))
 
 
-class StageUnavailable(Exception):
+class StageUnavailable(ImportError):
     """The pass of a stage does not load in this installation (nothing the input can fix)."""
 
     def __init__(self, argument: str, cause: Exception):

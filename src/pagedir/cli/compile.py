@@ -2,10 +2,11 @@
 
     pagedir-compile IN.mlir --arch gfx942 --emit=asm -o OUT.s [--report[=FILE]] [--dump-dir DIR]
 
-The input is lowered as far as it still needs: kernels still holding rock ops
-(``func.func`` with ``rock.kernel``) go through ``rock-kernel-pipeline``, then
-``gpu.module`` kernels through ``rock-backend-pipeline``, then LLVM IR, LLVM's O3
-pipeline and the AMDGPU code generator (``pagedir.backend``).
+The input is lowered as far as it still needs, through the stages of
+:mod:`pagedir.driver`: kernels still holding rock ops (``func.func`` with
+``rock.kernel``) go through ``rock-kernel-pipeline``, then ``gpu.module`` kernels
+through ``rock-backend-pipeline``, then LLVM IR, LLVM's O3 pipeline and the AMDGPU
+code generator (``pagedir.backend``).
 
 ``--emit``: ``llvm-dialect`` (the module after rock-backend-pipeline),
 ``llvm-ir`` (the optimized LLVM IR given to the code generator), ``asm``, ``obj``
