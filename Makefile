@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 # Written after a successful install; redone when the dependencies change.
 INSTALLED := $(VENV)/.installed
 
-.PHONY: demo test lit pytest docs bench bench-quick clean
+.PHONY: demo test lit pytest plant docs bench bench-quick clean
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,7 +17,7 @@ $(INSTALLED): pyproject.toml
 # tokens, D=128, f16, pages of 16 tokens, ragged lengths) generated at L0, compiled to
 # gfx942 assembly (every level in out/levels, the kernel report on stderr), then lowered
 # again and executed by the interpreter against the numpy reference.
-DEMO := --batch 2 --num-heads-q 16 --num-heads-kv 2 --seq-len-q 1 --seq-len-k 512 --head-dim 128 --page-size 16 --dtype f16 --ragged
+DEMO := --batch 2 --num-heads-q 16 --num-heads-kv 2 --seq-len-q 1 --seq-len-k 512 --head-dim 128 --page-size 16 --dtype f16 --seq-lens
 
 demo: $(INSTALLED)
 	mkdir -p out
@@ -38,6 +38,11 @@ lit: $(INSTALLED)
 
 pytest: $(INSTALLED)
 	$(BIN)/pytest tests/unit
+
+# The test of the tests (tools/plant_bugs.py): each known bug is planted in a scratch copy
+# of src and the tests that must catch it are run there; prints plant -> catcher -> seconds.
+plant: $(INSTALLED)
+	$(BIN)/python tools/plant_bugs.py
 
 # Benchmarks (benchmarks/bench.py): compile time by stage, kernel report, bytes, interpreter speed.
 # `bench` also refreshes README's Benchmarks section; without matplotlib the plots are skipped.

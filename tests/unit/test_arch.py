@@ -189,6 +189,21 @@ def test_compile_refuses_a_bad_arch(arch: str, message: str, tmp_path, capsys) -
     assert not (tmp_path / "k.s").exists()
 
 
+def test_check_never_runs_a_kernel_lowered_for_another_chip(tmp_path, capsys) -> None:
+    # Lowered for gfx1100 while it says gfx942, the kernel would carry RDNA descriptor flags that the
+    # interpreter (following rock.arch, as the hardware would) reads as CDNA's: the lowering must stop first.
+    from pagedir.cli import gen, run
+
+    source = tmp_path / "gfx942.mlir"
+    assert gen.main(["attention", "--ragged", "--num-heads-q", "4", "--num-heads-kv", "2", "--arch", "gfx942",
+                     "-o", str(source)]) == 0
+    assert run.main(["--check", str(source), "--arch", "gfx1100"]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.splitlines()[0] == (f"{source}:1:1: error: 'func.func' op @paged_attention is for gfx942 "
+                                            "(rock.arch = \"gfx942\"), not for gfx1100 (arch = \"gfx1100\")")
+    assert captured.out == ""  # nothing ran
+
+
 def test_compile_accepts_a_target_with_features(tmp_path, capsys) -> None:
     source = tmp_path / "k.mlir"
     source.write_text(

@@ -46,7 +46,7 @@ def run_attention(args, seq_lens=None, seed: int = 0, unmapped_past: int | None 
     the K and V of each sequence's last key (which causal masking hides from every query
     but the last) hold NaN."""
     rng = np.random.default_rng(seed)
-    args.ragged = seq_lens is not None
+    args.seq_lens = seq_lens is not None
     b, hq, hkv, sq, sk, d = args.batch, args.num_heads_q, args.num_heads_kv, args.seq_len_q, args.seq_len_k, args.head_dim
     q = host_values(rng.standard_normal((b, hq, sq, d)), args.dtype)
     k = host_values(rng.standard_normal((b, hkv, sk, d)), args.dtype)
@@ -220,7 +220,7 @@ def test_options_override_the_tiling() -> None:
 @pytest.mark.parametrize("argument", KERNEL_PASSES)
 def test_each_pass_preserves_the_computation(argument: str) -> None:
     # The module is lowered up to the pass, then check_pass runs the pass's input and output on the same data.
-    args = make_args(num_heads_q=4, num_heads_kv=1, seq_len_q=2, seq_len_k=32, causal=True, ragged=True)
+    args = make_args(num_heads_q=4, num_heads_kv=1, seq_len_q=2, seq_len_k=32, causal=True, seq_lens=True)
     with make_context():
         module = ir.Module.parse(gen.generate(args))
         stages = driver.stages(driver.CompileOptions(), "L0", "L6")

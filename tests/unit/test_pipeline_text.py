@@ -66,3 +66,19 @@ def test_named_pipeline_expands_with_options():
 def test_named_pipeline_bad_option_is_a_user_error():
     with pytest.raises(opt.UserError, match="'rock-backend-pipeline' has no option 'chip'"):
         opt.pipeline_steps(parse_pipeline("rock-backend-pipeline{chip=gfx942}"))
+
+
+def test_upstream_pass_flags_nest_on_their_op_like_mlir_opt():
+    steps, rest = opt.extract_pass_flags([
+        "--promote-buffers-to-stack", "--affine-scalrep", "--cse", "in.mlir",
+        "--convert-gpu-to-rocdl=chipset=gfx942", "--rock-verify", "--affine-scalrep{}",
+    ])
+    assert rest == ["in.mlir"]
+    # Adjacent passes on the same op share one nest; a pass between them ends it.
+    assert steps == [
+        "func.func(promote-buffers-to-stack,affine-scalrep)",
+        "cse",
+        "gpu.module(convert-gpu-to-rocdl{chipset=gfx942})",
+        "rock-verify",
+        "func.func(affine-scalrep)",
+    ]

@@ -34,6 +34,9 @@ PROLOGUE = """
   %c2 = arith.constant 2 : index
   %c4 = arith.constant 4 : index
   %c64 = arith.constant 64 : index
+"""
+
+ALLOCS = """
   %a_raw = "rock.alloc"() : () -> memref<256xi8, #wg>
   %b_raw = "rock.alloc"() : () -> memref<256xi8, #wg>
   %a = memref.view %a_raw[%c0][] : memref<256xi8, #wg> to memref<64xf32, #wg>
@@ -113,13 +116,34 @@ KERNELS = {
     memref.store %z, %out[%c0, %tid] : memref<4x64xf32>
   }
 """, [256, 256]),
+    # C is written before the loop and read in every iteration: it interferes with
+    # A and B, which share bytes inside the loop (a barrier for the back edge).
+    "live_across_loop": ("""
+  %c_raw = "rock.alloc"() : () -> memref<256xi8, #wg>
+  %c = memref.view %c_raw[%c0][] : memref<256xi8, #wg> to memref<64xf32, #wg>
+  %w = memref.load %in[%c0, %tid] : memref<4x64xf32>
+  memref.store %w, %c[%tid] : memref<64xf32, #wg>
+  scf.for %k = %c0 to %c4 step %c1 {
+    %x = memref.load %in[%k, %tid] : memref<4x64xf32>
+    memref.store %x, %a[%tid] : memref<64xf32, #wg>
+    "rock.lds_barrier"() : () -> ()
+    %y = memref.load %a[%next] : memref<64xf32, #wg>
+    %s = arith.addf %x, %y : f32
+    memref.store %s, %b[%tid] : memref<64xf32, #wg>
+    "rock.lds_barrier"() : () -> ()
+    %z = memref.load %b[%next] : memref<64xf32, #wg>
+    %v = memref.load %c[%next] : memref<64xf32, #wg>
+    %t = arith.addf %z, %v : f32
+    memref.store %t, %out[%k, %tid] : memref<4x64xf32>
+  }
+""", [256, 256]),
 }
 
 
 def kernel_text(name: str) -> str:
     body, _ = KERNELS[name]
     return (f"{HEADER}func.func @{name}(%in: memref<4x64xf32>, %out: memref<4x64xf32>) {ATTRIBUTES} {{"
-            f"{PROLOGUE}{body}  return\n}}\n")
+            f"{PROLOGUE}{ALLOCS}{body}  return\n}}\n")
 
 
 def lds_pool_bytes(module: ir.Module) -> list[int]:
@@ -143,3 +167,69 @@ def test_reused_bytes_are_race_free_on_every_path(name: str) -> None:
         assert result.ok and result.functions, result.report()
         # The packing this test exercises: shared bytes wherever the buffers may share them.
         assert lds_pool_bytes(apply_pass(annotated.operation, "rock-reuse-lds")) == KERNELS[name][1]
+
+
+# ----------------------------------------------------------------------------
+# Values that outlive a write which does not overwrite them.
+#
+# A write that may not run (inside scf.if) or that covers only part of the
+# buffer leaves the older value of (the rest of) the buffer live: here A's
+# value of one iteration is read in the next. rock-annotate-liveness must keep
+# A live across the loop, so rock-reuse-lds must not give B A's bytes; if it
+# does, B's write destroys what A's next read expects and the output differs.
+
+KEPT_VALUES = {
+    # A is written in even iterations only; odd iterations read the previous one's.
+    "write_in_even_iterations": ALLOCS + """
+  scf.for %k = %c0 to %c4 step %c1 {
+    %x = memref.load %in[%k, %tid] : memref<4x64xf32>
+    %parity = arith.remui %k, %c2 : index
+    %even = arith.cmpi eq, %parity, %c0 : index
+    scf.if %even {
+      memref.store %x, %a[%tid] : memref<64xf32, #wg>
+    }
+    "rock.lds_barrier"() : () -> ()
+    %y = memref.load %a[%next] : memref<64xf32, #wg>
+    %s = arith.addf %x, %y : f32
+    memref.store %s, %b[%tid] : memref<64xf32, #wg>
+    "rock.lds_barrier"() : () -> ()
+    %z = memref.load %b[%next] : memref<64xf32, #wg>
+    memref.store %z, %out[%k, %tid] : memref<4x64xf32>
+  }
+""",
+    # Each iteration writes one row of A and reads the row the iteration before wrote.
+    "write_one_row_read_the_other": """
+  %a_raw = "rock.alloc"() : () -> memref<512xi8, #wg>
+  %b_raw = "rock.alloc"() : () -> memref<256xi8, #wg>
+  %a = memref.view %a_raw[%c0][] : memref<512xi8, #wg> to memref<2x64xf32, #wg>
+  %b = memref.view %b_raw[%c0][] : memref<256xi8, #wg> to memref<64xf32, #wg>
+  scf.for %k = %c0 to %c4 step %c1 {
+    %x = memref.load %in[%k, %tid] : memref<4x64xf32>
+    %row = arith.remui %k, %c2 : index
+    memref.store %x, %a[%row, %tid] : memref<2x64xf32, #wg>
+    "rock.lds_barrier"() : () -> ()
+    %first = arith.cmpi eq, %k, %c0 : index
+    %other = arith.subi %c1, %row : index
+    %older = arith.select %first, %row, %other : index
+    %y = memref.load %a[%older, %next] : memref<2x64xf32, #wg>
+    %s = arith.addf %x, %y : f32
+    memref.store %s, %b[%tid] : memref<64xf32, #wg>
+    "rock.lds_barrier"() : () -> ()
+    %z = memref.load %b[%next] : memref<64xf32, #wg>
+    memref.store %z, %out[%k, %tid] : memref<4x64xf32>
+  }
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEPT_VALUES))
+def test_value_kept_by_a_write_that_does_not_cover_it(name: str) -> None:
+    text = (f"{HEADER}func.func @{name}(%in: memref<4x64xf32>, %out: memref<4x64xf32>) {ATTRIBUTES} {{"
+            f"{PROLOGUE}{KEPT_VALUES[name]}  return\n}}\n")
+    with make_context():
+        annotated = apply_pass(ir.Module.parse(text).operation, "rock-annotate-liveness")
+        result = check_pass(annotated, "rock-reuse-lds", seed=1)
+        assert result.ok and result.functions, result.report()
+        # A stays live across the loop, so A and B keep their own bytes.
+        after = apply_pass(annotated.operation, "rock-reuse-lds")
+        assert sorted(lds_pool_bytes(after)) == sorted(lds_pool_bytes(annotated))

@@ -12,12 +12,28 @@ from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError
 from pagedir.gen import GENERATORS
 
 
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """Help that shows each option's default, like ArgumentDefaultsHelpFormatter, where there is one to show.
+
+    Flags (off unless given), options whose default is computed (``None``) and
+    help that already states its default are left as written.
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default in (None, False, argparse.SUPPRESS) or "default" in text:
+            return text
+        return f"{text} (default: %(default)s)".lstrip()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = RaisingArgumentParser(prog="pagedir-gen", description="Generate pagedir kernels as .mlir")
     sub = parser.add_subparsers(dest="kind", required=True)
     for kind, module_name in GENERATORS.items():
         module = importlib.import_module(f"pagedir.gen.{module_name}")
-        sub_parser = sub.add_parser(kind, help=(module.__doc__ or "").strip().splitlines()[0])
+        sub_parser = sub.add_parser(
+            kind, help=(module.__doc__ or "").strip().splitlines()[0], formatter_class=DefaultsHelpFormatter
+        )
         module.add_arguments(sub_parser)
         sub_parser.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
         sub_parser.set_defaults(module=module)

@@ -1,9 +1,12 @@
 """pagedir-opt: run pagedir and upstream passes over .mlir files, like mlir-opt.
 
 Passes run in the order of their flags (``--rock-annotate-liveness
---rock-reuse-lds='arch=gfx950'``, or ``--rock-reuse-lds{arch=gfx950}``) or as
-given by ``--pass-pipeline='builtin.module(a,func.func(canonicalize),b{k=v})'``.
-Named pipelines (``pagedir.pipelines.PIPELINES``) work in both places. The
+--canonicalize --rock-reuse-lds='arch=gfx950'``, or ``--rock-reuse-lds{arch=gfx950}``)
+or as given by ``--pass-pipeline='builtin.module(a,func.func(canonicalize),b{k=v})'``.
+Every upstream pass of the bindings is a flag too (:mod:`pagedir.upstream_passes`);
+one restricted to an op (``convert-gpu-to-rocdl`` on ``gpu.module``) runs nested
+on each such op, as mlir-opt nests its flags. Named pipelines
+(``pagedir.pipelines.PIPELINES``) work in both places. The
 Python verifiers of rock ops run after parsing and after every pagedir pass
 (upstream passes run MLIR's own verifier; the rock verifiers run again at the
 end). User errors are printed as ``file:line:col: error: message`` and give
@@ -18,8 +21,11 @@ replaced, whole, when every chunk succeeded (:mod:`pagedir.cli.files`).
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
+import re
 import sys
+import tempfile
 import traceback
 from dataclasses import dataclass
 from typing import Any
@@ -47,6 +53,7 @@ from pagedir.passes import PASSES, OptionError, Pass, get_pass_class
 from pagedir.passes.base import option_help, parse_option_values
 from pagedir.passes.verify import verify_rock_ops
 from pagedir.pipeline_text import Element, PipelineSyntaxError, parse_pipeline
+from pagedir.upstream_passes import UPSTREAM_PASSES, UPSTREAM_PIPELINES, UpstreamPass
 
 SPLIT_MARKER = "// -----"
 _SINGLE_TOP_LEVEL = "source must contain a single top-level operation"
@@ -94,7 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--show-dialects", action="store_true", help="list the dialects available")
     parser.add_argument("--show-dialect", metavar="NAME", help="print the reference of a pagedir dialect (rock)")
     parser.add_argument("--version", action="version", version=f"pagedir-opt {pagedir.__version__}")
-    group = parser.add_argument_group("passes and pipelines (run in the order given; options as =OPTS or {OPTS})")
+    group = parser.add_argument_group(
+        "passes and pipelines (run in the order given; options as =OPTS or {OPTS})",
+        f"pagedir's own are below; the {len(UPSTREAM_PASSES)} upstream MLIR passes are flags too: "
+        "--list-passes shows them all, with their options",
+    )
     for info in sorted(PASSES.values(), key=lambda i: i.argument):
         group.add_argument(f"--{info.argument}", action="store_true", help=info.summary)
     for name, info in sorted(_pipelines().items()):
@@ -102,14 +113,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _upstream() -> dict[str, UpstreamPass]:
+    return {**UPSTREAM_PASSES, **UPSTREAM_PIPELINES}
+
+
 def extract_pass_flags(argv: list[str]) -> tuple[list[str], list[str]]:
     """Take ``--<pass>``, ``--<pass>=OPTS`` and ``--<pass>{OPTS}`` out of ``argv``, in order.
 
     Returns (pipeline elements as text, remaining arguments). Done before
-    argparse so that a pass flag never swallows the input file name.
+    argparse so that a pass flag never swallows the input file name. An
+    upstream pass restricted to an op is nested on it, and adjacent ones on the
+    same op share the nest (``func.func(a,b)``), as mlir-opt's implicit nesting does.
     """
-    names = set(PASSES) | set(_pipelines())
+    upstream = _upstream()
+    names = set(PASSES) | set(_pipelines()) | set(upstream)
     steps, rest = [], []
+    nested_on = None  # the op of the nest that ends ``steps``, when the last flag opened one
     for arg in argv:
         if arg == "--":
             rest.append(arg)
@@ -124,8 +143,29 @@ def extract_pass_flags(argv: list[str]) -> tuple[list[str], list[str]]:
             rest.append(arg)
             continue
         options = options.strip().strip("'\"")
-        steps.append(f"{name}{{{options}}}" if options else name)
+        element = f"{name}{{{options}}}" if options else name
+        anchor = upstream[name].anchor if name in upstream else None
+        if anchor is None:
+            steps.append(element)
+        elif anchor == nested_on:
+            steps[-1] = f"{steps[-1][:-1]},{element})"
+        else:
+            steps.append(f"{anchor}({element})")
+        nested_on = anchor
     return steps, rest
+
+
+def unrecognized(arguments: list[str]) -> UserError:
+    """The usage error for flags that are no option nor pass, naming the closest pass or option."""
+    message = f"unrecognized arguments: {' '.join(arguments)}"
+    flag = next((a for a in arguments if a.startswith("--")), None)
+    if flag is None:
+        return UserError(message)
+    name = re.split(r"[={]", flag[2:], maxsplit=1)[0]
+    known = set(PASSES) | set(_pipelines()) | set(_upstream())
+    known |= {o[2:] for o in build_parser()._option_string_actions if o.startswith("--")}
+    close = difflib.get_close_matches(name, sorted(known), n=1)
+    return UserError(f"{message} (did you mean '--{close[0]}'?)" if close else message)
 
 
 def _split_marker_flag(argv: list[str]) -> list[str]:
@@ -242,10 +282,7 @@ def build_pass_manager(steps: list[Pass | str], args: argparse.Namespace, *, ins
     pm.enable_verifier(True)
     for step in steps:
         if isinstance(step, str):
-            try:
-                pm.add(step)
-            except (ValueError, ir.MLIRError) as err:
-                raise UserError(str(err).strip()) from None
+            add_upstream(pm, step)
         else:
             pm.add(_ThenVerify(step), name=type(step).__name__, argument=step.argument, description=step.summary)
     if not instrument:
@@ -262,6 +299,47 @@ def build_pass_manager(steps: list[Pass | str], args: argparse.Namespace, *, ins
     if args.mlir_timing:
         pm.enable_timing()
     return pm
+
+
+_FAILED_TO_ADD = re.compile(r"failed to add `(?P<name>[^`]*)` with options `(?P<options>[^`]*)`")
+
+
+def add_upstream(pm: PassManager, text: str) -> None:
+    """``pm.add(text)``; a bad pass or option is a one-line UserError.
+
+    MLIR's option parser writes why a value is bad straight to stderr, before
+    the bindings raise a bare "failed to add": it is captured and joined in.
+    """
+    _flush_streams()
+    saved = os.dup(2)
+    error = None
+    with tempfile.TemporaryFile() as captured:
+        os.dup2(captured.fileno(), 2)
+        try:
+            pm.add(text)
+        except (ValueError, ir.MLIRError) as err:
+            error = str(err).strip()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        captured.seek(0)
+        written = captured.read().decode("utf-8", "replace")
+    if error is None:
+        if written and sys.stderr is not None:  # nothing went wrong: whatever MLIR said is passed on
+            sys.stderr.write(written)
+        return
+    failed = _FAILED_TO_ADD.search(error)
+    if failed is None:  # a syntax error or an unknown name: MLIR's located message, as it is
+        raise UserError(error)
+    reasons = [_reason(line) for line in (written + "\n" + error[: failed.start()]).splitlines() if line.strip()]
+    name, options = failed["name"], failed["options"]
+    what = f"invalid options for '{name}' ('{options}')" if options else f"cannot add '{name}'"
+    raise UserError(f"{what}: {'; '.join(reasons)}" if reasons else what)
+
+
+def _reason(line: str) -> str:
+    """LLVM's option-parser line without its empty program-name prefix, parser name and '!'."""
+    return line.strip().removeprefix(":").strip().removeprefix("<Pass-Options-Parser>:").strip().rstrip("!")
 
 
 def pipeline_dump(steps: list[Pass | str]) -> str:
@@ -406,21 +484,31 @@ def _flush_streams() -> None:
 
 
 def list_passes() -> str:
-    lines = ["Available Passes:"]
-    for argument in sorted(PASSES):
-        info = PASSES[argument]
-        lines.append(f"  --{argument:<40} - {info.summary}")
-        try:
-            options_cls = get_pass_class(argument).Options
-        except Exception as err:  # a pass still being written must not hide the others
-            lines.append(f"      (not available: {type(err).__name__}: {err})")
-            continue
-        lines += _option_lines(options_cls)
-    lines.append("Available Pass Pipelines:")
-    for name, info in sorted(_pipelines().items()):
-        lines.append(f"  --{name:<40} - {info.summary}")
-        lines += _option_lines(info.options)
+    """pagedir's and the upstream passes, then pipelines, in alphabetical order, as mlir-opt lists them."""
+    lines = ["Passes:"]
+    for name in sorted(set(PASSES) | set(UPSTREAM_PASSES)):
+        if name in PASSES:
+            lines.append(_pass_line(name, PASSES[name].summary))
+            try:
+                options_cls = get_pass_class(name).Options
+            except Exception as err:  # a pass still being written must not hide the others
+                lines.append(f"    (not available: {type(err).__name__}: {err})")
+                continue
+            lines += _option_lines(options_cls)
+        else:
+            lines += _upstream_lines(UPSTREAM_PASSES[name])
+    lines.append("Pass Pipelines:")
+    for name in sorted(set(_pipelines()) | set(UPSTREAM_PIPELINES)):
+        if name in _pipelines():
+            lines.append(_pass_line(name, _pipelines()[name].summary))
+            lines += _option_lines(_pipelines()[name].options)
+        else:
+            lines += _upstream_lines(UPSTREAM_PIPELINES[name])
     return "\n".join(lines)
+
+
+def _pass_line(name: str, summary: str) -> str:
+    return f"  --{name:<46} -   {summary}"
 
 
 def _option_lines(options_cls: type) -> list[str]:
@@ -428,7 +516,16 @@ def _option_lines(options_cls: type) -> list[str]:
     for name, kind, default, doc in option_help(options_cls):
         flag = f"--{name}=<{kind}>"
         shown_default = f" (default: {default!r})" if default not in (None, "") else ""
-        lines.append(f"      {flag:<38} - {doc}{shown_default}".rstrip())
+        lines.append(f"    {flag:<46} - {doc}{shown_default}".rstrip())
+    return lines
+
+
+def _upstream_lines(info: UpstreamPass) -> list[str]:
+    summary = f"{info.summary} (runs on each {info.anchor})" if info.anchor else info.summary
+    lines = [_pass_line(info.argument, summary)]
+    for option in info.options:
+        lines.append(f"    {option.flag:<46} - {option.summary}".rstrip())
+        lines += [f"      ={value:<45} -   {doc}".rstrip() for value, doc in option.values]
     return lines
 
 
@@ -494,7 +591,9 @@ def _main(argv: list[str]) -> int:
 
 def run(argv: list[str]) -> int:
     flag_steps, argv = extract_pass_flags(argv)
-    args = build_parser().parse_args(_split_marker_flag(argv))
+    args, unknown = build_parser().parse_known_args(_split_marker_flag(argv))
+    if unknown:
+        raise unrecognized(unknown)
     if args.list_passes:
         write_output("-", list_passes() + "\n")
         return 0

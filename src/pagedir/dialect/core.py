@@ -169,6 +169,9 @@ class Operand:
     arity: str = SINGLE
     effect: str | None = None
     doc: str = ""
+    #: With a write effect: every run of the op writes every element of the operand (the
+    #: workgroup together), so the operand's older contents are dead from the op on.
+    overwrites: bool = False
 
 
 @dataclass(frozen=True)
@@ -338,6 +341,12 @@ def operand_groups(op_def: type[OpDef], operation: ir.Operation) -> list[list[ir
     return groups
 
 
+def declared_overwrites(op_def: type[OpDef], operation: ir.Operation) -> list[ir.Value]:
+    """The operands whose declaration says every run of the op writes all of their elements."""
+    groups = operand_groups(op_def, operation)
+    return [value for decl, values in zip(op_def.operands, groups) if decl.overwrites for value in values]
+
+
 def declared_effects(op_def: type[OpDef], operation: ir.Operation) -> list[tuple[ir.Value, str]]:
     """(value, 'read'|'write') for every operand whose declaration carries an effect."""
     effects = []
@@ -478,7 +487,7 @@ def render_markdown(namespace: str, ops: Sequence[type[OpDef]]) -> str:
             out.append("| operand | type | arity | effect | |")
             out.append("|---|---|---|---|---|")
             for o in op.operands:
-                out.append(f"| `{o.name}` | {o.constraint.description} | {o.arity} | {o.effect or '-'} | {o.doc} |")
+                out.append(f"| `{o.name}` | {o.constraint.description} | {o.arity} | {(o.effect or '-') + (' (every element)' if o.overwrites else '')} | {o.doc} |")
             out.append("")
         if op.results:
             out.append("| result | type | |")

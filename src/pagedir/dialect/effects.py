@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import mlir.ir as ir
 
 from pagedir.dialect import op_def_of
-from pagedir.dialect.core import declared_effects
+from pagedir.dialect.core import declared_effects, declared_overwrites
 
 READ, WRITE = "read", "write"
 
@@ -73,6 +73,20 @@ def memory_effects(op: ir.Operation) -> list[tuple[ir.Value, str]] | None:
     if not any(isinstance(v.type, ir.MemRefType) for v in op.operands):
         return []  # no memref operand: nothing to say about buffers
     return None
+
+
+#: Upstream ops that write every element of an operand each time they run (operand indices).
+UPSTREAM_OVERWRITES: dict[str, tuple[int, ...]] = {"memref.copy": (1,)}
+
+
+def overwritten_operands(op: ir.Operation) -> list[ir.Value]:
+    """Operands of ``op`` whose every element each run of ``op`` writes (the workgroup together,
+    for rock ops): declared with ``overwrites`` on rock ops, from the table above for upstream ops."""
+    op_def = op_def_of(op)
+    if op_def is not None:
+        return [] if op_def.marker else declared_overwrites(op_def, op)
+    operands = list(op.operands)
+    return [operands[i] for i in UPSTREAM_OVERWRITES.get(op.name, ())]
 
 
 def is_view(op: ir.Operation) -> bool:

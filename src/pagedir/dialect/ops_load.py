@@ -95,7 +95,7 @@ last one. `index_bounds` (exclusive bounds of the indices) lets
 """
     operands = (
         Operand("source", MEMREF, effect=READ, doc="dense memref or rock.deref result"),
-        Operand("dest", MEMREF, effect=WRITE, doc="LDS memref shaped like the tile"),
+        Operand("dest", MEMREF, effect=WRITE, overwrites=True, doc="LDS memref shaped like the tile"),
         Operand("indices", INDEX, VARIADIC, doc="tile indices fed to map"),
         Operand("page_table", MEMREF, OPTIONAL, effect=READ, doc="memref<B x P x 1 x i64> (paged)"),
     )

@@ -4,8 +4,8 @@ Arguments of the generated ``func.func @paged_attention``: ``(q, k_table, v_tabl
 [seq_lens], out)``; with ``--dense`` K and V are dense ``[B, Hkv, Sk, D]`` instead
 of page tables. ``--page-size`` counts tokens: a page holds ``page_size * D``
 contiguous elements of one batch's ``[Hkv, Sk, D]`` cache, so the table has
-``Hkv * Sk / page_size`` pointers per sequence. ``--ragged`` adds ``seq_lens``
-(keys past a sequence's length are masked; their pages may be null).
+``Hkv * Sk / page_size`` pointers per sequence. ``--seq-lens`` (alias ``--ragged``)
+adds ``seq_lens`` (keys past a sequence's length are masked; their pages may be null).
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seq-len-k", type=int, default=64, help="KV capacity per sequence in tokens (Sk)")
     parser.add_argument("--head-dim", type=int, default=128, help="head dimension (D)")
     parser.add_argument("--page-size", type=int, default=16, help="tokens per page")
-    parser.add_argument("--dtype", choices=DTYPES, default="f16")
+    parser.add_argument("--dtype", choices=DTYPES, default="f16", help="element type of Q, K, V and out")
     parser.add_argument("--causal", action="store_true", help="query i sees keys j <= i + seq_len - Sq")
-    parser.add_argument("--ragged", action="store_true", help="take seq_lens (ragged sequences, null pages past them)")
+    parser.add_argument("--seq-lens", "--ragged", dest="seq_lens", action="store_true",
+                        help="take seq_lens (ragged sequences, null pages past them); --ragged is an alias")
     parser.add_argument("--dense", action="store_true", help="dense K/V [B, Hkv, Sk, D] instead of pages")
     parser.add_argument("--scale", type=float, default=None, help="score scale (default 1/sqrt(D))")
     parser.add_argument("--arch", default="gfx942", help="chip or target recorded as rock.arch")
@@ -63,10 +64,10 @@ def function_text(args: argparse.Namespace) -> str:
     b, hq, hkv = args.batch, args.num_heads_q, args.num_heads_kv
     sq, sk, d, t = args.seq_len_q, args.seq_len_k, args.head_dim, args.dtype
     q_type = f"memref<{b}x{hq}x{sq}x{d}x{t}>"
-    lens = f"%seq_lens: memref<{b}xi32>, " if args.ragged else ""
-    lens_operand = ", %seq_lens" if args.ragged else ""
-    lens_type = f", memref<{b}xi32>" if args.ragged else ""
-    segments = f"1, 1, 1, {1 if args.ragged else 0}, 1"
+    lens = f"%seq_lens: memref<{b}xi32>, " if args.seq_lens else ""
+    lens_operand = ", %seq_lens" if args.seq_lens else ""
+    lens_type = f", memref<{b}xi32>" if args.seq_lens else ""
+    segments = f"1, 1, 1, {1 if args.seq_lens else 0}, 1"
     scale = f", scale = {args.scale!r} : f32" if args.scale is not None else ""
     if args.dense:
         kv_type = f"memref<{b}x{hkv}x{sk}x{d}x{t}>"

@@ -32,8 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--page-size", type=int, default=16, help="tokens per page")
     parser.add_argument("--tile-tokens", type=int, default=16, help="tokens per tile (N)")
     parser.add_argument("--layout", choices=("k", "v"), default="k", help="k: [D, N] tiles, v: [N, D] tiles")
-    parser.add_argument("--dtype", choices=DTYPES, default="f16")
-    parser.add_argument("--seq-lens", action="store_true", help="take seq_lens (ragged sequences, null pages)")
+    parser.add_argument("--dtype", choices=DTYPES, default="f16", help="element type of the cache and out")
+    parser.add_argument("--seq-lens", "--ragged", dest="seq_lens", action="store_true",
+                        help="take seq_lens (ragged sequences, null pages); --ragged is an alias")
     parser.add_argument("--block-size", type=int, default=256, help="threads per workgroup")
     parser.add_argument("--arch", default="gfx942", help="chip or target")
 

@@ -7,11 +7,11 @@ chain of views, are listed in program order (a pre-order walk, so ops nested in
 rock op declarations and the table of upstream ops in ``dialect/effects.py``;
 an op using the buffer whose effects are unknown is an error, never a guess.
 
-A live range is one or more writes followed by one or more reads; a write after
-a read opens the next range. ``rock.live_in`` goes right before the first write
-of a range and ``rock.live_out`` right after its last read. Buffers that are
-never accessed get nothing. Annotations already present on a buffer are
-replaced, so the pass can run again after the IR changed.
+A live range runs from a write to the last read of the value it holds.
+``rock.live_in`` goes right before the first write of a range and
+``rock.live_out`` right after its last read. Buffers that are never accessed
+get nothing. Annotations already present on a buffer are replaced, so the pass
+can run again after the IR changed.
 
 ```mlir
 %a = "rock.alloc"() : () -> memref<1024xi8, #gpu.address_space<workgroup>>
@@ -25,52 +25,92 @@ memref.store %x, %v[%i] : ...
 "rock.live_out"(%a) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
 ```
 
+Overwrites. Only a write that surely replaces every byte of the buffer ends the
+older value, so only such a *definite overwrite* after a read starts a new
+range. Any other write (one that may not run, or that may leave bytes
+untouched) is a use of the range open at it: the older value stays live across
+it, up to the reads that may still see it. A write is a definite overwrite when:
+
+1. Its *write run* (the outermost op around it, or the write itself, that holds
+   no read of the buffer, followed by its sibling ops up to the next that holds
+   a read) runs whenever the code around it runs: no ``scf.if``,
+   ``scf.index_switch``, ``affine.if`` and no region op other than ``scf.for``,
+   ``affine.for`` and ``scf.execute_region`` encloses it, and every region on
+   the way has one block (loops are dealt with below). The range then opens
+   before the run.
+2. The writes of the run provably cover every byte of the alloc, the
+   threads ``0 .. rock.block_size - 1`` of the workgroup together. The pass
+   proves it by evaluating the run for every thread at once: integer
+   ``arith`` ops, ``affine.apply``, ``rock.workitem_id`` (from the kernel's
+   ``rock.block_size``), ``scf.for`` with constant bounds (every iteration) and
+   ``scf.if`` (each branch for the threads and iterations whose condition
+   holds). A write counts when its bytes are known: ``memref.store`` and 1-D
+   ``vector.store`` through the alloc or a ``memref.view`` of it (constant byte
+   shift, static identity layout) with evaluated indices, and the whole operand
+   of ``memref.copy`` (target) or of a rock op operand declared ``overwrites``
+   (``rock.blockwise_load_tile``'s ``dest``). Anything the pass cannot evaluate
+   (a loop bound, condition or index depending on a function argument, a loaded
+   value, an outer loop's induction variable) leaves its writes uncounted.
+
+Nothing is trusted beyond the op declarations: what our own lowerings emit
+(page-pointer slots stored under ``tid < num_pages``, tile vectors stored by
+every thread in rounds) is proved the same way as hand-written IR. Covering the
+buffer together is enough because a race-free kernel reads another thread's
+write only after a barrier that follows it: every later read sees a byte of
+this run (or of a later write), none of the older value.
+
+Ranges are then settled until nothing changes:
+
+* Loops. When the first write and the last read of a range sit on different
+  sides of a loop boundary, the marker inside the loop would bound only one
+  iteration while the data is live across all of them: it moves out to the
+  outermost loop that separates the two. A start moved out of a loop no longer
+  overwrites (the loop may run zero times).
+* A range whose start does not overwrite needs the value before it: it joins
+  the range before it. The first range of a buffer instead opens before every
+  loop around its start (the back edge brings the previous iteration's value
+  to it) and before every conditional around its start that does not hold its
+  end (the path skipping the write reads what was there before).
+* Ranges of one buffer that overlap are merged into one.
+
 Errors, reported on the alloc: a read with no earlier write in its range (``read
-before write``), writes never read at the end of the function (``found a non
-closed read-write pattern``), and one op both reading and writing the buffer
-(a range cannot start and end at the same op).
+before write``), writes after the buffer's last read (``found a non closed
+read-write pattern``), and one op both reading and writing the buffer (a range
+cannot start and end at the same op).
 
-Loops. When the first write and the last read of a range sit on different sides
-of a loop boundary (a write before ``scf.for`` read inside it, or a write inside
-read after it), the marker inside the loop would bound only one iteration,
-while the data is live across all of them. Such a marker is moved out to the
-outermost loop that separates the two, so the range covers the whole loop;
-ranges of one buffer that then overlap are merged into one.
-
-Not modelled: loop-carried liveness inside one loop body, i.e. a value written
-in iteration i and read in iteration i+1 (``for { read A; write A }``). The
-scan sees program order only, so that pattern is reported as a non closed
-read-write pattern (or, when a write before the loop feeds the first read, it
-folds into a range covering the loop). This is safe for the IR our pipeline
-produces (docs/levels.md): every LDS tile and page-pointer buffer is written and
-then read within one iteration of the KV loop, with ``rock.lds_barrier`` between
-the stages, so no value in LDS crosses an iteration.
-
-Not modelled either: a write that may not run. A write inside ``scf.if`` opens
-a range as if it always ran, but on the path that skips it the reads that follow
-see the older value (of an earlier range, or of the previous iteration when the
-write is in a loop), which rock-reuse-lds may then have overwritten with another
-buffer. Our pipeline's one such write (the page pointers, stored by the threads
-that hold one) runs in every iteration on some threads of the workgroup, which
-this pass cannot tell from a condition that skips it on all of them.
+Not modelled: loop-carried values behind a definite overwrite inside one loop
+body (``for { read A; overwrite A }``): the scan sees program order only, so
+that pattern is reported as a read before write or a non closed pattern (or,
+when a write before the loop feeds the first read, folds into a range covering
+the loop). Our pipeline (docs/levels.md) writes every LDS tile and page-pointer
+buffer and then reads it within one iteration of the KV loop.
 
 No options.
 """
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import mlir.ir as ir
+import numpy as np
 
 from pagedir.diagnostics import file_position
 from pagedir.dialect import rock
-from pagedir.dialect.effects import UnknownEffects, accesses, walk_ops
-from pagedir.dialect.types import is_lds
+from pagedir.dialect.effects import Access, UnknownEffects, accesses, overwritten_operands, walk_ops
+from pagedir.dialect.types import element_bytes, is_lds, memref_bytes
 from pagedir.passes.base import Pass, kernel_functions
 
 LOOP_OPS = frozenset({"scf.for", "scf.while", "scf.parallel", "scf.forall", "affine.for", "affine.parallel"})
+CONDITIONAL_OPS = frozenset({"scf.if", "scf.index_switch", "affine.if"})
+#: Region ops whose body runs whenever they do (a loop body may run zero times, but the
+#: loop rule of the settling takes care of a range leaving a loop).
+RUN_WITH_PARENT_OPS = frozenset({"scf.for", "affine.for", "scf.execute_region"})
 MARKERS = frozenset({"rock.live_in", "rock.live_out"})
+#: Evaluating a write run stops counting (conservatively) beyond this many lane-iterations.
+EVALUATION_LIMIT = 1 << 20
 
 
 class AnnotateLivenessPass(Pass):
@@ -80,9 +120,9 @@ class AnnotateLivenessPass(Pass):
     def run(self, module: ir.Operation) -> bool:
         ok = True
         for func in kernel_functions(module):
-            order = ProgramOrder(func)
             for alloc in lds_allocs(func):
-                ok = annotate(alloc, func, order) and ok
+                # Numbered again for each buffer: the markers of the previous one are new ops.
+                ok = annotate(alloc, func, ProgramOrder(func)) and ok
         return ok
 
 
@@ -116,12 +156,26 @@ class ProgramOrder:
         return self.position.get(outer, -1) <= self.position[inner] <= self.last_inside[outer]
 
 
-@dataclass
+@dataclass(frozen=True)
+class Use:
+    """One access of the buffer as the scan sees it: an op, or a run of sibling ops
+    ``op .. last`` that together definitely overwrite it."""
+
+    op: ir.Operation
+    reads: bool
+    writes: bool
+    overwrites: bool = False
+    last: ir.Operation | None = None
+
+
+@dataclass(frozen=True)
 class LiveRange:
-    """Ops bounding one range: ``live_in`` goes before ``start``, ``live_out`` after ``end``."""
+    """Ops bounding one range: ``live_in`` goes before ``start``, ``live_out`` after ``end``;
+    ``overwrites``: the start replaces every byte, so the range needs nothing from before it."""
 
     start: ir.Operation
     end: ir.Operation
+    overwrites: bool
 
 
 def annotate(alloc: ir.Operation, func: ir.Operation, order: ProgramOrder) -> bool:
@@ -133,69 +187,115 @@ def annotate(alloc: ir.Operation, func: ir.Operation, order: ProgramOrder) -> bo
             f"'{err.op.name}' op uses LDS buffer {buffer.get_name()} but its memory effects are unknown"
         )
         return False
-    ranges = live_ranges(alloc, found)
+    ranges = live_ranges(alloc, uses_of(alloc, func, found, order))
     if ranges is None:
         return False
     erase_markers(buffer)
-    for live_range in merge_overlapping([widen_across_loops(r, order) for r in ranges], order):
+    for live_range in settle(ranges, order):
         rock.live_in(buffer, loc=alloc.location, ip=ir.InsertionPoint(live_range.start))
         rock.live_out(buffer, loc=alloc.location, ip=ir.InsertionPoint.after(live_range.end))
     return True
 
 
-def live_ranges(alloc: ir.Operation, found: list) -> list[LiveRange] | None:
-    """The write...read ranges of the access list, or None after reporting a malformed pattern."""
+# ----------------------------------------------------------------------------
+# The scan: ranges in program order.
+
+
+def live_ranges(alloc: ir.Operation, uses: list[Use]) -> list[LiveRange] | None:
+    """The ranges of the use list, or None after reporting a malformed pattern."""
     name = alloc.results[0].get_name()
     ranges: list[LiveRange] = []
-    first_write = last_read = None
-    for access in found:
-        if access.reads and access.writes:
+    opened: Use | None = None  # the first write of the open range
+    last_read: ir.Operation | None = None
+    unread: list[ir.Operation] = []  # writes since the last read
+    for use in uses:
+        if use.reads and use.writes:
             alloc.location.emit_error(
-                f"'rock.alloc' op LDS buffer {name} is both read and written by one op, {describe(access.op)}; "
+                f"'rock.alloc' op LDS buffer {name} is both read and written by one op, {describe(use.op)}; "
                 "a live range cannot start and end at the same op"
             )
             return None
-        if access.writes:
-            if last_read is not None:
-                ranges.append(LiveRange(first_write, last_read))
-                first_write = last_read = None
-            if first_write is None:
-                first_write = access.op
+        if use.writes:
+            if use.overwrites and last_read is not None:
+                ranges.append(LiveRange(opened.op, last_read, opened.overwrites))
+                opened = last_read = None
+            if opened is None:
+                opened = use
+            unread.append(use.op)
             continue
-        if first_write is None:
+        if opened is None:
             alloc.location.emit_error(
-                f"'rock.alloc' op read before write: {describe(access.op)} reads LDS buffer {name} "
+                f"'rock.alloc' op read before write: {describe(use.op)} reads LDS buffer {name} "
                 "before any write of its live range (reading uninitialized memory)"
             )
             return None
-        last_read = access.op
-    if first_write is not None and last_read is None:
+        last_read, unread = use.op, []
+    if unread:
         alloc.location.emit_error(
             f"'rock.alloc' op found a non closed read-write pattern: LDS buffer {name} is written by "
-            f"{describe(first_write)} but never read afterwards"
+            f"{describe(unread[0])} but never read afterwards"
         )
         return None
-    if first_write is not None:
-        ranges.append(LiveRange(first_write, last_read))
+    if opened is not None:
+        ranges.append(LiveRange(opened.op, last_read, opened.overwrites))
     return ranges
+
+
+# ----------------------------------------------------------------------------
+# Settling: loops, ranges that need the value before them, overlaps.
+
+
+def settle(ranges: list[LiveRange], order: ProgramOrder) -> list[LiveRange]:
+    while True:
+        widened = [widen_across_loops(r, order) for r in ranges]
+        settled = merge_overlapping(join_the_value_before(widened, order), order)
+        if settled == ranges:
+            return settled
+        ranges = settled
 
 
 def widen_across_loops(live_range: LiveRange, order: ProgramOrder) -> LiveRange:
     """Move each end out of the outermost loop that holds it but not the other end."""
-    return LiveRange(
-        outermost_loop_without(live_range.start, live_range.end, order),
-        outermost_loop_without(live_range.end, live_range.start, order),
-    )
+    start = outermost_loop_without(live_range.start, live_range.end, order)
+    end = outermost_loop_without(live_range.end, live_range.start, order)
+    return LiveRange(start, end, live_range.overwrites and start == live_range.start)
 
 
 def outermost_loop_without(op: ir.Operation, other: ir.Operation, order: ProgramOrder) -> ir.Operation:
     chosen = op
-    parent = op.parent
-    while parent is not None and parent.name != "func.func":
+    for parent in ancestors(op):
         if parent.name in LOOP_OPS and not order.contains(parent, other):
             chosen = parent
-        parent = parent.parent
     return chosen
+
+
+def join_the_value_before(ranges: list[LiveRange], order: ProgramOrder) -> list[LiveRange]:
+    """A range whose start does not overwrite joins the range before it; a first one opens
+    before the loops and branches that may bring an older value to its start."""
+    joined: list[LiveRange] = []
+    for live_range in ranges:
+        if live_range.overwrites:
+            joined.append(live_range)
+        elif joined:
+            before = joined.pop()
+            joined.append(LiveRange(before.start, later_end(before.end, live_range.end, order), before.overwrites))
+        else:
+            joined.append(open_before_older_values(live_range, order))
+    return joined
+
+
+def open_before_older_values(live_range: LiveRange, order: ProgramOrder) -> LiveRange:
+    start = live_range.start
+    for parent in ancestors(live_range.start):
+        is_branch = parent.name in CONDITIONAL_OPS
+        if (is_branch and not order.contains(parent, live_range.end)) or (not is_branch and parent.name != "scf.execute_region"):
+            start = parent  # a loop (any other region op counts as one), or a branch the range leaves
+    end = start if order.contains(start, live_range.end) else live_range.end
+    return LiveRange(start, end, False)
+
+
+def later_end(a: ir.Operation, b: ir.Operation, order: ProgramOrder) -> ir.Operation:
+    return b if order.last_inside[b] > order.last_inside[a] else a
 
 
 def merge_overlapping(ranges: list[LiveRange], order: ProgramOrder) -> list[LiveRange]:
@@ -203,11 +303,311 @@ def merge_overlapping(ranges: list[LiveRange], order: ProgramOrder) -> list[Live
     merged: list[LiveRange] = []
     for live_range in ranges:
         if merged and order.position[live_range.start] <= order.last_inside[merged[-1].end]:
-            if order.last_inside[live_range.end] > order.last_inside[merged[-1].end]:
-                merged[-1].end = live_range.end
+            last = merged.pop()
+            merged.append(LiveRange(last.start, later_end(last.end, live_range.end, order), last.overwrites))
             continue
         merged.append(live_range)
     return merged
+
+
+def ancestors(op: ir.Operation) -> list[ir.Operation]:
+    """The ops enclosing ``op`` inside its function, innermost first."""
+    found = []
+    parent = op.parent
+    while parent is not None and parent.name != "func.func":
+        found.append(parent)
+        parent = parent.parent
+    return found
+
+
+# ----------------------------------------------------------------------------
+# Definite overwrites: write runs that run unconditionally and cover the buffer.
+
+
+def uses_of(alloc: ir.Operation, func: ir.Operation, found: list[Access], order: ProgramOrder) -> list[Use]:
+    """The accesses in program order, each write run that definitely overwrites the buffer as one use."""
+    reads = [a.op for a in found if a.reads]
+    writes = {a.op for a in found if a.writes}
+    proved: dict[ir.Operation, bool] = {}
+
+    def overwrites(run: list[ir.Operation]) -> bool:
+        if run[0] not in proved:
+            proved[run[0]] = runs_with_function(run[0]) and covers(run, alloc, func, writes)
+        return proved[run[0]]
+
+    uses: list[Use] = []
+    for access in found:
+        if uses and uses[-1].overwrites and order.position[uses[-1].op] <= order.position[access.op] <= order.last_inside[uses[-1].last]:
+            continue  # inside the write run already counted
+        run = write_run(access, reads, order) if access.writes and not access.reads else None
+        if run is not None and overwrites(run):
+            uses.append(Use(run[0], reads=False, writes=True, overwrites=True, last=run[-1]))
+        else:
+            uses.append(Use(access.op, access.reads, access.writes))
+    return uses
+
+
+def write_run(access: Access, reads: list[ir.Operation], order: ProgramOrder) -> list[ir.Operation]:
+    """The write's run: the outermost op around it (or the write) that holds no read of the
+    buffer, and the sibling ops after that one up to the next that holds a read."""
+    first = access.op
+    for parent in ancestors(access.op):
+        if any(order.contains(parent, r) for r in reads):
+            break
+        first = parent
+    siblings = [op.operation for op in first.block.operations]
+    run = siblings[siblings.index(first) :]
+    for i, op in enumerate(run):
+        if any(order.contains(op, r) for r in reads):
+            return run[:i]
+    return run
+
+
+def runs_with_function(op: ir.Operation) -> bool:
+    """``op`` runs whenever the function does (or, inside a loop body, the iteration)."""
+    parent = op.parent
+    while parent is not None:
+        if any(len(region.blocks) != 1 for region in parent.regions):
+            return False
+        if parent.name == "func.func":
+            return True
+        if parent.name not in RUN_WITH_PARENT_OPS:
+            return False
+        parent = parent.parent
+    return False
+
+
+class Unknown(Exception):
+    """A value the evaluation of a write run cannot know."""
+
+
+def covers(run: list[ir.Operation], alloc: ir.Operation, func: ir.Operation, writes: set[ir.Operation]) -> bool:
+    """Whether the writes of ``run``, all threads together, surely write every byte of ``alloc``."""
+    alloc_type = ir.MemRefType(alloc.results[0].type)
+    if not alloc_type.has_static_shape:
+        return False
+    threads = int(ir.IntegerAttr(func.attributes["rock.block_size"]).value) if "rock.block_size" in func.attributes else 0
+    evaluation = BlockEvaluation(alloc.results[0], memref_bytes(alloc_type), threads, writes)
+    lanes = np.ones(max(threads, 1), dtype=bool)
+    env: dict = {}
+    for op in run:
+        evaluation.run(op, env, lanes)
+    return bool(evaluation.written.all())
+
+
+class BlockEvaluation:
+    """Runs the ops of a write run for all threads at once (one lane per thread), recording the bytes surely written.
+
+    Values are numpy arrays over the lanes; ``env`` maps the values known so far.
+    Whatever cannot be evaluated raises :class:`Unknown` and the ops depending on
+    it are skipped: their writes are not counted, which only makes the answer
+    more conservative.
+    """
+
+    def __init__(self, buffer: ir.Value, size: int, threads: int, writes: set[ir.Operation]):
+        self.buffer = buffer
+        self.threads = threads
+        self.lanes = max(threads, 1)
+        self.writes = writes
+        self.written = np.zeros(size, dtype=bool)
+        self.budget = EVALUATION_LIMIT
+
+    def run(self, op: ir.Operation, env: dict, active: np.ndarray) -> None:
+        self.budget -= self.lanes
+        if self.budget < 0 or not active.any():
+            return
+        try:
+            if op in self.writes:
+                self.record(op, env, active)
+            elif op.name == "scf.for":
+                self.run_loop(op, env, active)
+            elif op.name == "scf.if":
+                condition = self.value(op.operands[0], env).astype(bool)
+                self.run_region(op.regions[0], env, active & condition)
+                if len(op.regions[1].blocks):
+                    self.run_region(op.regions[1], env, active & ~condition)
+            elif op.name == "scf.execute_region":
+                self.run_region(op.regions[0], env, active)
+        except Unknown:
+            return
+
+    def run_region(self, region: ir.Region, env: dict, active: np.ndarray) -> None:
+        if len(region.blocks) != 1:
+            return
+        for op in region.blocks[0].operations:
+            self.run(op.operation, env, active)
+
+    def run_loop(self, op: ir.Operation, env: dict, active: np.ndarray) -> None:
+        lower, upper, step = (self.uniform(op.operands[i], env, active) for i in range(3))
+        if step <= 0:
+            raise Unknown
+        induction = op.regions[0].blocks[0].arguments[0]
+        for i in range(lower, upper, step):
+            iteration = dict(env)
+            iteration[induction] = np.full(self.lanes, i, dtype=np.int64)
+            self.run_region(op.regions[0], iteration, active)
+            if self.budget < 0:
+                return
+
+    def uniform(self, value: ir.Value, env: dict, active: np.ndarray) -> int:
+        values = self.value(value, env)[active]
+        if values.min() != values.max():
+            raise Unknown
+        return int(values[0])
+
+    def record(self, op: ir.Operation, env: dict, active: np.ndarray) -> None:
+        """Mark the bytes of the buffer ``op`` writes in every active lane."""
+        for whole in overwritten_operands(op):
+            if (placement := self.placement(whole)) is not None:
+                offset, shape, size = placement
+                self.written[offset : offset + int(np.prod(shape)) * size] = True
+        if op.name == "memref.store":
+            self.record_elements(op.operands[1], list(op.operands[2:]), 1, env, active)
+        elif op.name == "vector.store":
+            vector_type = ir.VectorType(op.operands[0].type)
+            if vector_type.rank == 1:
+                self.record_elements(op.operands[1], list(op.operands[2:]), vector_type.shape[0], env, active)
+
+    def record_elements(self, target: ir.Value, indices: list[ir.Value], count: int, env: dict, active: np.ndarray) -> None:
+        """``count`` consecutive elements along the last dimension of ``target`` from ``indices``."""
+        placement = self.placement(target)
+        if placement is None:
+            return
+        offset, shape, size = placement
+        index = [self.value(i, env)[active] for i in indices]
+        inside = np.ones(len(index[0]) if index else 1, dtype=bool)
+        linear = np.zeros_like(inside, dtype=np.int64)
+        for j, (position, extent) in enumerate(zip(index, shape)):
+            last = count if j == len(shape) - 1 else 1
+            inside &= (position >= 0) & (position + last <= extent)
+            linear = linear * extent + position
+        for first in linear[inside]:
+            start = offset + int(first) * size
+            self.written[start : start + count * size] = True
+
+    def placement(self, view: ir.Value) -> tuple[int, list[int], int] | None:
+        """(byte offset, shape, element bytes) of a row-major view of the buffer, or None when unknown."""
+        type_ = ir.MemRefType(view.type)
+        if not type_.has_static_shape:
+            return None
+        strides, offset = type_.get_strides_and_offset()
+        row_major = [int(np.prod(type_.shape[j + 1 :])) for j in range(type_.rank)]
+        if list(strides) != row_major or offset != 0:
+            return None
+        shape, size = list(type_.shape), element_bytes(type_.element_type)
+        if view == self.buffer:
+            return 0, shape, size
+        owner = view.owner
+        if not isinstance(owner, ir.Operation | ir.OpView) or owner.name != "memref.view" or len(owner.operands) != 2:
+            return None
+        if owner.operands[0] != self.buffer:
+            return None
+        try:
+            shift = self.value(owner.operands[1], {})
+        except Unknown:
+            return None
+        return int(shift[0]), shape, size
+
+    def value(self, value: ir.Value, env: dict) -> np.ndarray:
+        """The lane values of an integer or index ``value``; raises :class:`Unknown`."""
+        if value in env:
+            return env[value]
+        owner = value.owner
+        if not isinstance(owner, ir.Operation | ir.OpView):
+            raise Unknown  # a block argument the evaluation does not enumerate
+        op = owner.operation
+        if op.name not in EVALUATED:
+            raise Unknown
+        args = [self.value(v, env) for v in op.operands]
+        result = np.broadcast_to(np.asarray(self.evaluate(op, args), dtype=np.int64), (self.lanes,))
+        env[value] = result
+        return result
+
+    def evaluate(self, op: ir.Operation, args: list[np.ndarray]):
+        name = op.name
+        if name == "arith.constant":
+            attr = op.attributes["value"]
+            if not isinstance(attr, ir.IntegerAttr):
+                raise Unknown
+            return ir.IntegerAttr(attr).value
+        if name == "rock.workitem_id":
+            if not self.threads:
+                raise Unknown
+            return np.arange(self.threads)
+        if name == "affine.apply":
+            affine_map = ir.AffineMapAttr(op.attributes["map"]).value
+            return affine_value(affine_map.results[0], args, affine_map.n_dims)
+        if name in ("arith.index_cast", "arith.index_castui", "arith.extui", "arith.extsi"):
+            return args[0]
+        if name == "arith.select":
+            return np.where(args[0].astype(bool), args[1], args[2])
+        if name == "arith.cmpi":
+            return compare(int(ir.IntegerAttr(op.attributes["predicate"]).value), args[0], args[1])
+        if name in ARITH:
+            a, b = args
+            if name in ("arith.divui", "arith.remui", "arith.divsi", "arith.remsi", "arith.floordivsi") and (
+                (b == 0).any() or (a < 0).any() or (b < 0).any()
+            ):
+                raise Unknown  # signs and zero divisors: leave them to the hardware
+            return ARITH[name](a, b)
+        raise Unknown
+
+
+ARITH: dict[str, Callable] = {
+    "arith.addi": operator.add,
+    "arith.subi": operator.sub,
+    "arith.muli": operator.mul,
+    "arith.divui": operator.floordiv,
+    "arith.divsi": operator.floordiv,
+    "arith.floordivsi": operator.floordiv,
+    "arith.remui": operator.mod,
+    "arith.remsi": operator.mod,
+    "arith.minui": np.minimum,
+    "arith.minsi": np.minimum,
+    "arith.maxui": np.maximum,
+    "arith.maxsi": np.maximum,
+    "arith.andi": operator.and_,
+    "arith.ori": operator.or_,
+    "arith.xori": operator.xor,
+}
+
+#: The ops whose integer results the evaluation computes.
+EVALUATED = frozenset({*ARITH, "arith.constant", "rock.workitem_id", "affine.apply", "arith.index_cast",
+                       "arith.index_castui", "arith.extui", "arith.extsi", "arith.select", "arith.cmpi"})
+
+#: arith.cmpi predicates by their enum value (eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge).
+CMPI = (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
+        operator.lt, operator.le, operator.gt, operator.ge)  # fmt: skip
+
+
+def compare(predicate: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if predicate >= 6 and ((a < 0).any() or (b < 0).any()):
+        raise Unknown  # unsigned comparison of a negative value
+    return CMPI[predicate](a, b)
+
+
+def affine_value(expr: ir.AffineExpr, args: list[np.ndarray], num_dims: int) -> np.ndarray:
+    if isinstance(expr, ir.AffineConstantExpr):
+        return np.int64(expr.value)
+    if isinstance(expr, ir.AffineDimExpr):
+        return args[expr.position]
+    if isinstance(expr, ir.AffineSymbolExpr):
+        return args[num_dims + expr.position]
+    lhs = affine_value(expr.lhs, args, num_dims)
+    rhs = affine_value(expr.rhs, args, num_dims)
+    if isinstance(expr, ir.AffineAddExpr):
+        return lhs + rhs
+    if isinstance(expr, ir.AffineMulExpr):
+        return lhs * rhs
+    if np.any(rhs <= 0):
+        raise Unknown
+    if isinstance(expr, ir.AffineModExpr):
+        return np.mod(lhs, rhs)
+    if isinstance(expr, ir.AffineFloorDivExpr):
+        return np.floor_divide(lhs, rhs)
+    if isinstance(expr, ir.AffineCeilDivExpr):
+        return -np.floor_divide(-lhs, rhs)
+    raise Unknown
 
 
 def erase_markers(buffer: ir.Value) -> None:

@@ -17,6 +17,7 @@
 
 // DIALECT: gpu.module @paged_load_module
 // DIALECT: llvm.func @paged_load(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) attributes {{{.*}}rocdl.kernel
+// DIALECT-SAME: rock.arch = "gfx942"
 // DIALECT-SAME: rock.wave_size = 64 : i64
 // DIALECT: rocdl.make.buffer.rsrc
 // DIALECT: rocdl.raw.ptr.buffer.load {{.*}} : vector<8xf16>

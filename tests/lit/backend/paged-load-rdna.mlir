@@ -2,6 +2,13 @@
 // 16-byte loads under the RDNA3/4 mnemonic, and waves of 32 lanes.
 // RUN: pagedir-compile %s --arch gfx1100 -o - | FileCheck %s --check-prefixes=CHECK,GFX11
 // RUN: pagedir-compile %s --arch gfx1201 -o - | FileCheck %s --check-prefixes=CHECK,GFX12
+// The LLVM dialect output records the chip (rock.arch) on the kernel, so it
+// compiles again without --arch, for that chip.
+// RUN: pagedir-compile %s --arch gfx1201 --emit=llvm-dialect -o %t.llvm-dialect.mlir
+// RUN: FileCheck %s --check-prefix=DIALECT < %t.llvm-dialect.mlir
+// RUN: pagedir-compile %t.llvm-dialect.mlir -o - | FileCheck %s --check-prefixes=CHECK,GFX12
+
+// DIALECT: llvm.func @paged_load({{.*}}) attributes {{{.*}}rock.arch = "gfx1201"
 
 // GFX11: .amdgcn_target "amdgcn-amd-amdhsa--gfx1100"
 // GFX12: .amdgcn_target "amdgcn-amd-amdhsa--gfx1201"

@@ -89,26 +89,58 @@ func.func @many_writes_many_reads(%x: f32) attributes {rock.kernel, rock.arch = 
 
 // -----
 
-// A write after a read opens a new range of the same buffer: W R W R R gives two ranges.
+// A write that overwrites the whole buffer after a read opens a new range of the
+// same buffer: W R W R R gives two ranges (a vector of 16 floats at 0 covers all of
+// memref<16xf32>).
 // CHECK-LABEL: func.func @repeated_pattern
 // CHECK: %[[A:.*]] = "rock.alloc"
 // CHECK: %[[V:.*]] = memref.view %[[A]]
 // CHECK-NEXT: "rock.live_in"(%[[A]])
-// CHECK-NEXT: memref.store
-// CHECK-NEXT: memref.load
+// CHECK-NEXT: vector.store %{{.*}}, %[[V]][%c0]
+// CHECK-NEXT: %[[R1:.*]] = memref.load
 // CHECK-NEXT: "rock.live_out"(%[[A]])
+// CHECK-NEXT: vector.broadcast %[[R1]]
 // CHECK-NEXT: "rock.live_in"(%[[A]])
-// CHECK-NEXT: memref.store
+// CHECK-NEXT: vector.store
 // CHECK-NEXT: memref.load
 // CHECK-NEXT: memref.load
 // CHECK-NEXT: "rock.live_out"(%[[A]])
 // CHECK-NEXT: return
 func.func @repeated_pattern(%x: f32, %i: index) attributes {rock.kernel, rock.arch = "gfx942"} {
   %c0 = arith.constant 0 : index
+  %all_x = vector.broadcast %x : f32 to vector<16xf32>
   %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
   %v = memref.view %a[%c0][] : memref<64xi8, #gpu.address_space<workgroup>> to memref<16xf32, #gpu.address_space<workgroup>>
-  memref.store %x, %v[%i] : memref<16xf32, #gpu.address_space<workgroup>>
+  vector.store %all_x, %v[%c0] : memref<16xf32, #gpu.address_space<workgroup>>, vector<16xf32>
   %1 = memref.load %v[%i] : memref<16xf32, #gpu.address_space<workgroup>>
+  %all_1 = vector.broadcast %1 : f32 to vector<16xf32>
+  vector.store %all_1, %v[%c0] : memref<16xf32, #gpu.address_space<workgroup>>, vector<16xf32>
+  %2 = memref.load %v[%i] : memref<16xf32, #gpu.address_space<workgroup>>
+  %3 = memref.load %v[%c0] : memref<16xf32, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+// A write of one element of many does not end the older value: the second
+// store may leave element 0 as the first range wrote it, so W R W R R is one range.
+// CHECK-LABEL: func.func @partial_write_extends
+// CHECK: %[[A:.*]] = "rock.alloc"
+// CHECK: %[[V:.*]] = memref.view %[[A]]
+// CHECK-NEXT: "rock.live_in"(%[[A]])
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: "rock.live_out"(%[[A]])
+// CHECK-NEXT: return
+func.func @partial_write_extends(%x: f32, %i: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %c0 = arith.constant 0 : index
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %v = memref.view %a[%c0][] : memref<64xi8, #gpu.address_space<workgroup>> to memref<16xf32, #gpu.address_space<workgroup>>
+  memref.store %x, %v[%c0] : memref<16xf32, #gpu.address_space<workgroup>>
+  %1 = memref.load %v[%c0] : memref<16xf32, #gpu.address_space<workgroup>>
   memref.store %1, %v[%i] : memref<16xf32, #gpu.address_space<workgroup>>
   %2 = memref.load %v[%i] : memref<16xf32, #gpu.address_space<workgroup>>
   %3 = memref.load %v[%c0] : memref<16xf32, #gpu.address_space<workgroup>>
@@ -147,22 +179,24 @@ func.func @view_chain(%x: vector<4xf16>, %i: index) attributes {rock.kernel, roc
 
 // -----
 
-// Inside scf.for (write and read in the same iteration) the markers stay in the
-// loop body; inside scf.if they sit next to the accesses in the branch.
+// A store of element k in iteration k does not overwrite the buffer, so the
+// value of earlier iterations stays live across the back edge: the range covers
+// the loop. A write inside scf.if may not run: the read after it may see what was
+// there before, so the range opens before the scf.if.
 // CHECK-LABEL: func.func @nested_regions
 // CHECK: %[[A:.*]] = "rock.alloc"
 // CHECK: %[[B:.*]] = "rock.alloc"
-// CHECK: scf.for
-// CHECK-NEXT: "rock.live_in"(%[[A]])
+// CHECK: "rock.live_in"(%[[A]])
+// CHECK-NEXT: scf.for
 // CHECK-NEXT: memref.store
 // CHECK-NEXT: memref.load
-// CHECK-NEXT: "rock.live_out"(%[[A]])
 // CHECK-NEXT: }
-// CHECK: scf.if
+// CHECK-NEXT: "rock.live_out"(%[[A]])
 // CHECK-NEXT: "rock.live_in"(%[[B]])
+// CHECK-NEXT: scf.if
 // CHECK-NEXT: memref.store
 // CHECK-NEXT: }
-// CHECK: memref.load
+// CHECK-NEXT: memref.load
 // CHECK-NEXT: "rock.live_out"(%[[B]])
 func.func @nested_regions(%x: f32, %i: index, %cond: i1) attributes {rock.kernel, rock.arch = "gfx942"} {
   %c0 = arith.constant 0 : index
@@ -291,5 +325,150 @@ func.func @not_a_kernel(%x: f32, %i: index) {
   %va = memref.view %a[%c0][] : memref<64xi8, #gpu.address_space<workgroup>> to memref<16xf32, #gpu.address_space<workgroup>>
   memref.store %x, %va[%i] : memref<16xf32, #gpu.address_space<workgroup>>
   %1 = memref.load %va[%i] : memref<16xf32, #gpu.address_space<workgroup>>
+  return
+}
+
+// -----
+
+// The write runs in even iterations only: odd iterations read the value of the
+// iteration before, so A is live across the whole loop, and B (written by every
+// thread, 64 threads covering its 64 floats) overwrites each iteration, its range
+// staying in the body.
+// CHECK-LABEL: func.func @write_in_even_iterations
+// CHECK: %[[A:.*]] = "rock.alloc"
+// CHECK: %[[B:.*]] = "rock.alloc"
+// CHECK: "rock.live_in"(%[[A]])
+// CHECK-NEXT: scf.for
+// CHECK-NOT: rock.live_
+// CHECK: scf.if
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: }
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: %[[Y:.*]] = memref.load
+// CHECK-NEXT: "rock.live_in"(%[[B]])
+// CHECK-NEXT: memref.store %[[Y]]
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: "rock.live_out"(%[[B]])
+// CHECK-NEXT: }
+// CHECK-NEXT: "rock.live_out"(%[[A]])
+// CHECK-NEXT: return
+func.func @write_in_even_iterations(%x: f32) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64} {
+  %tid = "rock.workitem_id"() : () -> index
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %a = "rock.alloc"() : () -> memref<256xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<256xi8, #gpu.address_space<workgroup>>
+  %va = memref.view %a[%c0][] : memref<256xi8, #gpu.address_space<workgroup>> to memref<64xf32, #gpu.address_space<workgroup>>
+  %vb = memref.view %b[%c0][] : memref<256xi8, #gpu.address_space<workgroup>> to memref<64xf32, #gpu.address_space<workgroup>>
+  scf.for %k = %c0 to %c4 step %c1 {
+    %parity = arith.remui %k, %c2 : index
+    %even = arith.cmpi eq, %parity, %c0 : index
+    scf.if %even {
+      memref.store %x, %va[%tid] : memref<64xf32, #gpu.address_space<workgroup>>
+    }
+    "rock.lds_barrier"() : () -> ()
+    %y = memref.load %va[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+    memref.store %y, %vb[%tid] : memref<64xf32, #gpu.address_space<workgroup>>
+    "rock.lds_barrier"() : () -> ()
+    %z = memref.load %vb[%c0] : memref<64xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+// Each iteration writes one row (every thread one float of it) and reads the
+// other: the row of the iteration before stays live, so the range covers the loop.
+// CHECK-LABEL: func.func @write_one_row
+// CHECK: %[[A:.*]] = "rock.alloc"
+// CHECK: "rock.live_in"(%[[A]])
+// CHECK-NEXT: scf.for
+// CHECK-NOT: rock.live_
+// CHECK: }
+// CHECK-NEXT: "rock.live_out"(%[[A]])
+// CHECK-NEXT: return
+func.func @write_one_row(%x: f32) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64} {
+  %tid = "rock.workitem_id"() : () -> index
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %a = "rock.alloc"() : () -> memref<512xi8, #gpu.address_space<workgroup>>
+  %va = memref.view %a[%c0][] : memref<512xi8, #gpu.address_space<workgroup>> to memref<2x64xf32, #gpu.address_space<workgroup>>
+  scf.for %k = %c0 to %c4 step %c1 {
+    %row = arith.remui %k, %c2 : index
+    memref.store %x, %va[%row, %tid] : memref<2x64xf32, #gpu.address_space<workgroup>>
+    "rock.lds_barrier"() : () -> ()
+    %other = arith.subi %c1, %row : index
+    %y = memref.load %va[%other, %tid] : memref<2x64xf32, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+// Page pointers as rock-blockwise-load stages them: two slots stored by the
+// threads tid < 2 of the stage. Together they overwrite the buffer, so the range
+// opens before the stage in each iteration and ends after the reader.
+// CHECK-LABEL: func.func @staged_slots
+// CHECK: %[[P:.*]] = "rock.alloc"
+// CHECK: scf.for
+// CHECK-NEXT: "rock.live_in"(%[[P]])
+// CHECK-NEXT: scf.execute_region
+// CHECK: memref.load %{{.*}}[%c1]
+// CHECK-NEXT: "rock.live_out"(%[[P]])
+// CHECK-NEXT: }
+func.func @staged_slots(%ptr: i64, %n: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 256 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %raw = "rock.alloc"() : () -> memref<16xi8, #gpu.address_space<workgroup>>
+  %ptrs = memref.view %raw[%c0][] : memref<16xi8, #gpu.address_space<workgroup>> to memref<2xi64, #gpu.address_space<workgroup>>
+  scf.for %k = %c0 to %n step %c1 {
+    scf.execute_region no_inline {
+      %tid = "rock.workitem_id"() : () -> index
+      %mine = arith.cmpi ult, %tid, %c2 : index
+      scf.if %mine {
+        memref.store %ptr, %ptrs[%tid] : memref<2xi64, #gpu.address_space<workgroup>>
+      }
+      "rock.lds_barrier"() : () -> ()
+      scf.yield
+    } {rock.stage = "PagePtrLoad"}
+    %p0 = memref.load %ptrs[%c0] : memref<2xi64, #gpu.address_space<workgroup>>
+    %p1 = memref.load %ptrs[%c1] : memref<2xi64, #gpu.address_space<workgroup>>
+  }
+  return
+}
+
+// -----
+
+// An overwrite inside a loop that may run zero times overwrites nothing for the
+// read after the loop: the second range joins the first, one range from the first
+// write to the last read.
+// CHECK-LABEL: func.func @overwrite_in_maybe_empty_loop
+// CHECK: %[[A:.*]] = "rock.alloc"
+// CHECK: "rock.live_in"(%[[A]])
+// CHECK-NEXT: vector.store
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: vector.store
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: "rock.live_out"(%[[A]])
+// CHECK-NEXT: return
+func.func @overwrite_in_maybe_empty_loop(%x: vector<16xf32>, %i: index, %n: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %va = memref.view %a[%c0][] : memref<64xi8, #gpu.address_space<workgroup>> to memref<16xf32, #gpu.address_space<workgroup>>
+  vector.store %x, %va[%c0] : memref<16xf32, #gpu.address_space<workgroup>>, vector<16xf32>
+  %1 = memref.load %va[%i] : memref<16xf32, #gpu.address_space<workgroup>>
+  scf.for %k = %c0 to %n step %c1 {
+    vector.store %x, %va[%c0] : memref<16xf32, #gpu.address_space<workgroup>>, vector<16xf32>
+  }
+  %2 = memref.load %va[%i] : memref<16xf32, #gpu.address_space<workgroup>>
   return
 }

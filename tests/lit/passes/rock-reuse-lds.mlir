@@ -115,6 +115,7 @@ func.func @noreuse(%x: i8, %i: index) attributes {rock.kernel, rock.arch = "gfx9
 // CHECK-NEXT: memref.load %[[B]]
 // CHECK-NEXT: "rock.lds_barrier"
 // CHECK-NEXT: memref.store %{{.*}}, %[[C]]
+// CHECK-NEXT: memref.store %{{.*}}, %[[C]]
 // CHECK-NEXT: memref.load %[[C]]
 // CHECK-NEXT: "rock.lds_barrier"
 // CHECK-NEXT: memref.store %{{.*}}, %[[A]]
@@ -123,34 +124,39 @@ func.func @noreuse(%x: i8, %i: index) attributes {rock.kernel, rock.arch = "gfx9
 // CHECK-NEXT: memref.load %[[B]]
 // CHECK-NEXT: "rock.lds_barrier"
 // CHECK-NEXT: memref.store %{{.*}}, %[[C]]
+// CHECK-NEXT: memref.store %{{.*}}, %[[C]]
 // CHECK-NEXT: memref.load %[[C]]
 // CHECK-NEXT: return
-func.func @multiple_liveness_ranges(%x: i8, %i: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+func.func @multiple_liveness_ranges(%x: i8, %i: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 1024 : i64} {
+  %tid = "rock.workitem_id"() : () -> index
+  %tid_hi = affine.apply affine_map<(t) -> (t + 1024)>(%tid)
   %a = "rock.alloc"() : () -> memref<1024xi8, #gpu.address_space<workgroup>>
   %b = "rock.alloc"() : () -> memref<1024xi8, #gpu.address_space<workgroup>>
   %c = "rock.alloc"() : () -> memref<2048xi8, #gpu.address_space<workgroup>>
   "rock.live_in"(%a) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
-  memref.store %x, %a[%i] : memref<1024xi8, #gpu.address_space<workgroup>>
+  memref.store %x, %a[%tid] : memref<1024xi8, #gpu.address_space<workgroup>>
   "rock.live_in"(%b) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
-  memref.store %x, %b[%i] : memref<1024xi8, #gpu.address_space<workgroup>>
+  memref.store %x, %b[%tid] : memref<1024xi8, #gpu.address_space<workgroup>>
   %1 = memref.load %a[%i] : memref<1024xi8, #gpu.address_space<workgroup>>
   "rock.live_out"(%a) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
   %2 = memref.load %b[%i] : memref<1024xi8, #gpu.address_space<workgroup>>
   "rock.live_out"(%b) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
   "rock.live_in"(%c) : (memref<2048xi8, #gpu.address_space<workgroup>>) -> ()
-  memref.store %1, %c[%i] : memref<2048xi8, #gpu.address_space<workgroup>>
+  memref.store %1, %c[%tid] : memref<2048xi8, #gpu.address_space<workgroup>>
+  memref.store %1, %c[%tid_hi] : memref<2048xi8, #gpu.address_space<workgroup>>
   %3 = memref.load %c[%i] : memref<2048xi8, #gpu.address_space<workgroup>>
   "rock.live_out"(%c) : (memref<2048xi8, #gpu.address_space<workgroup>>) -> ()
   "rock.live_in"(%a) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
-  memref.store %3, %a[%i] : memref<1024xi8, #gpu.address_space<workgroup>>
+  memref.store %3, %a[%tid] : memref<1024xi8, #gpu.address_space<workgroup>>
   "rock.live_in"(%b) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
-  memref.store %3, %b[%i] : memref<1024xi8, #gpu.address_space<workgroup>>
+  memref.store %3, %b[%tid] : memref<1024xi8, #gpu.address_space<workgroup>>
   %4 = memref.load %a[%i] : memref<1024xi8, #gpu.address_space<workgroup>>
   "rock.live_out"(%a) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
   %5 = memref.load %b[%i] : memref<1024xi8, #gpu.address_space<workgroup>>
   "rock.live_out"(%b) : (memref<1024xi8, #gpu.address_space<workgroup>>) -> ()
   "rock.live_in"(%c) : (memref<2048xi8, #gpu.address_space<workgroup>>) -> ()
-  memref.store %4, %c[%i] : memref<2048xi8, #gpu.address_space<workgroup>>
+  memref.store %4, %c[%tid] : memref<2048xi8, #gpu.address_space<workgroup>>
+  memref.store %4, %c[%tid_hi] : memref<2048xi8, #gpu.address_space<workgroup>>
   %6 = memref.load %c[%i] : memref<2048xi8, #gpu.address_space<workgroup>>
   "rock.live_out"(%c) : (memref<2048xi8, #gpu.address_space<workgroup>>) -> ()
   return
@@ -418,18 +424,19 @@ func.func @single_buffer(%x: i8, %i: index) attributes {rock.kernel, rock.arch =
 // CHECK-NEXT: memref.load %[[B]]
 // CHECK-NEXT: }
 // CHECK-NEXT: return
-func.func @loop_back_edge(%x: i8, %i: index, %n: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+func.func @loop_back_edge(%x: i8, %i: index, %n: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64} {
+  %tid = "rock.workitem_id"() : () -> index
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
   %b = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
   scf.for %k = %c0 to %n step %c1 {
     "rock.live_in"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
-    memref.store %x, %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    memref.store %x, %a[%tid] : memref<64xi8, #gpu.address_space<workgroup>>
     %1 = memref.load %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
     "rock.live_out"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
     "rock.live_in"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
-    memref.store %1, %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    memref.store %1, %b[%tid] : memref<64xi8, #gpu.address_space<workgroup>>
     %2 = memref.load %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
     "rock.live_out"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
   }
@@ -452,18 +459,19 @@ func.func @loop_back_edge(%x: i8, %i: index, %n: index) attributes {rock.kernel,
 // CHECK-NEXT: memref.load %[[B]]
 // CHECK-NEXT: "rock.lds_barrier"
 // CHECK-NEXT: }
-func.func @loop_ends_with_barrier(%x: i8, %i: index, %n: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+func.func @loop_ends_with_barrier(%x: i8, %i: index, %n: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64} {
+  %tid = "rock.workitem_id"() : () -> index
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
   %b = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
   scf.for %k = %c0 to %n step %c1 {
     "rock.live_in"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
-    memref.store %x, %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    memref.store %x, %a[%tid] : memref<64xi8, #gpu.address_space<workgroup>>
     %1 = memref.load %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
     "rock.live_out"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
     "rock.live_in"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
-    memref.store %1, %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    memref.store %1, %b[%tid] : memref<64xi8, #gpu.address_space<workgroup>>
     %2 = memref.load %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
     "rock.live_out"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
     "rock.lds_barrier"() : () -> ()
@@ -492,7 +500,8 @@ func.func @loop_ends_with_barrier(%x: i8, %i: index, %n: index) attributes {rock
 // CHECK-NEXT: memref.load %[[B]]
 // CHECK-NEXT: }
 // CHECK-NEXT: return
-func.func @nested_loops(%x: i8, %i: index, %n: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+func.func @nested_loops(%x: i8, %i: index, %n: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64} {
+  %tid = "rock.workitem_id"() : () -> index
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
@@ -500,12 +509,12 @@ func.func @nested_loops(%x: i8, %i: index, %n: index) attributes {rock.kernel, r
   scf.for %k = %c0 to %n step %c1 {
     scf.for %j = %c0 to %n step %c1 {
       "rock.live_in"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
-      memref.store %x, %a[%j] : memref<64xi8, #gpu.address_space<workgroup>>
+      memref.store %x, %a[%tid] : memref<64xi8, #gpu.address_space<workgroup>>
       %1 = memref.load %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
       "rock.live_out"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
     }
     "rock.live_in"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
-    memref.store %x, %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    memref.store %x, %b[%tid] : memref<64xi8, #gpu.address_space<workgroup>>
     %2 = memref.load %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
     "rock.live_out"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
   }
@@ -536,7 +545,8 @@ func.func @nested_loops(%x: i8, %i: index, %n: index) attributes {rock.kernel, r
 // CHECK-NEXT: memref.load %[[C]]
 // CHECK-NEXT: }
 // CHECK-NEXT: return
-func.func @live_across_loop(%x: i8, %i: index, %n: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+func.func @live_across_loop(%x: i8, %i: index, %n: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64} {
+  %tid = "rock.workitem_id"() : () -> index
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
@@ -546,11 +556,11 @@ func.func @live_across_loop(%x: i8, %i: index, %n: index) attributes {rock.kerne
   memref.store %x, %c[%i] : memref<64xi8, #gpu.address_space<workgroup>>
   scf.for %k = %c0 to %n step %c1 {
     "rock.live_in"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
-    memref.store %x, %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    memref.store %x, %a[%tid] : memref<64xi8, #gpu.address_space<workgroup>>
     %1 = memref.load %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
     "rock.live_out"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
     "rock.live_in"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
-    memref.store %1, %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    memref.store %1, %b[%tid] : memref<64xi8, #gpu.address_space<workgroup>>
     %2 = memref.load %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
     "rock.live_out"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
     %3 = memref.load %c[%k] : memref<64xi8, #gpu.address_space<workgroup>>
@@ -609,20 +619,23 @@ func.func @barrier_before_loop(%x: i8, %i: index, %n: index) attributes {rock.ke
 // CHECK-NEXT: memref.store %{{.*}}, %[[B]]
 // CHECK-NEXT: memref.load %[[B]]
 // CHECK-NEXT: }
-func.func @back_edge_into_if(%x: i8, %i: index, %n: index, %cond: i1) attributes {rock.kernel, rock.arch = "gfx942"} {
+func.func @back_edge_into_if(%x: i8, %i: index, %n: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64} {
+  %tid = "rock.workitem_id"() : () -> index
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
   %b = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %c64 = arith.constant 64 : index
+  %all = arith.cmpi ult, %tid, %c64 : index
   scf.for %k = %c0 to %n step %c1 {
-    scf.if %cond {
+    scf.if %all {
       "rock.live_in"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
-      memref.store %x, %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+      memref.store %x, %a[%tid] : memref<64xi8, #gpu.address_space<workgroup>>
     }
     %1 = memref.load %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
     "rock.live_out"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
     "rock.live_in"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
-    memref.store %1, %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+    memref.store %1, %b[%tid] : memref<64xi8, #gpu.address_space<workgroup>>
     %2 = memref.load %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
     "rock.live_out"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
   }

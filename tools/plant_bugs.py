@@ -1,0 +1,430 @@
+#!/usr/bin/env python3
+"""Plant known bugs in a scratch copy of the compiler: the tests must catch every one.
+
+A test that passes with and without a bug proves nothing about it. Each plant
+below is a bug the compiler had, or one next to it, written as exact text
+substitutions in ``src/pagedir``. ``old`` must occur exactly once in its file,
+so a refactor that moves the code makes the plant fail loudly (update it)
+instead of planting nothing.
+
+For each plant the script copies ``src`` and ``tests/lit`` (whose lit.cfg.py
+puts the ``src`` beside it first on PYTHONPATH) into a temporary directory,
+substitutes there, and runs the plant's catchers with PYTHONPATH pointing at the
+copy: pytest node ids, lit files, or shell pipelines of pagedir's tools (most
+often ``pagedir-gen ... | pagedir-run --check -``). Every catcher must fail as a
+test fails (exit code 1: pytest's failed tests, lit's failed files,
+``pagedir-run --check``'s FAIL) with output matching the catcher's ``expect``,
+so that it fails because of the planted bug and not a crash. Once, on the
+unplanted copy, every catcher must pass. The result is a table: plant, catcher,
+what it said, seconds.
+
+    python tools/plant_bugs.py              every plant (minutes)
+    python tools/plant_bugs.py NAME ...     only these plants
+    python tools/plant_bugs.py --list       the plants and what each breaks
+
+``make plant`` runs them all. Exit code 0 when every plant is caught and every
+catcher passes on the clean copy, 1 otherwise (the output of each unexpected
+run is printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import py_compile
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+#: The console scripts (pytest, lit, pagedir-*) of the environment running this script.
+BIN = Path(sys.executable).parent
+COPIED = ("src", "tests/lit")
+
+
+class PlantError(Exception):
+    """A plant cannot be applied: its text is not in the source exactly once."""
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace ``old``, which must occur exactly once in ``path`` (relative to src/pagedir), by ``new``."""
+
+    path: str
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class Catcher:
+    """A test that fails with the plant in and passes without it.
+
+    ``target``: a pytest node id (``tests/unit/...``), a lit file
+    (``tests/lit/...``), or a bash pipeline of pagedir's tools (``pipefail``,
+    run in the scratch directory). ``expect``: a regular expression the output
+    of the failing run must match.
+    """
+
+    target: str
+    expect: str
+
+    @property
+    def kind(self) -> str:
+        if self.target.startswith("tests/lit/"):
+            return "lit"
+        if self.target.startswith("tests/"):
+            return "pytest"
+        return "shell"
+
+
+@dataclass(frozen=True)
+class Plant:
+    name: str
+    #: The bug, in a sentence.
+    what: str
+    edits: tuple[Edit, ...]
+    catchers: tuple[Catcher, ...]
+
+
+@dataclass
+class Outcome:
+    catcher: Catcher
+    #: "pass" (exit 0), "fail" (exit 1 and ``expect`` matched), "error" (anything else).
+    status: str
+    seconds: float
+    #: The line that says why it failed (or passed).
+    summary: str
+    output: str
+
+
+# ----------------------------------------------------------------------------
+# The plants
+
+GRIDWISE = "passes/gridwise_attention_to_blockwise.py"
+BUFFER_LOAD = "passes/buffer_load.py"
+THREADWISE = "passes/threadwise_lowering.py"
+REUSE_LDS = "passes/reuse_lds.py"
+
+#: An attention kernel with ragged lengths, checked by pagedir-run against the reference (NaN/Inf past seq_lens).
+CHECK_ATTENTION = "pagedir-gen attention --ragged --num-heads-q 4 --num-heads-kv 2 | pagedir-run --check -"
+#: copy-kv with ragged lengths: with seed 3 some page pointers are null.
+COPY_KV = "pagedir-gen copy-kv --batch 3 --num-heads-kv 2 --seq-len 64 --head-dim 16 --page-size 16 --seq-lens"
+CHECK_COPY_KV = f"{COPY_KV} | pagedir-run --check - --seed 3"
+#: The same on an RDNA chip (other descriptor flags, other range-check rules).
+CHECK_COPY_KV_RDNA = f"{COPY_KV} --arch gfx1100 | pagedir-run --check - --seed 3"
+#: How numpy's assert_allclose and assert_array_equal report wrong numbers.
+WRONG_VALUES = r"Mismatched elements|nan location mismatch"
+#: How pagedir-run --check reports a level that computes something else than the reference.
+CHECK_FAILED = r"(as written|after rock-kernel-pipeline): .*FAIL"
+UNMAPPED = r"reads unmapped device address"
+
+REFERENCE_BY_ZERO = Edit(
+    "reference.py",
+    """    out = np.zeros(q.shape, dtype=np.float32)
+    # Masked keys are dropped, never multiplied by a weight of 0: their slots may hold anything
+    # (a stale cache slot can hold NaN or Inf, and 0 * NaN is NaN).
+    for b in range(batch):
+        keys = np.repeat(k[b, :, : lengths[b]], group, axis=0)  # [Hq, seq_len, D]
+        values = np.repeat(v[b, :, : lengths[b]], group, axis=0)
+        if not causal:
+            out[b] = softmax_attention(q[b], keys, values, scale)
+            continue
+        for i in range(seq_q):
+            seen = int(np.clip(i + lengths[b] - seq_q + 1, 0, lengths[b]))  # keys j <= i + seq_len - Sq
+            out[b, :, i : i + 1] = softmax_attention(q[b, :, i : i + 1], keys[:, :seen], values[:, :seen], scale)
+    return out
+""",
+    """    k = np.repeat(k, group, axis=1)
+    v = np.repeat(v, group, axis=1)
+    scores = np.matmul(q, np.swapaxes(k, -1, -2)) * scale
+    keys, queries = np.arange(seq_k)[None, None, :], np.arange(seq_q)[None, :, None]
+    valid = keys < lengths[:, None, None]
+    if causal:
+        valid = valid & (keys <= queries + lengths[:, None, None] - seq_q)
+    valid = valid[:, None]
+    scores = np.where(valid, scores, -np.inf)
+    row_max = scores.max(axis=-1, keepdims=True)
+    row_max = np.where(np.isfinite(row_max), row_max, 0.0)
+    weights = np.where(valid, np.exp(scores - row_max), 0.0).astype(np.float32)
+    total = weights.sum(axis=-1, keepdims=True)
+    out = np.matmul(weights, v)  # PLANTED: masked keys weighted by 0
+    return np.where(total > 0, out / np.where(total > 0, total, 1.0), 0.0).astype(np.float32)
+""",
+)
+
+PLANTS = {plant.name: plant for plant in (
+    # --- masked keys ---------------------------------------------------------------
+    Plant(
+        "attention-k-reads-past-seq-len",
+        "rock-gridwise-attention-to-blockwise drops the valid map from the K tile load: keys past seq_len are read",
+        (Edit(GRIDWISE, "valid=before_seq_len,", "valid=None if tile == self.k_tile else before_seq_len,  # PLANTED"),),
+        (Catcher("tests/unit/test_attention.py::test_pages_past_seq_len_are_never_read[False]", UNMAPPED),),
+    ),
+    Plant(
+        "attention-v-reads-past-seq-len",
+        "rock-gridwise-attention-to-blockwise drops the valid map from the V tile load: NaN/Inf past seq_len times 0",
+        (Edit(GRIDWISE, "valid=before_seq_len,", "valid=None if tile == self.v_tile else before_seq_len,  # PLANTED"),),
+        (Catcher("tests/unit/test_attention.py::test_keys_past_seq_len_never_reach_the_output[decode]", r"are not finite"),
+         Catcher(CHECK_ATTENTION, CHECK_FAILED)),
+    ),
+    Plant(
+        "attention-causal-v-weighted-by-zero",
+        "rock-gridwise-attention-to-blockwise weights causally hidden V rows by 0 instead of skipping them",
+        (Edit(GRIDWISE, "            if limit is not None:\n", "            if False:  # PLANTED\n"),),
+        (Catcher("tests/unit/test_attention.py::test_causally_masked_keys_never_reach_the_output[False]", WRONG_VALUES),),
+    ),
+    Plant(
+        "reference-weights-masked-keys-by-zero",
+        "reference.attention multiplies masked keys by a weight of 0 (NaN in a stale slot makes the row NaN)",
+        (REFERENCE_BY_ZERO,),
+        (Catcher("tests/unit/test_attention.py::test_keys_past_seq_len_never_reach_the_output[decode]",
+                 r"np\.isfinite\(expected\)"),
+         Catcher(CHECK_ATTENTION, CHECK_FAILED)),
+    ),
+    # --- page pointers ---------------------------------------------------------------
+    Plant(
+        "page-pointers-one-round",
+        "rock-blockwise-load stages one page pointer per thread: slots past block_size are never written",
+        (Edit("passes/blockwise_load.py", "rounds = -(-plan.num_pages // block_size)", "rounds = 1  # PLANTED"),),
+        (Catcher("tests/unit/test_copy_kv.py::test_more_pages_per_tile_than_threads[1-32]",
+                 r"descriptor base address .* does not fit|reads unmapped|Mismatched elements"),
+         Catcher("tests/lit/run/many-pages-per-tile.mlir", r"error: rocdl|: FAIL \(levels")),
+    ),
+    # --- LDS reuse -------------------------------------------------------------------
+    Plant(
+        "reuse-lds-barriers-in-program-order",
+        "rock-reuse-lds lets no access flow along a loop's back edge: no barrier orders the last buffer of an "
+        "iteration before the first of the next",
+        (Edit(REUSE_LDS, "again = entry.join(current)",
+              "again = entry.join(FlowState(current.live, entry.touched))  # PLANTED"),),
+        (Catcher("tests/unit/test_reuse_lds.py::test_reused_bytes_are_race_free_on_every_path[loop_alternating]",
+                 r"LDS race"),),
+    ),
+    Plant(
+        "reuse-lds-no-interference-in-loops",
+        "rock-reuse-lds builds interference only from ranges opened outside loops. Not a wrong result: the barrier "
+        "step finds a buffer still live in the bytes it recycles and restores the interference, at the cost of an "
+        "LDS allocation per buffer, which the packing assertion catches",
+        (Edit(REUSE_LDS, "    for live_in in flow.live_ins:\n        for other in seen[live_in.op].live",
+              "    for live_in in [n for n in flow.live_ins if not any(a.name == 'scf.for' for a in ancestors(n.op))]:"
+              "  # PLANTED\n        for other in seen[live_in.op].live"),),
+        (Catcher("tests/unit/test_reuse_lds.py::test_reused_bytes_are_race_free_on_every_path[live_across_loop]",
+                 r"assert \[[0-9, ]+\] == \[[0-9, ]+\]"),),
+    ),
+    # --- the chip --------------------------------------------------------------------
+    Plant(
+        "chip-option-overrides-the-kernel",
+        "an arch option naming another chip than the kernel's rock.arch silently wins: a gfx942 kernel is lowered "
+        "with gfx1100's descriptor flags and wave size and still says gfx942",
+        (Edit("arch.py", """raise ChipError(f'{what} is for {own.name} (rock.arch = "{recorded}"), not for {asked.name} """
+                         """(arch = "{option}")')""", "return asked  # PLANTED"),),
+        (Catcher("tests/unit/test_arch.py::test_check_never_runs_a_kernel_lowered_for_another_chip",
+                 r"interpreter error|set bits reserved on CDNA"),
+         Catcher("tests/lit/attention/chip.mlir", r"filecheck error: .*|error: .*expected string not found")),
+    ),
+    # --- buffer descriptors and loads --------------------------------------------------
+    Plant(
+        "buffer-load-no-32-bit-check",
+        "rock-buffer-load accepts pages whose num_records or offsets leave 32 bits (caught by lit only: a 4 GiB "
+        "page cannot be executed)",
+        (Edit(BUFFER_LOAD, "if why := out_of_32_bits(what, num_records, result_bytes(result.type, element)):",
+              "if why := None:  # PLANTED"),),
+        (Catcher("tests/lit/passes/rock-buffer-load-invalid.mlir", r"expected error .*32-bit buffer range.* was not produced"),),
+    ),
+    Plant(
+        "buffer-load-offset-as-soffset",
+        "rock-buffer-load passes the byte offset as soffset, outside CDNA's range check: invalid lanes read past the page",
+        (Edit(BUFFER_LOAD, "rsrc, offset, zero32, zero32)", "rsrc, zero32, offset, zero32)  # PLANTED"),),
+        (Catcher("tests/unit/test_copy_kv.py::test_ragged_sequences_and_null_pages[k]", UNMAPPED),
+         Catcher(CHECK_COPY_KV, UNMAPPED)),
+    ),
+    Plant(
+        "buffer-load-swapped-flags",
+        "rock-buffer-load builds RDNA descriptor flags for CDNA chips and CDNA flags for RDNA chips",
+        (Edit(BUFFER_LOAD, "lower_global_load(op.opview, chip.buffer_flags)",
+              "lower_global_load(op.opview, chip.buffer_flags ^ 0x00027000 ^ 0x31027000)"),),
+        (Catcher("tests/unit/test_copy_kv.py::test_dtypes[f16]", r"set bits reserved on CDNA"),
+         Catcher(CHECK_COPY_KV_RDNA, CHECK_FAILED)),
+    ),
+    Plant(
+        "buffer-load-half-page-records",
+        "rock-buffer-load's descriptors cover half a page (num_records): the rest reads 0",
+        (Edit(BUFFER_LOAD, "num_records = op.page_size * elem_bytes", "num_records = op.page_size * elem_bytes // 2  # PLANTED"),),
+        (Catcher("tests/unit/test_copy_kv.py::test_dtypes[f16]", WRONG_VALUES),
+         Catcher(CHECK_ATTENTION, CHECK_FAILED)),
+    ),
+    Plant(
+        "threadwise-no-null-page-guard",
+        "rock-threadwise-lowering's paged loads are valid through a null page pointer",
+        (Edit(THREADWISE, "arith.andi(arith.andi(in_table, in_buffer), non_null)",
+              "arith.andi(in_table, in_buffer)"),),
+        (Catcher("tests/unit/test_copy_kv.py::test_ragged_sequences_and_null_pages[k]", UNMAPPED),
+         Catcher(CHECK_COPY_KV, UNMAPPED)),
+    ),
+    Plant(
+        "threadwise-offset-not-within-page",
+        "rock-threadwise-lowering's in-page offset is the flat offset, not taken modulo the page size",
+        (Edit(THREADWISE, "[ir.AffineDimExpr.get(0) % page_size]), [flat])",
+              "[ir.AffineDimExpr.get(0)]), [flat])  # PLANTED"),),
+        (Catcher("tests/unit/test_copy_kv.py::test_page_sizes[8]", WRONG_VALUES),
+         Catcher(CHECK_ATTENTION, CHECK_FAILED)),
+    ),
+)}
+
+
+# ----------------------------------------------------------------------------
+# Scratch copies
+
+
+def make_scratch(directory: Path, plant: Plant | None) -> Path:
+    """Copy src and tests/lit into ``directory``, apply ``plant`` there (None: unplanted); returns ``directory``."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "Output")
+    for part in COPIED:
+        shutil.copytree(REPO / part, directory / part, ignore=ignore)
+    for edit in plant.edits if plant else ():
+        apply_edit(directory / "src" / "pagedir", edit)
+    return directory
+
+
+def apply_edit(package: Path, edit: Edit) -> None:
+    """Substitute ``edit`` in ``package / edit.path``; the old text must occur exactly once, the result must compile."""
+    path = package / edit.path
+    text = path.read_text()
+    count = text.count(edit.old)
+    if count != 1:
+        raise PlantError(f"src/pagedir/{edit.path}: the text to replace occurs {count} times, expected once "
+                         f"(update the plant):\n{edit.old}")
+    path.write_text(text.replace(edit.old, edit.new))
+    try:
+        py_compile.compile(str(path), doraise=True)
+    except py_compile.PyCompileError as err:
+        raise PlantError(f"src/pagedir/{edit.path}: the planted text does not compile: {err.msg}") from None
+
+
+def environment(scratch: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(scratch / "src")
+    env["PATH"] = os.pathsep.join((str(BIN), env.get("PATH", "")))
+    env["PAGEDIR_CACHE_DIR"] = str(scratch / "cache")  # a compile of the planted copy is never shared
+    env.pop("PAGEDIR_TRACEBACK", None)
+    return env
+
+
+def command(catcher: Catcher, scratch: Path) -> tuple[list[str], Path]:
+    """(argv, working directory) running ``catcher`` against ``scratch``."""
+    if catcher.kind == "pytest":
+        return [sys.executable, "-m", "pytest", "-q", "-x", "--tb=short", "-p", "no:cacheprovider", catcher.target], REPO
+    if catcher.kind == "lit":
+        return [str(BIN / "lit"), "-v", str(scratch / catcher.target)], scratch
+    return ["bash", "-o", "pipefail", "-c", catcher.target], scratch
+
+
+def run_catcher(catcher: Catcher, scratch: Path) -> Outcome:
+    argv, cwd = command(catcher, scratch)
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, env=environment(scratch), capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    output = done.stdout + done.stderr
+    if done.returncode == 0:
+        return Outcome(catcher, "pass", seconds, "passed", output)
+    line = failure_line(output.replace(f"{scratch}/", ""), catcher.expect)
+    if done.returncode == 1 and line is not None:
+        return Outcome(catcher, "fail", seconds, line, output)
+    why = f"exit code {done.returncode}" + ("" if line else f", no line matches {catcher.expect!r}")
+    return Outcome(catcher, "error", seconds, why, output)
+
+
+def failure_line(output: str, expect: str) -> str | None:
+    """The first line matching ``expect``, preferring pytest's ``E`` lines (the error, not the test's source); shortened."""
+    lines = [line for line in output.splitlines() if re.search(expect, line)]
+    if not lines:
+        return None
+    line = next((line for line in lines if line.startswith("E ")), lines[0]).removeprefix("# | ")
+    line = " ".join(line.split())
+    return line if len(line) <= 120 else line[:117] + "..."
+
+
+def checks_scratch(scratch: Path) -> None:
+    """The tools run from ``scratch``: pagedir must import from its copy, not the checkout or the install."""
+    done = subprocess.run([sys.executable, "-c", "import pagedir; print(pagedir.__file__)"],
+                          env=environment(scratch), capture_output=True, text=True, check=True)
+    imported = Path(done.stdout.strip()).resolve()
+    if not imported.is_relative_to(scratch.resolve()):
+        raise PlantError(f"pagedir imports from {imported}, not from the scratch copy {scratch}")
+
+
+# ----------------------------------------------------------------------------
+# The run
+
+
+def run_plants(plants: list[Plant], root: Path, report=print) -> bool:
+    """Check the catchers pass on a clean copy, then that each plant's catchers fail; ``report`` gets table rows."""
+    clean = make_scratch(root / "clean", None)
+    checks_scratch(clean)
+    report(row("plant", "catcher", "result", "seconds", "why"))
+    ok = True
+    catchers = {c.target: c for p in plants for c in p.catchers}
+    for catcher in catchers.values():
+        ok = report_outcome("(none: clean copy)", run_catcher(catcher, clean), expected="pass", report=report) and ok
+    for plant in plants:
+        try:
+            scratch = make_scratch(root / plant.name, plant)
+        except PlantError as err:
+            report(row(plant.name, "", "NOT PLANTED", "", str(err)))
+            ok = False
+            continue
+        for catcher in plant.catchers:
+            ok = report_outcome(plant.name, run_catcher(catcher, scratch), expected="fail", report=report) and ok
+    return ok
+
+
+def report_outcome(name: str, outcome: Outcome, expected: str, report) -> bool:
+    verdict = {"pass": "passes", "fail": "CAUGHT", "error": "ERROR"}[outcome.status]
+    if outcome.status != expected:
+        verdict = "NOT CAUGHT" if outcome.status == "pass" else verdict + " (unexpected)"
+    report(row(name, outcome.catcher.target, verdict, f"{outcome.seconds:.1f}", outcome.summary))
+    if outcome.status != expected:
+        report(outcome.output)
+    return outcome.status == expected
+
+
+def row(*cells: str) -> str:
+    widths = (38, 100, 10, 7)
+    padded = [cell.ljust(width) if len(cell) <= width else cell for cell, width in zip(cells, widths)]
+    return "  ".join(padded + list(cells[len(widths):])).rstrip()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Plant known bugs in a scratch copy of src/pagedir; the tests must catch each.")
+    parser.add_argument("names", nargs="*", metavar="NAME", help="plants to run (default: all)")
+    parser.add_argument("--list", action="store_true", help="list the plants and exit")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch copies and print where they are")
+    args = parser.parse_args(argv)
+    if args.list:
+        for plant in PLANTS.values():
+            print(f"{plant.name}: {plant.what}")
+        return 0
+    if unknown := [name for name in args.names if name not in PLANTS]:
+        parser.error(f"unknown plant {', '.join(unknown)} (--list shows them)")
+    plants = [PLANTS[name] for name in args.names] if args.names else list(PLANTS.values())
+    root = Path(tempfile.mkdtemp(prefix="pagedir-plants-"))
+    start = time.perf_counter()
+    try:
+        ok = run_plants(plants, root)
+    finally:
+        if args.keep:
+            print(f"scratch copies kept in {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    print(f"{len(plants)} plants, {time.perf_counter() - start:.0f} s: "
+          f"{'every plant caught' if ok else 'SOME PLANTS NOT CAUGHT, or a catcher fails on the clean copy'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
