@@ -27,8 +27,7 @@ def measure_config(config: Config, repeat: int) -> dict:
     record = {"config": config.as_dict(), "status": "ok"}
     try:
         text = measure.generate(config.kind, config.argv())
-        needs_attention = config.kind == "attention"
-        runs = [measure.compile_kernel(text, config.arch, needs_attention) for _ in range(repeat)]
+        runs = [measure.compile_kernel(text, config.arch) for _ in range(repeat)]
         first = runs[0]
         stages = measure.best_of([run["stages"] for run in runs])
         record["compile"] = {"stages": stages, "totals": measure.totals(stages), "repeat": repeat}

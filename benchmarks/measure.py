@@ -14,7 +14,6 @@ from typing import Any
 
 import mlir.ir as ir
 import numpy as np
-from mlir.passmanager import PassManager
 
 from pagedir.arch import get_chip
 from pagedir.interp.memory import BASE, Device
@@ -54,78 +53,65 @@ def generate(kind: str, argv: list[str]) -> str:
 # Compilation, stage by stage
 
 
-class StageTimer:
-    """Runs pipeline steps one PassManager each (as pagedir-compile does) and times every one."""
+def group_of(stage: Any) -> str:
+    """Ours (pagedir passes), upstream (MLIR pipeline text), translate (to LLVM IR) or LLVM (O3, codegen)."""
+    from pagedir import driver
 
-    def __init__(self) -> None:
-        self.stages: list[dict[str, Any]] = []
-
-    def time(self, name: str, group: str, fn, *args):
-        start = time.perf_counter()
-        result = fn(*args)
-        self.stages.append({"name": name, "group": group, "seconds": time.perf_counter() - start})
-        return result
-
-    def step(self, module: ir.Operation, step: Any, group: str, name: str | None = None) -> None:
-        from pagedir.pipelines import add_step
-
-        pm = PassManager("builtin.module")
-        pm.enable_verifier(True)
-        add_step(pm, step)
-        self.time(name or (step if isinstance(step, str) else step.argument), group, pm.run, module)
+    if stage.pipeline == driver.CODEGEN:
+        return TRANSLATE if stage.level in ("llvm-module", "llvm-ir") else LLVM
+    return UPSTREAM if isinstance(stage.step, str) else OURS
 
 
-def kernel_steps(arch: str, needs_attention: bool) -> list[Any]:
-    """rock-kernel-pipeline's passes; the attention passes are left out when absent and not needed."""
-    from pagedir.pipelines import KERNEL_PASSES, kernel_pass
+def compile_kernel(text: str, arch: str) -> dict[str, Any]:
+    """L0/L2 text -> assembly, timing each stage; also the L6 text (for the interpreter) and the LDS plan.
 
-    steps = []
-    for argument in KERNEL_PASSES:
-        try:
-            steps.append(kernel_pass(argument, arch))
-        except ImportError as err:
-            if needs_attention:
-                raise NotAvailable(f"{argument}: {err}") from None
-    return steps
-
-
-def compile_kernel(text: str, arch: str, needs_attention: bool) -> dict[str, Any]:
-    """L0/L2 text -> assembly, timing each stage; also the L6 text (for the interpreter) and the LDS plan."""
+    The driver runs every stage as pagedir-compile does (from L0, one PassManager each); the rock
+    verifiers pagedir-compile runs after each kernel stage run in the callback instead, timed as
+    their own stage ``rock-verify``.
+    """
+    from pagedir import driver
     from pagedir.backend import kernel_reports
-    from pagedir.backend.codegen import emit_assembly, optimize
-    from pagedir.backend.translate import extract_llvm_module, translate_to_llvm_ir
     from pagedir.context import make_context
     from pagedir.passes.verify import verify_rock_ops
-    from pagedir.pipelines import BackendPipelineOptions, backend_pipeline_steps
 
     chip = get_chip(arch)
-    timer = StageTimer()
-    lds: dict[str, int] = {}
-    tiles: dict[str, int] = {}
+    timed: list[dict[str, Any]] = []
+    found: dict[str, Any] = {"lds": {}, "tiles": {}}
+
+    def time_call(name: str, group: str, fn, *args):
+        start = time.perf_counter()
+        result = fn(*args)
+        timed.append({"name": name, "group": group, "seconds": time.perf_counter() - start})
+        return result
+
+    def observe(stage: Any, output: Any, seconds: float) -> None:
+        timed.append({"name": stage.name, "group": group_of(stage), "seconds": seconds})
+        if stage.pipeline != driver.KERNEL_PIPELINE:
+            return
+        if not time_call("rock-verify", OURS, verify_rock_ops, output):
+            raise RuntimeError(f"rock verifiers failed after {stage.name}")
+        if stage.name == "rock-attention-to-gridwise":
+            found["tiles"] = tiling(output)
+        if stage.name == "rock-annotate-liveness":
+            found["lds"] = lds_plan(output)
+        if stage.level == "L6":
+            found["l6"] = output.get_asm(enable_debug_info=True)
+            found["work"] = launch_of(output)
+
+    # verify=False: the callback runs the rock verifiers itself, to time them apart from the passes.
+    options = driver.CompileOptions(arch=arch, verify=False)
     with make_context(), ir.Location.unknown():
-        module = timer.time("parse", "parse", ir.Module.parse, text).operation
-        for step in kernel_steps(arch, needs_attention):
-            timer.step(module, step, OURS)
-            # The rock verifiers pagedir-compile runs after every pass: our Python too.
-            if not timer.time("rock-verify", OURS, verify_rock_ops, module):
-                raise RuntimeError(f"rock verifiers failed after {step.argument}")
-            if step.argument == "rock-attention-to-gridwise":
-                tiles = tiling(module)
-            if step.argument == "rock-annotate-liveness":
-                lds = lds_plan(module)
-        l6_text = module.get_asm(enable_debug_info=True)
-        work = launch_of(module)
-        for step in backend_pipeline_steps(BackendPipelineOptions(arch=arch)):
-            timer.step(module, step, UPSTREAM if isinstance(step, str) else OURS)
-        llvm_module = timer.time("extract-llvm-module", TRANSLATE, lambda: str(extract_llvm_module(module)))
-    llvm_ir = timer.time("mlir-translate", TRANSLATE, translate_to_llvm_ir, llvm_module)
-    optimized = timer.time("llvm-O3", LLVM, optimize, llvm_ir, chip, 3)
-    asm = timer.time("llvm-codegen", LLVM, emit_assembly, optimized, chip, 3)
-    reports = kernel_reports(asm, chip)
+        module = time_call("parse", "parse", ir.Module.parse, text).operation
+        try:
+            outputs = driver.run(module, options, start="L0", end="asm", on_stage=observe)
+        except driver.StageUnavailable as err:
+            raise NotAvailable(str(err)) from None
+    reports = kernel_reports(outputs["asm"], chip)
     if len(reports) != 1:
         raise RuntimeError(f"expected one kernel in the assembly, found {len(reports)}")
-    return {"stages": merge_repeated(timer.stages), "report": asdict(reports[0]), "lds": lds, "l6": l6_text,
-            "work": {**tiles, **work}, "entry": work.pop("entry")}
+    work = found["work"]
+    return {"stages": merge_repeated(timed), "report": asdict(reports[0]), "lds": found["lds"], "l6": found["l6"],
+            "work": {**found["tiles"], **work}, "entry": work.pop("entry")}
 
 
 def tiling(module: ir.Operation) -> dict[str, int]:
@@ -154,9 +140,9 @@ def launch_of(module: ir.Operation) -> dict[str, Any]:
 
 def warm_up() -> None:
     """Compile a tiny kernel once: imports, dialect loading and LLVM target set-up are then paid."""
-    compile_kernel(generate("copy-kv", ["--seq-len", "16", "--head-dim", "8", "--block-size", "64"]), "gfx942", False)
+    compile_kernel(generate("copy-kv", ["--seq-len", "16", "--head-dim", "8", "--block-size", "64"]), "gfx942")
     try:
-        compile_kernel(generate("attention", ["--seq-len-k", "64", "--head-dim", "64"]), "gfx942", True)
+        compile_kernel(generate("attention", ["--seq-len-k", "64", "--head-dim", "64"]), "gfx942")
     except NotAvailable:
         pass
 

@@ -12,13 +12,11 @@ import argparse
 import mlir.ir as ir
 import numpy as np
 import pytest
-from mlir.passmanager import PassManager
 
-from pagedir import interp, reference
+from pagedir import driver, interp, reference
 from pagedir.context import make_context
 from pagedir.gen import attention as gen
 from pagedir.interp.check import TOLERANCE, check_pass, host_values
-from pagedir.passes import add_pass
 from pagedir.pipelines import KERNEL_PASSES
 
 
@@ -32,11 +30,9 @@ def make_args(**overrides) -> argparse.Namespace:
     return args
 
 
-def lower(module: ir.Module, passes=KERNEL_PASSES, **options) -> None:
-    for argument in passes:
-        pm = PassManager("builtin.module")
-        add_pass(pm, argument, **(options if argument == "rock-attention-to-gridwise" else {}))
-        pm.run(module.operation)
+def lower(module: ir.Module, end: str = "L6", **tiling) -> None:
+    """L0 -> ``end`` through the driver; ``tiling`` (block_size, m_per_block, n_per_block) goes to rock-attention-to-gridwise."""
+    driver.run(module.operation, driver.CompileOptions(**tiling), start="L0", end=end)
 
 
 def run_attention(args, seq_lens=None, seed: int = 0, unmapped_past: int | None = None, stale: bool = False,
@@ -189,7 +185,7 @@ def test_kv_tiles_starting_inside_a_page(page_size: int, seq_len_k: int, lens: l
 def gridwise_attributes(args, **options) -> dict[str, int]:
     with make_context():
         module = ir.Module.parse(gen.generate(args))
-        lower(module, passes=("rock-attention-to-gridwise",), **options)
+        lower(module, end="L1", **options)
         found = {}
 
         def visit(op):
@@ -227,7 +223,8 @@ def test_each_pass_preserves_the_computation(argument: str) -> None:
     args = make_args(num_heads_q=4, num_heads_kv=1, seq_len_q=2, seq_len_k=32, causal=True, seq_lens=True)
     with make_context():
         module = ir.Module.parse(gen.generate(args))
-        lower(module, passes=KERNEL_PASSES[: KERNEL_PASSES.index(argument)])
+        stages = driver.stages(driver.CompileOptions(), "L0", "L6")
+        driver.run_stages(module.operation, stages[: KERNEL_PASSES.index(argument)])
         result = check_pass(module, argument, seed=3)
     assert result.ok and result.functions, result.report()
 

@@ -72,11 +72,12 @@ def test_a_hit_runs_no_pipeline_and_imports_no_mlir(tmp_path) -> None:
         "def refuse(*args): raise SystemExit('the pipeline ran')\n"
         "c._compile = refuse\n"
         f"status = c.main([{str(KERNEL)!r}, '--arch', 'gfx942', '--emit=obj', '-o', {str(tmp_path / 'b.o')!r}, '--cache-dir', {str(cache_dir)!r}])\n"
-        "print(status, sorted({m.split('.')[0] for m in sys.modules} & {'mlir', 'llvmlite', 'numpy'}))\n"
+        "print(status, sorted({m.split('.')[0] for m in sys.modules} & {'mlir', 'llvmlite', 'numpy'}),\n"
+        "      'pagedir.driver' in sys.modules)\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
-    assert done.stdout.strip() == "0 []", done.stdout + done.stderr
+    assert done.stdout.strip() == "0 [] False", done.stdout + done.stderr
     assert (tmp_path / "a.o").read_bytes() == (tmp_path / "b.o").read_bytes()
     assert (tmp_path / "b.o").read_bytes()[:4] == b"\x7fELF"
 

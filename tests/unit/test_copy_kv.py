@@ -12,13 +12,10 @@ import argparse
 import mlir.ir as ir
 import numpy as np
 import pytest
-from mlir.passmanager import PassManager
 
-from pagedir import interp
+from pagedir import driver, interp
 from pagedir.context import make_context
 from pagedir.gen import copy_kv
-from pagedir.passes import add_pass
-from pagedir.pipelines import KernelPipelineOptions, add_step, kernel_pipeline_steps
 
 LOAD_PASSES = ("rock-blockwise-load", "rock-threadwise-lowering", "rock-buffer-load", "rock-to-gpu")
 #: The kernel pipeline's order: LDS planning between the two load passes.
@@ -55,16 +52,21 @@ def run_levels(args, null_pages: bool = False, seed: int = 0, passes=LOAD_PASSES
         module = ir.Module.parse(copy_kv.generate(args))
         device = interp.Device()
         table, seq_lens, expected, kept = gather_inputs(args, rng, device, null_pages)
-        for argument in (None, *passes):
-            if argument is not None:
-                pm = PassManager("builtin.module")
-                add_pass(pm, argument)
-                pm.run(module.operation)
+
+        checked = []
+
+        def gathers_exactly(stage, *_output_and_seconds) -> None:
+            name = stage.name if stage else "generation"
             out = np.full(expected.shape, np.nan, dtype=np.float32)
             inputs = [table] + ([seq_lens] if seq_lens is not None else []) + [out]
             results = interp.run(module, "copy_kv", inputs, device=device)
             got = as_f32(results[-1], args.dtype)
-            np.testing.assert_array_equal(got, expected, err_msg=f"after {argument or 'generation'}")
+            np.testing.assert_array_equal(got, expected, err_msg=f"after {name}")
+            checked.append(name)
+
+        gathers_exactly(None)
+        driver.run_stages(module.operation, [driver.pass_stage(argument) for argument in passes], on_stage=gathers_exactly)
+        assert checked == ["generation", *passes]
         assert kept
 
 
@@ -101,10 +103,8 @@ def test_ragged_sequences_and_null_pages(layout: str) -> None:
 def test_each_pass_preserves_the_gather(argument: str) -> None:
     with make_context():
         module = ir.Module.parse(copy_kv.generate(make_args(seq_lens=True)))
-        for earlier in LOAD_PASSES[: LOAD_PASSES.index(argument)]:
-            pm = PassManager("builtin.module")
-            add_pass(pm, earlier)
-            pm.run(module.operation)
+        earlier = LOAD_PASSES[: LOAD_PASSES.index(argument)]
+        driver.run_stages(module.operation, [driver.pass_stage(name) for name in earlier])
         interp.check_pass(module, argument, seed=7)
 
 
@@ -119,10 +119,7 @@ def run_kernel_pipeline(args, null_pages: bool = False, seed: int = 0) -> None:
     rng = np.random.default_rng(seed)
     with make_context():
         module = ir.Module.parse(copy_kv.generate(args))
-        pm = PassManager("builtin.module")
-        for step in kernel_pipeline_steps(KernelPipelineOptions()):
-            add_step(pm, step)
-        pm.run(module.operation)
+        driver.run(module.operation, driver.CompileOptions(), start="L0", end="L6")
         device = interp.Device()
         table, seq_lens, expected, _ = gather_inputs(args, rng, device, null_pages)
         assert np.any(np.diff(table[0, :, 0]) < 0), "the pages must not lie in table order"

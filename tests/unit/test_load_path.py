@@ -6,13 +6,11 @@ import argparse
 
 import mlir.ir as ir
 import pytest
-from mlir.passmanager import PassManager
 
-from pagedir.backend import generate, kernel_reports
+from pagedir import driver
+from pagedir.backend import kernel_reports
 from pagedir.context import make_context
 from pagedir.gen import copy_kv
-from pagedir.passes import add_pass
-from pagedir.pipelines import add_backend_pipeline
 
 LOAD_PASSES = ("rock-blockwise-load", "rock-threadwise-lowering", "rock-buffer-load", "rock-to-gpu")
 
@@ -29,22 +27,21 @@ def copy_kv_args(**overrides) -> argparse.Namespace:
 
 def lower(text: str, passes=LOAD_PASSES) -> ir.Module:
     module = ir.Module.parse(text)
-    pm = PassManager("builtin.module")
-    for argument in passes:
-        add_pass(pm, argument)
-    pm.run(module.operation)
+    driver.run_stages(module.operation, [driver.pass_stage(argument) for argument in passes])
     return module
+
+
+def to_asm(module: ir.Module, chip: str) -> str:
+    """L6 -> rock-backend-pipeline -> LLVM -> assembly."""
+    return driver.run(module.operation, driver.CompileOptions(arch=chip), start="L6", end="asm")["asm"]
 
 
 def compile_report(chip: str, **overrides):
     with make_context():
         module = lower(copy_kv.generate(copy_kv_args(arch=chip, **overrides)))
-        pm = PassManager("builtin.module")
-        add_backend_pipeline(pm, chip)
-        pm.run(module.operation)
-        result = generate(module.operation, chip, emit="asm")
-    (report,) = kernel_reports(result.asm, chip)
-    return report, result.asm
+        asm = to_asm(module, chip)
+    (report,) = kernel_reports(asm, chip)
+    return report, asm
 
 
 @pytest.mark.parametrize("layout", ["k", "v"])
@@ -102,8 +99,9 @@ def test_unsupported_page_size_is_a_located_error() -> None:
       return
     }"""
     with make_context():
-        with pytest.raises(ir.MLIRError, match="page size 100 is not a multiple of the vector width 8"):
+        with pytest.raises(driver.StageError, match="page size 100 is not a multiple of the vector width 8") as failure:
             lower(text, ["rock-threadwise-lowering"])
+        assert failure.value.stage.name == "rock-threadwise-lowering"
 
 
 DENSE_COPY = """
@@ -130,11 +128,7 @@ func.func @dense_copy(%q: memref<64x64xf16>, %out: memref<64x64xf16>)
 
 def test_dense_tile_reads_through_one_uniform_descriptor() -> None:
     with make_context():
-        module = lower(DENSE_COPY)
-        pm = PassManager("builtin.module")
-        add_backend_pipeline(pm, "gfx942")
-        pm.run(module.operation)
-        result = generate(module.operation, "gfx942", emit="asm")
-    (report,) = kernel_reports(result.asm, "gfx942")
+        asm = to_asm(lower(DENSE_COPY), "gfx942")
+    (report,) = kernel_reports(asm, "gfx942")
     assert set(report.buffer_loads) == {"dwordx4"}
     assert report.waterfall_buffer_loads == 0

@@ -18,6 +18,7 @@ import pytest
 from mlir.dialects import arith
 from mlir.passmanager import PassManager
 
+from pagedir import driver
 from pagedir.arch import CDNA_BUFFER_FLAGS, RDNA_BUFFER_FLAGS
 from pagedir.cli import gen, opt, run
 from pagedir.context import make_context
@@ -140,14 +141,14 @@ def test_check_lowers_and_compares_both_levels(tmp_path, capsys) -> None:
 def test_a_pipeline_pass_that_does_not_load_is_a_clear_error(tmp_path, capsys, monkeypatch) -> None:
     source = tmp_path / "copy_kv.mlir"
     assert gen.main([*COPY_KV, "-o", str(source)]) == 0
-    real = run.get_pass_class
+    real = driver.get_pass_class  # the driver builds rock-kernel-pipeline's stages
 
     def missing(argument: str):
         if argument == "rock-threadwise-lowering":
             raise ImportError("No module named 'pagedir.passes.threadwise_lowering'")
         return real(argument)
 
-    monkeypatch.setattr(run, "get_pass_class", missing)
+    monkeypatch.setattr(driver, "get_pass_class", missing)
     status, out, err = run_cli(capsys, "--check", str(source))
     assert status == 1
     assert "pagedir-run: error: cannot lower with rock-kernel-pipeline: pass 'rock-threadwise-lowering' is not available" in err

@@ -2,10 +2,11 @@
 
     pagedir-compile IN.mlir --arch gfx942 --emit=asm -o OUT.s [--report[=FILE]] [--dump-dir DIR]
 
-The input is lowered as far as it still needs: kernels still holding rock ops
-(``func.func`` with ``rock.kernel``) go through ``rock-kernel-pipeline``, then
-``gpu.module`` kernels through ``rock-backend-pipeline``, then LLVM IR, LLVM's O3
-pipeline and the AMDGPU code generator (``pagedir.backend``).
+The input is lowered as far as it still needs, through the stages of
+:mod:`pagedir.driver`: kernels still holding rock ops (``func.func`` with
+``rock.kernel``) go through ``rock-kernel-pipeline``, then ``gpu.module`` kernels
+through ``rock-backend-pipeline``, then LLVM IR, LLVM's O3 pipeline and the AMDGPU
+code generator (``pagedir.backend``).
 
 ``--emit``: ``llvm-dialect`` (the module after rock-backend-pipeline),
 ``llvm-ir`` (the optimized LLVM IR given to the code generator), ``asm``, ``obj``
@@ -45,19 +46,18 @@ from pagedir.cli.files import read_stdin, write_atomically, write_outputs
 
 
 def _import_compiler() -> None:
-    """Import the MLIR bindings, the diagnostics and the code generator (llvmlite).
+    """Import the MLIR bindings, the diagnostics and the driver (the code generator, llvmlite, comes with its stages).
 
     They are most of a cold start (``python -X importtime``), so only a cache miss loads them;
     the functions below use them as module globals.
     """
-    global ir, PassManager, BackendError, generate, parse_module
-    global Diag, DiagnosticCollector, from_mlir_error, has_internal_errors, run_pass_manager
+    global ir, driver, BackendError, parse_module, Diag, DiagnosticCollector, from_mlir_error, has_internal_errors
     import mlir.ir as ir
-    from mlir.passmanager import PassManager
 
-    from pagedir.backend import BackendError, generate
+    from pagedir import driver
+    from pagedir.backend import BackendError
     from pagedir.cli.opt import parse_module
-    from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error, has_internal_errors, run_pass_manager
+    from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error, has_internal_errors
 
 
 class _Failed(Exception):
@@ -135,11 +135,11 @@ def _main(argv: list[str]) -> int:
         return 2
 
 
-class _Stages:
-    """Numbers the stages and writes each into ``--dump-dir`` when one is given.
+class _Dumps:
+    """Writes the input and each stage with a dump name into ``--dump-dir`` (when one is given), numbered.
 
-    A stage is text or a module; a module is printed only when it is written (printing every
-    stage of the decode kernel is about a tenth of a cold compile).
+    A stage's output is text or a module; a module is printed only when it is written (printing
+    every stage of the decode kernel is about a tenth of a cold compile).
     """
 
     def __init__(self, directory: str | None, name: str):
@@ -155,15 +155,19 @@ class _Stages:
         except OSError as err:
             raise UserError(f"could not create --dump-dir '{directory}': {err.strerror}") from None
 
-    def __call__(self, stage: str, text) -> None:
-        suffix = {"llvm-ir": ".ll", "llvm-ir-opt": ".ll", "asm": ".s"}.get(stage, ".mlir")
+    def write(self, dump: str, output) -> None:
+        suffix = {"llvm-ir": ".ll", "llvm-ir-opt": ".ll", "asm": ".s"}.get(dump, ".mlir")
         if self.directory:
-            path = os.path.join(self.directory, f"{self.name}.{self.count:02d}-{stage}{suffix}")
+            path = os.path.join(self.directory, f"{self.name}.{self.count:02d}-{dump}{suffix}")
             try:
-                write_atomically(path, str(text))
+                write_atomically(path, str(output))
             except OSError as err:
                 raise UserError(f"could not write '{path}': {err.strerror}") from None
         self.count += 1
+
+    def on_stage(self, stage, output, seconds: float) -> None:
+        if stage.dump:
+            self.write(stage.dump, output)
 
 
 def compile_file(args: argparse.Namespace) -> int:
@@ -257,40 +261,46 @@ def _normalized_arch(arch: str | None) -> list | None:
 def _compile(args: argparse.Namespace, text: str, name: str) -> Entry:
     _import_compiler()
     stem = "stdin" if args.input == "-" else os.path.splitext(os.path.basename(args.input))[0]
-    stages = _Stages(args.dump_dir, stem)
+    dumps = _Dumps(args.dump_dir, stem)
+    want_asm = bool(args.report_table or args.report_json)
     context = pagedir.make_context()
     with context, ir.Location.unknown(context), DiagnosticCollector(context) as collector:
         crash_guard.note_position(f"{name}:1:1", "parsing")
         module = _parse(text, name, collector)
         chip = _choose_chip(args.arch, module, collector)
-        stages("input", module)
+        dumps.write("input", module)
         if _has_rock_kernels(module):
-            _run_kernel_pipeline(module, chip.name, collector, stages)
+            _run(module, driver.CompileOptions(arch=chip.name), "L0", "L6", dumps)
         if not _has_gpu_kernels(module):
             _fail([Diag("error", "input has no GPU kernel: expected a func.func with rock.kernel "
                          "or a gpu.module holding a gpu.func kernel", name, 1, 1)])
-        if _needs_backend_pipeline(module):
-            _run_backend_pipeline(module, chip.name, args.index_bitwidth, collector)
-            stages("llvm-dialect", module)
-        crash_guard.note_position(f"{name}:1:1", "generating code for")
-        try:
-            generated = generate(
-                module, chip, emit=args.emit, want_asm=bool(args.report_table or args.report_json),
-                opt_level=args.opt_level, on_stage=stages,
-            )
-        except BackendError as err:
-            raise UserError(str(err)) from None
-        artefact = {
-            "llvm-dialect": lambda: str(module),
-            "llvm-ir": lambda: generated.optimized_ir,
-            "asm": lambda: generated.asm,
-            "obj": lambda: generated.obj,
-            "hsaco": lambda: generated.hsaco,
-        }[args.emit]()
-    if generated.asm is not None and (args.report_table or args.report_json):
-        reports = kernel_reports(generated.asm, chip)
+        options = driver.CompileOptions(
+            arch=chip.name, index_bitwidth=args.index_bitwidth, opt_level=args.opt_level, emit=args.emit, want_asm=want_asm
+        )
+        outputs = _run(module, options, "L6" if _needs_backend_pipeline(module) else "L7", None, dumps)
+        artefact = str(module) if args.emit == "llvm-dialect" else outputs[driver.EMIT_LEVELS[args.emit]]
+    if "asm" in outputs and want_asm:
+        reports = kernel_reports(outputs["asm"], chip)
         return Entry(artefact, format_table(reports), to_json(reports))
     return Entry(artefact)
+
+
+def _run(module: ir.Operation, options, start: str, end: str | None, dumps: _Dumps) -> dict:
+    """The driver's stages from ``start`` to ``end``; diagnostics printed, exit code 1 (2 for a bug in pagedir)."""
+
+    def note(stage) -> None:  # what a crash of MLIR's C++ code reports it was doing
+        crash_guard.note_stage("generating code for" if stage.pipeline == driver.CODEGEN else f"running {stage.name} on")
+
+    try:
+        return driver.run(module, options, start=start, end=end, on_stage=dumps.on_stage, before_stage=note)
+    except driver.StageError as err:
+        _fail(err.diags)
+    except driver.StageUnavailable as err:
+        raise UserError(
+            f"the input holds rock ops but rock-kernel-pipeline is not available in this installation: {err.cause}"
+        ) from None
+    except BackendError as err:
+        raise UserError(str(err)) from None
 
 
 def _read_input(path: str) -> tuple[str, str]:
@@ -389,48 +399,6 @@ def _has_gpu_kernels(module: ir.Operation) -> bool:
 
 def _needs_backend_pipeline(module: ir.Operation) -> bool:
     return bool(_walk(module, lambda op: op.name == "gpu.func" and _in_gpu_module(op)))
-
-
-# ----------------------------------------------------------------------------
-# Running the pipelines, one stage at a time.
-
-
-def _run_step(module: ir.Operation, step, collector: DiagnosticCollector) -> None:
-    from pagedir.pipelines import add_step
-
-    pm = PassManager("builtin.module")
-    pm.enable_verifier(True)
-    add_step(pm, step)
-    crash_guard.note_stage(f"running {step if isinstance(step, str) else step.argument} on")
-    diags = run_pass_manager(pm, module, collector)
-    if any(d.severity == "error" for d in diags):
-        _fail(diags)
-
-
-def _run_kernel_pipeline(module: ir.Operation, chip: str, collector: DiagnosticCollector, stages: _Stages) -> None:
-    from pagedir.pipelines import PIPELINES, KernelPipelineOptions
-    from pagedir.passes.verify import verify_rock_ops
-
-    try:
-        steps = PIPELINES["rock-kernel-pipeline"].steps(KernelPipelineOptions(arch=chip))
-    except (ImportError, AttributeError) as err:
-        raise UserError(
-            f"the input holds rock ops but rock-kernel-pipeline is not available in this installation: {err}"
-        ) from None
-    if not verify_rock_ops(module):
-        _fail(collector.take())
-    for step in steps:
-        _run_step(module, step, collector)
-        if not verify_rock_ops(module):
-            _fail(collector.take())
-        stages(step if isinstance(step, str) else step.argument, module)
-
-
-def _run_backend_pipeline(module: ir.Operation, chip: str, index_bitwidth: int, collector: DiagnosticCollector) -> None:
-    from pagedir.pipelines import BackendPipelineOptions, backend_pipeline_steps
-
-    for step in backend_pipeline_steps(BackendPipelineOptions(arch=chip, index_bitwidth=index_bitwidth)):
-        _run_step(module, step, collector)
 
 
 if __name__ == "__main__":

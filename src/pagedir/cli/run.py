@@ -32,9 +32,9 @@ from typing import Any
 import mlir.ir as ir
 import numpy as np
 from mlir.dialects import func as func_dialect
-from mlir.passmanager import PassManager
 
 import pagedir
+from pagedir import driver
 from pagedir.arch import UnknownChipError, get_chip
 from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError
 from pagedir.cli.opt import parse_module, read_input
@@ -42,10 +42,8 @@ from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error
 from pagedir.interp import Device, InterpError
 from pagedir.interp.check import Comparison, compare, error_summary, make_case, run_case, runnable
 from pagedir.interp.launch import argument_count, find_function, functions, launch_size, run_function, symbol_name
-from pagedir.passes import add_pass, get_pass_class
 from pagedir.passes.ir_utils import find_ops
 from pagedir.passes.verify import verify_rock_ops
-from pagedir.pipelines import KERNEL_PASSES, kernel_pass
 
 EPILOG = """\
 inputs and outputs:
@@ -402,46 +400,17 @@ def level_line(level: Level) -> str:
 # Lowering a copy through rock-kernel-pipeline
 
 
-#: The ops the first two passes of rock-kernel-pipeline lower, in pipeline order.
-ATTENTION_OPS = ("rock.attention", "rock.gridwise_attention_accel")
-
-
-def pipeline_passes(module: ir.Operation) -> tuple[str, ...]:
-    """rock-kernel-pipeline from the level the input is at (every level can be continued from):
-    the attention passes run only while attention ops are left for them."""
-    held = {op.name for op in find_ops(module, *ATTENTION_OPS)}
-    first = next((i for i, name in enumerate(ATTENTION_OPS) if name in held), len(ATTENTION_OPS))
-    return KERNEL_PASSES[first:]
-
-
 def lower(module: ir.Operation, arch: str | None) -> ir.Module:
-    """A copy of ``module`` (locations kept, so errors point into the input) through rock-kernel-pipeline."""
+    """A copy of ``module`` (locations kept, so errors point into the input) through rock-kernel-pipeline,
+    from the level it is at (every level can be continued from)."""
     copy = ir.Module.parse(module.get_asm(enable_debug_info=True))
-    for argument in pipeline_passes(module):
-        step = create_step(argument, arch)
-        pm = PassManager("builtin.module")
-        pm.enable_verifier(True)
-        add_pass(pm, step)
-        with DiagnosticCollector(copy.context) as collector:
-            try:
-                pm.run(copy.operation)
-                diags = [] if verify_rock_ops(copy.operation) else collector.take()
-            except ir.MLIRError as err:
-                diags = collector.take() + from_mlir_error(err)
-        if diags:
-            fail(diags, note=f"rock-kernel-pipeline stopped at {argument}")
-    return copy
-
-
-def create_step(argument: str, arch: str | None) -> Any:
     try:
-        get_pass_class(argument)
-    except Exception as err:  # a pass module that does not load: nothing the input can fix, but no traceback either
-        raise UserError(
-            f"cannot lower with rock-kernel-pipeline: pass '{argument}' is not available in this installation "
-            f"({type(err).__name__}: {err}); --no-lower checks the functions as written"
-        ) from None
-    return kernel_pass(argument, arch or "")
+        driver.run(copy.operation, driver.CompileOptions(arch=arch or ""), end="L6")
+    except driver.StageUnavailable as err:  # nothing the input can fix, but no traceback either
+        raise UserError(f"cannot lower with rock-kernel-pipeline: {err}; --no-lower checks the functions as written") from None
+    except driver.StageError as err:
+        fail(err.diags, note=f"rock-kernel-pipeline stopped at {err.stage.name}" if err.stage else None)
+    return copy
 
 
 if __name__ == "__main__":

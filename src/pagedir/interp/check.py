@@ -334,29 +334,15 @@ def run_case(func: ir.Operation, seed: int, case_func: ir.Operation | None = Non
 
 def apply_pass(module: ir.Operation, pass_argument: str, options: Any = None) -> ir.Module:
     """A copy of ``module`` (locations kept) with the pass applied; CheckFailure with the diagnostics if it fails."""
-    from mlir.passmanager import PassManager
+    from pagedir import driver
 
-    from pagedir.passes import add_pass
-
-    context = module.context
-    text = module.get_asm(enable_debug_info=True)
-    with context:
-        copy = ir.Module.parse(text)
-        messages: list[str] = []
-
-        def collect(diagnostic: Any) -> bool:
-            messages.append(f"{InterpError('', diagnostic.location).where()}: {diagnostic.message}")
-            return True
-
-        handler = context.attach_diagnostic_handler(collect)
-        try:
-            pm = PassManager("builtin.module")
-            add_pass(pm, pass_argument, options)
-            pm.run(copy.operation)
-        except ir.MLIRError as err:
-            raise CheckFailure(f"{pass_argument} failed: {'; '.join(messages) or err}") from None
-        finally:
-            handler.detach()
+    with module.context:
+        copy = ir.Module.parse(module.get_asm(enable_debug_info=True))
+    try:
+        driver.run_stages(copy.operation, [driver.pass_stage(pass_argument, options)])
+    except driver.StageError as err:
+        messages = [f"{diag.where()}: {diag.message}" for diag in err.diags]
+        raise CheckFailure(f"{pass_argument} failed: {'; '.join(messages)}") from None
     return copy
 
 
