@@ -8,7 +8,8 @@ import os
 import sys
 import traceback
 
-from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError
+from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, closed_output
+from pagedir.cli.files import atomic_write
 from pagedir.gen import GENERATORS
 
 
@@ -31,9 +32,13 @@ def main(argv: list[str] | None = None) -> int:
         write(args.output, text)
     except ParserExit as done:
         return done.status
-    except (UserError, ValueError) as err:
+    except UserError as err:
         print(f"pagedir-gen: error: {err}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        return closed_output("pagedir-gen")
+    except KeyboardInterrupt:
+        return 130
     except Exception as err:  # a bug in pagedir: say so, without a traceback unless asked
         if os.environ.get("PAGEDIR_TRACEBACK"):
             traceback.print_exc()
@@ -43,14 +48,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def write(path: str, text: str) -> None:
+    """To stdout, or to ``path`` through a temporary file: a failed write keeps what ``path`` held."""
     if path == "-":
         sys.stdout.write(text)
+        sys.stdout.flush()  # a closed pipe is reported here, not at exit
         return
-    try:
-        with open(path, "w") as handle:
-            handle.write(text)
-    except OSError as err:
-        raise UserError(f"could not write '{path}': {err.strerror}") from None
+    atomic_write(path, text)
 
 
 if __name__ == "__main__":
