@@ -46,7 +46,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src"
-sys.path.insert(0, str(SRC))
 
 TOOLS = {"pagedir-opt": "pagedir.cli.opt", "pagedir-compile": "pagedir.cli.compile",
          "pagedir-gen": "pagedir.cli.gen", "pagedir-run": "pagedir.cli.run"}
@@ -461,6 +460,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "results"), help="report directory")
     parser.add_argument("--only", choices=list(TOOLS), help="fuzz one tool")
     args = parser.parse_args(argv)
+    sys.path.insert(0, str(SRC))  # the cases are made with this checkout's generators and pass registry
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(out / "fuzz-reproducers", ignore_errors=True)
