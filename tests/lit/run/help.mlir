@@ -5,7 +5,7 @@
 // CHECK: --entry NAME
 // CHECK: --inputs IN.npz
 // CHECK: --outputs OUT.npz
-// CHECK: --seed SEED
+// CHECK: --seed N           seed of the random data, 0 <= N < 2**32 (default 0)
 // CHECK: --check
 // CHECK: --arch CHIP
 // CHECK: --no-lower
@@ -15,5 +15,8 @@
 // CHECK: rock-kernel-pipeline
 // CHECK: f32 1e-5,
 // CHECK-NEXT: f16/bf16 2e-2
+// CHECK: memory limit of
+// CHECK-NEXT: 256 MiB
+// CHECK: A failed run leaves --outputs as it was.
 // CHECK: exit codes:
 // CHECK: PAGEDIR_TRACEBACK=1
