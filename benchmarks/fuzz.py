@@ -430,6 +430,10 @@ def save_reproducer(result: dict, case: Case, out: Path) -> str:
     return str(target.relative_to(ROOT)) if target.is_relative_to(ROOT) else str(target)
 
 
+def first_line(text: str) -> str:
+    return next((line for line in text.splitlines() if line.strip()), "")[:300]
+
+
 def markdown(summary: dict, examples: dict) -> str:
     classes = ["ok", "user-error", *BAD]
     lines = [f"# Fuzz sweep: {summary['cases']} runs (seed {summary['seed']}, {summary['seconds']:.0f} s)", "",
@@ -445,8 +449,8 @@ def markdown(summary: dict, examples: dict) -> str:
         for verdict, items in examples.items():
             lines.append(f"### {verdict}")
             for item in items:
-                first = next((line for line in item["stderr_tail"].splitlines() if line.strip()), "")
-                lines.append(f"- `{item['reproducer']}`: `{item['tool']}` exit {item['returncode']}: {first[:200]}")
+                lines.append(f"- `{item['reproducer']}`: `{item['tool']}` exit {item['returncode']}: "
+                             f"{first_line(item['stderr_tail'])[:200]}")
             lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -491,7 +495,9 @@ def main(argv: list[str] | None = None) -> int:
         "per_class": dict(sum(per_tool.values(), Counter())),
         "per_mutation": dict(Counter(r.get("mutation", "argv") for r in results)),
     }
-    record = {"summary": summary, "examples": {k: [{x: v for x, v in e.items() if x != "work"} for e in items]
+    bad = [{"name": r["name"], "tool": r["tool"], "class": r["class"], "source": r.get("source"),
+            "mutation": r.get("mutation"), "message": first_line(r["stderr_tail"])} for r in results if r["class"] in BAD]
+    record = {"summary": summary, "bad": bad, "examples": {k: [{x: v for x, v in e.items() if x != "work"} for e in items]
                                                   for k, items in examples.items()}}
     (out / "fuzz.json").write_text(json.dumps(record, indent=1) + "\n")
     (out / "fuzz.md").write_text(markdown(summary, examples))
