@@ -214,3 +214,26 @@ def test_outputs_written_whole_on_success(simple, tmp_path) -> None:
     with np.load(out) as archive:
         assert sorted(archive.files) == ["arg0", "arg1"]
     assert out.stat().st_mode & 0o777 == 0o640  # the file's permissions are kept
+
+
+@pytest.mark.parametrize("attributes, message", [
+    ("rock.block_size = -1 : i64, rock.grid_size = 2 : i64", "@k launches -1 threads per workgroup: a workgroup has 1 to 1024"),
+    ("rock.block_size = 2048 : i64, rock.grid_size = 2 : i64", "@k launches 2048 threads per workgroup"),
+    ("rock.block_size = 64 : i64, rock.grid_size = 0 : i64", "@k launches 0 workgroups: workgroup ids are 32-bit"),
+], ids=["negative-block", "huge-block", "no-workgroups"])
+def test_run_launch_size_outside_the_hardware(tmp_path, attributes, message) -> None:
+    path = tmp_path / "launch.mlir"
+    path.write_text(f"func.func @k(%a: memref<4xf32>) attributes {{rock.kernel, {attributes}}} {{\n  return\n}}\n")
+    line = one_error_line(tool("run", str(path), "--entry", "k"), "")
+    assert line.startswith(f"{path}:1:1: error: {message}")
+
+
+def test_run_tile_load_into_a_view_past_the_lds_buffer(tmp_path) -> None:
+    """copy-kv with its tile view moved 2**31 bytes into a 512-byte LDS buffer."""
+    kernel = tool("gen", "copy-kv", "--batch", "1", "--num-heads-kv", "1", "--seq-len", "16", "--head-dim", "8",
+                  "--page-size", "4", "--tile-tokens", "16").stdout.decode()
+    assert "%c0 = arith.constant 0 : index" in kernel
+    path = tmp_path / "view.mlir"
+    path.write_text(kernel.replace("%c0 = arith.constant 0 : index", "%c0 = arith.constant 2147483648 : index", 1))
+    line = one_error_line(tool("run", str(path), "--entry", "copy_kv"), "")
+    assert "error: rock.blockwise_load_tile accesses byte 2147483648 outside LDS buffer rock.alloc of 256 bytes" in line

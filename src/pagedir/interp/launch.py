@@ -73,20 +73,36 @@ def _attr_int(op: ir.Operation, name: str) -> int | None:
         return int(list(ir.DenseI64ArrayAttr(attr))[0])
 
 
+def _first_given(*values: int | None) -> int:
+    """The first attribute that is there (a 0 given is a 0, not a missing attribute)."""
+    return next(v for v in values if v is not None)
+
+
+#: Threads per workgroup on every chip; workgroups in a grid (32-bit workgroup ids).
+MAX_BLOCK_SIZE = 1024
+MAX_GRID_SIZE = 2**32 - 1
+
+
 def launch_size(func: ir.Operation, grid: Any = None) -> tuple[int, int]:
     """(workgroups, threads per workgroup) from the function's attributes or ``grid``."""
     if func.name == "gpu.func":
-        block = _attr_int(func, "known_block_size") or _attr_int(func, "rock.block_size") or 1
-        groups = _attr_int(func, "known_grid_size") or _attr_int(func, "rock.grid_size") or 1
+        block = _first_given(_attr_int(func, "known_block_size"), _attr_int(func, "rock.block_size"), 1)
+        groups = _first_given(_attr_int(func, "known_grid_size"), _attr_int(func, "rock.grid_size"), 1)
     elif "rock.kernel" in func.attributes:
-        block = _attr_int(func, "rock.block_size") or 1
-        groups = _attr_int(func, "rock.grid_size") or 1
+        block = _first_given(_attr_int(func, "rock.block_size"), 1)
+        groups = _first_given(_attr_int(func, "rock.grid_size"), 1)
     else:
         block, groups = 1, 1
     if isinstance(grid, (tuple, list)):
         groups, block = int(grid[0]), int(grid[1])
     elif grid is not None:
         groups = int(grid)
+    if not 1 <= block <= MAX_BLOCK_SIZE:
+        raise InterpError(f"@{symbol_name(func)} launches {block} threads per workgroup: a workgroup has 1 to "
+                          f"{MAX_BLOCK_SIZE} threads", func.location)
+    if not 1 <= groups <= MAX_GRID_SIZE:
+        raise InterpError(f"@{symbol_name(func)} launches {groups} workgroups: workgroup ids are 32-bit, 1 to "
+                          f"{MAX_GRID_SIZE} workgroups", func.location)
     return groups, block
 
 
