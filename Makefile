@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 # Written after a successful install; redone when the dependencies change.
 INSTALLED := $(VENV)/.installed
 
-.PHONY: demo test lit pytest plant docs bench bench-quick clean
+.PHONY: demo test lit pytest plant docs bench bench-quick fuzz clean
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -57,6 +57,14 @@ bench: $(BENCH_INSTALLED)
 
 bench-quick: $(BENCH_INSTALLED)
 	$(BIN)/python benchmarks/bench.py --quick
+
+# Fuzz sweep (benchmarks/fuzz.py): 3000 mutated inputs and argument vectors over the four tools,
+# 2 at a time; the report and the first reproducers of each bad class go to benchmarks/results.
+FUZZ_COUNT ?= 3000
+FUZZ_SEED ?= 1
+
+fuzz: $(INSTALLED)
+	$(BIN)/python benchmarks/fuzz.py --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) --jobs 2
 
 # Regenerate the dialect reference from the op declarations.
 docs: $(INSTALLED)

@@ -204,7 +204,7 @@ def test_a_reader_that_went_away_is_an_error(tool):
         os.close(write_end)
     assert result.returncode == 1, result.stderr
     err = result.stderr.decode()
-    assert "error: could not write to stdout: Broken pipe" in err
+    assert "error: the output was closed before all of it was written (broken pipe)" in err
     assert "Traceback" not in err and "Exception ignored" not in err
 
 

@@ -9,6 +9,7 @@ Kept free of MLIR imports so that ``--help`` stays quick.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -34,3 +35,26 @@ class RaisingArgumentParser(argparse.ArgumentParser):
         if message:
             sys.stderr.write(message)
         raise ParserExit(status)
+
+
+#: What every tool says when the reader of its stdout went away (``tool | head -c 3``).
+BROKEN_PIPE = "the output was closed before all of it was written (broken pipe)"
+
+
+def closed_output(tool: str) -> int:
+    """The reader of stdout went away (``tool | head -c 3``): one line on stderr, exit code 1.
+
+    stdout is pointed at /dev/null, so that Python's flush at exit does not fail a
+    second time with its own message.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    try:
+        print(f"{tool}: error: {BROKEN_PIPE}", file=sys.stderr)
+    except OSError:  # stderr is gone too: the exit code says it
+        pass
+    return 1

@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from pagedir.cli.args import UserError
+from pagedir.cli.args import BROKEN_PIPE, UserError
 
 
 def write_output(path: str, data: str | bytes) -> None:
@@ -142,6 +142,9 @@ def write_stdout(data: str | bytes) -> None:
         else:
             sys.stdout.write(data)
         sys.stdout.flush()
+    except BrokenPipeError:
+        _detach_stdout()
+        raise UserError(BROKEN_PIPE) from None
     except OSError as err:
         _detach_stdout()
         raise UserError(f"could not write to stdout: {err.strerror or err}") from None

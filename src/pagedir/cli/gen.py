@@ -8,7 +8,8 @@ import os
 import sys
 import traceback
 
-from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError
+from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, closed_output
+from pagedir.cli.files import write_output
 from pagedir.gen import GENERATORS
 
 
@@ -47,9 +48,13 @@ def main(argv: list[str] | None = None) -> int:
         write(args.output, text)
     except ParserExit as done:
         return done.status
-    except (UserError, ValueError) as err:
+    except UserError as err:
         print(f"pagedir-gen: error: {err}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        return closed_output("pagedir-gen")
+    except KeyboardInterrupt:
+        return 130
     except Exception as err:  # a bug in pagedir: say so, without a traceback unless asked
         if os.environ.get("PAGEDIR_TRACEBACK"):
             traceback.print_exc()
@@ -59,14 +64,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def write(path: str, text: str) -> None:
-    if path == "-":
-        sys.stdout.write(text)
-        return
-    try:
-        with open(path, "w") as handle:
-            handle.write(text)
-    except OSError as err:
-        raise UserError(f"could not write '{path}': {err.strerror}") from None
+    """To stdout, or to ``path`` through a temporary file: a failed write keeps what ``path`` held."""
+    write_output(path, text)
 
 
 if __name__ == "__main__":

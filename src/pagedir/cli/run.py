@@ -22,6 +22,7 @@ code 2 (``PAGEDIR_TRACEBACK=1`` shows the traceback).
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 import traceback
@@ -36,7 +37,8 @@ from mlir.dialects import func as func_dialect
 import pagedir
 from pagedir import driver
 from pagedir.arch import UnknownChipError, get_chip
-from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError
+from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, closed_output
+from pagedir.cli.files import write_output
 from pagedir.cli.opt import parse_module, read_input
 from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error
 from pagedir.interp import Device, InterpError
@@ -75,8 +77,10 @@ checking:
 
 errors:
   Interpreter errors (an unmapped address such as a null page pointer, an LDS race
-  between two threads without a barrier, an op the interpreter does not support)
-  and IR errors are printed as file:line:col: error: message, at the op.
+  between two threads without a barrier, an op the interpreter does not support,
+  an index past a memref's bounds, more than the interpreter's memory limit of
+  256 MiB in arguments and buffers) and IR errors are printed as
+  file:line:col: error: message, at the op. A failed run leaves --outputs as it was.
 
 exit codes:
   0 success, 1 error in the input or a failed check, 2 a bug in pagedir
@@ -100,7 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--entry", metavar="NAME", help="function to run (func.func or gpu.func); with --check, the only one checked")
     parser.add_argument("--inputs", metavar="IN.npz", help="argument values (arrays arg0, arg1, ...); default: random")
     parser.add_argument("--outputs", metavar="OUT.npz", help="write every argument after the run (arrays arg0, arg1, ...)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random data (default 0)")
+    parser.add_argument("--seed", type=seed_value, default=0, metavar="N",
+                        help="seed of the random data, 0 <= N < 2**32 (default 0)")
     parser.add_argument("--check", action="store_true", help="compare each function, as written and lowered, with its reference")
     parser.add_argument("--arch", metavar="CHIP", help="with --check: chip to lower for (default: each kernel's rock.arch)")
     parser.add_argument("--no-lower", action="store_true", help="with --check: run the functions as written only")
@@ -108,9 +113,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+MAX_SEED = 2**32
+
+
+def seed_value(text: str) -> int:
+    """--seed: an integer numpy's generators take, kept to 32 bits so that every run can be repeated anywhere."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if not 0 <= value < MAX_SEED:
+        raise argparse.ArgumentTypeError(f"seed {value} is outside 0 .. {MAX_SEED - 1}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
-        return run(list(sys.argv[1:] if argv is None else argv))
+        status = run(list(sys.argv[1:] if argv is None else argv))
+        sys.stdout.flush()  # a closed pipe is reported here, not at exit
+        return status
+    except BrokenPipeError:
+        return closed_output("pagedir-run")
     except ParserExit as done:
         return done.status
     except _Failed:
@@ -217,8 +240,18 @@ def load_inputs(path: str, func: ir.Operation) -> list[np.ndarray]:
         raise not_npz from None
     if not isinstance(archive, np.lib.npyio.NpzFile):
         raise not_npz
+    arrays = {}
     with archive:
-        arrays = {key: archive[key] for key in archive.files}
+        for key in archive.files:
+            try:
+                arrays[key] = archive[key]
+            except ValueError as err:  # numpy refuses object arrays: loading them would run a pickle
+                if "allow_pickle" not in str(err):
+                    raise UserError(f"inputs '{path}': {key} cannot be read: {err}") from None
+                raise UserError(f"inputs '{path}': {key} is an object array; arguments take bool, integer or "
+                                "float arrays") from None
+            except (EOFError, OSError, zipfile.BadZipFile) as err:  # a damaged member
+                raise UserError(f"inputs '{path}': {key} cannot be read: {err}") from None
     count = len(func.regions[0].blocks[0].arguments)
     wanted = [f"arg{i}" for i in range(count)]
     missing = [key for key in wanted if key not in arrays]
@@ -226,6 +259,14 @@ def load_inputs(path: str, func: ir.Operation) -> list[np.ndarray]:
     if missing or unknown:
         problems = ([f"missing {', '.join(missing)}"] if missing else []) + ([f"unknown {', '.join(unknown)}"] if unknown else [])
         raise UserError(f"inputs '{path}': {'; '.join(problems)} (@{symbol_name(func)} takes {count} arguments: arg0 .. arg{count - 1})")
+    arguments = list(func.regions[0].blocks[0].arguments)
+    for index, key in enumerate(wanted):
+        array = arrays[key]
+        if array.dtype.kind not in "biuf":
+            raise UserError(f"inputs '{path}': {key} has dtype {array.dtype}; arguments take bool, integer or float arrays")
+        if not isinstance(arguments[index].type, ir.MemRefType) and array.size != 1:
+            raise UserError(f"inputs '{path}': {key} has shape {list(array.shape)}; argument {index} is a scalar "
+                            f"{arguments[index].type} (give a 0-d array)")
     return [arrays[key] for key in wanted]
 
 
@@ -246,11 +287,13 @@ def summarize(values: Any) -> str:
 
 
 def write_outputs(path: str, outputs: list[Any]) -> None:
+    """An .npz of every argument, written whole or not at all (a failed write keeps what ``path`` held)."""
+    archive = io.BytesIO()  # a file object: np.savez would otherwise append .npz to the name
+    np.savez(archive, **{f"arg{i}": np.asarray(values) for i, values in enumerate(outputs)})
     try:
-        with open(path, "wb") as handle:  # a file object: np.savez would otherwise append .npz to the name
-            np.savez(handle, **{f"arg{i}": np.asarray(values) for i, values in enumerate(outputs)})
-    except OSError as err:
-        raise UserError(f"could not write outputs '{path}': {err.strerror}") from None
+        write_output(path, archive.getvalue())
+    except UserError as err:
+        raise UserError(str(err).replace("could not write", "could not write outputs", 1)) from None
 
 
 def case_function(func: ir.Operation) -> tuple[ir.Operation, Any]:

@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import argparse
 
+from pagedir.cli.args import UserError
+from pagedir.gen import checks
+
 DTYPES = ("f16", "bf16", "f32")
 
 
@@ -28,24 +31,49 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seq-lens", "--ragged", dest="seq_lens", action="store_true",
                         help="take seq_lens (ragged sequences, null pages past them); --ragged is an alias")
     parser.add_argument("--dense", action="store_true", help="dense K/V [B, Hkv, Sk, D] instead of pages")
-    parser.add_argument("--scale", type=float, default=None, help="score scale (default 1/sqrt(D))")
-    parser.add_argument("--arch", default="gfx942", help="chip or target recorded as rock.arch")
-    parser.add_argument("--name", default="paged_attention", help="function name")
+    parser.add_argument("--scale", type=scale_value, default=None,
+                        help="score scale, a finite positive f32 value (default 1/sqrt(D))")
+    parser.add_argument("--arch", default="gfx942", help="chip or target recorded as rock.arch (a known chip)")
+    parser.add_argument("--name", default="paged_attention", help="function name ([A-Za-z_][A-Za-z0-9_$.]*)")
+
+
+#: --scale is an f32 attribute: a positive normal f32 value.
+F32_MAX = 3.4028234663852886e38
+F32_MIN_NORMAL = 1.1754943508222875e-38
+
+
+def scale_value(text: str) -> float:
+    """--scale: a score scale is a positive normal f32 value (the attribute is f32)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
+    if not F32_MIN_NORMAL <= value <= F32_MAX:  # NaN fails every comparison; 1e400 reads as inf
+        raise argparse.ArgumentTypeError(f"{text} is not a finite positive f32 value ({F32_MIN_NORMAL!r} .. {F32_MAX!r})")
+    return value
 
 
 def validate(args: argparse.Namespace) -> None:
-    for name in ("batch", "num_heads_q", "num_heads_kv", "seq_len_q", "seq_len_k", "head_dim", "page_size"):
-        if getattr(args, name) <= 0:
-            raise ValueError(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
+    checks.positive_sizes(args, ("batch", "num_heads_q", "num_heads_kv", "seq_len_q", "seq_len_k", "head_dim", "page_size"))
     if args.num_heads_q % args.num_heads_kv:
-        raise ValueError(f"--num-heads-q {args.num_heads_q} must be a multiple of --num-heads-kv {args.num_heads_kv}")
+        raise UserError(f"--num-heads-q {args.num_heads_q} must be a multiple of --num-heads-kv {args.num_heads_kv}")
     if not args.dense and (args.num_heads_kv * args.seq_len_k) % args.page_size:
-        raise ValueError(
+        raise UserError(
             f"the cache of {args.num_heads_kv} heads x {args.seq_len_k} tokens is not a whole number of "
             f"{args.page_size}-token pages"
         )
     if args.causal and args.seq_len_q > args.seq_len_k:
-        raise ValueError(f"--seq-len-q {args.seq_len_q} exceeds --seq-len-k {args.seq_len_k}")
+        raise UserError(f"--seq-len-q {args.seq_len_q} exceeds --seq-len-k {args.seq_len_k}")
+    checks.symbol(args.name)
+    checks.chip(args.arch)
+    b, hq, hkv, sq, sk, d = args.batch, args.num_heads_q, args.num_heads_kv, args.seq_len_q, args.seq_len_k, args.head_dim
+    checks.tensor_fits("q and out", [b, hq, sq, d], args.dtype)
+    if args.dense:
+        checks.tensor_fits("k and v", [b, hkv, sk, d], args.dtype)
+    else:
+        pages = hkv * sk // args.page_size
+        checks.tensor_fits("the page tables", [b, pages, 1], "i64")
+        checks.tensor_fits("the paged k and v", [b, pages, args.page_size * d], args.dtype)
 
 
 def generate(args: argparse.Namespace) -> str:

@@ -20,6 +20,9 @@ import math
 
 import numpy as np
 
+from pagedir.cli.args import UserError
+from pagedir.gen import checks
+
 DTYPES = ("f16", "bf16", "f32")
 ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
 
@@ -35,18 +38,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dtype", choices=DTYPES, default="f16", help="element type of the cache and out")
     parser.add_argument("--seq-lens", "--ragged", dest="seq_lens", action="store_true",
                         help="take seq_lens (ragged sequences, null pages); --ragged is an alias")
-    parser.add_argument("--block-size", type=int, default=256, help="threads per workgroup")
-    parser.add_argument("--arch", default="gfx942", help="chip or target")
+    parser.add_argument("--block-size", type=int, default=256, help=f"threads per workgroup (at most {checks.MAX_BLOCK_SIZE})")
+    parser.add_argument("--arch", default="gfx942", help="chip or target (a known chip)")
 
 
 def validate(args: argparse.Namespace) -> None:
-    for name in ("batch", "num_heads_kv", "seq_len", "head_dim", "page_size", "tile_tokens", "block_size"):
-        if getattr(args, name) <= 0:
-            raise ValueError(f"--{name.replace('_', '-')} must be positive, got {getattr(args, name)}")
+    checks.positive_sizes(args, ("batch", "num_heads_kv", "seq_len", "head_dim", "page_size", "tile_tokens", "block_size"))
+    checks.block_size(args.block_size)
     if (args.num_heads_kv * args.seq_len) % args.page_size:
-        raise ValueError(
+        raise UserError(
             f"the cache of {args.num_heads_kv} heads x {args.seq_len} tokens is not a whole number of "
             f"{args.page_size}-token pages"
+        )
+    chip = checks.chip(args.arch)
+    b, h, s, d = args.batch, args.num_heads_kv, args.seq_len, args.head_dim
+    pages = h * s // args.page_size
+    checks.tensor_fits("out", [b, h, s, d], args.dtype)
+    checks.tensor_fits("the page table", [b, pages, 1], "i64")
+    checks.tensor_fits("the paged cache", [b, pages, args.page_size * d], args.dtype)
+    tile_bytes = args.tile_tokens * d * ELEMENT_BYTES[args.dtype]
+    if tile_bytes > chip.lds_per_workgroup:
+        raise UserError(
+            f"a tile of --tile-tokens {args.tile_tokens} x --head-dim {d} {args.dtype} takes {tile_bytes} bytes of LDS; "
+            f"{chip.name} has {chip.lds_per_workgroup} bytes per workgroup"
         )
 
 

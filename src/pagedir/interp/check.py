@@ -34,7 +34,7 @@ import mlir.ir as ir
 import numpy as np
 
 from pagedir import reference
-from pagedir.interp.launch import argument_count, as_module, functions, run_function, symbol_name
+from pagedir.interp.launch import argument_count, as_module, check_arguments, functions, run_function, symbol_name
 from pagedir.interp.memory import Device, InterpError
 from pagedir.passes.ir_utils import find_ops
 
@@ -300,11 +300,29 @@ def generic_case(func: ir.Operation, rng: np.random.Generator, device: Device) -
     return CheckCase(args=call, keep_alive=keep)
 
 
+def case_generators() -> list[str]:
+    """The ``rock.check`` values: the modules of pagedir.gen that draw a case (``check_case``)."""
+    from pagedir.gen import GENERATORS
+
+    return sorted(name for name in GENERATORS.values()
+                  if hasattr(importlib.import_module(f"pagedir.gen.{name}"), "check_case"))
+
+
+def case_generator(func: ir.Operation) -> Any:
+    """The pagedir.gen module ``rock.check`` names; a located error for anything else."""
+    attr = func.attributes["rock.check"]
+    known = case_generators()
+    name = ir.StringAttr(attr).value if isinstance(attr, ir.StringAttr) else None
+    if name not in known:
+        raise InterpError(f"@{symbol_name(func)} has rock.check = {attr}: no such case generator "
+                          f"(known: {', '.join(known)})", func.location)
+    return importlib.import_module(f"pagedir.gen.{name}")
+
+
 def make_case(func: ir.Operation, rng: np.random.Generator, device: Device) -> CheckCase:
+    check_arguments(func)  # before any data is drawn for them
     if "rock.check" in func.attributes:
-        generator = ir.StringAttr(func.attributes["rock.check"]).value
-        module = importlib.import_module(f"pagedir.gen.{generator}")
-        return module.check_case(func, rng, device)
+        return case_generator(func).check_case(func, rng, device)
     if find_ops(func, "rock.attention", "rock.gridwise_attention_accel") or attention_signature(func):
         return attention_case(func, rng, device)
     return generic_case(func, rng, device)

@@ -15,7 +15,7 @@ import mlir.ir as ir
 import numpy as np
 
 from pagedir.interp import ops_arith, ops_control, ops_memory, ops_rock  # noqa: F401 - register the op handlers
-from pagedir.interp.memory import BASE, Device, DeviceArray, InterpError, storage_array
+from pagedir.interp.memory import BASE, Device, DeviceArray, InterpError, check_memory_limit, storage_array
 from pagedir.interp.ops_memory import MemRef, row_major, type_strides
 from pagedir.interp.simt import Program, Runtime, elem_of
 from pagedir.reference import bf16_values
@@ -73,20 +73,36 @@ def _attr_int(op: ir.Operation, name: str) -> int | None:
         return int(list(ir.DenseI64ArrayAttr(attr))[0])
 
 
+def _first_given(*values: int | None) -> int:
+    """The first attribute that is there (a 0 given is a 0, not a missing attribute)."""
+    return next(v for v in values if v is not None)
+
+
+#: Threads per workgroup on every chip; workgroups in a grid (32-bit workgroup ids).
+MAX_BLOCK_SIZE = 1024
+MAX_GRID_SIZE = 2**32 - 1
+
+
 def launch_size(func: ir.Operation, grid: Any = None) -> tuple[int, int]:
     """(workgroups, threads per workgroup) from the function's attributes or ``grid``."""
     if func.name == "gpu.func":
-        block = _attr_int(func, "known_block_size") or _attr_int(func, "rock.block_size") or 1
-        groups = _attr_int(func, "known_grid_size") or _attr_int(func, "rock.grid_size") or 1
+        block = _first_given(_attr_int(func, "known_block_size"), _attr_int(func, "rock.block_size"), 1)
+        groups = _first_given(_attr_int(func, "known_grid_size"), _attr_int(func, "rock.grid_size"), 1)
     elif "rock.kernel" in func.attributes:
-        block = _attr_int(func, "rock.block_size") or 1
-        groups = _attr_int(func, "rock.grid_size") or 1
+        block = _first_given(_attr_int(func, "rock.block_size"), 1)
+        groups = _first_given(_attr_int(func, "rock.grid_size"), 1)
     else:
         block, groups = 1, 1
     if isinstance(grid, (tuple, list)):
         groups, block = int(grid[0]), int(grid[1])
     elif grid is not None:
         groups = int(grid)
+    if not 1 <= block <= MAX_BLOCK_SIZE:
+        raise InterpError(f"@{symbol_name(func)} launches {block} threads per workgroup: a workgroup has 1 to "
+                          f"{MAX_BLOCK_SIZE} threads", func.location)
+    if not 1 <= groups <= MAX_GRID_SIZE:
+        raise InterpError(f"@{symbol_name(func)} launches {groups} workgroups: workgroup ids are 32-bit, 1 to "
+                          f"{MAX_GRID_SIZE} workgroups", func.location)
     return groups, block
 
 
@@ -111,6 +127,40 @@ def argument_count(func: ir.Operation) -> int:
     return len(func.regions[0].blocks[0].arguments)
 
 
+def check_arguments(func: ir.Operation) -> None:
+    """Arguments the interpreter can hold: static memrefs and scalars, within MEMORY_LIMIT in all.
+
+    Checked before any data is drawn or uploaded, at the function: the pages behind
+    each ``rock.deref`` table count too.
+    """
+    from pagedir.dialect.types import memref_bytes
+
+    total = 0
+    for index, argument in enumerate(list(func.regions[0].blocks[0].arguments)[: argument_count(func)]):
+        type_ = argument.type
+        if isinstance(type_, ir.MemRefType):
+            if not type_.has_static_shape:
+                raise InterpError(f"argument {index} has type {type_}: the interpreter runs functions whose memref "
+                                  "arguments have static shapes", func.location)
+            total += memref_bytes(type_)
+        elif not isinstance(type_, (ir.IntegerType, ir.IndexType, ir.FloatType)):
+            raise InterpError(f"argument {index} has type {type_}: the interpreter passes memrefs and integer, "
+                              "index or float scalars", func.location)
+        try:
+            elem_of(type_)
+        except InterpError as err:
+            raise InterpError(f"argument {index} has type {type_}: {err.message}", func.location) from None
+
+    def pages(op: ir.Operation) -> ir.WalkResult:
+        nonlocal total
+        if op.name == "rock.deref" and isinstance(op.results[0].type, ir.MemRefType) and op.results[0].type.has_static_shape:
+            total += memref_bytes(ir.MemRefType(op.results[0].type))
+        return ir.WalkResult.ADVANCE
+
+    func.walk(pages)
+    check_memory_limit(f"the arguments of @{symbol_name(func)}", total, location=func.location)
+
+
 class Bound:
     """An argument bound to the device: its value for the interpreter and how to read it back."""
 
@@ -123,7 +173,9 @@ def bind_argument(device: Device, type_: ir.Type, arg: Any, index: int) -> Bound
     if isinstance(type_, ir.MemRefType):
         elem = elem_of(type_)
         shape = tuple(type_.shape)
-        count = int(np.prod(shape, dtype=np.int64))
+        count = 1
+        for extent in shape:
+            count *= extent
         if isinstance(arg, DeviceArray):
             allocation = arg
             if allocation.nbytes < count * elem.size:
@@ -144,7 +196,10 @@ def bind_argument(device: Device, type_: ir.Type, arg: Any, index: int) -> Bound
 
         return Bound(memref, readback)
     elem = elem_of(type_)
-    value = np.asarray(arg).reshape(1).astype(elem.compute)
+    value = np.asarray(arg)
+    if value.size != 1:
+        raise InterpError(f"argument {index}: {value.shape} given for the scalar {type_}")
+    value = value.reshape(1).astype(elem.compute)
     return Bound(value, lambda: value[0].copy())
 
 
@@ -162,7 +217,7 @@ def attribution_setup(func: ir.Operation, first_attribution: int) -> Any:
             type_ = ir.MemRefType(argument.type)
             kind = "lds" if number < workgroup else "private"
             label = f"{'workgroup' if kind == 'lds' else 'private'} attribution {number} of {memref_bytes(type_)} bytes"
-            space = rt.space(-1 - number, kind, memref_bytes(type_), label)
+            space = rt.space(-1 - number, kind, memref_bytes(type_), label, func.location)
             shape = tuple(type_.shape)
             env[rt.program.slot(argument)] = MemRef(space, space.lane_base, space.lane_base, shape, row_major(shape), elem_of(type_))
 
@@ -176,6 +231,7 @@ def run_function(func: ir.Operation, args: list, *, device: Device | None = None
     block_args = list(func.regions[0].blocks[0].arguments)[:count]
     if len(args) != count:
         raise InterpError(f"@{symbol_name(func)} takes {count} arguments, got {len(args)}", func.location)
+    check_arguments(func)
     bound = [bind_argument(device, a.type, value, i) for i, (a, value) in enumerate(zip(block_args, args))]
     program = program or Program(func)
     groups, block = launch_size(func, grid)

@@ -11,6 +11,10 @@ of workgroups (a lane's buffer starts at ``lane_base``). An LDS space records, p
 the last barrier: a read of a unit written by another thread, or a write over a
 unit another thread read or wrote, is reported with both ops.
 
+The interpreter simulates at most ``MEMORY_LIMIT`` bytes (global memory, and
+LDS and private memory in all their copies); a larger allocation is an
+:class:`InterpError` naming the bytes and the limit, before anything is allocated.
+
 Values on the device are stored in their storage dtype (bf16 as uint16 bits);
 :class:`Elem` converts between storage and the dtype the interpreter computes in.
 """
@@ -27,6 +31,8 @@ from pagedir.reference import bf16_bits, bf16_values
 BASE = 1 << 32
 ALIGN = 256
 GAP = 4096
+#: Bytes of simulated memory in all: the pools cost about five times that in host memory.
+MEMORY_LIMIT = 1 << 28
 
 
 class InterpError(Exception):
@@ -54,6 +60,14 @@ class InterpError(Exception):
 
     def __str__(self) -> str:
         return self.format() if self.location is not None else self.message
+
+
+def check_memory_limit(what: str, nbytes: int, in_use: int = 0, location: Any = None) -> None:
+    """InterpError when ``nbytes`` more (``in_use`` already allocated) exceed MEMORY_LIMIT."""
+    if nbytes + in_use > MEMORY_LIMIT:
+        held = f" ({in_use} bytes already allocated)" if in_use else ""
+        raise InterpError(f"{what}: {nbytes} bytes{held} exceed the interpreter's memory limit of {MEMORY_LIMIT} bytes",
+                          location)
 
 
 # ----------------------------------------------------------------------------
@@ -173,10 +187,14 @@ class Device:
         owner[: len(self._owner)] = self._owner
         self._bytes, self._owner = grown, owner
 
-    def allocate(self, shape: tuple[int, ...], dtype: Any) -> DeviceArray:
+    def allocate(self, shape: tuple[int, ...], dtype: Any, what: str = "an allocation", location: Any = None) -> DeviceArray:
         dtype = np.dtype(dtype)
-        nbytes = max(1, int(np.prod(shape, dtype=np.int64)) * dtype.itemsize)
+        count = 1
+        for extent in shape:  # Python integers: a product of huge extents must not wrap around
+            count *= int(extent)
+        nbytes = max(1, count * dtype.itemsize)
         start = -(-self._top // ALIGN) * ALIGN
+        check_memory_limit(what, nbytes, start, location)
         self._grow(start + nbytes + GAP)
         self._owner[start : start + nbytes] = len(self.arrays) + 1
         self._top = start + nbytes + GAP
@@ -269,8 +287,10 @@ class Space:
 
     UNIT = 2  # race detection granularity in bytes
 
-    def __init__(self, kind: str, nbytes: int, num_lanes: int, lanes_per_copy: int, track: bool, name: str):
+    def __init__(self, kind: str, nbytes: int, num_lanes: int, lanes_per_copy: int, track: bool, name: str,
+                 location: Any = None):
         copies = -(-num_lanes // lanes_per_copy)
+        check_memory_limit(f"{name} ({copies} copies)", copies * nbytes, location=location)
         self.kind = kind
         self.name = name
         self.nbytes = nbytes

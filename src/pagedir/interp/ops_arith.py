@@ -358,11 +358,28 @@ def _positions(p: Program, op: Any, static: list[int]) -> list:
     return out
 
 
-def _index(env: list, positions: list, lanes: int) -> tuple:
+def _index(p: Program, op_id: int, env: list, positions: list, shape: tuple, lanes: int, mask: Any) -> tuple:
+    """A numpy index of the positions into vectors of ``shape`` (lanes first); each active lane's in bounds."""
     values = [v if kind == "const" else env[v] for kind, v in positions]
+    in_bounds(p, op_id, values, shape, mask)
     if all(isinstance(v, int) or v.shape[0] == 1 for v in values):
         return (slice(None), *[v if isinstance(v, int) else int(v[0]) for v in values])
-    return (np.arange(lanes), *[v if isinstance(v, int) else v.astype(np.int64) for v in values])
+    # Inactive lanes may hold any position: clipped, their results are never used.
+    return (np.arange(lanes), *[v if isinstance(v, int) else np.clip(v.astype(np.int64), 0, extent - 1)
+                                for v, extent in zip(values, shape)])
+
+
+def in_bounds(p: Program, op_id: int, values: list, shape: tuple, mask: Any) -> None:
+    """An interpreter error at the op for a position outside ``shape`` (out-of-bounds positions give poison)."""
+    for dim, (value, extent) in enumerate(zip(values, shape)):
+        position = np.asarray(value, dtype=np.int64).reshape(-1)
+        if mask is not None and position.shape[0] == mask.shape[0]:
+            position = position[mask]
+        outside = (position < 0) | (position >= extent)
+        if outside.any():
+            vector = "x".join(str(e) for e in shape)
+            raise InterpError(f"{p.op_name(op_id)} position {int(position[outside][0])} is out of bounds of dimension "
+                              f"{dim} (size {extent}) of a vector of shape {vector}", p.op_location(op_id))
 
 
 @handles("vector.extract")
@@ -370,10 +387,11 @@ def compile_extract(p: Program, op: Any) -> Any:
     source = p.slot(op.operation.operands[0])
     result = p.slot(op.operation.results[0])
     positions = _positions(p, op, list(op.static_position))
+    op_id = p.op_id(op)
 
     def run(env: list, mask: Any) -> None:
         x = env[source]
-        env[result] = x[_index(env, positions, x.shape[0])]
+        env[result] = x[_index(p, op_id, env, positions, x.shape[1:], x.shape[0], mask)]
 
     return run
 
@@ -383,12 +401,13 @@ def compile_insert(p: Program, op: Any) -> Any:
     value, dest = p.slot(op.operation.operands[0]), p.slot(op.operation.operands[1])
     result = p.slot(op.operation.results[0])
     positions = _positions(p, op, list(op.static_position))
+    op_id = p.op_id(op)
 
     def run(env: list, mask: Any) -> None:
         x, v = env[dest], env[value]
         lanes = max(x.shape[0], v.shape[0])
         out = np.array(np.broadcast_to(x, (lanes, *x.shape[1:])))
-        out[_index(env, positions, lanes)] = v
+        out[_index(p, op_id, env, positions, x.shape[1:], lanes, mask)] = v
         env[result] = out
 
     return run
@@ -398,14 +417,14 @@ def compile_insert(p: Program, op: Any) -> Any:
 def compile_extractelement(p: Program, op: Any) -> Any:
     operands = [p.slot(v) for v in op.operation.operands]
     result = p.slot(op.operation.results[0])
+    op_id = p.op_id(op)
 
     def run(env: list, mask: Any) -> None:
         x = env[operands[0]]
         if len(operands) == 1:
             env[result] = x[:, 0]
             return
-        i = env[operands[1]]
-        env[result] = x[:, int(i[0])] if i.shape[0] == 1 else x[np.arange(x.shape[0]), i.astype(np.int64)]
+        env[result] = x[_index(p, op_id, env, [("slot", operands[1])], x.shape[1:], x.shape[0], mask)]
 
     return run
 
@@ -414,16 +433,14 @@ def compile_extractelement(p: Program, op: Any) -> Any:
 def compile_insertelement(p: Program, op: Any) -> Any:
     operands = [p.slot(v) for v in op.operation.operands]
     result = p.slot(op.operation.results[0])
+    op_id = p.op_id(op)
 
     def run(env: list, mask: Any) -> None:
         v, x = env[operands[0]], env[operands[1]]
         lanes = max(x.shape[0], v.shape[0])
         out = np.array(np.broadcast_to(x, (lanes, *x.shape[1:])))
-        i = env[operands[2]] if len(operands) > 2 else np.zeros(1, np.int64)
-        if i.shape[0] == 1:
-            out[:, int(i[0])] = v
-        else:
-            out[np.arange(lanes), i.astype(np.int64)] = v
+        position = [("slot", operands[2])] if len(operands) > 2 else [("const", 0)]
+        out[_index(p, op_id, env, position, x.shape[1:], lanes, mask)] = v
         env[result] = out
 
     return run

@@ -326,9 +326,15 @@ def compile_reinterpret_cast(p: Program, op: Any) -> Any:
 def compile_dim(p: Program, op: Any) -> Any:
     source, index = p.slot(op.operation.operands[0]), p.slot(op.operation.operands[1])
     result = p.slot(op.operation.results[0])
+    op_id = p.op_id(op)
 
     def run(env: list, mask: Any) -> None:
-        env[result] = np.array([env[source].shape[int(env[index][0])]], dtype=np.int64)
+        m: MemRef = env[source]
+        dim = int(env[index][0])
+        if not 0 <= dim < len(m.shape):  # MLIR: undefined behaviour
+            raise InterpError(f"{p.op_name(op_id)} dimension {dim} is out of bounds of {describe(m)} (rank {len(m.shape)})",
+                              p.op_location(op_id))
+        env[result] = np.array([m.shape[dim]], dtype=np.int64)
 
     return run
 
@@ -356,7 +362,7 @@ def compile_allocation(p: Program, op: Any, type_: ir.MemRefType, name: str) -> 
     label = f"{'LDS' if kind == 'lds' else 'private'} buffer {name} of {nbytes} bytes ({p.op_where(op_id)})"
 
     def run(env: list, mask: Any) -> None:
-        space = p.rt.space(op_id, kind, nbytes, label)
+        space = p.rt.space(op_id, kind, nbytes, label, p.op_location(op_id))
         env[result] = MemRef(space, space.lane_base, space.lane_base, shape, strides, elem)
 
     return run

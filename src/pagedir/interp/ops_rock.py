@@ -15,7 +15,7 @@ import numpy as np
 from pagedir import reference
 from pagedir.interp.memory import Device, Elem, InterpError
 from pagedir.interp.ops_control import affine_function
-from pagedir.interp.ops_memory import MemRef, all_coordinates, compile_allocation, describe, read
+from pagedir.interp.ops_memory import MemRef, _check_space, all_coordinates, compile_allocation, describe, read
 from pagedir.interp.simt import Program, elem_of, handles, vector_shape, widen
 
 
@@ -222,12 +222,14 @@ def compile_blockwise_load_tile(p: Program, op: Any) -> Any:
         space = m.space
         if space.kind == "lds":
             addresses = widen(m.base, rt.lanes)[firsts][:, None] + element_offsets[None, :]
+            _check_space(p, op_id, space, addresses, firsts, m.elem.size)  # a view placed past the buffer's end
             collective = np.full(addresses.shape, -3, dtype=np.int64)
             space.write(addresses, collective, values, m.elem, rt, op_id)
             rt.barrier(None, op_id)
         else:
             per_lane = values[rt.all_lanes // rt.block]
             addresses = widen(m.base, rt.lanes)[:, None] + element_offsets[None, :]
+            _check_space(p, op_id, space, addresses, rt.all_lanes, m.elem.size)
             space.write(addresses, np.broadcast_to(rt.all_lanes[:, None], addresses.shape), per_lane, m.elem, rt, op_id)
 
     return run

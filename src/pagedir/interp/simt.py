@@ -112,12 +112,12 @@ class Runtime:
         self.spaces: dict[int, Space] = {}
         self.lds_spaces: list[Space] = []
 
-    def space(self, key: int, kind: str, nbytes: int, name: str) -> Space:
+    def space(self, key: int, kind: str, nbytes: int, name: str, location: Any = None) -> Space:
         """The LDS (one copy per workgroup) or private (one per lane) buffer of an allocating op."""
         space = self.spaces.get(key)
         if space is None:
             per_copy = self.block if kind == "lds" else 1
-            space = Space(kind, nbytes, self.lanes, per_copy, track=kind == "lds", name=name)
+            space = Space(kind, nbytes, self.lanes, per_copy, track=kind == "lds", name=name, location=location)
             self.spaces[key] = space
             if kind == "lds":
                 self.lds_spaces.append(space)

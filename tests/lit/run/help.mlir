@@ -5,7 +5,7 @@
 // CHECK: --entry NAME
 // CHECK: --inputs IN.npz
 // CHECK: --outputs OUT.npz
-// CHECK: --seed SEED
+// CHECK: --seed N           seed of the random data, 0 <= N < 2**32 (default 0)
 // CHECK: --check
 // CHECK: --arch CHIP
 // CHECK: --no-lower
@@ -17,5 +17,8 @@
 // CHECK: relative error
 // CHECK-NEXT: is printed but not checked
 // CHECK: NaN against a number fails
+// CHECK: memory limit of
+// CHECK-NEXT: 256 MiB
+// CHECK: A failed run leaves --outputs as it was.
 // CHECK: exit codes:
 // CHECK: PAGEDIR_TRACEBACK=1

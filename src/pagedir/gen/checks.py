@@ -1,0 +1,80 @@
+"""Checks of pagedir-gen's options shared by the generators: each refusal names the value and the limit.
+
+A generated kernel must compile and run as written, so the options are held to
+what the lowering can express:
+
+* sizes are positive, and every tensor the kernel takes or views holds at most
+  ``2**31 - 1`` elements and fewer than ``2**32`` bytes: its indices, workgroup
+  and thread ids are 32-bit values and a buffer descriptor's range is a 32-bit
+  byte count (``num_records``);
+* names are MLIR bare identifiers (``[A-Za-z_][A-Za-z0-9_$.]*``), so that
+  ``@name`` parses;
+* ``--arch`` names a known chip (:func:`pagedir.arch.get_chip`).
+
+Errors are :class:`pagedir.cli.args.UserError` (``pagedir-gen: error: ...``, exit code 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+from pagedir.arch import Chip, UnknownChipError, get_chip
+from pagedir.cli.args import UserError
+
+#: Elements a tensor may hold: its linear index is a signed 32-bit value.
+MAX_ELEMENTS = 2**31 - 1
+#: Bytes a tensor may span: a buffer descriptor's num_records is 32 bits.
+MAX_BYTES = 2**32 - 1
+#: Threads per workgroup on every supported chip.
+MAX_BLOCK_SIZE = 1024
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4, "i64": 8}
+BARE_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
+
+
+def option(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def positive_sizes(args: argparse.Namespace, names: tuple[str, ...]) -> None:
+    """Each size is at least 1 and at most MAX_ELEMENTS (no tensor could hold more)."""
+    for name in names:
+        value = getattr(args, name)
+        if value <= 0:
+            raise UserError(f"{option(name)} must be positive, got {value}")
+        if value > MAX_ELEMENTS:
+            raise UserError(f"{option(name)} {value} exceeds the 32-bit index limit ({MAX_ELEMENTS})")
+
+
+def tensor_fits(what: str, shape: list[int], dtype: str) -> None:
+    """``shape`` of ``dtype`` within the 32-bit element and byte limits."""
+    elements = 1
+    for extent in shape:
+        elements *= extent
+    nbytes = elements * ELEMENT_BYTES[dtype]
+    if elements > MAX_ELEMENTS or nbytes > MAX_BYTES:
+        dims = "x".join(str(extent) for extent in shape)
+        raise UserError(
+            f"{what} {dims}x{dtype} holds {elements} elements ({nbytes} bytes); a kernel tensor is limited to "
+            f"{MAX_ELEMENTS} elements and {MAX_BYTES} bytes (32-bit indices and buffer ranges)"
+        )
+
+
+def symbol(value: str, flag: str = "--name") -> None:
+    if not BARE_IDENTIFIER.fullmatch(value):
+        raise UserError(f"{flag} {value!r} is not a valid symbol name: use letters, digits, '_', '$' or '.', "
+                        "not starting with a digit")
+
+
+def chip(target: str) -> Chip:
+    if not target.isprintable() or '"' in target or "\\" in target:  # it becomes an MLIR string literal
+        raise UserError(f"--arch {target!r} holds a quote, a backslash or an unprintable character")
+    try:
+        return get_chip(target)
+    except UnknownChipError as err:
+        raise UserError(f"--arch: {err}") from None
+
+
+def block_size(value: int) -> None:
+    if value > MAX_BLOCK_SIZE:
+        raise UserError(f"--block-size {value} exceeds the hardware limit of {MAX_BLOCK_SIZE} threads per workgroup")
