@@ -61,6 +61,10 @@ class Chip:
         return int(self.name[3:-2], 10) if len(self.name) > 5 else int(self.name[3], 10)
 
 
+#: Threads per workgroup on every chip, and workgroups in a grid (workgroup ids are 32 bits).
+MAX_WORKGROUP_SIZE = 1024
+MAX_GRID_SIZE = 2**32 - 1
+
 _KB = 1024
 _CDNA_FEATURES = ("sramecc", "xnack")
 CHIPS: dict[str, Chip] = {

@@ -217,9 +217,13 @@ def test_outputs_written_whole_on_success(simple, tmp_path) -> None:
 
 
 @pytest.mark.parametrize("attributes, message", [
-    ("rock.block_size = -1 : i64, rock.grid_size = 2 : i64", "@k launches -1 threads per workgroup: a workgroup has 1 to 1024"),
-    ("rock.block_size = 2048 : i64, rock.grid_size = 2 : i64", "@k launches 2048 threads per workgroup"),
-    ("rock.block_size = 64 : i64, rock.grid_size = 0 : i64", "@k launches 0 workgroups: workgroup ids are 32-bit"),
+    # rock-verify refuses the launch attributes before anything runs
+    ("rock.block_size = -1 : i64, rock.grid_size = 2 : i64",
+     "'func.func' op attribute 'rock.block_size' must be an integer in 1 .. 1024, got -1"),
+    ("rock.block_size = 2048 : i64, rock.grid_size = 2 : i64",
+     "'func.func' op attribute 'rock.block_size' must be an integer in 1 .. 1024, got 2048"),
+    ("rock.block_size = 64 : i64, rock.grid_size = 0 : i64",
+     "'func.func' op attribute 'rock.grid_size' must be an integer in 1 .. 4294967295, got 0"),
 ], ids=["negative-block", "huge-block", "no-workgroups"])
 def test_run_launch_size_outside_the_hardware(tmp_path, attributes, message) -> None:
     path = tmp_path / "launch.mlir"

@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import re
 
-from pagedir.arch import Chip, UnknownChipError, get_chip
+from pagedir.arch import MAX_WORKGROUP_SIZE, Chip, UnknownChipError, get_chip
 from pagedir.cli.args import UserError
 
 #: Elements a tensor may hold: its linear index is a signed 32-bit value.
@@ -27,7 +27,7 @@ MAX_ELEMENTS = 2**31 - 1
 #: Bytes a tensor may span: a buffer descriptor's num_records is 32 bits.
 MAX_BYTES = 2**32 - 1
 #: Threads per workgroup on every supported chip.
-MAX_BLOCK_SIZE = 1024
+MAX_BLOCK_SIZE = MAX_WORKGROUP_SIZE
 ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4, "i64": 8}
 BARE_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*")
 

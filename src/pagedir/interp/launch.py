@@ -14,6 +14,8 @@ from typing import Any
 import mlir.ir as ir
 import numpy as np
 
+from pagedir.arch import MAX_GRID_SIZE, MAX_WORKGROUP_SIZE
+
 from pagedir.interp import ops_arith, ops_control, ops_memory, ops_rock  # noqa: F401 - register the op handlers
 from pagedir.interp.memory import BASE, Device, DeviceArray, InterpError, check_memory_limit, storage_array
 from pagedir.interp.ops_memory import MemRef, row_major, type_strides
@@ -78,9 +80,6 @@ def _first_given(*values: int | None) -> int:
     return next(v for v in values if v is not None)
 
 
-#: Threads per workgroup on every chip; workgroups in a grid (32-bit workgroup ids).
-MAX_BLOCK_SIZE = 1024
-MAX_GRID_SIZE = 2**32 - 1
 
 
 def launch_size(func: ir.Operation, grid: Any = None) -> tuple[int, int]:
@@ -97,9 +96,9 @@ def launch_size(func: ir.Operation, grid: Any = None) -> tuple[int, int]:
         groups, block = int(grid[0]), int(grid[1])
     elif grid is not None:
         groups = int(grid)
-    if not 1 <= block <= MAX_BLOCK_SIZE:
+    if not 1 <= block <= MAX_WORKGROUP_SIZE:
         raise InterpError(f"@{symbol_name(func)} launches {block} threads per workgroup: a workgroup has 1 to "
-                          f"{MAX_BLOCK_SIZE} threads", func.location)
+                          f"{MAX_WORKGROUP_SIZE} threads", func.location)
     if not 1 <= groups <= MAX_GRID_SIZE:
         raise InterpError(f"@{symbol_name(func)} launches {groups} workgroups: workgroup ids are 32-bit, 1 to "
                           f"{MAX_GRID_SIZE} workgroups", func.location)

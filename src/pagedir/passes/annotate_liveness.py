@@ -97,6 +97,7 @@ from dataclasses import dataclass
 import mlir.ir as ir
 import numpy as np
 
+from pagedir.arch import MAX_WORKGROUP_SIZE
 from pagedir.diagnostics import file_position
 from pagedir.dialect import rock
 from pagedir.dialect.effects import Access, UnknownEffects, accesses, overwritten_operands, walk_ops
@@ -365,6 +366,8 @@ def covers(run: list[ir.Operation], alloc: ir.Operation, func: ir.Operation, wri
     if not alloc_type.has_static_shape:
         return False
     threads = int(ir.IntegerAttr(func.attributes["rock.block_size"]).value) if "rock.block_size" in func.attributes else 0
+    if threads > MAX_WORKGROUP_SIZE:  # not a launchable kernel (rock-verify says so): prove nothing
+        return False
     evaluation = BlockEvaluation(alloc.results[0], memref_bytes(alloc_type), threads, writes)
     lanes = np.ones(max(threads, 1), dtype=bool)
     env: dict = {}

@@ -3,7 +3,9 @@
 IRDL checks the structure of rock ops when they are parsed (operand and result
 kinds, required attributes); everything else (shapes, optional attributes,
 cross-operand rules) lives in the ``verify`` method of each op declaration and
-runs here. ``pagedir-opt`` runs this pass after parsing and after every pass.
+runs here, with the launch attributes ``rock.block_size`` / ``rock.grid_size`` on
+any op (the dialect's discardable attributes: every pass and the interpreter read
+them as launch sizes). ``pagedir-opt`` runs this pass after parsing and after every pass.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import traceback
 
 import mlir.ir as ir
 
+from pagedir.arch import MAX_GRID_SIZE, MAX_WORKGROUP_SIZE
 from pagedir.dialect.rock import OP_DEFS_BY_NAME
 from pagedir.passes.base import Pass
 
@@ -27,6 +30,10 @@ def verify_rock_ops(root: ir.Operation) -> bool:
         nonlocal ok
         op_def = OP_DEFS_BY_NAME.get(op.name)
         if op_def is None:
+            if op.name == "func.func" or op.name == "gpu.func":
+                for message in launch_attribute_errors(op):
+                    op.location.emit_error(message)
+                    ok = False
             return advance
         try:
             messages = op_def.verify_op(op.opview)
@@ -42,6 +49,23 @@ def verify_rock_ops(root: ir.Operation) -> bool:
 
     root.walk(visit)
     return ok
+
+
+#: Launch attributes and their ranges: threads per workgroup, workgroups per grid.
+LAUNCH_LIMITS = {"rock.block_size": MAX_WORKGROUP_SIZE, "rock.grid_size": MAX_GRID_SIZE}
+
+
+def launch_attribute_errors(func: ir.Operation) -> list[str]:
+    """Messages for ``rock.block_size`` / ``rock.grid_size`` that are not integers in 1 .. their limit."""
+    messages = []
+    for name, limit in LAUNCH_LIMITS.items():
+        if name not in func.attributes:
+            continue
+        attr = func.attributes[name]
+        value = ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+        if value is None or not 1 <= value <= limit:
+            messages.append(f"'{func.name}' op attribute '{name}' must be an integer in 1 .. {limit}, got {attr}")
+    return messages
 
 
 class RockVerifyPass(Pass):

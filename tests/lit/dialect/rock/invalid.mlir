@@ -331,3 +331,32 @@ func.func @segments_sum(%mem: memref<4xf32>, %i: index) {
   %v = "rock.global_load"(%mem, %i) {operandSegmentSizes = array<i32: 1, 3, 0, 0>} : (memref<4xf32>, index) -> f32
   return
 }
+
+// -----
+
+// Launch attributes are launch sizes everywhere (passes, interpreter): integers in range.
+// expected-error @+1 {{'func.func' op attribute 'rock.block_size' must be an integer in 1 .. 1024, got 9223372036854775807 : i64}}
+func.func @block_size_too_large() attributes {rock.kernel, rock.block_size = 9223372036854775807 : i64, rock.grid_size = 1 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op attribute 'rock.grid_size' must be an integer in 1 .. 4294967295, got 1099511627776 : i64}}
+func.func @grid_size_past_32_bits() attributes {rock.kernel, rock.block_size = 64 : i64, rock.grid_size = 1099511627776 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op attribute 'rock.block_size' must be an integer in 1 .. 1024, got "64"}}
+func.func @block_size_not_an_integer() attributes {rock.kernel, rock.block_size = "64", rock.grid_size = 1 : i64} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'func.func' op attribute 'rock.grid_size' must be an integer in 1 .. 4294967295, got 0 : i64}}
+func.func @grid_size_zero() attributes {rock.kernel, rock.block_size = 64 : i64, rock.grid_size = 0 : i64} {
+  return
+}
