@@ -35,7 +35,8 @@ A second kernel, ``@<kernel>_combine`` (same arguments; ``rock.combine`` on the
 first names it, ``rock.workspace_bytes`` states the workspace), merges them: per
 row ``M = max_s lse_s``, ``w_s = exp2(lse_s - M)``, ``out = sum_s w_s o_s / sum_s
 w_s`` with splits of ``-inf`` skipped (a select, not a weight of 0) and a row no
-split saw giving 0. The combine is a kernel of its own, launched after the splits,
+split saw giving 0 (a NaN, from a NaN key some row sees, reaches that row as it would
+in one kernel). The combine is a kernel of its own, launched after the splits,
 rather than done by the last split through an atomic counter: it needs no counter
 to zero before each launch, no atomics or memory fences between workgroups, and it
 sums the splits in a fixed order (the same bits on every run); its cost is one more
@@ -490,7 +491,9 @@ class Builder:
         for k in range(len(final) // 3):
             acc, running_max, total = final[3 * k : 3 * k + 3]
             chunk, past_end, row, col = self.chunk_position(k)
-            has_keys = arith.cmpf(arith.CmpFPredicate.OGT, total, f32_const(0.0))
+            # Unordered: a sum of NaN (the split saw a NaN key) gives a NaN LSE, which the combine
+            # passes on to the row, as one kernel would; only a sum of 0 means no key.
+            has_keys = arith.cmpf(arith.CmpFPredicate.UNE, total, f32_const(0.0))
             inverse = arith.select(has_keys, arith.divf(f32_const(1.0), total), f32_const(0.0))
             partial = arith.mulf(acc, splat(inverse, plan.chunk))
             lse = arith.select(has_keys, arith.addf(running_max, mlir_math.log2(total)), f32_const(-math.inf))
@@ -559,7 +562,8 @@ def build_combine_kernel(split_func: ir.Operation, plan: Plan, out_type: ir.MemR
                 s = loop.induction_variable
                 acc, weights = loop.inner_iter_args
                 lse = memref.load(workspace, [apply(lambda s, r: lse_base + s * plan.rows + r, s, row)])
-                seen = arith.cmpf(arith.CmpFPredicate.OGT, lse, f32_const(-math.inf))
+                # NaN (a split that saw a NaN key) counts as seen: it reaches the row, as in one kernel.
+                seen = arith.cmpf(arith.CmpFPredicate.UNE, lse, f32_const(-math.inf))
                 weight = mlir_math.exp2(arith.subf(lse, safe_max))
                 partial = vector.load(chunk_type, workspace, [apply(lambda s, r, c: (s * plan.rows + r) * p.head_dim + c, s, row, col)])
                 # A split that saw no key is skipped, not weighted by 0: its partial is never needed.
