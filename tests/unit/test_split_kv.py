@@ -220,3 +220,10 @@ def _plan_args():
     args = make_args(batch=2, num_heads_q=16, num_heads_kv=2, seq_len_k=512, head_dim=128)
     args.seq_lens, args.num_splits, args.arch = True, 0, "gfx942"
     return args
+
+
+def test_gen_refuses_a_negative_split_count(capsys) -> None:
+    from pagedir.cli import gen as gen_cli
+
+    assert gen_cli.main(["attention", "--num-splits", "-1"]) == 1
+    assert "--num-splits must be 0 (choose) or positive, got -1" in capsys.readouterr().err

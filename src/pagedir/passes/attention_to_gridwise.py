@@ -125,7 +125,8 @@ def lower_attention(op, func: ir.Operation, chip: Chip, options: AttentionToGrid
     if not errors:
         splits = requested_splits(func, options)
         if splits is None:
-            errors.append("has rock.num_splits = {}: expected a non-negative integer".format(func.attributes["rock.num_splits"]))
+            errors.append(f"has rock.num_splits = {func.attributes['rock.num_splits']} on its kernel: expected a "
+                          "non-negative integer (0: chosen from the compute units)")
         else:
             tiling = split_tiling(problem, tiling, splits, options.compute_units or chip.compute_units)
             errors.extend(check_splits(problem, tiling))

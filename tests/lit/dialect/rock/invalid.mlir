@@ -331,3 +331,25 @@ func.func @segments_sum(%mem: memref<4xf32>, %i: index) {
   %v = "rock.global_load"(%mem, %i) {operandSegmentSizes = array<i32: 1, 3, 0, 0>} : (memref<4xf32>, index) -> f32
   return
 }
+
+// -----
+
+func.func @gridwise_zero_splits(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v: memref<1x1x128x64xf16>,
+                                %out: memref<1x2x1x64xf16>) {
+  // expected-error @+1 {{'rock.gridwise_attention_accel' op num_splits must be at least 1, got 0}}
+  "rock.gridwise_attention_accel"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, num_splits = 0, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x128x64xf16>, memref<1x1x128x64xf16>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @gridwise_more_splits_than_tiles(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v: memref<1x1x128x64xf16>,
+                                           %out: memref<1x2x1x64xf16>) {
+  // expected-error @+1 {{'rock.gridwise_attention_accel' op num_splits 5 exceeds the 4 KV tiles of 32 tokens a sequence holds: a split takes at least one tile}}
+  "rock.gridwise_attention_accel"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 64, grid_size = 5, m_per_block = 2, n_per_block = 32, num_splits = 5, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x128x64xf16>, memref<1x1x128x64xf16>, memref<1x2x1x64xf16>) -> ()
+  return
+}
