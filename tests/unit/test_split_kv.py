@@ -79,9 +79,12 @@ def lowered(end: str = "L6", **options) -> tuple[ir.Context, ir.Module]:
     return context, module
 
 
-def gridwise_op(**options):
-    context, module = lowered("L1", **options)
-    return context, find_ops(module.operation, "rock.gridwise_attention_accel")[0].opview
+def gridwise_op(**options) -> tuple[int, int, int, bool]:
+    """(grid_size, num_splits, n_per_block) of the gridwise op a generated kernel gets, and whether
+    num_splits is recorded on it."""
+    _context, module = lowered("L1", **options)
+    op = find_ops(module.operation, "rock.gridwise_attention_accel")[0].opview
+    return op.grid_size, op.num_splits, op.n_per_block, "num_splits" in op.operation.attributes
 
 
 GRIDS = {
@@ -98,24 +101,24 @@ GRIDS = {
 def test_chosen_splits_fill_the_compute_units(name: str) -> None:
     (b, hq, hkv, sk), unsplit, split = GRIDS[name]
     shape = dict(batch=b, num_heads_q=hq, num_heads_kv=hkv, seq_len_k=sk, head_dim=128)
-    _, plain = gridwise_op(**shape)
-    assert (plain.grid_size, plain.num_splits) == (unsplit, 1)
-    assert "num_splits" not in plain.operation.attributes  # today's kernel, unchanged
-    _context, chosen = gridwise_op(num_splits=0, **shape)
-    assert chosen.grid_size == split and chosen.num_splits == split // unsplit
+    grid, splits, _, recorded = gridwise_op(**shape)
+    assert (grid, splits, recorded) == (unsplit, 1, False)  # today's kernel, unchanged
+    grid, splits, _, recorded = gridwise_op(num_splits=0, **shape)
+    assert (grid, splits) == (split, split // unsplit) and recorded == (splits > 1)
 
 
 def test_compute_units_override_and_no_empty_split() -> None:
     # MI300A: 228 compute units. 16 tiles, 4 workgroups: 57 wanted, at most 16 splits.
-    _c, op = gridwise_op(num_splits=0, compute_units=228, batch=2, num_heads_q=16, num_heads_kv=2, seq_len_k=512,
-                         head_dim=128)
-    assert op.num_splits == 16
+    _, splits, _, _ = gridwise_op(num_splits=0, compute_units=228, batch=2, num_heads_q=16, num_heads_kv=2,
+                                  seq_len_k=512, head_dim=128)
+    assert splits == 16
     # 10 tiles, 3 splits wanted -> 4 tiles per split -> 3 splits (not 3 with one left empty); 4 wanted -> 3
     # tiles per split -> 4 splits.
     for units, splits in ((3, 3), (4, 4), (6, 5)):
-        _c, op = gridwise_op(num_splits=0, compute_units=units, batch=1, num_heads_q=2, num_heads_kv=1, seq_len_k=320)
-        assert op.num_splits == splits
-        tiles = math.ceil(320 / op.n_per_block)
+        _, chosen, n, _ = gridwise_op(num_splits=0, compute_units=units, batch=1, num_heads_q=2, num_heads_kv=1,
+                                      seq_len_k=320)
+        assert chosen == splits
+        tiles = math.ceil(320 / n)
         per_split = math.ceil(tiles / splits)
         assert (splits - 1) * per_split < tiles  # the last split has a tile
 
