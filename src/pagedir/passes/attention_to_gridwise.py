@@ -52,7 +52,7 @@ from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import VECTOR_BITS, AttentionProblem, read_problem
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.base import Pass, kernel_functions
-from pagedir.passes.ir_utils import find_ops
+from pagedir.passes.ir_utils import find_ops, pow2_ceil
 
 MAX_HEAD_DIM = 256
 #: Query rows a prefill tile aims for; decode packs the whole group instead. 16 rows keep an f16
@@ -246,6 +246,3 @@ def check_lds(p: AttentionProblem, t: Tiling, chip):
         yield (f"requires too much LDS memory: {peak} bytes live at once (hardware max for {chip.name} is "
                f"{chip.lds_per_workgroup} bytes; {parts}); lower m_per_block or n_per_block")
 
-
-def pow2_ceil(x: int) -> int:
-    return 1 << max(0, (x - 1).bit_length())

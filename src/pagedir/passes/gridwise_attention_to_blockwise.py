@@ -84,7 +84,7 @@ from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import AttentionProblem, is_deref, read_problem
 from pagedir.dialect.types import element_bytes, lds_bytes_type
 from pagedir.passes.base import Pass, kernel_functions
-from pagedir.passes.ir_utils import find_ops, index_const
+from pagedir.passes.ir_utils import find_ops, index_const, pow2_ceil
 
 LOG2_E = 1.4426950408889634
 #: Output columns a thread accumulates per chunk, at most (f32 registers).
@@ -214,6 +214,12 @@ def to_f32(value: ir.Value) -> ir.Value:
     if isinstance(ir.VectorType(value.type).element_type, ir.F32Type):
         return value
     return arith.extf(ir.VectorType.get([width], ir.F32Type.get()), value)
+
+
+def divided(acc: ir.Value, total: ir.Value, has_keys: ir.Value) -> ir.Value:
+    """``acc / total`` (a vector by a scalar, through one reciprocal), 0 where ``has_keys`` is false."""
+    inverse = arith.select(has_keys, arith.divf(f32_const(1.0), total), f32_const(0.0))
+    return arith.mulf(acc, splat(inverse, ir.VectorType(acc.type).shape[0]))
 
 
 def lds_view(shape: list[int], element: ir.Type) -> ir.Value:
@@ -462,8 +468,7 @@ class Builder:
             acc, _, total = final[3 * k : 3 * k + 3]
             chunk, past_end, row, col = self.chunk_position(k)
             has_keys = arith.cmpf(arith.CmpFPredicate.OGT, total, f32_const(0.0))
-            inverse = arith.select(has_keys, arith.divf(f32_const(1.0), total), f32_const(0.0))
-            result = arith.mulf(acc, splat(inverse, plan.chunk))
+            result = divided(acc, total, has_keys)
             if not isinstance(p.element, ir.F32Type):
                 result = arith.truncf(ir.VectorType.get([plan.chunk], p.element), result)
             head, position, stored = self.output_position(row, chunk, past_end)
@@ -494,8 +499,7 @@ class Builder:
             # Unordered: a sum of NaN (the split saw a NaN key) gives a NaN LSE, which the combine
             # passes on to the row, as one kernel would; only a sum of 0 means no key.
             has_keys = arith.cmpf(arith.CmpFPredicate.UNE, total, f32_const(0.0))
-            inverse = arith.select(has_keys, arith.divf(f32_const(1.0), total), f32_const(0.0))
-            partial = arith.mulf(acc, splat(inverse, plan.chunk))
+            partial = divided(acc, total, has_keys)
             lse = arith.select(has_keys, arith.addf(running_max, mlir_math.log2(total)), f32_const(-math.inf))
             head, position, stored = self.output_position(row, chunk, past_end)
             split_row = apply(lambda s, b, h, i: ((s * p.batch + b) * p.heads_q + h) * p.seq_q + i,
@@ -570,9 +574,7 @@ def build_combine_kernel(split_func: ir.Operation, plan: Plan, out_type: ir.MemR
                 scf.YieldOp([arith.select(seen, vector.fma(splat(weight, COMBINE_CHUNK), partial, acc), acc),
                              arith.select(seen, arith.addf(weights, weight), weights)])
             acc, weights = loop.results
-            has_keys = arith.cmpf(arith.CmpFPredicate.OGT, weights, f32_const(0.0))
-            inverse = arith.select(has_keys, arith.divf(f32_const(1.0), weights), f32_const(0.0))
-            result = arith.mulf(acc, splat(inverse, COMBINE_CHUNK))
+            result = divided(acc, weights, arith.cmpf(arith.CmpFPredicate.OGT, weights, f32_const(0.0)))
             if not isinstance(p.element, ir.F32Type):
                 result = arith.truncf(ir.VectorType.get([COMBINE_CHUNK], p.element), result)
             b = apply(lambda r: ir.AffineExpr.get_floor_div(r, p.heads_q * p.seq_q), row)
@@ -582,6 +584,3 @@ def build_combine_kernel(split_func: ir.Operation, plan: Plan, out_type: ir.MemR
             scf.YieldOp([])
         func_dialect.ReturnOp([])
 
-
-def pow2_ceil(x: int) -> int:
-    return 1 << max(0, (x - 1).bit_length())
