@@ -230,3 +230,16 @@ def test_gen_refuses_a_negative_split_count(capsys) -> None:
 
     assert gen_cli.main(["attention", "--num-splits", "-1"]) == 1
     assert "--num-splits must be 0 (choose) or positive, got -1" in capsys.readouterr().err
+
+
+def test_argument_attributes_get_one_for_the_workspace() -> None:
+    # A kernel whose arguments carry attributes keeps one dictionary per argument, the workspace's empty.
+    args = make_args(seq_len_k=96)
+    args.num_splits = 3
+    text = gen.generate(args).replace("%q: memref<2x4x1x64xf16>", "%q: memref<2x4x1x64xf16> {llvm.noalias}", 1)
+    with make_context():
+        module = ir.Module.parse(text)
+        driver.run(module.operation, driver.CompileOptions(arch="gfx942"), start="L0", end="L2")
+        for func in interp.launch.functions(module.operation):
+            attrs = [str(a) for a in ir.ArrayAttr(func.attributes["arg_attrs"])]
+            assert attrs == ["{llvm.noalias}", "{}", "{}", "{}", "{}"], interp.launch.symbol_name(func)

@@ -180,6 +180,8 @@ def add_workspace_argument(func: ir.Operation, plan: Plan, location: ir.Location
     function_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
     func.attributes["function_type"] = ir.TypeAttr.get(
         ir.FunctionType.get(list(function_type.inputs) + [workspace_type], list(function_type.results)))
+    if "arg_attrs" in func.attributes:  # one dictionary per argument: the workspace gets an empty one
+        func.attributes["arg_attrs"] = ir.ArrayAttr.get(list(ir.ArrayAttr(func.attributes["arg_attrs"])) + [ir.DictAttr.get({})])
     i64 = ir.IntegerType.get_signless(64)
     func.attributes["rock.workspace_bytes"] = ir.IntegerAttr.get(i64, plan.workspace_elements * 4)
     func.attributes["rock.combine"] = ir.StringAttr.get(combine_name(func))
@@ -534,8 +536,9 @@ def build_combine_kernel(split_func: ir.Operation, plan: Plan, out_type: ir.MemR
     with location, ir.InsertionPoint.after(split_func):
         combine = func_dialect.FuncOp(combine_name(split_func), function_type)
     combine.attributes["rock.kernel"] = ir.UnitAttr.get()
-    if "rock.arch" in split_func.attributes:
-        combine.attributes["rock.arch"] = split_func.attributes["rock.arch"]
+    for name in ("rock.arch", "arg_attrs"):
+        if name in split_func.attributes:
+            combine.attributes[name] = split_func.attributes[name]
     combine.attributes["rock.block_size"] = ir.IntegerAttr.get(i64, block)
     combine.attributes["rock.grid_size"] = ir.IntegerAttr.get(i64, grid)
     entry = combine.add_entry_block()
