@@ -112,6 +112,9 @@ REUSE_LDS = "passes/reuse_lds.py"
 
 #: An attention kernel with ragged lengths, checked by pagedir-run against the reference (NaN/Inf past seq_lens).
 CHECK_ATTENTION = "pagedir-gen attention --ragged --num-heads-q 4 --num-heads-kv 2 | pagedir-run --check -"
+#: The same split into 3 KV ranges and combined by a second kernel.
+CHECK_SPLIT_ATTENTION = ("pagedir-gen attention --ragged --num-heads-q 4 --num-heads-kv 2 --seq-len-k 128 --num-splits 3"
+                         " | pagedir-run --check -")
 #: copy-kv with ragged lengths: with seed 3 some page pointers are null.
 COPY_KV = "pagedir-gen copy-kv --batch 3 --num-heads-kv 2 --seq-len 64 --head-dim 16 --page-size 16 --seq-lens"
 CHECK_COPY_KV = f"{COPY_KV} | pagedir-run --check - --seed 3"
@@ -273,6 +276,37 @@ PLANTS = {plant.name: plant for plant in (
               "[ir.AffineDimExpr.get(0)]), [flat])  # PLANTED"),),
         (Catcher("tests/unit/test_copy_kv.py::test_page_sizes[8]", WRONG_VALUES),
          Catcher(CHECK_ATTENTION, CHECK_FAILED)),
+    ),
+    # --- split-KV --------------------------------------------------------------------
+    Plant(
+        "split-ranges-start-at-tile-0",
+        "rock-gridwise-attention-to-blockwise starts every split at tile 0: the splits' ranges overlap",
+        (Edit(GRIDWISE, "first = apply(lambda s: s * plan.tiles_per_split, self.split)",
+              "first = apply(lambda s: s * 0, self.split)  # PLANTED"),),
+        (Catcher("tests/unit/test_split_kv.py::test_split_kernel_matches_reference[decode-2-splits-f16]", WRONG_VALUES),
+         Catcher(CHECK_SPLIT_ATTENTION, CHECK_FAILED)),
+    ),
+    Plant(
+        "split-range-not-bounded-by-seq-len",
+        "rock-gridwise-attention-to-blockwise lets a split visit its whole range, past seq_len",
+        (Edit(GRIDWISE, "end = arith.minui(apply(lambda s: (s + 1) * plan.tiles_per_split, self.split), num_tiles)",
+              "end = apply(lambda s: (s + 1) * plan.tiles_per_split, self.split)  # PLANTED"),),
+        (Catcher("tests/lit/passes/rock-gridwise-attention-to-blockwise.mlir",
+                 r"error: Couldn't match .*arith\.minui"),),
+    ),
+    Plant(
+        "split-combine-unweighted",
+        "the combine kernel averages the splits' partial outputs instead of weighting them by their LSE",
+        (Edit(GRIDWISE, "weight = mlir_math.exp2(arith.subf(lse, safe_max))", "weight = f32_const(1.0)  # PLANTED"),),
+        (Catcher("tests/unit/test_split_kv.py::test_split_kernel_matches_reference[decode-2-splits-f16]", WRONG_VALUES),
+         Catcher(CHECK_SPLIT_ATTENTION, CHECK_FAILED)),
+    ),
+    Plant(
+        "split-nan-sum-is-no-key",
+        "a split whose sum is NaN (a NaN key its row sees) reports no key, so the combine drops the NaN",
+        (Edit(GRIDWISE, "has_keys = arith.cmpf(arith.CmpFPredicate.UNE, total, f32_const(0.0))",
+              "has_keys = arith.cmpf(arith.CmpFPredicate.OGT, total, f32_const(0.0))  # PLANTED"),),
+        (Catcher("tests/unit/test_split_kv.py::test_causally_hidden_keys_never_reach_a_split", WRONG_VALUES),),
     ),
 )}
 

@@ -55,6 +55,9 @@ class Chip:
     family: str  # "cdna" or "rdna"
     #: Target-ID features the chip takes (``gfx942:sramecc+:xnack-``).
     features: tuple[str, ...] = ()
+    #: Compute units of the largest part with this chip (MI300X for gfx942, MI210 for gfx90a): the
+    #: workgroups a launch needs to fill it. Parts with fewer (MI300A: 228) pass their own count.
+    compute_units: int = 0
 
     @property
     def major(self) -> int:
@@ -68,15 +71,15 @@ MAX_GRID_SIZE = 2**32 - 1
 _KB = 1024
 _CDNA_FEATURES = ("sramecc", "xnack")
 CHIPS: dict[str, Chip] = {
-    "gfx908": Chip("gfx908", 64, 64 * _KB, 64 * _KB, 10, 4, 256, 4, 512, CDNA_BUFFER_FLAGS, "cdna", _CDNA_FEATURES),
-    "gfx90a": Chip("gfx90a", 64, 64 * _KB, 64 * _KB, 8, 4, 512, 8, 512, CDNA_BUFFER_FLAGS, "cdna", _CDNA_FEATURES),
-    "gfx942": Chip("gfx942", 64, 64 * _KB, 64 * _KB, 8, 4, 512, 8, 512, CDNA_BUFFER_FLAGS, "cdna", _CDNA_FEATURES),
-    "gfx950": Chip("gfx950", 64, 160 * _KB, 160 * _KB, 8, 4, 512, 8, 1280, CDNA_BUFFER_FLAGS, "cdna", _CDNA_FEATURES),
-    "gfx1030": Chip("gfx1030", 32, 64 * _KB, 128 * _KB, 16, 4, 1024, 8, 512, RDNA_BUFFER_FLAGS, "rdna"),
-    "gfx1100": Chip("gfx1100", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, RDNA_BUFFER_FLAGS, "rdna"),
-    "gfx1101": Chip("gfx1101", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, RDNA_BUFFER_FLAGS, "rdna"),
-    "gfx1200": Chip("gfx1200", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, RDNA_BUFFER_FLAGS, "rdna"),
-    "gfx1201": Chip("gfx1201", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, RDNA_BUFFER_FLAGS, "rdna"),
+    "gfx908": Chip("gfx908", 64, 64 * _KB, 64 * _KB, 10, 4, 256, 4, 512, CDNA_BUFFER_FLAGS, "cdna", _CDNA_FEATURES, compute_units=120),
+    "gfx90a": Chip("gfx90a", 64, 64 * _KB, 64 * _KB, 8, 4, 512, 8, 512, CDNA_BUFFER_FLAGS, "cdna", _CDNA_FEATURES, compute_units=104),
+    "gfx942": Chip("gfx942", 64, 64 * _KB, 64 * _KB, 8, 4, 512, 8, 512, CDNA_BUFFER_FLAGS, "cdna", _CDNA_FEATURES, compute_units=304),
+    "gfx950": Chip("gfx950", 64, 160 * _KB, 160 * _KB, 8, 4, 512, 8, 1280, CDNA_BUFFER_FLAGS, "cdna", _CDNA_FEATURES, compute_units=256),
+    "gfx1030": Chip("gfx1030", 32, 64 * _KB, 128 * _KB, 16, 4, 1024, 8, 512, RDNA_BUFFER_FLAGS, "rdna", compute_units=80),
+    "gfx1100": Chip("gfx1100", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, RDNA_BUFFER_FLAGS, "rdna", compute_units=96),
+    "gfx1101": Chip("gfx1101", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, RDNA_BUFFER_FLAGS, "rdna", compute_units=60),
+    "gfx1200": Chip("gfx1200", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, RDNA_BUFFER_FLAGS, "rdna", compute_units=32),
+    "gfx1201": Chip("gfx1201", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, RDNA_BUFFER_FLAGS, "rdna", compute_units=64),
 }
 
 #: ``[amdgcn-amd-amdhsa: or amdgcn-amd-amdhsa--]gfxNNN[:feature+|-]...``, matched whole.

@@ -6,14 +6,14 @@ successful compile. The key is a sha256 over
 
 * the input bytes;
 * the options that change the artefact, normalized by the caller (the chip and its target
-  features, the emit kind, the optimization level, the index width, whether a report is made);
+  features, the emit kind, the optimization level, the index width, whether a report and a launch plan are made);
 * the versions of everything that produces the artefact: pagedir's version and a hash of
   pagedir's own source files (an edited checkout never reads a stale entry), and the installed
   MLIR bindings, MLIR/LLVM tools and llvmlite (read with ``importlib.metadata``, which does
   not import them).
 
 An entry is a directory ``<cache dir>/<key[:2]>/<key>/`` holding ``artefact`` (text or bytes),
-``report.txt`` and ``report.json`` when a report was asked for, and ``meta.json`` (sizes and
+``report.txt`` and ``report.json`` when a report was asked for, ``plan.json`` when a launch plan was, and ``meta.json`` (sizes and
 sha256 of those files, the options and versions). It is written into a temporary directory
 beside it and renamed into place, so a reader sees a whole entry or none; when two processes
 store the same key, the first rename wins and the second is dropped. An entry that does not
@@ -52,6 +52,8 @@ class Entry:
     report_json: str | None = None
     #: True when read from the cache.
     hit: bool = False
+    #: The launch plan as JSON, when asked for.
+    plan_json: str | None = None
 
 
 def default_cache_dir() -> str:
@@ -129,12 +131,13 @@ class Cache:
                 raise ValueError("entry of another format or key")
             files = {name: _read_checked(entry_dir, name, info) for name, info in meta["files"].items()}
             artefact = files["artefact"] if meta["binary"] else files["artefact"].decode("utf-8")
-            table, report = files.get("report.txt"), files.get("report.json")
+            table, report, plan = files.get("report.txt"), files.get("report.json"), files.get("plan.json")
             return Entry(
                 artefact,
                 None if table is None else table.decode("utf-8"),
                 None if report is None else report.decode("utf-8"),
                 hit=True,
+                plan_json=None if plan is None else plan.decode("utf-8"),
             )
         except FileNotFoundError:
             return None
@@ -150,6 +153,8 @@ class Cache:
             files["report.txt"] = entry.report_table.encode("utf-8")
         if entry.report_json is not None:
             files["report.json"] = entry.report_json.encode("utf-8")
+        if entry.plan_json is not None:
+            files["plan.json"] = entry.plan_json.encode("utf-8")
         meta = {
             "format": FORMAT,
             "key": key,

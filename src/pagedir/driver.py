@@ -82,7 +82,7 @@ KERNEL_STAGES = (
 )
 
 #: The options that go to the kernel passes: each to every pass whose Options have a field of that name, when set.
-KERNEL_PASS_FIELDS = ("arch", "block_size", "m_per_block", "n_per_block")
+KERNEL_PASS_FIELDS = ("arch", "block_size", "m_per_block", "n_per_block", "num_splits", "compute_units")
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,10 @@ class CompileOptions:
     block_size: int = 0
     m_per_block: int = 0
     n_per_block: int = 0
+    #: KV splits (-1: the kernel's ``rock.num_splits``, else 1; 0: chosen from the compute units) and the
+    #: compute units the choice fills (0: the chip's).
+    num_splits: int = -1
+    compute_units: int = 0
     #: Width of ``index`` in the kernel: 64 or 32 (rock-backend-pipeline).
     index_bitwidth: int = 64
     #: LLVM optimization level, 0 to 3.

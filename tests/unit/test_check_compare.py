@@ -60,3 +60,11 @@ def test_the_report_says_the_absolute_tolerance_decides() -> None:
                       np.array([0.0013, 1, 1, 1], np.float16), None)
     assert f16.ok  # the same errors pass f16's tolerance of 0.02, and the report says why
     assert "max abs error 0.000299 <= abs tolerance 0.02 (max rel error 0.299, not checked)" in f16.describe()
+
+
+def test_equal_infinities_match_and_others_do_not() -> None:
+    # A log-sum-exp of -inf (a split that saw no key) on both sides is the same value, not an error of inf.
+    same = compare_f32([-np.inf, np.inf, 3, 4], [-np.inf, np.inf, 3, 4])
+    assert same.ok and same.max_abs == 0.0
+    assert not compare_f32([-np.inf, 2, 3, 4], [np.inf, 2, 3, 4]).ok
+    assert not compare_f32([-np.inf, 2, 3, 4], [-1e30, 2, 3, 4]).ok

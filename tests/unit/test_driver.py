@@ -190,7 +190,8 @@ def test_each_pass_takes_the_options_its_own_options_have() -> None:
     assert takes_arch == {"rock-attention-to-gridwise", "rock-reuse-lds", "rock-threadwise-lowering", "rock-buffer-load",
                           "rock-to-gpu"}
     assert all(given[name]["arch"] == "gfx950" for name in takes_arch)
-    assert given["rock-attention-to-gridwise"] == {"arch": "gfx950", "block_size": 0, "m_per_block": 0, "n_per_block": 16}
+    assert given["rock-attention-to-gridwise"] == {"arch": "gfx950", "block_size": 0, "m_per_block": 0, "n_per_block": 16,
+                                                   "num_splits": -1, "compute_units": 0}
     # Unset options are not given: each kernel's rock.arch decides.
     assert all(not getattr(stage.step.options, "arch", "") for stage in stages(CompileOptions(), "L0", "L6"))
 

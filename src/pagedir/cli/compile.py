@@ -1,6 +1,6 @@
 """pagedir-compile: rock or gpu-level MLIR -> LLVM dialect, LLVM IR, amdgcn assembly, ELF object or code object.
 
-    pagedir-compile IN.mlir --arch gfx942 --emit=asm -o OUT.s [--report[=FILE]] [--dump-dir DIR]
+    pagedir-compile IN.mlir --arch gfx942 --emit=asm -o OUT.s [--report[=FILE]] [--plan=FILE.json] [--dump-dir DIR]
 
 The input is lowered as far as it still needs, through the stages of
 :mod:`pagedir.driver`: kernels still holding rock ops (``func.func`` with
@@ -14,6 +14,9 @@ code generator (``pagedir.backend``).
 
 ``--report`` prints the kernel report as a table on stderr (stdout may hold the
 output); ``--report=FILE`` writes it as JSON to FILE (``-``: stdout).
+``--plan=FILE.json`` writes the launch plan (:mod:`pagedir.backend.plan`: per kernel its
+symbol, grid, block, LDS bytes, arguments and workspace; the workspace total; the order of
+launches: a split-KV kernel, then its combine kernel).
 ``--dump-dir DIR`` writes every stage as ``<name>.<NN>-<stage>.mlir|.ll|.s``.
 
 A compile is looked up in the compile cache first (:mod:`pagedir.cache`: ``--cache-dir``,
@@ -85,6 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="--report prints the kernel report as a table on stderr; --report=FILE writes it as JSON to FILE",
     )
     parser.add_argument("--report-json", dest="report_json", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--plan", metavar="FILE.json",
+        help="write the launch plan (kernels, grids, block sizes, LDS, arguments, workspace, launch order) to FILE (-: stdout)",
+    )
     parser.add_argument(
         "--dump-dir", help="write the IR after every stage into this directory (always compiles: skips the cache lookup)"
     )
@@ -181,6 +188,8 @@ def compile_file(args: argparse.Namespace) -> int:
     outputs = [(args.output, artefact)]
     if entry.report_json is not None and args.report_json:
         outputs.append((args.report_json, entry.report_json))
+    if args.plan:
+        outputs.append((args.plan, entry.plan_json))
     write_outputs(outputs)  # all or none: a report that cannot be written leaves the output file alone
     if entry.report_table is not None and args.report_table:
         sys.stderr.write(entry.report_table)
@@ -195,6 +204,7 @@ def compile_source(
     opt_level: int = 3,
     index_bitwidth: int = 64,
     report: bool = False,
+    plan: bool = False,
     cache: bool = True,
     cache_dir: str | None = None,
     name: str = "<string>",
@@ -203,13 +213,14 @@ def compile_source(
 
     Returns a :class:`pagedir.cache.Entry`: ``artefact`` (str, or bytes for obj/hsaco),
     ``report_table`` and ``report_json`` when ``report`` (and the artefact needed assembly),
+    ``plan_json`` (the launch plan, :mod:`pagedir.backend.plan`) when ``plan``,
     ``hit``. Errors raise :class:`pagedir.cli.args.UserError`; diagnostics go to stderr.
     """
     if emit not in EMIT_KINDS:
         raise UserError(f"unknown emit kind '{emit}'; expected one of {', '.join(EMIT_KINDS)}")
     args = argparse.Namespace(
         input=name, arch=arch, emit=emit, opt_level=opt_level, index_bitwidth=index_bitwidth, report_table=report,
-        report_json=None, dump_dir=None, no_cache=not cache, cache_dir=cache_dir, verbose=False,
+        report_json=None, plan="-" if plan else None, dump_dir=None, no_cache=not cache, cache_dir=cache_dir, verbose=False,
     )
     if arch is not None:
         _asked_chip(arch)
@@ -242,6 +253,7 @@ def _cache_options(args: argparse.Namespace) -> dict:
         "opt_level": args.opt_level,
         "index_bitwidth": args.index_bitwidth,
         "report": bool(args.report_table or args.report_json),
+        "plan": bool(getattr(args, "plan", None)),
         # The tools the backend would run: another mlir-translate or linker may give another artefact.
         "mlir_translate": os.environ.get("PAGEDIR_MLIR_TRANSLATE"),
     }
@@ -274,6 +286,13 @@ def _compile(args: argparse.Namespace, text: str, name: str) -> Entry:
         if not _has_gpu_kernels(module):
             _fail([Diag("error", "input has no GPU kernel: expected a func.func with rock.kernel "
                          "or a gpu.module holding a gpu.func kernel", name, 1, 1)])
+        plan_json = None
+        if args.plan:
+            if not _needs_backend_pipeline(module):
+                raise UserError("--plan needs the kernels as gpu.func (L6) or earlier; the input is already lowered past them")
+            from pagedir.backend.plan import launch_plan, to_json as plan_to_json
+
+            plan_json = plan_to_json(launch_plan(module))
         options = driver.CompileOptions(
             arch=chip.name, index_bitwidth=args.index_bitwidth, opt_level=args.opt_level, emit=args.emit, want_asm=want_asm
         )
@@ -281,8 +300,8 @@ def _compile(args: argparse.Namespace, text: str, name: str) -> Entry:
         artefact = str(module) if args.emit == "llvm-dialect" else outputs[driver.EMIT_LEVELS[args.emit]]
     if "asm" in outputs and want_asm:
         reports = kernel_reports(outputs["asm"], chip)
-        return Entry(artefact, format_table(reports), to_json(reports))
-    return Entry(artefact)
+        return Entry(artefact, format_table(reports), to_json(reports), plan_json=plan_json)
+    return Entry(artefact, plan_json=plan_json)
 
 
 def _run(module: ir.Operation, options, start: str, end: str | None, dumps: _Dumps) -> dict:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from pagedir.dialect.core import I64_ATTR, Attr
-from pagedir.dialect.ops_attention import AttentionLike
+from pagedir.dialect.ops_attention import AttentionLike, read_problem
 
 
 class GridwiseAttentionAccelOp(AttentionLike):
@@ -14,13 +16,38 @@ Same operands and semantics as `rock.attention`. A workgroup computes
 `m_per_block` query rows of one KV head's group (row r = (q head in group, query
 position), so decode packs the group's query heads into one tile and reads K/V
 once per group), iterating over KV tiles of `n_per_block` tokens.
+
+With `num_splits` = S > 1 the KV tiles of each (sequence, KV head, query block)
+are cut into S ranges of `ceil(tiles / S)` tiles, one workgroup each (`grid_size`
+counts them): each writes its partial output and log-sum-exp to a workspace, and a
+combine kernel, launched after it, merges the partials into `out`
+(rock-gridwise-attention-to-blockwise has the details).
 """
     attributes = AttentionLike.common_attributes + (
         Attr("block_size", I64_ATTR, doc="threads per workgroup"),
         Attr("grid_size", I64_ATTR, doc="workgroups"),
         Attr("m_per_block", I64_ATTR, doc="query rows per workgroup tile"),
         Attr("n_per_block", I64_ATTR, doc="KV tokens per tile"),
+        Attr("num_splits", I64_ATTR, required=False, default=1,
+             doc="KV ranges computed by separate workgroups and combined by a second kernel; 1: no split"),
     )
+
+    def verify(self, op) -> Iterator[str]:
+        """as `rock.attention`; `num_splits` at least 1 and at most the KV tiles of a sequence."""
+        shape_errors = list(super().verify(op))
+        if shape_errors:
+            yield from shape_errors
+            return
+        splits = op.num_splits
+        if splits < 1:
+            yield f"num_splits must be at least 1, got {splits}"
+            return
+        n = op.n_per_block
+        if splits > 1 and n > 0:
+            tiles = -(-read_problem(op).seq_k // n)
+            if splits > tiles:
+                yield (f"num_splits {splits} exceeds the {tiles} KV tiles of {n} tokens a sequence holds: "
+                       "a split takes at least one tile")
 
 
 OPS = (GridwiseAttentionAccelOp,)

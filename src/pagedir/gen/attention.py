@@ -35,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="score scale, a finite positive f32 value (default 1/sqrt(D))")
     parser.add_argument("--arch", default="gfx942", help="chip or target recorded as rock.arch (a known chip)")
     parser.add_argument("--name", default="paged_attention", help="function name ([A-Za-z_][A-Za-z0-9_$.]*)")
+    parser.add_argument("--num-splits", type=int, default=None, metavar="N",
+                        help="split-KV: record rock.num_splits = N on the kernel (0: chosen from the chip's compute "
+                             "units; default: no split)")
 
 
 #: --scale is an f32 attribute: a positive normal f32 value.
@@ -66,6 +69,8 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError(f"--seq-len-q {args.seq_len_q} exceeds --seq-len-k {args.seq_len_k}")
     checks.symbol(args.name)
     checks.chip(args.arch)
+    if args.num_splits is not None and args.num_splits < 0:
+        raise UserError(f"--num-splits must be 0 (choose) or positive, got {args.num_splits}")
     b, hq, hkv, sq, sk, d = args.batch, args.num_heads_q, args.num_heads_kv, args.seq_len_q, args.seq_len_k, args.head_dim
     checks.tensor_fits("q and out", [b, hq, sq, d], args.dtype)
     if args.dense:
@@ -110,7 +115,8 @@ def function_text(args: argparse.Namespace) -> str:
             f'  %k = "rock.deref"(%k_table) : ({table_type}) -> {kv_type}\n'
             f'  %v = "rock.deref"(%v_table) : ({table_type}) -> {kv_type}\n'
         )
-    return f"""func.func @{args.name}({params}) attributes {{rock.kernel, rock.arch = "{args.arch}"}} {{
+    splits = f", rock.num_splits = {args.num_splits}" if args.num_splits is not None else ""
+    return f"""func.func @{args.name}({params}) attributes {{rock.kernel, rock.arch = "{args.arch}"{splits}}} {{
 {derefs}  "rock.attention"(%q, %k, %v{lens_operand}, %out) {{num_heads_q = {hq}, num_heads_kv = {hkv},
       causal = {str(args.causal).lower()}{scale}, operandSegmentSizes = array<i32: {segments}>}}
     : ({q_type}, {kv_type}, {kv_type}{lens_type}, {q_type}) -> ()

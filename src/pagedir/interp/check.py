@@ -160,10 +160,12 @@ def compare(index: int, type_: ir.Type, expected: np.ndarray, got: np.ndarray, t
     e = expected.astype(np.float64)
     g = got.astype(np.float64)
     both_nan = np.isnan(e) & np.isnan(g) & untouched_nan(initial, got.shape)
-    error = np.where(both_nan, 0.0, np.abs(e - g))
-    error = np.where(np.isnan(error), np.inf, error)
-    relative = error / np.maximum(np.abs(e), 1e-6)
-    relative = np.where(both_nan, 0.0, relative)
+    same = both_nan | (e == g)  # equal infinities too: inf - inf is NaN, not an error
+    with np.errstate(invalid="ignore"):  # inf - inf and inf / inf are NaN, turned into inf below
+        error = np.where(same, 0.0, np.abs(e - g))
+        error = np.where(np.isnan(error), np.inf, error)
+        relative = error / np.maximum(np.abs(e), 1e-6)
+    relative = np.where(same, 0.0, relative)
     bad = error > limit
     comparison = Comparison(index, str(type_), float(error.max(initial=0.0)), float(relative.max(initial=0.0)), limit,
                             int(bad.sum()))

@@ -223,11 +223,44 @@ def attribution_setup(func: ir.Operation, first_attribution: int) -> Any:
     return setup
 
 
+def combine_kernel(func: ir.Operation) -> ir.Operation | None:
+    """The kernel ``rock.combine`` names (launched after ``func`` on the same arguments), if any."""
+    if "rock.combine" not in func.attributes:
+        return None
+    name = ir.StringAttr(func.attributes["rock.combine"]).value
+    root = func
+    while root.parent is not None:
+        root = root.parent
+    for candidate in functions(root):
+        if symbol_name(candidate) == name and len(candidate.regions[0].blocks) > 0:
+            return candidate
+    raise InterpError(f"@{symbol_name(func)} has rock.combine = \"{name}\" but the module has no @{name}", func.location)
+
+
+def launch_plan(func: ir.Operation) -> list[ir.Operation]:
+    """The kernels one call of ``func`` launches, in order: ``func``, then its combine kernel (split-KV)."""
+    combine = combine_kernel(func)
+    return [func] if combine is None else [func, combine]
+
+
+def workspace_given(func: ir.Operation, args: list) -> list:
+    """``args`` with the workspace of a split kernel appended when the caller left it out: filled with
+    NaN, since a runtime hands over memory in any state and the kernels must write what they read."""
+    if "rock.workspace_bytes" not in func.attributes or len(args) != argument_count(func) - 1:
+        return args
+    type_ = list(func.regions[0].blocks[0].arguments)[argument_count(func) - 1].type
+    return args + [np.full(tuple(ir.MemRefType(type_).shape), np.nan, dtype=np.float32)]
+
+
 def run_function(func: ir.Operation, args: list, *, device: Device | None = None, grid: Any = None,
                  program: Program | None = None) -> tuple[list[np.ndarray], Program]:
+    """Run ``func`` (and the kernels its launch plan adds) on ``args``; returns the contents of the
+    arguments given (a workspace the caller left out is not returned) and the program of ``func``."""
     device = device if device is not None else Device()
     count = argument_count(func)
     block_args = list(func.regions[0].blocks[0].arguments)[:count]
+    given = len(args)
+    args = workspace_given(func, list(args))
     if len(args) != count:
         raise InterpError(f"@{symbol_name(func)} takes {count} arguments, got {len(args)}", func.location)
     check_arguments(func)
@@ -235,7 +268,10 @@ def run_function(func: ir.Operation, args: list, *, device: Device | None = None
     program = program or Program(func)
     groups, block = launch_size(func, grid)
     program.execute([b.value for b in bound], device, groups, block, attribution_setup(func, count))
-    return [b.readback() for b in bound], program
+    for kernel in launch_plan(func)[1:]:
+        groups, block = launch_size(kernel)
+        Program(kernel).execute([b.value for b in bound], device, groups, block, attribution_setup(kernel, count))
+    return [b.readback() for b in bound[:given]], program
 
 
 def run(module: Any, entry: str, args: list, *, device: Device | None = None, grid: Any = None) -> list[np.ndarray]:

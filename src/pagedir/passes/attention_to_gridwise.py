@@ -13,7 +13,18 @@ The work decomposition (what the blockwise pass implements):
   read from the pages once per group (vLLM's ROCm decode kernel packs heads the
   same way). A tile holds the whole group for ``m_per_block / G`` query positions.
 * The workgroup walks the sequence in KV tiles of ``n_per_block`` tokens.
-* Grid: ``B * Hkv * ceil(Sq / (m_per_block / G))`` workgroups.
+* Grid: ``B * Hkv * ceil(Sq / (m_per_block / G))`` workgroups, times ``num_splits``.
+
+Split-KV (flash decoding): with few sequences and KV heads the grid above leaves
+most compute units idle (batch 1, one KV head: one workgroup). ``num_splits`` = S
+cuts each workgroup's KV tiles into S ranges computed by S workgroups and merged
+by a combine kernel (rock-gridwise-attention-to-blockwise). S comes from the
+``num-splits`` option, else the kernel's ``rock.num_splits`` attribute, else 1
+(today's kernel, nothing recorded). A count of 0 asks for the automatic choice:
+no split when the grid already has a workgroup per compute unit
+(``pagedir.arch.Chip.compute_units``, or the ``compute-units`` option); otherwise
+enough splits to reach one workgroup per compute unit, at most one per KV tile,
+then as few as give the same tiles per split (no split left empty by rounding).
 
 Default tuning (overridable with ``block-size``, ``m-per-block``,
 ``n-per-block``, like rocMLIR's perf_config): decode packs the group and nothing
@@ -41,7 +52,7 @@ from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import VECTOR_BITS, AttentionProblem, read_problem
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.base import Pass, kernel_functions
-from pagedir.passes.ir_utils import find_ops
+from pagedir.passes.ir_utils import find_ops, pow2_ceil
 
 MAX_HEAD_DIM = 256
 #: Query rows a prefill tile aims for; decode packs the whole group instead. 16 rows keep an f16
@@ -61,9 +72,15 @@ class AttentionToGridwiseOptions:
     m_per_block: int = 0
     #: KV tokens per tile; 0 chooses.
     n_per_block: int = 0
+    #: KV splits: -1 takes the kernel's ``rock.num_splits`` (else 1), 0 chooses from the compute units.
+    num_splits: int = -1
+    #: Compute units to fill when choosing the splits; 0 means the chip's.
+    compute_units: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("block_size", "m_per_block", "n_per_block"):
+        if self.num_splits < -1:
+            raise ValueError(f"num-splits must be positive, 0 (choose) or -1 (the kernel's), got {self.num_splits}")
+        for name in ("block_size", "m_per_block", "n_per_block", "compute_units"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name.replace('_', '-')} must be positive or 0 (choose), got {getattr(self, name)}")
         if self.arch:
@@ -76,6 +93,7 @@ class Tiling:
     m_per_block: int
     n_per_block: int
     grid_size: int
+    num_splits: int = 1
 
 
 class AttentionToGridwisePass(Pass):
@@ -104,6 +122,14 @@ def lower_attention(op, func: ir.Operation, chip: Chip, options: AttentionToGrid
         errors.extend(check_tiling(problem, tiling))
     if not errors:
         errors.extend(check_lds(problem, tiling, chip))
+    if not errors:
+        splits = requested_splits(func, options)
+        if splits is None:
+            errors.append(f"has rock.num_splits = {func.attributes['rock.num_splits']} on its kernel: expected a "
+                          "non-negative integer (0: chosen from the compute units)")
+        else:
+            tiling = split_tiling(problem, tiling, splits, options.compute_units or chip.compute_units)
+            errors.extend(check_splits(problem, tiling))
     if errors:
         for message in errors:
             op.location.emit_error(f"'rock.attention' op {message}")
@@ -114,6 +140,7 @@ def lower_attention(op, func: ir.Operation, chip: Chip, options: AttentionToGrid
             num_heads_q=op.num_heads_q, num_heads_kv=op.num_heads_kv, causal=op.causal, scale=op.scale,
             block_size=tiling.block_size, grid_size=tiling.grid_size,
             m_per_block=tiling.m_per_block, n_per_block=tiling.n_per_block,
+            num_splits=tiling.num_splits if tiling.num_splits != 1 else None,
         )
     i64 = ir.IntegerType.get_signless(64)
     func.attributes["rock.block_size"] = ir.IntegerAttr.get(i64, tiling.block_size)
@@ -148,6 +175,35 @@ def choose_tiling(p: AttentionProblem, options: AttentionToGridwiseOptions) -> T
     positions = m // group if m % group == 0 else 1
     grid = p.batch * p.heads_kv * math.ceil(p.seq_q / positions)
     return Tiling(block, m, n, grid)
+
+
+def requested_splits(func: ir.Operation, options: AttentionToGridwiseOptions) -> int | None:
+    """The split count asked for (0: choose); None when ``rock.num_splits`` is not a count."""
+    if options.num_splits >= 0:
+        return options.num_splits
+    if "rock.num_splits" not in func.attributes:
+        return 1
+    attr = func.attributes["rock.num_splits"]
+    if not isinstance(attr, ir.IntegerAttr) or attr.value < 0:
+        return None
+    return attr.value
+
+
+def split_tiling(p: AttentionProblem, t: Tiling, splits: int, compute_units: int) -> Tiling:
+    """``t`` with ``splits`` KV splits (0: chosen to fill ``compute_units``), the grid multiplied."""
+    tiles = math.ceil(p.seq_k / t.n_per_block)
+    if splits == 0:
+        wanted = math.ceil(compute_units / t.grid_size) if t.grid_size < compute_units else 1
+        splits = max(1, min(wanted, tiles))
+        splits = math.ceil(tiles / math.ceil(tiles / splits))  # as few splits as give the same tiles per split
+    return Tiling(t.block_size, t.m_per_block, t.n_per_block, t.grid_size * splits, splits)
+
+
+def check_splits(p: AttentionProblem, t: Tiling):
+    tiles = math.ceil(p.seq_k / t.n_per_block)
+    if t.num_splits > tiles:
+        yield (f"num_splits {t.num_splits} exceeds the {tiles} KV tiles of {t.n_per_block} tokens a sequence of "
+               f"{p.seq_k} holds: a split takes at least one tile")
 
 
 def check_tiling(p: AttentionProblem, t: Tiling):
@@ -190,6 +246,3 @@ def check_lds(p: AttentionProblem, t: Tiling, chip):
         yield (f"requires too much LDS memory: {peak} bytes live at once (hardware max for {chip.name} is "
                f"{chip.lds_per_workgroup} bytes; {parts}); lower m_per_block or n_per_block")
 
-
-def pow2_ceil(x: int) -> int:
-    return 1 << max(0, (x - 1).bit_length())

@@ -19,6 +19,29 @@ for t in [0, num_tiles):                       iter_args: per output chunk acc, 
 out[b, h * G + g, qt * Sq_t + i, d0..] = acc / l   (0 when l == 0: a fully masked row)
 ```
 
+Split-KV (``num_splits`` = S > 1). Workgroup ``w`` is split ``s = w mod S`` of
+the workgroup ``w floordiv S`` above; it visits tiles ``[s * T, min((s + 1) * T,
+num_tiles))`` with ``T = ceil(KV tiles / S)``, so a split wholly past seq_len (or,
+causal, past the block's last visible key) runs no iteration and loads nothing.
+Instead of ``out`` it writes, for each of its rows ``r`` (row of the whole output,
+``(b * Hq + q head) * Sq + position``, ``R`` rows in all), the normalized partial
+output ``acc / l`` (0 when the split saw no key) and its base-2 log-sum-exp
+``m + log2(l)`` (``-inf`` when it saw none) to an f32 workspace appended to the
+kernel's arguments (``memref<S * R * (D + 1) x f32>``: partials at ``(s * R + r) *
+D``, then the LSEs at ``S * R * D + s * R + r``). Every split writes every one of
+its rows, so the combine reads nothing the splits left unwritten.
+
+A second kernel, ``@<kernel>_combine`` (same arguments; ``rock.combine`` on the
+first names it, ``rock.workspace_bytes`` states the workspace), merges them: per
+row ``M = max_s lse_s``, ``w_s = exp2(lse_s - M)``, ``out = sum_s w_s o_s / sum_s
+w_s`` with splits of ``-inf`` skipped (a select, not a weight of 0) and a row no
+split saw giving 0 (a NaN, from a NaN key some row sees, reaches that row as it would
+in one kernel). The combine is a kernel of its own, launched after the splits,
+rather than done by the last split through an atomic counter: it needs no counter
+to zero before each launch, no atomics or memory fences between workgroups, and it
+sums the splits in a fixed order (the same bits on every run); its cost is one more
+launch and a read of the partials, ``S * R * (D + 1) * 4`` bytes.
+
 Masked keys never contribute, whatever their slots hold (a stale cache slot may
 hold NaN or Inf, and ``0 * NaN`` is NaN): keys past seq_len are not read at all,
 since the tile loads carry ``valid = seq_len - key - 1 >= 0`` (the rest of the last
@@ -54,13 +77,14 @@ from dataclasses import dataclass
 
 import mlir.ir as ir
 from mlir.dialects import affine, arith, memref, scf, vector
+from mlir.dialects import func as func_dialect
 from mlir.dialects import math as mlir_math
 
 from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import AttentionProblem, is_deref, read_problem
 from pagedir.dialect.types import element_bytes, lds_bytes_type
 from pagedir.passes.base import Pass, kernel_functions
-from pagedir.passes.ir_utils import find_ops, index_const
+from pagedir.passes.ir_utils import find_ops, index_const, pow2_ceil
 
 LOG2_E = 1.4426950408889634
 #: Output columns a thread accumulates per chunk, at most (f32 registers).
@@ -77,7 +101,7 @@ class GridwiseAttentionToBlockwisePass(Pass):
         ok = True
         for func in kernel_functions(module):
             for op in find_ops(func, "rock.gridwise_attention_accel"):
-                ok = lower_gridwise(op.opview) and ok
+                ok = lower_gridwise(op.opview, func) and ok
         return ok
 
 
@@ -91,6 +115,19 @@ class Plan:
     n: int  # KV tokens per tile
     causal: bool
     scale: float  # includes log2(e)
+    splits: int = 1
+
+    @property
+    def tiles_per_split(self) -> int:
+        return math.ceil(self.kv_tiles / self.splits)
+
+    @property
+    def rows(self) -> int:  # R: rows of the whole output (b, q head, position)
+        return self.p.batch * self.p.heads_q * self.p.seq_q
+
+    @property
+    def workspace_elements(self) -> int:  # partial outputs, then the LSEs
+        return self.splits * self.rows * (self.p.head_dim + 1)
 
     @property
     def positions(self) -> int:  # query positions per tile (Sq_t)
@@ -116,7 +153,7 @@ class Plan:
         return self.m * self.p.head_dim // self.chunk
 
 
-def lower_gridwise(op) -> bool:
+def lower_gridwise(op, func: ir.Operation) -> bool:
     p = read_problem(op)
     m, n, block = op.m_per_block, op.n_per_block, op.block_size
     if m % p.group or m <= 0 or n <= 0 or block <= 0:
@@ -126,11 +163,33 @@ def lower_gridwise(op) -> bool:
         )
         return False
     scale = op.scale if op.scale is not None else 1.0 / math.sqrt(p.head_dim)
-    plan = Plan(p, block, m, n, op.causal, scale * LOG2_E)
+    plan = Plan(p, block, m, n, op.causal, scale * LOG2_E, op.num_splits)
+    workspace = add_workspace_argument(func, plan, op.location) if plan.splits > 1 else None
     with op.location, ir.InsertionPoint(op):
-        Builder(plan, op).build()
+        Builder(plan, op, workspace).build()
+    if workspace is not None:
+        build_combine_kernel(func, plan, op.out.type, op.location)
     op.operation.erase()
     return True
+
+
+def add_workspace_argument(func: ir.Operation, plan: Plan, location: ir.Location) -> ir.Value:
+    """Append the split kernel's f32 workspace to ``func``'s arguments and state its size."""
+    workspace_type = ir.MemRefType.get([plan.workspace_elements], ir.F32Type.get())
+    workspace = func.regions[0].blocks[0].add_argument(workspace_type, location)
+    function_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    func.attributes["function_type"] = ir.TypeAttr.get(
+        ir.FunctionType.get(list(function_type.inputs) + [workspace_type], list(function_type.results)))
+    if "arg_attrs" in func.attributes:  # one dictionary per argument: the workspace gets an empty one
+        func.attributes["arg_attrs"] = ir.ArrayAttr.get(list(ir.ArrayAttr(func.attributes["arg_attrs"])) + [ir.DictAttr.get({})])
+    i64 = ir.IntegerType.get_signless(64)
+    func.attributes["rock.workspace_bytes"] = ir.IntegerAttr.get(i64, plan.workspace_elements * 4)
+    func.attributes["rock.combine"] = ir.StringAttr.get(combine_name(func))
+    return workspace
+
+
+def combine_name(func: ir.Operation) -> str:
+    return ir.StringAttr(func.attributes["sym_name"]).value + "_combine"
 
 
 # ----------------------------------------------------------------------------
@@ -159,6 +218,12 @@ def to_f32(value: ir.Value) -> ir.Value:
     return arith.extf(ir.VectorType.get([width], ir.F32Type.get()), value)
 
 
+def divided(acc: ir.Value, total: ir.Value, has_keys: ir.Value) -> ir.Value:
+    """``acc / total`` (a vector by a scalar, through one reciprocal), 0 where ``has_keys`` is false."""
+    inverse = arith.select(has_keys, arith.divf(f32_const(1.0), total), f32_const(0.0))
+    return arith.mulf(acc, splat(inverse, ir.VectorType(acc.type).shape[0]))
+
+
 def lds_view(shape: list[int], element: ir.Type) -> ir.Value:
     """An i8 LDS ``rock.alloc`` viewed as ``memref<shape x element>``."""
     size = math.prod(shape) * element_bytes(element)
@@ -177,9 +242,10 @@ def reinterpret(view: ir.Value, shape: list[int]) -> ir.Value:
 class Builder:
     """Emits the blockwise kernel for one gridwise op at the current insertion point."""
 
-    def __init__(self, plan: Plan, op):
+    def __init__(self, plan: Plan, op, workspace: ir.Value | None = None):
         self.plan = plan
         self.op = op
+        self.workspace = workspace
         self.f32 = ir.F32Type.get()
         self.index = ir.IndexType.get()
 
@@ -194,15 +260,21 @@ class Builder:
         self.v_tile = lds_view([plan.n, p.head_dim], p.element)
         self.scores = lds_view([plan.m, plan.n], self.f32)
         self.seq_len = self.sequence_length()
-        num_tiles = self.tiles_to_visit()
-        final = self.kv_loop(num_tiles)
-        self.store_output(final)
+        first, end = self.split_range(self.tiles_to_visit())
+        final = self.kv_loop(first, end)
+        if self.workspace is None:
+            self.store_output(final)
+        else:
+            self.store_partials(final)
 
     # --- where this workgroup is -------------------------------------------------
 
     def workgroup_coordinates(self) -> tuple[ir.Value, ir.Value, ir.Value]:
         plan, p = self.plan, self.plan.p
         wg = rock.workgroup_id(self.index)
+        if plan.splits > 1:
+            self.split = apply(lambda w: w % plan.splits, wg)
+            wg = apply(lambda w: ir.AffineExpr.get_floor_div(w, plan.splits), wg)
         per_batch = p.heads_kv * plan.query_blocks
         b = apply(lambda w: ir.AffineExpr.get_floor_div(w, per_batch), wg)
         h = apply(lambda w: ir.AffineExpr.get_floor_div(w, plan.query_blocks) % p.heads_kv, wg)
@@ -229,6 +301,16 @@ class Builder:
             visible = arith.select(enough, arith.subi(seen, index_const(p.seq_q)), index_const(0))
             limit = arith.minui(limit, visible)
         return apply(lambda keys: ir.AffineExpr.get_ceil_div(keys, plan.n), limit)
+
+    def split_range(self, num_tiles: ir.Value) -> tuple[ir.Value | None, ir.Value]:
+        """The tiles this workgroup visits: all of them (first None: from 0), or its split's share
+        (empty for a split past the last tile)."""
+        plan = self.plan
+        if plan.splits == 1:
+            return None, num_tiles
+        first = apply(lambda s: s * plan.tiles_per_split, self.split)
+        end = arith.minui(apply(lambda s: (s + 1) * plan.tiles_per_split, self.split), num_tiles)
+        return first, end
 
     # --- tile loads ------------------------------------------------------------------
 
@@ -264,13 +346,13 @@ class Builder:
 
     # --- the KV loop ----------------------------------------------------------------
 
-    def kv_loop(self, num_tiles: ir.Value) -> list[ir.Value]:
+    def kv_loop(self, first: ir.Value | None, end: ir.Value) -> list[ir.Value]:
         plan = self.plan
         per_thread = math.ceil(plan.chunks / plan.block)
         init = []
         for _ in range(per_thread):
             init += [splat(f32_const(0.0), plan.chunk), f32_const(-math.inf), f32_const(0.0)]
-        loop = scf.ForOp(index_const(0), num_tiles, index_const(1), init)
+        loop = scf.ForOp(index_const(0) if first is None else first, end, index_const(1), init)
         with ir.InsertionPoint(loop.body):
             t = loop.induction_variable
             carried = list(loop.inner_iter_args)
@@ -388,16 +470,120 @@ class Builder:
             acc, _, total = final[3 * k : 3 * k + 3]
             chunk, past_end, row, col = self.chunk_position(k)
             has_keys = arith.cmpf(arith.CmpFPredicate.OGT, total, f32_const(0.0))
-            inverse = arith.select(has_keys, arith.divf(f32_const(1.0), total), f32_const(0.0))
-            result = arith.mulf(acc, splat(inverse, plan.chunk))
+            result = divided(acc, total, has_keys)
             if not isinstance(p.element, ir.F32Type):
                 result = arith.truncf(ir.VectorType.get([plan.chunk], p.element), result)
-            head = apply(lambda h, r: h * p.group + ir.AffineExpr.get_floor_div(r, plan.positions), self.h, row)
-            position = apply(lambda qt, r: qt * plan.positions + r % plan.positions, self.qt, row)
-            stored = arith.cmpi(arith.CmpIPredicate.ult, position, index_const(p.seq_q))
-            if past_end:
-                stored = arith.andi(stored, arith.cmpi(arith.CmpIPredicate.ult, chunk, index_const(plan.chunks)))
+            head, position, stored = self.output_position(row, chunk, past_end)
             if_op = scf.IfOp(stored)
             with ir.InsertionPoint(if_op.then_block):
                 vector.store(result, out, [self.b, head, position, col])
                 scf.YieldOp([])
+
+    def output_position(self, row: ir.Value, chunk: ir.Value, past_end: bool) -> tuple[ir.Value, ir.Value, ir.Value]:
+        """(q head, query position, whether to store) of a tile row: rows past Sq and chunks past the
+        end are not stored."""
+        plan, p = self.plan, self.plan.p
+        head = apply(lambda h, r: h * p.group + ir.AffineExpr.get_floor_div(r, plan.positions), self.h, row)
+        position = apply(lambda qt, r: qt * plan.positions + r % plan.positions, self.qt, row)
+        stored = arith.cmpi(arith.CmpIPredicate.ult, position, index_const(p.seq_q))
+        if past_end:
+            stored = arith.andi(stored, arith.cmpi(arith.CmpIPredicate.ult, chunk, index_const(plan.chunks)))
+        return head, position, stored
+
+    def store_partials(self, final: list[ir.Value]) -> None:
+        """Split-KV epilogue: the split's normalized partial output and base-2 log-sum-exp of each
+        of its rows, to the workspace (0 and -inf for a row that saw no key)."""
+        plan, p = self.plan, self.plan.p
+        d, lse_base = p.head_dim, plan.splits * plan.rows * p.head_dim
+        for k in range(len(final) // 3):
+            acc, running_max, total = final[3 * k : 3 * k + 3]
+            chunk, past_end, row, col = self.chunk_position(k)
+            # Unordered: a sum of NaN (the split saw a NaN key) gives a NaN LSE, which the combine
+            # passes on to the row, as one kernel would; only a sum of 0 means no key.
+            has_keys = arith.cmpf(arith.CmpFPredicate.UNE, total, f32_const(0.0))
+            partial = divided(acc, total, has_keys)
+            lse = arith.select(has_keys, arith.addf(running_max, mlir_math.log2(total)), f32_const(-math.inf))
+            head, position, stored = self.output_position(row, chunk, past_end)
+            split_row = apply(lambda s, b, h, i: ((s * p.batch + b) * p.heads_q + h) * p.seq_q + i,
+                              self.split, self.b, head, position)
+            if_op = scf.IfOp(stored)
+            with ir.InsertionPoint(if_op.then_block):
+                vector.store(partial, self.workspace, [apply(lambda r, c: r * d + c, split_row, col)])
+                first_chunk = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, col, index_const(0)))
+                with ir.InsertionPoint(first_chunk.then_block):  # one thread per row writes its LSE
+                    memref.store(lse, self.workspace, [apply(lambda r: lse_base + r, split_row)])
+                    scf.YieldOp([])
+                scf.YieldOp([])
+
+
+# ----------------------------------------------------------------------------
+# The combine kernel
+
+#: f32 output columns a thread of the combine kernel merges (one 128-bit load per split).
+COMBINE_CHUNK = 4
+
+
+def build_combine_kernel(split_func: ir.Operation, plan: Plan, out_type: ir.MemRefType, location: ir.Location) -> None:
+    """``@<kernel>_combine``, right after the split kernel, with its arguments: thread ``i`` merges
+    columns ``[c, c + COMBINE_CHUNK)`` of one output row over the splits (module docstring)."""
+    p = plan.p
+    per_row = p.head_dim // COMBINE_CHUNK
+    items = plan.rows * per_row
+    block = min(256, max(64, pow2_ceil(items)))
+    grid = math.ceil(items / block)
+    function_type = ir.FunctionType(ir.TypeAttr(split_func.attributes["function_type"]).value)
+    i64 = ir.IntegerType.get_signless(64)
+    with location, ir.InsertionPoint.after(split_func):
+        combine = func_dialect.FuncOp(combine_name(split_func), function_type)
+    combine.attributes["rock.kernel"] = ir.UnitAttr.get()
+    for name in ("rock.arch", "arg_attrs"):
+        if name in split_func.attributes:
+            combine.attributes[name] = split_func.attributes[name]
+    combine.attributes["rock.block_size"] = ir.IntegerAttr.get(i64, block)
+    combine.attributes["rock.grid_size"] = ir.IntegerAttr.get(i64, grid)
+    entry = combine.add_entry_block()
+    args = list(entry.arguments)
+    out, workspace = args[-2], args[-1]
+    f32 = ir.F32Type.get()
+    index = ir.IndexType.get()
+    chunk_type = ir.VectorType.get([COMBINE_CHUNK], f32)
+    lse_base = plan.splits * plan.rows * p.head_dim
+    with location, ir.InsertionPoint(entry):
+        wg, tid = rock.workgroup_id(index), rock.workitem_id(index)
+        item = apply(lambda w, t: w * block + t, wg, tid)
+        inside = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, item, index_const(items)))
+        with ir.InsertionPoint(inside.then_block):
+            row = apply(lambda i: ir.AffineExpr.get_floor_div(i, per_row), item)
+            col = apply(lambda i: (i % per_row) * COMBINE_CHUNK, item)
+            # M = max_s lse_s (-inf when no split saw a key)
+            loop = scf.ForOp(index_const(0), index_const(plan.splits), index_const(1), [f32_const(-math.inf)])
+            with ir.InsertionPoint(loop.body):
+                lse = memref.load(workspace, [apply(lambda s, r: lse_base + s * plan.rows + r, loop.induction_variable, row)])
+                scf.YieldOp([arith.maxnumf(loop.inner_iter_args[0], lse)])
+            lse_max = loop.results[0]
+            nothing_seen = arith.cmpf(arith.CmpFPredicate.OEQ, lse_max, f32_const(-math.inf))
+            safe_max = arith.select(nothing_seen, f32_const(0.0), lse_max)
+            loop = scf.ForOp(index_const(0), index_const(plan.splits), index_const(1),
+                             [splat(f32_const(0.0), COMBINE_CHUNK), f32_const(0.0)])
+            with ir.InsertionPoint(loop.body):
+                s = loop.induction_variable
+                acc, weights = loop.inner_iter_args
+                lse = memref.load(workspace, [apply(lambda s, r: lse_base + s * plan.rows + r, s, row)])
+                # NaN (a split that saw a NaN key) counts as seen: it reaches the row, as in one kernel.
+                seen = arith.cmpf(arith.CmpFPredicate.UNE, lse, f32_const(-math.inf))
+                weight = mlir_math.exp2(arith.subf(lse, safe_max))
+                partial = vector.load(chunk_type, workspace, [apply(lambda s, r, c: (s * plan.rows + r) * p.head_dim + c, s, row, col)])
+                # A split that saw no key is skipped, not weighted by 0: its partial is never needed.
+                scf.YieldOp([arith.select(seen, vector.fma(splat(weight, COMBINE_CHUNK), partial, acc), acc),
+                             arith.select(seen, arith.addf(weights, weight), weights)])
+            acc, weights = loop.results
+            result = divided(acc, weights, arith.cmpf(arith.CmpFPredicate.OGT, weights, f32_const(0.0)))
+            if not isinstance(p.element, ir.F32Type):
+                result = arith.truncf(ir.VectorType.get([COMBINE_CHUNK], p.element), result)
+            b = apply(lambda r: ir.AffineExpr.get_floor_div(r, p.heads_q * p.seq_q), row)
+            head = apply(lambda r: ir.AffineExpr.get_floor_div(r, p.seq_q) % p.heads_q, row)
+            position = apply(lambda r: r % p.seq_q, row)
+            vector.store(result, out, [b, head, position, col])
+            scf.YieldOp([])
+        func_dialect.ReturnOp([])
+

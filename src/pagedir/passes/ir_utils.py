@@ -39,6 +39,11 @@ def find_ops(root: ir.Operation, *names: str) -> list[ir.Operation]:
 # Building index values (at the current insertion point and location).
 
 
+def pow2_ceil(x: int) -> int:
+    """The least power of two >= ``x`` (1 for ``x <= 1``)."""
+    return 1 << max(0, (x - 1).bit_length())
+
+
 def index_const(value: int) -> ir.Value:
     """``arith.constant value : index``."""
     return arith.constant(ir.IndexType.get(), value)

@@ -53,3 +53,24 @@ func.func @no_chip(%q: memref<1x1x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memr
     : (memref<1x1x1x64xf16>, memref<1x1x16x64xf16>, memref<1x1x16x64xf16>, memref<1x1x1x64xf16>) -> ()
   return
 }
+
+// -----
+
+// A split takes at least one KV tile: 40 keys fit in one tile of 64.
+func.func @more_splits_than_tiles(%q: memref<1x1x1x64xf16>, %k: memref<1x1x40x64xf16>, %v: memref<1x1x40x64xf16>,
+                                  %out: memref<1x1x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.num_splits = 3} {
+  // expected-error @+1 {{'rock.attention' op num_splits 3 exceeds the 1 KV tiles of 64 tokens a sequence of 40 holds: a split takes at least one tile}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x1x1x64xf16>, memref<1x1x40x64xf16>, memref<1x1x40x64xf16>, memref<1x1x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @negative_splits(%q: memref<1x1x1x64xf16>, %k: memref<1x1x40x64xf16>, %v: memref<1x1x40x64xf16>,
+                           %out: memref<1x1x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.num_splits = -2} {
+  // expected-error @+1 {{'rock.attention' op has rock.num_splits = -2 : i64 on its kernel: expected a non-negative integer (0: chosen from the compute units)}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x1x1x64xf16>, memref<1x1x40x64xf16>, memref<1x1x40x64xf16>, memref<1x1x1x64xf16>) -> ()
+  return
+}

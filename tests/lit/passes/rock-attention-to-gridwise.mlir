@@ -1,5 +1,6 @@
 // RUN: pagedir-opt %s --split-input-file --rock-attention-to-gridwise | FileCheck %s
 // RUN: pagedir-opt %s --split-input-file --rock-attention-to-gridwise='block-size=128 n-per-block=16' | FileCheck %s --check-prefix=OPTS
+// RUN: pagedir-opt %s --split-input-file --rock-attention-to-gridwise='n-per-block=16 num-splits=2' | FileCheck %s --check-prefix=SPLIT2
 
 // Decode with GQA 4: one workgroup per (sequence, KV head) holds the 4 query
 // heads of the group (m_per_block = 4), grid = B * Hkv; the kernel function
@@ -21,6 +22,12 @@
 // OPTS-SAME: rock.block_size = 128 : i64
 // OPTS: "rock.gridwise_attention_accel"
 // OPTS-SAME: n_per_block = 16 : i64
+// num-splits=2: two workgroups per (sequence, KV head), recorded on the op and in the grid.
+// SPLIT2-LABEL: func.func @decode_gqa
+// SPLIT2-SAME: rock.grid_size = 8 : i64
+// SPLIT2: "rock.gridwise_attention_accel"
+// SPLIT2-SAME: grid_size = 8 : i64
+// SPLIT2-SAME: num_splits = 2 : i64
 func.func @decode_gqa(%q: memref<2x8x1x128xf16>, %k_table: memref<2x8x1xi64>, %v_table: memref<2x8x1xi64>,
                       %seq_lens: memref<2xi32>, %out: memref<2x8x1x128xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
   %k = "rock.deref"(%k_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
@@ -71,5 +78,43 @@ func.func @not_a_kernel(%q: memref<1x1x1x64xf16>, %k: memref<1x1x40x64xf16>, %v:
                         %out: memref<1x1x1x64xf16>) {
   "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
     : (memref<1x1x1x64xf16>, memref<1x1x40x64xf16>, memref<1x1x40x64xf16>, memref<1x1x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// Split-KV asked for by the kernel: rock.num_splits = 3 cuts the 4 KV tiles of 32 tokens into 3
+// workgroups per (sequence, KV head): grid 1 * 1 * 3.
+
+// CHECK-LABEL: func.func @split_by_attribute
+// CHECK-SAME: rock.grid_size = 3 : i64
+// CHECK: "rock.gridwise_attention_accel"
+// CHECK-SAME: grid_size = 3 : i64
+// CHECK-SAME: num_splits = 3 : i64
+// The option wins over the attribute.
+// SPLIT2-LABEL: func.func @split_by_attribute
+// SPLIT2: num_splits = 2 : i64
+func.func @split_by_attribute(%q: memref<1x4x1x64xf16>, %k: memref<1x1x128x64xf16>, %v: memref<1x1x128x64xf16>,
+                              %out: memref<1x4x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.num_splits = 3} {
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x4x1x64xf16>, memref<1x1x128x64xf16>, memref<1x1x128x64xf16>, memref<1x4x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// rock.num_splits = 0 chooses: batch 1 with one KV head is one workgroup, gfx942 has 304
+// compute units and 8192 tokens make 256 tiles of 32: one split per tile, 256 workgroups.
+
+// CHECK-LABEL: func.func @split_chosen
+// CHECK-SAME: rock.grid_size = 256 : i64
+// CHECK: "rock.gridwise_attention_accel"
+// CHECK-SAME: num_splits = 256 : i64
+func.func @split_chosen(%q: memref<1x8x1x128xf16>, %k_table: memref<1x512x1xi64>, %v_table: memref<1x512x1xi64>,
+                        %seq_lens: memref<1xi32>, %out: memref<1x8x1x128xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.num_splits = 0} {
+  %k = "rock.deref"(%k_table) : (memref<1x512x1xi64>) -> memref<1x512x2048xf16>
+  %v = "rock.deref"(%v_table) : (memref<1x512x1xi64>) -> memref<1x512x2048xf16>
+  "rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
+    : (memref<1x8x1x128xf16>, memref<1x512x2048xf16>, memref<1x512x2048xf16>, memref<1xi32>, memref<1x8x1x128xf16>) -> ()
   return
 }

@@ -109,3 +109,68 @@ func.func @dense_causal(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, %v:
     : (memref<1x1x4x64xf32>, memref<1x1x32x64xf32>, memref<1x1x32x64xf32>, memref<1xi32>, memref<1x1x4x64xf32>) -> ()
   return
 }
+
+// -----
+
+// Split-KV: num_splits = 2 over 128 keys (4 tiles of 32): workgroup w is split w mod 2 of
+// workgroup w floordiv 2 and visits tiles [2 * s, min(2 * s + 2, ceildiv(seq_len, 32))),
+// none when the split starts past seq_len. The kernel gets an f32 workspace of
+// S * R * (D + 1) = 2 * 2 * 65 = 260 elements (the partials, then the LSEs at 256 on) in
+// place of storing out, and a combine kernel with the same arguments merges the splits.
+
+// CHECK-DAG: #[[SPLIT:.*]] = affine_map<(d0) -> (d0 mod 2)>
+// CHECK-DAG: #[[BASE:.*]] = affine_map<(d0) -> (d0 floordiv 2)>
+// CHECK-DAG: #[[TILES:.*]] = affine_map<(d0) -> (d0 ceildiv 32)>
+// CHECK-DAG: #[[FIRST:.*]] = affine_map<(d0) -> (d0 * 2)>
+// CHECK-DAG: #[[LAST:.*]] = affine_map<(d0) -> ((d0 + 1) * 2)>
+// CHECK-DAG: #[[SPLIT_ROW:.*]] = affine_map<(d0, d1, d2, d3) -> ((d0 + d1) * 2 + d2 + d3)>
+// CHECK-DAG: #[[PARTIAL:.*]] = affine_map<(d0, d1) -> (d0 * 64 + d1)>
+// CHECK-DAG: #[[LSE:.*]] = affine_map<(d0) -> (d0 + 256)>
+// CHECK-DAG: #[[LSE_OF:.*]] = affine_map<(d0, d1) -> (d0 * 2 + d1 + 256)>
+// CHECK-DAG: #[[PARTIAL_OF:.*]] = affine_map<(d0, d1, d2) -> ((d0 * 2 + d1) * 64 + d2)>
+// CHECK-LABEL: func.func @split_decode
+// CHECK-SAME: %[[OUT:[^:]+]]: memref<1x2x1x64xf16>, %[[WS:[^:]+]]: memref<260xf32>)
+// CHECK-SAME: rock.combine = "split_decode_combine"
+// CHECK-SAME: rock.workspace_bytes = 1040 : i64
+// CHECK: %[[WG:.*]] = "rock.workgroup_id"()
+// CHECK: %[[S:.*]] = affine.apply #[[SPLIT]](%[[WG]])
+// CHECK: affine.apply #[[BASE]](%[[WG]])
+// CHECK: %[[NUM:.*]] = affine.apply #[[TILES]](%{{.*}})
+// CHECK: %[[LO:.*]] = affine.apply #[[FIRST]](%[[S]])
+// CHECK: %[[HI:.*]] = affine.apply #[[LAST]](%[[S]])
+// CHECK: %[[END:.*]] = arith.minui %[[HI]], %[[NUM]] : index
+// CHECK: %[[LOOP:.*]]:3 = scf.for %{{.*}} = %[[LO]] to %[[END]] step
+// CHECK: %[[KEYS:.*]] = arith.cmpf une, %[[LOOP]]#2, %{{.*}} : f32
+// CHECK: %[[LOG:.*]] = math.log2 %[[LOOP]]#2 : f32
+// CHECK: %[[SUM:.*]] = arith.addf %[[LOOP]]#1, %[[LOG]] : f32
+// CHECK: %[[LSEV:.*]] = arith.select %[[KEYS]], %[[SUM]], %{{.*}} : f32
+// CHECK: %[[ROW:.*]] = affine.apply #[[SPLIT_ROW]](%[[S]],
+// CHECK: scf.if
+// CHECK: %[[AT:.*]] = affine.apply #[[PARTIAL]](%[[ROW]], %{{.*}})
+// CHECK: vector.store %{{.*}}, %[[WS]][%[[AT]]] : memref<260xf32>, vector<2xf32>
+// CHECK: %[[LSE_AT:.*]] = affine.apply #[[LSE]](%[[ROW]])
+// CHECK: memref.store %[[LSEV]], %[[WS]][%[[LSE_AT]]] : memref<260xf32>
+// CHECK-NOT: %[[OUT]]
+// CHECK: return
+// CHECK-LABEL: func.func @split_decode_combine
+// CHECK-SAME: %[[COUT:[^:]+]]: memref<1x2x1x64xf16>, %[[CWS:[^:]+]]: memref<260xf32>)
+// CHECK-SAME: rock.block_size = 64 : i64, rock.grid_size = 1 : i64, rock.kernel
+// CHECK: %[[MAX:.*]] = scf.for %[[S1:.*]] = %{{.*}} to %c2 step
+// CHECK: %[[L1:.*]] = memref.load %[[CWS]][%{{.*}}]
+// CHECK: arith.maxnumf %{{.*}}, %[[L1]] : f32
+// CHECK: %[[MERGED:.*]]:2 = scf.for %[[S2:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[LSE2:.*]] = memref.load %[[CWS]][%{{.*}}] : memref<260xf32>
+// CHECK: %[[SEEN:.*]] = arith.cmpf une, %[[LSE2]]
+// CHECK: math.exp2
+// CHECK: %[[PART_AT:.*]] = affine.apply #[[PARTIAL_OF]](%[[S2]],
+// CHECK: vector.load %[[CWS]][%[[PART_AT]]] : memref<260xf32>, vector<4xf32>
+// CHECK: arith.select %[[SEEN]]
+// CHECK: arith.divf %{{.*}}, %[[MERGED]]#1 : f32
+// CHECK: vector.store %{{.*}}, %[[COUT]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x2x1x64xf16>, vector<4xf16>
+func.func @split_decode(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v: memref<1x1x128x64xf16>,
+                        %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 2 : i64} {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 64, grid_size = 2, m_per_block = 2, n_per_block = 32, num_splits = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x128x64xf16>, memref<1x1x128x64xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
+  return
+}

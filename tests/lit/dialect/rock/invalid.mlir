@@ -342,6 +342,17 @@ func.func @block_size_too_large() attributes {rock.kernel, rock.block_size = 922
 
 // -----
 
+func.func @gridwise_zero_splits(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v: memref<1x1x128x64xf16>,
+                                %out: memref<1x2x1x64xf16>) {
+  // expected-error @+1 {{'rock.gridwise_attention_accel' op num_splits must be at least 1, got 0}}
+  "rock.gridwise_attention_accel"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, num_splits = 0, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x128x64xf16>, memref<1x1x128x64xf16>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
 // expected-error @+1 {{'func.func' op attribute 'rock.grid_size' must be an integer in 1 .. 4294967295, got 1099511627776 : i64}}
 func.func @grid_size_past_32_bits() attributes {rock.kernel, rock.block_size = 64 : i64, rock.grid_size = 1099511627776 : i64} {
   return
@@ -358,5 +369,16 @@ func.func @block_size_not_an_integer() attributes {rock.kernel, rock.block_size 
 
 // expected-error @+1 {{'func.func' op attribute 'rock.grid_size' must be an integer in 1 .. 4294967295, got 0 : i64}}
 func.func @grid_size_zero() attributes {rock.kernel, rock.block_size = 64 : i64, rock.grid_size = 0 : i64} {
+  return
+}
+
+// -----
+
+func.func @gridwise_more_splits_than_tiles(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v: memref<1x1x128x64xf16>,
+                                           %out: memref<1x2x1x64xf16>) {
+  // expected-error @+1 {{'rock.gridwise_attention_accel' op num_splits 5 exceeds the 4 KV tiles of 32 tokens a sequence holds: a split takes at least one tile}}
+  "rock.gridwise_attention_accel"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 64, grid_size = 5, m_per_block = 2, n_per_block = 32, num_splits = 5, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x128x64xf16>, memref<1x1x128x64xf16>, memref<1x2x1x64xf16>) -> ()
   return
 }

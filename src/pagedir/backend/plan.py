@@ -1,0 +1,121 @@
+"""The launch plan of an L6 module: what a runtime needs to launch its kernels.
+
+A module may hold several kernels: a split-KV attention kernel (``rock.combine``
+names the kernel launched after it on the same arguments, ``rock.workspace_bytes``
+the size of the workspace argument it appends) and its combine kernel. The plan
+lists, per ``gpu.func`` kernel, its symbol and ``gpu.module``, grid and block
+(``known_grid_size`` / ``known_block_size``), the LDS its workgroup attributions
+take, its arguments in order (shape, element type, bytes; the workspace marked),
+its workspace bytes (a combine kernel: the workspace it reads); then the module's workspace
+total (one buffer per split kernel, shared with its combine kernel) and the order of launches:
+every kernel that is not another's combine kernel, each followed by its combine.
+
+The workspace may hold anything when the first kernel starts: every slot the
+combine kernel reads is written by the split kernel before (``pagedir.interp``
+runs plans with a NaN-filled workspace to hold the kernels to it).
+
+:func:`launch_plan` takes the module (at L6: ``gpu.func`` kernels with their
+``rock.*`` attributes, as ``rock-to-gpu`` leaves them); ``pagedir-compile
+--plan=FILE.json`` writes :func:`to_json` of it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import mlir.ir as ir
+
+FORMAT = 1
+
+
+def _kernels(module: ir.Operation) -> list[ir.Operation]:
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "gpu.func" and "gpu.kernel" in op.attributes:
+            found.append(op)
+            return ir.WalkResult.SKIP
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found
+
+
+def _int(op: ir.Operation, name: str, default: int = 0) -> int:
+    return ir.IntegerAttr(op.attributes[name]).value if name in op.attributes else default
+
+
+def _dims(op: ir.Operation, name: str, fallback: str) -> list[int]:
+    if name in op.attributes:
+        return [int(v) for v in ir.DenseI32ArrayAttr(op.attributes[name])]
+    return [_int(op, fallback, 1), 1, 1]
+
+
+def _bytes(type_: ir.MemRefType) -> int:
+    count = 1
+    for extent in type_.shape:
+        count *= extent
+    element = type_.element_type
+    width = ir.IntegerType(element).width if isinstance(element, ir.IntegerType) else ir.FloatType(element).width
+    return count * max(1, width // 8)
+
+
+def _symbol(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def kernel_entry(kernel: ir.Operation) -> dict[str, Any]:
+    function_type = ir.FunctionType(ir.TypeAttr(kernel.attributes["function_type"]).value)
+    inputs = list(function_type.inputs)
+    workspace = _int(kernel, "rock.workspace_bytes")
+    workgroup = _int(kernel, "workgroup_attributions")
+    attributions = list(kernel.regions[0].blocks[0].arguments)[len(inputs): len(inputs) + workgroup]
+    arguments = []
+    for index, type_ in enumerate(inputs):
+        entry: dict[str, Any] = {"index": index}
+        if isinstance(type_, ir.MemRefType):
+            memref = ir.MemRefType(type_)
+            entry.update(shape=list(memref.shape), dtype=str(memref.element_type), bytes=_bytes(memref))
+        else:
+            entry.update(dtype=str(type_))
+        entry["workspace"] = bool(workspace) and index == len(inputs) - 1
+        arguments.append(entry)
+    return {
+        "symbol": _symbol(kernel),
+        "gpu_module": _symbol(kernel.parent),
+        "arch": ir.StringAttr(kernel.attributes["rock.arch"]).value if "rock.arch" in kernel.attributes else None,
+        "grid": _dims(kernel, "known_grid_size", "rock.grid_size"),
+        "block": _dims(kernel, "known_block_size", "rock.block_size"),
+        "lds_bytes": sum(_bytes(ir.MemRefType(a.type)) for a in attributions),
+        "arguments": arguments,
+        "workspace_bytes": workspace,
+        "then": ir.StringAttr(kernel.attributes["rock.combine"]).value if "rock.combine" in kernel.attributes else None,
+    }
+
+
+def launch_plan(module: ir.Operation) -> dict[str, Any]:
+    """The plan of every ``gpu.func`` kernel of ``module`` (see the module docstring)."""
+    kernels = [kernel_entry(k) for k in _kernels(module)]
+    by_symbol = {k["symbol"]: k for k in kernels}
+    combines = {k["then"] for k in kernels if k["then"]}
+    order: list[str] = []
+    for kernel in kernels:
+        if kernel["symbol"] in combines:
+            continue
+        order.append(kernel["symbol"])
+        if kernel["then"] in by_symbol:
+            order.append(kernel["then"])
+            combine = by_symbol[kernel["then"]]  # reads the same workspace, the same last argument
+            combine["workspace_bytes"] = kernel["workspace_bytes"]
+            combine["arguments"][-1]["workspace"] = True
+    return {
+        "format": FORMAT,
+        "kernels": kernels,
+        "workspace_bytes": sum(k["workspace_bytes"] for k in kernels if k["symbol"] not in combines),
+        "launch_order": order,
+    }
+
+
+def to_json(plan: dict[str, Any]) -> str:
+    return json.dumps(plan, indent=1) + "\n"
