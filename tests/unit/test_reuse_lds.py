@@ -197,6 +197,53 @@ KEPT_VALUES = {
     memref.store %z, %out[%k, %tid] : memref<4x64xf32>
   }
 """,
+    # A second write of A guarded by an i8 condition that wraps: tid + 100 is
+    # negative in i8 from tid 28 on, so only threads 0..27 write again and the
+    # other slots keep the first write's value, which B must not overwrite.
+    "write_under_wrapping_i8_condition": ALLOCS + """
+  %x = memref.load %in[%c0, %tid] : memref<4x64xf32>
+  memref.store %x, %a[%tid] : memref<64xf32, #wg>
+  "rock.lds_barrier"() : () -> ()
+  %y = memref.load %a[%next] : memref<64xf32, #wg>
+  memref.store %y, %b[%tid] : memref<64xf32, #wg>
+  "rock.lds_barrier"() : () -> ()
+  %z = memref.load %b[%next] : memref<64xf32, #wg>
+  "rock.lds_barrier"() : () -> ()
+  %t8 = arith.index_cast %tid : index to i8
+  %c100_i8 = arith.constant 100 : i8
+  %c0_i8 = arith.constant 0 : i8
+  %shifted = arith.addi %t8, %c100_i8 : i8
+  %low = arith.cmpi sge, %shifted, %c0_i8 : i8
+  scf.if %low {
+    memref.store %z, %a[%tid] : memref<64xf32, #wg>
+  }
+  "rock.lds_barrier"() : () -> ()
+  %w = memref.load %a[%next] : memref<64xf32, #wg>
+  memref.store %w, %out[%c0, %tid] : memref<4x64xf32>
+""",
+    # The same with an unsigned maximum: maxui(tid - 40, 0) is tid - 40 from
+    # tid 40 on and, unsigned, a huge number below it, so only threads 40..63
+    # take the branch.
+    "write_under_unsigned_max": ALLOCS + """
+  %x = memref.load %in[%c0, %tid] : memref<4x64xf32>
+  memref.store %x, %a[%tid] : memref<64xf32, #wg>
+  "rock.lds_barrier"() : () -> ()
+  %y = memref.load %a[%next] : memref<64xf32, #wg>
+  memref.store %y, %b[%tid] : memref<64xf32, #wg>
+  "rock.lds_barrier"() : () -> ()
+  %z = memref.load %b[%next] : memref<64xf32, #wg>
+  "rock.lds_barrier"() : () -> ()
+  %c40 = arith.constant 40 : index
+  %d = arith.subi %tid, %c40 : index
+  %m = arith.maxui %d, %c0 : index
+  %small = arith.cmpi slt, %m, %c64 : index
+  scf.if %small {
+    memref.store %z, %a[%tid] : memref<64xf32, #wg>
+  }
+  "rock.lds_barrier"() : () -> ()
+  %w = memref.load %a[%next] : memref<64xf32, #wg>
+  memref.store %w, %out[%c0, %tid] : memref<4x64xf32>
+""",
     # Each iteration writes one row of A and reads the row the iteration before wrote.
     "write_one_row_read_the_other": """
   %a_raw = "rock.alloc"() : () -> memref<512xi8, #wg>
