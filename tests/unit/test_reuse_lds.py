@@ -244,6 +244,25 @@ KEPT_VALUES = {
   %w = memref.load %a[%next] : memref<64xf32, #wg>
   memref.store %w, %out[%c0, %tid] : memref<4x64xf32>
 """,
+    # The second write of A sits in an unsigned loop from -4 (a large unsigned
+    # number) to 4: it never runs, and every slot keeps the first write's value.
+    "write_in_unsigned_loop_that_never_runs": ALLOCS + """
+  %x = memref.load %in[%c0, %tid] : memref<4x64xf32>
+  memref.store %x, %a[%tid] : memref<64xf32, #wg>
+  "rock.lds_barrier"() : () -> ()
+  %y = memref.load %a[%next] : memref<64xf32, #wg>
+  memref.store %y, %b[%tid] : memref<64xf32, #wg>
+  "rock.lds_barrier"() : () -> ()
+  %z = memref.load %b[%next] : memref<64xf32, #wg>
+  "rock.lds_barrier"() : () -> ()
+  %minus4 = arith.constant -4 : index
+  scf.for unsigned %k = %minus4 to %c4 step %c1 {
+    memref.store %z, %a[%tid] : memref<64xf32, #wg>
+  }
+  "rock.lds_barrier"() : () -> ()
+  %w = memref.load %a[%next] : memref<64xf32, #wg>
+  memref.store %w, %out[%c0, %tid] : memref<4x64xf32>
+""",
     # Each iteration writes one row of A and reads the row the iteration before wrote.
     "write_one_row_read_the_other": """
   %a_raw = "rock.alloc"() : () -> memref<512xi8, #wg>

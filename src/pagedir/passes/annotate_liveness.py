@@ -420,12 +420,15 @@ class BlockEvaluation:
 
     def run_loop(self, op: ir.Operation, env: dict, active: np.ndarray) -> None:
         lower, upper, step = (self.uniform(op.operands[i], env, active) for i in range(3))
+        bits = bit_width(op.operands[0].type)
+        if "unsignedCmp" in op.attributes:
+            lower, upper, step = (int(as_unsigned(np.array([v]), bits)[0]) for v in (lower, upper, step))
         if step <= 0:
             raise Unknown
         induction = op.regions[0].blocks[0].arguments[0]
         for i in range(lower, upper, step):
             iteration = dict(env)
-            iteration[induction] = np.full(self.lanes, i, dtype=np.int64)
+            iteration[induction] = wrap(np.full(self.lanes, i, dtype=np.int64), bits)
             self.run_region(op.regions[0], iteration, active)
             if self.budget < 0:
                 return
