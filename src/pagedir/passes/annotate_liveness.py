@@ -101,7 +101,7 @@ from pagedir.arch import MAX_WORKGROUP_SIZE
 from pagedir.diagnostics import file_position
 from pagedir.dialect import rock
 from pagedir.dialect.effects import Access, UnknownEffects, accesses, overwritten_operands, walk_ops
-from pagedir.dialect.types import element_bytes, is_lds, memref_bytes
+from pagedir.dialect.types import element_bytes, is_lds, memref_bytes, strides_and_offset
 from pagedir.passes.base import Pass, kernel_functions
 from pagedir.passes.ir_utils import ProgramOrder
 
@@ -474,9 +474,8 @@ class BlockEvaluation:
         type_ = ir.MemRefType(view.type)
         if not type_.has_static_shape:
             return None
-        strides, offset = type_.get_strides_and_offset()
         row_major = [int(np.prod(type_.shape[j + 1 :])) for j in range(type_.rank)]
-        if list(strides) != row_major or offset != 0:
+        if strides_and_offset(type_) != (row_major, 0):
             return None
         shape, size = list(type_.shape), element_bytes(type_.element_type)
         if view == self.buffer:

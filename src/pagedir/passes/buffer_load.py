@@ -55,7 +55,7 @@ from mlir.dialects import arith, llvm, memref, rocdl, vector
 
 from pagedir.arch import get_chip, kernel_chip_or_none
 from pagedir.dialect.ops_core import UNIFORM_PAGE_PTR_ATTR
-from pagedir.dialect.types import element_bytes
+from pagedir.dialect.types import element_bytes, strides_and_offset
 from pagedir.passes.base import Pass, kernel_functions
 from pagedir.passes.ir_utils import find_ops
 
@@ -143,12 +143,11 @@ def element_count(type_: ir.MemRefType) -> int:
 def unsupported_dense(type_: ir.MemRefType) -> str | None:
     if not type_.has_static_shape:
         return f"needs a static shape for a buffer load, got {type_}"
-    strides, offset = type_.get_strides_and_offset()
     expected, running = [], 1
     for extent in reversed(type_.shape):
         expected.append(running)
         running *= extent
-    if list(strides) != expected[::-1] or offset != 0:
+    if strides_and_offset(type_) != (expected[::-1], 0):
         return f"needs an identity layout for a buffer load, got {type_}"
     return None
 
