@@ -492,3 +492,25 @@ func.func @layout_map(%in: memref<64xf32>) attributes {rock.kernel, rock.arch = 
   memref.store %y, %in[%tid] : memref<64xf32>
   return
 }
+
+// -----
+
+// extract_strided_metadata's base buffer is the buffer itself: a read through a
+// view of it is a read of the buffer, and the range ends after it.
+// CHECK-LABEL: func.func @read_through_metadata
+// CHECK: %[[A:.*]] = "rock.alloc"()
+// CHECK: "rock.live_in"(%[[A]])
+// CHECK-NEXT: memref.store
+// CHECK: %[[R:.*]] = memref.reinterpret_cast
+// CHECK-NEXT: memref.load %[[R]]
+// CHECK-NEXT: "rock.live_out"(%[[A]])
+func.func @read_through_metadata(%x: f32, %i: index) -> f32 attributes {rock.kernel, rock.arch = "gfx942"} {
+  %c0 = arith.constant 0 : index
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %va = memref.view %a[%c0][] : memref<64xi8, #gpu.address_space<workgroup>> to memref<16xf32, #gpu.address_space<workgroup>>
+  memref.store %x, %va[%i] : memref<16xf32, #gpu.address_space<workgroup>>
+  %base, %offset, %size, %stride = memref.extract_strided_metadata %va : memref<16xf32, #gpu.address_space<workgroup>> -> memref<f32, #gpu.address_space<workgroup>>, index, index, index
+  %r = memref.reinterpret_cast %base to offset: [0], sizes: [16], strides: [1] : memref<f32, #gpu.address_space<workgroup>> to memref<16xf32, #gpu.address_space<workgroup>>
+  %y = memref.load %r[%i] : memref<16xf32, #gpu.address_space<workgroup>>
+  return %y : f32
+}
