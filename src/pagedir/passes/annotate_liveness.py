@@ -41,8 +41,10 @@ it, up to the reads that may still see it. A write is a definite overwrite when:
 2. The writes of the run provably cover every byte of the alloc, the
    threads ``0 .. rock.block_size - 1`` of the workgroup together. The pass
    proves it by evaluating the run for every thread at once: integer
-   ``arith`` ops, ``affine.apply``, ``rock.workitem_id`` (from the kernel's
-   ``rock.block_size``), ``scf.for`` with constant bounds (every iteration) and
+   ``arith`` ops (in their own width, wrapping as the hardware does; unsigned
+   ops and predicates on the unsigned bits), ``affine.apply``,
+   ``rock.workitem_id`` (from the kernel's ``rock.block_size``), ``scf.for``
+   with constant bounds (every iteration, ``unsigned`` ones compared so) and
    ``scf.if`` (each branch for the threads and iterations whose condition
    holds). A write counts when its bytes are known: ``memref.store`` and 1-D
    ``vector.store`` through the alloc or a ``memref.view`` of it (constant byte
