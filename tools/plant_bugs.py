@@ -219,6 +219,14 @@ PLANTS = {plant.name: plant for plant in (
         (Catcher("tests/unit/test_reuse_lds.py::test_reused_bytes_are_race_free_on_every_path[live_across_loop]",
                  r"assert \[[0-9, ]+\] == \[[0-9, ]+\]"),),
     ),
+    Plant(
+        "liveness-unbounded-integers",
+        "rock-annotate-liveness proves overwrites with integers that never wrap: an i8 condition false on the "
+        "hardware counts as true, a partial write ends the older value's range and its bytes are given away",
+        (Edit("passes/annotate_liveness.py", "return wrap(ARITH[name](a, b), bits)", "return ARITH[name](a, b)  # PLANTED"),),
+        (Catcher("tests/unit/test_reuse_lds.py::test_value_kept_by_a_write_that_does_not_cover_it"
+                 "[write_under_wrapping_i8_condition]", r"changed what the code computes"),),
+    ),
     # --- the chip --------------------------------------------------------------------
     Plant(
         "chip-option-overrides-the-kernel",
@@ -249,8 +257,8 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "buffer-load-swapped-flags",
         "rock-buffer-load builds RDNA descriptor flags for CDNA chips and CDNA flags for RDNA chips",
-        (Edit(BUFFER_LOAD, "lower_global_load(op.opview, chip.buffer_flags)",
-              "lower_global_load(op.opview, chip.buffer_flags ^ 0x00027000 ^ 0x31027000)"),),
+        (Edit(BUFFER_LOAD, "lower_global_load(op, chip.buffer_flags)",
+              "lower_global_load(op, chip.buffer_flags ^ 0x00027000 ^ 0x31027000)"),),
         (Catcher("tests/unit/test_copy_kv.py::test_dtypes[f16]", r"set bits reserved on CDNA"),
          Catcher(CHECK_COPY_KV_RDNA, CHECK_FAILED)),
     ),

@@ -141,7 +141,7 @@ class Cache:
             )
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, KeyError, TypeError) as err:  # damaged: a miss, never an error
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:  # damaged: a miss, never an error
             self.note(f"ignoring damaged cache entry {entry_dir}: {err}")
             return None
 

@@ -140,7 +140,8 @@ def test_no_cache_neither_reads_nor_writes(tmp_path) -> None:
     assert (tmp_path / "a.s").read_text() == "planted\n"
 
 
-@pytest.mark.parametrize("damage", ["truncate artefact", "garbage meta", "remove artefact", "empty directory"])
+@pytest.mark.parametrize("damage", ["truncate artefact", "garbage meta", "meta of another shape", "remove artefact",
+                                    "empty directory"])
 def test_damaged_entry_is_a_miss_and_is_replaced(tmp_path, damage) -> None:
     cache_dir = tmp_path / "cache"
     argv = [*SOURCE, "-o", str(tmp_path / "a.s"), "--cache-dir", str(cache_dir), "-v"]
@@ -151,6 +152,9 @@ def test_damaged_entry_is_a_miss_and_is_replaced(tmp_path, damage) -> None:
         (entry / "artefact").write_bytes(good[: len(good) // 2])
     elif damage == "garbage meta":
         (entry / "meta.json").write_text("{not json")
+    elif damage == "meta of another shape":  # valid JSON, the file table a list
+        meta = json.loads((entry / "meta.json").read_text())
+        (entry / "meta.json").write_text(json.dumps({**meta, "files": list(meta["files"])}))
     elif damage == "remove artefact":
         (entry / "artefact").unlink()
     else:

@@ -178,6 +178,24 @@ def test_reused_bytes_are_race_free_on_every_path(name: str) -> None:
 # A live across the loop, so rock-reuse-lds must not give B A's bytes; if it
 # does, B's write destroys what A's next read expects and the output differs.
 
+def second_write_of_a(guarded_store: str) -> str:
+    """A written by every thread and read; B written from it and read; then
+    ``guarded_store`` writes B's value ``%z`` into A for some threads, and A is read."""
+    return ALLOCS + """
+  %x = memref.load %in[%c0, %tid] : memref<4x64xf32>
+  memref.store %x, %a[%tid] : memref<64xf32, #wg>
+  "rock.lds_barrier"() : () -> ()
+  %y = memref.load %a[%next] : memref<64xf32, #wg>
+  memref.store %y, %b[%tid] : memref<64xf32, #wg>
+  "rock.lds_barrier"() : () -> ()
+  %z = memref.load %b[%next] : memref<64xf32, #wg>
+  "rock.lds_barrier"() : () -> ()""" + guarded_store + """
+  "rock.lds_barrier"() : () -> ()
+  %w = memref.load %a[%next] : memref<64xf32, #wg>
+  memref.store %w, %out[%c0, %tid] : memref<4x64xf32>
+"""
+
+
 KEPT_VALUES = {
     # A is written in even iterations only; odd iterations read the previous one's.
     "write_in_even_iterations": ALLOCS + """
@@ -197,6 +215,33 @@ KEPT_VALUES = {
     memref.store %z, %out[%k, %tid] : memref<4x64xf32>
   }
 """,
+    # A second write of A that only some threads (or none) run: the other
+    # slots keep the first write's value, which B must not overwrite.
+    # Under an i8 condition that wraps: tid + 100 is negative in i8 from tid 28 on.
+    "write_under_wrapping_i8_condition": second_write_of_a("""
+  %t8 = arith.index_cast %tid : index to i8
+  %c100_i8 = arith.constant 100 : i8
+  %c0_i8 = arith.constant 0 : i8
+  %shifted = arith.addi %t8, %c100_i8 : i8
+  %low = arith.cmpi sge, %shifted, %c0_i8 : i8
+  scf.if %low {
+    memref.store %z, %a[%tid] : memref<64xf32, #wg>
+  }"""),
+    # Under an unsigned maximum: maxui(tid - 40, 0) is a huge number below tid 40.
+    "write_under_unsigned_max": second_write_of_a("""
+  %c40 = arith.constant 40 : index
+  %d = arith.subi %tid, %c40 : index
+  %m = arith.maxui %d, %c0 : index
+  %small = arith.cmpi slt, %m, %c64 : index
+  scf.if %small {
+    memref.store %z, %a[%tid] : memref<64xf32, #wg>
+  }"""),
+    # In an unsigned loop from -4 (a large unsigned number) to 4: no iteration.
+    "write_in_unsigned_loop_that_never_runs": second_write_of_a("""
+  %minus4 = arith.constant -4 : index
+  scf.for unsigned %k = %minus4 to %c4 step %c1 {
+    memref.store %z, %a[%tid] : memref<64xf32, #wg>
+  }"""),
     # Each iteration writes one row of A and reads the row the iteration before wrote.
     "write_one_row_read_the_other": """
   %a_raw = "rock.alloc"() : () -> memref<512xi8, #wg>

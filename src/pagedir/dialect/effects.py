@@ -19,9 +19,11 @@ from pagedir.dialect.core import declared_effects, declared_overwrites
 
 READ, WRITE = "read", "write"
 
-# Upstream ops that only create a view of operand 0 (the source), without accessing memory.
+# Upstream ops that only create a view of operand 0 (the source), without accessing memory
+# (extract_strided_metadata's first result is the source's base buffer).
 VIEW_OPS = frozenset(
     {
+        "memref.extract_strided_metadata",
         "memref.view",
         "memref.subview",
         "memref.expand_shape",
@@ -34,8 +36,10 @@ VIEW_OPS = frozenset(
     }
 )
 
-# Upstream ops that take a memref but do not touch its contents.
-NO_ACCESS_OPS = frozenset({"memref.dim", "memref.extract_aligned_pointer_as_index", "memref.extract_strided_metadata", "memref.dealloc"})
+# Upstream ops that take a memref but do not touch its contents. Not
+# extract_aligned_pointer_as_index: what reads the buffer through the integer it
+# gives cannot be followed, so its effects are unknown.
+NO_ACCESS_OPS = frozenset({"memref.dim", "memref.dealloc"})
 
 # name -> list of (operand index, effect); operand index counts from the start of the op's operands.
 UPSTREAM_EFFECTS: dict[str, tuple[tuple[int, str], ...]] = {
@@ -136,7 +140,7 @@ def aliases(buffer: ir.Value) -> list[ir.Value]:
         for use in value.uses:
             user = use.owner
             if is_view(user) and user.operands[0] == value:
-                work.extend(user.results)
+                work.extend(r for r in user.results if isinstance(r.type, ir.MemRefType))
     return found
 
 

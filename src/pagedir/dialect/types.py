@@ -31,6 +31,16 @@ def memref_bytes(type_: ir.MemRefType) -> int:
     return count * element_bytes(type_.element_type)
 
 
+def strides_and_offset(type_: ir.MemRefType) -> tuple[list[int], int] | None:
+    """The strides and offset of ``type_``'s layout, or None for a layout map that is no
+    strided layout (``affine_map<(d0) -> (d0 floordiv 2)>``, a permutation)."""
+    try:
+        strides, offset = type_.get_strides_and_offset()
+    except RuntimeError:  # the bindings' "Failed to extract strides and offset"
+        return None
+    return list(strides), offset
+
+
 def memory_space(type_: ir.MemRefType) -> str | None:
     """'workgroup', 'private', 'global', another name, or None when the memref has none."""
     space = type_.memory_space

@@ -132,7 +132,7 @@ def check_arguments(func: ir.Operation) -> None:
     Checked before any data is drawn or uploaded, at the function: the pages behind
     each ``rock.deref`` table count too.
     """
-    from pagedir.dialect.types import memref_bytes
+    from pagedir.dialect.types import memref_bytes, strides_and_offset
 
     total = 0
     for index, argument in enumerate(list(func.regions[0].blocks[0].arguments)[: argument_count(func)]):
@@ -141,6 +141,9 @@ def check_arguments(func: ir.Operation) -> None:
             if not type_.has_static_shape:
                 raise InterpError(f"argument {index} has type {type_}: the interpreter runs functions whose memref "
                                   "arguments have static shapes", func.location)
+            if strides_and_offset(type_) is None:
+                raise InterpError(f"argument {index} has type {type_}: the interpreter runs memref arguments with "
+                                  "strided layouts", func.location)
             total += memref_bytes(type_)
         elif not isinstance(type_, (ir.IntegerType, ir.IndexType, ir.FloatType)):
             raise InterpError(f"argument {index} has type {type_}: the interpreter passes memrefs and integer, "
@@ -210,7 +213,7 @@ def attribution_setup(func: ir.Operation, first_attribution: int) -> Any:
     workgroup = _attr_int(func, "workgroup_attributions") or 0
 
     def setup(rt: Runtime, env: list) -> None:
-        from pagedir.dialect.types import memref_bytes
+        from pagedir.dialect.types import memref_bytes, strides_and_offset
 
         for number, argument in enumerate(block_args):
             type_ = ir.MemRefType(argument.type)

@@ -8,50 +8,74 @@ import mlir.ir as ir
 import numpy as np
 
 from pagedir.interp.memory import InterpError
-from pagedir.interp.simt import Program, as_uniform, handles, run_closures, select, widen
+from pagedir.interp.simt import Program, as_uniform, elem_of, handles, run_closures, select, widen
 
 
 @handles("scf.for")
 def compile_for(p: Program, op: Any) -> Any:
+    """Bounds compare signed, or unsigned with ``unsignedCmp``; the induction variable has
+    the bounds' type (an i8 counter computes in i8 like every other i8 value)."""
     operands = [p.slot(v) for v in op.operation.operands]
     lower, upper, step, inits = operands[0], operands[1], operands[2], operands[3:]
     (iv, *carried_args), body, yields = p.compile_region(op.operation.regions[0])
     results = [p.slot(r) for r in op.operation.results]
     op_id = p.op_id(op)
+    counter = LoopCounter(elem_of(op.operation.operands[0].type).compute, "unsignedCmp" in op.operation.attributes)
 
     def run(env: list, mask: Any) -> None:
         carried = [env[s] for s in inits]
         lo, hi, st = as_uniform(env[lower], mask), as_uniform(env[upper], mask), as_uniform(env[step], mask)
         if lo is not None and hi is not None and st is not None:
+            lo, hi, st = counter.number(lo), counter.number(hi), counter.number(st)
             if st <= 0:
                 raise InterpError(f"scf.for step must be positive, got {st}", p.op_location(op_id))
             for i in range(lo, hi, st):
-                env[iv] = np.array([i], dtype=np.int64)
+                env[iv] = counter.value([i])
                 for s, v in zip(carried_args, carried):
                     env[s] = v
                 run_closures(body, env, mask)
                 carried = [env[s] for s in yields]
         else:
-            carried = _divergent_for(p, env, mask, op_id, lower, upper, step, iv, carried_args, body, yields, carried)
+            carried = _divergent_for(p, env, mask, op_id, counter, lower, upper, step, iv, carried_args, body, yields, carried)
         for s, v in zip(results, carried):
             env[s] = v
 
     return run
 
 
-def _divergent_for(p, env, mask, op_id, lower, upper, step, iv, carried_args, body, yields, carried):
+class LoopCounter:
+    """How an scf.for reads its bounds and makes its induction variable: bounds are exact
+    Python integers (unsigned ones as such), the variable the bounds' dtype."""
+
+    def __init__(self, dtype: np.dtype, unsigned: bool):
+        self.dtype = np.dtype(dtype)
+        self.integer = self.dtype.kind == "i"
+        self.modulus = 1 << (8 * self.dtype.itemsize) if self.integer else None
+        self.unsigned = unsigned and self.integer
+
+    def number(self, value: int) -> int:
+        return int(value) % self.modulus if self.unsigned else int(value)
+
+    def value(self, numbers: list[int]) -> np.ndarray:
+        if not self.integer:
+            return np.array(numbers, dtype=np.int64)
+        unsigned = np.dtype(f"u{self.dtype.itemsize}")
+        return np.array([n % self.modulus for n in numbers], dtype=unsigned).astype(self.dtype)
+
+
+def _divergent_for(p, env, mask, op_id, counter, lower, upper, step, iv, carried_args, body, yields, carried):
     """Lanes with their own bounds: run the longest trip count, each lane active for its own trips."""
     lanes = p.rt.lanes
-    lo, hi, st = (widen(env[s], lanes).astype(np.int64) for s in (lower, upper, step))
-    active_steps = st if mask is None else st[mask]
-    if (active_steps <= 0).any():
+    lo, hi, st = ([counter.number(x) for x in widen(env[s], lanes)] for s in (lower, upper, step))
+    active_steps = st if mask is None else [x for x, on in zip(st, mask) if on]
+    if any(x <= 0 for x in active_steps):
         raise InterpError("scf.for step must be positive", p.op_location(op_id))
-    trips = np.maximum(0, -((lo - hi) // np.where(st > 0, st, 1)))
+    trips = np.array([max(0, -((a - b) // (c if c > 0 else 1))) for a, b, c in zip(lo, hi, st)], dtype=np.int64)
     if mask is not None:
         trips = np.where(mask, trips, 0)
     for k in range(int(trips.max(initial=0))):
         live = trips > k
-        env[iv] = lo + k * st
+        env[iv] = counter.value([a + k * c for a, c in zip(lo, st)])
         for s, v in zip(carried_args, carried):
             env[s] = v
         run_closures(body, env, live)

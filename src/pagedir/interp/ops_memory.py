@@ -350,8 +350,11 @@ def compile_extract_pointer(p: Program, op: Any) -> Any:
 
 
 def compile_allocation(p: Program, op: Any, type_: ir.MemRefType, name: str) -> Any:
-    from pagedir.dialect.types import memory_space, memref_bytes
+    from pagedir.dialect.types import memory_space, memref_bytes, strides_and_offset
 
+    if strides_and_offset(type_) != (list(row_major(tuple(type_.shape))), 0):
+        raise InterpError(f"'{op.operation.name}' op allocates {type_}: the interpreter allocates memrefs with the "
+                          "identity layout", op.operation.location)
     kind = "lds" if memory_space(type_) == "workgroup" else "private"
     nbytes = memref_bytes(type_)
     shape = tuple(type_.shape)

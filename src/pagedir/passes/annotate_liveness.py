@@ -41,8 +41,10 @@ it, up to the reads that may still see it. A write is a definite overwrite when:
 2. The writes of the run provably cover every byte of the alloc, the
    threads ``0 .. rock.block_size - 1`` of the workgroup together. The pass
    proves it by evaluating the run for every thread at once: integer
-   ``arith`` ops, ``affine.apply``, ``rock.workitem_id`` (from the kernel's
-   ``rock.block_size``), ``scf.for`` with constant bounds (every iteration) and
+   ``arith`` ops (in their own width, wrapping as the hardware does; unsigned
+   ops and predicates on the unsigned bits), ``affine.apply``,
+   ``rock.workitem_id`` (from the kernel's ``rock.block_size``), ``scf.for``
+   with constant bounds (every iteration, ``unsigned`` ones compared so) and
    ``scf.if`` (each branch for the threads and iterations whose condition
    holds). A write counts when its bytes are known: ``memref.store`` and 1-D
    ``vector.store`` through the alloc or a ``memref.view`` of it (constant byte
@@ -101,7 +103,7 @@ from pagedir.arch import MAX_WORKGROUP_SIZE
 from pagedir.diagnostics import file_position
 from pagedir.dialect import rock
 from pagedir.dialect.effects import Access, UnknownEffects, accesses, overwritten_operands, walk_ops
-from pagedir.dialect.types import element_bytes, is_lds, memref_bytes
+from pagedir.dialect.types import element_bytes, is_lds, memref_bytes, strides_and_offset
 from pagedir.passes.base import Pass, kernel_functions
 from pagedir.passes.ir_utils import ProgramOrder
 
@@ -420,12 +422,15 @@ class BlockEvaluation:
 
     def run_loop(self, op: ir.Operation, env: dict, active: np.ndarray) -> None:
         lower, upper, step = (self.uniform(op.operands[i], env, active) for i in range(3))
+        bits = bit_width(op.operands[0].type)
+        if "unsignedCmp" in op.attributes:
+            lower, upper, step = (int(as_unsigned(np.array([v]), bits)[0]) for v in (lower, upper, step))
         if step <= 0:
             raise Unknown
         induction = op.regions[0].blocks[0].arguments[0]
         for i in range(lower, upper, step):
             iteration = dict(env)
-            iteration[induction] = np.full(self.lanes, i, dtype=np.int64)
+            iteration[induction] = wrap(np.full(self.lanes, i, dtype=np.int64), bits)
             self.run_region(op.regions[0], iteration, active)
             if self.budget < 0:
                 return
@@ -471,9 +476,8 @@ class BlockEvaluation:
         type_ = ir.MemRefType(view.type)
         if not type_.has_static_shape:
             return None
-        strides, offset = type_.get_strides_and_offset()
         row_major = [int(np.prod(type_.shape[j + 1 :])) for j in range(type_.rank)]
-        if list(strides) != row_major or offset != 0:
+        if strides_and_offset(type_) != (row_major, 0):
             return None
         shape, size = list(type_.shape), element_bytes(type_.element_type)
         if view == self.buffer:
@@ -505,9 +509,12 @@ class BlockEvaluation:
         return result
 
     def evaluate(self, op: ir.Operation, args: list[np.ndarray]):
+        """The result of ``op`` in its own width (see :func:`wrap`)."""
         name = op.name
         if name == "arith.constant":
             attr = op.attributes["value"]
+            if isinstance(attr, ir.BoolAttr):
+                return -1 if attr.value else 0
             if not isinstance(attr, ir.IntegerAttr):
                 raise Unknown
             return ir.IntegerAttr(attr).value
@@ -518,19 +525,23 @@ class BlockEvaluation:
         if name == "affine.apply":
             affine_map = ir.AffineMapAttr(op.attributes["map"]).value
             return affine_value(affine_map.results[0], args, affine_map.n_dims)
-        if name in ("arith.index_cast", "arith.index_castui", "arith.extui", "arith.extsi"):
-            return args[0]
+        bits = bit_width(op.results[0].type)
         if name == "arith.select":
             return np.where(args[0].astype(bool), args[1], args[2])
+        if name in ("arith.index_cast", "arith.extsi", "arith.trunci"):
+            return wrap(args[0], bits)  # sign-extends (nothing to do) or truncates
+        if name in ("arith.index_castui", "arith.extui"):
+            return wrap(as_unsigned(args[0], bit_width(op.operands[0].type)), bits)  # zero-extends or truncates
+        operand_bits = bit_width(op.operands[0].type)
         if name == "arith.cmpi":
-            return compare(int(ir.IntegerAttr(op.attributes["predicate"]).value), args[0], args[1])
+            return -compare(int(ir.IntegerAttr(op.attributes["predicate"]).value), args[0], args[1], operand_bits)
         if name in ARITH:
             a, b = args
-            if name in ("arith.divui", "arith.remui", "arith.divsi", "arith.remsi", "arith.floordivsi") and (
-                (b == 0).any() or (a < 0).any() or (b < 0).any()
-            ):
-                raise Unknown  # signs and zero divisors: leave them to the hardware
-            return ARITH[name](a, b)
+            if name in UNSIGNED_ARITH:
+                a, b = as_unsigned(a, operand_bits), as_unsigned(b, operand_bits)
+            if name in DIVISIONS and ((b == 0).any() or (a < 0).any() or (b < 0).any()):
+                raise Unknown  # zero divisors and signed rounding: leave them to the hardware
+            return wrap(ARITH[name](a, b), bits)
         raise Unknown
 
 
@@ -551,20 +562,56 @@ ARITH: dict[str, Callable] = {
     "arith.ori": operator.or_,
     "arith.xori": operator.xor,
 }
+#: Ops that read their operands' bits as unsigned numbers.
+UNSIGNED_ARITH = frozenset({"arith.divui", "arith.remui", "arith.minui", "arith.maxui"})
+DIVISIONS = frozenset({"arith.divui", "arith.remui", "arith.divsi", "arith.remsi", "arith.floordivsi"})
 
 #: The ops whose integer results the evaluation computes.
 EVALUATED = frozenset({*ARITH, "arith.constant", "rock.workitem_id", "affine.apply", "arith.index_cast",
-                       "arith.index_castui", "arith.extui", "arith.extsi", "arith.select", "arith.cmpi"})
+                       "arith.index_castui", "arith.extui", "arith.extsi", "arith.trunci", "arith.select",
+                       "arith.cmpi"})
 
 #: arith.cmpi predicates by their enum value (eq, ne, slt, sle, sgt, sge, ult, ule, ugt, uge).
 CMPI = (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
         operator.lt, operator.le, operator.gt, operator.ge)  # fmt: skip
 
 
-def compare(predicate: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if predicate >= 6 and ((a < 0).any() or (b < 0).any()):
-        raise Unknown  # unsigned comparison of a negative value
-    return CMPI[predicate](a, b)
+def compare(predicate: int, a: np.ndarray, b: np.ndarray, bits: int) -> np.ndarray:
+    if predicate >= 6:
+        a, b = as_unsigned(a, bits), as_unsigned(b, bits)
+    return CMPI[predicate](a, b).astype(np.int64)
+
+
+# Integer values are kept as the hardware holds them: the bits of their own width
+# read as a signed number (an i8 100 + 100 is -56, an i1 true is -1); ops that
+# read bits as unsigned convert first. A value of the evaluation that skipped
+# this would prove writes under conditions that wrap on the hardware.
+
+
+def bit_width(type_: ir.Type) -> int:
+    if isinstance(type_, ir.IndexType):
+        return 64  # the interpreter's and the backend's index width
+    if isinstance(type_, ir.IntegerType):
+        return ir.IntegerType(type_).width
+    raise Unknown
+
+
+def wrap(values, bits: int) -> np.ndarray:
+    """``values`` cut to ``bits`` bits, read as signed (int64 arithmetic wraps at 64 by itself)."""
+    values = np.asarray(values, dtype=np.int64)
+    if bits >= 64:
+        return values
+    half = 1 << (bits - 1)
+    return (values + half) % (1 << bits) - half
+
+
+def as_unsigned(values: np.ndarray, bits: int) -> np.ndarray:
+    """The bits of ``values`` read as an unsigned number (Unknown past int64)."""
+    if bits >= 64:
+        if (values < 0).any():
+            raise Unknown
+        return values
+    return values % (1 << bits)
 
 
 def affine_value(expr: ir.AffineExpr, args: list[np.ndarray], num_dims: int) -> np.ndarray:

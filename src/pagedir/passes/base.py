@@ -30,6 +30,8 @@ from typing import Any, ClassVar
 
 import mlir.ir as ir
 
+from pagedir.arch import get_chip
+
 
 @dataclasses.dataclass(frozen=True)
 class NoOptions:
@@ -132,6 +134,19 @@ def kernel_functions(module: ir.Operation) -> Iterator[ir.Operation]:
 
     module.walk(visit, ir.WalkOrder.PRE_ORDER)  # pre-order: SKIP leaves the body unwalked
     yield from found
+
+
+@dataclasses.dataclass(frozen=True)
+class ChipOptions:
+    """Options of a pass that needs the chip: ``arch``, checked when given. A pass whose
+    option means more says so in a subclass redeclaring the field with its own comment."""
+
+    #: Chip or target string; empty means each kernel's own ``rock.arch``.
+    arch: str = ""
+
+    def __post_init__(self) -> None:
+        if self.arch:
+            get_chip(self.arch)  # ChipError (a ValueError) names the value and the accepted form
 
 
 # ----------------------------------------------------------------------------

@@ -67,7 +67,7 @@ import numpy as np
 from mlir.dialects import affine, arith, memref, scf, vector
 
 from pagedir.dialect import rock
-from pagedir.dialect.types import element_bytes, is_lds, lds_bytes_type, private_space
+from pagedir.dialect.types import element_bytes, is_lds, lds_bytes_type, private_space, strides_and_offset
 from pagedir.passes.base import Pass, kernel_functions
 from pagedir.passes.ir_utils import LinearForm, NotLinear, dims_of, find_ops, index_const, linear_form, thread_item, vector_coords
 
@@ -154,8 +154,8 @@ def open_stage(name: str, loc: ir.Location) -> ir.Block:
 
 
 def unit_stride_last(type_: ir.MemRefType) -> bool:
-    strides, _ = type_.get_strides_and_offset()
-    return strides[-1] == 1
+    layout = strides_and_offset(type_)
+    return layout is not None and layout[0][-1] == 1
 
 
 # ----------------------------------------------------------------------------

@@ -48,46 +48,26 @@ into LDS.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import mlir.ir as ir
 from mlir.dialects import arith, llvm, memref, rocdl, vector
 
-from pagedir.arch import get_chip, kernel_chip_or_none
 from pagedir.dialect.ops_core import UNIFORM_PAGE_PTR_ATTR
-from pagedir.dialect.types import element_bytes
-from pagedir.passes.base import Pass, kernel_functions
-from pagedir.passes.ir_utils import find_ops
+from pagedir.dialect.types import element_bytes, strides_and_offset
+from pagedir.passes.base import ChipOptions, Pass
+from pagedir.passes.ir_utils import lower_kernel_ops
 
 MAX_LOAD_BYTES = 16
 NUM_RECORDS_LIMIT = 1 << 32
 
 
-@dataclass(frozen=True)
-class BufferLoadOptions:
-    #: Chip or target string; empty means each kernel's own ``rock.arch``.
-    arch: str = ""
-
-    def __post_init__(self) -> None:
-        if self.arch:
-            get_chip(self.arch)
-
-
 class BufferLoadPass(Pass):
     argument = "rock-buffer-load"
     summary = "Lower rock.global_load to rocdl buffer descriptors and raw buffer loads"
-    Options = BufferLoadOptions
+    Options = ChipOptions
 
     def run(self, module: ir.Operation) -> bool:
-        ok = True
-        for func in kernel_functions(module):
-            chip = kernel_chip_or_none(func, self.options.arch)
-            if chip is None:
-                ok = False
-                continue
-            for op in find_ops(func, "rock.global_load"):
-                ok = lower_global_load(op.opview, chip.buffer_flags) and ok
-        return ok
+        return lower_kernel_ops(module, self.options.arch, "rock.global_load",
+                                lambda op, chip: lower_global_load(op, chip.buffer_flags))
 
 
 def i32_const(value: int) -> ir.Value:
@@ -143,12 +123,11 @@ def element_count(type_: ir.MemRefType) -> int:
 def unsupported_dense(type_: ir.MemRefType) -> str | None:
     if not type_.has_static_shape:
         return f"needs a static shape for a buffer load, got {type_}"
-    strides, offset = type_.get_strides_and_offset()
     expected, running = [], 1
     for extent in reversed(type_.shape):
         expected.append(running)
         running *= extent
-    if list(strides) != expected[::-1] or offset != 0:
+    if strides_and_offset(type_) != (expected[::-1], 0):
         return f"needs an identity layout for a buffer load, got {type_}"
     return None
 

@@ -8,10 +8,18 @@ that rule). Helpers about one op of the rock dialect live with its definition in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import mlir.ir as ir
 from mlir.dialects import affine, arith
+
+from pagedir.arch import kernel_chip_or_none
+from pagedir.passes.base import kernel_functions
+
+if TYPE_CHECKING:
+    from pagedir.arch import Chip
 
 # ----------------------------------------------------------------------------
 # Finding ops.
@@ -175,3 +183,18 @@ class ProgramOrder:
 
     def contains(self, outer: ir.Operation, inner: ir.Operation) -> bool:
         return self.position.get(outer, -1) <= self.position[inner] <= self.last_inside[outer]
+
+
+def lower_kernel_ops(module: ir.Operation, arch: str, op_name: str, lower: Callable[[ir.OpView, Chip], bool]) -> bool:
+    """``lower(op, chip)`` on every ``op_name`` op of each kernel function, with the kernel's chip
+    (:func:`pagedir.arch.kernel_chip`: a kernel without one is an error there and keeps its ops).
+    False when any kernel or op failed."""
+    ok = True
+    for func in kernel_functions(module):
+        chip = kernel_chip_or_none(func, arch)
+        if chip is None:
+            ok = False
+            continue
+        for op in find_ops(func, op_name):
+            ok = lower(op.opview, chip) and ok
+    return ok

@@ -72,12 +72,12 @@ from dataclasses import dataclass, field
 import mlir.ir as ir
 from mlir.dialects import arith, memref
 
-from pagedir.arch import ChipError, get_chip, kernel_chip
+from pagedir.arch import ChipError, kernel_chip
 from pagedir.diagnostics import file_position
 from pagedir.dialect import rock
 from pagedir.dialect.effects import UnknownEffects, accesses, walk_ops
 from pagedir.dialect.types import is_lds, memref_bytes
-from pagedir.passes.base import Pass, kernel_functions
+from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 
 ALIGNMENT = 16
 #: Ops that run one of their regions, or none.
@@ -92,13 +92,9 @@ MARKERS = ("rock.live_in", "rock.live_out")
 
 
 @dataclass(frozen=True)
-class ReuseLDSOptions:
+class ReuseLDSOptions(ChipOptions):
     #: Chip or target string for the LDS limit; empty means each kernel's own ``rock.arch``.
     arch: str = ""
-
-    def __post_init__(self) -> None:
-        if self.arch:
-            get_chip(self.arch)
 
 
 class ReuseLDSPass(Pass):

@@ -38,9 +38,9 @@ from dataclasses import dataclass
 import mlir.ir as ir
 from mlir.dialects import gpu
 
-from pagedir.arch import get_chip, kernel_chip_or_none
+from pagedir.arch import kernel_chip_or_none
 from pagedir.dialect.types import PRIVATE, WORKGROUP, memory_space
-from pagedir.passes.base import Pass, kernel_functions
+from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 from pagedir.passes.ir_utils import find_ops
 
 DROPPED_MARKERS = ("rock.live_in", "rock.live_out")
@@ -48,13 +48,9 @@ REWRITTEN_OPS = ("rock.workitem_id", "rock.workgroup_id", "rock.lds_barrier", "f
 
 
 @dataclass(frozen=True)
-class RockToGPUOptions:
+class RockToGPUOptions(ChipOptions):
     #: Chip or target recorded on kernels that carry no ``rock.arch`` (another chip than theirs is an error).
     arch: str = ""
-
-    def __post_init__(self) -> None:
-        if self.arch:
-            get_chip(self.arch)
 
 
 class RockToGPUPass(Pass):

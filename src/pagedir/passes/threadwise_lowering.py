@@ -54,21 +54,24 @@ import mlir.ir as ir
 import numpy as np
 from mlir.dialects import affine, arith, memref, scf, vector
 
-from pagedir.arch import get_chip, kernel_chip_or_none
 from pagedir.dialect import rock
 from pagedir.dialect.ops_core import UNIFORM_PAGE_PTR_ATTR
-from pagedir.passes.base import Pass, kernel_functions
-from pagedir.passes.ir_utils import NotLinear, dims_of, find_ops, index_const, linear_form, thread_item, vector_coords
+from pagedir.passes.base import ChipOptions, Pass
+from pagedir.passes.ir_utils import (
+    NotLinear,
+    dims_of,
+    index_const,
+    linear_form,
+    lower_kernel_ops,
+    thread_item,
+    vector_coords,
+)
 
 
 @dataclass(frozen=True)
-class ThreadwiseLoweringOptions:
+class ThreadwiseLoweringOptions(ChipOptions):
     #: Chip or target string (its wave size); empty means each kernel's own ``rock.arch``.
     arch: str = ""
-
-    def __post_init__(self) -> None:
-        if self.arch:
-            get_chip(self.arch)
 
 
 class ThreadwiseLoweringPass(Pass):
@@ -77,15 +80,8 @@ class ThreadwiseLoweringPass(Pass):
     Options = ThreadwiseLoweringOptions
 
     def run(self, module: ir.Operation) -> bool:
-        ok = True
-        for func in kernel_functions(module):
-            chip = kernel_chip_or_none(func, self.options.arch)
-            if chip is None:
-                ok = False
-                continue
-            for op in find_ops(func, "rock.threadwise_read_into"):
-                ok = lower_read_into(op.opview, chip.wave_size) and ok
-        return ok
+        return lower_kernel_ops(module, self.options.arch, "rock.threadwise_read_into",
+                                lambda op, chip: lower_read_into(op, chip.wave_size))
 
 
 def lower_read_into(op, wave_size: int) -> bool:

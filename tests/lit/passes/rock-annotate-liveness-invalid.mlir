@@ -84,3 +84,16 @@ func.func @unknown_effects(%x: f32, %i: index) attributes {rock.kernel, rock.arc
   func.call @opaque(%va) : (memref<16xf32, #gpu.address_space<workgroup>>) -> ()
   return
 }
+
+// -----
+
+// The buffer's address leaves as an integer: what reads it afterwards cannot be followed.
+func.func @address_escapes(%x: f32, %i: index) -> index attributes {rock.kernel, rock.arch = "gfx942"} {
+  %c0 = arith.constant 0 : index
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %va = memref.view %a[%c0][] : memref<64xi8, #gpu.address_space<workgroup>> to memref<16xf32, #gpu.address_space<workgroup>>
+  memref.store %x, %va[%i] : memref<16xf32, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'memref.extract_aligned_pointer_as_index' op uses LDS buffer %0 but its memory effects are unknown}}
+  %p = memref.extract_aligned_pointer_as_index %va : memref<16xf32, #gpu.address_space<workgroup>> -> index
+  return %p : index
+}

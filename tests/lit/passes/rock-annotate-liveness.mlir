@@ -472,3 +472,45 @@ func.func @overwrite_in_maybe_empty_loop(%x: vector<16xf32>, %i: index, %n: inde
   %2 = memref.load %va[%i] : memref<16xf32, #gpu.address_space<workgroup>>
   return
 }
+
+// -----
+
+// A buffer whose layout is no strided layout: the overwrite proof leaves its
+// writes uncounted (nothing to prove them with), the range is found as usual.
+// CHECK-LABEL: func.func @layout_map
+// CHECK: %[[A:.*]] = "rock.alloc"()
+// CHECK: "rock.live_in"(%[[A]])
+// CHECK-NEXT: memref.store
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: "rock.live_out"(%[[A]])
+func.func @layout_map(%in: memref<64xf32>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  %tid = "rock.workitem_id"() : () -> index
+  %a = "rock.alloc"() : () -> memref<64xf32, affine_map<(d0) -> (d0 floordiv 2)>, #gpu.address_space<workgroup>>
+  %x = memref.load %in[%tid] : memref<64xf32>
+  memref.store %x, %a[%tid] : memref<64xf32, affine_map<(d0) -> (d0 floordiv 2)>, #gpu.address_space<workgroup>>
+  %y = memref.load %a[%tid] : memref<64xf32, affine_map<(d0) -> (d0 floordiv 2)>, #gpu.address_space<workgroup>>
+  memref.store %y, %in[%tid] : memref<64xf32>
+  return
+}
+
+// -----
+
+// extract_strided_metadata's base buffer is the buffer itself: a read through a
+// view of it is a read of the buffer, and the range ends after it.
+// CHECK-LABEL: func.func @read_through_metadata
+// CHECK: %[[A:.*]] = "rock.alloc"()
+// CHECK: "rock.live_in"(%[[A]])
+// CHECK-NEXT: memref.store
+// CHECK: %[[R:.*]] = memref.reinterpret_cast
+// CHECK-NEXT: memref.load %[[R]]
+// CHECK-NEXT: "rock.live_out"(%[[A]])
+func.func @read_through_metadata(%x: f32, %i: index) -> f32 attributes {rock.kernel, rock.arch = "gfx942"} {
+  %c0 = arith.constant 0 : index
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %va = memref.view %a[%c0][] : memref<64xi8, #gpu.address_space<workgroup>> to memref<16xf32, #gpu.address_space<workgroup>>
+  memref.store %x, %va[%i] : memref<16xf32, #gpu.address_space<workgroup>>
+  %base, %offset, %size, %stride = memref.extract_strided_metadata %va : memref<16xf32, #gpu.address_space<workgroup>> -> memref<f32, #gpu.address_space<workgroup>>, index, index, index
+  %r = memref.reinterpret_cast %base to offset: [0], sizes: [16], strides: [1] : memref<f32, #gpu.address_space<workgroup>> to memref<16xf32, #gpu.address_space<workgroup>>
+  %y = memref.load %r[%i] : memref<16xf32, #gpu.address_space<workgroup>>
+  return %y : f32
+}

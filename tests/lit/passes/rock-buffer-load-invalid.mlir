@@ -24,6 +24,15 @@ func.func @strided_dense(%q: memref<6x8xf32, strided<[16, 1]>>, %r: index, %c: i
 
 // -----
 
+// A layout map that is no strided layout at all (a transpose as an affine map).
+func.func @permuted_dense(%q: memref<6x8xf32, affine_map<(d0, d1) -> (d1, d0)>>, %r: index, %c: index) -> f32 attributes {rock.kernel, rock.arch = "gfx942"} {
+  // expected-error @+1 {{'rock.global_load' op needs an identity layout for a buffer load, got memref<6x8xf32, affine_map<(d0, d1) -> (d1, d0)>>}}
+  %x = "rock.global_load"(%q, %r, %c) {operandSegmentSizes = array<i32: 1, 2, 0, 0>} : (memref<6x8xf32, affine_map<(d0, d1) -> (d1, d0)>>, index, index) -> f32
+  return %x : f32
+}
+
+// -----
+
 // A page of 2^31 halves is 2^32 bytes: num_records would wrap to 0.
 func.func @page_of_4_gib(%mem: memref<1x2x2147483648xf16>, %off: index, %ptr: i64) -> vector<8xf16> attributes {rock.kernel, rock.arch = "gfx942"} {
   // expected-error @+1 {{'rock.global_load' op page of 4294967296 bytes (2147483648 x 2) exceeds the 32-bit buffer range: num_records and the byte offsets of a 16-byte load reach 4294967312, the limit is 4294967296 (2^32)}}
