@@ -184,7 +184,7 @@ def test_compile_refuses_a_bad_arch(arch: str, message: str, tmp_path, capsys) -
     source.write_text('func.func @k() attributes {rock.kernel, rock.arch = "gfx942"} { return }\n')
     assert compile_cli.main([str(source), "--arch", arch, "-o", str(tmp_path / "k.s")]) == 1
     err = capsys.readouterr().err
-    assert err.startswith(message)
+    assert err.startswith(f"pagedir-compile: {message}")
     assert err.count("\n") == 1, err
     assert not (tmp_path / "k.s").exists()
 

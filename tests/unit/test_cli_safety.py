@@ -165,7 +165,7 @@ def test_compile_refuses_a_dump_dir_that_is_not_a_directory(tmp_path):
     output.write_text(OLD)
     result = run_tool("compile", str(KERNEL), "--arch", "gfx942", "-o", str(output), "--dump-dir", os.devnull)
     assert result.returncode == 1, result.stderr
-    assert result.stderr.decode().strip() == f"error: --dump-dir '{os.devnull}' is not a directory"
+    assert result.stderr.decode().strip() == f"pagedir-compile: error: --dump-dir '{os.devnull}' is not a directory"
     assert output.read_text() == OLD
 
 
@@ -182,7 +182,7 @@ def test_a_closed_stdout_is_an_error(tool):
     args = [str(KERNEL)] + (["--arch", "gfx942"] if tool == "compile" else [])
     result = run_tool(tool, *args, stdout=subprocess.DEVNULL, preexec_fn=_close_stdout)
     assert result.returncode == 1, result.stderr
-    assert re.fullmatch(r"(pagedir-opt: )?error: could not write to stdout: it is closed", result.stderr.decode().strip())
+    assert re.fullmatch(r"(pagedir-opt: |pagedir-compile: )?error: could not write to stdout: it is closed", result.stderr.decode().strip())
 
 
 @pytest.mark.parametrize("tool", ["opt", "compile"])
@@ -190,7 +190,7 @@ def test_a_closed_stdin_is_an_error(tool):
     args = ["-"] + (["--arch", "gfx942"] if tool == "compile" else [])
     result = run_tool(tool, *args, stdin=subprocess.DEVNULL, preexec_fn=lambda: os.close(0))
     assert result.returncode == 1, result.stderr
-    assert re.fullmatch(r"(pagedir-opt: )?error: could not read stdin: it is closed", result.stderr.decode().strip())
+    assert re.fullmatch(r"(pagedir-opt: |pagedir-compile: )?error: could not read stdin: it is closed", result.stderr.decode().strip())
 
 
 @pytest.mark.parametrize("tool", ["opt", "compile"])
@@ -240,3 +240,15 @@ def test_the_work_exit_status_and_output_pass_through_the_guard():
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert (result.returncode, result.stdout, result.stderr) == (7, "from the child\n", "")
+
+
+def test_compile_refuses_a_report_written_over_its_output(tmp_path) -> None:
+    """`-o out.s --report=out.s` would replace the assembly by the report: refused, nothing written."""
+    out = tmp_path / "out.s"
+    out.write_text(OLD)
+    result = run_tool("compile", str(KERNEL), "--arch", "gfx942", "-o", str(out), f"--report={out}", "--no-cache")
+    assert result.returncode == 1
+    assert result.stderr.decode().strip() == (
+        f"pagedir-compile: error: two outputs would be written to '{out}'; name a different file for each"
+    )
+    assert out.read_text() == OLD

@@ -129,7 +129,7 @@ def _main(argv: list[str]) -> int:
     except ParserExit as done:
         return done.status
     except UserError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"pagedir-compile: error: {err}", file=sys.stderr)
         return 1
     except _Failed as failed:
         return failed.status

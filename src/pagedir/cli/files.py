@@ -35,6 +35,12 @@ def write_outputs(outputs: list[tuple[str, str | bytes]]) -> None:
     (``-``) is written next; only then are the temporary files renamed over
     their targets (a rename in one directory does not fail for want of space).
     """
+    files = [os.path.realpath(path) for path, _ in outputs if path != "-"]
+    for path, _ in outputs:
+        if path != "-" and files.count(os.path.realpath(path)) > 1:
+            raise UserError(f"two outputs would be written to '{path}'; name a different file for each")
+    if sum(path == "-" for path, _ in outputs) > 1:
+        raise UserError("two outputs would be written to stdout; name a file for one of them")
     staged: list[_Staged] = []
     try:
         for path, data in outputs:
