@@ -141,9 +141,11 @@ def check_arguments(func: ir.Operation) -> None:
             if not type_.has_static_shape:
                 raise InterpError(f"argument {index} has type {type_}: the interpreter runs functions whose memref "
                                   "arguments have static shapes", func.location)
-            if strides_and_offset(type_) is None:
+            layout = strides_and_offset(type_)
+            if layout is None or layout != (list(row_major(tuple(type_.shape))), 0):
+                # Host arrays are uploaded row-major from offset 0: any other layout would be read wrongly.
                 raise InterpError(f"argument {index} has type {type_}: the interpreter runs memref arguments with "
-                                  "strided layouts", func.location)
+                                  "the identity (row-major, offset 0) layout", func.location)
             total += memref_bytes(type_)
         elif not isinstance(type_, (ir.IntegerType, ir.IndexType, ir.FloatType)):
             raise InterpError(f"argument {index} has type {type_}: the interpreter passes memrefs and integer, "
