@@ -47,12 +47,12 @@ from dataclasses import dataclass
 
 import mlir.ir as ir
 
-from pagedir.arch import Chip, get_chip, kernel_chip_or_none
+from pagedir.arch import Chip
 from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import VECTOR_BITS, AttentionProblem, read_problem
 from pagedir.dialect.types import element_bytes
-from pagedir.passes.base import Pass, kernel_functions
-from pagedir.passes.ir_utils import find_ops, pow2_ceil
+from pagedir.passes.base import ChipOptions, Pass
+from pagedir.passes.ir_utils import enclosing_function, lower_kernel_ops, pow2_ceil
 
 MAX_HEAD_DIM = 256
 #: Query rows a prefill tile aims for; decode packs the whole group instead. 16 rows keep an f16
@@ -63,7 +63,7 @@ MIN_BLOCK_SIZE = 64
 
 
 @dataclass(frozen=True)
-class AttentionToGridwiseOptions:
+class AttentionToGridwiseOptions(ChipOptions):
     #: Chip or target; empty means the kernel's ``rock.arch`` (another chip than it names is an error).
     arch: str = ""
     #: Threads per workgroup; 0 chooses.
@@ -78,13 +78,12 @@ class AttentionToGridwiseOptions:
     compute_units: int = 0
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.num_splits < -1:
             raise ValueError(f"num-splits must be positive, 0 (choose) or -1 (the kernel's), got {self.num_splits}")
         for name in ("block_size", "m_per_block", "n_per_block", "compute_units"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name.replace('_', '-')} must be positive or 0 (choose), got {getattr(self, name)}")
-        if self.arch:
-            get_chip(self.arch)
 
 
 @dataclass(frozen=True)
@@ -102,18 +101,12 @@ class AttentionToGridwisePass(Pass):
     Options = AttentionToGridwiseOptions
 
     def run(self, module: ir.Operation) -> bool:
-        ok = True
-        for func in kernel_functions(module):
-            chip = kernel_chip_or_none(func, self.options.arch)
-            if chip is None:
-                ok = False
-                continue
-            for op in find_ops(func, "rock.attention"):
-                ok = lower_attention(op.opview, func, chip, self.options) and ok
-        return ok
+        return lower_kernel_ops(module, self.options.arch, "rock.attention",
+                                lambda op, chip: lower_attention(op, chip, self.options))
 
 
-def lower_attention(op, func: ir.Operation, chip: Chip, options: AttentionToGridwiseOptions) -> bool:
+def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool:
+    func = enclosing_function(op.operation)
     problem = read_problem(op)
     errors = list(check_problem(problem))
     tiling = None

@@ -185,6 +185,13 @@ class ProgramOrder:
         return self.position.get(outer, -1) <= self.position[inner] <= self.last_inside[outer]
 
 
+def enclosing_function(op: ir.Operation) -> ir.Operation:
+    """The ``func.func`` around ``op``."""
+    while op.name != "func.func":
+        op = op.parent
+    return op
+
+
 def lower_kernel_ops(module: ir.Operation, arch: str, op_name: str, lower: Callable[[ir.OpView, Chip], bool]) -> bool:
     """``lower(op, chip)`` on every ``op_name`` op of each kernel function, with the kernel's chip
     (:func:`pagedir.arch.kernel_chip`: a kernel without one is an error there and keeps its ops).
