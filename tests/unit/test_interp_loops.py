@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import mlir.ir as ir
 import numpy as np
+import pytest
 
 from pagedir.context import make_context
+from pagedir.interp import ops_control
+from pagedir.interp.memory import InterpError
 from pagedir.interp.launch import run
 
 ATTRIBUTES = "attributes {rock.kernel, rock.block_size = 1 : i64, rock.grid_size = 1 : i64}"
@@ -61,3 +64,26 @@ def test_unsigned_loop_counts_past_the_signed_maximum() -> None:
     # 125, 126, 127, 128, 129 (the i8 bits 125 .. -127), stopping before 130 (-126).
     assert out[:5].tolist() == [125, 126, 127, 128, 129]
     assert out[5:].tolist() == [0, 0, 0]
+
+
+def test_a_loop_past_the_iteration_limit_is_a_located_error_not_a_hang(monkeypatch) -> None:
+    """A loop of 10**12 trips (or a while that never ends) stops at the op with an error."""
+    with pytest.raises(InterpError, match=r"scf.for runs 1000000000000 iterations, more than the interpreter's limit"):
+        run_kernel("""
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %big = arith.constant 1000000000000 : index
+  scf.for %k = %c0 to %big step %c1 {
+    %v = arith.constant 1 : i32
+    memref.store %v, %out[%c0] : memref<8xi32>
+  }""")
+    monkeypatch.setattr(ops_control, "MAX_LOOP_ITERATIONS", 100)  # the same rule, reached in milliseconds
+    with pytest.raises(InterpError, match=r"scf.while has not finished after 100 iterations") as caught:
+        run_kernel("""
+  %t = arith.constant true
+  scf.while : () -> () {
+    scf.condition(%t)
+  } do {
+    scf.yield
+  }""")
+    assert ":4:3" in caught.value.where()

@@ -11,6 +11,16 @@ from pagedir.interp.memory import InterpError
 from pagedir.interp.simt import Program, as_uniform, elem_of, handles, run_closures, select, widen
 
 
+#: Iterations one loop may run in one execution: far more than any kernel the interpreter
+#: can finish (10**7 iterations of an empty body take minutes); past it a loop is reported
+#: at its location instead of running for hours.
+MAX_LOOP_ITERATIONS = 1 << 24
+
+
+def too_many_iterations(what: str, location: Any) -> InterpError:
+    return InterpError(f"{what}, more than the interpreter's limit of {MAX_LOOP_ITERATIONS} per loop", location)
+
+
 @handles("scf.for")
 def compile_for(p: Program, op: Any) -> Any:
     """Bounds compare signed, or unsigned with ``unsignedCmp``; the induction variable has
@@ -29,6 +39,8 @@ def compile_for(p: Program, op: Any) -> Any:
             lo, hi, st = counter.number(lo), counter.number(hi), counter.number(st)
             if st <= 0:
                 raise InterpError(f"scf.for step must be positive, got {st}", p.op_location(op_id))
+            if len(range(lo, hi, st)) > MAX_LOOP_ITERATIONS:
+                raise too_many_iterations(f"scf.for runs {len(range(lo, hi, st))} iterations", p.op_location(op_id))
             for i in range(lo, hi, st):
                 env[iv] = counter.value([i])
                 for s, v in zip(carried_args, carried):
@@ -73,6 +85,8 @@ def _divergent_for(p, env, mask, op_id, counter, lower, upper, step, iv, carried
     trips = np.array([max(0, -((a - b) // (c if c > 0 else 1))) for a, b, c in zip(lo, hi, st)], dtype=np.int64)
     if mask is not None:
         trips = np.where(mask, trips, 0)
+    if int(trips.max(initial=0)) > MAX_LOOP_ITERATIONS:
+        raise too_many_iterations(f"scf.for runs {int(trips.max(initial=0))} iterations", p.op_location(op_id))
     for k in range(int(trips.max(initial=0))):
         live = trips > k
         env[iv] = counter.value([a + k * c for a, c in zip(lo, st)])
@@ -147,12 +161,17 @@ def compile_while(p: Program, op: Any) -> Any:
     before_args, before, condition = p.compile_region(operation.regions[0])
     after_args, after, yields = p.compile_region(operation.regions[1])
     results = [p.slot(r) for r in operation.results]
+    location = operation.location
 
     def run(env: list, mask: Any) -> None:
         values = [env[s] for s in inits]
         active = mask
         finished: list | None = None
+        iterations = 0
         while True:
+            iterations += 1
+            if iterations > MAX_LOOP_ITERATIONS:
+                raise too_many_iterations(f"scf.while has not finished after {MAX_LOOP_ITERATIONS} iterations", location)
             for s, v in zip(before_args, values):
                 env[s] = v
             run_closures(before, env, active)
