@@ -79,7 +79,8 @@ errors:
   Interpreter errors (an unmapped address such as a null page pointer, an LDS race
   between two threads without a barrier, an op the interpreter does not support,
   an index past a memref's bounds, more than the interpreter's memory limit of
-  256 MiB in arguments and buffers) and IR errors are printed as
+  256 MiB in arguments and buffers, a loop of more than 2**24 iterations) and IR
+  errors are printed as
   file:line:col: error: message, at the op. A failed run leaves --outputs as it was.
 
 exit codes:
