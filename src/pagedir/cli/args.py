@@ -41,18 +41,23 @@ class RaisingArgumentParser(argparse.ArgumentParser):
 BROKEN_PIPE = "the output was closed before all of it was written (broken pipe)"
 
 
-def closed_output(tool: str) -> int:
-    """The reader of stdout went away (``tool | head -c 3``): one line on stderr, exit code 1.
-
-    stdout is pointed at /dev/null, so that Python's flush at exit does not fail a
-    second time with its own message.
-    """
+def detach_stdout() -> None:
+    """Point stdout at /dev/null so that the flush at exit does not fail a second time."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
     except (OSError, ValueError):
         pass
+
+
+def closed_output(tool: str) -> int:
+    """The reader of stdout went away (``tool | head -c 3``): one line on stderr, exit code 1.
+
+    stdout is pointed at /dev/null, so that Python's flush at exit does not fail a
+    second time with its own message.
+    """
+    detach_stdout()
     try:
         print(f"{tool}: error: {BROKEN_PIPE}", file=sys.stderr)
     except OSError:  # stderr is gone too: the exit code says it

@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from pagedir.cli.args import BROKEN_PIPE, UserError
+from pagedir.cli.args import BROKEN_PIPE, UserError, detach_stdout
 
 
 def write_output(path: str, data: str | bytes) -> None:
@@ -149,21 +149,11 @@ def write_stdout(data: str | bytes) -> None:
             sys.stdout.write(data)
         sys.stdout.flush()
     except BrokenPipeError:
-        _detach_stdout()
+        detach_stdout()
         raise UserError(BROKEN_PIPE) from None
     except OSError as err:
-        _detach_stdout()
+        detach_stdout()
         raise UserError(f"could not write to stdout: {err.strerror or err}") from None
-
-
-def _detach_stdout() -> None:
-    """Point stdout at /dev/null so that the flush at exit does not fail a second time."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):
-        pass
 
 
 def _default_mode() -> int:
