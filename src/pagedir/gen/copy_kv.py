@@ -83,7 +83,7 @@ def kernel_text(args: argparse.Namespace) -> str:
     pages = h * s // args.page_size
     tiles = math.ceil(s / n)
     block = args.block_size
-    lds = f"#gpu.address_space<workgroup>"
+    lds = "#gpu.address_space<workgroup>"
     tile_shape = f"{d}x{n}" if args.layout == "k" else f"{n}x{d}"
     tile_type = f"memref<{tile_shape}x{elem}, {lds}>"
     tile_coords = "(b, h, t, d, n)" if args.layout == "k" else "(b, h, t, n, d)"

@@ -215,7 +215,7 @@ def attribution_setup(func: ir.Operation, first_attribution: int) -> Any:
     workgroup = _attr_int(func, "workgroup_attributions") or 0
 
     def setup(rt: Runtime, env: list) -> None:
-        from pagedir.dialect.types import memref_bytes, strides_and_offset
+        from pagedir.dialect.types import memref_bytes
 
         for number, argument in enumerate(block_args):
             type_ = ir.MemRefType(argument.type)
