@@ -106,6 +106,7 @@ class Outcome:
 # The plants
 
 GRIDWISE = "passes/gridwise_attention_to_blockwise.py"
+GEMM = "passes/blockwise_gemm.py"
 BUFFER_LOAD = "passes/buffer_load.py"
 THREADWISE = "passes/threadwise_lowering.py"
 REUSE_LDS = "passes/reuse_lds.py"
@@ -178,7 +179,17 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "attention-causal-v-weighted-by-zero",
         "rock-gridwise-attention-to-blockwise weights causally hidden V rows by 0 instead of skipping them",
-        (Edit(GRIDWISE, "            if limit is not None:\n", "            if False:  # PLANTED\n"),),
+        (Edit(GRIDWISE, "            if limit is not None:\n", "            if False:  # PLANTED\n"),
+         Edit(GEMM, "total = arith.select(seen, updated, total)", "total = updated  # PLANTED")),
+        (Catcher("tests/unit/test_attention.py::test_causally_masked_keys_never_reach_the_output[False]", WRONG_VALUES),
+         Catcher("tests/unit/test_attention.py::test_causally_masked_keys_never_reach_the_output_without_matrix_cores",
+                 WRONG_VALUES)),
+    ),
+    Plant(
+        "attention-causal-diagonal-on-matrix-cores",
+        "rock-gridwise-attention-to-blockwise runs P V on the matrix cores in tiles with causally hidden keys too",
+        (Edit(GEMM, "return arith.cmpi(arith.CmpIPredicate.sgt, last_key, seen)",
+              "return arith.cmpi(arith.CmpIPredicate.slt, last_key, last_key)  # PLANTED"),),
         (Catcher("tests/unit/test_attention.py::test_causally_masked_keys_never_reach_the_output[False]", WRONG_VALUES),),
     ),
     Plant(

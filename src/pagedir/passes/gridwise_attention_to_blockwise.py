@@ -83,7 +83,9 @@ from mlir.dialects import math as mlir_math
 from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import AttentionProblem, is_deref, read_problem
 from pagedir.dialect.types import element_bytes, lds_bytes_type
-from pagedir.passes.base import Pass, kernel_functions
+from pagedir.arch import ChipError, kernel_chip
+from pagedir.passes.base import ChipOptions, Pass, kernel_functions
+from pagedir.passes.blockwise_gemm import MatrixInstruction, MatrixLoop, matrix_instruction
 from pagedir.passes.ir_utils import find_ops, index_const, pow2_ceil
 
 LOG2_E = 1.4426950408889634
@@ -93,15 +95,30 @@ MAX_CHUNK = 8
 SCORE_VECTOR = 4
 
 
+@dataclass(frozen=True)
+class GridwiseAttentionToBlockwiseOptions(ChipOptions):
+    #: Chip or target; empty means the kernel's ``rock.arch`` (none: the VALU loop, no matrix cores).
+    arch: str = ""
+
+
 class GridwiseAttentionToBlockwisePass(Pass):
     argument = "rock-gridwise-attention-to-blockwise"
     summary = "Flash-attention loop over KV tiles with LDS tiles and online softmax"
+    Options = GridwiseAttentionToBlockwiseOptions
 
     def run(self, module: ir.Operation) -> bool:
         ok = True
         for func in kernel_functions(module):
+            chip = None
+            if self.options.arch or "rock.arch" in func.attributes:
+                try:
+                    chip = kernel_chip(func, self.options.arch)
+                except ChipError as err:
+                    func.location.emit_error(str(err))
+                    ok = False
+                    continue
             for op in find_ops(func, "rock.gridwise_attention_accel"):
-                ok = lower_gridwise(op.opview, func) and ok
+                ok = lower_gridwise(op.opview, func, chip) and ok
         return ok
 
 
@@ -153,7 +170,7 @@ class Plan:
         return self.m * self.p.head_dim // self.chunk
 
 
-def lower_gridwise(op, func: ir.Operation) -> bool:
+def lower_gridwise(op, func: ir.Operation, chip=None) -> bool:
     p = read_problem(op)
     m, n, block = op.m_per_block, op.n_per_block, op.block_size
     if m % p.group or m <= 0 or n <= 0 or block <= 0:
@@ -165,8 +182,9 @@ def lower_gridwise(op, func: ir.Operation) -> bool:
     scale = op.scale if op.scale is not None else 1.0 / math.sqrt(p.head_dim)
     plan = Plan(p, block, m, n, op.causal, scale * LOG2_E, op.num_splits)
     workspace = add_workspace_argument(func, plan, op.location) if plan.splits > 1 else None
+    matrix = matrix_instruction(chip, p.element, block, n, p.head_dim)
     with op.location, ir.InsertionPoint(op):
-        Builder(plan, op, workspace).build()
+        Builder(plan, op, workspace, matrix).build()
     if workspace is not None:
         build_combine_kernel(func, plan, op.out.type, op.location)
     op.operation.erase()
@@ -242,10 +260,11 @@ def reinterpret(view: ir.Value, shape: list[int]) -> ir.Value:
 class Builder:
     """Emits the blockwise kernel for one gridwise op at the current insertion point."""
 
-    def __init__(self, plan: Plan, op, workspace: ir.Value | None = None):
+    def __init__(self, plan: Plan, op, workspace: ir.Value | None = None, matrix: MatrixInstruction | None = None):
         self.plan = plan
         self.op = op
         self.workspace = workspace
+        self.matrix = matrix  # the MFMA form of both products (blockwise_gemm), None: the VALU loop
         self.f32 = ir.F32Type.get()
         self.index = ir.IndexType.get()
 
@@ -261,7 +280,10 @@ class Builder:
         self.scores = lds_view([plan.m, plan.n], self.f32)
         self.seq_len = self.sequence_length()
         first, end = self.split_range(self.tiles_to_visit())
-        final = self.kv_loop(first, end)
+        if self.matrix is not None:
+            final = MatrixLoop(self, self.matrix).run(first, end)
+        else:
+            final = self.kv_loop(first, end)
         if self.workspace is None:
             self.store_output(final)
         else:
@@ -382,8 +404,7 @@ class Builder:
                 q = to_f32(vector.load(vec_type, self.q_rows, [row, index_const(d0)]))
                 key = to_f32(vector.load(vec_type, self.k_tile, [col, index_const(d0)]))
                 dot = vector.fma(q, key, dot)
-            score = arith.mulf(vector.reduction(self.f32, vector.CombiningKind.ADD, dot), f32_const(plan.scale))
-            score = arith.select(self.key_visible(t, row, col), score, f32_const(-math.inf))
+            score = self.finish_score(vector.reduction(self.f32, vector.CombiningKind.ADD, dot), t, row, col)
             if guarded:
                 inside = arith.cmpi(arith.CmpIPredicate.ult, element, index_const(total))
                 if_op = scf.IfOp(inside)
@@ -392,6 +413,12 @@ class Builder:
                     scf.YieldOp([])
             else:
                 memref.store(score, self.scores, [row, col])
+
+    def finish_score(self, dot: ir.Value, t: ir.Value, row: ir.Value, col: ir.Value) -> ir.Value:
+        """The base-2 score of row ``row`` and key ``col`` of tile ``t`` from its dot product Q . K
+        (both loops): scaled, and ``-inf`` where the key is masked."""
+        score = arith.mulf(dot, f32_const(self.plan.scale))
+        return arith.select(self.key_visible(t, row, col), score, f32_const(-math.inf))
 
     def key_visible(self, t: ir.Value, row: ir.Value, col: ir.Value) -> ir.Value:
         """Key ``t * N + col`` is before seq_len and, when causal, not after the row's query position."""

@@ -1,6 +1,7 @@
 // RUN: pagedir-opt %s --split-input-file --rock-gridwise-attention-to-blockwise | FileCheck %s
 
-// Decode, 2 query heads per KV head, D = 64, KV tiles of 32 tokens, 64 threads.
+// Decode, 2 query heads per KV head, D = 64, KV tiles of 32 tokens, 64 threads, on
+// gfx1030 (no matrix instructions): the VALU loop.
 // The Q tile is staged once; the loop runs over the tiles holding keys before
 // seq_len (ceildiv(seq_len, 32)), carrying each thread's accumulator chunk, running
 // max and running sum; K and V tiles come from the pages of their rock.deref.
@@ -60,7 +61,7 @@
 // CHECK:   vector.store %{{.*}}, %[[OUT]]
 // CHECK-NOT: rock.gridwise_attention_accel
 func.func @decode(%q: memref<1x2x1x64xf16>, %k_table: memref<1x4x1xi64>, %v_table: memref<1x4x1xi64>,
-                  %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+                  %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx1030", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
   %k = "rock.deref"(%k_table) : (memref<1x4x1xi64>) -> memref<1x4x1024xf16>
   %v = "rock.deref"(%v_table) : (memref<1x4x1xi64>) -> memref<1x4x1024xf16>
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
@@ -72,7 +73,7 @@ func.func @decode(%q: memref<1x2x1x64xf16>, %k_table: memref<1x4x1xi64>, %v_tabl
 // -----
 
 // Causal prefill on dense K/V with seq_lens, 4 query positions, KV tiles of 16
-// keys. The dense tile loads read only keys before seq_len too. Causally hidden
+// keys, on the VALU (gfx1030). The dense tile loads read only keys before seq_len too. Causally hidden
 // keys are live keys of later queries: their score is selected to -inf (never
 // -inf added to a NaN), and each V row's update of the accumulator is selected
 // away unless the row sees the key (col <= position + seq_len - Sq - t * 16),
@@ -103,7 +104,7 @@ func.func @decode(%q: memref<1x2x1x64xf16>, %k_table: memref<1x4x1xi64>, %v_tabl
 // CHECK:   %[[SEEN1:.*]] = arith.cmpi sge, %[[LIMIT]], %c1
 // CHECK:   arith.select %[[SEEN1]], %[[UPDATE1]], %[[ACC0]] : vector<4xf32>
 func.func @dense_causal(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, %v: memref<1x1x32x64xf32>,
-                        %seq_lens: memref<1xi32>, %out: memref<1x1x4x64xf32>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+                        %seq_lens: memref<1xi32>, %out: memref<1x1x4x64xf32>) attributes {rock.kernel, rock.arch = "gfx1030", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 1, num_heads_kv = 1, causal = true,
       block_size = 64, grid_size = 1, m_per_block = 4, n_per_block = 16, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
     : (memref<1x1x4x64xf32>, memref<1x1x32x64xf32>, memref<1x1x32x64xf32>, memref<1xi32>, memref<1x1x4x64xf32>) -> ()
@@ -112,7 +113,7 @@ func.func @dense_causal(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, %v:
 
 // -----
 
-// Split-KV: num_splits = 2 over 128 keys (4 tiles of 32): workgroup w is split w mod 2 of
+// Split-KV (VALU loop, gfx1030): num_splits = 2 over 128 keys (4 tiles of 32): workgroup w is split w mod 2 of
 // workgroup w floordiv 2 and visits tiles [2 * s, min(2 * s + 2, ceildiv(seq_len, 32))),
 // none when the split starts past seq_len. The kernel gets an f32 workspace of
 // S * R * (D + 1) = 2 * 2 * 65 = 260 elements (the partials, then the LSEs at 256 on) in
@@ -168,9 +169,95 @@ func.func @dense_causal(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, %v:
 // CHECK: arith.divf %{{.*}}, %[[MERGED]]#1 : f32
 // CHECK: vector.store %{{.*}}, %[[COUT]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x2x1x64xf16>, vector<4xf16>
 func.func @split_decode(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v: memref<1x1x128x64xf16>,
-                        %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 2 : i64} {
+                        %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx1030", rock.block_size = 64 : i64, rock.grid_size = 2 : i64} {
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
       block_size = 64, grid_size = 2, m_per_block = 2, n_per_block = 32, num_splits = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x128x64xf16>, memref<1x1x128x64xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// Decode on gfx942's matrix cores: the 2 query heads padded to 16 rows (rows past 2 read
+// row 1 and are never stored). S = Q K^T: each wave's Q fragments (4 f16 of one row) are
+// loaded once before the loop; per 16-key tile, D / 16 = 4 MFMAs 16x16x16 with 4 f16 of
+// one key as B; the scores, scaled and masked, go to LDS for rows < 2. The softmax runs
+// once per row (thread r): P to LDS in f16, alpha to LDS. O += P V: the accumulator is
+// scaled by the alpha of its 4 rows, then 2 MFMAs with P fragments and one V element
+// of each of 4 keys. After the loop the O tiles and the row statistics go through LDS
+// into the chunks the epilogue stores.
+
+// CHECK-LABEL: func.func @decode_mfma
+// CHECK: %[[QROWS:.*]] = memref.view %{{.*}} to memref<2x64xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[KTILE:.*]] = memref.view %{{.*}} to memref<32x64xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[VTILE:.*]] = memref.view %{{.*}} to memref<32x64xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[SCORES:.*]] = memref.view %{{.*}} to memref<2x32xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[PROBS:.*]] = memref.view %{{.*}} to memref<16x32xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[ALPHAS:.*]] = memref.view %{{.*}} to memref<16xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[QROW:.*]] = arith.minui %{{.*}}, %c1 : index
+// CHECK: %[[Q0:.*]] = vector.load %[[QROWS]][%[[QROW]], %{{.*}}] : memref<2x64xf16, #gpu.address_space<workgroup>>, vector<4xf16>
+// CHECK: scf.for
+// CHECK:   "rock.blockwise_load_tile"(%{{.*}}, %[[KTILE]],
+// CHECK:   %[[K0:.*]] = vector.load %[[KTILE]][%{{.*}}, %{{.*}}] : memref<32x64xf16, #gpu.address_space<workgroup>>, vector<4xf16>
+// CHECK:   %[[S0:.*]] = amdgpu.mfma 16x16x16 %[[Q0]] * %[[K0]] + %{{.*}} blgp = none : vector<4xf16>, vector<4xf16>, vector<4xf32>
+// CHECK-COUNT-3: amdgpu.mfma 16x16x16
+// CHECK:   %[[S:.*]] = vector.extract %{{.*}}[0] : f32 from vector<4xf32>
+// CHECK:   arith.mulf %[[S]]
+// CHECK:   scf.if
+// CHECK:     memref.store %{{.*}}, %[[SCORES]]
+// CHECK:   "rock.lds_barrier"()
+// CHECK:   vector.load %[[SCORES]]{{.*}} vector<4xf32>
+// CHECK:   %[[ALPHA:.*]] = math.exp2 %{{.*}} : f32
+// CHECK:   %[[P:.*]] = arith.truncf %{{.*}} : vector<4xf32> to vector<4xf16>
+// CHECK:   vector.store %[[P]], %[[PROBS]]
+// CHECK:   memref.store %[[ALPHA]], %[[ALPHAS]]
+// CHECK:   "rock.blockwise_load_tile"(%{{.*}}, %[[VTILE]],
+// CHECK:   %[[ROW_ALPHA:.*]] = vector.load %[[ALPHAS]][%{{.*}}] : memref<16xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK:   %[[SCALED:.*]] = arith.mulf %{{.*}}, %[[ROW_ALPHA]] : vector<4xf32>
+// CHECK:   %[[PA:.*]] = vector.load %[[PROBS]]{{.*}} vector<4xf16>
+// CHECK:   memref.load %[[VTILE]]
+// CHECK:   %[[VB:.*]] = vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf16>
+// CHECK:   amdgpu.mfma 16x16x16 %[[PA]] * %[[VB]] + %[[SCALED]]
+// CHECK:   "rock.lds_barrier"()
+// CHECK:   scf.yield
+// CHECK: %[[OTILE:.*]] = memref.view %{{.*}} to memref<2x64xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.store %{{.*}}, %[[OTILE]]
+// CHECK: "rock.lds_barrier"()
+// CHECK: vector.load %[[OTILE]]{{.*}} vector<2xf32>
+// CHECK: arith.truncf %{{.*}} : vector<2xf32> to vector<2xf16>
+func.func @decode_mfma(%q: memref<1x2x1x64xf16>, %k: memref<1x1x32x64xf16>, %v: memref<1x1x32x64xf16>,
+                       %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x32x64xf16>, memref<1x1x32x64xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// Causal prefill in f32 on gfx942: MFMA 16x16x4 with one f32 of Q/K (P/V) per lane. A tile
+// where some row of the block does not see a key before seq_len (the last key below
+// seq_len is past the first query's last visible key) adds P V on the VALU, skipping the
+// hidden keys by a select (0 x NaN is NaN in an MFMA too); other tiles use the MFMA.
+
+// CHECK-LABEL: func.func @causal_f32_mfma
+// CHECK: scf.for %[[T:[^ ]*]] =
+// CHECK:   %[[QK:.*]] = amdgpu.mfma 16x16x4 %{{.*}} * %{{.*}} + %{{.*}} blgp = none : f32, f32, vector<4xf32>
+// CHECK:   %[[LIVE_END:.*]] = arith.subi %[[LEN:.*]], %c1
+// CHECK:   %[[LAST:.*]] = arith.minui %{{.*}}, %[[LIVE_END]]
+// CHECK:   %[[SHIFTED:.*]] = arith.addi %{{.*}}, %[[LEN]]
+// CHECK:   %[[SEEN:.*]] = arith.subi %[[SHIFTED]], %c4
+// CHECK:   %[[DIAGONAL:.*]] = arith.cmpi sgt, %[[LAST]], %[[SEEN]] : index
+// CHECK:   scf.if %[[DIAGONAL]] -> (vector<4xf32>) {
+// CHECK:     %[[UPDATE:.*]] = math.fma
+// CHECK:     %[[SHOWN:.*]] = arith.cmpi sge, %{{.*}}, %c0
+// CHECK:     arith.select %[[SHOWN]], %[[UPDATE]], %{{.*}} : f32
+// CHECK:   } else {
+// CHECK:     amdgpu.mfma 16x16x4 %{{.*}} * %{{.*}} + %{{.*}} blgp = none : f32, f32, vector<4xf32>
+func.func @causal_f32_mfma(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, %v: memref<1x1x32x64xf32>,
+                           %seq_lens: memref<1xi32>, %out: memref<1x1x4x64xf32>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 1, num_heads_kv = 1, causal = true,
+      block_size = 64, grid_size = 1, m_per_block = 4, n_per_block = 16, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
+    : (memref<1x1x4x64xf32>, memref<1x1x32x64xf32>, memref<1x1x32x64xf32>, memref<1xi32>, memref<1x1x4x64xf32>) -> ()
   return
 }
