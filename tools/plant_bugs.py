@@ -180,7 +180,7 @@ PLANTS = {plant.name: plant for plant in (
         "attention-causal-v-weighted-by-zero",
         "rock-gridwise-attention-to-blockwise weights causally hidden V rows by 0 instead of skipping them",
         (Edit(GRIDWISE, "            if limit is not None:\n", "            if False:  # PLANTED\n"),
-         Edit(GEMM, "total = arith.select(seen, updated, total)", "total = updated  # PLANTED")),
+         Edit(GEMM, "outputs[dt] = arith.select(seen, updated, outputs[dt])", "outputs[dt] = updated  # PLANTED")),
         (Catcher("tests/unit/test_attention.py::test_causally_masked_keys_never_reach_the_output[False]", WRONG_VALUES),
          Catcher("tests/unit/test_attention.py::test_causally_masked_keys_never_reach_the_output_without_matrix_cores",
                  WRONG_VALUES)),

@@ -1,4 +1,5 @@
-"""amdgpu.mfma and amdgpu.wmma: one matrix product ``D = A x B + C`` per wave, its operands spread over the lanes.
+"""Wave-level ops: amdgpu.mfma and amdgpu.wmma (one matrix product ``D = A x B + C`` per wave, its
+operands spread over the lanes) and gpu.shuffle (a value from another lane of the wave).
 
 Each lane holds a few elements of A (M x K), B (K x N) and C/D (M x N, f32) in
 registers; the instruction gathers them across the wave, multiplies, and hands
@@ -30,6 +31,13 @@ waves: a wave with only part of its lanes active is an error, as is a
 workgroup that is not a whole number of waves. Broadcast and negation
 modifiers (``cbsz``, ``abid``, ``blgp``, ``negate*``), several blocks, integer
 and 8-bit float operands are refused rather than guessed.
+
+gpu.shuffle (``xor``, ``idx``, ``down``, ``up``): lane ``l`` of a wave reads the value of
+lane ``l xor offset``, ``offset``, ``l + offset`` or ``l - offset`` of the same wave
+(the offset taken per lane); a source at or past ``width`` (or below 0) is out of range:
+the lane keeps its own value and ``valid`` is false (MLIR leaves the value unspecified;
+this is what the ROCDL lowering, a ``ds_bpermute`` of the lane's own address, gives).
+Reading a lane that is not active is an error: its register holds no defined value.
 """
 
 from __future__ import annotations
@@ -187,4 +195,44 @@ def compile_matrix(p: Program, op: Any) -> Any:
         env[result] = d.reshape(rt.lanes, *result_shape)
 
     result_shape = vector_shape(op.operation.results[0].type)
+    return run
+
+
+SHUFFLE_MODES = {"xor": lambda lane, offset: lane ^ offset, "idx": lambda lane, offset: offset,
+                 "down": lambda lane, offset: lane + offset, "up": lambda lane, offset: lane - offset}
+
+
+@handles("gpu.shuffle")
+def compile_shuffle(p: Program, op: Any) -> Any:
+    value_slot, offset_slot, width_slot = (p.slot(v) for v in op.operation.operands[:3])
+    result, valid = (p.slot(r) for r in op.operation.results)
+    mode = str(op.operation.attributes["mode"]).split()[-1].rstrip(">")
+    source_of = SHUFFLE_MODES.get(mode)
+    if source_of is None:
+        raise InterpError(f"'gpu.shuffle' op mode {mode} is not supported by the interpreter", op.operation.location)
+    op_id = p.op_id(op)
+
+    def run(env: list, mask: Any) -> None:
+        rt = p.rt
+        wave = p.wave_size
+        lane = rt.tid % wave
+        first = rt.all_lanes - lane  # the wave's lane 0, as an index into the batch
+        offset = np.broadcast_to(np.asarray(env[offset_slot], dtype=np.int64).reshape(-1), (rt.lanes,))
+        width = np.broadcast_to(np.asarray(env[width_slot], dtype=np.int64).reshape(-1), (rt.lanes,))
+        source = source_of(lane, offset)
+        inside = (source >= 0) & (source < np.minimum(width, wave))
+        source_lane = np.where(inside, first + np.clip(source, 0, wave - 1), rt.all_lanes)
+        if source_lane.max() >= rt.lanes or (rt.tid - lane + np.clip(source, 0, wave - 1) >= rt.block)[inside].any():
+            raise InterpError("'gpu.shuffle' op reads a lane past the end of the workgroup", p.op_location(op_id))
+        if mask is not None:
+            reading = mask & inside
+            if (~mask[source_lane] & reading).any():
+                at = int(np.argmax(~mask[source_lane] & reading))
+                raise InterpError(f"'gpu.shuffle' op: thread {int(rt.tid[at])} reads lane "
+                                  f"{int(source[at])} of its wave, which is not active", p.op_location(op_id))
+        values = np.asarray(env[value_slot])
+        values = np.broadcast_to(values, (rt.lanes, *values.shape[1:]))
+        env[result] = values[source_lane]
+        env[valid] = inside
+
     return run

@@ -1,40 +1,45 @@
 """The flash-attention loop of rock-gridwise-attention-to-blockwise on matrix cores (CDNA MFMA).
 
-Same algorithm, same LDS tiles and barriers as the VALU loop of the pass (its
-module docstring); the two products run as ``amdgpu.mfma`` 16x16 tiles and the
-softmax runs once per row:
+Same LDS tiles and masking as the VALU loop of the pass (its module docstring), but
+both products are ``amdgpu.mfma`` 16x16 tiles computed *transposed*, so that the
+softmax and P never leave the registers:
 
 ```
 rows padded to Mp = ceil(M / 16) * 16 (rows >= M compute copies of row M - 1, never stored)
-before the loop: each wave loads the Q fragments of its score tiles (loop-invariant registers)
+wave w -> row block rb (16 rows) and key slice s of each KV tile (Nw = N / slices keys)
+before the loop: the wave's Q fragments (loop-invariant registers)
 for t in tiles:
-  K tile <- pages                                       (ends with a barrier)
-  S tile (mt, nt), one per wave in turn: sum over D of mfma(Q[16 rows], K[16 keys]^T)
-      -> scaled and masked like the VALU scores -> scores[M, N] in LDS (rows < M)
+  K tile <- pages                                  (ends with a barrier)
+  S^T = K Q^T per 16 keys of the slice: lane l holds S[row 16 rb + l mod 16][keys 4 (l div 16) + j]
+  scaled, masked; row max and sum over the slice: in-lane, then 2 shuffles (lanes l xor 16, l xor 32)
+  m' = max(m, row max); alpha = exp2(m - m'); P = exp2(S - m'); l' = l alpha + row sum
+  V tile <- pages                                  (ends with a barrier)
+  O^T = V^T P^T + alpha O^T: P is already the B operand in the lanes that hold it
   barrier
-  row r (thread r mod block):  m' = max(m, S[r, :]), alpha = exp2(m - m'), P = exp2(S - m'),
-      l' = l * alpha + sum P;  P -> probs[Mp, N] (element type), alpha -> alphas[Mp]
-  V tile <- pages                                       (ends with a barrier: probs and alphas seen)
-  O tile (mt, dt), one per wave in turn: O *= alpha[rows]; O += sum over N of mfma(P[16 rows], V[16 keys])
-  barrier
-after the loop: O tiles -> LDS [M, D] f32, (m, l) -> LDS; barrier; each thread reads its
-output chunks and their row's statistics, and the pass's epilogue stores them as before.
+after the loop: each slice's (O, m, l) to LDS, barrier; each thread merges its output chunks over the
+slices (O = sum_s exp2(m_s - M) O_s, l = sum_s exp2(m_s - M) l_s, M = max_s m_s) and the pass's
+epilogue stores them as before.
 ```
 
 Lane layout (16x16x16 f16/bf16, 16x16x4 f32; pinned in tests/unit/test_interp_matrix.py):
-lane ``l`` of a wave, ``g = l div 16``, ``kl`` = 4 (f16/bf16) or 1 (f32) values per lane:
-A = ``X[row0 + l mod 16][k0 + kl * g + j]`` (Q or P: ``kl`` consecutive elements of a row,
-one LDS read), B = ``Y[k0 + kl * g + j][col0 + l mod 16]`` (for S, ``Y = K^T``: ``kl``
-consecutive elements of key ``col0 + l mod 16``, one LDS read; for O, ``Y = V``: one
-element from each of ``kl`` key rows), accumulator ``D[row0 + 4 * g + j][col0 + l mod 16]``, j < 4.
+lane ``l`` of a wave, ``q = l mod 16``, ``g = l div 16``; an MFMA's A holds ``A[q][kl g + j]``,
+B ``B[kl g + j][q]``, the accumulator ``D[4 g + j][q]`` (``kl`` = 4 or 1 values per lane).
+``S^T = K Q^T``: A = K, lane ``K[key q][d0 + kl g + j]`` (one LDS read), B = ``Q^T``, lane
+``Q[row q][d0 + kl g + j]`` (the Q fragment); the result ``S^T[4 g + j][q]`` is row ``q``'s
+keys ``4 g + j``. ``O^T = V^T P^T``: B = ``P^T``, lane ``P[row q][key 4 g + j]``: exactly the
+lane's own scores. A = ``V^T``, lane ``V[key 4 g + j][d0 + q]`` (one element of each of 4 key
+rows). The accumulator ``O^T[d0 + 4 g + j][q]`` is row ``q``'s output columns ``d0 + 4 g + j``.
+With 16x16x4 (f32) the 16 keys of a tile run in 4 MFMAs, MFMA ``i`` taking keys ``4 g + i``
+(any order of the summed index is the same product): again the lane's own element ``i``.
 
-Each f16/bf16 element goes into the matrix cores as it is (no conversion); the only
-conversions left are P to the element type once per element, and f32 scores.
+Each f16/bf16 element goes into the matrix cores as it is; the conversions left are P to
+the element type (once per element) and nothing else in the loop.
 
-Causal masking. A key hidden from a row is a later row's live key and may hold NaN or
-Inf; ``0 x NaN`` is NaN inside an MFMA too, so a tile where some row of the block does not
-see some key before seq_len (at most the ``ceil((Sq_t + N) / N)`` tiles on the diagonal) adds
-P V on the VALU with a select per key, as the VALU loop does; every other tile uses MFMA.
+Causal masking. A key hidden from a row is a later row's live key and may hold NaN or Inf;
+``0 x NaN`` is NaN inside an MFMA too, so in a tile where some row of the block does not
+see some key before seq_len (the ``ceil((Sq_t + N) / N)`` tiles on the diagonal at most)
+the wave adds P V on the VALU instead, gathering each row's 16 probabilities of a key
+block with shuffles and skipping hidden keys by a select; every other tile uses MFMA.
 Keys past seq_len need no such care: their tile slots were never read and hold 0.
 """
 
@@ -45,7 +50,7 @@ import math
 from dataclasses import dataclass
 
 import mlir.ir as ir
-from mlir.dialects import amdgpu, arith, memref, scf, vector
+from mlir.dialects import amdgpu, arith, gpu, memref, scf, vector
 from mlir.dialects import math as mlir_math
 
 from pagedir.arch import Chip
@@ -56,43 +61,61 @@ from pagedir.passes.ir_utils import index_const
 MFMA_CHIPS = frozenset({"gfx90a", "gfx942", "gfx950"})
 #: Rows and columns of one MFMA tile.
 TILE = 16
+WAVE = 64
 
 
 @dataclass(frozen=True)
 class MatrixInstruction:
-    """One ``amdgpu.mfma`` form: ``TILE x TILE x k``, ``per_lane`` A and B values per lane."""
+    """One ``amdgpu.mfma`` form, ``TILE x TILE x k`` with ``per_lane`` A and B values per lane, and how
+    the workgroup's waves share the work: ``slices`` waves per row block take the keys of a KV tile."""
 
     k: int
     per_lane: int
-    wave: int = 64
+    row_blocks: int  # Mp / 16
+    slices: int
+    waves: int
+
+    @property
+    def busy_waves(self) -> int:
+        return min(self.waves, self.row_blocks * self.slices)
 
 
-def matrix_instruction(chip: Chip | None, element: ir.Type, block: int, n: int, head_dim: int) -> MatrixInstruction | None:
-    """The MFMA form for this chip, element type and tiling, or None (the VALU loop)."""
-    if chip is None or chip.name not in MFMA_CHIPS:
+def matrix_instruction(chip: Chip | None, element: ir.Type, block: int, m: int, n: int, head_dim: int) -> MatrixInstruction | None:
+    """The MFMA form and wave split for this chip, element type and tiling, or None (the VALU loop)."""
+    if chip is None or chip.name not in MFMA_CHIPS or chip.wave_size != WAVE:
         return None
-    if block % chip.wave_size or n % TILE or head_dim % TILE:
+    if block % WAVE or n % TILE or head_dim % TILE:
         return None
     if isinstance(element, ir.F32Type):
-        return MatrixInstruction(k=4, per_lane=1)
-    if isinstance(element, (ir.F16Type, ir.BF16Type)):
-        return MatrixInstruction(k=16, per_lane=4)
-    return None
+        k, per_lane = 4, 1
+    elif isinstance(element, (ir.F16Type, ir.BF16Type)):
+        k, per_lane = 16, 4
+    else:
+        return None
+    waves, row_blocks = block // WAVE, padded_rows(m) // TILE
+    return MatrixInstruction(k, per_lane, row_blocks, key_slices(waves, row_blocks, n), waves)
+
+
+def key_slices(waves: int, row_blocks: int, n: int) -> int:
+    """Waves sharing one row block: as many as the waves per row block, each taking a whole number of
+    16-key blocks of the tile (a power of two dividing both); 1 when the row blocks outnumber the waves."""
+    slices = 1
+    while row_blocks * slices * 2 <= waves and n % (TILE * slices * 2) == 0:
+        slices *= 2
+    return slices
 
 
 def padded_rows(m: int) -> int:
     return math.ceil(m / TILE) * TILE
 
 
-def matrix_lds_bytes(m: int, n: int, head_dim: int, element_size: int) -> dict[str, int]:
-    """LDS the matrix loop adds to the VALU loop's buffers: P and alpha per padded row (live
-    through an iteration); the output exchange after the loop fits on the K/V bytes."""
-    rows = padded_rows(m)
-    return {"probs": rows * n * element_size, "alphas": rows * 4}
+def matrix_lds_bytes(m: int, head_dim: int, slices: int) -> int:
+    """LDS of the exchange after the loop: each slice's output rows and (max, sum) per row, in f32."""
+    return slices * (m * head_dim + 2 * m) * 4
 
 
 class MatrixLoop:
-    """Emits the KV loop and the output exchange for one gridwise op (``builder``: the pass's Builder)."""
+    """Emits the KV loop and the exchange for one gridwise op (``builder``: the pass's Builder)."""
 
     def __init__(self, builder, instruction: MatrixInstruction):
         from pagedir.passes.gridwise_attention_to_blockwise import apply, lds_view  # that module imports this one
@@ -104,42 +127,59 @@ class MatrixLoop:
         self.plan, self.p = plan, plan.p
         self.f32 = ir.F32Type.get()
         self.rows = padded_rows(plan.m)
-        self.waves = plan.block // instruction.wave
-        self.score_tiles = (self.rows // TILE) * (plan.n // TILE)
-        self.out_tiles = (self.rows // TILE) * (plan.p.head_dim // TILE)
-        self.row_owners = math.ceil(self.rows / plan.block)
+        self.slice_keys = plan.n // instruction.slices
+        self.d_tiles = plan.p.head_dim // TILE
 
     # --- the loop -------------------------------------------------------------------
 
     def run(self, first: ir.Value | None, end: ir.Value) -> list[ir.Value]:
         """The loop; returns the pass's epilogue values: per output chunk of this thread (acc, max, sum)."""
-        b, apply = self.b, self.apply
-        wave = self.mi.wave
-        self.wave = apply(lambda t: ir.AffineExpr.get_floor_div(t, wave), b.tid)
-        self.lane = apply(lambda t: t % wave, b.tid)
-        self.lane_row = apply(lambda t: t % TILE, b.tid)  # l mod 16
-        self.lane_group = apply(lambda t: ir.AffineExpr.get_floor_div(t % wave, TILE), b.tid)  # l div 16
-        self.probs = self.lds_view([self.rows, self.plan.n], self.p.element)
-        self.alphas = self.lds_view([self.rows], self.f32)
-        queries = self.query_fragments()
-        outputs = self.per_wave(self.out_tiles)
-        init = [self.zeros() for _ in range(outputs)]
-        for _ in range(self.row_owners):
-            init += [self.const(-math.inf), self.const(0.0)]
+        b, apply, mi = self.b, self.apply, self.mi
+        self.lane_q = apply(lambda t: t % TILE, b.tid)
+        self.lane_g = apply(lambda t: ir.AffineExpr.get_floor_div(t % WAVE, TILE), b.tid)
+        self.assign_waves()
+        queries = [self.query_fragments(rb) for rb in self.row_blocks]
+        init = []
+        for _ in self.row_blocks:
+            init += [self.zeros() for _ in range(self.d_tiles)] + [self.const(-math.inf), self.const(0.0)]
         loop = scf.ForOp(index_const(0) if first is None else first, end, index_const(1), init)
+        per_block = self.d_tiles + 2
         with ir.InsertionPoint(loop.body):
             t = loop.induction_variable
             carried = list(loop.inner_iter_args)
             b.load_kv(b.op.k, b.k_tile, t)
-            self.scores_on_matrix_cores(t, queries)
+            softmax = [self.softmax(t, rb, self.scores(rb, fragments), *carried[i * per_block + self.d_tiles:(i + 1) * per_block])
+                       for i, (rb, fragments) in enumerate(zip(self.row_blocks, queries))]
+            b.load_kv(b.op.v, b.v_tile, t)
+            updated = []
+            for i, (rb, (probs, alpha, new_max, new_sum)) in enumerate(zip(self.row_blocks, softmax)):
+                outputs = carried[i * per_block:i * per_block + self.d_tiles]
+                updated += self.accumulate(t, rb, probs, alpha, outputs) + [new_max, new_sum]
             rock.lds_barrier()
-            statistics = self.softmax_rows(carried[outputs:])
-            b.load_kv(b.op.v, b.v_tile, t)  # its closing barrier also publishes probs and alphas
-            accumulators = self.accumulate_on_matrix_cores(t, carried[:outputs])
-            rock.lds_barrier()
-            scf.YieldOp(accumulators + statistics)
-        results = list(loop.results)
-        return self.exchange(results[:outputs], results[outputs:])
+            scf.YieldOp(updated)
+        return self.exchange(list(loop.results))
+
+    def assign_waves(self) -> None:
+        """This wave's row blocks (a list of index values) and key slice; waves past the busy ones
+        repeat a busy wave's work and store nothing (``self.stores``: None when every wave stores)."""
+        mi, apply = self.mi, self.apply
+        wave = apply(lambda t: ir.AffineExpr.get_floor_div(t, WAVE), self.b.tid)
+        if mi.row_blocks >= mi.waves:  # one slice; row blocks dealt to the waves in turn
+            per_wave = math.ceil(mi.row_blocks / mi.waves)
+            self.row_blocks = [arith.minui(apply(lambda w: w + i * mi.waves, wave), index_const(mi.row_blocks - 1))
+                               for i in range(per_wave)]
+            self.row_stored = [None if (i + 1) * mi.waves <= mi.row_blocks else
+                               arith.cmpi(arith.CmpIPredicate.ult, apply(lambda w: w + i * mi.waves, wave),
+                                          index_const(mi.row_blocks)) for i in range(per_wave)]
+            self.slice = index_const(0)
+            self.stores = None
+            return
+        busy = mi.busy_waves
+        slot = apply(lambda w: w % busy, wave)
+        self.row_blocks = [apply(lambda s: ir.AffineExpr.get_floor_div(s, mi.slices), slot)]
+        self.row_stored = [None]
+        self.slice = apply(lambda s: s % mi.slices, slot)
+        self.stores = None if busy == mi.waves else arith.cmpi(arith.CmpIPredicate.ult, wave, index_const(busy))
 
     # --- helpers ----------------------------------------------------------------------
 
@@ -149,23 +189,10 @@ class MatrixLoop:
     def zeros(self) -> ir.Value:
         return vector.broadcast(ir.VectorType.get([4], self.f32), self.const(0.0))
 
-    def per_wave(self, tiles: int) -> int:
-        return math.ceil(tiles / self.waves)
-
-    def wave_tile(self, s: int, tiles: int) -> tuple[ir.Value, ir.Value | None]:
-        """The ``s``-th tile of this wave (wave + s * waves), clamped into range, and whether it is
-        real (None when every wave's is): clamped tiles compute but store nothing."""
-        raw = self.apply(lambda w: w + s * self.waves, self.wave)
-        if (s + 1) * self.waves <= tiles:
-            return raw, None
-        real = arith.cmpi(arith.CmpIPredicate.ult, raw, index_const(tiles))
-        return arith.minui(raw, index_const(tiles - 1)), real
-
-    def fragment(self, tile: ir.Value, row: ir.Value, k0: ir.Value | int) -> ir.Value:
-        """``per_lane`` consecutive elements of ``tile[row]`` from column ``k0 + per_lane * (l div 16)``."""
+    def fragment(self, tile: ir.Value, row: ir.Value, k0: int) -> ir.Value:
+        """``per_lane`` consecutive elements of ``tile[row]`` from column ``k0 + per_lane * g``."""
         kl = self.mi.per_lane
-        col = self.apply(lambda g: g * kl + k0, self.lane_group) if isinstance(k0, int) else \
-            self.apply(lambda g, k: g * kl + k, self.lane_group, k0)
+        col = self.apply(lambda g: g * kl + k0, self.lane_g)
         element = ir.MemRefType(tile.type).element_type
         if kl == 1:
             return memref.load(tile, [row, col])
@@ -174,129 +201,99 @@ class MatrixLoop:
     def mfma(self, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
         return amdgpu.mfma(TILE, TILE, self.mi.k, a, b, c, blocks=1)
 
-    def guarded_store(self, condition: ir.Value | None, value: ir.Value, target: ir.Value, indices: list[ir.Value]) -> None:
-        if condition is None:
-            memref.store(value, target, indices)
-            return
-        if_op = scf.IfOp(condition)
-        with ir.InsertionPoint(if_op.then_block):
-            memref.store(value, target, indices)
-            scf.YieldOp([])
+    def key_block(self, kt: int) -> ir.Value:
+        """First key (in the tile) of this wave's ``kt``-th block of 16 keys."""
+        return self.apply(lambda s: s * self.slice_keys + kt * TILE, self.slice)
 
-    def row_stored(self, row: ir.Value, real: ir.Value | None) -> ir.Value | None:
-        """Whether an accumulator row is a row of the tile (< M) of a real tile; None: always."""
-        condition = real
+    def row_of(self, rb: ir.Value) -> ir.Value:
+        """The tile row of this lane in row block ``rb``: ``16 rb + q``."""
+        return self.apply(lambda r, q: r * TILE + q, rb, self.lane_q)
+
+    def across_groups(self, value: ir.Value, combine) -> ir.Value:
+        """``combine`` of ``value`` over the four lanes ``q + 16 g`` (the lanes holding one row)."""
+        i32 = ir.IntegerType.get_signless(32)
+        width = arith.constant(i32, WAVE)
+        for offset in (TILE, 2 * TILE):
+            other, _ = gpu.shuffle(value, arith.constant(i32, offset), width, gpu.ShuffleMode.XOR)
+            value = combine(value, other)
+        return value
+
+    # --- S^T = K Q^T, softmax -------------------------------------------------------------
+
+    def query_fragments(self, rb: ir.Value) -> list[ir.Value]:
+        """Row ``16 rb + q``'s Q fragments over D (rows past M read row M - 1)."""
+        row = self.row_of(rb)
         if self.rows != self.plan.m:
-            inside = arith.cmpi(arith.CmpIPredicate.ult, row, index_const(self.plan.m))
-            condition = inside if condition is None else arith.andi(condition, inside)
-        return condition
+            row = arith.minui(row, index_const(self.plan.m - 1))
+        return [self.fragment(self.b.q_rows, row, d0) for d0 in range(0, self.p.head_dim, self.mi.k)]
 
-    def tile_rows(self, mt: ir.Value) -> list[ir.Value]:
-        """Rows of accumulator element j < 4 of this lane in row tile ``mt``: ``16 mt + 4 (l div 16) + j``."""
-        return [self.apply(lambda m, g: m * TILE + g * 4 + j, mt, self.lane_group) for j in range(4)]
-
-    # --- S = Q K^T ---------------------------------------------------------------------
-
-    def query_fragments(self) -> list[list[ir.Value]]:
-        """Per score tile of this wave, its Q fragments over D (rows past M read row M - 1)."""
-        plan, p = self.plan, self.p
-        n_tiles = plan.n // TILE
-        fragments = []
-        for s in range(self.per_wave(self.score_tiles)):
-            tile, _ = self.wave_tile(s, self.score_tiles)
-            row = self.apply(lambda tt, r: ir.AffineExpr.get_floor_div(tt, n_tiles) * TILE + r, tile, self.lane_row)
-            if self.rows != plan.m:
-                row = arith.minui(row, index_const(plan.m - 1))
-            fragments.append([self.fragment(self.b.q_rows, row, d0) for d0 in range(0, p.head_dim, self.mi.k)])
-        return fragments
-
-    def scores_on_matrix_cores(self, t: ir.Value, queries: list[list[ir.Value]]) -> None:
-        plan, p = self.plan, self.p
-        n_tiles = plan.n // TILE
-        for s, fragments in enumerate(queries):
-            tile, real = self.wave_tile(s, self.score_tiles)
-            key = self.apply(lambda tt, r: (tt % n_tiles) * TILE + r, tile, self.lane_row)
+    def scores(self, rb: ir.Value, queries: list[ir.Value]) -> list[tuple[ir.Value, ir.Value]]:
+        """Per 16-key block of the slice: (S^T accumulator, first key of the block)."""
+        blocks = []
+        for kt in range(self.slice_keys // TILE):
+            first_key = self.key_block(kt)
+            key = self.apply(lambda k, q: k + q, first_key, self.lane_q)
             acc = self.zeros()
-            for fragment, d0 in zip(fragments, range(0, p.head_dim, self.mi.k)):
-                acc = self.mfma(fragment, self.fragment(self.b.k_tile, key, d0), acc)
-            mt = self.apply(lambda tt: ir.AffineExpr.get_floor_div(tt, n_tiles), tile)
-            for j, row in enumerate(self.tile_rows(mt)):
-                score = self.b.finish_score(vector.extract(acc, [], [j]), t, row, key)
-                self.guarded_store(self.row_stored(row, real), score, self.b.scores, [row, key])
+            for fragment, d0 in zip(queries, range(0, self.p.head_dim, self.mi.k)):
+                acc = self.mfma(self.fragment(self.b.k_tile, key, d0), fragment, acc)
+            blocks.append((acc, first_key))
+        return blocks
 
-    # --- softmax, once per row -----------------------------------------------------------
-
-    def softmax_rows(self, statistics: list[ir.Value]) -> list[ir.Value]:
-        plan, p = self.plan, self.p
+    def softmax(self, t: ir.Value, rb: ir.Value, blocks, running_max: ir.Value, running_sum: ir.Value):
+        """(P per key block as vector<4xf32>, alpha, new max, new sum) of row ``16 rb + q`` over the slice."""
         f32 = self.f32
-        width = 4
-        score_type = ir.VectorType.get([width], f32)
-        updated = []
-        for k in range(self.row_owners):
-            running_max, running_sum = statistics[2 * k : 2 * k + 2]
-            item, row, past_end = self.b.thread_item(k, self.rows)
-            score_row = arith.minui(row, index_const(plan.m - 1)) if self.rows != plan.m else row
-            scores = [vector.load(score_type, self.b.scores, [score_row, index_const(n0)]) for n0 in range(0, plan.n, width)]
-            tile_max = running_max
-            for s in scores:
-                tile_max = arith.maxnumf(tile_max, vector.reduction(f32, vector.CombiningKind.MAXNUMF, s))
-            nothing_seen = arith.cmpf(arith.CmpFPredicate.OEQ, tile_max, self.const(-math.inf))
-            safe_max = arith.select(nothing_seen, self.const(0.0), tile_max)
-            alpha = mlir_math.exp2(arith.subf(running_max, safe_max))
-            probs = [mlir_math.exp2(arith.subf(s, vector.broadcast(score_type, safe_max))) for s in scores]
-            new_sum = arith.mulf(running_sum, alpha)
-            for prob in probs:
-                new_sum = arith.addf(new_sum, vector.reduction(f32, vector.CombiningKind.ADD, prob))
-            if not isinstance(p.element, ir.F32Type):
-                probs = [arith.truncf(ir.VectorType.get([width], p.element), prob) for prob in probs]
-            store = None
-            if past_end:  # threads past the last row hold a clamped row: they must not write it
-                store = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, item, index_const(self.rows)))
-            with ir.InsertionPoint(store.then_block) if store else contextlib.nullcontext():
-                for prob, n0 in zip(probs, range(0, plan.n, width)):
-                    vector.store(prob, self.probs, [row, index_const(n0)])
-                memref.store(alpha, self.alphas, [row])
-                if store:
-                    scf.YieldOp([])
-            updated += [tile_max, new_sum]
-        return updated
+        row = self.row_of(rb)
+        scores = []
+        for acc, first_key in blocks:
+            values = []
+            for j in range(4):
+                col = self.apply(lambda k, g: k + g * 4 + j, first_key, self.lane_g)
+                values.append(self.b.finish_score(vector.extract(acc, [], [j]), t, row, col))
+            scores.append(vector.from_elements(ir.VectorType.get([4], f32), values))
+        local = running_max
+        for s in scores:
+            local = arith.maxnumf(local, vector.reduction(f32, vector.CombiningKind.MAXNUMF, s))
+        new_max = self.across_groups(local, arith.maxnumf)
+        nothing_seen = arith.cmpf(arith.CmpFPredicate.OEQ, new_max, self.const(-math.inf))
+        safe_max = arith.select(nothing_seen, self.const(0.0), new_max)
+        alpha = mlir_math.exp2(arith.subf(running_max, safe_max))
+        probs = [mlir_math.exp2(arith.subf(s, vector.broadcast(s.type, safe_max))) for s in scores]
+        total = self.const(0.0)
+        for prob in probs:
+            total = arith.addf(total, vector.reduction(f32, vector.CombiningKind.ADD, prob))
+        new_sum = arith.addf(arith.mulf(running_sum, alpha), self.across_groups(total, arith.addf))
+        return [(prob, first_key) for prob, (_, first_key) in zip(probs, blocks)], alpha, new_max, new_sum
 
-    # --- O += P V ------------------------------------------------------------------------
+    # --- O^T += V^T P^T ------------------------------------------------------------------
 
-    def accumulate_on_matrix_cores(self, t: ir.Value, accumulators: list[ir.Value]) -> list[ir.Value]:
-        p = self.p
-        d_tiles = p.head_dim // TILE
-        boundary = self.causal_boundary(t) if self.plan.causal else None
-        updated = []
-        for s, acc in enumerate(accumulators):
-            tile, _ = self.wave_tile(s, self.out_tiles)
-            mt = self.apply(lambda tt: ir.AffineExpr.get_floor_div(tt, d_tiles), tile)
-            col = self.apply(lambda tt, r: (tt % d_tiles) * TILE + r, tile, self.lane_row)
-            rows = self.tile_rows(mt)
-            alpha = vector.load(ir.VectorType.get([4], self.f32), self.alphas, [rows[0]])
-            acc = arith.mulf(acc, alpha)
-            if boundary is None:
-                updated.append(self.pv_on_matrix_cores(mt, col, acc))
-                continue
-            if_op = scf.IfOp(boundary, [acc.type], has_else=True)
-            with ir.InsertionPoint(if_op.then_block):
-                scf.YieldOp([self.pv_with_hidden_keys(t, rows, col, acc)])
-            with ir.InsertionPoint(if_op.else_block):
-                scf.YieldOp([self.pv_on_matrix_cores(mt, col, acc)])
-            updated.append(if_op.results[0])
-        return updated
+    def accumulate(self, t: ir.Value, rb: ir.Value, probs, alpha: ir.Value, outputs: list[ir.Value]) -> list[ir.Value]:
+        outputs = [arith.mulf(acc, vector.broadcast(acc.type, alpha)) for acc in outputs]
+        if not self.plan.causal:
+            return self.pv_on_matrix_cores(probs, outputs)
+        if_op = scf.IfOp(self.causal_boundary(t), [acc.type for acc in outputs], has_else=True)
+        with ir.InsertionPoint(if_op.then_block):
+            scf.YieldOp(self.pv_with_hidden_keys(t, rb, probs, outputs))
+        with ir.InsertionPoint(if_op.else_block):
+            scf.YieldOp(self.pv_on_matrix_cores(probs, outputs))
+        return list(if_op.results)
 
-    def pv_on_matrix_cores(self, mt: ir.Value, col: ir.Value, acc: ir.Value) -> ir.Value:
-        kl = self.mi.per_lane
-        prob_row = self.apply(lambda m, r: m * TILE + r, mt, self.lane_row)
+    def pv_on_matrix_cores(self, probs, outputs: list[ir.Value]) -> list[ir.Value]:
         element = self.p.element
-        for k0 in range(0, self.plan.n, self.mi.k):
-            probs = self.fragment(self.probs, prob_row, k0)
-            keys = [self.apply(lambda g: g * kl + k0 + j, self.lane_group) for j in range(kl)]
-            values = [memref.load(self.b.v_tile, [key, col]) for key in keys]
-            operand = values[0] if kl == 1 else vector.from_elements(ir.VectorType.get([kl], element), values)
-            acc = self.mfma(probs, operand, acc)
-        return acc
+        outputs = list(outputs)
+        for prob, first_key in probs:
+            if isinstance(element, ir.F32Type):
+                steps = [(vector.extract(prob, [], [i]), [self.apply(lambda k, g: k + g * 4 + i, first_key, self.lane_g)])
+                         for i in range(4)]
+            else:
+                keys = [self.apply(lambda k, g: k + g * 4 + j, first_key, self.lane_g) for j in range(4)]
+                steps = [(arith.truncf(ir.VectorType.get([4], element), prob), keys)]
+            for operand, keys in steps:
+                for dt in range(self.d_tiles):
+                    col = self.apply(lambda q: q + dt * TILE, self.lane_q)
+                    values = [memref.load(self.b.v_tile, [key, col]) for key in keys]
+                    v_t = values[0] if len(values) == 1 else vector.from_elements(ir.VectorType.get([4], element), values)
+                    outputs[dt] = self.mfma(v_t, operand, outputs[dt])
+        return outputs
 
     def causal_boundary(self, t: ir.Value) -> ir.Value:
         """Whether some row of the block does not see some key of tile ``t`` before seq_len: the block's
@@ -309,50 +306,84 @@ class MatrixLoop:
         seen = arith.subi(arith.addi(first_position, self.b.seq_len), index_const(p.seq_q))
         return arith.cmpi(arith.CmpIPredicate.sgt, last_key, seen)
 
-    def pv_with_hidden_keys(self, t: ir.Value, rows: list[ir.Value], col: ir.Value, acc: ir.Value) -> ir.Value:
-        """P V for this lane's four accumulator elements on the VALU, each key skipped (not weighted
-        by 0) where the row does not see it."""
+    def pv_with_hidden_keys(self, t: ir.Value, rb: ir.Value, probs, outputs: list[ir.Value]) -> list[ir.Value]:
+        """P V on the VALU, each key skipped (not weighted by 0) where the row does not see it: the
+        row's 16 probabilities of a key block come from the lanes ``q + 16 g'`` that hold them."""
         f32 = self.f32
-        for j, row in enumerate(rows):
-            prob_row = arith.minui(row, index_const(self.rows - 1))
-            limit = self.b.causal_limit(t, row)
-            total = vector.extract(acc, [], [j])
-            for n in range(self.plan.n):
-                prob = memref.load(self.probs, [prob_row, index_const(n)])
-                value = memref.load(self.b.v_tile, [index_const(n), col])
-                if not isinstance(self.p.element, ir.F32Type):
-                    prob, value = arith.extf(f32, prob), arith.extf(f32, value)
-                updated = mlir_math.fma(prob, value, total)
-                seen = arith.cmpi(arith.CmpIPredicate.sge, limit, index_const(n))
-                total = arith.select(seen, updated, total)
-            acc = vector.insert(total, acc, [], [j])
-        return acc
+        i32 = ir.IntegerType.get_signless(32)
+        limit = self.b.causal_limit(t, self.row_of(rb))
+        outputs = list(outputs)
+        lane_q = arith.index_cast(i32, self.lane_q)
+        for prob, first_key in probs:
+            for source in range(4):
+                from_lane = arith.addi(lane_q, arith.constant(i32, source * TILE))
+                for j in range(4):
+                    value, _ = gpu.shuffle(vector.extract(prob, [], [j]), from_lane, arith.constant(i32, WAVE),
+                                           gpu.ShuffleMode.IDX)
+                    key = self.apply(lambda k: k + source * 4 + j, first_key)
+                    seen = arith.cmpi(arith.CmpIPredicate.sge, limit, key)
+                    for dt in range(self.d_tiles):
+                        col = self.apply(lambda g: g * 4 + dt * TILE, self.lane_g)
+                        values = vector.load(ir.VectorType.get([4], self.p.element), self.b.v_tile, [key, col])
+                        if not isinstance(self.p.element, ir.F32Type):
+                            values = arith.extf(ir.VectorType.get([4], f32), values)
+                        updated = vector.fma(vector.broadcast(values.type, value), values, outputs[dt])
+                        outputs[dt] = arith.select(seen, updated, outputs[dt])
+        return outputs
 
     # --- after the loop ------------------------------------------------------------------
 
-    def exchange(self, accumulators: list[ir.Value], statistics: list[ir.Value]) -> list[ir.Value]:
-        """O tiles and row statistics through LDS into the pass's chunk layout: (acc, max, sum) per chunk."""
-        plan, p = self.plan, self.p
-        d_tiles = p.head_dim // TILE
-        outputs = self.lds_view([plan.m, p.head_dim], self.f32)
-        stats = self.lds_view([2, self.rows], self.f32)
-        for s, acc in enumerate(accumulators):
-            tile, real = self.wave_tile(s, self.out_tiles)
-            mt = self.apply(lambda tt: ir.AffineExpr.get_floor_div(tt, d_tiles), tile)
-            col = self.apply(lambda tt, r: (tt % d_tiles) * TILE + r, tile, self.lane_row)
-            for j, row in enumerate(self.tile_rows(mt)):
-                self.guarded_store(self.row_stored(row, real), vector.extract(acc, [], [j]), outputs, [row, col])
-        for k in range(self.row_owners):
-            item, row, past_end = self.b.thread_item(k, self.rows)
-            inside = arith.cmpi(arith.CmpIPredicate.ult, item, index_const(self.rows)) if past_end else None
-            self.guarded_store(inside, statistics[2 * k], stats, [index_const(0), row])
-            self.guarded_store(inside, statistics[2 * k + 1], stats, [index_const(1), row])
+    def exchange(self, results: list[ir.Value]) -> list[ir.Value]:
+        """Each slice's (O, m, l) through LDS; per output chunk of this thread (acc, max, sum) merged
+        over the slices, as the split-KV combine merges splits."""
+        plan, p, mi = self.plan, self.p, self.mi
+        d = p.head_dim
+        partials = self.lds_view([mi.slices, plan.m, d], self.f32)
+        stats = self.lds_view([mi.slices, 2, plan.m], self.f32)
+        per_block = self.d_tiles + 2
+        for i, rb in enumerate(self.row_blocks):
+            outputs = results[i * per_block:i * per_block + self.d_tiles]
+            running_max, running_sum = results[i * per_block + self.d_tiles:(i + 1) * per_block]
+            row = self.row_of(rb)
+            stored = [c for c in (self.stores, self.row_stored[i]) if c is not None]
+            if self.rows != plan.m:
+                stored.append(arith.cmpi(arith.CmpIPredicate.ult, row, index_const(plan.m)))
+            condition = None
+            for c in stored:
+                condition = c if condition is None else arith.andi(condition, c)
+            if_op = scf.IfOp(condition) if condition is not None else None
+            with ir.InsertionPoint(if_op.then_block) if if_op else contextlib.nullcontext():
+                for dt, acc in enumerate(outputs):
+                    col = self.apply(lambda g: g * 4 + dt * TILE, self.lane_g)
+                    vector.store(acc, partials, [self.slice, row, col])
+                first_group = arith.cmpi(arith.CmpIPredicate.eq, self.lane_g, index_const(0))
+                one_lane = scf.IfOp(first_group)  # the four lanes of a row hold the same statistics
+                with ir.InsertionPoint(one_lane.then_block):
+                    memref.store(running_max, stats, [self.slice, index_const(0), row])
+                    memref.store(running_sum, stats, [self.slice, index_const(1), row])
+                    scf.YieldOp([])
+                if if_op:
+                    scf.YieldOp([])
         rock.lds_barrier()
         final = []
         chunk_type = ir.VectorType.get([plan.chunk], self.f32)
         for k in range(math.ceil(plan.chunks / plan.block)):
             _, _, row, col = self.b.chunk_position(k)
-            final += [vector.load(chunk_type, outputs, [row, col]),
-                      memref.load(stats, [index_const(0), row]), memref.load(stats, [index_const(1), row])]
+            maxima = [memref.load(stats, [index_const(s), index_const(0), row]) for s in range(mi.slices)]
+            merged_max = maxima[0]
+            for m_s in maxima[1:]:
+                merged_max = arith.maxnumf(merged_max, m_s)
+            nothing_seen = arith.cmpf(arith.CmpFPredicate.OEQ, merged_max, self.const(-math.inf))
+            safe_max = arith.select(nothing_seen, self.const(0.0), merged_max)
+            acc, total = vector.broadcast(chunk_type, self.const(0.0)), self.const(0.0)
+            for s, m_s in enumerate(maxima):
+                weight = mlir_math.exp2(arith.subf(m_s, safe_max))
+                # A slice that saw no key is skipped, not weighted by 0 (as the split-KV combine does).
+                seen = arith.cmpf(arith.CmpFPredicate.UNE, m_s, self.const(-math.inf))
+                partial = vector.load(chunk_type, partials, [index_const(s), row, col])
+                acc = arith.select(seen, vector.fma(vector.broadcast(chunk_type, weight), partial, acc), acc)
+                l_s = memref.load(stats, [index_const(s), index_const(1), row])
+                total = arith.select(seen, mlir_math.fma(weight, l_s, total), total)
+            final += [acc, merged_max, total]
         return final
 

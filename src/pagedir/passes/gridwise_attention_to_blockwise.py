@@ -182,7 +182,7 @@ def lower_gridwise(op, func: ir.Operation, chip=None) -> bool:
     scale = op.scale if op.scale is not None else 1.0 / math.sqrt(p.head_dim)
     plan = Plan(p, block, m, n, op.causal, scale * LOG2_E, op.num_splits)
     workspace = add_workspace_argument(func, plan, op.location) if plan.splits > 1 else None
-    matrix = matrix_instruction(chip, p.element, block, n, p.head_dim)
+    matrix = matrix_instruction(chip, p.element, block, m, n, p.head_dim)
     with op.location, ir.InsertionPoint(op):
         Builder(plan, op, workspace, matrix).build()
     if workspace is not None:
@@ -277,7 +277,8 @@ class Builder:
         self.q_rows = reinterpret(q_tile, [plan.m, p.head_dim])
         self.k_tile = lds_view([plan.n, p.head_dim], p.element)
         self.v_tile = lds_view([plan.n, p.head_dim], p.element)
-        self.scores = lds_view([plan.m, plan.n], self.f32)
+        if self.matrix is None:  # the matrix loop keeps its scores in registers
+            self.scores = lds_view([plan.m, plan.n], self.f32)
         self.seq_len = self.sequence_length()
         first, end = self.split_range(self.tiles_to_visit())
         if self.matrix is not None:

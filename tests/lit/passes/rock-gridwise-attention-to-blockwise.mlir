@@ -178,52 +178,50 @@ func.func @split_decode(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v
 
 // -----
 
-// Decode on gfx942's matrix cores: the 2 query heads padded to 16 rows (rows past 2 read
-// row 1 and are never stored). S = Q K^T: each wave's Q fragments (4 f16 of one row) are
-// loaded once before the loop; per 16-key tile, D / 16 = 4 MFMAs 16x16x16 with 4 f16 of
-// one key as B; the scores, scaled and masked, go to LDS for rows < 2. The softmax runs
-// once per row (thread r): P to LDS in f16, alpha to LDS. O += P V: the accumulator is
-// scaled by the alpha of its 4 rows, then 2 MFMAs with P fragments and one V element
-// of each of 4 keys. After the loop the O tiles and the row statistics go through LDS
-// into the chunks the epilogue stores.
+// Decode on gfx942's matrix cores, transposed: S^T = K Q^T and O^T = V^T P^T, so that each
+// lane holds 4 keys of one row (l mod 16) and P is the B operand where it was computed.
+// The 2 query heads are padded to 16 rows (rows past 2 read row 1 and are never stored).
+// Each wave's Q fragments (4 f16 of one row) are loaded once before the loop. The 64
+// threads are one wave: both 16-key blocks of the tile are its slice. The row max and
+// sum: in-lane, then across the 4 lanes of a row by shuffles (xor 16, xor 32). P goes to
+// f16 once and straight into the MFMA with 4 V elements of 4 keys as A. After the loop,
+// the slice's O and (max, sum) go through LDS; each thread merges its output chunks.
 
 // CHECK-LABEL: func.func @decode_mfma
 // CHECK: %[[QROWS:.*]] = memref.view %{{.*}} to memref<2x64xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[KTILE:.*]] = memref.view %{{.*}} to memref<32x64xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[VTILE:.*]] = memref.view %{{.*}} to memref<32x64xf16, #gpu.address_space<workgroup>>
-// CHECK: %[[SCORES:.*]] = memref.view %{{.*}} to memref<2x32xf32, #gpu.address_space<workgroup>>
-// CHECK: %[[PROBS:.*]] = memref.view %{{.*}} to memref<16x32xf16, #gpu.address_space<workgroup>>
-// CHECK: %[[ALPHAS:.*]] = memref.view %{{.*}} to memref<16xf32, #gpu.address_space<workgroup>>
+// CHECK-NOT: memref<2x32xf32
 // CHECK: %[[QROW:.*]] = arith.minui %{{.*}}, %c1 : index
 // CHECK: %[[Q0:.*]] = vector.load %[[QROWS]][%[[QROW]], %{{.*}}] : memref<2x64xf16, #gpu.address_space<workgroup>>, vector<4xf16>
-// CHECK: scf.for
+// CHECK: scf.for {{.*}} -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, f32, f32)
 // CHECK:   "rock.blockwise_load_tile"(%{{.*}}, %[[KTILE]],
 // CHECK:   %[[K0:.*]] = vector.load %[[KTILE]][%{{.*}}, %{{.*}}] : memref<32x64xf16, #gpu.address_space<workgroup>>, vector<4xf16>
-// CHECK:   %[[S0:.*]] = amdgpu.mfma 16x16x16 %[[Q0]] * %[[K0]] + %{{.*}} blgp = none : vector<4xf16>, vector<4xf16>, vector<4xf32>
-// CHECK-COUNT-3: amdgpu.mfma 16x16x16
+// CHECK:   %[[S0:.*]] = amdgpu.mfma 16x16x16 %[[K0]] * %[[Q0]] + %{{.*}} blgp = none : vector<4xf16>, vector<4xf16>, vector<4xf32>
+// CHECK-COUNT-7: amdgpu.mfma 16x16x16
 // CHECK:   %[[S:.*]] = vector.extract %{{.*}}[0] : f32 from vector<4xf32>
 // CHECK:   arith.mulf %[[S]]
-// CHECK:   scf.if
-// CHECK:     memref.store %{{.*}}, %[[SCORES]]
-// CHECK:   "rock.lds_barrier"()
-// CHECK:   vector.load %[[SCORES]]{{.*}} vector<4xf32>
+// CHECK:   %[[ROW:.*]] = vector.from_elements %{{.*}} : vector<4xf32>
+// CHECK:   vector.reduction <maxnumf>, %[[ROW]]
+// CHECK:   gpu.shuffle  xor %{{.*}}, %c16{{.*}}, %c64{{.*}} : f32
+// CHECK:   gpu.shuffle  xor %{{.*}}, %c32{{.*}}, %c64{{.*}} : f32
 // CHECK:   %[[ALPHA:.*]] = math.exp2 %{{.*}} : f32
-// CHECK:   %[[P:.*]] = arith.truncf %{{.*}} : vector<4xf32> to vector<4xf16>
-// CHECK:   vector.store %[[P]], %[[PROBS]]
-// CHECK:   memref.store %[[ALPHA]], %[[ALPHAS]]
+// CHECK:   %[[P:.*]] = math.exp2 %{{.*}} : vector<4xf32>
 // CHECK:   "rock.blockwise_load_tile"(%{{.*}}, %[[VTILE]],
-// CHECK:   %[[ROW_ALPHA:.*]] = vector.load %[[ALPHAS]][%{{.*}}] : memref<16xf32, #gpu.address_space<workgroup>>, vector<4xf32>
-// CHECK:   %[[SCALED:.*]] = arith.mulf %{{.*}}, %[[ROW_ALPHA]] : vector<4xf32>
-// CHECK:   %[[PA:.*]] = vector.load %[[PROBS]]{{.*}} vector<4xf16>
+// CHECK:   %[[ALPHAS:.*]] = vector.broadcast %[[ALPHA]] : f32 to vector<4xf32>
+// CHECK:   %[[SCALED:.*]] = arith.mulf %{{.*}}, %[[ALPHAS]] : vector<4xf32>
+// CHECK:   %[[PB:.*]] = arith.truncf %[[P]] : vector<4xf32> to vector<4xf16>
 // CHECK:   memref.load %[[VTILE]]
-// CHECK:   %[[VB:.*]] = vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf16>
-// CHECK:   amdgpu.mfma 16x16x16 %[[PA]] * %[[VB]] + %[[SCALED]]
+// CHECK:   %[[VA:.*]] = vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf16>
+// CHECK:   amdgpu.mfma 16x16x16 %[[VA]] * %[[PB]] + %[[SCALED]]
 // CHECK:   "rock.lds_barrier"()
 // CHECK:   scf.yield
-// CHECK: %[[OTILE:.*]] = memref.view %{{.*}} to memref<2x64xf32, #gpu.address_space<workgroup>>
-// CHECK: memref.store %{{.*}}, %[[OTILE]]
+// CHECK: %[[PARTIALS:.*]] = memref.view %{{.*}} to memref<1x2x64xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[STATS:.*]] = memref.view %{{.*}} to memref<1x2x2xf32, #gpu.address_space<workgroup>>
+// CHECK: vector.store %{{.*}}, %[[PARTIALS]]
+// CHECK: memref.store %{{.*}}, %[[STATS]]
 // CHECK: "rock.lds_barrier"()
-// CHECK: vector.load %[[OTILE]]{{.*}} vector<2xf32>
+// CHECK: vector.load %[[PARTIALS]]{{.*}} vector<2xf32>
 // CHECK: arith.truncf %{{.*}} : vector<2xf32> to vector<2xf16>
 func.func @decode_mfma(%q: memref<1x2x1x64xf16>, %k: memref<1x1x32x64xf16>, %v: memref<1x1x32x64xf16>,
                        %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
@@ -235,23 +233,26 @@ func.func @decode_mfma(%q: memref<1x2x1x64xf16>, %k: memref<1x1x32x64xf16>, %v: 
 
 // -----
 
-// Causal prefill in f32 on gfx942: MFMA 16x16x4 with one f32 of Q/K (P/V) per lane. A tile
+// Causal prefill in f32 on gfx942: MFMA 16x16x4 with one f32 of K/Q (V/P) per lane. A tile
 // where some row of the block does not see a key before seq_len (the last key below
-// seq_len is past the first query's last visible key) adds P V on the VALU, skipping the
-// hidden keys by a select (0 x NaN is NaN in an MFMA too); other tiles use the MFMA.
+// seq_len is past the first query's last visible key) adds P V on the VALU, the row's
+// probabilities gathered by shuffles, skipping the hidden keys by a select (0 x NaN is NaN
+// in an MFMA too); other tiles use the MFMA.
 
 // CHECK-LABEL: func.func @causal_f32_mfma
 // CHECK: scf.for %[[T:[^ ]*]] =
 // CHECK:   %[[QK:.*]] = amdgpu.mfma 16x16x4 %{{.*}} * %{{.*}} + %{{.*}} blgp = none : f32, f32, vector<4xf32>
+// CHECK:   gpu.shuffle  xor
 // CHECK:   %[[LIVE_END:.*]] = arith.subi %[[LEN:.*]], %c1
 // CHECK:   %[[LAST:.*]] = arith.minui %{{.*}}, %[[LIVE_END]]
 // CHECK:   %[[SHIFTED:.*]] = arith.addi %{{.*}}, %[[LEN]]
 // CHECK:   %[[SEEN:.*]] = arith.subi %[[SHIFTED]], %c4
 // CHECK:   %[[DIAGONAL:.*]] = arith.cmpi sgt, %[[LAST]], %[[SEEN]] : index
-// CHECK:   scf.if %[[DIAGONAL]] -> (vector<4xf32>) {
-// CHECK:     %[[UPDATE:.*]] = math.fma
-// CHECK:     %[[SHOWN:.*]] = arith.cmpi sge, %{{.*}}, %c0
-// CHECK:     arith.select %[[SHOWN]], %[[UPDATE]], %{{.*}} : f32
+// CHECK:   scf.if %[[DIAGONAL]] -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
+// CHECK:     gpu.shuffle  idx
+// CHECK:     %[[SHOWN:.*]] = arith.cmpi sge, %{{.*}}, %{{.*}} : index
+// CHECK:     %[[UPDATE:.*]] = vector.fma
+// CHECK:     arith.select %[[SHOWN]], %[[UPDATE]], %{{.*}} : vector<4xf32>
 // CHECK:   } else {
 // CHECK:     amdgpu.mfma 16x16x4 %{{.*}} * %{{.*}} + %{{.*}} blgp = none : f32, f32, vector<4xf32>
 func.func @causal_f32_mfma(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, %v: memref<1x1x32x64xf32>,
