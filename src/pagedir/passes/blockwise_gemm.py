@@ -16,9 +16,10 @@ for t in tiles:
   V tile <- pages                                  (ends with a barrier)
   O^T = V^T P^T + alpha O^T: P is already the B operand in the lanes that hold it
   barrier
-after the loop: each slice's (O, m, l) to LDS, barrier; each thread merges its output chunks over the
-slices (O = sum_s exp2(m_s - M) O_s, l = sum_s exp2(m_s - M) l_s, M = max_s m_s) and the pass's
-epilogue stores them as before.
+after the loop, one slice per row block: each lane's 4 output columns of its row go to the pass's
+epilogue as they are; several: each slice's (O, m, l) to LDS, barrier; each thread merges its
+output chunks over the slices (O = sum_s exp2(m_s - M) O_s, l = sum_s exp2(m_s - M) l_s,
+M = max_s m_s) and the pass's epilogue stores them.
 ```
 
 Lane layout (16x16x16 f16/bf16, 16x16x4 f32; pinned in tests/unit/test_interp_matrix.py):
@@ -36,11 +37,15 @@ Each f16/bf16 element goes into the matrix cores as it is; the conversions left 
 the element type (once per element) and nothing else in the loop.
 
 Causal masking. A key hidden from a row is a later row's live key and may hold NaN or Inf;
-``0 x NaN`` is NaN inside an MFMA too, so in a tile where some row of the block does not
-see some key before seq_len (the ``ceil((Sq_t + N) / N)`` tiles on the diagonal at most)
-the wave adds P V on the VALU instead, gathering each row's 16 probabilities of a key
-block with shuffles and skipping hidden keys by a select; every other tile uses MFMA.
-Keys past seq_len need no such care: their tile slots were never read and hold 0.
+``0 x NaN`` is NaN inside an MFMA too. In a tile where some row of the block does not see
+some key before seq_len (the ``ceil((Sq_t + N) / N)`` tiles on the diagonal at most) each
+P V product runs three times: with V's non-finite values replaced by 0 (exact for every
+row that sees only finite values: a hidden key's P is 0), with V as it is, and the count,
+per output, of non-finite V values its row sees (non-finite flags times the visibility);
+an output whose count is not 0 takes the product of V as it is (non-finite, as the row's
+true result; it may be NaN where the row alone would give Inf, when a key hidden from the
+row also holds a non-finite value). Every other tile runs the plain product. Keys past
+seq_len need no such care: their tile slots were never read and hold 0.
 """
 
 from __future__ import annotations
@@ -62,6 +67,8 @@ MFMA_CHIPS = frozenset({"gfx90a", "gfx942", "gfx950"})
 #: Rows and columns of one MFMA tile.
 TILE = 16
 WAVE = 64
+#: Bytes of a K (or V) tile the default tiling stays within: with its page pointers, 3 workgroups per 64 KB CU.
+MFMA_TILE_KEYS = 16 * 1024
 
 
 @dataclass(frozen=True)
@@ -132,8 +139,9 @@ class MatrixLoop:
 
     # --- the loop -------------------------------------------------------------------
 
-    def run(self, first: ir.Value | None, end: ir.Value) -> list[ir.Value]:
-        """The loop; returns the pass's epilogue values: per output chunk of this thread (acc, max, sum)."""
+    def run(self, first: ir.Value | None, end: ir.Value) -> tuple[list[ir.Value], list | None]:
+        """The loop; returns the pass's epilogue values, per output chunk (acc, max, sum), and where the
+        chunks are (None: this thread's chunks of the VALU layout)."""
         b, apply, mi = self.b, self.apply, self.mi
         self.lane_q = apply(lambda t: t % TILE, b.tid)
         self.lane_g = apply(lambda t: ir.AffineExpr.get_floor_div(t % WAVE, TILE), b.tid)
@@ -157,7 +165,10 @@ class MatrixLoop:
                 updated += self.accumulate(t, rb, probs, alpha, outputs) + [new_max, new_sum]
             rock.lds_barrier()
             scf.YieldOp(updated)
-        return self.exchange(list(loop.results))
+        results = list(loop.results)
+        if self.mi.slices > 1:
+            return self.exchange(results), None
+        return self.in_place(results)
 
     def assign_waves(self) -> None:
         """This wave's row blocks (a list of index values) and key slice; waves past the busy ones
@@ -272,28 +283,60 @@ class MatrixLoop:
             return self.pv_on_matrix_cores(probs, outputs)
         if_op = scf.IfOp(self.causal_boundary(t), [acc.type for acc in outputs], has_else=True)
         with ir.InsertionPoint(if_op.then_block):
-            scf.YieldOp(self.pv_with_hidden_keys(t, rb, probs, outputs))
+            scf.YieldOp(self.pv_on_matrix_cores(probs, outputs, hidden=(t, rb)))
         with ir.InsertionPoint(if_op.else_block):
             scf.YieldOp(self.pv_on_matrix_cores(probs, outputs))
         return list(if_op.results)
 
-    def pv_on_matrix_cores(self, probs, outputs: list[ir.Value]) -> list[ir.Value]:
+    def pv_on_matrix_cores(self, probs, outputs: list[ir.Value], hidden: tuple | None = None) -> list[ir.Value]:
+        """O^T += V^T P^T. ``hidden`` = (t, rb): some keys of the tile are hidden from some rows
+        (module docstring, causal masking)."""
         element = self.p.element
         outputs = list(outputs)
         for prob, first_key in probs:
-            if isinstance(element, ir.F32Type):
-                steps = [(vector.extract(prob, [], [i]), [self.apply(lambda k, g: k + g * 4 + i, first_key, self.lane_g)])
-                         for i in range(4)]
+            if isinstance(element, ir.F32Type):  # 16x16x4: MFMA i takes keys 4 g + i, the lane's element i
+                steps = [[self.apply(lambda k, g: k + g * 4 + i, first_key, self.lane_g)] for i in range(4)]
+                operands = [vector.extract(prob, [], [i]) for i in range(4)]
             else:
-                keys = [self.apply(lambda k, g: k + g * 4 + j, first_key, self.lane_g) for j in range(4)]
-                steps = [(arith.truncf(ir.VectorType.get([4], element), prob), keys)]
-            for operand, keys in steps:
+                steps = [[self.apply(lambda k, g: k + g * 4 + j, first_key, self.lane_g) for j in range(4)]]
+                operands = [arith.truncf(ir.VectorType.get([4], element), prob)]
+            for keys, operand in zip(steps, operands):
+                seen = self.seen_keys(hidden, keys) if hidden else None
                 for dt in range(self.d_tiles):
                     col = self.apply(lambda q: q + dt * TILE, self.lane_q)
                     values = [memref.load(self.b.v_tile, [key, col]) for key in keys]
                     v_t = values[0] if len(values) == 1 else vector.from_elements(ir.VectorType.get([4], element), values)
-                    outputs[dt] = self.mfma(v_t, operand, outputs[dt])
+                    if seen is None:
+                        outputs[dt] = self.mfma(v_t, operand, outputs[dt])
+                    else:
+                        outputs[dt] = self.mfma_with_hidden_keys(v_t, operand, seen, outputs[dt])
         return outputs
+
+    def seen_keys(self, hidden: tuple, keys: list[ir.Value]) -> ir.Value:
+        """1 where row ``16 rb + q`` sees key ``keys[j]`` (the B operand's shape), else 0."""
+        t, rb = hidden
+        limit = self.b.causal_limit(t, self.row_of(rb))
+        element = self.p.element
+        one, zero = arith.constant(element, 1.0), arith.constant(element, 0.0)
+        flags = [arith.select(arith.cmpi(arith.CmpIPredicate.sge, limit, key), one, zero) for key in keys]
+        return flags[0] if len(flags) == 1 else vector.from_elements(ir.VectorType.get([4], element), flags)
+
+    def mfma_with_hidden_keys(self, v_t: ir.Value, probs: ir.Value, seen: ir.Value, acc: ir.Value) -> ir.Value:
+        """``acc + V^T P^T`` where a key hidden from a row adds nothing to it, whatever its V holds: the
+        product of V with its non-finite values replaced by 0 (exact: a hidden key has P = 0); for the
+        outputs whose row sees a non-finite V value (counted by the product of the non-finite flags
+        and the visibility), the product of V as it is, non-finite as the row's true result."""
+        finite = arith.cmpf(arith.CmpFPredicate.OLT, mlir_math.absf(v_t), self.splat_like(v_t, math.inf))
+        sanitized = arith.select(finite, v_t, self.splat_like(v_t, 0.0))
+        flags = arith.select(finite, self.splat_like(v_t, 0.0), self.splat_like(v_t, 1.0))
+        sees_non_finite = arith.cmpf(arith.CmpFPredicate.OGT, self.mfma(flags, seen, self.zeros()),
+                                     vector.broadcast(acc.type, self.const(0.0)))
+        return arith.select(sees_non_finite, self.mfma(v_t, probs, acc), self.mfma(sanitized, probs, acc))
+
+    def splat_like(self, value: ir.Value, number: float) -> ir.Value:
+        element = value.type.element_type if isinstance(value.type, ir.VectorType) else value.type
+        constant = arith.constant(element, number)
+        return vector.broadcast(value.type, constant) if isinstance(value.type, ir.VectorType) else constant
 
     def causal_boundary(self, t: ir.Value) -> ir.Value:
         """Whether some row of the block does not see some key of tile ``t`` before seq_len: the block's
@@ -306,32 +349,30 @@ class MatrixLoop:
         seen = arith.subi(arith.addi(first_position, self.b.seq_len), index_const(p.seq_q))
         return arith.cmpi(arith.CmpIPredicate.sgt, last_key, seen)
 
-    def pv_with_hidden_keys(self, t: ir.Value, rb: ir.Value, probs, outputs: list[ir.Value]) -> list[ir.Value]:
-        """P V on the VALU, each key skipped (not weighted by 0) where the row does not see it: the
-        row's 16 probabilities of a key block come from the lanes ``q + 16 g'`` that hold them."""
-        f32 = self.f32
-        i32 = ir.IntegerType.get_signless(32)
-        limit = self.b.causal_limit(t, self.row_of(rb))
-        outputs = list(outputs)
-        lane_q = arith.index_cast(i32, self.lane_q)
-        for prob, first_key in probs:
-            for source in range(4):
-                from_lane = arith.addi(lane_q, arith.constant(i32, source * TILE))
-                for j in range(4):
-                    value, _ = gpu.shuffle(vector.extract(prob, [], [j]), from_lane, arith.constant(i32, WAVE),
-                                           gpu.ShuffleMode.IDX)
-                    key = self.apply(lambda k: k + source * 4 + j, first_key)
-                    seen = arith.cmpi(arith.CmpIPredicate.sge, limit, key)
-                    for dt in range(self.d_tiles):
-                        col = self.apply(lambda g: g * 4 + dt * TILE, self.lane_g)
-                        values = vector.load(ir.VectorType.get([4], self.p.element), self.b.v_tile, [key, col])
-                        if not isinstance(self.p.element, ir.F32Type):
-                            values = arith.extf(ir.VectorType.get([4], f32), values)
-                        updated = vector.fma(vector.broadcast(values.type, value), values, outputs[dt])
-                        outputs[dt] = arith.select(seen, updated, outputs[dt])
-        return outputs
-
     # --- after the loop ------------------------------------------------------------------
+
+    def stored_rows(self, i: int) -> ir.Value | None:
+        """Whether this lane's row of its ``i``-th row block is one to store: a real wave's, a real row
+        block's, a row < M (None: always)."""
+        conditions = [c for c in (self.stores, self.row_stored[i]) if c is not None]
+        if self.rows != self.plan.m:
+            conditions.append(arith.cmpi(arith.CmpIPredicate.ult, self.row_of(self.row_blocks[i]), index_const(self.plan.m)))
+        condition = None
+        for c in conditions:
+            condition = c if condition is None else arith.andi(condition, c)
+        return condition
+
+    def in_place(self, results: list[ir.Value]) -> tuple[list[ir.Value], list]:
+        """One slice: each lane's output columns ``16 dt + 4 g + j`` of its row are an output chunk."""
+        per_block = self.d_tiles + 2
+        final, places = [], []
+        for i, rb in enumerate(self.row_blocks):
+            running_max, running_sum = results[i * per_block + self.d_tiles:(i + 1) * per_block]
+            row, stored = self.row_of(rb), self.stored_rows(i)
+            for dt, acc in enumerate(results[i * per_block:i * per_block + self.d_tiles]):
+                final += [acc, running_max, running_sum]
+                places.append((row, self.apply(lambda g: g * 4 + dt * TILE, self.lane_g), stored))
+        return final, places
 
     def exchange(self, results: list[ir.Value]) -> list[ir.Value]:
         """Each slice's (O, m, l) through LDS; per output chunk of this thread (acc, max, sum) merged
@@ -345,12 +386,7 @@ class MatrixLoop:
             outputs = results[i * per_block:i * per_block + self.d_tiles]
             running_max, running_sum = results[i * per_block + self.d_tiles:(i + 1) * per_block]
             row = self.row_of(rb)
-            stored = [c for c in (self.stores, self.row_stored[i]) if c is not None]
-            if self.rows != plan.m:
-                stored.append(arith.cmpi(arith.CmpIPredicate.ult, row, index_const(plan.m)))
-            condition = None
-            for c in stored:
-                condition = c if condition is None else arith.andi(condition, c)
+            condition = self.stored_rows(i)
             if_op = scf.IfOp(condition) if condition is not None else None
             with ir.InsertionPoint(if_op.then_block) if if_op else contextlib.nullcontext():
                 for dt, acc in enumerate(outputs):

@@ -281,14 +281,15 @@ class Builder:
             self.scores = lds_view([plan.m, plan.n], self.f32)
         self.seq_len = self.sequence_length()
         first, end = self.split_range(self.tiles_to_visit())
+        places = None  # the output chunks are this thread's chunks of the VALU layout (chunk_position)
         if self.matrix is not None:
-            final = MatrixLoop(self, self.matrix).run(first, end)
+            final, places = MatrixLoop(self, self.matrix).run(first, end)
         else:
             final = self.kv_loop(first, end)
         if self.workspace is None:
-            self.store_output(final)
+            self.store_output(final, places)
         else:
-            self.store_partials(final)
+            self.store_partials(final, places)
 
     # --- where this workgroup is -------------------------------------------------
 
@@ -491,21 +492,31 @@ class Builder:
 
     # --- epilogue ----------------------------------------------------------------------
 
-    def store_output(self, final: list[ir.Value]) -> None:
+    def store_output(self, final: list[ir.Value], places: list | None = None) -> None:
         plan, p = self.plan, self.plan.p
         out = self.op.out
         for k in range(len(final) // 3):
             acc, _, total = final[3 * k : 3 * k + 3]
-            chunk, past_end, row, col = self.chunk_position(k)
+            head, position, stored, col = self.output_place(k, places)
             has_keys = arith.cmpf(arith.CmpFPredicate.OGT, total, f32_const(0.0))
             result = divided(acc, total, has_keys)
             if not isinstance(p.element, ir.F32Type):
-                result = arith.truncf(ir.VectorType.get([plan.chunk], p.element), result)
-            head, position, stored = self.output_position(row, chunk, past_end)
+                result = arith.truncf(ir.VectorType.get(ir.VectorType(acc.type).shape, p.element), result)
             if_op = scf.IfOp(stored)
             with ir.InsertionPoint(if_op.then_block):
                 vector.store(result, out, [self.b, head, position, col])
                 scf.YieldOp([])
+
+    def output_place(self, k: int, places: list | None) -> tuple[ir.Value, ir.Value, ir.Value, ir.Value]:
+        """(q head, query position, whether to store, first column) of output chunk ``k``: this thread's
+        ``k``-th chunk, or ``places[k]`` = (tile row, first column, also required to store or None)."""
+        if places is None:
+            chunk, past_end, row, col = self.chunk_position(k)
+            head, position, stored = self.output_position(row, chunk, past_end)
+            return head, position, stored, col
+        row, col, required = places[k]
+        head, position, stored = self.output_position(row, None, False)
+        return head, position, stored if required is None else arith.andi(stored, required), col
 
     def output_position(self, row: ir.Value, chunk: ir.Value, past_end: bool) -> tuple[ir.Value, ir.Value, ir.Value]:
         """(q head, query position, whether to store) of a tile row: rows past Sq and chunks past the
@@ -518,20 +529,19 @@ class Builder:
             stored = arith.andi(stored, arith.cmpi(arith.CmpIPredicate.ult, chunk, index_const(plan.chunks)))
         return head, position, stored
 
-    def store_partials(self, final: list[ir.Value]) -> None:
+    def store_partials(self, final: list[ir.Value], places: list | None = None) -> None:
         """Split-KV epilogue: the split's normalized partial output and base-2 log-sum-exp of each
         of its rows, to the workspace (0 and -inf for a row that saw no key)."""
         plan, p = self.plan, self.plan.p
         d, lse_base = p.head_dim, plan.splits * plan.rows * p.head_dim
         for k in range(len(final) // 3):
             acc, running_max, total = final[3 * k : 3 * k + 3]
-            chunk, past_end, row, col = self.chunk_position(k)
+            head, position, stored, col = self.output_place(k, places)
             # Unordered: a sum of NaN (the split saw a NaN key) gives a NaN LSE, which the combine
             # passes on to the row, as one kernel would; only a sum of 0 means no key.
             has_keys = arith.cmpf(arith.CmpFPredicate.UNE, total, f32_const(0.0))
             partial = divided(acc, total, has_keys)
             lse = arith.select(has_keys, arith.addf(running_max, mlir_math.log2(total)), f32_const(-math.inf))
-            head, position, stored = self.output_position(row, chunk, past_end)
             split_row = apply(lambda s, b, h, i: ((s * p.batch + b) * p.heads_q + h) * p.seq_q + i,
                               self.split, self.b, head, position)
             if_op = scf.IfOp(stored)

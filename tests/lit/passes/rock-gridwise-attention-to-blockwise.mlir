@@ -185,7 +185,7 @@ func.func @split_decode(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v
 // threads are one wave: both 16-key blocks of the tile are its slice. The row max and
 // sum: in-lane, then across the 4 lanes of a row by shuffles (xor 16, xor 32). P goes to
 // f16 once and straight into the MFMA with 4 V elements of 4 keys as A. After the loop,
-// the slice's O and (max, sum) go through LDS; each thread merges its output chunks.
+// one slice per row block: each lane stores its row's 4 output columns (rows < 2).
 
 // CHECK-LABEL: func.func @decode_mfma
 // CHECK: %[[QROWS:.*]] = memref.view %{{.*}} to memref<2x64xf16, #gpu.address_space<workgroup>>
@@ -216,13 +216,11 @@ func.func @split_decode(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v
 // CHECK:   amdgpu.mfma 16x16x16 %[[VA]] * %[[PB]] + %[[SCALED]]
 // CHECK:   "rock.lds_barrier"()
 // CHECK:   scf.yield
-// CHECK: %[[PARTIALS:.*]] = memref.view %{{.*}} to memref<1x2x64xf32, #gpu.address_space<workgroup>>
-// CHECK: %[[STATS:.*]] = memref.view %{{.*}} to memref<1x2x2xf32, #gpu.address_space<workgroup>>
-// CHECK: vector.store %{{.*}}, %[[PARTIALS]]
-// CHECK: memref.store %{{.*}}, %[[STATS]]
-// CHECK: "rock.lds_barrier"()
-// CHECK: vector.load %[[PARTIALS]]{{.*}} vector<2xf32>
-// CHECK: arith.truncf %{{.*}} : vector<2xf32> to vector<2xf16>
+// CHECK: %[[ROW:.*]] = arith.cmpi ult, %{{.*}}, %c2{{.*}} : index
+// CHECK: %[[STORED:.*]] = arith.andi %{{.*}}, %[[ROW]] : i1
+// CHECK: arith.truncf %{{.*}} : vector<4xf32> to vector<4xf16>
+// CHECK: scf.if %[[STORED]]
+// CHECK:   vector.store %{{.*}}, %[[OUT:.*]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x2x1x64xf16>, vector<4xf16>
 func.func @decode_mfma(%q: memref<1x2x1x64xf16>, %k: memref<1x1x32x64xf16>, %v: memref<1x1x32x64xf16>,
                        %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
@@ -233,11 +231,12 @@ func.func @decode_mfma(%q: memref<1x2x1x64xf16>, %k: memref<1x1x32x64xf16>, %v: 
 
 // -----
 
-// Causal prefill in f32 on gfx942: MFMA 16x16x4 with one f32 of K/Q (V/P) per lane. A tile
-// where some row of the block does not see a key before seq_len (the last key below
-// seq_len is past the first query's last visible key) adds P V on the VALU, the row's
-// probabilities gathered by shuffles, skipping the hidden keys by a select (0 x NaN is NaN
-// in an MFMA too); other tiles use the MFMA.
+// Causal prefill in f32 on gfx942: MFMA 16x16x4 with one f32 of K/Q (V/P) per lane. In a
+// tile where some row of the block does not see a key before seq_len (the last key below
+// seq_len is past the first query's last visible key), 0 x NaN would reach rows from keys
+// hidden from them: the product runs on V with its non-finite values replaced by 0, and on
+// V as it is only for the outputs whose row sees a non-finite value (counted by an MFMA of
+// the non-finite flags and the visibility); other tiles run the plain product.
 
 // CHECK-LABEL: func.func @causal_f32_mfma
 // CHECK: scf.for %[[T:[^ ]*]] =
@@ -249,10 +248,18 @@ func.func @decode_mfma(%q: memref<1x2x1x64xf16>, %k: memref<1x1x32x64xf16>, %v: 
 // CHECK:   %[[SEEN:.*]] = arith.subi %[[SHIFTED]], %c4
 // CHECK:   %[[DIAGONAL:.*]] = arith.cmpi sgt, %[[LAST]], %[[SEEN]] : index
 // CHECK:   scf.if %[[DIAGONAL]] -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
-// CHECK:     gpu.shuffle  idx
 // CHECK:     %[[SHOWN:.*]] = arith.cmpi sge, %{{.*}}, %{{.*}} : index
-// CHECK:     %[[UPDATE:.*]] = vector.fma
-// CHECK:     arith.select %[[SHOWN]], %[[UPDATE]], %{{.*}} : vector<4xf32>
+// CHECK:     %[[SEEN:.*]] = arith.select %[[SHOWN]], %{{.*}}, %{{.*}} : f32
+// CHECK:     %[[V:.*]] = memref.load
+// CHECK:     %[[ABS:.*]] = math.absf %[[V]] : f32
+// CHECK:     %[[FINITE:.*]] = arith.cmpf olt, %[[ABS]], %{{.*}} : f32
+// CHECK:     %[[CLEAN:.*]] = arith.select %[[FINITE]], %[[V]], %{{.*}} : f32
+// CHECK:     %[[FLAG:.*]] = arith.select %[[FINITE]], %{{.*}}, %{{.*}} : f32
+// CHECK:     %[[COUNT:.*]] = amdgpu.mfma 16x16x4 %[[FLAG]] * %[[SEEN]]
+// CHECK:     %[[SEES:.*]] = arith.cmpf ogt, %[[COUNT]], %{{.*}} : vector<4xf32>
+// CHECK:     %[[RAW:.*]] = amdgpu.mfma 16x16x4 %[[V]] * %{{.*}} + %[[ACC:.*]] blgp
+// CHECK:     %[[SANE:.*]] = amdgpu.mfma 16x16x4 %[[CLEAN]] * %{{.*}} + %[[ACC]] blgp
+// CHECK:     arith.select %[[SEES]], %[[RAW]], %[[SANE]] : vector<4xi1>, vector<4xf32>
 // CHECK:   } else {
 // CHECK:     amdgpu.mfma 16x16x4 %{{.*}} * %{{.*}} + %{{.*}} blgp = none : f32, f32, vector<4xf32>
 func.func @causal_f32_mfma(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, %v: memref<1x1x32x64xf32>,
@@ -260,5 +267,36 @@ func.func @causal_f32_mfma(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, 
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 1, num_heads_kv = 1, causal = true,
       block_size = 64, grid_size = 1, m_per_block = 4, n_per_block = 16, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
     : (memref<1x1x4x64xf32>, memref<1x1x32x64xf32>, memref<1x1x32x64xf32>, memref<1xi32>, memref<1x1x4x64xf32>) -> ()
+  return
+}
+
+// -----
+
+// Decode with 4 waves on one 16-row block: each wave takes 16 keys of the 64-key tile (its
+// slice, wave mod 4) and keeps its own (O, max, sum); after the loop the 4 slices go through
+// LDS and each thread merges its output chunk as the split-KV combine merges splits: a slice
+// that saw no key is skipped by a select.
+
+// CHECK-LABEL: func.func @decode_mfma_slices
+// CHECK: scf.for
+// CHECK-COUNT-8: amdgpu.mfma 16x16x16
+// CHECK-NOT: amdgpu.mfma
+// CHECK: "rock.lds_barrier"()
+// CHECK: scf.yield
+// CHECK: %[[PARTIALS:.*]] = memref.view %{{.*}} to memref<4x2x64xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[STATS:.*]] = memref.view %{{.*}} to memref<4x2x2xf32, #gpu.address_space<workgroup>>
+// CHECK: vector.store %{{.*}}, %[[PARTIALS]]
+// CHECK: memref.store %{{.*}}, %[[STATS]]
+// CHECK: "rock.lds_barrier"()
+// CHECK-COUNT-3: arith.maxnumf
+// CHECK: %[[SEEN:.*]] = arith.cmpf une, %{{.*}}, %{{.*}} : f32
+// CHECK: %[[PART:.*]] = vector.load %[[PARTIALS]]{{.*}} vector<1xf32>
+// CHECK: %[[ADDED:.*]] = vector.fma %{{.*}}, %[[PART]], %{{.*}} : vector<1xf32>
+// CHECK: arith.select %[[SEEN]], %[[ADDED]], %{{.*}} : vector<1xf32>
+func.func @decode_mfma_slices(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf16>, %v: memref<1x1x64x64xf16>,
+                              %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 256 : i64, rock.grid_size = 1 : i64} {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 256, grid_size = 1, m_per_block = 2, n_per_block = 64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x64x64xf16>, memref<1x1x64x64xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
   return
 }
