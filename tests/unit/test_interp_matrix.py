@@ -178,3 +178,39 @@ def test_wmma_lanes_that_do_not_repeat_their_half_are_refused() -> None:
     with pytest.raises(InterpError, match="lanes 16-31 must hold the same A values"):
         run_matrix_op("amdgpu.wmma", "16x16x16", "f16", 16, 8,
                       a_lanes, np.ones((32, 16), np.float32), np.zeros((32, 8), np.float32), arch="gfx1100", wave=32)
+
+
+SHUFFLE = """
+func.func @f(%a: memref<64xf32>, %out: memref<64xf32>, %ok: memref<64xi32>)
+    attributes {{rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64}} {{
+  %t = "rock.workitem_id"() : () -> index
+  %v = memref.load %a[%t] : memref<64xf32>
+  %offset = arith.constant {offset} : i32
+  %width = arith.constant {width} : i32
+  %s, %valid = gpu.shuffle {mode} %v, %offset, %width : f32
+  memref.store %s, %out[%t] : memref<64xf32>
+  %flag = arith.extui %valid : i1 to i32
+  memref.store %flag, %ok[%t] : memref<64xi32>
+  return
+}}
+"""
+
+
+@pytest.mark.parametrize(("mode", "offset", "width", "source"), [
+    ("xor", 16, 64, lambda lane: lane ^ 16),
+    ("xor", 32, 64, lambda lane: lane ^ 32),
+    ("idx", 5, 64, lambda lane: 5),
+    ("down", 3, 64, lambda lane: lane + 3),
+    ("xor", 16, 32, lambda lane: lane ^ 16),
+])
+def test_shuffle_reads_the_lane_the_mode_names(mode: str, offset: int, width: int, source) -> None:
+    a = np.arange(64, dtype=np.float32) * 10
+    with make_context():
+        module = ir.Module.parse(SHUFFLE.format(mode=mode, offset=offset, width=width))
+        _, out, ok = run(module, "f", [a, np.zeros(64, np.float32), np.zeros(64, np.int32)])
+    lanes = np.arange(64)
+    sources = np.array([source(lane) for lane in lanes])
+    inside = (sources >= 0) & (sources < width)
+    # Out of range (lanes past the width, or past the wave for down): the lane keeps its value, valid false.
+    np.testing.assert_array_equal(out, np.where(inside, a[np.clip(sources, 0, 63)], a))
+    np.testing.assert_array_equal(ok, inside.astype(np.int32))

@@ -67,6 +67,8 @@ MFMA_CHIPS = frozenset({"gfx90a", "gfx942", "gfx950"})
 #: Rows and columns of one MFMA tile.
 TILE = 16
 WAVE = 64
+#: f32 padding of each row of the slices' exchange (bank-conflict-free stores).
+EXCHANGE_PAD = 4
 #: Bytes of a K (or V) tile the default tiling stays within: with its page pointers, 3 workgroups per 64 KB CU.
 MFMA_TILE_KEYS = 16 * 1024
 
@@ -118,7 +120,7 @@ def padded_rows(m: int) -> int:
 
 def matrix_lds_bytes(m: int, head_dim: int, slices: int) -> int:
     """LDS of the exchange after the loop: each slice's output rows and (max, sum) per row, in f32."""
-    return slices * (m * head_dim + 2 * m) * 4
+    return slices * (m * (head_dim + EXCHANGE_PAD) + 2 * m) * 4
 
 
 class MatrixLoop:
@@ -379,7 +381,9 @@ class MatrixLoop:
         over the slices, as the split-KV combine merges splits."""
         plan, p, mi = self.plan, self.p, self.mi
         d = p.head_dim
-        partials = self.lds_view([mi.slices, plan.m, d], self.f32)
+        # Rows padded by 4 floats: the 8 lanes of a 16-byte store group (rows q..q+7) start 4 banks apart.
+        padded = self.lds_view([mi.slices, plan.m, d + EXCHANGE_PAD], self.f32)
+        partials = memref.subview(padded, [0, 0, 0], [mi.slices, plan.m, d], [1, 1, 1])
         stats = self.lds_view([mi.slices, 2, plan.m], self.f32)
         per_block = self.d_tiles + 2
         for i, rb in enumerate(self.row_blocks):
