@@ -274,8 +274,8 @@ func.func @causal_f32_mfma(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, 
 
 // Decode with 4 waves on one 16-row block: each wave takes 16 keys of the 64-key tile (its
 // slice, wave mod 4) and keeps its own (O, max, sum); after the loop the 4 slices go through
-// LDS and each thread merges its output chunk as the split-KV combine merges splits: a slice
-// that saw no key is skipped by a select.
+// LDS (rows padded by 4 floats: conflict-free 16-byte stores) and each thread merges its output
+// chunk as the split-KV combine merges splits: a slice that saw no key is skipped by a select.
 
 // CHECK-LABEL: func.func @decode_mfma_slices
 // CHECK: scf.for
@@ -283,7 +283,8 @@ func.func @causal_f32_mfma(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, 
 // CHECK-NOT: amdgpu.mfma
 // CHECK: "rock.lds_barrier"()
 // CHECK: scf.yield
-// CHECK: %[[PARTIALS:.*]] = memref.view %{{.*}} to memref<4x2x64xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[PADDED:.*]] = memref.view %{{.*}} to memref<4x2x68xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[PARTIALS:.*]] = memref.subview %[[PADDED]][0, 0, 0] [4, 2, 64] [1, 1, 1]
 // CHECK: %[[STATS:.*]] = memref.view %{{.*}} to memref<4x2x2xf32, #gpu.address_space<workgroup>>
 // CHECK: vector.store %{{.*}}, %[[PARTIALS]]
 // CHECK: memref.store %{{.*}}, %[[STATS]]
