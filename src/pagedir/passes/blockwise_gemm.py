@@ -60,7 +60,7 @@ from mlir.dialects import math as mlir_math
 
 from pagedir.arch import Chip
 from pagedir.dialect import rock
-from pagedir.passes.ir_utils import index_const
+from pagedir.passes.ir_utils import apply, index_const, lds_view
 
 #: Chips whose MFMA this loop uses (gfx908 lacks the bf16 1k forms: it keeps the VALU loop).
 MFMA_CHIPS = frozenset({"gfx90a", "gfx942", "gfx950"})
@@ -127,8 +127,6 @@ class MatrixLoop:
     """Emits the KV loop and the exchange for one gridwise op (``builder``: the pass's Builder)."""
 
     def __init__(self, builder, instruction: MatrixInstruction):
-        from pagedir.passes.gridwise_attention_to_blockwise import apply, lds_view  # that module imports this one
-
         self.apply, self.lds_view = apply, lds_view
         self.b = builder
         self.mi = instruction
@@ -144,7 +142,7 @@ class MatrixLoop:
     def run(self, first: ir.Value | None, end: ir.Value) -> tuple[list[ir.Value], list | None]:
         """The loop; returns the pass's epilogue values, per output chunk (acc, max, sum), and where the
         chunks are (None: this thread's chunks of the VALU layout)."""
-        b, apply, mi = self.b, self.apply, self.mi
+        b, apply = self.b, self.apply
         self.lane_q = apply(lambda t: t % TILE, b.tid)
         self.lane_g = apply(lambda t: ir.AffineExpr.get_floor_div(t % WAVE, TILE), b.tid)
         self.assign_waves()

@@ -76,17 +76,16 @@ import math
 from dataclasses import dataclass
 
 import mlir.ir as ir
-from mlir.dialects import affine, arith, memref, scf, vector
+from mlir.dialects import arith, memref, scf, vector
 from mlir.dialects import func as func_dialect
 from mlir.dialects import math as mlir_math
 
 from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import AttentionProblem, is_deref, read_problem
-from pagedir.dialect.types import element_bytes, lds_bytes_type
 from pagedir.arch import ChipError, kernel_chip
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 from pagedir.passes.blockwise_gemm import MatrixInstruction, MatrixLoop, matrix_instruction
-from pagedir.passes.ir_utils import find_ops, index_const, pow2_ceil
+from pagedir.passes.ir_utils import apply, find_ops, index_const, lds_view, pow2_ceil
 
 LOG2_E = 1.4426950408889634
 #: Output columns a thread accumulates per chunk, at most (f32 registers).
@@ -214,12 +213,6 @@ def combine_name(func: ir.Operation) -> str:
 # Small IR helpers
 
 
-def apply(expr, *values: ir.Value) -> ir.Value:
-    """``affine.apply`` of ``expr(d0, d1, ...)`` to ``values``."""
-    dims = [ir.AffineDimExpr.get(i) for i in range(len(values))]
-    return affine.apply(ir.AffineMap.get(len(values), 0, [expr(*dims)]), list(values))
-
-
 def f32_const(value: float) -> ir.Value:
     return arith.constant(ir.F32Type.get(), value)
 
@@ -240,14 +233,6 @@ def divided(acc: ir.Value, total: ir.Value, has_keys: ir.Value) -> ir.Value:
     """``acc / total`` (a vector by a scalar, through one reciprocal), 0 where ``has_keys`` is false."""
     inverse = arith.select(has_keys, arith.divf(f32_const(1.0), total), f32_const(0.0))
     return arith.mulf(acc, splat(inverse, ir.VectorType(acc.type).shape[0]))
-
-
-def lds_view(shape: list[int], element: ir.Type) -> ir.Value:
-    """An i8 LDS ``rock.alloc`` viewed as ``memref<shape x element>``."""
-    size = math.prod(shape) * element_bytes(element)
-    raw = rock.alloc(lds_bytes_type(size))
-    view_type = ir.MemRefType.get(shape, element, memory_space=raw.type.memory_space)
-    return memref.view(view_type, raw, index_const(0), [])
 
 
 def reinterpret(view: ir.Value, shape: list[int]) -> ir.Value:
@@ -493,7 +478,7 @@ class Builder:
     # --- epilogue ----------------------------------------------------------------------
 
     def store_output(self, final: list[ir.Value], places: list | None = None) -> None:
-        plan, p = self.plan, self.plan.p
+        p = self.plan.p
         out = self.op.out
         for k in range(len(final) // 3):
             acc, _, total = final[3 * k : 3 * k + 3]
