@@ -31,7 +31,7 @@ Default tuning (overridable with ``block-size``, ``m-per-block``,
 else; prefill takes query positions until 16 rows. On chips whose matrix cores
 the blockwise loop uses (``blockwise_gemm.matrix_instruction``) the block is up
 to 4 waves (256 threads) and the KV tile 64 keys, 32 with split-KV (more
-workgroups), halved while a K tile would pass 16 KB (K or V with its page
+workgroups) and causal prefill (registers), halved while a K tile would pass 16 KB (K or V with its page
 pointers keeps 3 workgroups per CU) or there are fewer tiles than splits; prefill
 takes query positions until 64 rows (a 16-row block per wave), decode's one row
 block is shared by the 4 waves, 16 keys of the tile each; whole waves that would
@@ -122,7 +122,7 @@ def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool
     tiling = None
     if not errors:
         wanted = requested_splits(func, options)
-        tiling = choose_tiling(problem, options, chip, 1 if wanted is None else wanted)
+        tiling = choose_tiling(problem, options, chip, 1 if wanted is None else wanted, bool(op.causal))
         errors.extend(check_tiling(problem, tiling))
     if not errors:
         errors.extend(check_lds(problem, tiling, chip))
@@ -166,7 +166,7 @@ def check_problem(p: AttentionProblem):
 
 
 def choose_tiling(p: AttentionProblem, options: AttentionToGridwiseOptions, chip: Chip | None = None,
-                  splits: int = 1) -> Tiling:
+                  splits: int = 1, causal: bool = False) -> Tiling:
     group = p.group
     if options.m_per_block:
         m = options.m_per_block
@@ -177,7 +177,7 @@ def choose_tiling(p: AttentionProblem, options: AttentionToGridwiseOptions, chip
     if matrix_instruction(chip, p.element, MATRIX_BLOCK, m, TILE, p.head_dim) is not None:
         if not options.m_per_block and p.seq_q > 1:
             m = group * max(1, min(p.seq_q, MATRIX_PREFILL_ROWS // group))
-        return matrix_tiling(p, m, options, splits)
+        return matrix_tiling(p, m, options, splits, causal)
     outputs_per_thread = 4
     block = options.block_size or min(MAX_BLOCK_SIZE, max(MIN_BLOCK_SIZE, pow2_ceil(m * p.head_dim // outputs_per_thread)))
     n = options.n_per_block or (64 if m * 32 < block else 32)
@@ -192,17 +192,20 @@ MATRIX_BLOCK = 4 * WAVE
 MATRIX_PREFILL_ROWS = 4 * TILE
 
 
-def matrix_tiling(p: AttentionProblem, m: int, options: AttentionToGridwiseOptions, splits: int) -> Tiling:
+def matrix_tiling(p: AttentionProblem, m: int, options: AttentionToGridwiseOptions, splits: int, causal: bool) -> Tiling:
     """The matrix loop's tiling (module docstring): up to 4 waves, 16 keys per wave of a row block;
-    32-key tiles for split-KV (``splits`` 0: chosen, or more than 1), shorter ones when ``splits``
-    asks for more splits than tiles."""
+    32-key tiles for split-KV (``splits`` 0: chosen, or more than 1) and causal prefill, shorter ones
+    when ``splits`` asks for more splits than tiles."""
     row_blocks = padded_rows(m) // TILE
-    # Split-KV wants many workgroups: 32-key tiles (2 waves each) make twice the splits of 64.
-    n = options.n_per_block or (4 * TILE if splits == 1 else 2 * TILE)
+    waves = MATRIX_BLOCK // WAVE
+    # Split-KV wants many workgroups: 32-key tiles (2 waves each) make twice the splits of 64. A causal
+    # wave with the whole tile's keys holds the diagonal tiles' product beside the plain one: 64 keys
+    # of both take 177 VGPRs and spill SGPRs, 32 keys 152 (3 waves per SIMD).
+    short = splits != 1 or (causal and row_blocks >= waves)
+    n = options.n_per_block or (2 * TILE if short else 4 * TILE)
     while not options.n_per_block and n > TILE and (n * p.head_dim * element_bytes(p.element) > MFMA_TILE_KEYS
                                                     or math.ceil(p.seq_k / n) < splits):
         n //= 2
-    waves = MATRIX_BLOCK // WAVE
     busy = min(waves, row_blocks * key_slices(waves, row_blocks, n))
     block = options.block_size or busy * WAVE
     positions = m // p.group if m % p.group == 0 else 1

@@ -16,10 +16,9 @@ for t in tiles:
   V tile <- pages                                  (ends with a barrier)
   O^T = V^T P^T + alpha O^T: P is already the B operand in the lanes that hold it
   barrier
-after the loop, one slice per row block: each lane's 4 output columns of its row go to the pass's
-epilogue as they are; several: each slice's (O, m, l) to LDS, barrier; each thread merges its
-output chunks over the slices (O = sum_s exp2(m_s - M) O_s, l = sum_s exp2(m_s - M) l_s,
-M = max_s m_s) and the pass's epilogue stores them.
+after the loop, several slices per row block: slice 0's waves take in the others' (O, m, l) one
+slice at a time through LDS (O = sum exp2(m_s - M) O_s, l likewise, M = max m_s); then each lane
+of slice 0 (of the only slice) hands its row's 4 output columns to the pass's epilogue.
 ```
 
 Lane layout (16x16x16 f16/bf16, 16x16x4 f32; pinned in tests/unit/test_interp_matrix.py):
@@ -50,7 +49,6 @@ seq_len need no such care: their tile slots were never read and hold 0.
 
 from __future__ import annotations
 
-import contextlib
 import math
 from dataclasses import dataclass
 
@@ -119,8 +117,9 @@ def padded_rows(m: int) -> int:
 
 
 def matrix_lds_bytes(m: int, head_dim: int, slices: int) -> int:
-    """LDS of the exchange after the loop: each slice's output rows and (max, sum) per row, in f32."""
-    return slices * (m * (head_dim + EXCHANGE_PAD) + 2 * m) * 4
+    """LDS of the merge of the slices after the loop: one slice's output rows and (max, sum) per row, in
+    f32 (none with one slice)."""
+    return (m * (head_dim + EXCHANGE_PAD) + 2 * m) * 4 if slices > 1 else 0
 
 
 class MatrixLoop:
@@ -167,7 +166,9 @@ class MatrixLoop:
             scf.YieldOp(updated)
         results = list(loop.results)
         if self.mi.slices > 1:
-            return self.exchange(results), None
+            results = self.merge_slices(results)
+            receiver = arith.cmpi(arith.CmpIPredicate.eq, self.slice, index_const(0))
+            self.stores = receiver if self.stores is None else arith.andi(self.stores, receiver)
         return self.in_place(results)
 
     def assign_waves(self) -> None:
@@ -374,54 +375,59 @@ class MatrixLoop:
                 places.append((row, self.apply(lambda g: g * 4 + dt * TILE, self.lane_g), stored))
         return final, places
 
-    def exchange(self, results: list[ir.Value]) -> list[ir.Value]:
-        """Each slice's (O, m, l) through LDS; per output chunk of this thread (acc, max, sum) merged
-        over the slices, as the split-KV combine merges splits."""
+    def merge_slices(self, results: list[ir.Value]) -> list[ir.Value]:
+        """Slice 0's waves take in the other slices' (O, m, l), one slice per round through one LDS
+        buffer (the output rows of the tile, padded by 4 floats: conflict-free 16-byte stores), as
+        the split-KV combine merges splits: M = max(m_0, m_s), O = sum of exp2(m - M) O and l likewise
+        over the two, a side that saw no key skipped by a select. Only slice 0 then stores."""
         plan, p, mi = self.plan, self.p, self.mi
         d = p.head_dim
-        # Rows padded by 4 floats: the 8 lanes of a 16-byte store group (rows q..q+7) start 4 banks apart.
-        padded = self.lds_view([mi.slices, plan.m, d + EXCHANGE_PAD], self.f32)
-        partials = memref.subview(padded, [0, 0, 0], [mi.slices, plan.m, d], [1, 1, 1])
-        stats = self.lds_view([mi.slices, 2, plan.m], self.f32)
-        per_block = self.d_tiles + 2
-        for i, rb in enumerate(self.row_blocks):
-            outputs = results[i * per_block:i * per_block + self.d_tiles]
-            running_max, running_sum = results[i * per_block + self.d_tiles:(i + 1) * per_block]
-            row = self.row_of(rb)
-            condition = self.stored_rows(i)
-            if_op = scf.IfOp(condition) if condition is not None else None
-            with ir.InsertionPoint(if_op.then_block) if if_op else contextlib.nullcontext():
-                for dt, acc in enumerate(outputs):
-                    col = self.apply(lambda g: g * 4 + dt * TILE, self.lane_g)
-                    vector.store(acc, partials, [self.slice, row, col])
-                first_group = arith.cmpi(arith.CmpIPredicate.eq, self.lane_g, index_const(0))
-                one_lane = scf.IfOp(first_group)  # the four lanes of a row hold the same statistics
-                with ir.InsertionPoint(one_lane.then_block):
-                    memref.store(running_max, stats, [self.slice, index_const(0), row])
-                    memref.store(running_sum, stats, [self.slice, index_const(1), row])
+        padded = self.lds_view([plan.m, d + EXCHANGE_PAD], self.f32)
+        outputs_buffer = memref.subview(padded, [0, 0], [plan.m, d], [1, 1])
+        stats = self.lds_view([2, plan.m], self.f32)
+        (rb,) = self.row_blocks  # several slices: one row block per wave
+        row = self.row_of(rb)
+        inside = self.stored_rows(0)
+        cols = [self.apply(lambda g: g * 4 + dt * TILE, self.lane_g) for dt in range(self.d_tiles)]
+        merged = list(results)
+        for s in range(1, mi.slices):
+            rock.lds_barrier()  # the previous round's reads are done
+            sender = arith.cmpi(arith.CmpIPredicate.eq, self.slice, index_const(s))
+            send = scf.IfOp(sender if inside is None else arith.andi(sender, inside))
+            with ir.InsertionPoint(send.then_block):
+                for dt, col in enumerate(cols):
+                    vector.store(merged[dt], outputs_buffer, [row, col])
+                first_group = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, self.lane_g, index_const(0)))
+                with ir.InsertionPoint(first_group.then_block):  # the four lanes of a row hold the same statistics
+                    memref.store(merged[self.d_tiles], stats, [index_const(0), row])
+                    memref.store(merged[self.d_tiles + 1], stats, [index_const(1), row])
                     scf.YieldOp([])
-                if if_op:
-                    scf.YieldOp([])
-        rock.lds_barrier()
-        final = []
-        chunk_type = ir.VectorType.get([plan.chunk], self.f32)
-        for k in range(math.ceil(plan.chunks / plan.block)):
-            _, _, row, col = self.b.chunk_position(k)
-            maxima = [memref.load(stats, [index_const(s), index_const(0), row]) for s in range(mi.slices)]
-            merged_max = maxima[0]
-            for m_s in maxima[1:]:
-                merged_max = arith.maxnumf(merged_max, m_s)
-            nothing_seen = arith.cmpf(arith.CmpFPredicate.OEQ, merged_max, self.const(-math.inf))
-            safe_max = arith.select(nothing_seen, self.const(0.0), merged_max)
-            acc, total = vector.broadcast(chunk_type, self.const(0.0)), self.const(0.0)
-            for s, m_s in enumerate(maxima):
-                weight = mlir_math.exp2(arith.subf(m_s, safe_max))
-                # A slice that saw no key is skipped, not weighted by 0 (as the split-KV combine does).
-                seen = arith.cmpf(arith.CmpFPredicate.UNE, m_s, self.const(-math.inf))
-                partial = vector.load(chunk_type, partials, [index_const(s), row, col])
-                acc = arith.select(seen, vector.fma(vector.broadcast(chunk_type, weight), partial, acc), acc)
-                l_s = memref.load(stats, [index_const(s), index_const(1), row])
-                total = arith.select(seen, mlir_math.fma(weight, l_s, total), total)
-            final += [acc, merged_max, total]
-        return final
+                scf.YieldOp([])
+            rock.lds_barrier()
+            receiver = arith.cmpi(arith.CmpIPredicate.eq, self.slice, index_const(0))
+            take = scf.IfOp(receiver if inside is None else arith.andi(receiver, inside), [v.type for v in merged],
+                            has_else=True)
+            with ir.InsertionPoint(take.then_block):
+                other = [vector.load(merged[dt].type, outputs_buffer, [row, col]) for dt, col in enumerate(cols)]
+                other += [memref.load(stats, [index_const(0), row]), memref.load(stats, [index_const(1), row])]
+                scf.YieldOp(self.merged(merged, other))
+            with ir.InsertionPoint(take.else_block):
+                scf.YieldOp(merged)
+            merged = list(take.results)
+        return merged
 
+    def merged(self, mine: list[ir.Value], other: list[ir.Value]) -> list[ir.Value]:
+        """(O, m, l) of two slices together."""
+        m_a, l_a, m_b, l_b = mine[-2], mine[-1], other[-2], other[-1]
+        new_max = arith.maxnumf(m_a, m_b)
+        nothing_seen = arith.cmpf(arith.CmpFPredicate.OEQ, new_max, self.const(-math.inf))
+        safe_max = arith.select(nothing_seen, self.const(0.0), new_max)
+        outputs = [vector.broadcast(acc.type, self.const(0.0)) for acc in mine[:-2]]
+        total = self.const(0.0)
+        for m_s, l_s, accs in ((m_a, l_a, mine[:-2]), (m_b, l_b, other[:-2])):
+            weight = mlir_math.exp2(arith.subf(m_s, safe_max))
+            seen = arith.cmpf(arith.CmpFPredicate.UNE, m_s, self.const(-math.inf))
+            outputs = [arith.select(seen, vector.fma(vector.broadcast(acc.type, weight), acc, out), out)
+                       for acc, out in zip(accs, outputs)]
+            total = arith.select(seen, mlir_math.fma(weight, l_s, total), total)
+        return outputs + [new_max, total]

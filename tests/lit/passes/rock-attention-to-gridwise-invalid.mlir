@@ -24,13 +24,13 @@ func.func @head_dim_too_large(%q: memref<1x1x1x512xf16>, %k: memref<1x1x16x512xf
 
 // -----
 
-// 64 query heads per KV head, f32, D = 256: the Q tile alone is 64 KiB, and the matrix loop's
-// exchange of the output rows after the loop more.
-func.func @lds_over_limit(%q: memref<1x64x1x256xf32>, %k: memref<1x1x64x256xf32>, %v: memref<1x1x64x256xf32>,
-                          %out: memref<1x64x1x256xf32>) attributes {rock.kernel, rock.arch = "gfx942"} {
-  // expected-error @+1 {{'rock.attention' op requires too much LDS memory: 67072 bytes live at once (hardware max for gfx942 is 65536 bytes; q 65536, k 16384, v 16384, exchange 67072)}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 64, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
-    : (memref<1x64x1x256xf32>, memref<1x1x64x256xf32>, memref<1x1x64x256xf32>, memref<1x64x1x256xf32>) -> ()
+// 128 query heads per KV head, f32, D = 256: the Q tile alone is 128 KiB (the matrix loop
+// reads it before the loop and needs no more at once).
+func.func @lds_over_limit(%q: memref<1x128x1x256xf32>, %k: memref<1x1x64x256xf32>, %v: memref<1x1x64x256xf32>,
+                          %out: memref<1x128x1x256xf32>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  // expected-error @+1 {{'rock.attention' op requires too much LDS memory: 131072 bytes live at once (hardware max for gfx942 is 65536 bytes; q 131072, k 16384, v 16384, exchange 0)}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 128, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x128x1x256xf32>, memref<1x1x64x256xf32>, memref<1x1x64x256xf32>, memref<1x128x1x256xf32>) -> ()
   return
 }
 

@@ -273,27 +273,37 @@ func.func @causal_f32_mfma(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, 
 // -----
 
 // Decode with 4 waves on one 16-row block: each wave takes 16 keys of the 64-key tile (its
-// slice, wave mod 4) and keeps its own (O, max, sum); after the loop the 4 slices go through
-// LDS (rows padded by 4 floats: conflict-free 16-byte stores) and each thread merges its output
-// chunk as the split-KV combine merges splits: a slice that saw no key is skipped by a select.
+// slice, wave mod 4) and keeps its own (O, max, sum). After the loop slice 0's wave takes in
+// the other slices one at a time through one LDS buffer (rows padded by 4 floats:
+// conflict-free 16-byte stores), as the split-KV combine merges splits (a slice that saw no
+// key is skipped by a select); then slice 0 alone stores.
 
 // CHECK-LABEL: func.func @decode_mfma_slices
 // CHECK: scf.for
 // CHECK-COUNT-8: amdgpu.mfma 16x16x16
-// CHECK-NOT: amdgpu.mfma
 // CHECK: "rock.lds_barrier"()
 // CHECK: scf.yield
-// CHECK: %[[PADDED:.*]] = memref.view %{{.*}} to memref<4x2x68xf32, #gpu.address_space<workgroup>>
-// CHECK: %[[PARTIALS:.*]] = memref.subview %[[PADDED]][0, 0, 0] [4, 2, 64] [1, 1, 1]
-// CHECK: %[[STATS:.*]] = memref.view %{{.*}} to memref<4x2x2xf32, #gpu.address_space<workgroup>>
-// CHECK: vector.store %{{.*}}, %[[PARTIALS]]
-// CHECK: memref.store %{{.*}}, %[[STATS]]
+// CHECK: %[[PADDED:.*]] = memref.view %{{.*}} to memref<2x68xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[BUFFER:.*]] = memref.subview %[[PADDED]][0, 0] [2, 64] [1, 1]
+// CHECK: %[[STATS:.*]] = memref.view %{{.*}} to memref<2x2xf32, #gpu.address_space<workgroup>>
 // CHECK: "rock.lds_barrier"()
-// CHECK-COUNT-3: arith.maxnumf
-// CHECK: %[[SEEN:.*]] = arith.cmpf une, %{{.*}}, %{{.*}} : f32
-// CHECK: %[[PART:.*]] = vector.load %[[PARTIALS]]{{.*}} vector<1xf32>
-// CHECK: %[[ADDED:.*]] = vector.fma %{{.*}}, %[[PART]], %{{.*}} : vector<1xf32>
-// CHECK: arith.select %[[SEEN]], %[[ADDED]], %{{.*}} : vector<1xf32>
+// CHECK: %[[SENDER:.*]] = arith.cmpi eq, %[[SLICE:.*]], %c1{{.*}} : index
+// CHECK: %[[SENDS:.*]] = arith.andi %[[SENDER]], %{{.*}} : i1
+// CHECK: scf.if %[[SENDS]] {
+// CHECK:   vector.store %{{.*}}, %[[BUFFER]]
+// CHECK:   memref.store %{{.*}}, %[[STATS]]
+// CHECK: "rock.lds_barrier"()
+// CHECK: %[[RECEIVER:.*]] = arith.cmpi eq, %[[SLICE]], %c0{{.*}} : index
+// CHECK: %[[TAKES:.*]] = arith.andi %[[RECEIVER]], %{{.*}} : i1
+// CHECK: scf.if %[[TAKES]] -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, f32, f32) {
+// CHECK:   vector.load %[[BUFFER]]
+// CHECK:   %[[SEEN:.*]] = arith.cmpf une, %{{.*}}, %{{.*}} : f32
+// CHECK:   %[[ADDED:.*]] = vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK:   arith.select %[[SEEN]], %[[ADDED]], %{{.*}} : vector<4xf32>
+// CHECK: arith.cmpi eq, %[[SLICE]], %c2
+// CHECK: arith.cmpi eq, %[[SLICE]], %c3
+// CHECK: scf.if
+// CHECK:   vector.store %{{.*}}, %{{.*}} : memref<1x2x1x64xf16>, vector<4xf16>
 func.func @decode_mfma_slices(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf16>, %v: memref<1x1x64x64xf16>,
                               %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 256 : i64, rock.grid_size = 1 : i64} {
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
