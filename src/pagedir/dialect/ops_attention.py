@@ -20,6 +20,7 @@ from pagedir.dialect.core import (
     Operand,
     Result,
 )
+from pagedir.dialect.ops_page_table import PageGeometry, is_block_table_view
 from pagedir.dialect.types import element_bytes
 
 
@@ -63,6 +64,11 @@ def is_deref(value: ir.Value) -> bool:
     return isinstance(owner, ir.Operation | ir.OpView) and owner.name == "rock.deref"
 
 
+def is_paged(value: ir.Value) -> bool:
+    """A ``rock.deref`` or ``rock.block_table_view`` result: paged K/V ``[B, P, S]``."""
+    return is_deref(value) or is_block_table_view(value)
+
+
 FLOAT_TYPES = ("f16", "bf16", "f32")
 #: The widest vector a thread loads (dwordx4): head dims and pages are multiples of it.
 VECTOR_BITS = 128
@@ -95,7 +101,12 @@ class AttentionLike(OpDef):
 def kv_shape(value: ir.Value, num_heads_kv: int, head_dim: int) -> tuple[int, int, int] | str:
     """(batch, Hkv, Sk) of dense or paged K/V, or a message saying why the shape is wrong."""
     type_ = value.type
-    if is_deref(value):
+    if is_block_table_view(value):
+        g = PageGeometry.of(value)
+        if (g.heads_kv, g.head_dim) != (num_heads_kv, head_dim):
+            return (f"the cache pool holds {g.heads_kv} heads of dim {g.head_dim}, the attention "
+                    f"{num_heads_kv} KV heads of dim {head_dim}")
+    if is_paged(value):
         if type_.rank != 3:
             return f"rock.deref result must be memref<B x P x S x T>, got {type_}"
         batch, pages, page_size = type_.shape
@@ -140,7 +151,7 @@ def read_problem(op) -> AttentionProblem:
     batch, heads_q, seq_q, head_dim = op.q.type.shape
     heads_kv = op.num_heads_kv
     k_type = op.k.type
-    if is_deref(op.k):
+    if is_paged(op.k):
         pages, page_elements = k_type.shape[1], k_type.shape[2]
         seq_k = pages * page_elements // (heads_kv * head_dim)
     else:
@@ -196,6 +207,25 @@ def verify_attention_shapes(op) -> Iterator[str]:
         t = seq_lens.type
         if t.rank != 1 or t.shape[0] != batch or t.element_type != ir.IntegerType.get_signless(32):
             yield f"seq_lens must be memref<{batch}xi32>, got {t}"
+    yield from verify_csr_lengths(op)
+
+
+def csr_lengths(value: ir.Value) -> tuple[ir.Value, ir.Value] | None:
+    """(kv_indptr, kv_last_page_len) of a CSR ``rock.block_table_view`` result, else None."""
+    if not is_block_table_view(value) or len(value.owner.operands) != 4:
+        return None
+    return value.owner.operands[2], value.owner.operands[3]
+
+
+def verify_csr_lengths(op) -> Iterator[str]:
+    """CSR K/V carry the sequence lengths: both views read the same kv_indptr and kv_last_page_len, no seq_lens."""
+    k_lengths, v_lengths = csr_lengths(op.k), csr_lengths(op.v)
+    if k_lengths is None and v_lengths is None:
+        return
+    if k_lengths != v_lengths:
+        yield "k and v must be csr views of the same kv_indptr and kv_last_page_len"
+    if op.seq_lens is not None:
+        yield "takes no seq_lens with csr page tables: the lengths come from kv_indptr and kv_last_page_len"
 
 
 class AttentionOp(AttentionLike):

@@ -270,6 +270,82 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device)
     return CheckCase(args=call, expected=expected, keep_alive=kept)
 
 
+def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device) -> CheckCase:
+    """Random Q and K/V placed in cache pools through a block table (or a CSR table) as a server
+    would: shuffled block ids, sequence 1's first block shared with sequence 0 (prefix sharing),
+    lengths that end inside a block, NaN/Inf past them and NaN in unused blocks; the reference result.
+
+    The arguments are read from the ``rock.block_table_view`` ops (K's first): their pools and
+    tables, then ``q`` (first argument), ``out`` (the last argument of q's type) and ``seq_lens``
+    (a ``memref<B x i32>`` the views do not read). Others get random data of their type."""
+    from pagedir.dialect.ops_page_table import PageGeometry
+
+    args = list(func.regions[0].blocks[0].arguments)[: argument_count(func)]
+    views = find_ops(func, "rock.block_table_view")
+    k_view, v_view = views[0], views[-1]
+    g = PageGeometry.of(k_view.results[0])
+    pool_type = ir.MemRefType(k_view.operands[0].type)
+    name = str(pool_type.element_type)
+    batch = ir.MemRefType(k_view.results[0].type).shape[0]
+    q_arg = args[0]
+    out_arg = [a for a in args if a.type == q_arg.type][-1]
+    q_type = ir.MemRefType(q_arg.type)
+    view_operands = set()
+    for view in views:
+        view_operands.update(view.operands)
+    lens_args = [a for a in args if a not in view_operands and isinstance(a.type, ir.MemRefType)
+                 and list(a.type.shape) == [batch] and str(a.type.element_type) == "i32"]
+    seq_k = g.max_blocks * g.block_size
+    seq_lens = rng.integers(1, seq_k + 1, size=batch).astype(np.int32)
+    if batch > 1:
+        seq_lens[0] = seq_k  # one full sequence, the others ending anywhere (inside a block too)
+        _, _, seq_q, _ = q_type.shape
+        if 1 < seq_q and 1 < seq_k:  # and one shorter than the queries (causal: rows that see no key)
+            seq_lens[-1] = rng.integers(1, min(seq_q, seq_k))
+        if seq_lens[1] < g.block_size:  # sequence 1 shares sequence 0's first block: it reaches past it
+            seq_lens[1] = min(seq_k, g.block_size + int(rng.integers(0, g.block_size)))
+    shape = (batch, g.heads_kv, seq_k, g.head_dim)
+    k = host_values(rng.standard_normal(shape), name)
+    v = host_values(rng.standard_normal(shape), name)
+    if batch > 1:  # prefix sharing: the shared block holds the same tokens for both
+        k[1, :, : g.block_size], v[1, :, : g.block_size] = k[0, :, : g.block_size], v[0, :, : g.block_size]
+    k, v = reference.fill_stale(k, seq_lens), reference.fill_stale(v, seq_lens)
+    caches = reference.block_caches(k, v, g.block_size, seq_lens=seq_lens, layout=g.layout, num_blocks=g.num_blocks,
+                                    rng=rng, dtype=dtype_of(name), share_first_block=batch > 1)
+    values: dict[Any, Any] = {}
+    values[k_view.operands[0]], values[v_view.operands[0]] = caches.k_pool, caches.v_pool
+    if g.csr:
+        nnz = ir.MemRefType(k_view.operands[1].type).shape[0]
+        indptr, indices, last = reference.csr_from_block_table(caches.block_table, seq_lens, g.block_size, nnz=nnz, rng=rng)
+        values[k_view.operands[1]], values[k_view.operands[2]], values[k_view.operands[3]] = indices, indptr, last
+    else:
+        values[k_view.operands[1]] = caches.block_table
+    for lens in lens_args:
+        values[lens] = seq_lens
+    attrs = _attention_attrs(func)
+    values[q_arg] = host_values(rng.standard_normal(tuple(q_type.shape)), name)
+    values[out_arg] = np.full(tuple(q_type.shape), np.nan, dtype=np.float32)
+    call = [values[a] if a in values else random_argument(a.type, rng) for a in args[: args.index(out_arg) + 1]]
+    expected = {}
+    if attrs["known"]:
+        expected[args.index(out_arg)] = reference.attention(
+            values[q_arg], k, v, seq_lens=seq_lens, causal=attrs.get("causal", False), scale=attrs.get("scale"))
+    return CheckCase(args=call, expected=expected)
+
+
+def random_argument(type_: ir.Type, rng: np.random.Generator) -> Any:
+    """Random data of a memref or scalar type: floats of the element type, small integers, booleans."""
+    if isinstance(type_, ir.MemRefType):
+        name = str(type_.element_type)
+        shape = tuple(type_.shape)
+        if dtype_of(name) is not None:
+            return host_values(rng.standard_normal(shape), name)
+        if name == "i1":
+            return rng.integers(0, 2, size=shape).astype(np.bool_)
+        return rng.integers(0, 8, size=shape)
+    return 0 if isinstance(type_, (ir.IndexType, ir.IntegerType)) else 1.0
+
+
 def generic_case(func: ir.Operation, rng: np.random.Generator, device: Device) -> CheckCase:
     """Random data of each argument's type; page tables (read by rock.deref) point at random pages."""
     args = list(func.regions[0].blocks[0].arguments)[: argument_count(func)]
@@ -325,6 +401,8 @@ def make_case(func: ir.Operation, rng: np.random.Generator, device: Device) -> C
     check_arguments(func)  # before any data is drawn for them
     if "rock.check" in func.attributes:
         return case_generator(func).check_case(func, rng, device)
+    if find_ops(func, "rock.block_table_view"):
+        return serving_case(func, rng, device)
     if find_ops(func, "rock.attention", "rock.gridwise_attention_accel") or attention_signature(func):
         return attention_case(func, rng, device)
     return generic_case(func, rng, device)

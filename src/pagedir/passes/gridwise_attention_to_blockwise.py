@@ -81,7 +81,7 @@ from mlir.dialects import func as func_dialect
 from mlir.dialects import math as mlir_math
 
 from pagedir.dialect import rock
-from pagedir.dialect.ops_attention import AttentionProblem, is_deref, read_problem
+from pagedir.dialect.ops_attention import AttentionProblem, csr_lengths, is_deref, is_paged, read_problem
 from pagedir.dialect.types import element_bytes, lds_bytes_type
 from pagedir.passes.base import Pass, kernel_functions
 from pagedir.passes.ir_utils import find_ops, index_const, pow2_ceil
@@ -282,10 +282,23 @@ class Builder:
         return b, h, qt
 
     def sequence_length(self) -> ir.Value:
+        if (csr := csr_lengths(self.op.k)) is not None:
+            return self.csr_sequence_length(*csr)
         if self.op.seq_lens is None:
             return index_const(self.plan.p.seq_k)
         length = memref.load(self.op.seq_lens, [self.b])
         return arith.index_cast(self.index, length)
+
+    def csr_sequence_length(self, indptr: ir.Value, last_page_len: ir.Value) -> ir.Value:
+        """``(pages - 1) * block_size + last_page_len[b]`` (0 without pages), at most the capacity."""
+        block_size = self.plan.p.page_elements // self.plan.p.head_dim
+        first = memref.load(indptr, [self.b])
+        end = memref.load(indptr, [apply(lambda b: b + 1, self.b)])
+        pages = arith.index_cast(self.index, arith.subi(end, first))
+        last = arith.index_cast(self.index, memref.load(last_page_len, [self.b]))
+        has_pages = arith.cmpi(arith.CmpIPredicate.sgt, pages, index_const(0))
+        length = arith.select(has_pages, apply(lambda n, l: (n - 1) * block_size + l, pages, last), index_const(0))
+        return arith.minsi(arith.maxsi(length, index_const(0)), index_const(self.plan.p.seq_k))
 
     def tiles_to_visit(self) -> ir.Value:
         """KV tiles holding a key some row of this block may see: later tiles are skipped."""
@@ -331,9 +344,11 @@ class Builder:
         plan, p = self.plan, self.plan.p
         b, h, tt, length, n, d = (ir.AffineDimExpr.get(i) for i in range(6))
         key = tt * plan.n + n
-        if is_deref(source):
+        if is_paged(source):
             tile_map = ir.AffineMap.get(6, 0, [b, (h * p.seq_k + key) * p.head_dim + d])
-            table, page_size = source.owner.operands[0], p.page_elements
+            # The ids a tile's pages come from: the pointer table of rock.deref, a view's block table.
+            table = source.owner.operands[0 if is_deref(source) else 1]
+            page_size = p.page_elements
         else:
             tile_map = ir.AffineMap.get(6, 0, [b, h, key, d])
             table, page_size = None, None
