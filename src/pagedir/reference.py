@@ -205,7 +205,8 @@ def paged_cache(
 
     Give the page size in tokens (``tokens_per_page``: pages of ``tokens * D``
     elements) or in elements (``page_size``, as in the IR). Per batch the cache
-    ``[Hkv, Sk, D]`` is flattened row-major and cut into ``P = Hkv*Sk*D / S`` pages.
+    ``[Hkv, Sk, D]`` is flattened row-major and cut into ``P = ceil(Hkv*Sk*D / S)`` pages
+    (the last one partly filled, its tail zeros, when ``S`` does not divide).
     Pages are uploaded in a random order (``rng``), so consecutive pages live at
     unrelated addresses; pages wholly past ``seq_lens`` are not uploaded and get a
     null pointer. ``dtype`` is the element type stored on the device (numpy dtype,
@@ -218,12 +219,15 @@ def paged_cache(
             raise ValueError("give tokens_per_page or page_size")
         page_size = tokens_per_page * head_dim
     per_batch = heads_kv * seq_k * head_dim
-    if page_size <= 0 or per_batch % page_size:
-        raise ValueError(f"{per_batch} elements per batch are not a whole number of {page_size}-element pages")
+    if page_size <= 0:
+        raise ValueError(f"page_size must be positive, got {page_size}")
     stored = to_device_dtype(dense, dtype)
-    num_pages = per_batch // page_size
-    flat = stored.reshape(batch, num_pages, page_size)
-    token_of = (np.arange(per_batch) // head_dim) % seq_k
+    num_pages = -(-per_batch // page_size)  # the last page partly filled when it does not divide
+    flat = np.zeros((batch, num_pages * page_size), dtype=stored.dtype)
+    flat[:, :per_batch] = stored.reshape(batch, per_batch)
+    flat = flat.reshape(batch, num_pages, page_size)
+    token_of = np.concatenate([(np.arange(per_batch) // head_dim) % seq_k,
+                               np.full(num_pages * page_size - per_batch, seq_k)])
     null = np.zeros((batch, num_pages), dtype=bool)
     if seq_lens is not None:
         null = null_pages(token_of, seq_lens, page_size)

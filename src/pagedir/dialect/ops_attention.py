@@ -32,10 +32,13 @@ class DerefOp(OpDef):
 `memref<B x P x S x T>` is the virtual concatenation of the pages, each S
 contiguous elements of type T. Nothing is loaded here: the blockwise loader reads
 the pages. Per batch, the logical K (or V) `[num_heads_kv, seq_len_k, head_dim]`
-is flattened row-major and cut into the pages.
+is flattened row-major and cut into the pages. With `seq_len_k`, that logical K
+holds `seq_len_k` tokens and the last page is partly filled (its tail is never read).
 """
     operands = (Operand("table", MEMREF, effect=READ, doc="memref<B x P x 1 x i64> of page addresses"),)
     results = (Result("pages", MEMREF, "memref<B x P x S x T>"),)
+    attributes = (Attr("seq_len_k", I64_ATTR, required=False,
+                       doc="tokens per sequence when the last page is partly filled (default P*S / (Hkv*D))"),)
     example = '%k = "rock.deref"(%k_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>'
 
     def verify(self, op) -> Iterator[str]:
@@ -57,11 +60,20 @@ is flattened row-major and cut into the pages.
             )
         if pages.shape[2] <= 0:
             yield f"page size (elements per page) must be positive, got {pages.shape[2]}"
+        if op.seq_len_k is not None and op.seq_len_k <= 0:
+            yield f"seq_len_k must be positive, got {op.seq_len_k}"
 
 
 def is_deref(value: ir.Value) -> bool:
     owner = value.owner
     return isinstance(owner, ir.Operation | ir.OpView) and owner.name == "rock.deref"
+
+
+def deref_seq_len_k(value: ir.Value) -> int | None:
+    """The ``seq_len_k`` a ``rock.deref`` states (a partly filled last page), else None."""
+    if not is_deref(value) or "seq_len_k" not in value.owner.attributes:
+        return None
+    return ir.IntegerAttr(value.owner.attributes["seq_len_k"]).value
 
 
 def is_paged(value: ir.Value) -> bool:
@@ -111,6 +123,13 @@ def kv_shape(value: ir.Value, num_heads_kv: int, head_dim: int) -> tuple[int, in
             return f"rock.deref result must be memref<B x P x S x T>, got {type_}"
         batch, pages, page_size = type_.shape
         per_batch = pages * page_size
+        tokens = deref_seq_len_k(value)
+        if tokens is not None:
+            needed = num_heads_kv * tokens * head_dim
+            if not (pages - 1) * page_size < needed <= per_batch:
+                return (f"seq_len_k = {tokens} tokens of num_heads_kv x head_dim = {num_heads_kv} x {head_dim} are "
+                        f"{needed} elements per batch, which {pages} pages of {page_size} elements do not end in")
+            return batch, num_heads_kv, tokens
         if per_batch % (num_heads_kv * head_dim):
             return (
                 f"paged K/V hold {pages} pages x {page_size} elements = {per_batch} elements per batch, "
@@ -153,7 +172,7 @@ def read_problem(op) -> AttentionProblem:
     k_type = op.k.type
     if is_paged(op.k):
         pages, page_elements = k_type.shape[1], k_type.shape[2]
-        seq_k = pages * page_elements // (heads_kv * head_dim)
+        seq_k = deref_seq_len_k(op.k) or pages * page_elements // (heads_kv * head_dim)
     else:
         page_elements, seq_k = None, k_type.shape[2]
     return AttentionProblem(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, op.q.type.element_type, page_elements)

@@ -78,11 +78,6 @@ def validate(args: argparse.Namespace) -> None:
     if args.num_blocks is not None and args.num_blocks < max_blocks(args) * args.batch:
         raise UserError(f"--num-blocks {args.num_blocks} is fewer than the {args.batch} x {max_blocks(args)} blocks "
                         f"the batch can fill ({args.seq_len_k} tokens in {args.page_size}-token blocks per sequence)")
-    if not args.dense and not serving and (args.num_heads_kv * args.seq_len_k) % args.page_size:
-        raise UserError(
-            f"the cache of {args.num_heads_kv} heads x {args.seq_len_k} tokens is not a whole number of "
-            f"{args.page_size}-token pages"
-        )
     if args.causal and args.seq_len_q > args.seq_len_k:
         raise UserError(f"--seq-len-q {args.seq_len_q} exceeds --seq-len-k {args.seq_len_k}")
     checks.symbol(args.name)
@@ -97,9 +92,15 @@ def validate(args: argparse.Namespace) -> None:
         checks.tensor_fits("the cache pools", [num_blocks(args), args.page_size, hkv, d], args.dtype)
         checks.tensor_fits("the block table", [b, max_blocks(args)], "i32")
     else:
-        pages = hkv * sk // args.page_size
+        pages = pointer_pages(args)
         checks.tensor_fits("the page tables", [b, pages, 1], "i64")
         checks.tensor_fits("the paged k and v", [b, pages, args.page_size * d], args.dtype)
+
+
+def pointer_pages(args: argparse.Namespace) -> int:
+    """Pages per sequence of the pointer form: the [Hkv, Sk, D] cache cut into pages, the last one
+    partly filled when it does not divide."""
+    return -(-args.num_heads_kv * args.seq_len_k // args.page_size)
 
 
 def max_blocks(args: argparse.Namespace) -> int:
@@ -139,13 +140,15 @@ def function_text(args: argparse.Namespace) -> str:
         params = f"%q: {q_type}, %k: {kv_type}, %v: {kv_type}, {lens}%out: {q_type}"
         derefs = ""
     else:
-        pages = hkv * sk // args.page_size
+        pages = pointer_pages(args)
         table_type = f"memref<{b}x{pages}x1xi64>"
         kv_type = f"memref<{b}x{pages}x{args.page_size * d}x{t}>"
         params = f"%q: {q_type}, %k_table: {table_type}, %v_table: {table_type}, {lens}%out: {q_type}"
+        partial = (hkv * sk) % args.page_size != 0  # the last page partly filled: the capacity is stated
+        tokens = f" {{seq_len_k = {sk}}}" if partial else ""
         derefs = (
-            f'  %k = "rock.deref"(%k_table) : ({table_type}) -> {kv_type}\n'
-            f'  %v = "rock.deref"(%v_table) : ({table_type}) -> {kv_type}\n'
+            f'  %k = "rock.deref"(%k_table){tokens} : ({table_type}) -> {kv_type}\n'
+            f'  %v = "rock.deref"(%v_table){tokens} : ({table_type}) -> {kv_type}\n'
         )
     splits = f", rock.num_splits = {args.num_splits}" if args.num_splits is not None else ""
     return f"""func.func @{args.name}({params}) attributes {{rock.kernel, rock.arch = "{args.arch}"{splits}}} {{

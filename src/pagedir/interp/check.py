@@ -242,7 +242,8 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device)
     else:
         page_size = ir.MemRefType(derefs[0].results[0].type).shape[2] if derefs else head_dim
         heads_kv = attrs.get("num_heads_kv", 1)
-        seq_k = table_type.shape[1] * page_size // (heads_kv * head_dim)
+        stated = derefs[0].attributes["seq_len_k"] if derefs and "seq_len_k" in derefs[0].attributes else None
+        seq_k = ir.IntegerAttr(stated).value if stated is not None else table_type.shape[1] * page_size // (heads_kv * head_dim)
     q = host_values(rng.standard_normal((batch, heads_q, seq_q, head_dim)), name)
     k = host_values(rng.standard_normal((batch, heads_kv, seq_k, head_dim)), name)
     v = host_values(rng.standard_normal((batch, heads_kv, seq_k, head_dim)), name)

@@ -45,13 +45,15 @@ class PagedSource:
     """A ``rock.deref`` result (the table memref and the page shape it views), or with ``view`` a
     ``rock.block_table_view`` result (pages addressed through a block table into a pool)."""
 
-    __slots__ = ("table", "shape", "elem", "view")
+    __slots__ = ("table", "shape", "elem", "view", "seq_len_k")
 
-    def __init__(self, table: MemRef, shape: tuple, elem: Elem, view: BlockTableView | None = None):
+    def __init__(self, table: MemRef, shape: tuple, elem: Elem, view: BlockTableView | None = None,
+                 seq_len_k: int | None = None):
         self.table = table
         self.shape = shape
         self.elem = elem
         self.view = view
+        self.seq_len_k = seq_len_k  # rock.deref's, when its last page is partly filled
 
     def element_offset(self, offset: np.ndarray) -> np.ndarray:
         """Elements from a page's base to element ``offset`` of the (virtual) page."""
@@ -114,10 +116,12 @@ def compile_deref(p: Program, op: Any) -> Any:
     table = p.slot(op.operation.operands[0])
     type_ = ir.MemRefType(op.operation.results[0].type)
     shape, elem = tuple(type_.shape), elem_of(type_)
+    attrs = op.operation.attributes
+    seq_len_k = ir.IntegerAttr(attrs["seq_len_k"]).value if "seq_len_k" in attrs else None
     result = p.slot(op.operation.results[0])
 
     def run(env: list, mask: Any) -> None:
-        env[result] = PagedSource(env[table], shape, elem)
+        env[result] = PagedSource(env[table], shape, elem, seq_len_k=seq_len_k)
 
     return run
 
@@ -399,8 +403,10 @@ def gather_pages(p: Program, op_id: int, label: str, source: PagedSource, heads_
         table = source.view.pointers(p, op_id, every[0], every[1]).reshape(batch, num_pages)
     else:
         table = read_dense(p, op_id, source.table).reshape(batch, num_pages).astype(np.int64)
-    seq_k = num_pages * page_size // (heads_kv * head_dim)
-    tokens = (np.arange(num_pages * page_size) // head_dim % seq_k).reshape(num_pages, page_size)
+    seq_k = source.seq_len_k or num_pages * page_size // (heads_kv * head_dim)
+    used = heads_kv * seq_k * head_dim  # the tail of a partly filled last page holds no key
+    tokens = np.where(np.arange(num_pages * page_size) < used, np.arange(num_pages * page_size) // head_dim % seq_k,
+                      np.iinfo(np.int64).max).reshape(num_pages, page_size)
     flat = np.zeros((batch, num_pages, page_size), dtype=source.elem.storage)
     for b in range(batch):
         limit = seq_k if seq_lens is None else int(seq_lens[b])
@@ -417,7 +423,7 @@ def gather_pages(p: Program, op_id: int, label: str, source: PagedSource, heads_
             addresses = pointer + source.element_offset(np.arange(page_size, dtype=np.int64)) * source.elem.size
             flat[b, page] = p.rt.device.read(addresses, source.elem, lambda: f"{p.op_name(op_id)} ({label} page {page} of batch {b})",
                                               p.op_location(op_id))
-    return source.elem.to_compute(flat).reshape(batch, heads_kv, seq_k, head_dim)
+    return source.elem.to_compute(flat.reshape(batch, -1)[:, :used]).reshape(batch, heads_kv, seq_k, head_dim)
 
 
 @handles("rock.attention", "rock.gridwise_attention_accel")
