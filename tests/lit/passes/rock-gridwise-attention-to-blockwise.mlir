@@ -174,3 +174,32 @@ func.func @split_decode(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v
     : (memref<1x2x1x64xf16>, memref<1x1x128x64xf16>, memref<1x1x128x64xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
   return
 }
+
+// -----
+
+// CSR page tables: the sequence length is (pages - 1) * block_size + kv_last_page_len[b]
+// (0 without pages, at most the capacity), and the K/V tiles are paged loads of the views
+// whose page table operand is kv_indices.
+
+// CHECK-DAG: #[[LENGTH:map[0-9]*]] = affine_map<(d0, d1) -> ((d0 - 1) * 8 + d1)>
+// CHECK-LABEL: func.func @csr_decode
+// CHECK-SAME: %[[INDPTR:[^:]*]]: memref<2xi32>, %[[INDICES:[^:]*]]: memref<4xi32>, %[[LAST:[^:]*]]: memref<1xi32>
+// CHECK: %[[K:.*]] = "rock.block_table_view"
+// CHECK: %[[START:.*]] = memref.load %[[INDPTR]][%[[B:.*]]] : memref<2xi32>
+// CHECK: %[[END:.*]] = memref.load %[[INDPTR]][%{{.*}}] : memref<2xi32>
+// CHECK: %[[PAGES:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK: memref.load %[[LAST]][%[[B]]] : memref<1xi32>
+// CHECK: %[[HAS_PAGES:.*]] = arith.cmpi sgt, %[[PAGES]], %{{.*}} : index
+// CHECK: %[[FULL:.*]] = affine.apply #[[LENGTH]](%[[PAGES]], %{{.*}})
+// CHECK: %[[LENGTH_OR_0:.*]] = arith.select %[[HAS_PAGES]], %[[FULL]], %{{.*}} : index
+// CHECK: %[[NON_NEGATIVE:.*]] = arith.maxsi %[[LENGTH_OR_0]], %{{.*}} : index
+// CHECK: %[[SEQ_LEN:.*]] = arith.minsi %[[NON_NEGATIVE]], %c32 : index
+// CHECK: scf.for
+// CHECK: "rock.blockwise_load_tile"(%[[K]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[SEQ_LEN]], %[[INDICES]])
+// CHECK-SAME: page_size = 256 : i64
+func.func @csr_decode(%arg0: memref<1x2x1x32xf16>, %arg1: memref<4x8x1x32xf16>, %arg2: memref<4x8x1x32xf16>, %arg3: memref<2xi32>, %arg4: memref<4xi32>, %arg5: memref<1xi32>, %arg6: memref<1x2x1x32xf16>) attributes {rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64, rock.kernel} {
+  %0 = "rock.block_table_view"(%arg1, %arg4, %arg3, %arg5) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<4x8x1x32xf16>, memref<4xi32>, memref<2xi32>, memref<1xi32>) -> memref<1x4x256xf16>
+  %1 = "rock.block_table_view"(%arg2, %arg4, %arg3, %arg5) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<4x8x1x32xf16>, memref<4xi32>, memref<2xi32>, memref<1xi32>) -> memref<1x4x256xf16>
+  "rock.gridwise_attention_accel"(%arg0, %0, %1, %arg6) {block_size = 64 : i64, causal = false, grid_size = 1 : i64, m_per_block = 2 : i64, n_per_block = 32 : i64, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>} : (memref<1x2x1x32xf16>, memref<1x4x256xf16>, memref<1x4x256xf16>, memref<1x2x1x32xf16>) -> ()
+  return
+}
