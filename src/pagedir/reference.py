@@ -387,10 +387,8 @@ def block_caches(
     pools = []
     for dense in (k, v):
         stored = to_device_dtype(dense, dtype)
-        pool = np.full((num_blocks, heads_kv, block_size, head_dim), fill).astype(stored.dtype)
-        if stored.dtype == np.uint16 and isinstance(dtype, str):  # bf16 bits: NaN's pattern
-            pool[...] = bf16_bits(np.float32(fill))
-        pools.append(pool)
+        filler = to_device_dtype(np.full(1, fill, dtype=np.float32), dtype if dtype is not None else stored.dtype)
+        pools.append(np.full((num_blocks, heads_kv, block_size, head_dim), filler[0], dtype=stored.dtype))
     k_pool, v_pool = pools
     for b in range(batch):
         for slot in range(used[b]):
