@@ -4,8 +4,15 @@ Arguments of the generated ``func.func @paged_attention``: ``(q, k_table, v_tabl
 [seq_lens], out)``; with ``--dense`` K and V are dense ``[B, Hkv, Sk, D]`` instead
 of page tables. ``--page-size`` counts tokens: a page holds ``page_size * D``
 contiguous elements of one batch's ``[Hkv, Sk, D]`` cache, so the table has
-``Hkv * Sk / page_size`` pointers per sequence. ``--seq-lens`` (alias ``--ragged``)
-adds ``seq_lens`` (keys past a sequence's length are masked; their pages may be null).
+``ceil(Hkv * Sk / page_size)`` pointers per sequence (a partly filled last page is
+stated by ``rock.deref {seq_len_k}``). ``--seq-lens`` (alias ``--ragged``) adds
+``seq_lens`` (keys past a sequence's length are masked; their pages may be null).
+
+``--page-table blocks`` / ``csr`` take cache pools in place (``--kv-layout nhd``:
+``[num_blocks, page_size, Hkv, D]``, ``hnd``: ``[num_blocks, Hkv, page_size, D]``)
+viewed by ``rock.block_table_view``: ``(q, k_cache, v_cache, block_table, seq_lens,
+out)`` or ``(q, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len, out)``
+with ``ceil(Sk / page_size)`` block slots per sequence (docs/serving.md).
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@
   its case from ``pagedir.gen.<generator>.check_case(func_op, rng, device)``;
   attention-like functions (their arguments are ``q, k_table, v_table, [seq_lens],
   out``) get random Q, K/V cut into shuffled pages with null pointers past ragged
-  ``seq_lens`` (NaN and Inf in the slots past them) and the reference output; any other function gets random arrays of
+  ``seq_lens`` (NaN and Inf in the slots past them) and the reference output; functions reading cache
+  pools through ``rock.block_table_view`` get a server's cache (:func:`serving_case`); any other function gets random arrays of
   its argument types (i64 tables read through ``rock.deref`` point at random pages).
 * :func:`check_pass` runs each function of a module before and after one pass on
   the same data (same seed, fresh device each) and compares every argument after

@@ -5,7 +5,10 @@ paged tile load becomes three stages:
 
 * ``PagePtrLoad``: the pages the tile can touch are counted at compile time;
   slot ``s`` of an LDS pointer buffer gets ``page_table[batch, first_page + s, 0]``
-  (0 past the batch's pages), thread ``t`` writing slots ``t, t + block_size, ...``
+  (0 past the batch's pages), or for a ``rock.block_table_view`` source the page's
+  address ``pool + (id * block_stride + head * head_stride) * elem_bytes`` from the
+  block id of its slot (each id read once per tile, like a pointer; 0 for a slot the
+  sequence does not own or an id outside the pool), thread ``t`` writing slots ``t, t + block_size, ...``
   (a tile of 1-token pages has more pages than the block has threads), then
   ``rock.lds_barrier``. The buffer is an i8 ``rock.alloc`` hoisted to the function
   entry and viewed as ``memref<num_pages x i64>`` so that ``rock-reuse-lds`` can place it.

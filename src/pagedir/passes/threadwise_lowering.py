@@ -17,6 +17,11 @@ source each vector becomes:
 vector.store %x, %registers[%i, %c0]
 ```
 
+A page of a ``rock.block_table_view`` is one KV head's rows of a block: the in-page
+offset ``o`` becomes ``(o floordiv D) * token_stride + o mod D`` (``Hkv * D`` for nhd, ``D``
+for hnd) and the load's ``page_size`` the page's extent ``(block_size - 1) *
+token_stride + D``, so ``rock-buffer-load``'s descriptor covers exactly those rows.
+
 A dense source gets one index per source dimension and ``valid`` = every
 coordinate inside the source. The op's own ``valid`` map joins the validity of
 each load: ``valid_i(indices..., coords...) >= 0`` for each of its results, so a
