@@ -191,3 +191,51 @@ def test_block_caches_round_trip() -> None:
 def test_block_caches_refuse_a_pool_too_small() -> None:
     with pytest.raises(ValueError, match="need 5 blocks, the pool has 4"):
         reference.block_caches(np.zeros((2, 1, 48, 8)), np.zeros((2, 1, 48, 8)), 16, seq_lens=[48, 20], num_blocks=4)
+
+
+@pytest.mark.parametrize(("page_table", "layout", "shape"), [
+    ("blocks", "nhd", dict(seq_len_q=5, causal=True)),
+    ("blocks", "hnd", dict(seq_len_q=3, num_heads_kv=1, dtype="bf16")),
+    ("csr", "nhd", dict(seq_len_q=17, causal=True, batch=3)),
+    ("csr", "hnd", dict(seq_len_q=4, causal=True, num_heads_q=8, num_heads_kv=2, dtype="bf16")),
+])
+def test_packed_variable_length_queries(page_table: str, layout: str, shape: dict, tmp_path) -> None:
+    # One launch mixes a prefill chunk of Sq queries, a decode row and (batch 3) any length;
+    # causal masking is aligned to the end of each sequence.
+    check_kernel(make_args(page_table=page_table, kv_layout=layout, varlen=True, seq_len_k=50, **shape), tmp_path)
+
+
+@pytest.mark.parametrize("argument", ["rock-gridwise-attention-to-blockwise", "rock-blockwise-load",
+                                      "rock-threadwise-lowering", "rock-buffer-load", "rock-to-gpu"])
+def test_each_pass_preserves_packed_queries(argument: str) -> None:
+    args = make_args(page_table="blocks", kv_layout="nhd", varlen=True, seq_len_q=3, seq_len_k=37, causal=True)
+    with make_context():
+        module = ir.Module.parse(gen.generate(args))
+        stages = driver.stages(driver.CompileOptions(), "L0", "L6")
+        driver.run_stages(module.operation, stages[: KERNEL_PASSES.index(argument)])
+        result = check_pass(module, argument, seed=7)
+    assert result.ok and result.functions, result.report()
+
+
+def test_packed_queries_by_hand() -> None:
+    # Sequence 0: 3 queries over 20 keys; sequence 1: 1 query (decode) over 7 keys; row 4 of 5 unused.
+    rng = np.random.default_rng(4)
+    args = make_args(page_table="blocks", kv_layout="hnd", varlen=True, seq_len_q=3, seq_len_k=32, num_heads_q=2,
+                     num_heads_kv=1, head_dim=16, causal=True, num_blocks=4)
+    q = rng.standard_normal((6, 2, 16)).astype(np.float16)
+    pool_k = rng.standard_normal((4, 1, 16, 16)).astype(np.float16)
+    pool_v = rng.standard_normal((4, 1, 16, 16)).astype(np.float16)
+    table = np.array([[2, 0], [3, 1]], dtype=np.int32)
+    cu, seq_lens = np.array([0, 3, 4], dtype=np.int32), np.array([20, 7], dtype=np.int32)
+    k = reference.blocks_dense(pool_k, table, layout="hnd")
+    v = reference.blocks_dense(pool_v, table, layout="hnd")
+    first = reference.attention(np.swapaxes(q[:3], 0, 1)[None], k[:1], v[:1], seq_lens=[20], causal=True)[0]
+    second = reference.attention(np.swapaxes(q[3:4], 0, 1)[None], k[1:], v[1:], seq_lens=[7], causal=True)[0]
+    with make_context():
+        module = ir.Module.parse(gen.generate(args))
+        driver.run(module.operation, driver.CompileOptions(), start="L0", end="L6")
+        out = np.full(q.shape, 7.0, np.float16)
+        got = interp.run(module, "paged_attention", [q, cu, pool_k, pool_v, table, seq_lens, out])[-1]
+    np.testing.assert_allclose(got[:3], np.swapaxes(first, 0, 1), atol=TOLERANCE["f16"], rtol=0)
+    np.testing.assert_allclose(got[3], second[:, 0], atol=TOLERANCE["f16"], rtol=0)
+    assert (got[4:] == 7.0).all()  # rows past cu_seqlens_q[B] are not written

@@ -1,4 +1,5 @@
-"""Serving page tables at L0: rock.block_table_view (vLLM block tables, FlashInfer CSR tables).
+"""Serving views at L0: rock.block_table_view (vLLM block tables, FlashInfer CSR tables) and
+rock.varlen_view (packed variable-length queries).
 
 Like ``rock.deref``, the view loads nothing: it describes how a page of the
 logical K (or V) is addressed, and ``rock-blockwise-load`` reads the table when it
@@ -156,9 +157,55 @@ class PageGeometry:
         return (offset // self.head_dim) * self.token_stride + offset % self.head_dim
 
 
+class VarlenViewOp(OpDef):
+    name = "varlen_view"
+    summary = "view packed variable-length queries (or outputs) as a padded [B, Hq, Sq, D] tensor"
+    description = """
+`packed` is `memref<total_q x Hq x D x T>` holding the query rows (or output rows) of
+every sequence one after the other, sequence `b` owning rows
+`[cu_seqlens_q[b], cu_seqlens_q[b + 1])`; `cu_seqlens_q` is `memref<B+1 x i32>`. The
+result `memref<B x Hq x Sq x D x T>` presents them right-aligned: position `p` of
+sequence `b` is packed row `cu_seqlens_q[b + 1] - Sq + p` when `p >= Sq - q_len(b)`,
+and absent otherwise (reads 0, writes are dropped). Right alignment makes
+`rock.attention`'s causal rule (query `i` sees keys `j <= i + seq_len - Sq`) the rule
+aligned to the end of each sequence: the last query of every sequence sees every key.
+Sq is the longest query a sequence may have. Nothing is loaded here.
+"""
+    operands = (
+        Operand("packed", MEMREF, effect=READ, doc="memref<total_q x Hq x D x T>"),
+        Operand("cu_seqlens_q", MEMREF, effect=READ, doc="memref<B+1 x i32>: sequence b's rows start at [b]"),
+    )
+    results = (Result("padded", MEMREF, "memref<B x Hq x Sq x D x T>"),)
+    example = """%q = "rock.varlen_view"(%q_packed, %cu_seqlens_q) : (memref<40x8x128xf16>, memref<3xi32>) -> memref<2x8x32x128xf16>"""
+
+    def verify(self, op) -> Iterator[str]:
+        """static shapes; packed `[total_q, Hq, D]`, cu_seqlens_q `[B+1]` i32, result `[B, Hq, Sq, D]`
+        of the packed element type."""
+        packed, cu, padded = op.packed.type, op.cu_seqlens_q.type, op.operation.results[0].type
+        for label, value in (("packed", packed), ("cu_seqlens_q", cu), ("result", padded)):
+            if not value.has_static_shape:
+                yield f"{label} must have a static shape, got {value}"
+                return
+        if packed.rank != 3 or padded.rank != 4 or padded.element_type != packed.element_type:
+            yield f"expects packed memref<total_q x Hq x D x T> and a result memref<B x Hq x Sq x D x T>, got {packed} and {padded}"
+            return
+        if [padded.shape[1], padded.shape[3]] != [packed.shape[1], packed.shape[2]]:
+            yield f"result {padded} must have the heads and head dim of the packed {packed}"
+        if cu.rank != 1 or cu.shape[0] != padded.shape[0] + 1 or cu.element_type != ir.IntegerType.get_signless(32):
+            yield f"cu_seqlens_q must be memref<{padded.shape[0] + 1}xi32>, got {cu}"
+
+
+def varlen_parts(value: ir.Value) -> tuple[ir.Value, ir.Value] | None:
+    """(packed, cu_seqlens_q) of a ``rock.varlen_view`` result, else None."""
+    owner = value.owner
+    if not isinstance(owner, ir.Operation | ir.OpView) or owner.name != "rock.varlen_view":
+        return None
+    return owner.operands[0], owner.operands[1]
+
+
 def is_block_table_view(value: ir.Value) -> bool:
     owner = value.owner
     return isinstance(owner, ir.Operation | ir.OpView) and owner.name == "rock.block_table_view"
 
 
-OPS = (BlockTableViewOp,)
+OPS = (BlockTableViewOp, VarlenViewOp)

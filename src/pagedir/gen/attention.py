@@ -52,6 +52,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="pool layout for blocks/csr: nhd [num_blocks, page, Hkv, D], hnd [num_blocks, Hkv, page, D]")
     parser.add_argument("--num-blocks", type=int, default=None, metavar="N",
                         help="blocks in each pool (blocks/csr; default: B x max_blocks, enough for the batch)")
+    parser.add_argument("--varlen", action="store_true",
+                        help="packed queries: q and out [B * Sq, Hq, D] with cu_seqlens_q [B+1] (sequence b's rows "
+                             "start at cu_seqlens_q[b], at most Sq of them; causal aligned to the end of each "
+                             "sequence); with --page-table blocks or csr")
     parser.add_argument("--num-splits", type=int, default=None, metavar="N",
                         help="split-KV: record rock.num_splits = N on the kernel (0: chosen from the chip's compute "
                              "units; default: no split)")
@@ -80,6 +84,10 @@ def validate(args: argparse.Namespace) -> None:
     serving = args.page_table != "pointers"
     if serving and args.dense:
         raise UserError(f"--dense takes no page table, got --page-table {args.page_table}")
+    if args.varlen and not serving:
+        raise UserError("--varlen takes --page-table blocks or csr")
+    if args.varlen and args.num_splits not in (None, 1):
+        raise UserError(f"--varlen does not combine with split-KV: --num-splits {args.num_splits}")
     if args.num_blocks is not None and not serving:
         raise UserError("--num-blocks sizes the cache pools of --page-table blocks or csr")
     if args.num_blocks is not None and args.num_blocks < max_blocks(args) * args.batch:
@@ -188,8 +196,15 @@ def serving_function_text(args: argparse.Namespace) -> str:
         view_operands, view_segments = "%kv_indices, %kv_indptr, %kv_last_page_len", "1, 1, 1, 1"
         lengths = []
     view_types = ", ".join(type_ for name, type_ in (tables[1:2] + tables[0:1] + tables[2:] if len(tables) > 1 else tables))
-    arguments = [("q", q_type), ("k_cache", pool_type), ("v_cache", pool_type), *tables, *lengths, ("out", q_type)]
+    packed = [("q", f"memref<{b * sq}x{hq}x{d}x{t}>"), ("cu_seqlens_q", f"memref<{b + 1}xi32>")] if args.varlen else []
+    queries = packed or [("q", q_type)]
+    out_type = packed[0][1] if packed else q_type
+    arguments = [*queries, ("k_cache", pool_type), ("v_cache", pool_type), *tables, *lengths, ("out", out_type)]
     params = ", ".join(f"%{name}: {type_}" for name, type_ in arguments)
+    q_name, out_name = ("q_padded", "out_padded") if packed else ("q", "out")
+    padded = "".join(
+        f'  %{name}_padded = "rock.varlen_view"(%{name}, %cu_seqlens_q) : ({packed[0][1]}, {packed[1][1]}) -> {q_type}\n'
+        for name in ("q", "out")) if packed else ""
     views = "".join(
         f'  %{kv} = "rock.block_table_view"(%{kv}_cache, {view_operands}) {{layout = "{args.kv_layout}", '
         f"operandSegmentSizes = array<i32: {view_segments}>}}\n    : ({pool_type}, {view_types}) -> {kv_type}\n"
@@ -200,7 +215,7 @@ def serving_function_text(args: argparse.Namespace) -> str:
     scale = f", scale = {args.scale!r} : f32" if args.scale is not None else ""
     splits = f", rock.num_splits = {args.num_splits}" if args.num_splits is not None else ""
     return f"""func.func @{args.name}({params}) attributes {{rock.kernel, rock.arch = "{args.arch}"{splits}}} {{
-{views}  "rock.attention"(%q, %k, %v{lens_operand}, %out) {{num_heads_q = {hq}, num_heads_kv = {hkv},
+{padded}{views}  "rock.attention"(%{q_name}, %k, %v{lens_operand}, %{out_name}) {{num_heads_q = {hq}, num_heads_kv = {hkv},
       causal = {str(args.causal).lower()}{scale}, operandSegmentSizes = array<i32: {segments}>}}
     : ({q_type}, {kv_type}, {kv_type}{lens_types}, {q_type}) -> ()
   return

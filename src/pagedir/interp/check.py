@@ -285,15 +285,16 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device) -
     args = list(func.regions[0].blocks[0].arguments)[: argument_count(func)]
     views = find_ops(func, "rock.block_table_view")
     k_view, v_view = views[0], views[-1]
+    varlen = find_ops(func, "rock.varlen_view")  # packed q and out (in that order)
     g = PageGeometry.of(k_view.results[0])
     pool_type = ir.MemRefType(k_view.operands[0].type)
     name = str(pool_type.element_type)
     batch = ir.MemRefType(k_view.results[0].type).shape[0]
     q_arg = args[0]
     out_arg = [a for a in args if a.type == q_arg.type][-1]
-    q_type = ir.MemRefType(q_arg.type)
+    q_type = ir.MemRefType(varlen[0].results[0].type if varlen else q_arg.type)
     view_operands = set()
-    for view in views:
+    for view in views + varlen:
         view_operands.update(view.operands)
     lens_args = [a for a in args if a not in view_operands and isinstance(a.type, ir.MemRefType)
                  and list(a.type.shape) == [batch] and str(a.type.element_type) == "i32"]
@@ -325,14 +326,39 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device) -
     for lens in lens_args:
         values[lens] = seq_lens
     attrs = _attention_attrs(func)
-    values[q_arg] = host_values(rng.standard_normal(tuple(q_type.shape)), name)
-    values[out_arg] = np.full(tuple(q_type.shape), np.nan, dtype=np.float32)
+    values[q_arg] = host_values(rng.standard_normal(tuple(q_arg.type.shape)), name)
+    values[out_arg] = np.full(tuple(out_arg.type.shape), np.nan, dtype=np.float32)
+    q_lens = None
+    if varlen:
+        q_lens = varlen_query_lengths(batch, q_type.shape[2], rng)
+        values[varlen[0].operands[1]] = np.concatenate([[0], np.cumsum(q_lens)]).astype(np.int32)
     call = [values[a] if a in values else random_argument(a.type, rng) for a in args[: args.index(out_arg) + 1]]
     expected = {}
     if attrs["known"]:
-        expected[args.index(out_arg)] = reference.attention(
-            values[q_arg], k, v, seq_lens=seq_lens, causal=attrs.get("causal", False), scale=attrs.get("scale"))
+        causal, scale = attrs.get("causal", False), attrs.get("scale")
+        if q_lens is None:
+            expected[args.index(out_arg)] = reference.attention(values[q_arg], k, v, seq_lens=seq_lens, causal=causal,
+                                                                scale=scale)
+        else:  # each sequence on its own, its queries aligned to the end of its keys; rows past the last stay NaN
+            packed = np.array(values[out_arg])
+            first = 0
+            for b, count in enumerate(q_lens):
+                rows = values[q_arg][first : first + count]  # [count, Hq, D]
+                result = reference.attention(np.swapaxes(rows, 0, 1)[None], k[b : b + 1], v[b : b + 1],
+                                             seq_lens=seq_lens[b : b + 1], causal=causal, scale=scale)
+                packed[first : first + count] = np.swapaxes(result[0], 0, 1)
+                first += count
+            expected[args.index(out_arg)] = packed
     return CheckCase(args=call, expected=expected)
+
+
+def varlen_query_lengths(batch: int, max_q: int, rng: np.random.Generator) -> np.ndarray:
+    """Queries per sequence of a packed batch: a prefill chunk of ``max_q``, a decode row, then any."""
+    lengths = rng.integers(1, max_q + 1, size=batch)
+    lengths[0] = max_q
+    if batch > 1:
+        lengths[1] = 1
+    return lengths
 
 
 def random_argument(type_: ir.Type, rng: np.random.Generator) -> Any:

@@ -100,6 +100,53 @@ class BlockTableView:
         return reference.csr_seq_lens(indptr, last, self.geometry.block_size)
 
 
+class VarlenSource:
+    """A ``rock.varlen_view`` result: packed rows ``[total_q, Hq, D]`` presented as ``[B, Hq, Sq, D]``,
+    sequence b's rows right-aligned."""
+
+    __slots__ = ("packed", "cu", "shape")
+
+    def __init__(self, packed: MemRef, cu: MemRef, shape: tuple):
+        self.packed, self.cu, self.shape = packed, cu, shape
+
+    def rows(self, p: Program, op_id: int) -> list[tuple[int, int]]:
+        """(first packed row, query count) per sequence; an error for offsets the packed rows do not hold."""
+        cu = read_i32(p, op_id, self.cu, np.arange(self.shape[0] + 1))
+        counts = np.diff(cu)
+        if cu[0] < 0 or (counts < 0).any() or (counts > self.shape[2]).any() or cu[-1] > self.packed.shape[0]:
+            raise InterpError(f"{p.op_name(op_id)}: cu_seqlens_q {cu.tolist()} must rise from 0 by at most Sq = "
+                              f"{self.shape[2]} per sequence and end by {self.packed.shape[0]} rows", p.op_location(op_id))
+        return [(int(cu[b]), int(counts[b])) for b in range(self.shape[0])]
+
+    def read(self, p: Program, op_id: int) -> np.ndarray:
+        packed = read_dense(p, op_id, self.packed)
+        padded = np.zeros(self.shape, dtype=packed.dtype)
+        for b, (first, count) in enumerate(self.rows(p, op_id)):
+            padded[b, :, self.shape[2] - count :] = np.swapaxes(packed[first : first + count], 0, 1)
+        return padded
+
+    def write(self, p: Program, op_id: int, padded: np.ndarray) -> None:
+        m = self.packed
+        for b, (first, count) in enumerate(self.rows(p, op_id)):
+            rows = np.swapaxes(padded[b, :, self.shape[2] - count :], 0, 1)  # [count, Hq, D]
+            coords = all_coordinates(rows.shape) + np.array([first, 0, 0])
+            offsets = (coords * np.array(m.strides, dtype=np.int64)).sum(axis=1) * m.elem.size
+            stored = m.elem.to_storage(rows.reshape(-1).astype(np.float32))
+            p.rt.device.write(m.base[0] + offsets, stored, m.elem, lambda: p.op_name(op_id), p.op_location(op_id))
+
+
+@handles("rock.varlen_view")
+def compile_varlen_view(p: Program, op: Any) -> Any:
+    packed, cu = p.slot(op.operation.operands[0]), p.slot(op.operation.operands[1])
+    shape = tuple(ir.MemRefType(op.operation.results[0].type).shape)
+    result = p.slot(op.operation.results[0])
+
+    def run(env: list, mask: Any) -> None:
+        env[result] = VarlenSource(env[packed], env[cu], shape)
+
+    return run
+
+
 def read_i32(p: Program, op_id: int, m: MemRef, elements: np.ndarray) -> np.ndarray:
     """Elements (flat offsets) of a global i32 memref, as int64."""
     addresses = int(m.base[0]) + np.asarray(elements, dtype=np.int64) * m.elem.size
@@ -438,7 +485,7 @@ def compile_attention(p: Program, op: Any) -> Any:
     op_id = p.op_id(op)
 
     def run(env: list, mask: Any) -> None:
-        query = read_dense(p, op_id, env[q])
+        query = env[q].read(p, op_id) if isinstance(env[q], VarlenSource) else read_dense(p, op_id, env[q])
         head_dim = query.shape[3]
         seq_lens = read_dense(p, op_id, env[lens]).astype(np.int64) if lens is not None else None
         if seq_lens is None and getattr(env[k], "view", None) is not None:
@@ -451,6 +498,9 @@ def compile_attention(p: Program, op: Any) -> Any:
         if seq_lens is not None and ((seq_lens < 0) | (seq_lens > kv[0].shape[2])).any():
             raise InterpError(f"{p.op_name(op_id)}: seq_lens {seq_lens.tolist()} outside [0, {kv[0].shape[2]}]", p.op_location(op_id))
         result = reference.attention(query, kv[0], kv[1], seq_lens=seq_lens, causal=causal, scale=scale)
+        if isinstance(env[out], VarlenSource):
+            env[out].write(p, op_id, result)
+            return
         m: MemRef = env[out]
         coords = all_coordinates(m.shape)
         offsets = (coords * np.array(m.strides, dtype=np.int64)).sum(axis=1) * m.elem.size

@@ -82,6 +82,7 @@ from mlir.dialects import math as mlir_math
 
 from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import AttentionProblem, csr_lengths, is_deref, is_paged, read_problem
+from pagedir.dialect.ops_page_table import varlen_parts
 from pagedir.dialect.types import element_bytes, lds_bytes_type
 from pagedir.passes.base import Pass, kernel_functions
 from pagedir.passes.ir_utils import find_ops, index_const, pow2_ceil
@@ -161,6 +162,15 @@ def lower_gridwise(op, func: ir.Operation) -> bool:
             f"'rock.gridwise_attention_accel' op m_per_block {m} must be a positive multiple of the group size "
             f"{p.group}, n_per_block {n} and block_size {block} positive"
         )
+        return False
+    if (varlen_parts(op.q) is None) != (varlen_parts(op.out) is None) or (
+            varlen_parts(op.q) is not None and varlen_parts(op.q)[1] != varlen_parts(op.out)[1]):
+        op.location.emit_error("'rock.gridwise_attention_accel' op q and out must both be rock.varlen_view results "
+                               "of the same cu_seqlens_q, or neither")
+        return False
+    if varlen_parts(op.q) is not None and op.num_splits > 1:
+        op.location.emit_error(f"'rock.gridwise_attention_accel' op packed queries (rock.varlen_view) are not supported "
+                               f"with split-KV: num_splits is {op.num_splits}, the limit is 1")
         return False
     scale = op.scale if op.scale is not None else 1.0 / math.sqrt(p.head_dim)
     plan = Plan(p, block, m, n, op.causal, scale * LOG2_E, op.num_splits)
@@ -327,8 +337,31 @@ class Builder:
 
     # --- tile loads ------------------------------------------------------------------
 
+    def varlen_rows(self) -> tuple[ir.Value, ir.Value] | None:
+        """Packed queries (``rock.varlen_view``): (packed row of padded position 0, padding) of this
+        workgroup's sequence: position ``p`` is row ``start + p``, present when ``p >= padding``."""
+        if varlen_parts(self.op.q) is None:
+            return None
+        if not hasattr(self, "_varlen_rows"):
+            cu = varlen_parts(self.op.q)[1]
+            first = arith.index_cast(self.index, memref.load(cu, [self.b]))
+            end = arith.index_cast(self.index, memref.load(cu, [apply(lambda b: b + 1, self.b)]))
+            seq_q = self.plan.p.seq_q
+            padding = apply(lambda f, e: seq_q - (e - f), first, end)
+            self._varlen_rows = (apply(lambda e: e - seq_q, end), padding)
+        return self._varlen_rows
+
     def load_q(self, q_tile: ir.Value) -> None:
         plan, p = self.plan, self.plan.p
+        if (rows := self.varlen_rows()) is not None:
+            b, h, qt, start, padding, g, i, d = (ir.AffineDimExpr.get(n) for n in range(8))
+            position = qt * plan.positions + i
+            rock.blockwise_load_tile(
+                varlen_parts(self.op.q)[0], q_tile, [self.b, self.h, self.qt, *rows], None,
+                map=ir.AffineMapAttr.get(ir.AffineMap.get(8, 0, [start + position, h * p.group + g, d])),
+                block_size=plan.block, valid=ir.AffineMap.get(8, 0, [position - padding, p.seq_q - 1 - position]),
+            )
+            return
         dims = [ir.AffineDimExpr.get(i) for i in range(6)]
         b, h, qt, g, i, d = dims
         tile_map = ir.AffineMap.get(6, 0, [b, h * p.group + g, qt * plan.positions + i, d])
@@ -489,9 +522,14 @@ class Builder:
             if not isinstance(p.element, ir.F32Type):
                 result = arith.truncf(ir.VectorType.get([plan.chunk], p.element), result)
             head, position, stored = self.output_position(row, chunk, past_end)
+            out_ref, out_indices = out, [self.b, head, position, col]
+            if (rows := self.varlen_rows()) is not None:  # packed outputs: absent positions are not stored
+                start, padding = rows
+                stored = arith.andi(stored, arith.cmpi(arith.CmpIPredicate.uge, position, padding))
+                out_ref, out_indices = varlen_parts(out)[0], [apply(lambda s, q: s + q, start, position), head, col]
             if_op = scf.IfOp(stored)
             with ir.InsertionPoint(if_op.then_block):
-                vector.store(result, out, [self.b, head, position, col])
+                vector.store(result, out_ref, out_indices)
                 scf.YieldOp([])
 
     def output_position(self, row: ir.Value, chunk: ir.Value, past_end: bool) -> tuple[ir.Value, ir.Value, ir.Value]:

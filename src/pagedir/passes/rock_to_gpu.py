@@ -44,7 +44,7 @@ from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 from pagedir.passes.ir_utils import find_ops
 
 DROPPED_MARKERS = ("rock.live_in", "rock.live_out")
-VIEWS = ("rock.deref", "rock.block_table_view")
+VIEWS = ("rock.deref", "rock.block_table_view", "rock.varlen_view")
 REWRITTEN_OPS = ("rock.workitem_id", "rock.workgroup_id", "rock.lds_barrier", "func.return", *DROPPED_MARKERS, *VIEWS)
 
 
@@ -154,5 +154,5 @@ def rewrite_body(kernel: ir.Operation) -> None:
     for name in DROPPED_MARKERS:
         for op in found[name]:
             op.erase()
-    for op in found["rock.deref"] + found["rock.block_table_view"]:
+    for op in [op for name in VIEWS for op in found[name]]:
         op.erase()
