@@ -10,6 +10,8 @@
 // RUN: pagedir-gen attention --page-table csr --kv-layout hnd --num-blocks 20 | FileCheck %s --check-prefix=CSR
 // RUN: not pagedir-gen attention --page-table blocks --num-blocks 3 2>&1 | FileCheck %s --check-prefix=FEW-BLOCKS
 // RUN: not pagedir-gen attention --num-blocks 30 2>&1 | FileCheck %s --check-prefix=POINTER-BLOCKS
+// RUN: pagedir-gen attention --page-table blocks --varlen --seq-len-q 4 --causal | FileCheck %s --check-prefix=VARLEN
+// RUN: not pagedir-gen attention --varlen 2>&1 | FileCheck %s --check-prefix=VARLEN-POINTERS
 // RUN: not pagedir-gen attention --scale nan 2>&1 | FileCheck %s --check-prefix=SCALE
 // RUN: not pagedir-gen attention --name 1abc 2>&1 | FileCheck %s --check-prefix=NAME
 // RUN: not pagedir-gen attention --batch 1099511627776 2>&1 | FileCheck %s --check-prefix=HUGE
@@ -45,6 +47,12 @@
 
 // FEW-BLOCKS: pagedir-gen: error: --num-blocks 3 is fewer than the 2 x 4 blocks the batch can fill (64 tokens in 16-token blocks per sequence)
 // POINTER-BLOCKS: pagedir-gen: error: --num-blocks sizes the cache pools of --page-table blocks or csr
+
+// VARLEN-LABEL: func.func @paged_attention(%q: memref<8x8x128xf16>, %cu_seqlens_q: memref<3xi32>, %k_cache: memref<8x16x2x128xf16>, %v_cache: memref<8x16x2x128xf16>, %block_table: memref<2x4xi32>, %seq_lens: memref<2xi32>, %out: memref<8x8x128xf16>)
+// VARLEN: %q_padded = "rock.varlen_view"(%q, %cu_seqlens_q) : (memref<8x8x128xf16>, memref<3xi32>) -> memref<2x8x4x128xf16>
+// VARLEN: %out_padded = "rock.varlen_view"(%out, %cu_seqlens_q)
+// VARLEN: "rock.attention"(%q_padded, %k, %v, %seq_lens, %out_padded)
+// VARLEN-POINTERS: pagedir-gen: error: --varlen takes --page-table blocks or csr
 // SCALE: pagedir-gen: error: argument --scale: nan is not a finite positive f32 value (1.1754943508222875e-38 .. 3.4028234663852886e+38)
 // NAME: pagedir-gen: error: --name '1abc' is not a valid symbol name: use letters, digits, '_', '$' or '.', not starting with a digit
 // HUGE: pagedir-gen: error: --batch 1099511627776 exceeds the 32-bit index limit (2147483647)

@@ -470,3 +470,19 @@ func.func @attention_deref_seq_len_k(%q: memref<2x8x1x128xf16>, %kt: memref<2x3x
     : (memref<2x8x1x128xf16>, memref<2x3x2048xf16>, memref<2x3x2048xf16>, memref<2x8x1x128xf16>) -> ()
   return
 }
+
+// -----
+
+func.func @varlen_cu_seqlens(%packed: memref<8x4x64xf16>, %cu: memref<2xi32>) {
+  // expected-error @+1 {{'rock.varlen_view' op cu_seqlens_q must be memref<3xi32>, got memref<2xi32>}}
+  %q = "rock.varlen_view"(%packed, %cu) : (memref<8x4x64xf16>, memref<2xi32>) -> memref<2x4x4x64xf16>
+  return
+}
+
+// -----
+
+func.func @varlen_heads(%packed: memref<8x4x64xf16>, %cu: memref<3xi32>) {
+  // expected-error @+1 {{'rock.varlen_view' op result memref<2x2x4x64xf16> must have the heads and head dim of the packed memref<8x4x64xf16>}}
+  %q = "rock.varlen_view"(%packed, %cu) : (memref<8x4x64xf16>, memref<3xi32>) -> memref<2x2x4x64xf16>
+  return
+}
