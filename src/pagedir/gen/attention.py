@@ -84,6 +84,8 @@ def validate(args: argparse.Namespace) -> None:
     serving = args.page_table != "pointers"
     if serving and args.dense:
         raise UserError(f"--dense takes no page table, got --page-table {args.page_table}")
+    if args.page_table == "csr" and args.seq_lens:
+        raise UserError("--seq-lens: csr page tables carry the lengths (kv_indptr and kv_last_page_len)")
     if args.varlen and not serving:
         raise UserError("--varlen takes --page-table blocks or csr")
     if args.varlen and args.num_splits not in (None, 1):

@@ -12,6 +12,7 @@
 // RUN: not pagedir-gen attention --num-blocks 30 2>&1 | FileCheck %s --check-prefix=POINTER-BLOCKS
 // RUN: pagedir-gen attention --page-table blocks --varlen --seq-len-q 4 --causal | FileCheck %s --check-prefix=VARLEN
 // RUN: not pagedir-gen attention --varlen 2>&1 | FileCheck %s --check-prefix=VARLEN-POINTERS
+// RUN: not pagedir-gen attention --page-table csr --seq-lens 2>&1 | FileCheck %s --check-prefix=CSR-LENS
 // RUN: not pagedir-gen attention --scale nan 2>&1 | FileCheck %s --check-prefix=SCALE
 // RUN: not pagedir-gen attention --name 1abc 2>&1 | FileCheck %s --check-prefix=NAME
 // RUN: not pagedir-gen attention --batch 1099511627776 2>&1 | FileCheck %s --check-prefix=HUGE
@@ -53,6 +54,7 @@
 // VARLEN: %out_padded = "rock.varlen_view"(%out, %cu_seqlens_q)
 // VARLEN: "rock.attention"(%q_padded, %k, %v, %seq_lens, %out_padded)
 // VARLEN-POINTERS: pagedir-gen: error: --varlen takes --page-table blocks or csr
+// CSR-LENS: pagedir-gen: error: --seq-lens: csr page tables carry the lengths (kv_indptr and kv_last_page_len)
 // SCALE: pagedir-gen: error: argument --scale: nan is not a finite positive f32 value (1.1754943508222875e-38 .. 3.4028234663852886e+38)
 // NAME: pagedir-gen: error: --name '1abc' is not a valid symbol name: use letters, digits, '_', '$' or '.', not starting with a digit
 // HUGE: pagedir-gen: error: --batch 1099511627776 exceeds the 32-bit index limit (2147483647)
