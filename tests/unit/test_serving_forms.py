@@ -239,3 +239,25 @@ def test_packed_queries_by_hand() -> None:
     np.testing.assert_allclose(got[:3], np.swapaxes(first, 0, 1), atol=TOLERANCE["f16"], rtol=0)
     np.testing.assert_allclose(got[3], second[:, 0], atol=TOLERANCE["f16"], rtol=0)
     assert (got[4:] == 7.0).all()  # rows past cu_seqlens_q[B] are not written
+
+
+def test_run_inputs_and_outputs_take_pools_and_tables(tmp_path) -> None:
+    # pagedir-run --inputs/--outputs: the pools, the CSR table and q as arrays (no device addresses),
+    # at L0 and as the compiled kernel gives the same output.
+    args = make_args(page_table="csr", kv_layout="nhd", head_dim=16, num_heads_q=2, num_heads_kv=1, seq_len_k=32,
+                     num_blocks=4)
+    kernel = tmp_path / "csr.mlir"
+    kernel.write_text(gen.generate(args))
+    rng = np.random.default_rng(9)
+    pool = rng.standard_normal((4, 16, 1, 16)).astype(np.float16)
+    inputs = dict(arg0=rng.standard_normal((2, 2, 1, 16)).astype(np.float16), arg1=pool, arg2=pool,
+                  arg3=np.array([0, 2, 3], np.int32), arg4=np.array([3, 0, 1, 2], np.int32),
+                  arg5=np.array([9, 4], np.int32), arg6=np.zeros((2, 2, 1, 16), np.float16))
+    np.savez(tmp_path / "in.npz", **inputs)
+    with redirect_stdout(io.StringIO()):
+        assert run_cli.main([str(kernel), "--entry", "paged_attention", "--inputs", str(tmp_path / "in.npz"),
+                             "--outputs", str(tmp_path / "out.npz")]) == 0
+    got = np.load(tmp_path / "out.npz")["arg6"]
+    k = reference.blocks_dense(pool, reference.csr_block_table(inputs["arg3"], inputs["arg4"], 2), layout="nhd")
+    expected = reference.attention(inputs["arg0"], k, k, seq_lens=[25, 4])
+    np.testing.assert_allclose(got, expected, atol=TOLERANCE["f16"], rtol=0)
