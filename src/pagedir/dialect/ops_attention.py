@@ -89,8 +89,8 @@ VECTOR_BITS = 128
 class AttentionLike(OpDef):
     operands = (
         Operand("q", MEMREF, effect=READ, doc="memref<B x Hq x Sq x D x T>"),
-        Operand("k", MEMREF, effect=READ, doc="dense memref<B x Hkv x Sk x D x T> or a rock.deref result"),
-        Operand("v", MEMREF, effect=READ, doc="dense memref<B x Hkv x Sk x D x T> or a rock.deref result"),
+        Operand("k", MEMREF, effect=READ, doc="dense memref<B x Hkv x Sk x D x T>, a rock.deref or rock.block_table_view result"),
+        Operand("v", MEMREF, effect=READ, doc="dense memref<B x Hkv x Sk x D x T>, a rock.deref or rock.block_table_view result"),
         Operand("seq_lens", MEMREF, OPTIONAL, effect=READ, doc="memref<B x i32>: keys at positions >= seq_lens[b] are masked"),
         Operand("out", MEMREF, effect=WRITE, doc="memref<B x Hq x Sq x D x T>"),
     )

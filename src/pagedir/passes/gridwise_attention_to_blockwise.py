@@ -19,6 +19,14 @@ for t in [0, num_tiles):                       iter_args: per output chunk acc, 
 out[b, h * G + g, qt * Sq_t + i, d0..] = acc / l   (0 when l == 0: a fully masked row)
 ```
 
+Serving forms. K/V from a ``rock.block_table_view`` load like ``rock.deref`` pages (the
+view's table is the tile loads' page table); with a CSR table the sequence length is
+``(pages - 1) * block_size + kv_last_page_len[b]`` (0 without pages, at most the capacity).
+Packed queries (``q`` and ``out`` ``rock.varlen_view`` results): sequence ``b`` owns rows
+``[cu[b], cu[b + 1])``, padded position ``p`` is row ``cu[b + 1] - Sq + p`` when ``p >= Sq -
+(cu[b + 1] - cu[b])``; the Q tile reads those rows (absent positions are not read) and the
+epilogue stores to them (absent positions are not stored). Not with split-KV.
+
 Split-KV (``num_splits`` = S > 1). Workgroup ``w`` is split ``s = w mod S`` of
 the workgroup ``w floordiv S`` above; it visits tiles ``[s * T, min((s + 1) * T,
 num_tiles))`` with ``T = ceil(KV tiles / S)``, so a split wholly past seq_len (or,
