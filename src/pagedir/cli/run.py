@@ -43,7 +43,8 @@ from pagedir.cli.opt import parse_module, read_input
 from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error
 from pagedir.interp import Device, InterpError
 from pagedir.interp.check import Comparison, compare, error_summary, make_case, run_case, runnable
-from pagedir.interp.launch import argument_count, find_function, functions, launch_size, run_function, symbol_name
+from pagedir.interp.launch import (argument_count, find_function, functions, launch_plan, launch_size, run_function,
+                                   symbol_name)
 from pagedir.passes.ir_utils import find_ops
 from pagedir.passes.verify import verify_rock_ops
 
@@ -398,7 +399,7 @@ def check_function(func: ir.Operation, lowered: ir.Operation | None, seed: int) 
     case = make_case(signature, np.random.default_rng(seed), Device())  # each run below draws the same one
     levels = [run_level(func, "as written", signature, seed)]
     if lowered is not None:
-        levels.append(run_level(lowered, "after rock-kernel-pipeline", signature, seed))
+        levels.append(run_level(lowered, "after rock-kernel-pipeline" + launches_note(lowered), signature, seed))
     arguments = list(signature.regions[0].blocks[0].arguments)
     if case.expected:
         reference, compared = case.expected, levels
@@ -418,6 +419,18 @@ def check_function(func: ir.Operation, lowered: ir.Operation | None, seed: int) 
             if not comparison.ok:
                 print(f"    {comparison.describe()}")
     return passed
+
+
+def launches_note(func: ir.Operation) -> str:
+    """`` (launches @a on 64 workgroups, then @b on 4 workgroups)`` when a call of ``func`` runs several
+    kernels (a split-KV kernel and its combine kernel), so the check says it ran the whole plan."""
+    try:
+        kernels = [(symbol_name(kernel), launch_size(kernel)[0]) for kernel in launch_plan(func)]
+    except InterpError:
+        return ""  # the run reports it
+    if len(kernels) == 1:
+        return ""
+    return " (launches " + ", then ".join(f"@{name} on {groups} workgroups" for name, groups in kernels) + ")"
 
 
 def run_level(func: ir.Operation, how: str, signature: ir.Operation, seed: int) -> Level:
