@@ -46,3 +46,20 @@ def test_payload_computes_attention(flags):
     tolerance = 1e-5 if name == "f32" else 2e-2
     assert np.abs(outputs[-1].astype(np.float32) - expected).max() <= tolerance
     assert not np.isnan(outputs[-1]).any()
+
+
+@pytest.mark.parametrize("flags", CASES, ids=lambda f: " ".join(f) or "default")
+def test_raise_keeps_what_the_payload_computes(flags):
+    """rock-raise-attention's output (rock.attention, run by the reference) computes what the payload does."""
+    from pagedir.interp.check import check_pass
+    from pagedir.passes.ir_utils import find_ops
+
+    args = build_parser().parse_args(["linalg-attention", "--head-dim", "32", *flags])
+    module = as_module(linalg_attention.generate(args))
+    from pagedir.interp.check import apply_pass
+
+    with module.context:  # the rock verifiers build types from the ambient context
+        raised = apply_pass(module, "rock-raise-attention")
+        assert find_ops(raised.operation, "rock.attention"), "the payload was not raised"
+        assert not find_ops(raised.operation, "linalg.generic", "linalg.softmax", "linalg.batch_matmul")
+        assert check_pass(module, "rock-raise-attention", seed=1).ok
