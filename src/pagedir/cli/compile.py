@@ -281,8 +281,8 @@ def _compile(args: argparse.Namespace, text: str, name: str) -> Entry:
         module = _parse(text, name, collector)
         chip = _choose_chip(args.arch, module, collector)
         dumps.write("input", module)
-        if _has_rock_kernels(module):
-            _run(module, driver.CompileOptions(arch=chip.name), "L0", "L6", dumps)
+        if _has_rock_kernels(module) or driver.level_of(module.operation) == "linalg":  # linalg: raised first
+            _run(module, driver.CompileOptions(arch=chip.name), "linalg", "L6", dumps)
         if not _has_gpu_kernels(module):
             _fail([Diag("error", "input has no GPU kernel: expected a func.func with rock.kernel "
                          "or a gpu.module holding a gpu.func kernel", name, 1, 1)])

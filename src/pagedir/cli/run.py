@@ -341,8 +341,11 @@ def level_of(func: ir.Operation) -> str:
 
 
 def needs_lowering(func: ir.Operation) -> bool:
-    """rock-kernel-pipeline turns rock.kernel func.funcs into gpu.funcs; it leaves other functions alone."""
-    return func.name == "func.func" and "rock.kernel" in func.attributes
+    """rock-kernel-pipeline turns rock.kernel func.funcs into gpu.funcs (and raises linalg payloads, which
+    write their result with bufferization.materialize_in_destination, to such kernels first)."""
+    if func.name != "func.func":
+        return False
+    return "rock.kernel" in func.attributes or bool(find_ops(func, "bufferization.materialize_in_destination"))
 
 
 @dataclass
@@ -380,6 +383,11 @@ def check_module(module: ir.Operation, args: argparse.Namespace) -> int:
         target = lowered_functions.get(name) if needs_lowering(func) and lowered else None
         if needs_lowering(func) and lowered and target is None:
             print(f"@{name}: FAIL: no function @{name} after rock-kernel-pipeline")
+            ok = False
+            continue
+        if target is not None and target.name != "gpu.func":  # a payload rock-raise-attention left as it was
+            print(f"@{name}: FAIL: not raised to rock.attention by rock-raise-attention "
+                  f"(pagedir-opt --rock-raise-attention=explain=true says why)")
             ok = False
             continue
         ok &= check_function(func, target, args.seed)
