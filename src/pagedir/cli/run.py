@@ -456,7 +456,9 @@ def level_line(level: Level) -> str:
         return f"{label}: FAIL: interpreter error at {level.error.where()}"
     if not level.comparisons:
         return f"{label}: {level.note}"
-    worst = max(level.comparisons, key=lambda c: c.max_abs - c.tolerance)  # the argument nearest its limit
+    # A failing argument first; else the floating-point argument nearest its limit (exactly compared
+    # integer arguments, such as seq_lens, sit at 0 <= 0 and would hide the output's error).
+    worst = max(level.comparisons, key=lambda c: (not c.ok, c.tolerance > 0, c.max_abs - c.tolerance))
     worst_rel = max(c.max_rel for c in level.comparisons)
     return f"{label}: {error_summary(worst.max_abs, worst_rel, worst.tolerance)}: {'PASS' if level.ok else 'FAIL'}"
 
