@@ -102,7 +102,7 @@ def test_each_pass_preserves_the_computation(page_table: str, layout: str, argum
                      seq_len_k=37, causal=True)
     with make_context():
         module = ir.Module.parse(gen.generate(args))
-        stages = driver.stages(driver.CompileOptions(), "L0", "L6")
+        stages = driver.stages(driver.CompileOptions(), "linalg", "L6")  # from the first kernel pass
         driver.run_stages(module.operation, stages[: KERNEL_PASSES.index(argument)])
         result = check_pass(module, argument, seed=5)
     assert result.ok and result.functions, result.report()
@@ -211,7 +211,7 @@ def test_each_pass_preserves_packed_queries(argument: str) -> None:
     args = make_args(page_table="blocks", kv_layout="nhd", varlen=True, seq_len_q=3, seq_len_k=37, causal=True)
     with make_context():
         module = ir.Module.parse(gen.generate(args))
-        stages = driver.stages(driver.CompileOptions(), "L0", "L6")
+        stages = driver.stages(driver.CompileOptions(), "linalg", "L6")  # from the first kernel pass
         driver.run_stages(module.operation, stages[: KERNEL_PASSES.index(argument)])
         result = check_pass(module, argument, seed=7)
     assert result.ok and result.functions, result.report()
