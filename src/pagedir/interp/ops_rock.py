@@ -488,7 +488,7 @@ def compile_attention(p: Program, op: Any) -> Any:
         query = env[q].read(p, op_id) if isinstance(env[q], VarlenSource) else read_dense(p, op_id, env[q])
         head_dim = query.shape[3]
         seq_lens = read_dense(p, op_id, env[lens]).astype(np.int64) if lens is not None else None
-        if seq_lens is None and getattr(env[k], "view", None) is not None:
+        if seq_lens is None and isinstance(env[k], PagedSource) and env[k].view is not None:
             seq_lens = env[k].view.seq_lens(p, op_id)  # CSR: the lengths come with the page table
         kv = []
         for label, slot in (("k", k), ("v", v)):
