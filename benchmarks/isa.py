@@ -5,7 +5,8 @@ side-by-side comparison needs.
 :func:`pagedir.backend.report.kernel_reports` (registers, spills, LDS, occupancy, memory
 instructions by width, barriers, instructions) and adds:
 
-* matrix instructions: ``v_mfma*``/``v_smfmac*`` (CDNA) and ``v_wmma*``/``v_swmmac*`` (RDNA);
+* matrix instructions: ``v_mfma*``/``v_smfmac*`` (CDNA) and ``v_wmma*``/``v_swmmac*`` (RDNA), and
+  their FLOPs from the ``MxNxK`` in the mnemonic (2 per multiply-add);
 * scalar loads (``s_load_*``, ``s_buffer_load_*``): kernel arguments and uniform data;
 * vector loads by width, buffer/global/flat together (the comparison is about bytes per
   instruction, not about the addressing form);
@@ -31,7 +32,7 @@ from typing import Any
 
 from pagedir.arch import get_chip
 from pagedir.backend.occupancy import occupancy, waves_per_workgroup
-from pagedir.backend.report import _LABEL_RE, instruction, instruction_statistics, kernel_reports
+from pagedir.backend.report import _LABEL_RE, access_width_bits, instruction, instruction_statistics, kernel_reports
 
 _MATRIX = {"mfma": ("v_mfma", "v_smfmac"), "wmma": ("v_wmma", "v_swmmac")}
 _VECTOR_LOADS = ("buffer_loads", "global_loads", "flat_loads")
@@ -45,8 +46,26 @@ def matrix_kind(mnemonic: str) -> str | None:
     return None
 
 
+_SHAPE_RE = re.compile(r"_(\d+)x(\d+)x(\d+)")
+
+
+def matrix_flops(mnemonic: str) -> int:
+    """FLOPs of one matrix instruction of a wave from its ``MxNxK`` shape (2 per multiply-add); 0 if none."""
+    match = _SHAPE_RE.search(mnemonic) if matrix_kind(mnemonic) else None
+    if not match:
+        return 0
+    m, n, k = (int(g) for g in match.groups())
+    return 2 * m * n * k
+
+
 def is_vector_load(mnemonic: str) -> bool:
     return mnemonic.startswith(("buffer_load", "global_load", "flat_load"))
+
+
+def load_bytes_per_lane(mnemonic: str) -> int:
+    """Bytes one lane of a vector load moves (``dwordx4``/``b128``: 16); 4 for a form without a width."""
+    bits = access_width_bits(mnemonic.split("_")[2:])
+    return (bits or 32) // 8
 
 
 def is_scalar_load(mnemonic: str) -> bool:
@@ -90,7 +109,8 @@ def loops(body: list[str]) -> list[tuple[int, int]]:
 
 def span_statistics(body: list[str], first: int = 0, last: int | None = None) -> dict[str, int]:
     """Instructions, matrix instructions, vector and scalar loads, barriers of ``body[first:last + 1]``."""
-    stats = {"instructions": 0, "mfma": 0, "wmma": 0, "vector_loads": 0, "scalar_loads": 0, "barriers": 0}
+    stats = {"instructions": 0, "mfma": 0, "wmma": 0, "matrix_flops": 0, "vector_loads": 0, "vector_load_bytes": 0,
+             "scalar_loads": 0, "barriers": 0}
     for line in body[first : None if last is None else last + 1]:
         text = instruction(line)
         if text is None:
@@ -99,7 +119,10 @@ def span_statistics(body: list[str], first: int = 0, last: int | None = None) ->
         stats["instructions"] += 1
         if kind := matrix_kind(mnemonic):
             stats[kind] += 1
-        stats["vector_loads"] += is_vector_load(mnemonic)
+        stats["matrix_flops"] += matrix_flops(mnemonic)
+        if is_vector_load(mnemonic):
+            stats["vector_loads"] += 1
+            stats["vector_load_bytes"] += load_bytes_per_lane(mnemonic)
         stats["scalar_loads"] += is_scalar_load(mnemonic)
         stats["barriers"] += mnemonic in ("s_barrier", "s_barrier_signal")
     return stats
