@@ -27,11 +27,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.backends.driver import DriverBase
-from triton.runtime.driver import driver
+# Triton 3.9 warns once when this is unset and keeps fusion on; vLLM on ROCm compiles with it on.
+os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+
+import torch  # noqa: E402
+import triton  # noqa: E402
+from triton.backends.compiler import GPUTarget  # noqa: E402
+from triton.backends.driver import DriverBase  # noqa: E402
+from triton.runtime.driver import driver  # noqa: E402
 
 #: Wave size per chip (CDNA: 64; RDNA: 32, what Triton's AMD backend compiles gfx11 for).
 WAVE_SIZE = {"gfx942": 64, "gfx950": 64, "gfx1100": 32}
@@ -227,9 +230,10 @@ def paged_kv(shape: Shape) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return key, value, table
 
 
-def unified_attention(shape: Shape, arch: str) -> list[Launch]:
+def unified_attention(shape: Shape, arch: str, force_2d: bool = False) -> list[Launch]:
     """``unified_attention`` as ``TritonAttentionImpl.forward`` calls it: the 3D kernel and its reduce
-    when the batch is small and the queries short (decode), else the 2D kernel."""
+    when the batch is small and the queries short (decode), else the 2D kernel. ``force_2d``: the
+    2D kernel whatever the shape (what the backend launches once the batch reaches its threshold)."""
     ops, _ = import_ops()
     backend = from_source("vllm.v1.attention.backends.triton_attn", ["MIN_LAUNCH_GRID_SIZE_2D", "NUM_PAR_SOFTMAX_SEGMENTS"])
 
@@ -253,7 +257,7 @@ def unified_attention(shape: Shape, arch: str) -> list[Launch]:
             seqused_k=seq_lens, max_seqlen_k=shape.seq_k, softmax_scale=shape.head_dim**-0.5,
             causal=shape.causal, window_size=(-1, -1), block_table=table, softcap=0, q_descale=None,
             k_descale=scale, v_descale=scale,
-            seq_threshold_3D=backend["MIN_LAUNCH_GRID_SIZE_2D"] // shape.heads_kv,
+            seq_threshold_3D=0 if force_2d else backend["MIN_LAUNCH_GRID_SIZE_2D"] // shape.heads_kv,
             num_par_softmax_segments=segments,
             softmax_segm_output=torch.empty(tokens, shape.heads_q, segments, padded, dtype=torch.float32),
             softmax_segm_max=torch.empty(tokens, shape.heads_q, segments, dtype=torch.float32),
@@ -265,7 +269,7 @@ def unified_attention(shape: Shape, arch: str) -> list[Launch]:
     return launches
 
 
-def decode_attention(shape: Shape, arch: str) -> list[Launch]:
+def decode_attention(shape: Shape, arch: str, force_2d: bool = False) -> list[Launch]:
     """``decode_attention_fwd`` (the grouped stage-1 kernel for GQA, the per-head one without, then
     the stage-2 reduce) with the KV splits vLLM's Triton MLA backend chooses for this length and chip."""
     _, ops = import_ops()
@@ -292,7 +296,7 @@ def decode_attention(shape: Shape, arch: str) -> list[Launch]:
     return launches
 
 
-#: The peers: name -> (wrapper, kernel attributes of its module to reset between compiles).
+#: The peers: name -> the function calling its vLLM wrapper.
 PEERS = {"vllm-unified": unified_attention, "vllm-decode": decode_attention}
 
 
@@ -303,7 +307,7 @@ def all_jit_functions() -> list[Any]:
     return found
 
 
-def compile_peer(peer: str, shape: Shape, arch: str, cache_dir: str) -> dict[str, Any]:
+def compile_peer(peer: str, shape: Shape, arch: str, cache_dir: str, force_2d: bool = False) -> dict[str, Any]:
     """Compile one peer's launches at ``shape`` twice: cold (an empty Triton cache) and warm (its hit).
 
     Returns ``{"launches": [{kernel, grid, workgroups, constants, asm, cold_s, warm_s}]}``; no launches
@@ -314,9 +318,9 @@ def compile_peer(peer: str, shape: Shape, arch: str, cache_dir: str) -> dict[str
     knobs.cache.dir = cache_dir
     jits = all_jit_functions()
     forget_compiled(jits)
-    cold = PEERS[peer](shape, arch)
+    cold = PEERS[peer](shape, arch, force_2d)
     forget_compiled(jits)
-    warm = PEERS[peer](shape, arch)
+    warm = PEERS[peer](shape, arch, force_2d)
     launches = []
     for first, again in zip(cold, warm):
         launches.append({"kernel": first.kernel, "grid": list(first.grid), "workgroups": first.workgroups,
