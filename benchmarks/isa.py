@@ -169,6 +169,7 @@ def count(asm: str, arch: str, *, launch_lds_bytes: int = 0) -> dict[str, dict[s
             "waves_per_workgroup": waves_per_workgroup(chip, report.workgroup_size),
             "mfma": whole["mfma"],
             "wmma": whole["wmma"],
+            "matrix_flops": whole["matrix_flops"],
             "scalar_loads": whole["scalar_loads"],
             "vector_loads": merged_widths(*(getattr(report, table) for table in _VECTOR_LOADS)),
             "hot_loop": hot_loop(body),

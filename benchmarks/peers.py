@@ -49,11 +49,17 @@ def launch_record(name: str, grid: list[int] | int, counters: dict[str, Any], *,
     loop = counters.get("hot_loop") or {}
     iterations = kv_tokens / tokens_per_iteration if tokens_per_iteration and loop else 1.0
     keep = ("vgprs", "agprs", "sgprs", "vgpr_spills", "sgpr_spills", "scratch_bytes", "lds_bytes", "wave_size",
-            "workgroup_size", "occupancy", "occupancy_limits", "waves_per_workgroup", "mfma", "wmma", "vector_loads",
+            "workgroup_size", "occupancy", "occupancy_limits", "waves_per_workgroup", "mfma", "wmma", "matrix_flops",
+            "vector_loads",
             "lds_reads", "lds_writes", "scalar_loads", "barriers", "instructions", "hot_loop")
+    per_token = isa.per_kv_token(counters, tokens_per_iteration)
+    straight = bool(tokens_per_iteration) and per_token is None and kv_tokens > 0
+    if straight:
+        # No loop left (one KV tile per workgroup, unrolled): the whole kernel serves its tokens.
+        per_token = counters["instructions"] * counters["waves_per_workgroup"] / kv_tokens
     return {"kernel": name, "grid": grid, "workgroups": workgroups, "tokens_per_iteration": tokens_per_iteration,
             "iterations": iterations, "nbytes": nbytes, "counters": {k: counters[k] for k in keep},
-            "per_kv_token": isa.per_kv_token(counters, tokens_per_iteration)}
+            "per_kv_token": per_token, "straight_line": straight}
 
 
 def _volume(grid: list[int]) -> int:
