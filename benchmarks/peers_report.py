@@ -144,9 +144,6 @@ def grouped(records: list[dict]) -> dict[tuple[str, str], dict[str, list[dict]]]
     for record in records:
         config = record["config"]
         out.setdefault((config["phase"], config["arch"]), {}).setdefault(config["name"], []).append(record)
-    for shapes in out.values():
-        for rows in shapes.values():
-            rows.sort(key=lambda r: r["side"] != "pagedir")
     return out
 
 
@@ -154,6 +151,7 @@ def phase_table(shapes: dict[str, list[dict]], wins: dict[str, dict[str, int]]) 
     header = ["kernel", "main kernel"] + [c[0] for c in COLUMNS]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for rows in shapes.values():
+        rows = sorted(rows, key=lambda r: r["side"] != "pagedir")  # pagedir first, then the peers in order
         ok = [r for r in rows if r["status"] == "ok"]
         config = rows[0]["config"]
         bound = lower_bound(config)
