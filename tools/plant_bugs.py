@@ -124,7 +124,7 @@ CHECK_COPY_KV_RDNA = f"{COPY_KV} --arch gfx1100 | pagedir-run --check - --seed 3
 #: How numpy's assert_allclose and assert_array_equal report wrong numbers.
 WRONG_VALUES = r"Mismatched elements|nan location mismatch"
 #: How pagedir-run --check reports a level that computes something else than the reference.
-CHECK_FAILED = r"(as written|after rock-kernel-pipeline): .*FAIL"
+CHECK_FAILED = r"(as written|after rock-kernel-pipeline)( \(launches [^)]*\))?: .*FAIL"
 UNMAPPED = r"reads unmapped device address"
 
 REFERENCE_BY_ZERO = Edit(
