@@ -415,10 +415,10 @@ class BackendLowerTransfersPass(Pass):
 
 
 class BackendLowerMathPass(Pass):
-    """Rewrite f32 math ops with an AMDGPU instruction (exp2) into LLVM intrinsic calls."""
+    """Rewrite f32 math ops with an AMDGPU instruction (exp2) into LLVM intrinsic calls, expand tanh."""
 
     argument = "rock-backend-lower-math"
-    summary = "Lower f32 math.exp2 to llvm.exp2 instead of a device-library call"
+    summary = "Lower f32 math.exp2 to llvm.exp2 instead of a device-library call, math.tanh to exp2 arithmetic"
 
     def run(self, module) -> bool:
         from pagedir.backend.intrinsics import lower_math_to_intrinsics

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -74,6 +75,10 @@ class AttentionLike(OpDef):
         Operand("k", MEMREF, effect=READ, doc="dense memref<B x Hkv x Sk x D x T> or a rock.deref result"),
         Operand("v", MEMREF, effect=READ, doc="dense memref<B x Hkv x Sk x D x T> or a rock.deref result"),
         Operand("seq_lens", MEMREF, OPTIONAL, effect=READ, doc="memref<B x i32>: keys at positions >= seq_lens[b] are masked"),
+        Operand("alibi_slopes", MEMREF, OPTIONAL, effect=READ,
+                doc="memref<Hq x f32>: ALiBi, score of q head h for key j += slope[h] * (j - i_pos)"),
+        Operand("sinks", MEMREF, OPTIONAL, effect=READ,
+                doc="memref<Hq x f32>: per q head a logit joining the softmax denominator, attached to no value"),
         Operand("out", MEMREF, effect=WRITE, doc="memref<B x Hq x Sq x D x T>"),
     )
     common_attributes = (
@@ -81,6 +86,9 @@ class AttentionLike(OpDef):
         Attr("num_heads_kv", I64_ATTR, doc="key/value heads Hkv (GQA: q head h uses kv head h / (Hq / Hkv))"),
         Attr("causal", BOOL_ATTR, required=False, default=False, doc="query i sees keys j <= i + seq_len - Sq"),
         Attr("scale", F32_ATTR, required=False, doc="score scale, default 1/sqrt(D)"),
+        Attr("window_left", I64_ATTR, required=False,
+             doc="sliding window: query at absolute position i_pos sees keys j >= i_pos - window_left"),
+        Attr("softcap", F32_ATTR, required=False, doc="logits soft-cap: s = softcap * tanh(s / softcap) after the scale"),
     )
     attributes = common_attributes
 
@@ -88,8 +96,10 @@ class AttentionLike(OpDef):
         """static shapes; q and out `memref<B x Hq x Sq x D x T>` with Hq = `num_heads_q`;
         Hq % Hkv == 0; T in f16/bf16/f32 for all of q/k/v/out; dense K/V
         `memref<B x Hkv x Sk x D x T>` or paged K/V holding a whole number of tokens
-        (P*S divisible by Hkv*D); k and v with the same Sk; `seq_lens` `memref<B x i32>`."""
+        (P*S divisible by Hkv*D); k and v with the same Sk; `seq_lens` `memref<B x i32>`;
+        `window_left` >= 0; `softcap` finite and > 0; `alibi_slopes` and `sinks` `memref<Hq x f32>`."""
         yield from verify_attention_shapes(op)
+        yield from verify_variants(op)
 
 
 def kv_shape(value: ir.Value, num_heads_kv: int, head_dim: int) -> tuple[int, int, int] | str:
@@ -198,6 +208,24 @@ def verify_attention_shapes(op) -> Iterator[str]:
             yield f"seq_lens must be memref<{batch}xi32>, got {t}"
 
 
+def verify_variants(op) -> Iterator[str]:
+    """The score modifications: window, soft-cap, ALiBi slopes and sinks."""
+    window = op.window_left
+    if window is not None and window < 0:
+        yield f"window_left must be at least 0, got {window}"
+    softcap = op.softcap
+    if softcap is not None and not (math.isfinite(softcap) and softcap > 0):
+        yield f"softcap must be a finite value > 0, got {softcap}"
+    heads_q = op.num_heads_q
+    f32 = ir.F32Type.get()
+    for label, value in (("alibi_slopes", op.alibi_slopes), ("sinks", op.sinks)):
+        if value is None:
+            continue
+        t = value.type
+        if not t.has_static_shape or t.rank != 1 or t.shape[0] != heads_q or t.element_type != f32:
+            yield f"{label} must be memref<{heads_q}xf32> (one value per query head), got {t}"
+
+
 class AttentionOp(AttentionLike):
     name = "attention"
     summary = "out = softmax(scale * Q K^T + mask) V with K/V dense or paged"
@@ -207,9 +235,17 @@ or `rock.deref` results holding Sk = P*S / (Hkv*D) tokens per sequence. The opti
 `seq_lens` masks keys at positions >= seq_lens[b] (their pages may be null). The
 softmax is computed in f32; a fully masked row gives zeros. Semantics:
 `pagedir.reference.attention`.
+
+Variants, each optional and combinable. Query i of a sequence of seq_len keys sits at
+the absolute position i_pos = i + seq_len - Sq (aligned to the end, as for `causal`).
+Per score, in this order: `s = scale * q.k`; `softcap`: `s = softcap * tanh(s / softcap)`;
+`alibi_slopes`: `s += slope[h] * (j - i_pos)`; then masking: keys >= seq_len, with
+`causal` keys j > i_pos, with `window_left` keys j < i_pos - window_left. `sinks`: the
+logit `sinks[h]` joins the softmax denominator (`sum_j exp(s_j) + exp(sinks[h])`)
+without a value of its own. KV tiles wholly before the window are not loaded.
 """
     example = """"rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 2, causal = false,
-    operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>} : (...) -> ()"""
+    operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1>} : (...) -> ()"""
 
 
 OPS = (DerefOp, AttentionOp)

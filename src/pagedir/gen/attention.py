@@ -6,6 +6,9 @@ of page tables. ``--page-size`` counts tokens: a page holds ``page_size * D``
 contiguous elements of one batch's ``[Hkv, Sk, D]`` cache, so the table has
 ``Hkv * Sk / page_size`` pointers per sequence. ``--seq-lens`` (alias ``--ragged``)
 adds ``seq_lens`` (keys past a sequence's length are masked; their pages may be null).
+Variants: ``--window N`` (``window_left``), ``--softcap X``, ``--alibi`` (argument
+``alibi_slopes``) and ``--sinks`` (argument ``sinks``), after ``seq_lens``:
+``(q, k, v, [seq_lens], [alibi_slopes], [sinks], out)``.
 """
 
 from __future__ import annotations
@@ -35,6 +38,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="score scale, a finite positive f32 value (default 1/sqrt(D))")
     parser.add_argument("--arch", default="gfx942", help="chip or target recorded as rock.arch (a known chip)")
     parser.add_argument("--name", default="paged_attention", help="function name ([A-Za-z_][A-Za-z0-9_$.]*)")
+    parser.add_argument("--window", type=int, default=None, metavar="N",
+                        help="sliding window: a query at absolute position i sees keys j >= i - N (window_left)")
+    parser.add_argument("--softcap", type=softcap_value, default=None, metavar="X",
+                        help="logits soft-cap: score = X * tanh(score / X) after the scale (a finite f32 > 0)")
+    parser.add_argument("--alibi", action="store_true",
+                        help="take alibi_slopes (memref<Hq x f32>): score += slope[h] * (key - query position)")
+    parser.add_argument("--sinks", action="store_true",
+                        help="take sinks (memref<Hq x f32>): a logit per query head joining the softmax denominator")
     parser.add_argument("--num-splits", type=int, default=None, metavar="N",
                         help="split-KV: record rock.num_splits = N on the kernel (0: chosen from the chip's compute "
                              "units; default: no split)")
@@ -56,6 +67,14 @@ def scale_value(text: str) -> float:
     return value
 
 
+def softcap_value(text: str) -> float:
+    """--softcap: like --scale, a positive normal f32 value."""
+    try:
+        return scale_value(text)
+    except argparse.ArgumentTypeError as err:
+        raise argparse.ArgumentTypeError(str(err).replace("is not a", "is not a soft-cap:", 1)) from None
+
+
 def validate(args: argparse.Namespace) -> None:
     checks.positive_sizes(args, ("batch", "num_heads_q", "num_heads_kv", "seq_len_q", "seq_len_k", "head_dim", "page_size"))
     if args.num_heads_q % args.num_heads_kv:
@@ -69,6 +88,8 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError(f"--seq-len-q {args.seq_len_q} exceeds --seq-len-k {args.seq_len_k}")
     checks.symbol(args.name)
     checks.chip(args.arch)
+    if args.window is not None and args.window < 0:
+        raise UserError(f"--window must be 0 or positive (keys before the query position it keeps), got {args.window}")
     if args.num_splits is not None and args.num_splits < 0:
         raise UserError(f"--num-splits must be 0 (choose) or positive, got {args.num_splits}")
     b, hq, hkv, sq, sk, d = args.batch, args.num_heads_q, args.num_heads_kv, args.seq_len_q, args.seq_len_k, args.head_dim
@@ -100,8 +121,17 @@ def function_text(args: argparse.Namespace) -> str:
     lens = f"%seq_lens: memref<{b}xi32>, " if args.seq_lens else ""
     lens_operand = ", %seq_lens" if args.seq_lens else ""
     lens_type = f", memref<{b}xi32>" if args.seq_lens else ""
-    segments = f"1, 1, 1, {1 if args.seq_lens else 0}, 1"
+    extras = [name for name, wanted in (("alibi_slopes", args.alibi), ("sinks", args.sinks)) if wanted]
+    per_head_type = f"memref<{hq}xf32>"
+    lens += "".join(f"%{name}: {per_head_type}, " for name in extras)
+    lens_operand += "".join(f", %{name}" for name in extras)
+    lens_type += f", {per_head_type}" * len(extras)
+    segments = f"1, 1, 1, {1 if args.seq_lens else 0}, {int(args.alibi)}, {int(args.sinks)}, 1"
     scale = f", scale = {args.scale!r} : f32" if args.scale is not None else ""
+    if args.window is not None:
+        scale += f", window_left = {args.window}"
+    if args.softcap is not None:
+        scale += f", softcap = {args.softcap!r} : f32"
     if args.dense:
         kv_type = f"memref<{b}x{hkv}x{sk}x{d}x{t}>"
         params = f"%q: {q_type}, %k: {kv_type}, %v: {kv_type}, {lens}%out: {q_type}"

@@ -223,15 +223,37 @@ def _attention_attrs(func: ir.Operation) -> dict[str, Any]:
         attrs["causal"] = ir.BoolAttr(source[f"{prefix}causal"]).value
     if f"{prefix}scale" in source:
         attrs["scale"] = ir.FloatAttr(source[f"{prefix}scale"]).value
+    if f"{prefix}window_left" in source:
+        attrs["window_left"] = ir.IntegerAttr(source[f"{prefix}window_left"]).value
+    if f"{prefix}softcap" in source:
+        attrs["softcap"] = ir.FloatAttr(source[f"{prefix}softcap"]).value
+    if ops:  # the optional operands present: seq_lens, alibi_slopes, sinks
+        sizes = list(ir.DenseI32ArrayAttr(ops[0].attributes["operandSegmentSizes"]))
+        attrs["optional"] = [name for name, size in zip(VARIANT_OPERANDS, sizes[3:-1]) if size]
     attrs["known"] = bool(ops) or "num_heads_kv" in attrs
     return attrs
+
+
+#: The optional operands of rock.attention between v and out, in order.
+VARIANT_OPERANDS = ("seq_lens", "alibi_slopes", "sinks")
+
+
+def variant_inputs(names: list[str], heads_q: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """ALiBi slopes as models use them (2^-x, x in [0, 8)) and sink logits around the scores' size."""
+    drawn = {}
+    if "alibi_slopes" in names:
+        drawn["alibi_slopes"] = np.exp2(-rng.uniform(0.0, 8.0, heads_q)).astype(np.float32)
+    if "sinks" in names:
+        drawn["sinks"] = rng.normal(0.0, 2.0, heads_q).astype(np.float32)
+    return drawn
 
 
 def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device) -> CheckCase:
     """Random Q, paged K/V (shuffled pages, null past ragged seq_lens) or dense K/V, NaN out, the reference result."""
     args = list(func.regions[0].blocks[0].arguments)[: argument_count(func)]
     q_type, table_type, out_type = args[0].type, args[1].type, args[-1].type
-    has_lens = len(args) == 5
+    optional = _attention_attrs(func).get("optional")
+    has_lens = "seq_lens" in optional if optional is not None else len(args) == 5
     batch, heads_q, seq_q, head_dim = q_type.shape
     name = str(q_type.element_type)
     derefs = find_ops(func, "rock.deref")
@@ -262,11 +284,13 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device)
         v_cache = reference.paged_cache(device, v, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(name))
         k_arg, v_arg, kept = k_cache.table, v_cache.table, k_cache.pages + v_cache.pages
     out = np.full(tuple(out_type.shape), np.nan, dtype=np.float32)
-    call = [q, k_arg, v_arg] + ([seq_lens] if has_lens else []) + [out]
+    variants = variant_inputs(optional or [], heads_q, rng)  # drawn last: the other data do not change with them
+    call = [q, k_arg, v_arg] + ([seq_lens] if has_lens else []) + list(variants.values()) + [out]
     expected = {}
     if attrs["known"]:
         expected[len(call) - 1] = reference.attention(q, k, v, seq_lens=seq_lens, causal=attrs.get("causal", False),
-                                                      scale=attrs.get("scale"))
+                                                      scale=attrs.get("scale"), window_left=attrs.get("window_left"),
+                                                      softcap=attrs.get("softcap"), **variants)
     return CheckCase(args=call, expected=expected, keep_alive=kept)
 
 

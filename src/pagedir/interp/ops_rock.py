@@ -343,13 +343,16 @@ def gather_pages(p: Program, op_id: int, label: str, source: PagedSource, heads_
 
 @handles("rock.attention", "rock.gridwise_attention_accel")
 def compile_attention(p: Program, op: Any) -> Any:
-    q_part, k_part, v_part, lens_part, out_part = segments(op)
+    q_part, k_part, v_part, lens_part, slopes_part, sinks_part, out_part = segments(op)
     q, k, v, out = (p.slot(part[0]) for part in (q_part, k_part, v_part, out_part))
     lens = p.slot(lens_part[0]) if lens_part else None
+    per_head = {name: p.slot(part[0]) for name, part in (("alibi_slopes", slopes_part), ("sinks", sinks_part)) if part}
     attrs = op.operation.attributes
     heads_kv = int_attr(op, "num_heads_kv")
     causal = bool(ir.BoolAttr(attrs["causal"]).value) if "causal" in attrs else False
     scale = ir.FloatAttr(attrs["scale"]).value if "scale" in attrs else None
+    window = int_attr(op, "window_left")
+    softcap = ir.FloatAttr(attrs["softcap"]).value if "softcap" in attrs else None
     op_id = p.op_id(op)
 
     def run(env: list, mask: Any) -> None:
@@ -363,7 +366,9 @@ def compile_attention(p: Program, op: Any) -> Any:
                       else read_dense(p, op_id, value))
         if seq_lens is not None and ((seq_lens < 0) | (seq_lens > kv[0].shape[2])).any():
             raise InterpError(f"{p.op_name(op_id)}: seq_lens {seq_lens.tolist()} outside [0, {kv[0].shape[2]}]", p.op_location(op_id))
-        result = reference.attention(query, kv[0], kv[1], seq_lens=seq_lens, causal=causal, scale=scale)
+        variants = {name: read_dense(p, op_id, env[slot]) for name, slot in per_head.items()}
+        result = reference.attention(query, kv[0], kv[1], seq_lens=seq_lens, causal=causal, scale=scale,
+                                     window_left=window, softcap=softcap, **variants)
         m: MemRef = env[out]
         coords = all_coordinates(m.shape)
         offsets = (coords * np.array(m.strides, dtype=np.int64)).sum(axis=1) * m.elem.size
