@@ -276,11 +276,12 @@ func.func @valid_inputs(%q: memref<64x64xf16>, %i: index) {
 
 // -----
 
-// operandSegmentSizes must split the operands into the declared groups (IRDL does not check it).
+// operandSegmentSizes must split the operands into the declared groups (IRDL checks it for ops with
+// more than one optional or variadic operand, as rock.attention now has).
 
 func.func @segments_past_the_operands(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %s: memref<1xi32>, %out: memref<1x4x1x64xf16>) {
-  // expected-error @+1 {{'rock.attention' op operandSegmentSizes array<i32: 1, 1, 1, 1, 3> gives single operand 'out' 3 values, expected exactly 1}}
-  "rock.attention"(%q, %k, %v, %s, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 1, 3>}
+  // expected-error @+1 {{element 6 in 'operandSegmentSizes' attribute must be equal to 1}}
+  "rock.attention"(%q, %k, %v, %s, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 3>}
     : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1xi32>, memref<1x4x1x64xf16>) -> ()
   return
 }
@@ -299,8 +300,8 @@ func.func @valid_no_result(%q: memref<64x64xf16>, %i: index) {
 // -----
 
 func.func @segments_too_few(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x4x1x64xf16>) {
-  // expected-error @+1 {{'rock.attention' op operandSegmentSizes array<i32: 1, 1, 1, 0> has 4 sizes, expected 5 (q, k, v, seq_lens, out)}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0>}
+  // expected-error @+1 {{'operandSegmentSizes' attribute for specifying operand segments must have 7 elements, but got 6}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0>}
     : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1x4x1x64xf16>) -> ()
   return
 }
@@ -308,8 +309,8 @@ func.func @segments_too_few(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>,
 // -----
 
 func.func @segments_not_i32(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x4x1x64xf16>) {
-  // expected-error @+1 {{'rock.attention' op attribute 'operandSegmentSizes' must be array<i32: ...>, got array<i8: 1, 1, 1, 0, 1>}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i8: 1, 1, 1, 0, 1>}
+  // expected-error @+1 {{'operandSegmentSizes' attribute is expected to be a dense i32 array}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i8: 1, 1, 1, 0, 0, 0, 1>}
     : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1x4x1x64xf16>) -> ()
   return
 }
@@ -317,8 +318,8 @@ func.func @segments_not_i32(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>,
 // -----
 
 func.func @segments_negative(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x4x1x64xf16>) {
-  // expected-error @+1 {{'rock.attention' op operandSegmentSizes array<i32: 1, 1, 1, -1, 2> gives optional operand 'seq_lens' -1 values, expected 0 or 1}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, -1, 2>}
+  // expected-error @+1 {{'operandSegmentSizes' attribute for specifying operand segments must have non-negative values}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, -1, 0, 0, 2>}
     : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1x4x1x64xf16>) -> ()
   return
 }
