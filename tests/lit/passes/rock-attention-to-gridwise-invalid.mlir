@@ -74,3 +74,55 @@ func.func @negative_splits(%q: memref<1x1x1x64xf16>, %k: memref<1x1x40x64xf16>, 
     : (memref<1x1x1x64xf16>, memref<1x1x40x64xf16>, memref<1x1x40x64xf16>, memref<1x1x1x64xf16>) -> ()
   return
 }
+
+// -----
+
+func.func @window_negative(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memref<1x1x16x64xf16>,
+                           %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  // expected-error @+1 {{'rock.attention' op window_left must be at least 0, got -1}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, window_left = -1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x16x64xf16>, memref<1x1x16x64xf16>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @softcap_zero(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memref<1x1x16x64xf16>,
+                        %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  // expected-error @+1 {{'rock.attention' op softcap must be a finite value > 0, got 0.0}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, softcap = 0.0 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x16x64xf16>, memref<1x1x16x64xf16>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @softcap_infinite(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memref<1x1x16x64xf16>,
+                            %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  // expected-error @+1 {{'rock.attention' op softcap must be a finite value > 0, got inf}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, softcap = 0x7F800000 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x16x64xf16>, memref<1x1x16x64xf16>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @softcap_f64(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memref<1x1x16x64xf16>,
+                       %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  // expected-error @+1 {{'rock.attention' op attribute 'softcap' must be f32 float, got 3.000000e+01 : f64}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, softcap = 30.0 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x16x64xf16>, memref<1x1x16x64xf16>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// One slope per query head: 2 query heads, 3 slopes; sinks in f16.
+func.func @per_head_shapes(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memref<1x1x16x64xf16>,
+                           %slopes: memref<3xf32>, %sinks: memref<2xf16>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  // expected-error @+2 {{'rock.attention' op alibi_slopes must be memref<2xf32> (one value per query head), got memref<3xf32>}}
+  // expected-error @+1 {{'rock.attention' op sinks must be memref<2xf32> (one value per query head), got memref<2xf16>}}
+  "rock.attention"(%q, %k, %v, %slopes, %sinks, %out) {num_heads_q = 2, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x16x64xf16>, memref<1x1x16x64xf16>, memref<3xf32>, memref<2xf16>, memref<1x2x1x64xf16>) -> ()
+  return
+}

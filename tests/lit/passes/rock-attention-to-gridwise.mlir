@@ -118,3 +118,22 @@ func.func @split_chosen(%q: memref<1x8x1x128xf16>, %k_table: memref<1x512x1xi64>
     : (memref<1x8x1x128xf16>, memref<1x512x2048xf16>, memref<1x512x2048xf16>, memref<1xi32>, memref<1x8x1x128xf16>) -> ()
   return
 }
+
+// -----
+
+// Variants: window_left and softcap carry over, alibi_slopes and sinks stay
+// between seq_lens and out.
+
+// CHECK-LABEL: func.func @variants
+// CHECK-SAME: %[[Q:[^:]+]]: memref<2x4x1x64xf16>, %[[K:[^:]+]]: memref<2x2x64x64xf16>, %[[V:[^:]+]]: memref<2x2x64x64xf16>, %[[LENS:[^:]+]]: memref<2xi32>, %[[SLOPES:[^:]+]]: memref<4xf32>, %[[SINKS:[^:]+]]: memref<4xf32>, %[[OUT:[^:]+]]: memref<2x4x1x64xf16>
+// CHECK: "rock.gridwise_attention_accel"(%[[Q]], %[[K]], %[[V]], %[[LENS]], %[[SLOPES]], %[[SINKS]], %[[OUT]])
+// CHECK-SAME: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1>
+// CHECK-SAME: softcap = 3.000000e+01 : f32
+// CHECK-SAME: window_left = 16 : i64
+func.func @variants(%q: memref<2x4x1x64xf16>, %k: memref<2x2x64x64xf16>, %v: memref<2x2x64x64xf16>, %seq_lens: memref<2xi32>,
+                    %slopes: memref<4xf32>, %sinks: memref<4xf32>, %out: memref<2x4x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  "rock.attention"(%q, %k, %v, %seq_lens, %slopes, %sinks, %out) {num_heads_q = 4, num_heads_kv = 2, window_left = 16, softcap = 30.0 : f32,
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1>}
+    : (memref<2x4x1x64xf16>, memref<2x2x64x64xf16>, memref<2x2x64x64xf16>, memref<2xi32>, memref<4xf32>, memref<4xf32>, memref<2x4x1x64xf16>) -> ()
+  return
+}

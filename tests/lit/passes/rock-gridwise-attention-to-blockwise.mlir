@@ -174,3 +174,93 @@ func.func @split_decode(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v
     : (memref<1x2x1x64xf16>, memref<1x1x128x64xf16>, memref<1x1x128x64xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
   return
 }
+
+// -----
+
+// Variants. Window 40, decode: the query sits at position seq_len - 1 and sees keys
+// from seq_len - 41 on, so the loop starts at tile max(0, seq_len - 41) floordiv 32 and the
+// tiles before are never loaded. The score is soft-capped (cap 2: tanh(dot * scale / 2),
+// times 2 * log2(e)), gets the ALiBi bias slope[head] * log2(e) * (key - i_pos), then keys
+// past seq_len or before the window are selected to -inf.
+
+// CHECK: #[[FLOOR32:.*]] = affine_map<(d0) -> (d0 floordiv 32)>
+// CHECK-LABEL: func.func @window_softcap_alibi
+// CHECK-SAME: %[[SLOPES:[^:]+]]: memref<2xf32>
+// CHECK: %[[LEN32:.*]] = memref.load
+// CHECK: %[[LEN:.*]] = arith.index_cast %[[LEN32]] : i32 to index
+// CHECK: %[[END:.*]] = affine.apply #{{.*}}(%[[LEN]])
+// CHECK: %[[REACH:.*]] = arith.addi %{{.*}}, %[[LEN]] : index
+// CHECK: %[[C41:.*]] = arith.constant 41 : index
+// CHECK: %[[PAST:.*]] = arith.cmpi uge, %[[REACH]], %[[C41]] : index
+// CHECK: %[[BACK:.*]] = arith.subi %[[REACH]], %{{.*}} : index
+// CHECK: %[[START:.*]] = arith.select %[[PAST]], %[[BACK]], %{{.*}} : index
+// CHECK: %[[FIRST:.*]] = affine.apply #[[FLOOR32]](%[[START]])
+// CHECK: scf.for %[[T:.*]] = %[[FIRST]] to %[[END]] step
+// CHECK: %[[DOT:.*]] = vector.reduction <add>
+// CHECK: %[[INNER:.*]] = arith.mulf %[[DOT]], %{{.*}} : f32
+// CHECK: %[[TANH:.*]] = math.tanh %[[INNER]] : f32
+// CHECK: %[[CAPPED:.*]] = arith.mulf %[[TANH]], %{{.*}} : f32
+// CHECK: %[[SLOPE:.*]] = memref.load %[[SLOPES]][%{{.*}}] : memref<2xf32>
+// CHECK: %[[DIST:.*]] = arith.sitofp %{{.*}} : i32 to f32
+// CHECK: %[[SLOPE2:.*]] = arith.mulf %[[SLOPE]], %{{.*}} : f32
+// CHECK: %[[BIAS:.*]] = arith.mulf %[[SLOPE2]], %[[DIST]] : f32
+// CHECK: %[[SCORE:.*]] = arith.addf %[[CAPPED]], %[[BIAS]] : f32
+// CHECK: %[[C40:.*]] = arith.constant 40 : index
+// CHECK: %[[WSTART:.*]] = arith.subi %{{.*}}, %[[C40]] : index
+// CHECK: %[[INWINDOW:.*]] = arith.cmpi sge, %{{.*}}, %[[WSTART]] : index
+// CHECK: %[[VISIBLE:.*]] = arith.andi %{{.*}}, %[[INWINDOW]] : i1
+// CHECK: arith.select %[[VISIBLE]], %[[SCORE]], %{{.*}} : f32
+func.func @window_softcap_alibi(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v: memref<1x1x128x64xf16>, %seq_lens: memref<1xi32>,
+                                %slopes: memref<2xf32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %slopes, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      window_left = 40, softcap = 2.0 : f32,
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x128x64xf16>, memref<1x1x128x64xf16>, memref<1xi32>, memref<2xf32>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// Sinks, one kernel: after the loop the row's sink (times log2(e)) joins the running
+// sum, rescaled to max(running max, sink), before the division.
+
+// CHECK-LABEL: func.func @sinks
+// CHECK-SAME: %[[SINKS:[^:]+]]: memref<2xf32>
+// CHECK: %[[FINAL:.*]]:3 = scf.for
+// CHECK: %[[SINK:.*]] = memref.load %[[SINKS]][%{{.*}}] : memref<2xf32>
+// CHECK: %[[SINK2:.*]] = arith.mulf %[[SINK]], %{{.*}} : f32
+// CHECK: %[[MAX:.*]] = arith.maximumf %[[FINAL]]#1, %[[SINK2]] : f32
+// CHECK: %[[ALPHA:.*]] = math.exp2 %{{.*}} : f32
+// CHECK: %[[SCALED:.*]] = arith.mulf %[[FINAL]]#2, %[[ALPHA]] : f32
+// CHECK: %[[SINKW:.*]] = math.exp2 %{{.*}} : f32
+// CHECK: %[[TOTAL:.*]] = arith.addf %[[SCALED]], %[[SINKW]] : f32
+// CHECK: arith.divf %{{.*}}, %[[TOTAL]] : f32
+func.func @sinks(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf16>, %v: memref<1x1x64x64xf16>,
+                 %sinks: memref<2xf32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %sinks, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x64x64xf16>, memref<1x1x64x64xf16>, memref<2xf32>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// Sinks with split-KV: the splits write their partials without the sink, and the
+// combine kernel adds it once, after merging the splits.
+
+// CHECK-LABEL: func.func @split_sinks(
+// CHECK-NOT: arith.maximumf
+// CHECK-LABEL: func.func @split_sinks_combine
+// CHECK-SAME: %[[SINKS:[^:]+]]: memref<2xf32>
+// CHECK: scf.for
+// CHECK: %[[MERGED:.*]]:2 = scf.for
+// CHECK: %[[SINK:.*]] = memref.load %[[SINKS]][%{{.*}}] : memref<2xf32>
+// CHECK: arith.maximumf
+// CHECK: arith.addf
+func.func @split_sinks(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf16>, %v: memref<1x1x64x64xf16>,
+                       %sinks: memref<2xf32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %sinks, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 64, grid_size = 2, m_per_block = 2, n_per_block = 32, num_splits = 2, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x64x64xf16>, memref<1x1x64x64xf16>, memref<2xf32>, memref<1x2x1x64xf16>) -> ()
+  return
+}
