@@ -234,7 +234,8 @@ def test_window_tiles_skipped_with_ragged_lengths_and_splits() -> None:
 
 
 @pytest.mark.parametrize(("flags", "message"), [
-    (["--window", "-1"], "--window must be 0 or positive"),
+    (["--window", "-1"], "--window must be between 0 and 2147483647"),
+    (["--window", str(2**63)], "--window must be between 0 and 2147483647"),
     (["--softcap", "0"], "is not a soft-cap: finite positive f32 value"),
     (["--softcap", "inf"], "is not a soft-cap: finite positive f32 value"),
 ])

@@ -97,7 +97,7 @@ class AttentionLike(OpDef):
         Hq % Hkv == 0; T in f16/bf16/f32 for all of q/k/v/out; dense K/V
         `memref<B x Hkv x Sk x D x T>` or paged K/V holding a whole number of tokens
         (P*S divisible by Hkv*D); k and v with the same Sk; `seq_lens` `memref<B x i32>`;
-        `window_left` >= 0; `softcap` finite and > 0; `alibi_slopes` and `sinks` `memref<Hq x f32>`."""
+        `window_left` in [0, 2**31 - 1]; `softcap` finite and > 0; `alibi_slopes` and `sinks` `memref<Hq x f32>`."""
         yield from verify_attention_shapes(op)
         yield from verify_variants(op)
 
@@ -208,11 +208,15 @@ def verify_attention_shapes(op) -> Iterator[str]:
             yield f"seq_lens must be memref<{batch}xi32>, got {t}"
 
 
+#: The largest window_left: past any sequence (index arithmetic on it stays far from overflow).
+MAX_WINDOW = 2**31 - 1
+
+
 def verify_variants(op) -> Iterator[str]:
     """The score modifications: window, soft-cap, ALiBi slopes and sinks."""
     window = op.window_left
-    if window is not None and window < 0:
-        yield f"window_left must be at least 0, got {window}"
+    if window is not None and not 0 <= window <= MAX_WINDOW:
+        yield f"window_left must be between 0 and {MAX_WINDOW}, got {window}"
     softcap = op.softcap
     if softcap is not None and not (math.isfinite(softcap) and softcap > 0):
         yield f"softcap must be a finite value > 0, got {softcap}"

@@ -88,8 +88,11 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError(f"--seq-len-q {args.seq_len_q} exceeds --seq-len-k {args.seq_len_k}")
     checks.symbol(args.name)
     checks.chip(args.arch)
-    if args.window is not None and args.window < 0:
-        raise UserError(f"--window must be 0 or positive (keys before the query position it keeps), got {args.window}")
+    from pagedir.dialect.ops_attention import MAX_WINDOW  # here, not at import: keeps --help light
+
+    if args.window is not None and not 0 <= args.window <= MAX_WINDOW:
+        raise UserError(f"--window must be between 0 and {MAX_WINDOW} (keys before the query position it keeps), "
+                        f"got {args.window}")
     if args.num_splits is not None and args.num_splits < 0:
         raise UserError(f"--num-splits must be 0 (choose) or positive, got {args.num_splits}")
     b, hq, hkv, sq, sk, d = args.batch, args.num_heads_q, args.num_heads_kv, args.seq_len_q, args.seq_len_k, args.head_dim

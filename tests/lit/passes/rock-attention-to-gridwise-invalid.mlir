@@ -79,7 +79,7 @@ func.func @negative_splits(%q: memref<1x1x1x64xf16>, %k: memref<1x1x40x64xf16>, 
 
 func.func @window_negative(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memref<1x1x16x64xf16>,
                            %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
-  // expected-error @+1 {{'rock.attention' op window_left must be at least 0, got -1}}
+  // expected-error @+1 {{'rock.attention' op window_left must be between 0 and 2147483647, got -1}}
   "rock.attention"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, window_left = -1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x16x64xf16>, memref<1x1x16x64xf16>, memref<1x2x1x64xf16>) -> ()
   return
