@@ -427,6 +427,19 @@ class BackendLowerMathPass(Pass):
         return True
 
 
+class BackendLowerSlicesPass(Pass):
+    """Rewrite 1-D strided slices (left by convert-arith-to-amdgpu's fp8 conversions) into shuffles."""
+
+    argument = "rock-backend-lower-slices"
+    summary = "Lower 1-D vector.extract/insert_strided_slice to vector.shuffle"
+
+    def run(self, module) -> bool:
+        from pagedir.backend.transfers import lower_strided_slices
+
+        lower_strided_slices(module)
+        return True
+
+
 class BackendCheckLoweredPass(Pass):
     """Report, at its location, any op left in a gpu.module that is not LLVM dialect or ROCDL."""
 
@@ -460,6 +473,9 @@ def backend_pipeline_steps(options: BackendPipelineOptions) -> list[Pass | str]:
         "convert-vector-to-scf",
         BackendLowerTransfersPass(),
         BackendLowerMathPass(),
+        # fp8 -> f32 conversions (fp8 KV caches) become the chip's packed conversions (amdgpu ext ops)
+        f"gpu.module(convert-arith-to-amdgpu{{chipset={chip}}})",
+        BackendLowerSlicesPass(),
         "expand-strided-metadata,lower-affine,arith-expand,convert-scf-to-cf",
         f"gpu.module({','.join(to_rocdl)})",
         "reconcile-unrealized-casts",
