@@ -70,6 +70,78 @@ def as_float32(array: Any) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------
+# fp8 as uint8 bit patterns
+
+#: fp8 formats by MLIR type name: (exponent bits, mantissa bits, exponent bias, special codes).
+#: FNUZ (AMD gfx942): no infinities, no negative zero, 0x80 is the only NaN. OCP E4M3FN (gfx950):
+#: no infinities, S.1111.111 is NaN. OCP E5M2: IEEE-like, S.11111.00 is infinite, S.11111.xx NaN.
+FP8_FORMATS = {
+    "f8E4M3FNUZ": (4, 3, 8, "fnuz"),
+    "f8E5M2FNUZ": (5, 2, 16, "fnuz"),
+    "f8E4M3FN": (4, 3, 7, "fn"),
+    "f8E5M2": (5, 2, 15, "ieee"),
+}
+
+
+def fp8_table(name: str) -> np.ndarray:
+    """The float32 value of each of the 256 codes of fp8 format ``name`` (NaN where a code is NaN)."""
+    exp_bits, man_bits, bias, special = FP8_FORMATS[name]
+    codes = np.arange(256, dtype=np.int64)
+    sign = np.where(codes >> 7, -1.0, 1.0)
+    exponent = (codes >> man_bits) & ((1 << exp_bits) - 1)
+    mantissa = codes & ((1 << man_bits) - 1)
+    magnitude = np.where(exponent == 0, mantissa * 2.0 ** (1 - bias - man_bits),
+                         (1 + mantissa / 2.0**man_bits) * 2.0 ** (exponent - bias))
+    values = (sign * magnitude).astype(np.float32)
+    top = exponent == (1 << exp_bits) - 1
+    if special == "fnuz":
+        values[0x80] = np.nan
+    elif special == "fn":
+        values[top & (mantissa == (1 << man_bits) - 1)] = np.nan
+    else:
+        values[top & (mantissa == 0)] = sign[top & (mantissa == 0)] * np.inf
+        values[top & (mantissa != 0)] = np.nan
+    return values
+
+
+def fp8_values(bits: Any, name: str) -> np.ndarray:
+    """uint8 fp8 bit patterns of format ``name`` -> float32 values (exact)."""
+    return fp8_table(name)[np.asarray(bits).astype(np.uint8)]
+
+
+def fp8_bits(values: Any, name: str) -> np.ndarray:
+    """float values -> uint8 fp8 bit patterns: round to nearest, ties to even, finite values past
+    the largest saturating to it; NaN to NaN; +-Inf to +-Inf where the format has them, else NaN."""
+    table = fp8_table(name)
+    array = np.asarray(values, dtype=np.float32)
+    positive = np.array([code for code in range(128) if np.isfinite(table[code])], dtype=np.int64)
+    magnitudes = table[positive]  # increasing with the code
+    size = np.abs(array).reshape(-1)
+    above = np.clip(np.searchsorted(magnitudes, size), 1, len(positive) - 1)
+    below = above - 1
+    gap_below, gap_above = size - magnitudes[below], magnitudes[above] - size
+    tie = gap_below == gap_above
+    pick = np.where(tie, np.where(positive[below] % 2 == 0, below, above), np.where(gap_below < gap_above, below, above))
+    pick = np.where(size >= magnitudes[-1], len(positive) - 1, pick)  # saturate
+    codes = positive[pick]
+    negative = np.signbit(array.reshape(-1)) & ~((FP8_FORMATS[name][3] == "fnuz") & (codes == 0))
+    codes = codes | np.where(negative, 0x80, 0)
+    nan_code = np.flatnonzero(np.isnan(table))[0]
+    codes = np.where(np.isnan(size), nan_code, codes)
+    infinite = np.isinf(size)
+    if np.isinf(table).any():
+        codes = np.where(infinite, np.where(array.reshape(-1) < 0, 0xFC, 0x7C), codes)
+    else:
+        codes = np.where(infinite, nan_code, codes)
+    return codes.astype(np.uint8).reshape(array.shape)
+
+
+def round_fp8(values: Any, name: str) -> np.ndarray:
+    """float values rounded to fp8 format ``name`` (float32)."""
+    return fp8_values(fp8_bits(values, name), name)
+
+
+# ----------------------------------------------------------------------------
 # Attention
 
 

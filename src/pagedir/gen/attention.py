@@ -19,6 +19,9 @@ from pagedir.cli.args import UserError
 from pagedir.gen import checks
 
 DTYPES = ("f16", "bf16", "f32")
+#: --kv-dtype: fp8 K/V element types (MLIR names); gfx942 takes the FNUZ ones, gfx950 the OCP ones.
+KV_DTYPES = {"fp8e4m3fnuz": "f8E4M3FNUZ", "fp8e5m2fnuz": "f8E5M2FNUZ", "fp8e4m3fn": "f8E4M3FN", "fp8e5m2": "f8E5M2"}
+KV_SCALES = ("per-tensor", "per-token-head")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,6 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="take alibi_slopes (memref<Hq x f32>): score += slope[h] * (key - query position)")
     parser.add_argument("--sinks", action="store_true",
                         help="take sinks (memref<Hq x f32>): a logit per query head joining the softmax denominator")
+    parser.add_argument("--kv-dtype", choices=list(KV_DTYPES), default=None,
+                        help="fp8 K/V cache (Q and out stay --dtype, f16 or bf16); default: --dtype")
+    parser.add_argument("--kv-scale", choices=KV_SCALES, default=None,
+                        help="per-tensor: take k_scale and v_scale (memref<1xf32>), K = k * k_scale, V = v * v_scale")
     parser.add_argument("--num-splits", type=int, default=None, metavar="N",
                         help="split-KV: record rock.num_splits = N on the kernel (0: chosen from the chip's compute "
                              "units; default: no split)")
@@ -88,6 +95,7 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError(f"--seq-len-q {args.seq_len_q} exceeds --seq-len-k {args.seq_len_k}")
     checks.symbol(args.name)
     checks.chip(args.arch)
+    validate_kv_dtype(args)
     from pagedir.dialect.ops_attention import MAX_WINDOW  # here, not at import: keeps --help light
 
     if args.window is not None and not 0 <= args.window <= MAX_WINDOW:
@@ -103,6 +111,25 @@ def validate(args: argparse.Namespace) -> None:
         pages = hkv * sk // args.page_size
         checks.tensor_fits("the page tables", [b, pages, 1], "i64")
         checks.tensor_fits("the paged k and v", [b, pages, args.page_size * d], args.dtype)
+
+
+def validate_kv_dtype(args: argparse.Namespace) -> None:
+    if args.kv_scale == "per-token-head":
+        raise UserError("--kv-scale per-token-head is not supported yet: per-tensor scales only")
+    if args.kv_dtype is None:
+        if args.kv_scale is not None:
+            raise UserError("--kv-scale needs an fp8 --kv-dtype")
+        return
+    if args.dtype not in ("f16", "bf16"):
+        raise UserError(f"--kv-dtype {args.kv_dtype} needs --dtype f16 or bf16 for Q and out, got {args.dtype}")
+    from pagedir.arch import get_chip
+
+    chip = get_chip(args.arch)
+    if KV_DTYPES[args.kv_dtype] not in chip.fp8_types:
+        formats = ", ".join(name for name, t in KV_DTYPES.items() if t in chip.fp8_types) or "none"
+        raise UserError(f"--kv-dtype {args.kv_dtype} is not supported on {chip.name} (its fp8 formats: {formats})")
+    if args.head_dim % 16:
+        raise UserError(f"--head-dim {args.head_dim} must be a multiple of 16 with an fp8 K/V (16 values per 16-byte load)")
 
 
 def generate(args: argparse.Namespace) -> str:
@@ -129,20 +156,26 @@ def function_text(args: argparse.Namespace) -> str:
     lens += "".join(f"%{name}: {per_head_type}, " for name in extras)
     lens_operand += "".join(f", %{name}" for name in extras)
     lens_type += f", {per_head_type}" * len(extras)
-    segments = f"1, 1, 1, {1 if args.seq_lens else 0}, {int(args.alibi)}, {int(args.sinks)}, 1"
+    scaled = args.kv_scale == "per-tensor"
+    if scaled:
+        lens += "%k_scale: memref<1xf32>, %v_scale: memref<1xf32>, "
+        lens_operand += ", %k_scale, %v_scale"
+        lens_type += ", memref<1xf32>, memref<1xf32>"
+    segments = f"1, 1, 1, {1 if args.seq_lens else 0}, {int(args.alibi)}, {int(args.sinks)}, {int(scaled)}, {int(scaled)}, 1"
+    kv_t = KV_DTYPES[args.kv_dtype] if args.kv_dtype else t
     scale = f", scale = {args.scale!r} : f32" if args.scale is not None else ""
     if args.window is not None:
         scale += f", window_left = {args.window}"
     if args.softcap is not None:
         scale += f", softcap = {args.softcap!r} : f32"
     if args.dense:
-        kv_type = f"memref<{b}x{hkv}x{sk}x{d}x{t}>"
+        kv_type = f"memref<{b}x{hkv}x{sk}x{d}x{kv_t}>"
         params = f"%q: {q_type}, %k: {kv_type}, %v: {kv_type}, {lens}%out: {q_type}"
         derefs = ""
     else:
         pages = hkv * sk // args.page_size
         table_type = f"memref<{b}x{pages}x1xi64>"
-        kv_type = f"memref<{b}x{pages}x{args.page_size * d}x{t}>"
+        kv_type = f"memref<{b}x{pages}x{args.page_size * d}x{kv_t}>"
         params = f"%q: {q_type}, %k_table: {table_type}, %v_table: {table_type}, {lens}%out: {q_type}"
         derefs = (
             f'  %k = "rock.deref"(%k_table) : ({table_type}) -> {kv_type}\n'

@@ -235,7 +235,7 @@ def _attention_attrs(func: ir.Operation) -> dict[str, Any]:
 
 
 #: The optional operands of rock.attention between v and out, in order.
-VARIANT_OPERANDS = ("seq_lens", "alibi_slopes", "sinks")
+VARIANT_OPERANDS = ("seq_lens", "alibi_slopes", "sinks", "k_scale", "v_scale")
 
 
 def variant_inputs(names: list[str], heads_q: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -246,6 +246,19 @@ def variant_inputs(names: list[str], heads_q: int, rng: np.random.Generator) -> 
     if "sinks" in names:
         drawn["sinks"] = rng.normal(0.0, 2.0, heads_q).astype(np.float32)
     return drawn
+
+
+def fp8_quantized(values: np.ndarray, name: str, scaled: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(fp8 bits, the values they stand for, the per-tensor scale) of ``values`` in format ``name``.
+
+    With a scale, as serving stacks quantize a cache: scale = amax / the format's largest value, bits =
+    fp8(values / scale), standing for fp8 values * scale; without, the values themselves rounded.
+    NaN/Inf (stale slots) stay NaN/Inf (NaN where the format has no infinity)."""
+    finite = np.abs(values[np.isfinite(values)])
+    largest = np.nanmax(np.abs(reference.fp8_table(name)[np.isfinite(reference.fp8_table(name))]))
+    scale = np.float32(finite.max() / largest if scaled and finite.size and finite.max() > 0 else 1.0)
+    bits = reference.fp8_bits(values / scale, name)
+    return bits, reference.fp8_values(bits, name) * scale, np.array([scale], dtype=np.float32)
 
 
 def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device) -> CheckCase:
@@ -276,19 +289,28 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device)
     nulls_ok = attrs["known"]
     if nulls_ok:  # slots past seq_lens hold NaN/Inf, as a reused cache's may: masked keys must not be read
         k, v = reference.fill_stale(k, seq_lens), reference.fill_stale(v, seq_lens)
+    kv_name = str(ir.MemRefType(derefs[0].results[0].type).element_type if derefs and not dense else table_type.element_type)
+    scales = {}
+    if kv_name in reference.FP8_FORMATS:  # quantized: the device gets fp8 bits, the reference their values
+        (k, k_ref, k_scale), (v, v_ref, v_scale) = (fp8_quantized(x, kv_name, "k_scale" in (attrs.get("optional") or []))
+                                                   for x in (k, v))
+        if "k_scale" in (attrs.get("optional") or []):
+            scales = {"k_scale": k_scale, "v_scale": v_scale}
+    else:
+        k_ref, v_ref = k, v
     kept = []
     if dense:
         k_arg, v_arg = k, v
     else:
-        k_cache = reference.paged_cache(device, k, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(name))
-        v_cache = reference.paged_cache(device, v, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(name))
+        k_cache = reference.paged_cache(device, k, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(kv_name))
+        v_cache = reference.paged_cache(device, v, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(kv_name))
         k_arg, v_arg, kept = k_cache.table, v_cache.table, k_cache.pages + v_cache.pages
     out = np.full(tuple(out_type.shape), np.nan, dtype=np.float32)
     variants = variant_inputs(optional or [], heads_q, rng)  # drawn last: the other data do not change with them
-    call = [q, k_arg, v_arg] + ([seq_lens] if has_lens else []) + list(variants.values()) + [out]
+    call = [q, k_arg, v_arg] + ([seq_lens] if has_lens else []) + list(variants.values()) + list(scales.values()) + [out]
     expected = {}
     if attrs["known"]:
-        expected[len(call) - 1] = reference.attention(q, k, v, seq_lens=seq_lens, causal=attrs.get("causal", False),
+        expected[len(call) - 1] = reference.attention(q, k_ref, v_ref, seq_lens=seq_lens, causal=attrs.get("causal", False),
                                                       scale=attrs.get("scale"), window_left=attrs.get("window_left"),
                                                       softcap=attrs.get("softcap"), **variants)
     return CheckCase(args=call, expected=expected, keep_alive=kept)

@@ -343,10 +343,11 @@ def gather_pages(p: Program, op_id: int, label: str, source: PagedSource, heads_
 
 @handles("rock.attention", "rock.gridwise_attention_accel")
 def compile_attention(p: Program, op: Any) -> Any:
-    q_part, k_part, v_part, lens_part, slopes_part, sinks_part, out_part = segments(op)
+    q_part, k_part, v_part, lens_part, slopes_part, sinks_part, k_scale_part, v_scale_part, out_part = segments(op)
     q, k, v, out = (p.slot(part[0]) for part in (q_part, k_part, v_part, out_part))
     lens = p.slot(lens_part[0]) if lens_part else None
     per_head = {name: p.slot(part[0]) for name, part in (("alibi_slopes", slopes_part), ("sinks", sinks_part)) if part}
+    scales = [p.slot(part[0]) if part else None for part in (k_scale_part, v_scale_part)]
     attrs = op.operation.attributes
     heads_kv = int_attr(op, "num_heads_kv")
     causal = bool(ir.BoolAttr(attrs["causal"]).value) if "causal" in attrs else False
@@ -360,10 +361,12 @@ def compile_attention(p: Program, op: Any) -> Any:
         head_dim = query.shape[3]
         seq_lens = read_dense(p, op_id, env[lens]).astype(np.int64) if lens is not None else None
         kv = []
-        for label, slot in (("k", k), ("v", v)):
+        for label, slot, scale_slot in (("k", k, scales[0]), ("v", v, scales[1])):
             value = env[slot]
             kv.append(gather_pages(p, op_id, label, value, heads_kv, head_dim, seq_lens) if isinstance(value, PagedSource)
                       else read_dense(p, op_id, value))
+            if scale_slot is not None:  # per-tensor scale of an fp8 cache: the values are stored * scale
+                kv[-1] = kv[-1] * np.float32(read_dense(p, op_id, env[scale_slot]).reshape(-1)[0])
         if seq_lens is not None and ((seq_lens < 0) | (seq_lens > kv[0].shape[2])).any():
             raise InterpError(f"{p.op_name(op_id)}: seq_lens {seq_lens.tolist()} outside [0, {kv[0].shape[2]}]", p.op_location(op_id))
         variants = {name: read_dense(p, op_id, env[slot]) for name, slot in per_head.items()}

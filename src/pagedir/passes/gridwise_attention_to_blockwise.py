@@ -284,10 +284,12 @@ class Builder:
         q_tile = lds_view([p.group, plan.positions, p.head_dim], p.element)
         self.load_q(q_tile)
         self.q_rows = reinterpret(q_tile, [plan.m, p.head_dim])
-        self.k_tile = lds_view([plan.n, p.head_dim], p.element)
-        self.v_tile = lds_view([plan.n, p.head_dim], p.element)
+        self.k_tile = lds_view([plan.n, p.head_dim], p.kv_type)
+        self.v_tile = lds_view([plan.n, p.head_dim], p.kv_type)
         self.scores = lds_view([plan.m, plan.n], self.f32)
         self.seq_len = self.sequence_length()
+        self.k_scale, self.v_scale = (None if s is None else memref.load(s, [index_const(0)])
+                                      for s in (self.op.k_scale, self.op.v_scale))
         first, end = self.split_range(self.tiles_to_visit())
         first = self.after_window_start(first)
         final = self.kv_loop(first, end)
@@ -425,7 +427,8 @@ class Builder:
             for d0 in range(0, p.head_dim, width):
                 vec_type = ir.VectorType.get([width], p.element)
                 q = to_f32(vector.load(vec_type, self.q_rows, [row, index_const(d0)]))
-                key = to_f32(vector.load(vec_type, self.k_tile, [col, index_const(d0)]))
+                key_type = ir.VectorType.get([width], p.kv_type)
+                key = to_f32(vector.load(key_type, self.k_tile, [col, index_const(d0)]))
                 dot = vector.fma(q, key, dot)
             score = self.modified_score(vector.reduction(self.f32, vector.CombiningKind.ADD, dot), t, row, col)
             score = arith.select(self.key_visible(t, row, col), score, f32_const(-math.inf))
@@ -442,6 +445,8 @@ class Builder:
         """The base-2 score of ``dot`` = Q[row] . K[col]: ``scale * dot``, soft-capped (``cap *
         tanh(s / cap)``), plus the ALiBi bias ``slope[head] * (key - i_pos)``, times log2(e)."""
         plan = self.plan
+        if self.k_scale is not None:  # K = k * k_scale: one multiply per score, not per key element
+            dot = arith.mulf(dot, self.k_scale)
         if plan.softcap is None:
             score = arith.mulf(dot, f32_const(plan.scale))
         else:  # log2(e) is folded into plan.scale: take it out inside tanh, put it back outside
@@ -525,7 +530,7 @@ class Builder:
         for prob in probs:
             new_sum = arith.addf(new_sum, vector.reduction(self.f32, vector.CombiningKind.ADD, prob))
         acc = arith.mulf(acc, splat(alpha, plan.chunk))
-        value_type = ir.VectorType.get([plan.chunk], p.element)
+        value_type = ir.VectorType.get([plan.chunk], p.kv_type)
         for n in range(plan.n):
             prob = vector.extract(probs[n // width], [], [n % width])
             values = to_f32(vector.load(value_type, self.v_tile, [index_const(n), col]))
@@ -550,6 +555,7 @@ class Builder:
             chunk, past_end, row, col = self.chunk_position(k)
             if self.op.sinks is not None:
                 acc, total = with_sink(acc, running_max, total, memref.load(self.op.sinks, [self.query_head(row)]))
+            acc = self.scaled_values(acc)
             has_keys = arith.cmpf(arith.CmpFPredicate.OGT, total, f32_const(0.0))
             result = divided(acc, total, has_keys)
             if not isinstance(p.element, ir.F32Type):
@@ -559,6 +565,12 @@ class Builder:
             with ir.InsertionPoint(if_op.then_block):
                 vector.store(result, out, [self.b, head, position, col])
                 scf.YieldOp([])
+
+    def scaled_values(self, acc: ir.Value) -> ir.Value:
+        """``acc`` (a sum of weighted V rows) times ``v_scale``: V = v * v_scale, applied once per output."""
+        if self.v_scale is None:
+            return acc
+        return arith.mulf(acc, splat(self.v_scale, ir.VectorType(acc.type).shape[0]))
 
     def output_position(self, row: ir.Value, chunk: ir.Value, past_end: bool) -> tuple[ir.Value, ir.Value, ir.Value]:
         """(q head, query position, whether to store) of a tile row: rows past Sq and chunks past the
@@ -578,6 +590,7 @@ class Builder:
         d, lse_base = p.head_dim, plan.splits * plan.rows * p.head_dim
         for k in range(len(final) // 3):
             acc, running_max, total = final[3 * k : 3 * k + 3]
+            acc = self.scaled_values(acc)
             chunk, past_end, row, col = self.chunk_position(k)
             # Unordered: a sum of NaN (the split saw a NaN key) gives a NaN LSE, which the combine
             # passes on to the row, as one kernel would; only a sum of 0 means no key.

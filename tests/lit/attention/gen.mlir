@@ -15,11 +15,11 @@
 // PAGED: %k = "rock.deref"(%k_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
 // PAGED: %v = "rock.deref"(%v_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
 // PAGED: "rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 2,
-// PAGED-NEXT: causal = false, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 1>}
+// PAGED-NEXT: causal = false, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
 
 // DENSE-LABEL: func.func @paged_attention(%q: memref<1x4x8x64xbf16>, %k: memref<1x4x32x64xbf16>, %v: memref<1x4x32x64xbf16>, %out: memref<1x4x8x64xbf16>)
 // DENSE-NOT: rock.deref
-// DENSE: causal = true, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>
+// DENSE: causal = true, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>
 
 // VERIFIED: "rock.attention"
 // VERIFIED-SAME: memref<1x3x1024xf32>

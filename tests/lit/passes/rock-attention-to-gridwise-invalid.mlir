@@ -7,7 +7,7 @@ func.func @page_not_vector_multiple(%q: memref<1x1x1x68xf16>, %k_table: memref<1
   %v = "rock.deref"(%v_table) : (memref<1x1x1xi64>) -> memref<1x1x1020xf16>
   // expected-error @+2 {{page size 1020 elements is not a multiple of the vector width 8 (128 bits of f16): a vector would straddle two pages}}
   // expected-error @+1 {{head dim 68 must be a multiple of the vector width 8 (128 bits of f16)}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
     : (memref<1x1x1x68xf16>, memref<1x1x1020xf16>, memref<1x1x1020xf16>, memref<1x1x1x68xf16>) -> ()
   return
 }
@@ -17,7 +17,7 @@ func.func @page_not_vector_multiple(%q: memref<1x1x1x68xf16>, %k_table: memref<1
 func.func @head_dim_too_large(%q: memref<1x1x1x512xf16>, %k: memref<1x1x16x512xf16>, %v: memref<1x1x16x512xf16>,
                               %out: memref<1x1x1x512xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
   // expected-error @+1 {{'rock.attention' op head dim 512 is too large: at most 256 is supported}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
     : (memref<1x1x1x512xf16>, memref<1x1x16x512xf16>, memref<1x1x16x512xf16>, memref<1x1x1x512xf16>) -> ()
   return
 }
@@ -28,7 +28,7 @@ func.func @head_dim_too_large(%q: memref<1x1x1x512xf16>, %k: memref<1x1x16x512xf
 func.func @lds_over_limit(%q: memref<1x64x1x256xf32>, %k: memref<1x1x64x256xf32>, %v: memref<1x1x64x256xf32>,
                           %out: memref<1x64x1x256xf32>) attributes {rock.kernel, rock.arch = "gfx942"} {
   // expected-error @+1 {{'rock.attention' op requires too much LDS memory: 106496 bytes live at once (hardware max for gfx942 is 65536 bytes; q 65536, k 32768, v 32768, scores 8192)}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 64, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 64, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
     : (memref<1x64x1x256xf32>, memref<1x1x64x256xf32>, memref<1x1x64x256xf32>, memref<1x64x1x256xf32>) -> ()
   return
 }
@@ -38,7 +38,7 @@ func.func @lds_over_limit(%q: memref<1x64x1x256xf32>, %k: memref<1x1x64x256xf32>
 // expected-error @+1 {{'func.func' op @unknown_chip has rock.arch = "gfx000": unknown chip 'gfx000'; known chips:}}
 func.func @unknown_chip(%q: memref<1x1x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memref<1x1x16x64xf16>,
                         %out: memref<1x1x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx000"} {
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
     : (memref<1x1x1x64xf16>, memref<1x1x16x64xf16>, memref<1x1x16x64xf16>, memref<1x1x1x64xf16>) -> ()
   return
 }
@@ -49,7 +49,7 @@ func.func @unknown_chip(%q: memref<1x1x1x64xf16>, %k: memref<1x1x16x64xf16>, %v:
 // expected-error @+1 {{'func.func' op @no_chip names no chip: set rock.arch on the kernel or give the arch option}}
 func.func @no_chip(%q: memref<1x1x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memref<1x1x16x64xf16>,
                    %out: memref<1x1x1x64xf16>) attributes {rock.kernel} {
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
     : (memref<1x1x1x64xf16>, memref<1x1x16x64xf16>, memref<1x1x16x64xf16>, memref<1x1x1x64xf16>) -> ()
   return
 }
@@ -60,7 +60,7 @@ func.func @no_chip(%q: memref<1x1x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memr
 func.func @more_splits_than_tiles(%q: memref<1x1x1x64xf16>, %k: memref<1x1x40x64xf16>, %v: memref<1x1x40x64xf16>,
                                   %out: memref<1x1x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.num_splits = 3} {
   // expected-error @+1 {{'rock.attention' op num_splits 3 exceeds the 1 KV tiles of 64 tokens a sequence of 40 holds: a split takes at least one tile}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
     : (memref<1x1x1x64xf16>, memref<1x1x40x64xf16>, memref<1x1x40x64xf16>, memref<1x1x1x64xf16>) -> ()
   return
 }
@@ -70,7 +70,7 @@ func.func @more_splits_than_tiles(%q: memref<1x1x1x64xf16>, %k: memref<1x1x40x64
 func.func @negative_splits(%q: memref<1x1x1x64xf16>, %k: memref<1x1x40x64xf16>, %v: memref<1x1x40x64xf16>,
                            %out: memref<1x1x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.num_splits = -2} {
   // expected-error @+1 {{'rock.attention' op has rock.num_splits = -2 : i64 on its kernel: expected a non-negative integer (0: chosen from the compute units)}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
     : (memref<1x1x1x64xf16>, memref<1x1x40x64xf16>, memref<1x1x40x64xf16>, memref<1x1x1x64xf16>) -> ()
   return
 }
@@ -80,7 +80,7 @@ func.func @negative_splits(%q: memref<1x1x1x64xf16>, %k: memref<1x1x40x64xf16>, 
 func.func @window_negative(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memref<1x1x16x64xf16>,
                            %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
   // expected-error @+1 {{'rock.attention' op window_left must be between 0 and 2147483647, got -1}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, window_left = -1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, window_left = -1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x16x64xf16>, memref<1x1x16x64xf16>, memref<1x2x1x64xf16>) -> ()
   return
 }
@@ -90,7 +90,7 @@ func.func @window_negative(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf16>, 
 func.func @softcap_zero(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memref<1x1x16x64xf16>,
                         %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
   // expected-error @+1 {{'rock.attention' op softcap must be a finite value > 0, got 0.0}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, softcap = 0.0 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, softcap = 0.0 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x16x64xf16>, memref<1x1x16x64xf16>, memref<1x2x1x64xf16>) -> ()
   return
 }
@@ -100,7 +100,7 @@ func.func @softcap_zero(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf16>, %v:
 func.func @softcap_infinite(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memref<1x1x16x64xf16>,
                             %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
   // expected-error @+1 {{'rock.attention' op softcap must be a finite value > 0, got inf}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, softcap = 0x7F800000 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, softcap = 0x7F800000 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x16x64xf16>, memref<1x1x16x64xf16>, memref<1x2x1x64xf16>) -> ()
   return
 }
@@ -110,7 +110,7 @@ func.func @softcap_infinite(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf16>,
 func.func @softcap_f64(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memref<1x1x16x64xf16>,
                        %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
   // expected-error @+1 {{'rock.attention' op attribute 'softcap' must be f32 float, got 3.000000e+01 : f64}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, softcap = 30.0 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, softcap = 30.0 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x16x64xf16>, memref<1x1x16x64xf16>, memref<1x2x1x64xf16>) -> ()
   return
 }
@@ -122,7 +122,7 @@ func.func @per_head_shapes(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf16>, 
                            %slopes: memref<3xf32>, %sinks: memref<2xf16>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
   // expected-error @+2 {{'rock.attention' op alibi_slopes must be memref<2xf32> (one value per query head), got memref<3xf32>}}
   // expected-error @+1 {{'rock.attention' op sinks must be memref<2xf32> (one value per query head), got memref<2xf16>}}
-  "rock.attention"(%q, %k, %v, %slopes, %sinks, %out) {num_heads_q = 2, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 1>}
+  "rock.attention"(%q, %k, %v, %slopes, %sinks, %out) {num_heads_q = 2, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 1, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x16x64xf16>, memref<1x1x16x64xf16>, memref<3xf32>, memref<2xf16>, memref<1x2x1x64xf16>) -> ()
   return
 }
