@@ -126,3 +126,48 @@ func.func @per_head_shapes(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf16>, 
     : (memref<1x2x1x64xf16>, memref<1x1x16x64xf16>, memref<1x1x16x64xf16>, memref<3xf32>, memref<2xf16>, memref<1x2x1x64xf16>) -> ()
   return
 }
+
+// -----
+
+// fp8 K/V only in the formats the chip converts: gfx942 the FNUZ ones.
+func.func @fp8_format_not_on_chip(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf8E4M3FN>, %v: memref<1x1x16x64xf8E4M3FN>,
+                                  %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  // expected-error @+1 {{'rock.attention' op fp8 K/V of type f8E4M3FN is not supported on gfx942 (it converts f8E4M3FNUZ, f8E5M2FNUZ; gfx942 takes f8E4M3FNUZ and f8E5M2FNUZ, gfx950 f8E4M3FN and f8E5M2)}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x16x64xf8E4M3FN>, memref<1x1x16x64xf8E4M3FN>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @fp8_on_gfx90a(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf8E4M3FNUZ>, %v: memref<1x1x16x64xf8E4M3FNUZ>,
+                         %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx90a"} {
+  // expected-error @+1 {{'rock.attention' op fp8 K/V of type f8E4M3FNUZ is not supported on gfx90a (it converts no fp8 format;}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x16x64xf8E4M3FNUZ>, memref<1x1x16x64xf8E4M3FNUZ>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// 16 fp8 values per 16-byte load: the head dim must hold whole vectors of them.
+func.func @fp8_head_dim(%q: memref<1x2x1x8xf16>, %k: memref<1x1x16x8xf8E4M3FNUZ>, %v: memref<1x1x16x8xf8E4M3FNUZ>,
+                        %out: memref<1x2x1x8xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  // expected-error @+1 {{'rock.attention' op head dim 8 must be a multiple of the K/V vector width 16 (128 bits of f8E4M3FNUZ)}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+    : (memref<1x2x1x8xf16>, memref<1x1x16x8xf8E4M3FNUZ>, memref<1x1x16x8xf8E4M3FNUZ>, memref<1x2x1x8xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @fp8_needs_f16_query(%q: memref<1x2x1x64xf32>, %k: memref<1x1x16x64xf8E4M3FNUZ>, %v: memref<1x1x16x64xf8E5M2FNUZ>,
+                               %ks: memref<2xf32>, %out: memref<1x2x1x64xf32>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  // expected-error @+4 {{'rock.attention' op k element type f8E4M3FNUZ (fp8) needs an f16 or bf16 query, got f32}}
+  // expected-error @+3 {{'rock.attention' op v element type f8E5M2FNUZ (fp8) needs an f16 or bf16 query, got f32}}
+  // expected-error @+2 {{'rock.attention' op v element type f8E5M2FNUZ differs from k's f8E4M3FNUZ}}
+  // expected-error @+1 {{'rock.attention' op k_scale must be memref<1xf32> (one scale per tensor), got memref<2xf32>}}
+  "rock.attention"(%q, %k, %v, %ks, %out) {num_heads_q = 2, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0, 1>}
+    : (memref<1x2x1x64xf32>, memref<1x1x16x64xf8E4M3FNUZ>, memref<1x1x16x64xf8E5M2FNUZ>, memref<2xf32>, memref<1x2x1x64xf32>) -> ()
+  return
+}

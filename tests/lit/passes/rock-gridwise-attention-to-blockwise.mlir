@@ -264,3 +264,32 @@ func.func @split_sinks(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf16>, %v: 
     : (memref<1x2x1x64xf16>, memref<1x1x64x64xf16>, memref<1x1x64x64xf16>, memref<2xf32>, memref<1x2x1x64xf16>) -> ()
   return
 }
+
+// -----
+
+// fp8 K/V with per-tensor scales: the K and V tiles stay fp8 in LDS (half the bytes of f16),
+// keys are widened to f32 as the dot product reads them, k_scale multiplies each score once
+// and v_scale each output once.
+
+// CHECK-LABEL: func.func @fp8_scaled
+// CHECK-SAME: %[[KSCALE:[^:]+]]: memref<1xf32>, %[[VSCALE:[^:]+]]: memref<1xf32>
+// CHECK: %[[KTILE:.*]] = memref.view {{.*}} to memref<32x64xf8E4M3FNUZ, #gpu.address_space<workgroup>>
+// CHECK: %[[VTILE:.*]] = memref.view {{.*}} to memref<32x64xf8E4M3FNUZ, #gpu.address_space<workgroup>>
+// CHECK: %[[KS:.*]] = memref.load %[[KSCALE]]
+// CHECK: %[[VS:.*]] = memref.load %[[VSCALE]]
+// CHECK: scf.for
+// CHECK: %[[KEY8:.*]] = vector.load %[[KTILE]][{{.*}}] : memref<32x64xf8E4M3FNUZ, #gpu.address_space<workgroup>>, vector<8xf8E4M3FNUZ>
+// CHECK: arith.extf %[[KEY8]] : vector<8xf8E4M3FNUZ> to vector<8xf32>
+// CHECK: %[[DOT:.*]] = vector.reduction <add>
+// CHECK: arith.mulf %[[DOT]], %[[KS]] : f32
+// CHECK: vector.load %[[VTILE]][{{.*}}] : memref<32x64xf8E4M3FNUZ, #gpu.address_space<workgroup>>, vector<2xf8E4M3FNUZ>
+// CHECK: scf.yield
+// CHECK: %[[VSPLAT:.*]] = vector.broadcast %[[VS]] : f32 to vector<2xf32>
+// CHECK: arith.mulf %{{.*}}, %[[VSPLAT]] : vector<2xf32>
+func.func @fp8_scaled(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf8E4M3FNUZ>, %v: memref<1x1x64x64xf8E4M3FNUZ>,
+                      %k_scale: memref<1xf32>, %v_scale: memref<1xf32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %k_scale, %v_scale, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x64x64xf8E4M3FNUZ>, memref<1x1x64x64xf8E4M3FNUZ>, memref<1xf32>, memref<1xf32>, memref<1x2x1x64xf16>) -> ()
+  return
+}
