@@ -236,8 +236,9 @@ def test_window_tiles_skipped_with_ragged_lengths_and_splits() -> None:
 @pytest.mark.parametrize(("flags", "message"), [
     (["--window", "-1"], "--window must be between 0 and 2147483647"),
     (["--window", str(2**63)], "--window must be between 0 and 2147483647"),
-    (["--softcap", "0"], "is not a soft-cap: finite positive f32 value"),
-    (["--softcap", "inf"], "is not a soft-cap: finite positive f32 value"),
+    (["--softcap", "0"], "is not a soft-cap: a finite positive f32 value"),
+    (["--softcap", "inf"], "is not a soft-cap: a finite positive f32 value"),
+    (["--softcap", "3e38"], "is not a soft-cap: a finite positive f32 value (1.1754943508222875e-38 .. 2.35866e+38)"),
 ])
 def test_gen_refuses_bad_variant_values(flags: list[str], message: str, capsys) -> None:
     assert gen_cli.main(["attention", *flags]) != 0

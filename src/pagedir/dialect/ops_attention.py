@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -232,6 +231,8 @@ def verify_attention_shapes(op) -> Iterator[str]:
 
 #: The largest window_left: past any sequence (index arithmetic on it stays far from overflow).
 MAX_WINDOW = 2**31 - 1
+#: The largest softcap: the kernel's base-2 scores are softcap * log2(e) * tanh(..), a finite f32.
+MAX_SOFTCAP = 3.4028234663852886e38 / 1.4426950408889634
 
 
 def verify_variants(op) -> Iterator[str]:
@@ -240,8 +241,8 @@ def verify_variants(op) -> Iterator[str]:
     if window is not None and not 0 <= window <= MAX_WINDOW:
         yield f"window_left must be between 0 and {MAX_WINDOW}, got {window}"
     softcap = op.softcap
-    if softcap is not None and not (math.isfinite(softcap) and softcap > 0):
-        yield f"softcap must be a finite value > 0, got {softcap}"
+    if softcap is not None and not 0 < softcap <= MAX_SOFTCAP:  # NaN fails too
+        yield f"softcap must be a finite value > 0 and at most {MAX_SOFTCAP:.6g}, got {softcap}"
     heads_q = op.num_heads_q
     f32 = ir.F32Type.get()
     for label, value in (("alibi_slopes", op.alibi_slopes), ("sinks", op.sinks)):

@@ -74,12 +74,20 @@ def scale_value(text: str) -> float:
     return value
 
 
+#: The largest --softcap: softcap * log2(e) must stay a finite f32 (rock.attention's verifier says the same).
+MAX_SOFTCAP = F32_MAX / 1.4426950408889634
+
+
 def softcap_value(text: str) -> float:
-    """--softcap: like --scale, a positive normal f32 value."""
+    """--softcap: a positive normal f32 value, at most MAX_SOFTCAP."""
     try:
-        return scale_value(text)
-    except argparse.ArgumentTypeError as err:
-        raise argparse.ArgumentTypeError(str(err).replace("is not a", "is not a soft-cap:", 1)) from None
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
+    if not F32_MIN_NORMAL <= value <= MAX_SOFTCAP:  # NaN fails every comparison
+        raise argparse.ArgumentTypeError(f"{text} is not a soft-cap: a finite positive f32 value "
+                                         f"({F32_MIN_NORMAL!r} .. {MAX_SOFTCAP:.6g})")
+    return value
 
 
 def validate(args: argparse.Namespace) -> None:

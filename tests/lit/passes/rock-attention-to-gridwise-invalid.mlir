@@ -89,7 +89,7 @@ func.func @window_negative(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf16>, 
 
 func.func @softcap_zero(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memref<1x1x16x64xf16>,
                         %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
-  // expected-error @+1 {{'rock.attention' op softcap must be a finite value > 0, got 0.0}}
+  // expected-error @+1 {{'rock.attention' op softcap must be a finite value > 0 and at most 2.35866e+38, got 0.0}}
   "rock.attention"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, softcap = 0.0 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x16x64xf16>, memref<1x1x16x64xf16>, memref<1x2x1x64xf16>) -> ()
   return
@@ -99,8 +99,18 @@ func.func @softcap_zero(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf16>, %v:
 
 func.func @softcap_infinite(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memref<1x1x16x64xf16>,
                             %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
-  // expected-error @+1 {{'rock.attention' op softcap must be a finite value > 0, got inf}}
+  // expected-error @+1 {{'rock.attention' op softcap must be a finite value > 0 and at most 2.35866e+38, got inf}}
   "rock.attention"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, softcap = 0x7F800000 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x16x64xf16>, memref<1x1x16x64xf16>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @softcap_too_large(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memref<1x1x16x64xf16>,
+                             %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  // expected-error @+1 {{'rock.attention' op softcap must be a finite value > 0 and at most 2.35866e+38, got 3.0000000054977558e+38}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, softcap = 3.0e38 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x16x64xf16>, memref<1x1x16x64xf16>, memref<1x2x1x64xf16>) -> ()
   return
 }
