@@ -14,15 +14,18 @@ $(INSTALLED): pyproject.toml
 	touch $@
 
 # The main job: a paged decode attention kernel (B=2, 16 query heads on 2 KV heads, 512
-# tokens, D=128, f16, pages of 16 tokens, ragged lengths) generated at L0, compiled to
-# gfx942 assembly (every level in out/levels, the kernel report on stderr), then lowered
-# again and executed by the interpreter against the numpy reference.
-DEMO := --batch 2 --num-heads-q 16 --num-heads-kv 2 --seq-len-q 1 --seq-len-k 512 --head-dim 128 --page-size 16 --dtype f16 --seq-lens
+# tokens, D=128, f16, pages of 16 tokens, ragged lengths) split along the KV sequence to fill
+# the chip (--num-splits 0: from gfx942's compute units), generated at L0, compiled to gfx942
+# assembly (every level in out/levels, the report of both kernels on stderr, the launch plan
+# in out/paged_decode.plan.json) and to a code object, then lowered again and executed by
+# the interpreter, split kernel then combine kernel, against the numpy reference.
+DEMO := --batch 2 --num-heads-q 16 --num-heads-kv 2 --seq-len-q 1 --seq-len-k 512 --head-dim 128 --page-size 16 --dtype f16 --seq-lens --num-splits 0
 
 demo: $(INSTALLED)
 	mkdir -p out
 	$(BIN)/pagedir-gen attention $(DEMO) --arch gfx942 -o out/paged_decode.mlir
-	$(BIN)/pagedir-compile out/paged_decode.mlir --arch gfx942 --emit=asm -o out/paged_decode.s --dump-dir out/levels --report
+	$(BIN)/pagedir-compile out/paged_decode.mlir --arch gfx942 --emit=asm -o out/paged_decode.s --dump-dir out/levels --report --plan=out/paged_decode.plan.json
+	$(BIN)/pagedir-compile out/paged_decode.mlir --arch gfx942 --emit=hsaco -o out/paged_decode.hsaco
 	$(BIN)/pagedir-run --check out/paged_decode.mlir
 
 # Both suites always run; the target fails when either fails (pytest's "no tests

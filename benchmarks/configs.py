@@ -1,4 +1,4 @@
-"""The configurations measured: attention (decode, prefill, dense twins, a KV-length sweep) and the copy-kv gather."""
+"""The configurations measured: attention (decode, prefill, dense twins, a KV-length sweep, split-KV decode) and the copy-kv gather."""
 
 from __future__ import annotations
 
@@ -24,14 +24,17 @@ class Config:
     dense: bool = False
     #: Also run the kernel in the interpreter (check, instruction and byte counts).
     interpret: bool = False
-    #: Table the configuration belongs to: "main", "sweep" (compile time against work) or "dense".
+    #: Table the configuration belongs to: "main", "sweep" (compile time against work), "dense" or "split".
     group: str = "main"
+    #: pagedir-gen --num-splits (0: chosen from the chip's compute units); None: no flag, one split.
+    splits: int | None = None
 
     @property
     def name(self) -> str:
         layout = "dense" if self.dense else f"p{self.page_tokens}"
         shape = f"b{self.batch}-hq{self.heads_q}-hkv{self.heads_kv}-sq{self.seq_q}" if self.kind == "attention" else f"b{self.batch}-h{self.heads_kv}"
-        return f"{self.phase}-{shape}-sk{self.seq_k}-d{self.head_dim}-{layout}-{self.dtype}-{self.arch}"
+        split = "" if self.splits is None else "-splits-auto" if self.splits == 0 else f"-splits{self.splits}"
+        return f"{self.phase}-{shape}-sk{self.seq_k}-d{self.head_dim}-{layout}-{self.dtype}-{self.arch}{split}"
 
     @property
     def paged_twin(self) -> str:
@@ -47,7 +50,8 @@ class Config:
         argv = ["--batch", str(self.batch), "--num-heads-q", str(self.heads_q), "--num-heads-kv", str(self.heads_kv),
                 "--seq-len-q", str(self.seq_q), "--seq-len-k", str(self.seq_k), "--head-dim", str(self.head_dim),
                 "--page-size", str(self.page_tokens), "--dtype", self.dtype, "--arch", self.arch]
-        return argv + (["--causal"] if self.causal else []) + (["--dense"] if self.dense else [])
+        splits = [] if self.splits is None else ["--num-splits", str(self.splits)]
+        return argv + (["--causal"] if self.causal else []) + (["--dense"] if self.dense else []) + splits
 
     def required_bytes(self) -> dict[str, int]:
         """What the kernel cannot do without: every live K/V byte, the page pointers, Q once; out written once.
@@ -79,6 +83,7 @@ def configurations(quick: bool) -> list[Config]:
             Config("attention", "gfx942", 64, 16, "decode", seq_k=128, dense=True, group="dense"),
             # The decode kernel every report shows the check time of.
             Config("attention", "gfx942", 128, 16, "decode", interpret=True),
+            Config("attention", "gfx942", 64, 16, "decode", seq_k=128, splits=0, interpret=True, group="split"),
         ]
     configs = []
     for arch in ("gfx942", "gfx1100"):
@@ -95,4 +100,12 @@ def configurations(quick: bool) -> list[Config]:
     # Compile time and code against the work: more KV tiles, then wider heads.
     for seq_k in (128, 2048, 8192):
         configs.append(Config("attention", "gfx942", 128, 16, "decode", seq_k=seq_k, group="sweep"))
+    # Split-KV decode (gfx942, 304 CUs): few sequences and KV heads, unsplit then with the splits chosen
+    # from the compute units; a batch that fills the grid already (64 x 8 KV heads) keeps one split.
+    for batch, heads_q, heads_kv, seq_k, interpret in ((1, 8, 1, 8192, False), (2, 16, 2, 512, True)):
+        for splits in (None, 0):
+            configs.append(Config("attention", "gfx942", 128, 16, "decode", batch=batch, heads_q=heads_q,
+                                  heads_kv=heads_kv, seq_k=seq_k, splits=splits, interpret=interpret, group="split"))
+    configs.append(Config("attention", "gfx942", 128, 16, "decode", batch=64, heads_q=64, heads_kv=8, seq_k=4096,
+                          splits=0, group="split"))
     return configs

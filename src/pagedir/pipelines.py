@@ -1,6 +1,6 @@
 """Named pipelines, as ``pagedir-opt`` flags and for ``add_pass``: ranges of the driver's stage table.
 
-* ``rock-kernel-pipeline{arch=...}``: L0 (rock.attention) -> L6 (gpu.module kernel).
+* ``rock-kernel-pipeline{arch=...}``: linalg payloads (rock-raise-attention) or L0 (rock.attention) -> L6 (gpu.module kernel).
 * ``rock-backend-pipeline{arch=...}``: L6 -> LLVM dialect + ROCDL (upstream passes).
 
 Each pipeline is a list of steps: a pagedir :class:`~pagedir.passes.base.Pass`
@@ -42,7 +42,7 @@ class KernelPipelineOptions:
 
 
 def kernel_pipeline_steps(options: KernelPipelineOptions) -> list[Pass | str]:
-    return [stage.step for stage in stages(CompileOptions(arch=options.arch), "L0", "L6")]
+    return [stage.step for stage in stages(CompileOptions(arch=options.arch), "linalg", "L6")]
 
 
 @dataclass(frozen=True)

@@ -347,7 +347,8 @@ def paged_cache(
 
     Give the page size in tokens (``tokens_per_page``: pages of ``tokens * D``
     elements) or in elements (``page_size``, as in the IR). Per batch the cache
-    ``[Hkv, Sk, D]`` is flattened row-major and cut into ``P = Hkv*Sk*D / S`` pages.
+    ``[Hkv, Sk, D]`` is flattened row-major and cut into ``P = ceil(Hkv*Sk*D / S)`` pages
+    (the last one partly filled, its tail zeros, when ``S`` does not divide).
     Pages are uploaded in a random order (``rng``), so consecutive pages live at
     unrelated addresses; pages wholly past ``seq_lens`` are not uploaded and get a
     null pointer. ``dtype`` is the element type stored on the device (numpy dtype,
@@ -360,12 +361,15 @@ def paged_cache(
             raise ValueError("give tokens_per_page or page_size")
         page_size = tokens_per_page * head_dim
     per_batch = heads_kv * seq_k * head_dim
-    if page_size <= 0 or per_batch % page_size:
-        raise ValueError(f"{per_batch} elements per batch are not a whole number of {page_size}-element pages")
+    if page_size <= 0:
+        raise ValueError(f"page_size must be positive, got {page_size}")
     stored = to_device_dtype(dense, dtype)
-    num_pages = per_batch // page_size
-    flat = stored.reshape(batch, num_pages, page_size)
-    token_of = (np.arange(per_batch) // head_dim) % seq_k
+    num_pages = -(-per_batch // page_size)  # the last page partly filled when it does not divide
+    flat = np.zeros((batch, num_pages * page_size), dtype=stored.dtype)
+    flat[:, :per_batch] = stored.reshape(batch, per_batch)
+    flat = flat.reshape(batch, num_pages, page_size)
+    token_of = np.concatenate([(np.arange(per_batch) // head_dim) % seq_k,
+                               np.full(num_pages * page_size - per_batch, seq_k)])
     null = np.zeros((batch, num_pages), dtype=bool)
     if seq_lens is not None:
         null = null_pages(token_of, seq_lens, page_size)
@@ -457,3 +461,155 @@ def from_vllm(
     k = paged_cache(device, dense_k, tokens, seq_lens=seq_lens, rng=rng, dtype=dtype)
     v = paged_cache(device, dense_v, tokens, seq_lens=seq_lens, rng=rng, dtype=dtype)
     return k, v
+
+
+# ----------------------------------------------------------------------------
+# Serving page tables consumed in place: block tables (vLLM) and CSR tables (FlashInfer)
+
+KV_LAYOUTS = ("nhd", "hnd")
+
+
+@dataclass
+class BlockCaches:
+    """K and V cache pools with the block table that places each sequence's tokens in them.
+
+    ``k_pool``/``v_pool``: ``[num_blocks, block_size, Hkv, D]`` (``nhd``) or ``[num_blocks, Hkv,
+    block_size, D]`` (``hnd``); ``block_table``: int32 ``[B, max_blocks]``; ``seq_lens``: int32 ``[B]``.
+    """
+
+    k_pool: np.ndarray
+    v_pool: np.ndarray
+    block_table: np.ndarray
+    seq_lens: np.ndarray
+    layout: str
+
+
+def block_caches(
+    k: Any,
+    v: Any,
+    block_size: int,
+    *,
+    seq_lens: Any,
+    layout: str = "nhd",
+    num_blocks: int | None = None,
+    rng: np.random.Generator | None = None,
+    dtype: Any = None,
+    share_first_block: bool = False,
+    fill: float = np.nan,
+) -> BlockCaches:
+    """Scatter dense K and V ``[B, Hkv, Sk, D]`` into cache pools through a shuffled block table.
+
+    Sequence ``b`` gets ``ceil(seq_lens[b] / block_size)`` blocks of shuffled ids (``rng``);
+    its remaining table slots hold ids of other blocks (any id: a kernel must not
+    read past ``seq_lens``). Unused blocks hold ``fill`` (NaN), and the rest of a
+    last block what the dense tensors hold there. With ``share_first_block``,
+    sequence 1's first block is sequence 0's (prefix sharing): their first
+    ``block_size`` tokens must be equal. ``num_blocks`` defaults to ``B * max_blocks``
+    (``max_blocks = ceil(Sk / block_size)``); ``dtype`` as in :func:`paged_cache`.
+    """
+    if layout not in KV_LAYOUTS:
+        raise ValueError(f"unknown layout {layout!r} (known: {', '.join(KV_LAYOUTS)})")
+    k, v = np.asarray(k), np.asarray(v)
+    batch, heads_kv, seq_k, head_dim = k.shape
+    lengths = np.asarray(seq_lens, dtype=np.int64)
+    max_blocks = -(-seq_k // block_size)
+    num_blocks = batch * max_blocks if num_blocks is None else num_blocks
+    used = [-(-int(n) // block_size) for n in lengths]
+    shared = share_first_block and batch > 1 and used[0] > 0 and used[1] > 0
+    if shared and not (np.array_equal(k[0, :, :block_size], k[1, :, :block_size], equal_nan=True)
+                       and np.array_equal(v[0, :, :block_size], v[1, :, :block_size], equal_nan=True)):
+        raise ValueError("share_first_block: the first block of tokens of sequences 0 and 1 differ")
+    needed = sum(used) - (1 if shared else 0)
+    if needed > num_blocks:
+        raise ValueError(f"the sequences need {needed} blocks, the pool has {num_blocks}")
+    rng = rng if rng is not None else np.random.default_rng(0)
+    ids = iter(rng.permutation(num_blocks))
+    table = rng.integers(0, num_blocks, size=(batch, max_blocks)).astype(np.int32)  # unused slots: any block
+    padded = max_blocks * block_size
+    pools = []
+    for dense in (k, v):
+        stored = to_device_dtype(dense, dtype)
+        filler = to_device_dtype(np.full(1, fill, dtype=np.float32), dtype if dtype is not None else stored.dtype)
+        pools.append(np.full((num_blocks, heads_kv, block_size, head_dim), filler[0], dtype=stored.dtype))
+    k_pool, v_pool = pools
+    for b in range(batch):
+        for slot in range(used[b]):
+            if shared and b == 1 and slot == 0:
+                table[1, 0] = table[0, 0]
+                continue
+            table[b, slot] = next(ids)
+    for pool, dense in zip(pools, (k, v)):
+        stored = to_device_dtype(dense, dtype)
+        tokens = np.concatenate([stored, np.zeros((batch, heads_kv, padded - seq_k, head_dim), stored.dtype)], axis=2)
+        for b in range(batch):
+            for slot in range(used[b]):
+                pool[table[b, slot]] = tokens[b, :, slot * block_size : (slot + 1) * block_size]
+    if layout == "nhd":
+        k_pool, v_pool = (np.ascontiguousarray(np.transpose(p, (0, 2, 1, 3))) for p in pools)
+    return BlockCaches(k_pool, v_pool, table, lengths.astype(np.int32), layout)
+
+
+def blocks_dense(pool: Any, block_table: Any, *, layout: str = "nhd") -> np.ndarray:
+    """Dense ``[B, Hkv, max_blocks * block_size, D]`` gathered from a pool through a block table
+    (what ``rock.block_table_view`` presents; ids outside the pool give zeros)."""
+    pool = np.asarray(pool)
+    table = np.asarray(block_table, dtype=np.int64)
+    table = np.where((table >= 0) & (table < pool.shape[0]), table, -1)
+    return vllm_dense(pool, table, kind="k", layout=layout)
+
+
+def csr_from_block_table(block_table: Any, seq_lens: Any, block_size: int, *, nnz: int | None = None,
+                         rng: np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """FlashInfer's ``(kv_indptr [B+1], kv_indices [nnz], kv_last_page_len [B])`` for the same pages.
+
+    Sequence ``b`` keeps its first ``ceil(seq_lens[b] / block_size)`` block ids; ``nnz``
+    (default: exactly their count) pads ``kv_indices`` with ids no sequence owns (random
+    ones from ``rng``, else 0). A sequence of length 0 has no page and ``last_page_len`` 0.
+    """
+    table = np.asarray(block_table, dtype=np.int64)
+    lengths = np.asarray(seq_lens, dtype=np.int64)
+    pages = -(-lengths // block_size)
+    indptr = np.concatenate([[0], np.cumsum(pages)]).astype(np.int32)
+    indices = np.concatenate([table[b, : pages[b]] for b in range(len(lengths))] + [np.zeros(0, np.int64)])
+    nnz = len(indices) if nnz is None else nnz
+    if nnz < len(indices):
+        raise ValueError(f"the sequences own {len(indices)} pages, more than nnz = {nnz}")
+    pad = rng.integers(0, max(1, int(table.max(initial=0)) + 1), size=nnz - len(indices)) if rng is not None \
+        else np.zeros(nnz - len(indices), np.int64)
+    last = np.where(pages > 0, lengths - (pages - 1) * block_size, 0)
+    return indptr, np.concatenate([indices, pad]).astype(np.int32), last.astype(np.int32)
+
+
+def csr_seq_lens(kv_indptr: Any, kv_last_page_len: Any, block_size: int) -> np.ndarray:
+    """Sequence lengths of a CSR page table: ``(pages - 1) * block_size + last`` (0 without pages)."""
+    pages = np.diff(np.asarray(kv_indptr, dtype=np.int64))
+    last = np.asarray(kv_last_page_len, dtype=np.int64)
+    return np.where(pages > 0, (pages - 1) * block_size + last, 0)
+
+
+def csr_block_table(kv_indptr: Any, kv_indices: Any, max_blocks: int) -> np.ndarray:
+    """The block table ``[B, max_blocks]`` of a CSR page table (-1 in slots a sequence does not own)."""
+    indptr = np.asarray(kv_indptr, dtype=np.int64)
+    indices = np.asarray(kv_indices, dtype=np.int64)
+    table = np.full((len(indptr) - 1, max_blocks), -1, dtype=np.int64)
+    for b in range(len(indptr) - 1):
+        owned = indices[indptr[b] : indptr[b + 1]][:max_blocks]
+        table[b, : len(owned)] = owned
+    return table
+
+
+def vllm_key_cache_to_pool(key_cache: Any, layout: str = "hnd") -> np.ndarray:
+    """vLLM's 5-D key cache ``[num_blocks, Hkv, D/x, block_size, x]`` as a pool of ``layout`` (a copy).
+
+    The 5-D layout splits D; no view of it has rows of D contiguous elements, so it
+    is converted once (e.g. when the cache is allocated), not per step."""
+    cache = np.asarray(key_cache)
+    n, heads, d_outer, block_size, x = cache.shape
+    hnd = np.transpose(cache, (0, 1, 3, 2, 4)).reshape(n, heads, block_size, d_outer * x)
+    return np.ascontiguousarray(hnd if layout == "hnd" else np.transpose(hnd, (0, 2, 1, 3)))
+
+
+def vllm_value_cache_to_pool(value_cache: Any, layout: str = "hnd") -> np.ndarray:
+    """vLLM's value cache ``[num_blocks, Hkv, D, block_size]`` as a pool of ``layout`` (a copy)."""
+    hnd = np.transpose(np.asarray(value_cache), (0, 1, 3, 2))
+    return np.ascontiguousarray(hnd if layout == "hnd" else np.transpose(hnd, (0, 2, 1, 3)))

@@ -223,7 +223,7 @@ def test_each_pass_preserves_the_computation(argument: str) -> None:
     args = make_args(num_heads_q=4, num_heads_kv=1, seq_len_q=2, seq_len_k=32, causal=True, seq_lens=True)
     with make_context():
         module = ir.Module.parse(gen.generate(args))
-        stages = driver.stages(driver.CompileOptions(), "L0", "L6")
+        stages = driver.stages(driver.CompileOptions(), "linalg", "L6")
         driver.run_stages(module.operation, stages[: KERNEL_PASSES.index(argument)])
         result = check_pass(module, argument, seed=3)
     assert result.ok and result.functions, result.report()

@@ -43,3 +43,27 @@ def test_one_configuration_measured_and_reported(tmp_path):
     report.update_readme(str(readme), machine, records, "benchmarks/results")
     report.update_readme(str(readme), machine, records, "benchmarks/results")
     assert readme.read_text().count("## Benchmarks") == 1
+
+
+def test_split_configuration_counts_the_workgroups_of_every_launch():
+    config = Config("attention", "gfx942", 32, 16, "decode", batch=1, heads_q=4, heads_kv=1, seq_k=128, splits=4,
+                    interpret=True, group="split")
+    record = measure_config(config, repeat=1)
+    assert record["status"] == "ok", record.get("error")
+    kernel = record["kernel"]
+    assert kernel["num_splits"] == 4
+    assert [launch["name"] for launch in kernel["launches"]] == ["paged_attention", "paged_attention_combine"]
+    split, combine = kernel["launches"]
+    assert split["grid"] == 4 and kernel["grid"] == 4  # one (sequence, KV head) x 4 splits
+    assert kernel["workgroups"] == split["grid"] + combine["grid"]
+    assert kernel["workspace_bytes"] == 4 * 4 * (32 + 1) * 4  # splits x query rows x (D + LSE) x f32
+    interp = record["interp"]
+    assert interp["passed"]
+    workspace, out = interp["workspace_argument"], interp["out_argument"]
+    # Every workspace slot is written once by the splits; out is written once, by the combine kernel.
+    assert interp["bytes"]["arguments_written"][workspace] == kernel["workspace_bytes"]
+    assert interp["bytes"]["arguments_written"][out] == record["bytes_required"]["out"]
+    text = report.split_table([record])
+    assert f"| {config.name} | 4 | paged_attention x 4, then paged_attention_combine x {combine['grid']} | " \
+           f"{4 + combine['grid']} | 304 |" in text
+    assert "| workgroups |" in report.summary_table([record])

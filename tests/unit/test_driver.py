@@ -48,11 +48,11 @@ COPY_KV = generated(copy_kv, ["--seq-len", "32", "--head-dim", "8", "--block-siz
 DECODE = generated(attention, ["--seq-len-k", "64", "--head-dim", "64", "--ragged"])
 
 
-def test_stages_from_l0_to_the_code_object_in_order() -> None:
-    table = stages(CompileOptions(arch="gfx942", emit="hsaco", want_asm=True), "L0")
+def test_stages_from_linalg_to_the_code_object_in_order() -> None:
+    table = stages(CompileOptions(arch="gfx942", emit="hsaco", want_asm=True), "linalg")
     assert [s.name for s in table] == [*KERNEL_PASSES, *BACKEND_STEPS, "extract-llvm-module", "mlir-translate", "llvm-O3",
                                        "llvm-codegen", "llvm-codegen-obj", "ld.lld"]
-    assert [s.level for s in table] == ["L1", "L2", "L3", "L3", "L3", "L4", "L5", "L6", *["L7"] * 10,
+    assert [s.level for s in table] == ["L0", "L1", "L2", "L3", "L3", "L3", "L4", "L5", "L6", *["L7"] * 10,
                                         "llvm-module", "llvm-ir", "llvm-ir-opt", "asm", "obj", "hsaco"]
     # Each kernel pass and each level after L7 is dumped under its own name; the backend pipeline once, at its end.
     assert [s.dump for s in table if s.dump] == [*KERNEL_PASSES, "llvm-dialect", "llvm-module", "llvm-ir", "llvm-ir-opt",
@@ -76,7 +76,8 @@ def test_the_named_pipelines_are_ranges_of_the_stage_table() -> None:
 
 def test_start_and_end_levels_select_a_range() -> None:
     options = CompileOptions(arch="gfx942")
-    assert [s.name for s in stages(options, "L2", "L6")] == list(KERNEL_PASSES[2:])
+    assert [s.name for s in stages(options, "L2", "L6")] == list(KERNEL_PASSES[3:])
+    assert [s.name for s in stages(options, "linalg", "L0")] == ["rock-raise-attention"]
     assert [s.name for s in stages(options, "L0", "L1")] == ["rock-attention-to-gridwise"]
     assert [s.name for s in stages(options, "L3", "L5")] == ["rock-threadwise-lowering", "rock-buffer-load"]
     assert [s.name for s in stages(options, "L6", "L7")] == BACKEND_STEPS
@@ -84,7 +85,7 @@ def test_start_and_end_levels_select_a_range() -> None:
     with pytest.raises(ValueError, match="level L6 comes after L2"):
         stages(options, "L6", "L2")
     # A kernel-pipeline range needs no chip; the backend and the code generator do.
-    assert len(stages(CompileOptions(), "L0", "L6")) == len(KERNEL_PASSES)
+    assert len(stages(CompileOptions(), "linalg", "L6")) == len(KERNEL_PASSES)
     with pytest.raises(ValueError, match="needs arch=<chip>"):
         stages(CompileOptions(), "L0", "L7")
     with pytest.raises(ValueError, match="needs arch=<chip>"):

@@ -110,7 +110,7 @@ def test_run_unknown_rock_check_generator(tmp_path, check) -> None:
     path.write_text('func.func @f(%a: memref<4xf32>) attributes {rock.check = "bogus"} {\n  return\n}\n')
     argv = ["--check", str(path)] if check else [str(path), "--entry", "f"]
     line = one_error_line(tool("run", *argv), "")
-    assert line.startswith(f"{path}:1:1: error: @f has rock.check = \"bogus\": no such case generator (known: copy_kv)")
+    assert line.startswith(f"{path}:1:1: error: @f has rock.check = \"bogus\": no such case generator (known: copy_kv, linalg_attention)")
 
 
 @pytest.mark.parametrize("body, message", [

@@ -165,9 +165,14 @@ def test_paged_cache_layout_shuffle_and_nulls():
     assert list(cache.table[0, :, 0]) != sorted(cache.table[0, :, 0])
 
 
-def test_paged_cache_page_size_in_elements_must_divide():
-    with pytest.raises(ValueError, match="whole number"):
-        reference.paged_cache(_Pool(), np.zeros((1, 1, 6, 4)), page_size=16)
+def test_paged_cache_last_page_partly_filled():
+    # 6 tokens x 4 = 24 elements in pages of 16: two pages, the second holding 8 elements then zeros.
+    pool = _Pool()
+    dense = np.arange(1, 25, dtype=np.float32).reshape(1, 1, 6, 4)
+    cache = reference.paged_cache(pool, dense, page_size=16)
+    assert cache.table.shape == (1, 2, 1)
+    flat = _gather(pool, cache.table, 16, np.float32)
+    np.testing.assert_array_equal(flat.reshape(-1), np.concatenate([dense.reshape(-1), np.zeros(8, np.float32)]))
 
 
 @pytest.mark.parametrize("layout", ["nhd", "hnd", "vllm"])

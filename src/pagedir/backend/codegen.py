@@ -10,14 +10,14 @@ The wave size is passed as an explicit target feature (``+wavefrontsize32`` or
 kernel's ``rock.wave_size``, whatever LLVM's default for the chip is (LLVM 22
 defaults gfx10+ to wave32 and gfx9 to wave64, the same as the table).
 
-A ``.hsaco`` is the object linked as a shared library by ``ld.lld`` (not on PyPI):
-``ld.lld`` or ``ld.lld-22`` from PATH, or the path in ``PAGEDIR_LD_LLD``.
+A ``.hsaco`` is the object linked as a shared library by ``ld.lld``: the ``zig ld.lld``
+of the ``ziglang`` dependency (LLD 22), or the path in ``PAGEDIR_LD_LLD``
+(:mod:`pagedir.backend.linker`).
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import tempfile
 from functools import cache
@@ -25,9 +25,8 @@ from functools import cache
 import llvmlite.binding as llvm
 
 from pagedir.arch import Chip
+from pagedir.backend.linker import linker_command, missing_linker_message
 from pagedir.backend.translate import TRIPLE, BackendError
-
-LD_LLD_ENV = "PAGEDIR_LD_LLD"
 
 
 @cache
@@ -77,32 +76,21 @@ def _copy(module):
     return llvm.parse_assembly(str(module))
 
 
-def find_linker() -> str | None:
-    override = os.environ.get(LD_LLD_ENV)
-    if override:
-        return override
-    return shutil.which("ld.lld") or shutil.which("ld.lld-22")
-
-
 def link_hsaco(obj: bytes) -> bytes:
     """Link the relocatable object into a loadable code object (``ld.lld -shared``)."""
-    linker = find_linker()
+    linker = linker_command()
     if linker is None:
-        raise BackendError(
-            "--emit=hsaco needs ld.lld to link the code object, and none is on PATH: install LLVM's lld "
-            f"(e.g. 'apt-get install lld', or ROCm's llvm/bin), or set {LD_LLD_ENV}; "
-            "--emit=obj gives the relocatable ELF object without it"
-        )
+        raise BackendError(missing_linker_message())
     with tempfile.TemporaryDirectory(prefix="pagedir-") as work:
         obj_path = os.path.join(work, "kernel.o")
         out_path = os.path.join(work, "kernel.hsaco")
         with open(obj_path, "wb") as handle:
             handle.write(obj)
         try:
-            done = subprocess.run([linker, "-shared", obj_path, "-o", out_path], capture_output=True, text=True)
+            done = subprocess.run([*linker, "-shared", obj_path, "-o", out_path], capture_output=True, text=True)
         except OSError as err:
-            raise BackendError(f"cannot run {linker}: {err.strerror}") from None
+            raise BackendError(f"cannot run {' '.join(linker)}: {err.strerror}") from None
         if done.returncode != 0:
-            raise BackendError(f"{linker} failed:\n{done.stderr.strip()}")
+            raise BackendError(f"{' '.join(linker)} failed:\n{done.stderr.strip()}")
         with open(out_path, "rb") as handle:
             return handle.read()

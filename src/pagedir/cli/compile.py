@@ -10,7 +10,7 @@ code generator (``pagedir.backend``).
 
 ``--emit``: ``llvm-dialect`` (the module after rock-backend-pipeline),
 ``llvm-ir`` (the optimized LLVM IR given to the code generator), ``asm``, ``obj``
-(relocatable ELF), ``hsaco`` (linked code object; needs ``ld.lld``).
+(relocatable ELF), ``hsaco`` (linked code object; ``ld.lld`` from the ``ziglang`` dependency).
 
 ``--report`` prints the kernel report as a table on stderr (stdout may hold the
 output); ``--report=FILE`` writes it as JSON to FILE (``-``: stdout).
@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 import traceback
 
@@ -44,6 +43,7 @@ from pagedir.cli import crash_guard
 from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError
 from pagedir.arch import Chip, ChipError, get_chip, kernel_chip_or_none, known_chips, parse_target
 from pagedir.backend import EMIT_KINDS, format_table, kernel_reports, to_json
+from pagedir.backend.linker import linker_command
 from pagedir.cache import Cache, Entry, cache_key, default_cache_dir, tool_versions
 from pagedir.cli.files import read_stdin, write_atomically, write_outputs
 
@@ -258,7 +258,7 @@ def _cache_options(args: argparse.Namespace) -> dict:
         "mlir_translate": os.environ.get("PAGEDIR_MLIR_TRANSLATE"),
     }
     if args.emit == "hsaco":
-        options["linker"] = os.environ.get("PAGEDIR_LD_LLD") or shutil.which("ld.lld") or shutil.which("ld.lld-22")
+        options["linker"] = linker_command()
     return options
 
 
@@ -281,8 +281,8 @@ def _compile(args: argparse.Namespace, text: str, name: str) -> Entry:
         module = _parse(text, name, collector)
         chip = _choose_chip(args.arch, module, collector)
         dumps.write("input", module)
-        if _has_rock_kernels(module):
-            _run(module, driver.CompileOptions(arch=chip.name), "L0", "L6", dumps)
+        if _has_rock_kernels(module) or driver.level_of(module.operation) == "linalg":  # linalg: raised first
+            _run(module, driver.CompileOptions(arch=chip.name), "linalg", "L6", dumps)
         if not _has_gpu_kernels(module):
             _fail([Diag("error", "input has no GPU kernel: expected a func.func with rock.kernel "
                          "or a gpu.module holding a gpu.func kernel", name, 1, 1)])

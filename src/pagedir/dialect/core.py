@@ -248,7 +248,8 @@ class OpDef:
                     )
         if errors:
             return errors
-        return [f"'{cls.op_name()}' op {msg}" for msg in cls().verify(op)]
+        with op.context:  # verify() builds types, which needs the op's context even when none is entered
+            return [f"'{cls.op_name()}' op {msg}" for msg in cls().verify(op)]
 
     # -- IRDL ----------------------------------------------------------------
 

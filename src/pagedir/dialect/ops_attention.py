@@ -20,6 +20,7 @@ from pagedir.dialect.core import (
     Operand,
     Result,
 )
+from pagedir.dialect.ops_page_table import PageGeometry, is_block_table_view
 from pagedir.dialect.types import element_bytes
 
 
@@ -31,10 +32,13 @@ class DerefOp(OpDef):
 `memref<B x P x S x T>` is the virtual concatenation of the pages, each S
 contiguous elements of type T. Nothing is loaded here: the blockwise loader reads
 the pages. Per batch, the logical K (or V) `[num_heads_kv, seq_len_k, head_dim]`
-is flattened row-major and cut into the pages.
+is flattened row-major and cut into the pages. With `seq_len_k`, that logical K
+holds `seq_len_k` tokens and the last page is partly filled (its tail is never read).
 """
     operands = (Operand("table", MEMREF, effect=READ, doc="memref<B x P x 1 x i64> of page addresses"),)
     results = (Result("pages", MEMREF, "memref<B x P x S x T>"),)
+    attributes = (Attr("seq_len_k", I64_ATTR, required=False,
+                       doc="tokens per sequence when the last page is partly filled (default P*S / (Hkv*D))"),)
     example = '%k = "rock.deref"(%k_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>'
 
     def verify(self, op) -> Iterator[str]:
@@ -56,11 +60,25 @@ is flattened row-major and cut into the pages.
             )
         if pages.shape[2] <= 0:
             yield f"page size (elements per page) must be positive, got {pages.shape[2]}"
+        if op.seq_len_k is not None and op.seq_len_k <= 0:
+            yield f"seq_len_k must be positive, got {op.seq_len_k}"
 
 
 def is_deref(value: ir.Value) -> bool:
     owner = value.owner
     return isinstance(owner, ir.Operation | ir.OpView) and owner.name == "rock.deref"
+
+
+def deref_seq_len_k(value: ir.Value) -> int | None:
+    """The ``seq_len_k`` a ``rock.deref`` states (a partly filled last page), else None."""
+    if not is_deref(value) or "seq_len_k" not in value.owner.attributes:
+        return None
+    return ir.IntegerAttr(value.owner.attributes["seq_len_k"]).value
+
+
+def is_paged(value: ir.Value) -> bool:
+    """A ``rock.deref`` or ``rock.block_table_view`` result: paged K/V ``[B, P, S]``."""
+    return is_deref(value) or is_block_table_view(value)
 
 
 FLOAT_TYPES = ("f16", "bf16", "f32")
@@ -73,8 +91,8 @@ VECTOR_BITS = 128
 class AttentionLike(OpDef):
     operands = (
         Operand("q", MEMREF, effect=READ, doc="memref<B x Hq x Sq x D x T>"),
-        Operand("k", MEMREF, effect=READ, doc="dense memref<B x Hkv x Sk x D x T> or a rock.deref result"),
-        Operand("v", MEMREF, effect=READ, doc="dense memref<B x Hkv x Sk x D x T> or a rock.deref result"),
+        Operand("k", MEMREF, effect=READ, doc="dense memref<B x Hkv x Sk x D x T>, a rock.deref or rock.block_table_view result"),
+        Operand("v", MEMREF, effect=READ, doc="dense memref<B x Hkv x Sk x D x T>, a rock.deref or rock.block_table_view result"),
         Operand("seq_lens", MEMREF, OPTIONAL, effect=READ, doc="memref<B x i32>: keys at positions >= seq_lens[b] are masked"),
         Operand("alibi_slopes", MEMREF, OPTIONAL, effect=READ,
                 doc="memref<Hq x f32>: ALiBi, score of q head h for key j += slope[h] * (j - i_pos)"),
@@ -109,11 +127,23 @@ class AttentionLike(OpDef):
 def kv_shape(value: ir.Value, num_heads_kv: int, head_dim: int) -> tuple[int, int, int] | str:
     """(batch, Hkv, Sk) of dense or paged K/V, or a message saying why the shape is wrong."""
     type_ = value.type
-    if is_deref(value):
+    if is_block_table_view(value):
+        g = PageGeometry.of(value)
+        if (g.heads_kv, g.head_dim) != (num_heads_kv, head_dim):
+            return (f"the cache pool holds {g.heads_kv} heads of dim {g.head_dim}, the attention "
+                    f"{num_heads_kv} KV heads of dim {head_dim}")
+    if is_paged(value):
         if type_.rank != 3:
             return f"rock.deref result must be memref<B x P x S x T>, got {type_}"
         batch, pages, page_size = type_.shape
         per_batch = pages * page_size
+        tokens = deref_seq_len_k(value)
+        if tokens is not None:
+            needed = num_heads_kv * tokens * head_dim
+            if not (pages - 1) * page_size < needed <= per_batch:
+                return (f"seq_len_k = {tokens} tokens of num_heads_kv x head_dim = {num_heads_kv} x {head_dim} are "
+                        f"{needed} elements per batch, which {pages} pages of {page_size} elements do not end in")
+            return batch, num_heads_kv, tokens
         if per_batch % (num_heads_kv * head_dim):
             return (
                 f"paged K/V hold {pages} pages x {page_size} elements = {per_batch} elements per batch, "
@@ -163,9 +193,9 @@ def read_problem(op) -> AttentionProblem:
     batch, heads_q, seq_q, head_dim = op.q.type.shape
     heads_kv = op.num_heads_kv
     k_type = op.k.type
-    if is_deref(op.k):
+    if is_paged(op.k):
         pages, page_elements = k_type.shape[1], k_type.shape[2]
-        seq_k = pages * page_elements // (heads_kv * head_dim)
+        seq_k = deref_seq_len_k(op.k) or pages * page_elements // (heads_kv * head_dim)
     else:
         page_elements, seq_k = None, k_type.shape[2]
     kv_element = k_type.element_type
@@ -227,6 +257,25 @@ def verify_attention_shapes(op) -> Iterator[str]:
         t = seq_lens.type
         if t.rank != 1 or t.shape[0] != batch or t.element_type != ir.IntegerType.get_signless(32):
             yield f"seq_lens must be memref<{batch}xi32>, got {t}"
+    yield from verify_csr_lengths(op)
+
+
+def csr_lengths(value: ir.Value) -> tuple[ir.Value, ir.Value] | None:
+    """(kv_indptr, kv_last_page_len) of a CSR ``rock.block_table_view`` result, else None."""
+    if not is_block_table_view(value) or len(value.owner.operands) != 4:
+        return None
+    return value.owner.operands[2], value.owner.operands[3]
+
+
+def verify_csr_lengths(op) -> Iterator[str]:
+    """CSR K/V carry the sequence lengths: both views read the same kv_indptr and kv_last_page_len, no seq_lens."""
+    k_lengths, v_lengths = csr_lengths(op.k), csr_lengths(op.v)
+    if k_lengths is None and v_lengths is None:
+        return
+    if k_lengths != v_lengths:
+        yield "k and v must be csr views of the same kv_indptr and kv_last_page_len"
+    if op.seq_lens is not None:
+        yield "takes no seq_lens with csr page tables: the lengths come from kv_indptr and kv_last_page_len"
 
 
 #: The largest window_left: past any sequence (index arithmetic on it stays far from overflow).

@@ -17,13 +17,13 @@ from typing import Any
 import mlir.ir as ir
 from mlir.dialects._ods_common import _cext
 
-from pagedir.dialect import ops_attention, ops_core, ops_gridwise, ops_load
+from pagedir.dialect import ops_attention, ops_core, ops_gridwise, ops_load, ops_page_table
 from pagedir.dialect.core import OpDef, build, dialect_irdl, make_opview_class
 
 NAMESPACE = "rock"
 
 #: Every op of the dialect, in documentation order.
-OP_DEFS: tuple[type[OpDef], ...] = ops_core.OPS + ops_attention.OPS + ops_gridwise.OPS + ops_load.OPS
+OP_DEFS: tuple[type[OpDef], ...] = ops_core.OPS + ops_attention.OPS + ops_page_table.OPS + ops_gridwise.OPS + ops_load.OPS
 OP_DEFS_BY_NAME: dict[str, type[OpDef]] = {op.op_name(): op for op in OP_DEFS}
 
 IRDL_TEXT = dialect_irdl(NAMESPACE, OP_DEFS)

@@ -4,11 +4,21 @@ Arguments of the generated ``func.func @paged_attention``: ``(q, k_table, v_tabl
 [seq_lens], out)``; with ``--dense`` K and V are dense ``[B, Hkv, Sk, D]`` instead
 of page tables. ``--page-size`` counts tokens: a page holds ``page_size * D``
 contiguous elements of one batch's ``[Hkv, Sk, D]`` cache, so the table has
-``Hkv * Sk / page_size`` pointers per sequence. ``--seq-lens`` (alias ``--ragged``)
-adds ``seq_lens`` (keys past a sequence's length are masked; their pages may be null).
-Variants: ``--window N`` (``window_left``), ``--softcap X``, ``--alibi`` (argument
-``alibi_slopes``) and ``--sinks`` (argument ``sinks``), after ``seq_lens``:
-``(q, k, v, [seq_lens], [alibi_slopes], [sinks], out)``.
+``ceil(Hkv * Sk / page_size)`` pointers per sequence (a partly filled last page is
+stated by ``rock.deref {seq_len_k}``). ``--seq-lens`` (alias ``--ragged``) adds
+``seq_lens`` (keys past a sequence's length are masked; their pages may be null).
+
+``--page-table blocks`` / ``csr`` take cache pools in place (``--kv-layout nhd``:
+``[num_blocks, page_size, Hkv, D]``, ``hnd``: ``[num_blocks, Hkv, page_size, D]``)
+viewed by ``rock.block_table_view``: ``(q, k_cache, v_cache, block_table, seq_lens,
+out)`` or ``(q, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len, out)``
+with ``ceil(Sk / page_size)`` block slots per sequence (docs/serving.md).
+
+Variants, in every form: ``--window N`` (``window_left``), ``--softcap X``, ``--alibi``
+(argument ``alibi_slopes``), ``--sinks`` (argument ``sinks``), ``--kv-dtype`` (fp8 K/V,
+pages or pools) with ``--kv-scale per-tensor`` (arguments ``k_scale``, ``v_scale``); the
+arguments follow the lengths: ``(..., [seq_lens], [alibi_slopes], [sinks], [k_scale,
+v_scale], out)``.
 """
 
 from __future__ import annotations
@@ -19,6 +29,8 @@ from pagedir.cli.args import UserError
 from pagedir.gen import checks
 
 DTYPES = ("f16", "bf16", "f32")
+PAGE_TABLES = ("pointers", "blocks", "csr")
+KV_LAYOUTS = ("nhd", "hnd")
 #: --kv-dtype: fp8 K/V element types (MLIR names); gfx942 takes the FNUZ ones, gfx950 the OCP ones.
 KV_DTYPES = {"fp8e4m3fnuz": "f8E4M3FNUZ", "fp8e5m2fnuz": "f8E5M2FNUZ", "fp8e4m3fn": "f8E4M3FN", "fp8e5m2": "f8E5M2"}
 KV_SCALES = ("per-tensor", "per-token-head")
@@ -41,6 +53,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="score scale, a finite positive f32 value (default 1/sqrt(D))")
     parser.add_argument("--arch", default="gfx942", help="chip or target recorded as rock.arch (a known chip)")
     parser.add_argument("--name", default="paged_attention", help="function name ([A-Za-z_][A-Za-z0-9_$.]*)")
+    parser.add_argument("--page-table", choices=PAGE_TABLES, default="pointers",
+                        help="pointers: i64 page pointers per (sequence, KV head, page) through rock.deref; blocks: "
+                             "vLLM's int32 block table [B, max_blocks] into K and V cache pools, with seq_lens; "
+                             "csr: FlashInfer's kv_indptr, kv_indices, kv_last_page_len into the pools")
+    parser.add_argument("--kv-layout", choices=KV_LAYOUTS, default="nhd",
+                        help="pool layout for blocks/csr: nhd [num_blocks, page, Hkv, D], hnd [num_blocks, Hkv, page, D]")
+    parser.add_argument("--num-blocks", type=int, default=None, metavar="N",
+                        help="blocks in each pool (blocks/csr; default: B x max_blocks, enough for the batch)")
+    parser.add_argument("--varlen", action="store_true",
+                        help="packed queries: q and out [B * Sq, Hq, D] with cu_seqlens_q [B+1] (sequence b's rows "
+                             "start at cu_seqlens_q[b], at most Sq of them; causal aligned to the end of each "
+                             "sequence); with --page-table blocks or csr")
     parser.add_argument("--window", type=int, default=None, metavar="N",
                         help="sliding window: a query at absolute position i sees keys j >= i - N (window_left)")
     parser.add_argument("--softcap", type=softcap_value, default=None, metavar="X",
@@ -94,11 +118,20 @@ def validate(args: argparse.Namespace) -> None:
     checks.positive_sizes(args, ("batch", "num_heads_q", "num_heads_kv", "seq_len_q", "seq_len_k", "head_dim", "page_size"))
     if args.num_heads_q % args.num_heads_kv:
         raise UserError(f"--num-heads-q {args.num_heads_q} must be a multiple of --num-heads-kv {args.num_heads_kv}")
-    if not args.dense and (args.num_heads_kv * args.seq_len_k) % args.page_size:
-        raise UserError(
-            f"the cache of {args.num_heads_kv} heads x {args.seq_len_k} tokens is not a whole number of "
-            f"{args.page_size}-token pages"
-        )
+    serving = args.page_table != "pointers"
+    if serving and args.dense:
+        raise UserError(f"--dense takes no page table, got --page-table {args.page_table}")
+    if args.page_table == "csr" and args.seq_lens:
+        raise UserError("--seq-lens: csr page tables carry the lengths (kv_indptr and kv_last_page_len)")
+    if args.varlen and not serving:
+        raise UserError("--varlen takes --page-table blocks or csr")
+    if args.varlen and args.num_splits not in (None, 1):
+        raise UserError(f"--varlen does not combine with split-KV: --num-splits {args.num_splits}")
+    if args.num_blocks is not None and not serving:
+        raise UserError("--num-blocks sizes the cache pools of --page-table blocks or csr")
+    if args.num_blocks is not None and args.num_blocks < max_blocks(args) * args.batch:
+        raise UserError(f"--num-blocks {args.num_blocks} is fewer than the {args.batch} x {max_blocks(args)} blocks "
+                        f"the batch can fill ({args.seq_len_k} tokens in {args.page_size}-token blocks per sequence)")
     if args.causal and args.seq_len_q > args.seq_len_k:
         raise UserError(f"--seq-len-q {args.seq_len_q} exceeds --seq-len-k {args.seq_len_k}")
     checks.symbol(args.name)
@@ -115,8 +148,11 @@ def validate(args: argparse.Namespace) -> None:
     checks.tensor_fits("q and out", [b, hq, sq, d], args.dtype)
     if args.dense:
         checks.tensor_fits("k and v", [b, hkv, sk, d], args.dtype)
+    elif serving:
+        checks.tensor_fits("the cache pools", [num_blocks(args), args.page_size, hkv, d], args.dtype)
+        checks.tensor_fits("the block table", [b, max_blocks(args)], "i32")
     else:
-        pages = hkv * sk // args.page_size
+        pages = pointer_pages(args)
         checks.tensor_fits("the page tables", [b, pages, 1], "i64")
         checks.tensor_fits("the paged k and v", [b, pages, args.page_size * d], args.dtype)
 
@@ -140,6 +176,33 @@ def validate_kv_dtype(args: argparse.Namespace) -> None:
         raise UserError(f"--head-dim {args.head_dim} must be a multiple of 16 with an fp8 K/V (16 values per 16-byte load)")
 
 
+def variant_parts(args: argparse.Namespace) -> tuple[list[tuple[str, str]], str, str]:
+    """The variants' (arguments after the lengths, their operand segments, their attributes)."""
+    per_head = f"memref<{args.num_heads_q}xf32>"
+    scaled = args.kv_scale == "per-tensor"
+    arguments = [(name, per_head) for name, wanted in (("alibi_slopes", args.alibi), ("sinks", args.sinks)) if wanted]
+    arguments += [("k_scale", "memref<1xf32>"), ("v_scale", "memref<1xf32>")] if scaled else []
+    segments = f"{int(args.alibi)}, {int(args.sinks)}, {int(scaled)}, {int(scaled)}"
+    attributes = f", window_left = {args.window}" if args.window is not None else ""
+    attributes += f", softcap = {args.softcap!r} : f32" if args.softcap is not None else ""
+    return arguments, segments, attributes
+
+
+def pointer_pages(args: argparse.Namespace) -> int:
+    """Pages per sequence of the pointer form: the [Hkv, Sk, D] cache cut into pages, the last one
+    partly filled when it does not divide."""
+    return -(-args.num_heads_kv * args.seq_len_k // args.page_size)
+
+
+def max_blocks(args: argparse.Namespace) -> int:
+    """Block slots per sequence: enough for --seq-len-k tokens (the last block partly filled)."""
+    return -(-args.seq_len_k // args.page_size)
+
+
+def num_blocks(args: argparse.Namespace) -> int:
+    return args.num_blocks if args.num_blocks is not None else args.batch * max_blocks(args)
+
+
 def generate(args: argparse.Namespace) -> str:
     validate(args)
     import mlir.ir as ir
@@ -159,41 +222,86 @@ def function_text(args: argparse.Namespace) -> str:
     lens = f"%seq_lens: memref<{b}xi32>, " if args.seq_lens else ""
     lens_operand = ", %seq_lens" if args.seq_lens else ""
     lens_type = f", memref<{b}xi32>" if args.seq_lens else ""
-    extras = [name for name, wanted in (("alibi_slopes", args.alibi), ("sinks", args.sinks)) if wanted]
-    per_head_type = f"memref<{hq}xf32>"
-    lens += "".join(f"%{name}: {per_head_type}, " for name in extras)
-    lens_operand += "".join(f", %{name}" for name in extras)
-    lens_type += f", {per_head_type}" * len(extras)
-    scaled = args.kv_scale == "per-tensor"
-    if scaled:
-        lens += "%k_scale: memref<1xf32>, %v_scale: memref<1xf32>, "
-        lens_operand += ", %k_scale, %v_scale"
-        lens_type += ", memref<1xf32>, memref<1xf32>"
-    segments = f"1, 1, 1, {1 if args.seq_lens else 0}, {int(args.alibi)}, {int(args.sinks)}, {int(scaled)}, {int(scaled)}, 1"
-    kv_t = KV_DTYPES[args.kv_dtype] if args.kv_dtype else t
+    extras, extra_segments, variant_attrs = variant_parts(args)
+    lens += "".join(f"%{name}: {type_}, " for name, type_ in extras)
+    lens_operand += "".join(f", %{name}" for name, _ in extras)
+    lens_type += "".join(f", {type_}" for _, type_ in extras)
+    segments = f"1, 1, 1, {1 if args.seq_lens else 0}, {extra_segments}, 1"
     scale = f", scale = {args.scale!r} : f32" if args.scale is not None else ""
-    if args.window is not None:
-        scale += f", window_left = {args.window}"
-    if args.softcap is not None:
-        scale += f", softcap = {args.softcap!r} : f32"
+    scale += variant_attrs
+    kv_t = KV_DTYPES[args.kv_dtype] if args.kv_dtype else t
+    if args.page_table != "pointers" and not args.dense:
+        return serving_function_text(args)
     if args.dense:
         kv_type = f"memref<{b}x{hkv}x{sk}x{d}x{kv_t}>"
         params = f"%q: {q_type}, %k: {kv_type}, %v: {kv_type}, {lens}%out: {q_type}"
         derefs = ""
     else:
-        pages = hkv * sk // args.page_size
+        pages = pointer_pages(args)
         table_type = f"memref<{b}x{pages}x1xi64>"
         kv_type = f"memref<{b}x{pages}x{args.page_size * d}x{kv_t}>"
         params = f"%q: {q_type}, %k_table: {table_type}, %v_table: {table_type}, {lens}%out: {q_type}"
+        partial = (hkv * sk) % args.page_size != 0  # the last page partly filled: the capacity is stated
+        tokens = f" {{seq_len_k = {sk}}}" if partial else ""
         derefs = (
-            f'  %k = "rock.deref"(%k_table) : ({table_type}) -> {kv_type}\n'
-            f'  %v = "rock.deref"(%v_table) : ({table_type}) -> {kv_type}\n'
+            f'  %k = "rock.deref"(%k_table){tokens} : ({table_type}) -> {kv_type}\n'
+            f'  %v = "rock.deref"(%v_table){tokens} : ({table_type}) -> {kv_type}\n'
         )
     splits = f", rock.num_splits = {args.num_splits}" if args.num_splits is not None else ""
     return f"""func.func @{args.name}({params}) attributes {{rock.kernel, rock.arch = "{args.arch}"{splits}}} {{
 {derefs}  "rock.attention"(%q, %k, %v{lens_operand}, %out) {{num_heads_q = {hq}, num_heads_kv = {hkv},
       causal = {str(args.causal).lower()}{scale}, operandSegmentSizes = array<i32: {segments}>}}
     : ({q_type}, {kv_type}, {kv_type}{lens_type}, {q_type}) -> ()
+  return
+}}
+"""
+
+
+def serving_function_text(args: argparse.Namespace) -> str:
+    """``(q, k_cache, v_cache, block_table, seq_lens, out)`` or ``(q, k_cache, v_cache, kv_indptr,
+    kv_indices, kv_last_page_len, out)``: the pools viewed in place by rock.block_table_view."""
+    b, hq, hkv = args.batch, args.num_heads_q, args.num_heads_kv
+    sq, d, t, page = args.seq_len_q, args.head_dim, args.dtype, args.page_size
+    slots = max_blocks(args)
+    q_type = f"memref<{b}x{hq}x{sq}x{d}x{t}>"
+    pool_shape = [num_blocks(args), page, hkv, d] if args.kv_layout == "nhd" else [num_blocks(args), hkv, page, d]
+    kv_t = KV_DTYPES[args.kv_dtype] if args.kv_dtype else t
+    pool_type = "memref<" + "x".join(map(str, pool_shape)) + f"x{kv_t}>"
+    kv_type = f"memref<{b}x{hkv * slots}x{page * d}x{kv_t}>"
+    extras, extra_segments, variant_attrs = variant_parts(args)
+    lens_type = f"memref<{b}xi32>"
+    if args.page_table == "blocks":
+        tables = [("block_table", f"memref<{b}x{slots}xi32>")]
+        view_operands, view_segments = "%block_table", "1, 1, 0, 0"
+        lengths = [("seq_lens", lens_type)]
+    else:
+        tables = [("kv_indptr", f"memref<{b + 1}xi32>"), ("kv_indices", f"memref<{b * slots}xi32>"),
+                  ("kv_last_page_len", lens_type)]
+        view_operands, view_segments = "%kv_indices, %kv_indptr, %kv_last_page_len", "1, 1, 1, 1"
+        lengths = []
+    view_types = ", ".join(type_ for name, type_ in (tables[1:2] + tables[0:1] + tables[2:] if len(tables) > 1 else tables))
+    packed = [("q", f"memref<{b * sq}x{hq}x{d}x{t}>"), ("cu_seqlens_q", f"memref<{b + 1}xi32>")] if args.varlen else []
+    queries = packed or [("q", q_type)]
+    out_type = packed[0][1] if packed else q_type
+    arguments = [*queries, ("k_cache", pool_type), ("v_cache", pool_type), *tables, *lengths, *extras, ("out", out_type)]
+    params = ", ".join(f"%{name}: {type_}" for name, type_ in arguments)
+    q_name, out_name = ("q_padded", "out_padded") if packed else ("q", "out")
+    padded = "".join(
+        f'  %{name}_padded = "rock.varlen_view"(%{name}, %cu_seqlens_q) : ({packed[0][1]}, {packed[1][1]}) -> {q_type}\n'
+        for name in ("q", "out")) if packed else ""
+    views = "".join(
+        f'  %{kv} = "rock.block_table_view"(%{kv}_cache, {view_operands}) {{layout = "{args.kv_layout}", '
+        f"operandSegmentSizes = array<i32: {view_segments}>}}\n    : ({pool_type}, {view_types}) -> {kv_type}\n"
+        for kv in ("k", "v"))
+    lens_operand = (", %seq_lens" if lengths else "") + "".join(f", %{name}" for name, _ in extras)
+    lens_types = (f", {lens_type}" if lengths else "") + "".join(f", {type_}" for _, type_ in extras)
+    segments = f"1, 1, 1, {1 if lengths else 0}, {extra_segments}, 1"
+    scale = (f", scale = {args.scale!r} : f32" if args.scale is not None else "") + variant_attrs
+    splits = f", rock.num_splits = {args.num_splits}" if args.num_splits is not None else ""
+    return f"""func.func @{args.name}({params}) attributes {{rock.kernel, rock.arch = "{args.arch}"{splits}}} {{
+{padded}{views}  "rock.attention"(%{q_name}, %k, %v{lens_operand}, %{out_name}) {{num_heads_q = {hq}, num_heads_kv = {hkv},
+      causal = {str(args.causal).lower()}{scale}, operandSegmentSizes = array<i32: {segments}>}}
+    : ({q_type}, {kv_type}, {kv_type}{lens_types}, {q_type}) -> ()
   return
 }}
 """

@@ -5,7 +5,8 @@
   its case from ``pagedir.gen.<generator>.check_case(func_op, rng, device)``;
   attention-like functions (their arguments are ``q, k_table, v_table, [seq_lens],
   out``) get random Q, K/V cut into shuffled pages with null pointers past ragged
-  ``seq_lens`` (NaN and Inf in the slots past them) and the reference output; any other function gets random arrays of
+  ``seq_lens`` (NaN and Inf in the slots past them) and the reference output; functions reading cache
+  pools through ``rock.block_table_view`` get a server's cache (:func:`serving_case`); any other function gets random arrays of
   its argument types (i64 tables read through ``rock.deref`` point at random pages).
 * :func:`check_pass` runs each function of a module before and after one pass on
   the same data (same seed, fresh device each) and compares every argument after
@@ -277,7 +278,8 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device)
     else:
         page_size = ir.MemRefType(derefs[0].results[0].type).shape[2] if derefs else head_dim
         heads_kv = attrs.get("num_heads_kv", 1)
-        seq_k = table_type.shape[1] * page_size // (heads_kv * head_dim)
+        stated = derefs[0].attributes["seq_len_k"] if derefs and "seq_len_k" in derefs[0].attributes else None
+        seq_k = ir.IntegerAttr(stated).value if stated is not None else table_type.shape[1] * page_size // (heads_kv * head_dim)
     q = host_values(rng.standard_normal((batch, heads_q, seq_q, head_dim)), name)
     k = host_values(rng.standard_normal((batch, heads_kv, seq_k, head_dim)), name)
     v = host_values(rng.standard_normal((batch, heads_kv, seq_k, head_dim)), name)
@@ -314,6 +316,138 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device)
                                                       scale=attrs.get("scale"), window_left=attrs.get("window_left"),
                                                       softcap=attrs.get("softcap"), **variants)
     return CheckCase(args=call, expected=expected, keep_alive=kept)
+
+
+def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device) -> CheckCase:
+    """Random Q and K/V placed in cache pools through a block table (or a CSR table) as a server
+    would: shuffled block ids, sequence 1's first block shared with sequence 0 (prefix sharing),
+    lengths that end inside a block, NaN/Inf past them and NaN in unused blocks; the reference result.
+
+    The arguments are read from the ``rock.block_table_view`` ops (K's first): their pools and
+    tables, then ``q`` (first argument), ``out`` (the last argument of q's type) and ``seq_lens``
+    (a ``memref<B x i32>`` the views do not read). Others get random data of their type."""
+    from pagedir.dialect.ops_page_table import PageGeometry
+
+    args = list(func.regions[0].blocks[0].arguments)[: argument_count(func)]
+    views = find_ops(func, "rock.block_table_view")
+    k_view, v_view = views[0], views[-1]
+    varlen = find_ops(func, "rock.varlen_view")  # packed q and out (in that order)
+    g = PageGeometry.of(k_view.results[0])
+    pool_type = ir.MemRefType(k_view.operands[0].type)
+    name = str(pool_type.element_type)
+    batch = ir.MemRefType(k_view.results[0].type).shape[0]
+    q_arg = args[0]
+    out_arg = [a for a in args if a.type == q_arg.type][-1]
+    q_type = ir.MemRefType(varlen[0].results[0].type if varlen else q_arg.type)
+    view_operands = set()
+    for view in views + varlen:
+        view_operands.update(view.operands)
+    lens_args = [a for a in args if a not in view_operands and isinstance(a.type, ir.MemRefType)
+                 and list(a.type.shape) == [batch] and str(a.type.element_type) == "i32"]
+    seq_k = g.max_blocks * g.block_size
+    seq_lens = rng.integers(1, seq_k + 1, size=batch).astype(np.int32)
+    if batch > 1:
+        seq_lens[0] = seq_k  # one full sequence, the others ending anywhere (inside a block too)
+        _, _, seq_q, _ = q_type.shape
+        if 1 < seq_q and 1 < seq_k:  # and one shorter than the queries (causal: rows that see no key)
+            seq_lens[-1] = rng.integers(1, min(seq_q, seq_k))
+        if seq_lens[1] < g.block_size:  # sequence 1 shares sequence 0's first block: it reaches past it
+            seq_lens[1] = min(seq_k, g.block_size + int(rng.integers(0, g.block_size)))
+    shape = (batch, g.heads_kv, seq_k, g.head_dim)
+    q_name = str(q_type.element_type)
+    k = host_values(rng.standard_normal(shape), q_name)
+    v = host_values(rng.standard_normal(shape), q_name)
+    if batch > 1:  # prefix sharing: the shared block holds the same tokens for both
+        k[1, :, : g.block_size], v[1, :, : g.block_size] = k[0, :, : g.block_size], v[0, :, : g.block_size]
+    k, v = reference.fill_stale(k, seq_lens), reference.fill_stale(v, seq_lens)
+    variant_args = attention_variant_arguments(func)
+    scales: dict[str, np.ndarray] = {}
+    k_ref, v_ref = k, v
+    if name in reference.FP8_FORMATS:  # fp8 pools hold fp8 values (encoded on upload), the reference their scaled values
+        (k_bits, k_ref, k_scale), (v_bits, v_ref, v_scale) = (fp8_quantized(x, name, "k_scale" in variant_args)
+                                                             for x in (k, v))
+        k, v = reference.fp8_values(k_bits, name), reference.fp8_values(v_bits, name)
+        scales = {"k_scale": k_scale, "v_scale": v_scale}
+    caches = reference.block_caches(k, v, g.block_size, seq_lens=seq_lens, layout=g.layout, num_blocks=g.num_blocks,
+                                    rng=rng, dtype=dtype_of(name), share_first_block=batch > 1)
+    values: dict[Any, Any] = {}
+    values[k_view.operands[0]], values[v_view.operands[0]] = caches.k_pool, caches.v_pool
+    if g.csr:
+        nnz = ir.MemRefType(k_view.operands[1].type).shape[0]
+        indptr, indices, last = reference.csr_from_block_table(caches.block_table, seq_lens, g.block_size, nnz=nnz, rng=rng)
+        values[k_view.operands[1]], values[k_view.operands[2]], values[k_view.operands[3]] = indices, indptr, last
+    else:
+        values[k_view.operands[1]] = caches.block_table
+    for lens in lens_args:
+        values[lens] = seq_lens
+    attrs = _attention_attrs(func)
+    values[q_arg] = host_values(rng.standard_normal(tuple(q_arg.type.shape)), name)
+    values[out_arg] = np.full(tuple(out_arg.type.shape), np.nan, dtype=np.float32)
+    q_lens = None
+    if varlen:
+        q_lens = varlen_query_lengths(batch, q_type.shape[2], rng)
+        values[varlen[0].operands[1]] = np.concatenate([[0], np.cumsum(q_lens)]).astype(np.int32)
+    drawn = {**variant_inputs(list(variant_args), q_type.shape[1], rng), **scales}
+    variants = {name: drawn[name] for name in ("alibi_slopes", "sinks") if name in variant_args}
+    for variant, argument in variant_args.items():
+        values[argument] = drawn[variant]
+    call = [values[a] if a in values else random_argument(a.type, rng) for a in args[: args.index(out_arg) + 1]]
+    expected = {}
+    if attrs["known"]:
+        causal, scale = attrs.get("causal", False), attrs.get("scale")
+        variants.update(window_left=attrs.get("window_left"), softcap=attrs.get("softcap"))
+        k, v = k_ref, v_ref
+        if q_lens is None:
+            expected[args.index(out_arg)] = reference.attention(values[q_arg], k, v, seq_lens=seq_lens, causal=causal,
+                                                                scale=scale, **variants)
+        else:  # each sequence on its own, its queries aligned to the end of its keys; rows past the last stay NaN
+            packed = np.array(values[out_arg])
+            first = 0
+            for b, count in enumerate(q_lens):
+                rows = values[q_arg][first : first + count]  # [count, Hq, D]
+                result = reference.attention(np.swapaxes(rows, 0, 1)[None], k[b : b + 1], v[b : b + 1],
+                                             seq_lens=seq_lens[b : b + 1], causal=causal, scale=scale, **variants)
+                packed[first : first + count] = np.swapaxes(result[0], 0, 1)
+                first += count
+            expected[args.index(out_arg)] = packed
+    return CheckCase(args=call, expected=expected)
+
+
+def attention_variant_arguments(func: ir.Operation) -> dict[str, ir.Value]:
+    """The variant operands (alibi_slopes, sinks, k_scale, v_scale) of the function's attention op,
+    by name, that are arguments of the function (the data drawn for them)."""
+    ops = find_ops(func, "rock.attention", "rock.gridwise_attention_accel")
+    if not ops:
+        return {}
+    sizes = list(ir.DenseI32ArrayAttr(ops[0].attributes["operandSegmentSizes"]))
+    operands, found, position = list(ops[0].operands), {}, 0
+    for name, size in zip(("q", "k", "v", "seq_lens", "alibi_slopes", "sinks", "k_scale", "v_scale", "out"), sizes):
+        if size and name in ("alibi_slopes", "sinks", "k_scale", "v_scale") and isinstance(operands[position], ir.BlockArgument):
+            found[name] = operands[position]
+        position += size
+    return found
+
+
+def varlen_query_lengths(batch: int, max_q: int, rng: np.random.Generator) -> np.ndarray:
+    """Queries per sequence of a packed batch: a prefill chunk of ``max_q``, a decode row, then any."""
+    lengths = rng.integers(1, max_q + 1, size=batch)
+    lengths[0] = max_q
+    if batch > 1:
+        lengths[1] = 1
+    return lengths
+
+
+def random_argument(type_: ir.Type, rng: np.random.Generator) -> Any:
+    """Random data of a memref or scalar type: floats of the element type, small integers, booleans."""
+    if isinstance(type_, ir.MemRefType):
+        name = str(type_.element_type)
+        shape = tuple(type_.shape)
+        if dtype_of(name) is not None:
+            return host_values(rng.standard_normal(shape), name)
+        if name == "i1":
+            return rng.integers(0, 2, size=shape).astype(np.bool_)
+        return rng.integers(0, 8, size=shape)
+    return 0 if isinstance(type_, (ir.IndexType, ir.IntegerType)) else 1.0
 
 
 def generic_case(func: ir.Operation, rng: np.random.Generator, device: Device) -> CheckCase:
@@ -371,6 +505,8 @@ def make_case(func: ir.Operation, rng: np.random.Generator, device: Device) -> C
     check_arguments(func)  # before any data is drawn for them
     if "rock.check" in func.attributes:
         return case_generator(func).check_case(func, rng, device)
+    if find_ops(func, "rock.block_table_view"):
+        return serving_case(func, rng, device)
     if find_ops(func, "rock.attention", "rock.gridwise_attention_accel") or attention_signature(func):
         return attention_case(func, rng, device)
     return generic_case(func, rng, device)

@@ -1,4 +1,4 @@
-"""rock ops: alloc, deref, global_load, blockwise_load_tile, threadwise_read_into, attention.
+"""rock ops: alloc, deref, block_table_view, global_load, blockwise_load_tile, threadwise_read_into, attention.
 
 ``rock.attention`` and ``rock.gridwise_attention_accel`` run the numpy reference
 on K/V gathered from the pages their tables point at. The tile loads follow
@@ -13,6 +13,7 @@ import mlir.ir as ir
 import numpy as np
 
 from pagedir import reference
+from pagedir.dialect.ops_page_table import PageGeometry
 from pagedir.interp.memory import Device, Elem, InterpError
 from pagedir.interp.ops_control import affine_function
 from pagedir.interp.ops_memory import MemRef, _check_space, all_coordinates, compile_allocation, describe, read
@@ -41,14 +42,115 @@ def i64_array(op: Any, name: str) -> list[int]:
 
 
 class PagedSource:
-    """A ``rock.deref`` result: the table memref and the page shape it views."""
+    """A ``rock.deref`` result (the table memref and the page shape it views), or with ``view`` a
+    ``rock.block_table_view`` result (pages addressed through a block table into a pool)."""
 
-    __slots__ = ("table", "shape", "elem")
+    __slots__ = ("table", "shape", "elem", "view", "seq_len_k")
 
-    def __init__(self, table: MemRef, shape: tuple, elem: Elem):
+    def __init__(self, table: MemRef, shape: tuple, elem: Elem, view: BlockTableView | None = None,
+                 seq_len_k: int | None = None):
         self.table = table
         self.shape = shape
         self.elem = elem
+        self.view = view
+        self.seq_len_k = seq_len_k  # rock.deref's, when its last page is partly filled
+
+    def element_offset(self, offset: np.ndarray) -> np.ndarray:
+        """Elements from a page's base to element ``offset`` of the (virtual) page."""
+        return offset if self.view is None else self.view.geometry.element_offset(offset)
+
+
+class BlockTableView:
+    """What a ``rock.block_table_view`` addresses: the pool, the table (or kv_indices) and, for
+    CSR, kv_indptr and kv_last_page_len."""
+
+    __slots__ = ("pool", "table", "indptr", "last_page_len", "geometry")
+
+    def __init__(self, pool: MemRef, table: MemRef, indptr: MemRef | None, last_page_len: MemRef | None,
+                 geometry: PageGeometry):
+        self.pool, self.table, self.indptr, self.last_page_len = pool, table, indptr, last_page_len
+        self.geometry = geometry
+
+    def pointers(self, p: Program, op_id: int, batch: np.ndarray, page: np.ndarray) -> np.ndarray:
+        """Device addresses of virtual pages ``page`` of sequences ``batch`` (0: a null page)."""
+        g = self.geometry
+        batch, page = np.asarray(batch, dtype=np.int64), np.asarray(page, dtype=np.int64)
+        head, slot = page // g.max_blocks, page % g.max_blocks
+        if self.indptr is None:
+            owned = np.ones(page.shape, dtype=np.bool_)
+            ids = read_i32(p, op_id, self.table, batch * self.table.strides[0] + slot * self.table.strides[1])
+        else:
+            start = read_i32(p, op_id, self.indptr, batch)
+            end = read_i32(p, op_id, self.indptr, batch + 1)
+            position = start + slot
+            owned = (slot < end - start) & (position >= 0) & (position < self.table.shape[0])
+            ids = np.zeros(page.shape, dtype=np.int64)
+            ids[owned] = read_i32(p, op_id, self.table, position[owned])
+        live = owned & (ids >= 0) & (ids < g.num_blocks)
+        element = ids * g.block_stride + head * g.head_stride
+        return np.where(live, int(self.pool.base[0]) + element * self.pool.elem.size, 0)
+
+    def seq_lens(self, p: Program, op_id: int) -> np.ndarray | None:
+        """CSR: the lengths its kv_indptr and kv_last_page_len give; None for a block table."""
+        if self.indptr is None:
+            return None
+        batch = self.last_page_len.shape[0]
+        indptr = read_i32(p, op_id, self.indptr, np.arange(batch + 1))
+        last = read_i32(p, op_id, self.last_page_len, np.arange(batch))
+        return reference.csr_seq_lens(indptr, last, self.geometry.block_size)
+
+
+class VarlenSource:
+    """A ``rock.varlen_view`` result: packed rows ``[total_q, Hq, D]`` presented as ``[B, Hq, Sq, D]``,
+    sequence b's rows right-aligned."""
+
+    __slots__ = ("packed", "cu", "shape")
+
+    def __init__(self, packed: MemRef, cu: MemRef, shape: tuple):
+        self.packed, self.cu, self.shape = packed, cu, shape
+
+    def rows(self, p: Program, op_id: int) -> list[tuple[int, int]]:
+        """(first packed row, query count) per sequence; an error for offsets the packed rows do not hold."""
+        cu = read_i32(p, op_id, self.cu, np.arange(self.shape[0] + 1))
+        counts = np.diff(cu)
+        if cu[0] < 0 or (counts < 0).any() or (counts > self.shape[2]).any() or cu[-1] > self.packed.shape[0]:
+            raise InterpError(f"{p.op_name(op_id)}: cu_seqlens_q {cu.tolist()} must rise from 0 by at most Sq = "
+                              f"{self.shape[2]} per sequence and end by {self.packed.shape[0]} rows", p.op_location(op_id))
+        return [(int(cu[b]), int(counts[b])) for b in range(self.shape[0])]
+
+    def read(self, p: Program, op_id: int) -> np.ndarray:
+        packed = read_dense(p, op_id, self.packed)
+        padded = np.zeros(self.shape, dtype=packed.dtype)
+        for b, (first, count) in enumerate(self.rows(p, op_id)):
+            padded[b, :, self.shape[2] - count :] = np.swapaxes(packed[first : first + count], 0, 1)
+        return padded
+
+    def write(self, p: Program, op_id: int, padded: np.ndarray) -> None:
+        m = self.packed
+        for b, (first, count) in enumerate(self.rows(p, op_id)):
+            rows = np.swapaxes(padded[b, :, self.shape[2] - count :], 0, 1)  # [count, Hq, D]
+            coords = all_coordinates(rows.shape) + np.array([first, 0, 0])
+            offsets = (coords * np.array(m.strides, dtype=np.int64)).sum(axis=1) * m.elem.size
+            stored = m.elem.to_storage(rows.reshape(-1).astype(np.float32))
+            p.rt.device.write(m.base[0] + offsets, stored, m.elem, lambda: p.op_name(op_id), p.op_location(op_id))
+
+
+@handles("rock.varlen_view")
+def compile_varlen_view(p: Program, op: Any) -> Any:
+    packed, cu = p.slot(op.operation.operands[0]), p.slot(op.operation.operands[1])
+    shape = tuple(ir.MemRefType(op.operation.results[0].type).shape)
+    result = p.slot(op.operation.results[0])
+
+    def run(env: list, mask: Any) -> None:
+        env[result] = VarlenSource(env[packed], env[cu], shape)
+
+    return run
+
+
+def read_i32(p: Program, op_id: int, m: MemRef, elements: np.ndarray) -> np.ndarray:
+    """Elements (flat offsets) of a global i32 memref, as int64."""
+    addresses = int(m.base[0]) + np.asarray(elements, dtype=np.int64) * m.elem.size
+    return m.space.read(addresses, m.elem, lambda: p.op_name(op_id), p.op_location(op_id)).astype(np.int64)
 
 
 @handles("rock.alloc")
@@ -61,10 +163,31 @@ def compile_deref(p: Program, op: Any) -> Any:
     table = p.slot(op.operation.operands[0])
     type_ = ir.MemRefType(op.operation.results[0].type)
     shape, elem = tuple(type_.shape), elem_of(type_)
+    attrs = op.operation.attributes
+    seq_len_k = ir.IntegerAttr(attrs["seq_len_k"]).value if "seq_len_k" in attrs else None
     result = p.slot(op.operation.results[0])
 
     def run(env: list, mask: Any) -> None:
-        env[result] = PagedSource(env[table], shape, elem)
+        env[result] = PagedSource(env[table], shape, elem, seq_len_k=seq_len_k)
+
+    return run
+
+
+@handles("rock.block_table_view")
+def compile_block_table_view(p: Program, op: Any) -> Any:
+    pool_part, table_part, indptr_part, last_part = segments(op)
+    pool, table = p.slot(pool_part[0]), p.slot(table_part[0])
+    indptr = p.slot(indptr_part[0]) if indptr_part else None
+    last = p.slot(last_part[0]) if last_part else None
+    type_ = ir.MemRefType(op.operation.results[0].type)
+    shape, elem = tuple(type_.shape), elem_of(type_)
+    geometry = PageGeometry.of(op.operation.results[0])
+    result = p.slot(op.operation.results[0])
+
+    def run(env: list, mask: Any) -> None:
+        view = BlockTableView(env[pool], env[table], env[indptr] if indptr is not None else None,
+                              env[last] if last is not None else None, geometry)
+        env[result] = PagedSource(env[table], shape, elem, view)
 
     return run
 
@@ -161,7 +284,7 @@ def read_source(p: Program, op_id: int, source: Any, results: list, wanted: Any,
         live = readable & (pointers != 0)
         out = np.zeros(flat.shape, dtype=source.elem.storage)
         where = np.nonzero(live)
-        out[where] = rt.device.read(pointers[where] + offset[where] * source.elem.size, source.elem,
+        out[where] = rt.device.read(pointers[where] + source.element_offset(offset[where]) * source.elem.size, source.elem,
                                     lambda: p.op_name(op_id), p.op_location(op_id))
         return out, live
     m: MemRef = source
@@ -211,7 +334,10 @@ def compile_blockwise_load_tile(p: Program, op: Any) -> Any:
             def pointer_of(batch, page, readable):
                 pointers = np.zeros(page.shape, dtype=np.int64)
                 where = np.nonzero(readable)
-                pointers[where] = table_pointers(p, op_id, table_memref, batch[where], page[where])
+                if src.view is not None:
+                    pointers[where] = src.view.pointers(p, op_id, batch[where], page[where])
+                else:
+                    pointers[where] = table_pointers(p, op_id, table_memref, batch[where], page[where])
                 return pointers
 
             values, _ = read_source(p, op_id, src, results, wanted, num_pages, pointer_of)
@@ -319,9 +445,15 @@ def gather_pages(p: Program, op_id: int, label: str, source: PagedSource, heads_
                  seq_lens: np.ndarray | None) -> np.ndarray:
     """Dense [B, Hkv, Sk, D] from the pages; a null page must hold only masked keys."""
     batch, num_pages, page_size = source.shape
-    table = read_dense(p, op_id, source.table).reshape(batch, num_pages).astype(np.int64)
-    seq_k = num_pages * page_size // (heads_kv * head_dim)
-    tokens = (np.arange(num_pages * page_size) // head_dim % seq_k).reshape(num_pages, page_size)
+    if source.view is not None:
+        every = np.indices((batch, num_pages)).reshape(2, -1)
+        table = source.view.pointers(p, op_id, every[0], every[1]).reshape(batch, num_pages)
+    else:
+        table = read_dense(p, op_id, source.table).reshape(batch, num_pages).astype(np.int64)
+    seq_k = source.seq_len_k or num_pages * page_size // (heads_kv * head_dim)
+    used = heads_kv * seq_k * head_dim  # the tail of a partly filled last page holds no key
+    tokens = np.where(np.arange(num_pages * page_size) < used, np.arange(num_pages * page_size) // head_dim % seq_k,
+                      np.iinfo(np.int64).max).reshape(num_pages, page_size)
     flat = np.zeros((batch, num_pages, page_size), dtype=source.elem.storage)
     for b in range(batch):
         limit = seq_k if seq_lens is None else int(seq_lens[b])
@@ -335,10 +467,10 @@ def gather_pages(p: Program, op_id: int, label: str, source: PagedSource, heads_
                         p.op_location(op_id),
                     )
                 continue
-            addresses = pointer + np.arange(page_size, dtype=np.int64) * source.elem.size
+            addresses = pointer + source.element_offset(np.arange(page_size, dtype=np.int64)) * source.elem.size
             flat[b, page] = p.rt.device.read(addresses, source.elem, lambda: f"{p.op_name(op_id)} ({label} page {page} of batch {b})",
                                               p.op_location(op_id))
-    return source.elem.to_compute(flat).reshape(batch, heads_kv, seq_k, head_dim)
+    return source.elem.to_compute(flat.reshape(batch, -1)[:, :used]).reshape(batch, heads_kv, seq_k, head_dim)
 
 
 @handles("rock.attention", "rock.gridwise_attention_accel")
@@ -357,9 +489,11 @@ def compile_attention(p: Program, op: Any) -> Any:
     op_id = p.op_id(op)
 
     def run(env: list, mask: Any) -> None:
-        query = read_dense(p, op_id, env[q])
+        query = env[q].read(p, op_id) if isinstance(env[q], VarlenSource) else read_dense(p, op_id, env[q])
         head_dim = query.shape[3]
         seq_lens = read_dense(p, op_id, env[lens]).astype(np.int64) if lens is not None else None
+        if seq_lens is None and isinstance(env[k], PagedSource) and env[k].view is not None:
+            seq_lens = env[k].view.seq_lens(p, op_id)  # CSR: the lengths come with the page table
         kv = []
         for label, slot, scale_slot in (("k", k, scales[0]), ("v", v, scales[1])):
             value = env[slot]
@@ -372,6 +506,9 @@ def compile_attention(p: Program, op: Any) -> Any:
         variants = {name: read_dense(p, op_id, env[slot]) for name, slot in per_head.items()}
         result = reference.attention(query, kv[0], kv[1], seq_lens=seq_lens, causal=causal, scale=scale,
                                      window_left=window, softcap=softcap, **variants)
+        if isinstance(env[out], VarlenSource):
+            env[out].write(p, op_id, result)
+            return
         m: MemRef = env[out]
         coords = all_coordinates(m.shape)
         offsets = (coords * np.array(m.strides, dtype=np.int64)).sum(axis=1) * m.elem.size

@@ -23,6 +23,8 @@ class PassInfo:
 
 _ENTRIES = (
     PassInfo("rock-verify", "verify", "RockVerifyPass", "Run the Python verifiers of every rock op"),
+    PassInfo("rock-raise-attention", "raise_attention", "RaiseAttentionPass",
+             "Recognise linalg attention payloads and replace them with rock.attention"),
     PassInfo("rock-attention-to-gridwise", "attention_to_gridwise", "AttentionToGridwisePass",
              "Validate rock.attention and choose its tiling: rock.gridwise_attention_accel"),
     PassInfo("rock-gridwise-attention-to-blockwise", "gridwise_attention_to_blockwise", "GridwiseAttentionToBlockwisePass",

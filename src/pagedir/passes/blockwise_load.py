@@ -5,7 +5,10 @@ paged tile load becomes three stages:
 
 * ``PagePtrLoad``: the pages the tile can touch are counted at compile time;
   slot ``s`` of an LDS pointer buffer gets ``page_table[batch, first_page + s, 0]``
-  (0 past the batch's pages), thread ``t`` writing slots ``t, t + block_size, ...``
+  (0 past the batch's pages), or for a ``rock.block_table_view`` source the page's
+  address ``pool + (id * block_stride + head * head_stride) * elem_bytes`` from the
+  block id of its slot (each id read once per tile, like a pointer; 0 for a slot the
+  sequence does not own or an id outside the pool), thread ``t`` writing slots ``t, t + block_size, ...``
   (a tile of 1-token pages has more pages than the block has threads), then
   ``rock.lds_barrier``. The buffer is an i8 ``rock.alloc`` hoisted to the function
   entry and viewed as ``memref<num_pages x i64>`` so that ``rock-reuse-lds`` can place it.
@@ -67,6 +70,7 @@ import numpy as np
 from mlir.dialects import affine, arith, memref, scf, vector
 
 from pagedir.dialect import rock
+from pagedir.dialect.ops_page_table import PageGeometry, is_block_table_view
 from pagedir.dialect.types import element_bytes, is_lds, lds_bytes_type, private_space, strides_and_offset
 from pagedir.passes.base import Pass, kernel_functions
 from pagedir.passes.ir_utils import LinearForm, NotLinear, dims_of, find_ops, index_const, linear_form, thread_item, vector_coords
@@ -300,15 +304,52 @@ def stage_page_ptr(op, plan: TilePlan, batch: ir.Value, first_page: ir.Value, sl
         slot_point = ir.InsertionPoint(scf.IfOp(in_buffer).then_block)
     with slot_point:
         page = arith.addi(first_page, slot)
-        in_table = arith.cmpi(arith.CmpIPredicate.ult, page, index_const(table.type.shape[1]))
+        in_table = arith.cmpi(arith.CmpIPredicate.ult, page, index_const(op.source.type.shape[1]))
         pick = scf.IfOp(in_table, [i64], has_else=True)
         with ir.InsertionPoint(pick.then_block):
-            scf.YieldOp([memref.load(table, [batch, page, index_const(0)])])
+            if is_block_table_view(op.source):
+                scf.YieldOp([block_page_address(op.source, batch, page)])
+            else:
+                scf.YieldOp([memref.load(table, [batch, page, index_const(0)])])
         with ir.InsertionPoint(pick.else_block):
             scf.YieldOp([arith.constant(i64, 0)])
         memref.store(pick.result, page_ptrs, [slot])
         if partial:
             scf.YieldOp([])
+
+
+def block_page_address(view: ir.Value, batch: ir.Value, page: ir.Value) -> ir.Value:
+    """The i64 address of virtual page ``page`` of a ``rock.block_table_view``: ``pool + (id *
+    block_stride + head * head_stride) * elem_bytes`` for the id of block slot ``page mod max_blocks``,
+    head ``page floordiv max_blocks``; 0 (a null page) when the sequence does not own the slot or
+    the id is outside the pool."""
+    g = PageGeometry.of(view)
+    operands = view.owner.operands
+    pool, table = operands[0], operands[1]
+    i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+    head = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), g.max_blocks)]), [page])
+    block_slot = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineDimExpr.get(0) % g.max_blocks]), [page])
+    if g.csr:
+        indptr = operands[2]
+        start = memref.load(indptr, [batch])
+        end = memref.load(indptr, [arith.addi(batch, index_const(1))])
+        owned = arith.cmpi(arith.CmpIPredicate.slt, arith.index_cast(i32, block_slot), arith.subi(end, start))
+        position = arith.addi(arith.index_cast(ir.IndexType.get(), start), block_slot)
+        in_indices = arith.andi(owned, arith.cmpi(arith.CmpIPredicate.ult, position, index_const(table.type.shape[0])))
+        clamped = arith.select(in_indices, position, index_const(0))  # never read past kv_indices
+        block_id = memref.load(table, [clamped])
+    else:
+        in_indices = None
+        block_id = memref.load(table, [batch, block_slot])
+    in_pool = arith.cmpi(arith.CmpIPredicate.ult, block_id, arith.constant(i32, g.num_blocks))  # unsigned: -1 is out
+    live = in_pool if in_indices is None else arith.andi(in_indices, in_pool)
+    element = affine.apply(
+        ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) * g.block_stride + ir.AffineDimExpr.get(1) * g.head_stride]),
+        [arith.index_cast(ir.IndexType.get(), block_id), head])
+    base = arith.index_cast(i64, memref.extract_aligned_pointer_as_index(pool))
+    elem_bytes = element_bytes(ir.MemRefType(pool.type).element_type)
+    address = arith.addi(base, arith.index_cast(i64, arith.muli(element, index_const(elem_bytes))))
+    return arith.select(live, address, arith.constant(i64, 0))
 
 
 def emit_global_read(op, plan: TilePlan, registers: ir.Value, page_ptrs: ir.Value | None) -> None:
@@ -327,7 +368,7 @@ def emit_global_read(op, plan: TilePlan, registers: ir.Value, page_ptrs: ir.Valu
             vector_dim=plan.vector_dim,
             vector_len=plan.vector_len,
             page_size=op.page_size if paged else None,
-            num_pages_per_batch=op.page_table.type.shape[1] if paged else None,
+            num_pages_per_batch=op.source.type.shape[1] if paged else None,
             valid=permute_tile_inputs(op.valid, len(op.indices), plan.read_order) if op.valid is not None else None,
         )
         scf.YieldOp([])

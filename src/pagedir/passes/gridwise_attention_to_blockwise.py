@@ -19,6 +19,14 @@ for t in [0, num_tiles):                       iter_args: per output chunk acc, 
 out[b, h * G + g, qt * Sq_t + i, d0..] = acc / l   (0 when l == 0: a fully masked row)
 ```
 
+Serving forms. K/V from a ``rock.block_table_view`` load like ``rock.deref`` pages (the
+view's table is the tile loads' page table); with a CSR table the sequence length is
+``(pages - 1) * block_size + kv_last_page_len[b]`` (0 without pages, at most the capacity).
+Packed queries (``q`` and ``out`` ``rock.varlen_view`` results): sequence ``b`` owns rows
+``[cu[b], cu[b + 1])``, padded position ``p`` is row ``cu[b + 1] - Sq + p`` when ``p >= Sq -
+(cu[b + 1] - cu[b])``; the Q tile reads those rows (absent positions are not read) and the
+epilogue stores to them (absent positions are not stored). Not with split-KV.
+
 Split-KV (``num_splits`` = S > 1). Workgroup ``w`` is split ``s = w mod S`` of
 the workgroup ``w floordiv S`` above; it visits tiles ``[s * T, min((s + 1) * T,
 num_tiles))`` with ``T = ceil(KV tiles / S)``, so a split wholly past seq_len (or,
@@ -81,7 +89,8 @@ from mlir.dialects import func as func_dialect
 from mlir.dialects import math as mlir_math
 
 from pagedir.dialect import rock
-from pagedir.dialect.ops_attention import AttentionProblem, is_deref, read_problem
+from pagedir.dialect.ops_attention import AttentionProblem, csr_lengths, is_deref, is_paged, read_problem
+from pagedir.dialect.ops_page_table import varlen_parts
 from pagedir.dialect.types import element_bytes, lds_bytes_type
 from pagedir.passes.base import Pass, kernel_functions
 from pagedir.passes.ir_utils import find_ops, index_const, pow2_ceil
@@ -163,6 +172,15 @@ def lower_gridwise(op, func: ir.Operation) -> bool:
             f"'rock.gridwise_attention_accel' op m_per_block {m} must be a positive multiple of the group size "
             f"{p.group}, n_per_block {n} and block_size {block} positive"
         )
+        return False
+    if (varlen_parts(op.q) is None) != (varlen_parts(op.out) is None) or (
+            varlen_parts(op.q) is not None and varlen_parts(op.q)[1] != varlen_parts(op.out)[1]):
+        op.location.emit_error("'rock.gridwise_attention_accel' op q and out must both be rock.varlen_view results "
+                               "of the same cu_seqlens_q, or neither")
+        return False
+    if varlen_parts(op.q) is not None and op.num_splits > 1:
+        op.location.emit_error(f"'rock.gridwise_attention_accel' op packed queries (rock.varlen_view) are not supported "
+                               f"with split-KV: num_splits is {op.num_splits}, the limit is 1")
         return False
     scale = op.scale if op.scale is not None else 1.0 / math.sqrt(p.head_dim)
     plan = Plan(p, block, m, n, op.causal, scale * LOG2_E, op.num_splits, op.window_left, op.softcap)
@@ -313,10 +331,23 @@ class Builder:
         return b, h, qt
 
     def sequence_length(self) -> ir.Value:
+        if (csr := csr_lengths(self.op.k)) is not None:
+            return self.csr_sequence_length(*csr)
         if self.op.seq_lens is None:
             return index_const(self.plan.p.seq_k)
         length = memref.load(self.op.seq_lens, [self.b])
         return arith.index_cast(self.index, length)
+
+    def csr_sequence_length(self, indptr: ir.Value, last_page_len: ir.Value) -> ir.Value:
+        """``(pages - 1) * block_size + last_page_len[b]`` (0 without pages), at most the capacity."""
+        block_size = self.plan.p.page_elements // self.plan.p.head_dim
+        first = memref.load(indptr, [self.b])
+        end = memref.load(indptr, [apply(lambda b: b + 1, self.b)])
+        pages = arith.index_cast(self.index, arith.subi(end, first))
+        last = arith.index_cast(self.index, memref.load(last_page_len, [self.b]))
+        has_pages = arith.cmpi(arith.CmpIPredicate.sgt, pages, index_const(0))
+        length = arith.select(has_pages, apply(lambda n, l: (n - 1) * block_size + l, pages, last), index_const(0))
+        return arith.minsi(arith.maxsi(length, index_const(0)), index_const(self.plan.p.seq_k))
 
     def tiles_to_visit(self) -> ir.Value:
         """KV tiles holding a key some row of this block may see: later tiles are skipped."""
@@ -361,8 +392,31 @@ class Builder:
 
     # --- tile loads ------------------------------------------------------------------
 
+    def varlen_rows(self) -> tuple[ir.Value, ir.Value] | None:
+        """Packed queries (``rock.varlen_view``): (packed row of padded position 0, padding) of this
+        workgroup's sequence: position ``p`` is row ``start + p``, present when ``p >= padding``."""
+        if varlen_parts(self.op.q) is None:
+            return None
+        if not hasattr(self, "_varlen_rows"):
+            cu = varlen_parts(self.op.q)[1]
+            first = arith.index_cast(self.index, memref.load(cu, [self.b]))
+            end = arith.index_cast(self.index, memref.load(cu, [apply(lambda b: b + 1, self.b)]))
+            seq_q = self.plan.p.seq_q
+            padding = apply(lambda f, e: seq_q - (e - f), first, end)
+            self._varlen_rows = (apply(lambda e: e - seq_q, end), padding)
+        return self._varlen_rows
+
     def load_q(self, q_tile: ir.Value) -> None:
         plan, p = self.plan, self.plan.p
+        if (rows := self.varlen_rows()) is not None:
+            b, h, qt, start, padding, g, i, d = (ir.AffineDimExpr.get(n) for n in range(8))
+            position = qt * plan.positions + i
+            rock.blockwise_load_tile(
+                varlen_parts(self.op.q)[0], q_tile, [self.b, self.h, self.qt, *rows], None,
+                map=ir.AffineMapAttr.get(ir.AffineMap.get(8, 0, [start + position, h * p.group + g, d])),
+                block_size=plan.block, valid=ir.AffineMap.get(8, 0, [position - padding, p.seq_q - 1 - position]),
+            )
+            return
         dims = [ir.AffineDimExpr.get(i) for i in range(6)]
         b, h, qt, g, i, d = dims
         tile_map = ir.AffineMap.get(6, 0, [b, h * p.group + g, qt * plan.positions + i, d])
@@ -378,9 +432,11 @@ class Builder:
         plan, p = self.plan, self.plan.p
         b, h, tt, length, n, d = (ir.AffineDimExpr.get(i) for i in range(6))
         key = tt * plan.n + n
-        if is_deref(source):
+        if is_paged(source):
             tile_map = ir.AffineMap.get(6, 0, [b, (h * p.seq_k + key) * p.head_dim + d])
-            table, page_size = source.owner.operands[0], p.page_elements
+            # The ids a tile's pages come from: the pointer table of rock.deref, a view's block table.
+            table = source.owner.operands[0 if is_deref(source) else 1]
+            page_size = p.page_elements
         else:
             tile_map = ir.AffineMap.get(6, 0, [b, h, key, d])
             table, page_size = None, None
@@ -561,9 +617,14 @@ class Builder:
             if not isinstance(p.element, ir.F32Type):
                 result = arith.truncf(ir.VectorType.get([plan.chunk], p.element), result)
             head, position, stored = self.output_position(row, chunk, past_end)
+            out_ref, out_indices = out, [self.b, head, position, col]
+            if (rows := self.varlen_rows()) is not None:  # packed outputs: absent positions are not stored
+                start, padding = rows
+                stored = arith.andi(stored, arith.cmpi(arith.CmpIPredicate.uge, position, padding))
+                out_ref, out_indices = varlen_parts(out)[0], [apply(lambda s, q: s + q, start, position), head, col]
             if_op = scf.IfOp(stored)
             with ir.InsertionPoint(if_op.then_block):
-                vector.store(result, out, [self.b, head, position, col])
+                vector.store(result, out_ref, out_indices)
                 scf.YieldOp([])
 
     def scaled_values(self, acc: ir.Value) -> ir.Value:

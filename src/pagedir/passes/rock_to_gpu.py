@@ -44,7 +44,8 @@ from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 from pagedir.passes.ir_utils import find_ops
 
 DROPPED_MARKERS = ("rock.live_in", "rock.live_out")
-REWRITTEN_OPS = ("rock.workitem_id", "rock.workgroup_id", "rock.lds_barrier", "func.return", *DROPPED_MARKERS, "rock.deref")
+VIEWS = ("rock.deref", "rock.block_table_view", "rock.varlen_view")
+REWRITTEN_OPS = ("rock.workitem_id", "rock.workgroup_id", "rock.lds_barrier", "func.return", *DROPPED_MARKERS, *VIEWS)
 
 
 @dataclass(frozen=True)
@@ -80,9 +81,9 @@ def kernel_problem(func: ir.Operation) -> str | None:
     for name in ("rock.block_size", "rock.grid_size"):
         if name not in func.attributes:
             return f"needs the {name} attribute to become a gpu.func"
-    for deref in find_ops(func, "rock.deref"):
-        if list(deref.results[0].uses):
-            return "still uses a rock.deref view; run rock-buffer-load first"
+    for view in find_ops(func, *VIEWS):
+        if list(view.results[0].uses):
+            return f"still uses a {view.name} view; run rock-buffer-load first"
     return None
 
 
@@ -153,5 +154,5 @@ def rewrite_body(kernel: ir.Operation) -> None:
     for name in DROPPED_MARKERS:
         for op in found[name]:
             op.erase()
-    for op in found["rock.deref"]:
+    for op in [op for name in VIEWS for op in found[name]]:
         op.erase()

@@ -17,6 +17,11 @@ source each vector becomes:
 vector.store %x, %registers[%i, %c0]
 ```
 
+A page of a ``rock.block_table_view`` is one KV head's rows of a block: the in-page
+offset ``o`` becomes ``(o floordiv D) * token_stride + o mod D`` (``Hkv * D`` for nhd, ``D``
+for hnd) and the load's ``page_size`` the page's extent ``(block_size - 1) *
+token_stride + D``, so ``rock-buffer-load``'s descriptor covers exactly those rows.
+
 A dense source gets one index per source dimension and ``valid`` = every
 coordinate inside the source. The op's own ``valid`` map joins the validity of
 each load: ``valid_i(indices..., coords...) >= 0`` for each of its results, so a
@@ -56,6 +61,7 @@ from mlir.dialects import affine, arith, memref, scf, vector
 
 from pagedir.dialect import rock
 from pagedir.dialect.ops_core import UNIFORM_PAGE_PTR_ATTR
+from pagedir.dialect.ops_page_table import PageGeometry, is_block_table_view
 from pagedir.passes.base import ChipOptions, Pass
 from pagedir.passes.ir_utils import (
     NotLinear,
@@ -165,6 +171,11 @@ def emit_paged_load(op, coords: list[ir.Value], uniform: bool) -> ir.Value:
     in_buffer = arith.cmpi(arith.CmpIPredicate.eq, local, slot)
     non_null = arith.cmpi(arith.CmpIPredicate.ne, ptr, arith.constant(ir.IntegerType.get_signless(64), 0))
     valid = with_op_validity(op, coords, arith.andi(arith.andi(in_table, in_buffer), non_null))
+    if is_block_table_view(op.source):
+        # A view's page is one head's rows of a block: rows lie token_stride apart in the pool.
+        g = PageGeometry.of(op.source)
+        offset = affine.apply(ir.AffineMap.get(1, 0, [g.element_offset(ir.AffineDimExpr.get(0))]), [offset])
+        page_size = g.page_extent
     load = rock.global_load(result_type(op), op.source, [offset], valid, ptr, page_size=page_size)
     if uniform:
         load.owner.attributes[UNIFORM_PAGE_PTR_ATTR] = ir.UnitAttr.get()

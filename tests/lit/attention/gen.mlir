@@ -1,10 +1,18 @@
-// pagedir-gen attention emits the L0 function: page tables (Hkv * Sk / page_size
-// pointers per sequence) read through rock.deref, or dense K/V with --dense.
+// pagedir-gen attention emits the L0 function: page tables (ceil(Hkv * Sk / page_size)
+// pointers per sequence) read through rock.deref, dense K/V with --dense, or cache pools
+// viewed through a block table (--page-table blocks) or a CSR table (--page-table csr).
 // RUN: pagedir-gen attention --batch 2 --num-heads-q 8 --num-heads-kv 2 --seq-len-q 1 --seq-len-k 64 --head-dim 128 --page-size 16 --dtype f16 --ragged | FileCheck %s --check-prefix=PAGED
 // RUN: pagedir-gen attention --batch 1 --num-heads-q 4 --num-heads-kv 4 --seq-len-q 8 --seq-len-k 32 --head-dim 64 --page-size 32 --dtype bf16 --causal --dense | FileCheck %s --check-prefix=DENSE
 // RUN: pagedir-gen attention --batch 1 --num-heads-q 4 --num-heads-kv 1 --seq-len-k 48 --head-dim 64 --page-size 16 --dtype f32 | pagedir-opt --rock-verify | FileCheck %s --check-prefix=VERIFIED
 // RUN: not pagedir-gen attention --num-heads-q 6 --num-heads-kv 4 2>&1 | FileCheck %s --check-prefix=GQA
-// RUN: not pagedir-gen attention --num-heads-kv 1 --seq-len-k 40 --page-size 16 2>&1 | FileCheck %s --check-prefix=PAGES
+// RUN: pagedir-gen attention --num-heads-kv 1 --seq-len-k 40 --page-size 16 | FileCheck %s --check-prefix=PAGES
+// RUN: pagedir-gen attention --page-table blocks --seq-len-k 100 --page-size 16 | FileCheck %s --check-prefix=BLOCKS
+// RUN: pagedir-gen attention --page-table csr --kv-layout hnd --num-blocks 20 | FileCheck %s --check-prefix=CSR
+// RUN: not pagedir-gen attention --page-table blocks --num-blocks 3 2>&1 | FileCheck %s --check-prefix=FEW-BLOCKS
+// RUN: not pagedir-gen attention --num-blocks 30 2>&1 | FileCheck %s --check-prefix=POINTER-BLOCKS
+// RUN: pagedir-gen attention --page-table blocks --varlen --seq-len-q 4 --causal | FileCheck %s --check-prefix=VARLEN
+// RUN: not pagedir-gen attention --varlen 2>&1 | FileCheck %s --check-prefix=VARLEN-POINTERS
+// RUN: not pagedir-gen attention --page-table csr --seq-lens 2>&1 | FileCheck %s --check-prefix=CSR-LENS
 // RUN: not pagedir-gen attention --scale nan 2>&1 | FileCheck %s --check-prefix=SCALE
 // RUN: not pagedir-gen attention --name 1abc 2>&1 | FileCheck %s --check-prefix=NAME
 // RUN: not pagedir-gen attention --batch 1099511627776 2>&1 | FileCheck %s --check-prefix=HUGE
@@ -25,7 +33,28 @@
 // VERIFIED-SAME: memref<1x3x1024xf32>
 
 // GQA: pagedir-gen: error: --num-heads-q 6 must be a multiple of --num-heads-kv 4
-// PAGES: pagedir-gen: error: the cache of 1 heads x 40 tokens is not a whole number of 16-token pages
+// A capacity that is not a whole number of pages: the last page is partly filled, the deref states it.
+// PAGES: %k = "rock.deref"(%k_table) {seq_len_k = 40} : (memref<2x3x1xi64>) -> memref<2x3x2048xf16>
+
+// BLOCKS-LABEL: func.func @paged_attention(%q: memref<2x8x1x128xf16>, %k_cache: memref<14x16x2x128xf16>, %v_cache: memref<14x16x2x128xf16>, %block_table: memref<2x7xi32>, %seq_lens: memref<2xi32>, %out: memref<2x8x1x128xf16>)
+// BLOCKS: %k = "rock.block_table_view"(%k_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
+// BLOCKS-NEXT: : (memref<14x16x2x128xf16>, memref<2x7xi32>) -> memref<2x14x2048xf16>
+// BLOCKS: "rock.attention"(%q, %k, %v, %seq_lens, %out)
+
+// CSR-LABEL: func.func @paged_attention(%q: memref<2x8x1x128xf16>, %k_cache: memref<20x2x16x128xf16>, %v_cache: memref<20x2x16x128xf16>, %kv_indptr: memref<3xi32>, %kv_indices: memref<8xi32>, %kv_last_page_len: memref<2xi32>, %out: memref<2x8x1x128xf16>)
+// CSR: %k = "rock.block_table_view"(%k_cache, %kv_indices, %kv_indptr, %kv_last_page_len) {layout = "hnd", operandSegmentSizes = array<i32: 1, 1, 1, 1>}
+// CSR: "rock.attention"(%q, %k, %v, %out)
+// CSR-NEXT: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>
+
+// FEW-BLOCKS: pagedir-gen: error: --num-blocks 3 is fewer than the 2 x 4 blocks the batch can fill (64 tokens in 16-token blocks per sequence)
+// POINTER-BLOCKS: pagedir-gen: error: --num-blocks sizes the cache pools of --page-table blocks or csr
+
+// VARLEN-LABEL: func.func @paged_attention(%q: memref<8x8x128xf16>, %cu_seqlens_q: memref<3xi32>, %k_cache: memref<8x16x2x128xf16>, %v_cache: memref<8x16x2x128xf16>, %block_table: memref<2x4xi32>, %seq_lens: memref<2xi32>, %out: memref<8x8x128xf16>)
+// VARLEN: %q_padded = "rock.varlen_view"(%q, %cu_seqlens_q) : (memref<8x8x128xf16>, memref<3xi32>) -> memref<2x8x4x128xf16>
+// VARLEN: %out_padded = "rock.varlen_view"(%out, %cu_seqlens_q)
+// VARLEN: "rock.attention"(%q_padded, %k, %v, %seq_lens, %out_padded)
+// VARLEN-POINTERS: pagedir-gen: error: --varlen takes --page-table blocks or csr
+// CSR-LENS: pagedir-gen: error: --seq-lens: csr page tables carry the lengths (kv_indptr and kv_last_page_len)
 // SCALE: pagedir-gen: error: argument --scale: nan is not a finite positive f32 value (1.1754943508222875e-38 .. 3.4028234663852886e+38)
 // NAME: pagedir-gen: error: --name '1abc' is not a valid symbol name: use letters, digits, '_', '$' or '.', not starting with a digit
 // HUGE: pagedir-gen: error: --batch 1099511627776 exceeds the 32-bit index limit (2147483647)

@@ -6,6 +6,9 @@
 // RUN: pagedir-compile %t.mlir --arch gfx942 --emit=asm --report -o %t.s --dump-dir %t.dump 2>&1 | FileCheck %s --check-prefix=REPORT
 // RUN: FileCheck %s --check-prefix=ASM < %t.s
 // RUN: ls %t.dump | FileCheck %s --check-prefix=DUMP
+// The same kernel split as `make demo` splits it: the report covers the split kernel and its combine kernel.
+// RUN: pagedir-gen attention --batch 2 --num-heads-q 16 --num-heads-kv 2 --seq-len-k 512 --head-dim 128 --page-size 16 --dtype f16 --ragged --num-splits 0 -o %t.split.mlir
+// RUN: pagedir-compile %t.split.mlir --arch gfx942 --emit=asm --report -o %t.split.s 2>&1 | FileCheck %s --check-prefix=SPLIT
 
 // REPORT: kernel paged_attention (gfx942)
 // REPORT: spills           0 VGPR, 0 SGPR
@@ -24,3 +27,11 @@
 // DUMP: rock-attention-to-gridwise
 // DUMP: rock-gridwise-attention-to-blockwise
 // DUMP: rock-to-gpu
+
+// SPLIT: kernel paged_attention (gfx942)
+// SPLIT: spills           0 VGPR, 0 SGPR
+// SPLIT: buffer loads     {{[0-9]+}} x dwordx4{{$}}
+// SPLIT: waterfall loads  0
+// SPLIT: kernel paged_attention_combine (gfx942)
+// SPLIT: spills           0 VGPR, 0 SGPR
+// SPLIT: scratch          0 bytes

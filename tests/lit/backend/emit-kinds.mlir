@@ -10,8 +10,9 @@
 // The linked code object comes from ld.lld (a stand-in here, checking it is asked for -shared).
 // RUN: env PAGEDIR_LD_LLD=%S/Inputs/fake-ld-lld.py pagedir-compile %S/Inputs/paged-load-gfx942.mlir --arch gfx942 --emit=hsaco -o %t.hsaco
 // RUN: %PYTHON -c "import sys; d=open(sys.argv[1],'rb').read(); print('magic', d[:4], d.endswith(b'linked-by-fake-ld-lld'))" %t.hsaco | FileCheck %s --check-prefix=HSACO
-// Without ld.lld, --emit=hsaco says how to get one (and nothing else needs it).
-// RUN: env PATH=%t.nowhere not pagedir-compile %S/Inputs/paged-load-gfx942.mlir --arch gfx942 --emit=hsaco -o %t.none 2>&1 | FileCheck %s --check-prefix=NOLLD
+// The real link: the zig ld.lld of the ziglang dependency, found in its package (not on PATH).
+// RUN: env PATH=%t.nowhere pagedir-compile %S/Inputs/paged-load-gfx942.mlir --arch gfx942 --emit=hsaco --no-cache -o %t.linked.hsaco
+// RUN: %PYTHON -c "import sys; d=open(sys.argv[1],'rb').read(); print('magic', d[:4], 'osabi', d[7], 'machine', int.from_bytes(d[18:20], 'little'), 'type', int.from_bytes(d[16:18], 'little'), b'paged_load.kd' in d)" %t.linked.hsaco | FileCheck %s --check-prefix=LINKED
 // Standard input and output.
 // RUN: cat %S/Inputs/paged-load-gfx942.mlir | pagedir-compile - --arch gfx942 --emit=asm | FileCheck %s --check-prefix=ASM
 
@@ -34,4 +35,5 @@
 
 // HSACO: magic b'\x7fELF' True
 
-// NOLLD: error: --emit=hsaco needs ld.lld to link the code object, and none is on PATH
+// ELF, AMDGPU HSA OS/ABI (64), EM_AMDGPU (224), shared object (3), with the kernel descriptor.
+// LINKED: magic b'\x7fELF' osabi 64 machine 224 type 3 True

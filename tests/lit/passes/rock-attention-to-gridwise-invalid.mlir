@@ -181,3 +181,16 @@ func.func @fp8_needs_f16_query(%q: memref<1x2x1x64xf32>, %k: memref<1x1x16x64xf8
     : (memref<1x2x1x64xf32>, memref<1x1x16x64xf8E4M3FNUZ>, memref<1x1x16x64xf8E5M2FNUZ>, memref<2xf32>, memref<1x2x1x64xf32>) -> ()
   return
 }
+
+// -----
+
+// K and V pools of another shape than the attention's: a block-table view of a pool of 64-wide heads.
+func.func @pool_head_dim(%q: memref<1x2x1x128xf16>, %kc: memref<4x16x1x64xf16>, %vc: memref<4x16x1x64xf16>, %table: memref<1x4xi32>,
+                         %lens: memref<1xi32>, %out: memref<1x2x1x128xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %k = "rock.block_table_view"(%kc, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x16x1x64xf16>, memref<1x4xi32>) -> memref<1x4x1024xf16>
+  %v = "rock.block_table_view"(%vc, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x16x1x64xf16>, memref<1x4xi32>) -> memref<1x4x1024xf16>
+  // expected-error @+1 {{'rock.attention' op k: the cache pool holds 1 heads of dim 64, the attention 1 KV heads of dim 128}}
+  "rock.attention"(%q, %k, %v, %lens, %out) {num_heads_q = 2, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+    : (memref<1x2x1x128xf16>, memref<1x4x1024xf16>, memref<1x4x1024xf16>, memref<1xi32>, memref<1x2x1x128xf16>) -> ()
+  return
+}

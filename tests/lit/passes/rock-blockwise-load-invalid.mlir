@@ -42,3 +42,12 @@ func.func @half_paged(%table: memref<1x4x1xi64>, %t: index) attributes {rock.ker
   "rock.blockwise_load_tile"(%pages, %tile, %c0, %t, %table) {map = affine_map<(b, t, n, d) -> (b, (t * 8 + n) * 16 + d)>, block_size = 64, operandSegmentSizes = array<i32: 1, 1, 2, 1>} : (memref<1x4x128xf16>, memref<8x16xf16, #gpu.address_space<workgroup>>, index, index, memref<1x4x1xi64>) -> ()
   return
 }
+
+// -----
+
+// A block table of i64 ids (a pointer table's type) is refused where the view is verified.
+func.func @view_of_i64_ids(%pool: memref<8x4x2x32xf16>, %table: memref<2x4xi64>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  // expected-error @+1 {{'rock.block_table_view' op table must hold i32 block ids, got memref<2x4xi64>}}
+  %pages = "rock.block_table_view"(%pool, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x4x2x32xf16>, memref<2x4xi64>) -> memref<2x8x128xf16>
+  return
+}

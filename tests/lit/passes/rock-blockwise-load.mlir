@@ -203,3 +203,90 @@ func.func @valid_along_vector(%q: memref<64x64xf16>, %i: index, %width: index) a
     : (memref<64x64xf16>, memref<16x64xf16, #gpu.address_space<workgroup>>, index, index) -> ()
   return
 }
+
+// -----
+
+// A V-like tile [N = 8, D = 32] from cache pools viewed through a vLLM block table (nhd):
+// the page address is pool + (id * block_stride + head * head_stride) * 2 bytes, with
+// block_stride = 4 tokens x 2 heads x 32 = 256 and head_stride = D = 32 elements; an id
+// outside the pool's 8 blocks (-1 padding) gives a null page.
+
+// CHECK-DAG: #[[SLOT_MAP:map[0-9]*]] = affine_map<(d0) -> (d0 mod 4)>
+// CHECK-DAG: #[[ADDRESS_MAP:map[0-9]*]] = affine_map<(d0, d1) -> (d0 * 256 + d1 * 32)>
+// CHECK-LABEL: func.func @blocks_nhd_v_tile
+// CHECK-SAME: (%[[POOL:.*]]: memref<8x4x2x32xf16>, %[[TABLE:.*]]: memref<2x4xi32>)
+// CHECK: %[[PTRS:.*]] = memref.view %{{.*}} to memref<2xi64, #gpu.address_space<workgroup>>
+// CHECK: scf.execute_region no_inline {
+// CHECK:   %[[PAGE:.*]] = arith.addi %{{.*}}, %[[TID:.*]] : index
+// CHECK:   %[[IN_TABLE:.*]] = arith.cmpi ult, %[[PAGE]], %c8
+// CHECK:   %[[PTR:.*]] = scf.if %[[IN_TABLE]] -> (i64) {
+// CHECK:     %[[HEAD:.*]] = affine.apply #{{.*}}(%[[PAGE]])
+// CHECK:     %[[SLOT:.*]] = affine.apply #[[SLOT_MAP]](%[[PAGE]])
+// CHECK:     %[[ID:.*]] = memref.load %[[TABLE]][%{{.*}}, %[[SLOT]]] : memref<2x4xi32>
+// CHECK:     %[[IN_POOL:.*]] = arith.cmpi ult, %[[ID]], %c8_i32 : i32
+// CHECK:     %[[ID_INDEX:.*]] = arith.index_cast %[[ID]] : i32 to index
+// CHECK:     %[[ELEMENT:.*]] = affine.apply #[[ADDRESS_MAP]](%[[ID_INDEX]], %[[HEAD]])
+// CHECK:     %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[POOL]]
+// CHECK:     %[[BYTES:.*]] = arith.muli %[[ELEMENT]], %c2
+// CHECK:     %[[ADDRESS:.*]] = arith.addi %{{.*}}, %{{.*}} : i64
+// CHECK:     %[[LIVE:.*]] = arith.select %[[IN_POOL]], %[[ADDRESS]], %c0_i64 : i64
+// CHECK:     scf.yield %[[LIVE]] : i64
+// CHECK:   memref.store %[[PTR]], %[[PTRS]][%[[TID]]]
+// CHECK: } {rock.stage = "PagePtrLoad"}
+// CHECK: "rock.threadwise_read_into"
+// CHECK-SAME: num_pages_per_batch = 8 : i64
+// CHECK-SAME: page_size = 128 : i64
+func.func @blocks_nhd_v_tile(%pool: memref<8x4x2x32xf16>, %block_table: memref<2x4xi32>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 8 : i64} {
+  %pages = "rock.block_table_view"(%pool, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x4x2x32xf16>, memref<2x4xi32>) -> memref<2x8x128xf16>
+  %bid = "rock.workgroup_id"() : () -> index
+  %raw = "rock.alloc"() : () -> memref<512xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %tile = memref.view %raw[%c0][] : memref<512xi8, #gpu.address_space<workgroup>> to memref<8x32xf16, #gpu.address_space<workgroup>>
+  %b = affine.apply affine_map<(d0) -> (d0 floordiv 4)>(%bid)
+  %h = affine.apply affine_map<(d0) -> ((d0 floordiv 2) mod 2)>(%bid)
+  %t = affine.apply affine_map<(d0) -> (d0 mod 2)>(%bid)
+  "rock.blockwise_load_tile"(%pages, %tile, %b, %h, %t, %block_table) {map = affine_map<(b, h, t, n, d) -> (b, (h * 16 + t * 8 + n) * 32 + d)>, block_size = 64, page_size = 128, index_bounds = array<i64: 2, 2, 2>, operandSegmentSizes = array<i32: 1, 1, 3, 1>} : (memref<2x8x128xf16>, memref<8x32xf16, #gpu.address_space<workgroup>>, index, index, index, memref<2x4xi32>) -> ()
+  return
+}
+
+// -----
+
+// The same tile through a FlashInfer CSR table (hnd: head_stride = block_size x D = 128):
+// slot s of sequence b is kv_indices[kv_indptr[b] + s] when s < kv_indptr[b + 1] - kv_indptr[b];
+// the position is clamped into kv_indices and a slot the sequence does not own is a null page.
+
+// CHECK-DAG: #[[HND_MAP:map[0-9]*]] = affine_map<(d0, d1) -> (d0 * 256 + d1 * 128)>
+// CHECK-LABEL: func.func @csr_hnd_k_tile
+// CHECK-SAME: (%[[POOL:.*]]: memref<8x2x4x32xf16>, %[[INDICES:.*]]: memref<6xi32>, %[[INDPTR:.*]]: memref<3xi32>, %{{.*}}: memref<2xi32>)
+// CHECK: scf.execute_region no_inline {
+// CHECK:   scf.if %{{.*}} -> (i64) {
+// CHECK:     %[[HEAD:.*]] = affine.apply #{{.*}}(%{{.*}})
+// CHECK:     %[[SLOT:.*]] = affine.apply #{{.*}}(%{{.*}})
+// CHECK:     %[[START:.*]] = memref.load %[[INDPTR]][%[[B:.*]]] : memref<3xi32>
+// CHECK:     %[[NEXT:.*]] = arith.addi %[[B]], %c1
+// CHECK:     %[[END:.*]] = memref.load %[[INDPTR]][%[[NEXT]]] : memref<3xi32>
+// CHECK:     %[[COUNT:.*]] = arith.subi %[[END]], %[[START]] : i32
+// CHECK:     %[[OWNED:.*]] = arith.cmpi slt, %{{.*}}, %[[COUNT]] : i32
+// CHECK:     %[[POSITION:.*]] = arith.addi %{{.*}}, %[[SLOT]] : index
+// CHECK:     %[[IN_INDICES:.*]] = arith.cmpi ult, %[[POSITION]], %c6 : index
+// CHECK:     %[[USABLE:.*]] = arith.andi %[[OWNED]], %[[IN_INDICES]] : i1
+// CHECK:     %[[CLAMPED:.*]] = arith.select %[[USABLE]], %[[POSITION]], %{{.*}} : index
+// CHECK:     %[[ID:.*]] = memref.load %[[INDICES]][%[[CLAMPED]]] : memref<6xi32>
+// CHECK:     %[[IN_POOL:.*]] = arith.cmpi ult, %[[ID]], %c8_i32 : i32
+// CHECK:     %[[LIVE:.*]] = arith.andi %[[USABLE]], %[[IN_POOL]] : i1
+// CHECK:     affine.apply #[[HND_MAP]](%{{.*}}, %{{.*}})
+// CHECK:     memref.extract_aligned_pointer_as_index %[[POOL]]
+// CHECK:     arith.select %[[LIVE]], %{{.*}}, %c0_i64 : i64
+// CHECK: } {rock.stage = "PagePtrLoad"}
+func.func @csr_hnd_k_tile(%pool: memref<8x2x4x32xf16>, %indices: memref<6xi32>, %indptr: memref<3xi32>, %last: memref<2xi32>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 8 : i64} {
+  %pages = "rock.block_table_view"(%pool, %indices, %indptr, %last) {layout = "hnd", operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<8x2x4x32xf16>, memref<6xi32>, memref<3xi32>, memref<2xi32>) -> memref<2x8x128xf16>
+  %bid = "rock.workgroup_id"() : () -> index
+  %raw = "rock.alloc"() : () -> memref<512xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %tile = memref.view %raw[%c0][] : memref<512xi8, #gpu.address_space<workgroup>> to memref<8x32xf16, #gpu.address_space<workgroup>>
+  %b = affine.apply affine_map<(d0) -> (d0 floordiv 4)>(%bid)
+  %h = affine.apply affine_map<(d0) -> ((d0 floordiv 2) mod 2)>(%bid)
+  %t = affine.apply affine_map<(d0) -> (d0 mod 2)>(%bid)
+  "rock.blockwise_load_tile"(%pages, %tile, %b, %h, %t, %indices) {map = affine_map<(b, h, t, n, d) -> (b, (h * 16 + t * 8 + n) * 32 + d)>, block_size = 64, page_size = 128, index_bounds = array<i64: 2, 2, 2>, operandSegmentSizes = array<i32: 1, 1, 3, 1>} : (memref<2x8x128xf16>, memref<8x32xf16, #gpu.address_space<workgroup>>, index, index, index, memref<6xi32>) -> ()
+  return
+}

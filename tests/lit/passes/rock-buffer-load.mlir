@@ -82,3 +82,23 @@ func.func @dense(%q: memref<6x8xf32>, %r: index, %c: index, %valid: i1) -> vecto
   %x = "rock.global_load"(%q, %r, %c, %valid) {operandSegmentSizes = array<i32: 1, 2, 1, 0>} : (memref<6x8xf32>, index, index, i1) -> vector<2xf32>
   return %x : vector<2xf32>
 }
+
+// -----
+
+// A page of an nhd block-table view: one head's 16 rows of 64 elements, 2 x 64 apart, span
+// 15 * 128 + 64 = 1984 elements (rock-threadwise-lowering's page_size): the descriptor covers
+// 3968 bytes, with the base the staged page address.
+
+// CHECK-LABEL: func.func @nhd_view_page
+// CHECK-SAME: (%{{.*}}: memref<4x16x2x64xf16>, %{{.*}}: memref<1x4xi32>, %[[OFF:.*]]: index, %[[VALID:.*]]: i1, %[[PTR:.*]]: i64)
+// CHECK:      %[[BASE:.*]] = llvm.inttoptr %[[PTR]] : i64 to !llvm.ptr<1>
+// CHECK-DAG:  %[[RECORDS:.*]] = arith.constant 3968 : i64
+// CHECK:      %[[RSRC:.*]] = rocdl.make.buffer.rsrc %[[BASE]], %{{.*}}, %[[RECORDS]], %{{.*}}
+// CHECK:      %[[INVALID:.*]] = arith.constant 3968 : i32
+// CHECK:      %[[VOFF:.*]] = arith.select %[[VALID]], %{{.*}}, %[[INVALID]] : i32
+// CHECK:      rocdl.raw.ptr.buffer.load %[[RSRC]], %[[VOFF]], %{{.*}}, %{{.*}} : vector<4xi32>
+func.func @nhd_view_page(%pool: memref<4x16x2x64xf16>, %table: memref<1x4xi32>, %off: index, %valid: i1, %ptr: i64) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %pages = "rock.block_table_view"(%pool, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x16x2x64xf16>, memref<1x4xi32>) -> memref<1x8x1024xf16>
+  %x = "rock.global_load"(%pages, %off, %valid, %ptr) {page_size = 1984, operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<1x8x1024xf16>, index, i1, i64) -> vector<8xf16>
+  return
+}

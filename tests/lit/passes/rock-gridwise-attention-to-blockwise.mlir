@@ -267,6 +267,35 @@ func.func @split_sinks(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf16>, %v: 
 
 // -----
 
+// CSR page tables: the sequence length is (pages - 1) * block_size + kv_last_page_len[b]
+// (0 without pages, at most the capacity), and the K/V tiles are paged loads of the views
+// whose page table operand is kv_indices.
+
+// CHECK-DAG: #[[LENGTH:map[0-9]*]] = affine_map<(d0, d1) -> ((d0 - 1) * 8 + d1)>
+// CHECK-LABEL: func.func @csr_decode
+// CHECK-SAME: %[[INDPTR:[^:]*]]: memref<2xi32>, %[[INDICES:[^:]*]]: memref<4xi32>, %[[LAST:[^:]*]]: memref<1xi32>
+// CHECK: %[[K:.*]] = "rock.block_table_view"
+// CHECK: %[[START:.*]] = memref.load %[[INDPTR]][%[[B:.*]]] : memref<2xi32>
+// CHECK: %[[END:.*]] = memref.load %[[INDPTR]][%{{.*}}] : memref<2xi32>
+// CHECK: %[[PAGES:.*]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK: memref.load %[[LAST]][%[[B]]] : memref<1xi32>
+// CHECK: %[[HAS_PAGES:.*]] = arith.cmpi sgt, %[[PAGES]], %{{.*}} : index
+// CHECK: %[[FULL:.*]] = affine.apply #[[LENGTH]](%[[PAGES]], %{{.*}})
+// CHECK: %[[LENGTH_OR_0:.*]] = arith.select %[[HAS_PAGES]], %[[FULL]], %{{.*}} : index
+// CHECK: %[[NON_NEGATIVE:.*]] = arith.maxsi %[[LENGTH_OR_0]], %{{.*}} : index
+// CHECK: %[[SEQ_LEN:.*]] = arith.minsi %[[NON_NEGATIVE]], %c32 : index
+// CHECK: scf.for
+// CHECK: "rock.blockwise_load_tile"(%[[K]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[SEQ_LEN]], %[[INDICES]])
+// CHECK-SAME: page_size = 256 : i64
+func.func @csr_decode(%arg0: memref<1x2x1x32xf16>, %arg1: memref<4x8x1x32xf16>, %arg2: memref<4x8x1x32xf16>, %arg3: memref<2xi32>, %arg4: memref<4xi32>, %arg5: memref<1xi32>, %arg6: memref<1x2x1x32xf16>) attributes {rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64, rock.kernel} {
+  %0 = "rock.block_table_view"(%arg1, %arg4, %arg3, %arg5) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<4x8x1x32xf16>, memref<4xi32>, memref<2xi32>, memref<1xi32>) -> memref<1x4x256xf16>
+  %1 = "rock.block_table_view"(%arg2, %arg4, %arg3, %arg5) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<4x8x1x32xf16>, memref<4xi32>, memref<2xi32>, memref<1xi32>) -> memref<1x4x256xf16>
+  "rock.gridwise_attention_accel"(%arg0, %0, %1, %arg6) {block_size = 64 : i64, causal = false, grid_size = 1 : i64, m_per_block = 2 : i64, n_per_block = 32 : i64, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>} : (memref<1x2x1x32xf16>, memref<1x4x256xf16>, memref<1x4x256xf16>, memref<1x2x1x32xf16>) -> ()
+  return
+}
+
+// -----
+
 // fp8 K/V with per-tensor scales: the K and V tiles stay fp8 in LDS (half the bytes of f16),
 // keys are widened to f32 as the dot product reads them, k_scale multiplies each score once
 // and v_scale each output once.
@@ -291,5 +320,41 @@ func.func @fp8_scaled(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf8E4M3FNUZ>
   "rock.gridwise_attention_accel"(%q, %k, %v, %k_scale, %v_scale, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
       block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x64x64xf8E4M3FNUZ>, memref<1x1x64x64xf8E4M3FNUZ>, memref<1xf32>, memref<1xf32>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// Packed queries (rock.varlen_view): the workgroup's sequence b owns packed rows
+// [cu[b], cu[b + 1]); padded position p is row (cu[b + 1] - Sq) + p, present when
+// p >= Sq - (cu[b + 1] - cu[b]) (the padding). The Q tile reads the packed rows directly
+// (valid: present and p < Sq) and the output is stored to the packed rows, absent positions not.
+
+// CHECK-DAG: #[[PADDING:map[0-9]*]] = affine_map<(d0, d1) -> (-(d1 - d0) + 2)>
+// CHECK-DAG: #[[START:map[0-9]*]] = affine_map<(d0) -> (d0 - 2)>
+// CHECK-DAG: #[[Q_MAP:map[0-9]*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d3 + d2 * 2 + d6, d1 * 2 + d5, d7)>
+// CHECK-DAG: #[[Q_VALID:map[0-9]*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d2 * 2 + d6 - d4, -(d2 * 2 + d6) + 1)>
+// CHECK-DAG: #[[ROW_MAP:map[0-9]*]] = affine_map<(d0, d1) -> (d0 + d1)>
+// CHECK-LABEL: func.func @varlen_prefill
+// CHECK-SAME: (%[[Q:[^:]*]]: memref<4x2x32xf16>, %[[CU:[^:]*]]: memref<3xi32>
+// CHECK-SAME: %[[OUT:[^:]*]]: memref<4x2x32xf16>)
+// CHECK: %[[FIRST:.*]] = memref.load %[[CU]][%[[B:.*]]] : memref<3xi32>
+// CHECK: %[[END:.*]] = memref.load %[[CU]][%{{.*}}] : memref<3xi32>
+// CHECK: %[[END_INDEX:.*]] = arith.index_cast %[[END]]
+// CHECK: %[[PAD:.*]] = affine.apply #[[PADDING]](%{{.*}}, %[[END_INDEX]])
+// CHECK: %[[ROW0:.*]] = affine.apply #[[START]](%[[END_INDEX]])
+// CHECK: "rock.blockwise_load_tile"(%[[Q]], %{{.*}}, %[[B]], %{{.*}}, %{{.*}}, %[[ROW0]], %[[PAD]])
+// CHECK-SAME: map = #[[Q_MAP]]
+// CHECK-SAME: valid = #[[Q_VALID]]
+// CHECK: scf.for
+// CHECK: %[[PRESENT:.*]] = arith.cmpi uge, %[[POSITION:.*]], %[[PAD]] : index
+// CHECK: %[[ROW:.*]] = affine.apply #[[ROW_MAP]](%[[ROW0]], %[[POSITION]])
+// CHECK: vector.store %{{.*}}, %[[OUT]][%[[ROW]], %{{.*}}, %{{.*}}] : memref<4x2x32xf16>, vector<2xf16>
+func.func @varlen_prefill(%arg0: memref<4x2x32xf16>, %arg1: memref<3xi32>, %arg2: memref<4x8x1x32xf16>, %arg3: memref<4x8x1x32xf16>, %arg4: memref<2x2xi32>, %arg5: memref<2xi32>, %arg6: memref<4x2x32xf16>) attributes {rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 2 : i64, rock.kernel} {
+  %0 = "rock.varlen_view"(%arg0, %arg1) : (memref<4x2x32xf16>, memref<3xi32>) -> memref<2x2x2x32xf16>
+  %1 = "rock.varlen_view"(%arg6, %arg1) : (memref<4x2x32xf16>, memref<3xi32>) -> memref<2x2x2x32xf16>
+  %2 = "rock.block_table_view"(%arg2, %arg4) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x8x1x32xf16>, memref<2x2xi32>) -> memref<2x2x256xf16>
+  %3 = "rock.block_table_view"(%arg3, %arg4) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x8x1x32xf16>, memref<2x2xi32>) -> memref<2x2x256xf16>
+  "rock.gridwise_attention_accel"(%0, %2, %3, %arg5, %1) {block_size = 64 : i64, causal = true, grid_size = 2 : i64, m_per_block = 4 : i64, n_per_block = 32 : i64, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>} : (memref<2x2x2x32xf16>, memref<2x2x256xf16>, memref<2x2x256xf16>, memref<2xi32>, memref<2x2x2x32xf16>) -> ()
   return
 }

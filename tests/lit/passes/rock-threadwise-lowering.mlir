@@ -106,3 +106,46 @@ func.func @keys_before_len(%pages: memref<2x4x1024xf16>, %ptrs: memref<2xi64, #g
   "rock.threadwise_read_into"(%pages, %regs, %b, %t, %len, %ptrs, %first) {map = affine_map<(b, t, len, n, d) -> (b, (t * 16 + n) * 64 + d)>, valid = affine_map<(b, t, len, n, d) -> (len - t * 16 - n - 1)>, block_size = 64, tile_shape = array<i64: 16, 64>, vector_dim = 1, vector_len = 8, page_size = 1024, num_pages_per_batch = 4, operandSegmentSizes = array<i32: 1, 1, 3, 1, 1>} : (memref<2x4x1024xf16>, memref<2x8xf16, #gpu.address_space<private>>, index, index, index, memref<2xi64, #gpu.address_space<workgroup>>, index) -> ()
   return
 }
+
+// -----
+
+// A page of a block-table view (nhd pool [8 blocks, 4 tokens, 2 heads, 32]) is one head's rows
+// of a block, 2 x 32 = 64 elements apart: the in-page offset o of the virtual page becomes
+// (o floordiv 32) * 64 + o mod 32, and the load's page (its descriptor) spans 3 * 64 + 32 = 224
+// elements, the last row's end.
+
+// CHECK-DAG: #[[IN_PAGE:map[0-9]*]] = affine_map<(d0) -> (d0 mod 128)>
+// CHECK-DAG: #[[ROWS:map[0-9]*]] = affine_map<(d0) -> ((d0 floordiv 32) * 64 + d0 mod 32)>
+// CHECK-LABEL: func.func @nhd_view_read
+// CHECK: %[[OFFSET:.*]] = affine.apply #[[IN_PAGE]](%{{.*}})
+// CHECK: %[[PTR:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<2xi64, #gpu.address_space<workgroup>>
+// CHECK: %[[ROW_OFFSET:.*]] = affine.apply #[[ROWS]](%[[OFFSET]])
+// CHECK: "rock.global_load"(%{{.*}}, %[[ROW_OFFSET]], %{{.*}}, %[[PTR]]) {operandSegmentSizes = array<i32: 1, 1, 1, 1>, page_size = 224 : i64}
+func.func @nhd_view_read(%pool: memref<8x4x2x32xf16>, %table: memref<2x4xi32>, %b: index, %h: index, %first: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %pages = "rock.block_table_view"(%pool, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x4x2x32xf16>, memref<2x4xi32>) -> memref<2x8x128xf16>
+  %raw = "rock.alloc"() : () -> memref<16xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %ptrs = memref.view %raw[%c0][] : memref<16xi8, #gpu.address_space<workgroup>> to memref<2xi64, #gpu.address_space<workgroup>>
+  %regs = "rock.alloc"() : () -> memref<1x8xf16, #gpu.address_space<private>>
+  "rock.threadwise_read_into"(%pages, %regs, %b, %h, %ptrs, %first) {map = affine_map<(b, h, n, d) -> (b, (h * 16 + n) * 32 + d)>, block_size = 64, tile_shape = array<i64: 8, 32>, vector_dim = 1, vector_len = 8, page_size = 128, num_pages_per_batch = 8, operandSegmentSizes = array<i32: 1, 1, 2, 1, 1>} : (memref<2x8x128xf16>, memref<1x8xf16, #gpu.address_space<private>>, index, index, memref<2xi64, #gpu.address_space<workgroup>>, index) -> ()
+  return
+}
+
+// -----
+
+// hnd: a block's rows of one head are contiguous, the offset is the virtual one and the page
+// spans block_size x D = 128 elements.
+
+// CHECK-LABEL: func.func @hnd_view_read
+// CHECK-NOT: floordiv 32
+// CHECK: "rock.global_load"
+// CHECK-SAME: page_size = 128 : i64
+func.func @hnd_view_read(%pool: memref<8x2x4x32xf16>, %table: memref<2x4xi32>, %b: index, %h: index, %first: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %pages = "rock.block_table_view"(%pool, %table) {layout = "hnd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x4x32xf16>, memref<2x4xi32>) -> memref<2x8x128xf16>
+  %raw = "rock.alloc"() : () -> memref<16xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %ptrs = memref.view %raw[%c0][] : memref<16xi8, #gpu.address_space<workgroup>> to memref<2xi64, #gpu.address_space<workgroup>>
+  %regs = "rock.alloc"() : () -> memref<1x8xf16, #gpu.address_space<private>>
+  "rock.threadwise_read_into"(%pages, %regs, %b, %h, %ptrs, %first) {map = affine_map<(b, h, n, d) -> (b, (h * 16 + n) * 32 + d)>, block_size = 64, tile_shape = array<i64: 8, 32>, vector_dim = 1, vector_len = 8, page_size = 128, num_pages_per_batch = 8, operandSegmentSizes = array<i32: 1, 1, 2, 1, 1>} : (memref<2x8x128xf16>, memref<1x8xf16, #gpu.address_space<private>>, index, index, memref<2xi64, #gpu.address_space<workgroup>>, index) -> ()
+  return
+}

@@ -44,3 +44,16 @@ func.func @copy(%table: memref<2x4x1xi64>, %out: memref<64xf32>) attributes {roc
   memref.store %x, %out[%bid] : memref<64xf32>
   return
 }
+
+// -----
+
+// A block-table view left without uses by rock-buffer-load disappears; the pool and the table
+// stay kernel arguments.
+// CHECK-LABEL: gpu.func @view_dropped
+// CHECK-SAME: (%{{.*}}: memref<4x16x2x64xf16>, %{{.*}}: memref<1x4xi32>)
+// CHECK-NOT: rock.block_table_view
+// CHECK: gpu.return
+func.func @view_dropped(%pool: memref<4x16x2x64xf16>, %table: memref<1x4xi32>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  %pages = "rock.block_table_view"(%pool, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x16x2x64xf16>, memref<1x4xi32>) -> memref<1x8x1024xf16>
+  return
+}

@@ -383,3 +383,107 @@ func.func @gridwise_more_splits_than_tiles(%q: memref<1x2x1x64xf16>, %k: memref<
     : (memref<1x2x1x64xf16>, memref<1x1x128x64xf16>, memref<1x1x128x64xf16>, memref<1x2x1x64xf16>) -> ()
   return
 }
+
+// -----
+
+// Block tables hold i32 block ids.
+func.func @view_table_i64(%pool: memref<8x16x2x128xf16>, %table: memref<2x4xi64>) {
+  // expected-error @+1 {{'rock.block_table_view' op table must hold i32 block ids, got memref<2x4xi64>}}
+  %k = "rock.block_table_view"(%pool, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x16x2x128xf16>, memref<2x4xi64>) -> memref<2x8x2048xf16>
+  return
+}
+
+// -----
+
+// The result's pages are block_size x D elements of the pool: 16 x 128 = 2048, not 1024.
+func.func @view_page_mismatch(%pool: memref<8x16x2x128xf16>, %table: memref<2x4xi32>) {
+  // expected-error @+1 {{'rock.block_table_view' op result memref<2x8x1024xf16> must be memref<B x (Hkv * max_blocks) x (block_size * D)> for a pool of Hkv = 2, block_size = 16, D = 128}}
+  %k = "rock.block_table_view"(%pool, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x16x2x128xf16>, memref<2x4xi32>) -> memref<2x8x1024xf16>
+  return
+}
+
+// -----
+
+// 8 pages of 2 heads are 4 block slots per sequence: the table has 5.
+func.func @view_table_shape(%pool: memref<8x2x16x128xf16>, %table: memref<2x5xi32>) {
+  // expected-error @+1 {{'rock.block_table_view' op block table must be memref<2x4xi32> (batch x max_blocks of the result), got memref<2x5xi32>}}
+  %k = "rock.block_table_view"(%pool, %table) {layout = "hnd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x16x128xf16>, memref<2x5xi32>) -> memref<2x8x2048xf16>
+  return
+}
+
+// -----
+
+func.func @view_layout(%pool: memref<8x16x2x128xf16>, %table: memref<2x4xi32>) {
+  // expected-error @+1 {{'rock.block_table_view' op layout must be "nhd" or "hnd", got "nchw"}}
+  %k = "rock.block_table_view"(%pool, %table) {layout = "nchw", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x16x2x128xf16>, memref<2x4xi32>) -> memref<2x8x2048xf16>
+  return
+}
+
+// -----
+
+func.func @view_pool_element(%pool: memref<8x16x2x128xf32>, %table: memref<2x4xi32>) {
+  // expected-error @+1 {{'rock.block_table_view' op result must be memref<B x P x S x f32>, got memref<2x8x2048xf16>}}
+  %k = "rock.block_table_view"(%pool, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x16x2x128xf32>, memref<2x4xi32>) -> memref<2x8x2048xf16>
+  return
+}
+
+// -----
+
+// CSR: kv_indptr has B + 1 entries.
+func.func @view_csr_indptr(%pool: memref<8x16x2x128xf16>, %indices: memref<8xi32>, %indptr: memref<2xi32>, %last: memref<2xi32>) {
+  // expected-error @+1 {{'rock.block_table_view' op kv_indptr must be memref<3xi32>, got memref<2xi32>}}
+  %k = "rock.block_table_view"(%pool, %indices, %indptr, %last) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<8x16x2x128xf16>, memref<8xi32>, memref<2xi32>, memref<2xi32>) -> memref<2x8x2048xf16>
+  return
+}
+
+// -----
+
+// The pools' heads and head dim are the attention's.
+func.func @attention_pool_heads(%q: memref<2x8x1x128xf16>, %kc: memref<8x16x4x128xf16>, %vc: memref<8x16x4x128xf16>, %table: memref<2x2xi32>, %lens: memref<2xi32>, %out: memref<2x8x1x128xf16>) {
+  %k = "rock.block_table_view"(%kc, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x16x4x128xf16>, memref<2x2xi32>) -> memref<2x8x2048xf16>
+  %v = "rock.block_table_view"(%vc, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x16x4x128xf16>, memref<2x2xi32>) -> memref<2x8x2048xf16>
+  // expected-error @+1 {{'rock.attention' op k: the cache pool holds 4 heads of dim 128, the attention 2 KV heads of dim 128}}
+  "rock.attention"(%q, %k, %v, %lens, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+    : (memref<2x8x1x128xf16>, memref<2x8x2048xf16>, memref<2x8x2048xf16>, memref<2xi32>, memref<2x8x1x128xf16>) -> ()
+  return
+}
+
+// -----
+
+// CSR tables carry the lengths.
+func.func @attention_csr_seq_lens(%q: memref<2x8x1x128xf16>, %kc: memref<8x16x2x128xf16>, %vc: memref<8x16x2x128xf16>, %indices: memref<8xi32>, %indptr: memref<3xi32>, %last: memref<2xi32>, %lens: memref<2xi32>, %out: memref<2x8x1x128xf16>) {
+  %k = "rock.block_table_view"(%kc, %indices, %indptr, %last) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<8x16x2x128xf16>, memref<8xi32>, memref<3xi32>, memref<2xi32>) -> memref<2x8x2048xf16>
+  %v = "rock.block_table_view"(%vc, %indices, %indptr, %last) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<8x16x2x128xf16>, memref<8xi32>, memref<3xi32>, memref<2xi32>) -> memref<2x8x2048xf16>
+  // expected-error @+1 {{'rock.attention' op takes no seq_lens with csr page tables: the lengths come from kv_indptr and kv_last_page_len}}
+  "rock.attention"(%q, %k, %v, %lens, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+    : (memref<2x8x1x128xf16>, memref<2x8x2048xf16>, memref<2x8x2048xf16>, memref<2xi32>, memref<2x8x1x128xf16>) -> ()
+  return
+}
+
+// -----
+
+// seq_len_k = 40 tokens of 2 x 128 are 10240 elements: 3 pages of 2048 do not hold them.
+func.func @attention_deref_seq_len_k(%q: memref<2x8x1x128xf16>, %kt: memref<2x3x1xi64>, %vt: memref<2x3x1xi64>, %out: memref<2x8x1x128xf16>) {
+  %k = "rock.deref"(%kt) {seq_len_k = 40} : (memref<2x3x1xi64>) -> memref<2x3x2048xf16>
+  %v = "rock.deref"(%vt) {seq_len_k = 40} : (memref<2x3x1xi64>) -> memref<2x3x2048xf16>
+  // expected-error @+1 {{'rock.attention' op k: seq_len_k = 40 tokens of num_heads_kv x head_dim = 2 x 128 are 10240 elements per batch, which 3 pages of 2048 elements do not end in}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+    : (memref<2x8x1x128xf16>, memref<2x3x2048xf16>, memref<2x3x2048xf16>, memref<2x8x1x128xf16>) -> ()
+  return
+}
+
+// -----
+
+func.func @varlen_cu_seqlens(%packed: memref<8x4x64xf16>, %cu: memref<2xi32>) {
+  // expected-error @+1 {{'rock.varlen_view' op cu_seqlens_q must be memref<3xi32>, got memref<2xi32>}}
+  %q = "rock.varlen_view"(%packed, %cu) : (memref<8x4x64xf16>, memref<2xi32>) -> memref<2x4x4x64xf16>
+  return
+}
+
+// -----
+
+func.func @varlen_heads(%packed: memref<8x4x64xf16>, %cu: memref<3xi32>) {
+  // expected-error @+1 {{'rock.varlen_view' op result memref<2x2x4x64xf16> must have the heads and head dim of the packed memref<8x4x64xf16>}}
+  %q = "rock.varlen_view"(%packed, %cu) : (memref<8x4x64xf16>, memref<3xi32>) -> memref<2x2x4x64xf16>
+  return
+}

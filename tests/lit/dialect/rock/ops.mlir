@@ -98,3 +98,17 @@ func.func @tile_loads(%table: memref<2x8x1xi64>, %b: index, %t: index) {
     : (memref<2x8x256xf16>, memref<1x8xf16, #gpu.address_space<private>>, index, index, memref<2xi64, #gpu.address_space<workgroup>>, index) -> ()
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @serving_views
+// CHECK: "rock.block_table_view"(%{{.*}}, %{{.*}}) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x16x2x64xf16>, memref<2x4xi32>) -> memref<2x8x1024xf16>
+// CHECK: "rock.block_table_view"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {layout = "hnd", operandSegmentSizes = array<i32: 1, 1, 1, 1>}
+// CHECK: "rock.varlen_view"(%{{.*}}, %{{.*}}) : (memref<8x4x64xf16>, memref<3xi32>) -> memref<2x4x4x64xf16>
+func.func @serving_views(%pool: memref<8x16x2x64xf16>, %hnd: memref<8x2x16x64xf16>, %table: memref<2x4xi32>, %indices: memref<8xi32>,
+                         %indptr: memref<3xi32>, %last: memref<2xi32>, %packed: memref<8x4x64xf16>) {
+  %k = "rock.block_table_view"(%pool, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x16x2x64xf16>, memref<2x4xi32>) -> memref<2x8x1024xf16>
+  %v = "rock.block_table_view"(%hnd, %indices, %indptr, %last) {layout = "hnd", operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<8x2x16x64xf16>, memref<8xi32>, memref<3xi32>, memref<2xi32>) -> memref<2x8x1024xf16>
+  %q = "rock.varlen_view"(%packed, %indptr) : (memref<8x4x64xf16>, memref<3xi32>) -> memref<2x4x4x64xf16>
+  return
+}

@@ -1,0 +1,211 @@
+"""Serving views at L0: rock.block_table_view (vLLM block tables, FlashInfer CSR tables) and
+rock.varlen_view (packed variable-length queries).
+
+Like ``rock.deref``, the view loads nothing: it describes how a page of the
+logical K (or V) is addressed, and ``rock-blockwise-load`` reads the table when it
+stages a tile's page addresses. Its result has the type of a ``rock.deref``
+result, ``memref<B x P x S x T>`` with ``P = Hkv * max_blocks`` pages of ``S =
+block_size * D`` elements, so every level that reads paged K/V reads both: virtual
+page ``j`` of sequence ``b`` is KV head ``j floordiv max_blocks``'s rows of block
+``id(b, j mod max_blocks)`` of the pool, and per sequence the logical K is
+``[Hkv, max_blocks * block_size, D]``.
+
+:class:`PageGeometry` is the one place that turns a view into strides: a page's
+base is ``pool + (id * block_stride + head * head_stride) * elem_bytes`` and the
+element at offset ``o`` of a virtual page (token ``o floordiv D``, column ``o mod
+D``) lies ``(o floordiv D) * token_stride + o mod D`` elements past it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import mlir.ir as ir
+
+from pagedir.dialect.core import MEMREF, OPTIONAL, READ, STR_ATTR, Attr, OpDef, Operand, Result
+
+#: Pool layouts: ``nhd`` = [num_blocks, block_size, Hkv, D] (vLLM flash, FlashInfer NHD),
+#: ``hnd`` = [num_blocks, Hkv, block_size, D] (FlashInfer HND).
+KV_LAYOUTS = ("nhd", "hnd")
+
+
+class BlockTableViewOp(OpDef):
+    name = "block_table_view"
+    summary = "view a cache pool through a block table (vLLM) or a CSR page table (FlashInfer)"
+    description = """
+`pool` is `memref<num_blocks x block_size x Hkv x D x T>` (`layout = "nhd"`) or
+`memref<num_blocks x Hkv x block_size x D x T>` (`layout = "hnd"`). Blocks form:
+`table` is the `memref<B x max_blocks x i32>` block table, block slot `s` of
+sequence `b` is block `table[b, s]`. CSR form (with `kv_indptr` and
+`kv_last_page_len`): `table` is `kv_indices` `memref<nnz x i32>`, sequence `b`
+owns slots `s < kv_indptr[b + 1] - kv_indptr[b]`, slot `s` being block
+`kv_indices[kv_indptr[b] + s]`, and its length is `(pages - 1) * block_size +
+kv_last_page_len[b]` (0 without pages).
+
+The result `memref<B x (Hkv * max_blocks) x (block_size * D) x T>` is read like a
+`rock.deref` result: virtual page `j` of sequence `b` holds KV head
+`j floordiv max_blocks`'s `block_size x D` rows of block slot `j mod max_blocks`,
+so per sequence the logical K (or V) is `[Hkv, max_blocks * block_size, D]`. A slot
+the sequence does not own, or whose id is outside `[0, num_blocks)`, is a null
+page (reads 0). Nothing is loaded here: `rock-blockwise-load` reads the ids, once
+per tile, and stages the page addresses `pool + (id * block_stride + head *
+head_stride) * elem_bytes`; loads inside a page step by the layout's token stride
+(`Hkv * D` for nhd, `D` for hnd).
+"""
+    operands = (
+        Operand("pool", MEMREF, effect=READ, doc="the K or V cache pool, nhd or hnd"),
+        Operand("table", MEMREF, effect=READ, doc="block table memref<B x max_blocks x i32>, or kv_indices memref<nnz x i32>"),
+        Operand("kv_indptr", MEMREF, OPTIONAL, effect=READ, doc="CSR: memref<B+1 x i32>, sequence b's slots in kv_indices"),
+        Operand("kv_last_page_len", MEMREF, OPTIONAL, effect=READ, doc="CSR: memref<B x i32>, tokens in each last page"),
+    )
+    results = (Result("pages", MEMREF, "memref<B x (Hkv * max_blocks) x (block_size * D) x T>"),)
+    attributes = (Attr("layout", STR_ATTR, doc='"nhd" or "hnd"'),)
+    example = """%k = "rock.block_table_view"(%k_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
+    : (memref<64x16x2x128xf16>, memref<2x4xi32>) -> memref<2x8x2048xf16>"""
+
+    def verify(self, op) -> Iterator[str]:
+        """layout nhd or hnd; static 4-D pool of the result's element type; i32 tables; the
+        result `[B, Hkv * max_blocks, block_size * D]` matching the pool and the table."""
+        pool, table, pages = op.pool.type, op.table.type, op.operation.results[0].type
+        i32 = ir.IntegerType.get_signless(32)
+        if op.layout not in KV_LAYOUTS:
+            yield f'layout must be "nhd" or "hnd", got "{op.layout}"'
+            return
+        for label, value in (("pool", pool), ("table", table), ("result", pages)):
+            if not value.has_static_shape:
+                yield f"{label} must have a static shape, got {value}"
+                return
+        if pool.rank != 4:
+            yield f"pool must be a 4-d memref ({op.layout}), got {pool}"
+            return
+        if pages.rank != 3 or pages.element_type != pool.element_type:
+            yield f"result must be memref<B x P x S x {pool.element_type}>, got {pages}"
+            return
+        if table.element_type != i32:
+            yield f"table must hold i32 block ids, got {table}"
+        csr = (op.kv_indptr is not None, op.kv_last_page_len is not None)
+        if csr[0] != csr[1]:
+            yield "a csr view needs both kv_indptr and kv_last_page_len"
+            return
+        g = PageGeometry.of_types(pool, pages, op.layout)
+        batch = pages.shape[0]
+        if pages.shape[1] % g.heads_kv or pages.shape[2] != g.block_size * g.head_dim:
+            yield (f"result {pages} must be memref<B x (Hkv * max_blocks) x (block_size * D)> for a pool of "
+                   f"Hkv = {g.heads_kv}, block_size = {g.block_size}, D = {g.head_dim}")
+            return
+        if not csr[0]:
+            if table.rank != 2 or list(table.shape) != [batch, g.max_blocks]:
+                yield f"block table must be memref<{batch}x{g.max_blocks}xi32> (batch x max_blocks of the result), got {table}"
+            return
+        if table.rank != 1:
+            yield f"kv_indices must be memref<nnz x i32>, got {table}"
+        for label, value, length in (("kv_indptr", op.kv_indptr, batch + 1), ("kv_last_page_len", op.kv_last_page_len, batch)):
+            t = value.type
+            if not t.has_static_shape or t.rank != 1 or t.shape[0] != length or t.element_type != i32:
+                yield f"{label} must be memref<{length}xi32>, got {t}"
+
+
+@dataclass(frozen=True)
+class PageGeometry:
+    """Where the pages of a block-table view lie in its pool (element strides)."""
+
+    layout: str
+    num_blocks: int
+    block_size: int  # tokens per block
+    heads_kv: int
+    head_dim: int
+    max_blocks: int  # block slots per sequence
+    csr: bool = False
+
+    @staticmethod
+    def of_types(pool: ir.MemRefType, pages: ir.MemRefType, layout: str, csr: bool = False) -> PageGeometry:
+        if layout == "nhd":
+            num_blocks, block_size, heads_kv, head_dim = pool.shape
+        else:
+            num_blocks, heads_kv, block_size, head_dim = pool.shape
+        return PageGeometry(layout, num_blocks, block_size, heads_kv, head_dim, pages.shape[1] // max(heads_kv, 1), csr)
+
+    @staticmethod
+    def of(view: ir.Value) -> PageGeometry:
+        """The geometry of a ``rock.block_table_view`` result."""
+        op = view.owner
+        layout = ir.StringAttr(op.attributes["layout"]).value
+        return PageGeometry.of_types(op.operands[0].type, view.type, layout, len(op.operands) == 4)
+
+    @property
+    def block_stride(self) -> int:
+        return self.block_size * self.heads_kv * self.head_dim
+
+    @property
+    def head_stride(self) -> int:
+        return self.head_dim if self.layout == "nhd" else self.block_size * self.head_dim
+
+    @property
+    def token_stride(self) -> int:
+        return self.heads_kv * self.head_dim if self.layout == "nhd" else self.head_dim
+
+    @property
+    def page_extent(self) -> int:
+        """Elements from a page's base to the end of its last row: what one buffer descriptor covers."""
+        return (self.block_size - 1) * self.token_stride + self.head_dim
+
+    def element_offset(self, offset):
+        """Offset in the pool, from the page base, of element ``offset`` of a virtual page (ints or arrays)."""
+        if isinstance(offset, ir.AffineExpr):
+            return ir.AffineExpr.get_floor_div(offset, self.head_dim) * self.token_stride + offset % self.head_dim
+        return (offset // self.head_dim) * self.token_stride + offset % self.head_dim
+
+
+class VarlenViewOp(OpDef):
+    name = "varlen_view"
+    summary = "view packed variable-length queries (or outputs) as a padded [B, Hq, Sq, D] tensor"
+    description = """
+`packed` is `memref<total_q x Hq x D x T>` holding the query rows (or output rows) of
+every sequence one after the other, sequence `b` owning rows
+`[cu_seqlens_q[b], cu_seqlens_q[b + 1])`; `cu_seqlens_q` is `memref<B+1 x i32>`. The
+result `memref<B x Hq x Sq x D x T>` presents them right-aligned: position `p` of
+sequence `b` is packed row `cu_seqlens_q[b + 1] - Sq + p` when `p >= Sq - q_len(b)`,
+and absent otherwise (reads 0, writes are dropped). Right alignment makes
+`rock.attention`'s causal rule (query `i` sees keys `j <= i + seq_len - Sq`) the rule
+aligned to the end of each sequence: the last query of every sequence sees every key.
+Sq is the longest query a sequence may have. Nothing is loaded here.
+"""
+    operands = (
+        Operand("packed", MEMREF, effect=READ, doc="memref<total_q x Hq x D x T>"),
+        Operand("cu_seqlens_q", MEMREF, effect=READ, doc="memref<B+1 x i32>: sequence b's rows start at [b]"),
+    )
+    results = (Result("padded", MEMREF, "memref<B x Hq x Sq x D x T>"),)
+    example = """%q = "rock.varlen_view"(%q_packed, %cu_seqlens_q) : (memref<40x8x128xf16>, memref<3xi32>) -> memref<2x8x32x128xf16>"""
+
+    def verify(self, op) -> Iterator[str]:
+        """static shapes; packed `[total_q, Hq, D]`, cu_seqlens_q `[B+1]` i32, result `[B, Hq, Sq, D]`
+        of the packed element type."""
+        packed, cu, padded = op.packed.type, op.cu_seqlens_q.type, op.operation.results[0].type
+        for label, value in (("packed", packed), ("cu_seqlens_q", cu), ("result", padded)):
+            if not value.has_static_shape:
+                yield f"{label} must have a static shape, got {value}"
+                return
+        if packed.rank != 3 or padded.rank != 4 or padded.element_type != packed.element_type:
+            yield f"expects packed memref<total_q x Hq x D x T> and a result memref<B x Hq x Sq x D x T>, got {packed} and {padded}"
+            return
+        if [padded.shape[1], padded.shape[3]] != [packed.shape[1], packed.shape[2]]:
+            yield f"result {padded} must have the heads and head dim of the packed {packed}"
+        if cu.rank != 1 or cu.shape[0] != padded.shape[0] + 1 or cu.element_type != ir.IntegerType.get_signless(32):
+            yield f"cu_seqlens_q must be memref<{padded.shape[0] + 1}xi32>, got {cu}"
+
+
+def varlen_parts(value: ir.Value) -> tuple[ir.Value, ir.Value] | None:
+    """(packed, cu_seqlens_q) of a ``rock.varlen_view`` result, else None."""
+    owner = value.owner
+    if not isinstance(owner, ir.Operation | ir.OpView) or owner.name != "rock.varlen_view":
+        return None
+    return owner.operands[0], owner.operands[1]
+
+
+def is_block_table_view(value: ir.Value) -> bool:
+    owner = value.owner
+    return isinstance(owner, ir.Operation | ir.OpView) and owner.name == "rock.block_table_view"
+
+
+OPS = (BlockTableViewOp, VarlenViewOp)

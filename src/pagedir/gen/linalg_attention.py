@@ -1,0 +1,451 @@
+"""linalg-attention: an attention payload in upstream dialects (linalg on tensors), as torch-mlir and lighthouse write it.
+
+The function takes memrefs, like the kernel ``rock-raise-attention`` makes of it:
+``(q, k, v, [seq_lens], out)`` (dense K/V ``[B, Hkv, Sk, D]``) or ``(q, k_table,
+v_table, [seq_lens], out)`` (``--page-size``: tables of ``B x P x 1`` i64 page
+pointers, as ``rock.deref`` reads them). The body works on tensors between
+``bufferization.to_tensor`` and ``bufferization.materialize_in_destination`` (the
+boundary lighthouse's payloads have):
+
+* paged K/V: a ``linalg.generic`` gathering every element of every page through
+  its pointer (``tensor.extract`` of the table, ``llvm.inttoptr``, ``llvm.load``),
+  then reshaped to ``[B, Hkv, Sk, D]`` (per batch the cache is flattened and cut
+  into pages of ``page_size * D`` elements);
+* GQA: ``linalg.broadcast`` of K/V heads then ``tensor.collapse_shape``
+  (torch's ``repeat_interleave``);
+* ``Q K^T``: ``linalg.generic`` contracting D (``--matmul generic``), or, as
+  torch-mlir lowers ``bmm``, ``linalg.transpose`` of K and ``linalg.batch_matmul`` on
+  ``[B*H, ...]`` (``--matmul batch-matmul``), accumulating in f32;
+* the scale: ``arith.mulf`` by a constant in a ``linalg.generic``;
+* masks (``--causal``, ``--seq-lens``): ``arith.select`` of -inf from
+  ``linalg.index`` (``--mask select``) or an additive 0/-inf tensor (``--mask additive``);
+* softmax: max-reduce, subtract, exp, sum-reduce, divide as ``linalg.generic``
+  ops (``--softmax generic``) or ``linalg.softmax`` (``--softmax linalg``);
+* ``P V`` like ``Q K^T``, then ``arith.truncf`` to the element type.
+
+``rock.check = "linalg_attention"`` gives ``pagedir-run --check`` its data
+(:func:`check_case`): random Q/K/V, shuffled pages, sequence lengths under which
+every query row sees at least one key (a row that sees none is 0/0 in the
+payload). The check has no reference of its own: the payload as written is run
+by the interpreter and the raised, lowered kernel compared with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import numpy as np
+
+from pagedir.cli.args import UserError
+from pagedir.gen import checks
+from pagedir.gen.attention import DTYPES, scale_value
+
+MATMUL_FORMS = ("generic", "batch-matmul")
+SOFTMAX_FORMS = ("generic", "linalg")
+MASK_FORMS = ("select", "additive")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--batch", type=int, default=2, help="sequences (B)")
+    parser.add_argument("--num-heads-q", type=int, default=8, help="query heads (Hq)")
+    parser.add_argument("--num-heads-kv", type=int, default=2, help="key/value heads (Hkv); Hq / Hkv query heads share one")
+    parser.add_argument("--seq-len-q", type=int, default=1, help="query positions (Sq; 1 for decode)")
+    parser.add_argument("--seq-len-k", type=int, default=64, help="KV capacity per sequence in tokens (Sk)")
+    parser.add_argument("--head-dim", type=int, default=128, help="head dimension (D)")
+    parser.add_argument("--page-size", type=int, default=None,
+                        help="tokens per page: gather K/V through page pointer tables (default: dense K/V)")
+    parser.add_argument("--dtype", choices=DTYPES, default="f16", help="element type of Q, K, V and out")
+    parser.add_argument("--causal", action="store_true", help="query i sees keys j <= i + seq_len - Sq")
+    parser.add_argument("--seq-lens", dest="seq_lens", action="store_true", help="take seq_lens (keys past them are masked)")
+    parser.add_argument("--scale", type=scale_value, default=None, help="score scale (default 1/sqrt(D))")
+    parser.add_argument("--matmul", choices=MATMUL_FORMS, default="generic", help="how Q K^T and P V are written")
+    parser.add_argument("--softmax", choices=SOFTMAX_FORMS, default="generic", help="how the softmax is written")
+    parser.add_argument("--mask", choices=MASK_FORMS, default="select", help="how masks are applied")
+    parser.add_argument("--arch", default="gfx942", help="chip recorded as rock.arch (a known chip)")
+    parser.add_argument("--name", default="attention", help="function name ([A-Za-z_][A-Za-z0-9_$.]*)")
+
+
+def validate(args: argparse.Namespace) -> None:
+    checks.positive_sizes(args, ("batch", "num_heads_q", "num_heads_kv", "seq_len_q", "seq_len_k", "head_dim"))
+    if args.page_size is not None:
+        checks.positive_sizes(args, ("page_size",))
+        if (args.num_heads_kv * args.seq_len_k) % args.page_size:
+            raise UserError(f"the cache of {args.num_heads_kv} heads x {args.seq_len_k} tokens is not a whole number of "
+                            f"{args.page_size}-token pages")
+    if args.num_heads_q % args.num_heads_kv:
+        raise UserError(f"--num-heads-q {args.num_heads_q} must be a multiple of --num-heads-kv {args.num_heads_kv}")
+    if args.causal and args.seq_len_q > args.seq_len_k:
+        raise UserError(f"--seq-len-q {args.seq_len_q} exceeds --seq-len-k {args.seq_len_k}")
+    checks.symbol(args.name)
+    checks.chip(args.arch)
+    b, hq, hkv, sq, sk, d = args.batch, args.num_heads_q, args.num_heads_kv, args.seq_len_q, args.seq_len_k, args.head_dim
+    checks.tensor_fits("the scores", [b, hq, sq, sk], "f32")
+    checks.tensor_fits("k and v", [b, hq, sk, d], "f32")
+
+
+def generate(args: argparse.Namespace) -> str:
+    validate(args)
+    import mlir.ir as ir
+
+    from pagedir.context import make_context
+
+    text = function_text(args)
+    with make_context():
+        ir.Module.parse(text)  # the generated text must parse
+    return text
+
+
+class Writer:
+    """SSA lines with fresh names."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.count = 0
+        self.types: dict[str, str] = {}
+
+    def fresh(self, stem: str) -> str:
+        self.count += 1
+        return f"%{stem}{self.count}"
+
+    def emit(self, text: str) -> None:
+        self.lines.append("  " + text)
+
+
+def tensor(shape: list[int], element: str) -> str:
+    return f"tensor<{'x'.join(str(s) for s in shape)}x{element}>"
+
+
+def dims(names: str) -> str:
+    return ", ".join(names)
+
+
+def amap(domain: str, results: str) -> str:
+    return f"affine_map<({dims(domain)}) -> ({dims(results)})>"
+
+
+def iterators(kinds: str) -> str:
+    return ", ".join('"parallel"' if k == "p" else '"reduction"' for k in kinds)
+
+
+def function_text(args: argparse.Namespace) -> str:
+    b, hq, hkv, sq, sk, d, t = (args.batch, args.num_heads_q, args.num_heads_kv, args.seq_len_q, args.seq_len_k,
+                                args.head_dim, args.dtype)
+    group = hq // hkv
+    w = Writer()
+    q_mem, kv_mem = f"memref<{b}x{hq}x{sq}x{d}x{t}>", f"memref<{b}x{hkv}x{sk}x{d}x{t}>"
+    q_t, kv_t = tensor([b, hq, sq, d], t), tensor([b, hkv, sk, d], t)
+    paged = args.page_size is not None
+    if paged:
+        pages = hkv * sk // args.page_size
+        page_elements = args.page_size * d
+        table_mem = f"memref<{b}x{pages}x1xi64>"
+        params = [f"%q: {q_mem}", f"%k_table: {table_mem}", f"%v_table: {table_mem}"]
+    else:
+        params = [f"%q: {q_mem}", f"%k: {kv_mem}", f"%v: {kv_mem}"]
+    if args.seq_lens:
+        params.append(f"%seq_lens: memref<{b}xi32>")
+    params.append(f"%out: {q_mem}")
+
+    w.emit(f"%qt = bufferization.to_tensor %q restrict : {q_mem} to {q_t}")
+    w.types["%qt"] = q_t
+    if args.seq_lens:
+        w.emit(f"%lens = bufferization.to_tensor %seq_lens restrict : memref<{b}xi32> to tensor<{b}xi32>")
+    f32 = "f32"
+    w.emit("%zero = arith.constant 0.000000e+00 : f32")
+    w.emit("%neg_inf = arith.constant 0xFF800000 : f32")
+    kv = {}
+    for name in ("k", "v"):
+        if paged:
+            table_t = tensor([b, pages, 1], "i64")
+            w.emit(f"%{name}_ptrs = bufferization.to_tensor %{name}_table restrict : {table_mem} to {table_t}")
+            kv[name] = gather_pages(w, name, b, pages, page_elements, hkv, sk, d, t)
+        else:
+            w.emit(f"%{name}t = bufferization.to_tensor %{name} restrict : {kv_mem} to {kv_t}")
+            kv[name] = f"%{name}t"
+        w.types[kv[name]] = kv_t
+        if group > 1:
+            kv[name] = repeat_heads(w, kv[name], b, hkv, group, sk, d, t)
+            w.types[kv[name]] = tensor([b, hq, sk, d], t)
+
+    scores_t = tensor([b, hq, sq, sk], f32)
+    scores = matmul(w, args.matmul, "%qt", kv["k"], [b, hq, sq, d], [b, hq, sk, d], transposed=True, lhs_element=t, rhs_element=t)
+    scale = args.scale if args.scale is not None else 1.0 / math.sqrt(d)
+    scaled = elementwise(w, [scores], [f32], scores_t, lambda a: [f"%s = arith.mulf {a[0]}, %scale : f32"],
+                         prologue=[f"%scale = arith.constant {float(np.float32(scale))!r} : f32"])
+    masked = apply_masks(w, args, scaled, b, hq, sq, sk)
+    probs = softmax(w, args.softmax, masked, b, hq, sq, sk)
+    out32 = matmul(w, args.matmul, probs, kv["v"], [b, hq, sq, sk], [b, hq, sk, d], transposed=False, lhs_element=f32, rhs_element=t)
+    result = out32
+    if t != f32:
+        result = elementwise(w, [out32], [f32], q_t, lambda a: [f"%s = arith.truncf {a[0]} : f32 to {t}"], out_element=t)
+    w.emit(f"bufferization.materialize_in_destination {result} in restrict writable %out : ({q_t}, {q_mem}) -> ()")
+    w.emit("return")
+    body = "\n".join(w.lines)
+    return (f'func.func @{args.name}({", ".join(params)}) attributes {{rock.arch = "{args.arch}", '
+            f'rock.check = "linalg_attention"}} {{\n{body}\n}}\n')
+
+
+def gather_pages(w: Writer, name: str, b: int, pages: int, page_elements: int, hkv: int, sk: int, d: int, t: str) -> str:
+    """``pages[b, p, s] = *(table[b, p] + s)``, then per batch the pages laid end to end as [Hkv, Sk, D]."""
+    size = checks.ELEMENT_BYTES[t]
+    gathered_t = tensor([b, pages, page_elements], t)
+    empty = w.fresh("empty")
+    w.emit(f"{empty} = tensor.empty() : {gathered_t}")
+    gathered = w.fresh(f"{name}_pages")
+    w.emit(f"{gathered} = linalg.generic {{indexing_maps = [{amap('bps', 'bps')}], iterator_types = [{iterators('ppp')}]}}"
+           f" outs({empty} : {gathered_t}) {{")
+    w.emit(f"^bb0(%o: {t}):")
+    w.emit("  %b = linalg.index 0 : index")
+    w.emit("  %p = linalg.index 1 : index")
+    w.emit("  %s = linalg.index 2 : index")
+    w.emit("  %c0 = arith.constant 0 : index")
+    w.emit(f"  %page = tensor.extract %{name}_ptrs[%b, %p, %c0] : {tensor([b, pages, 1], 'i64')}")
+    w.emit("  %s64 = arith.index_cast %s : index to i64")
+    w.emit(f"  %bytes = arith.constant {size} : i64")
+    w.emit("  %offset = arith.muli %s64, %bytes : i64")
+    w.emit("  %address = arith.addi %page, %offset : i64")
+    w.emit("  %ptr = llvm.inttoptr %address : i64 to !llvm.ptr<1>")
+    w.emit(f"  %x = llvm.load %ptr : !llvm.ptr<1> -> {t}")
+    w.emit(f"  linalg.yield %x : {t}")
+    w.emit(f"}} -> {gathered_t}")
+    flat = w.fresh(f"{name}_flat")
+    w.emit(f"{flat} = tensor.collapse_shape {gathered} [[0], [1, 2]] : {gathered_t} into {tensor([b, pages * page_elements], t)}")
+    dense = w.fresh(f"{name}_dense")
+    w.emit(f"{dense} = tensor.expand_shape {flat} [[0], [1, 2, 3]] output_shape [{b}, {hkv}, {sk}, {d}] : "
+           f"{tensor([b, pages * page_elements], t)} into {tensor([b, hkv, sk, d], t)}")
+    return dense
+
+
+def repeat_heads(w: Writer, value: str, b: int, hkv: int, group: int, sk: int, d: int, t: str) -> str:
+    """torch's ``repeat_interleave(group, dim=1)``: broadcast a new dim after the heads, fold it into them."""
+    wide_t = tensor([b, hkv, group, sk, d], t)
+    empty = w.fresh("empty")
+    w.emit(f"{empty} = tensor.empty() : {wide_t}")
+    wide = w.fresh("repeated")
+    w.emit(f"{wide} = linalg.broadcast ins({value} : {tensor([b, hkv, sk, d], t)}) outs({empty} : {wide_t}) dimensions = [2]")
+    folded = w.fresh("heads")
+    w.emit(f"{folded} = tensor.collapse_shape {wide} [[0], [1, 2], [3], [4]] : {wide_t} into {tensor([b, hkv * group, sk, d], t)}")
+    return folded
+
+
+def filled(w: Writer, shape: list[int], value: str) -> tuple[str, str]:
+    """(an empty f32 tensor, the same filled with ``value``)."""
+    type_ = tensor(shape, "f32")
+    empty, init = w.fresh("empty"), w.fresh("init")
+    w.emit(f"{empty} = tensor.empty() : {type_}")
+    w.emit(f"{init} = linalg.fill ins({value} : f32) outs({empty} : {type_}) -> {type_}")
+    return empty, init
+
+
+def matmul(w: Writer, form: str, lhs: str, rhs: str, lhs_shape: list[int], rhs_shape: list[int], *,
+           transposed: bool, lhs_element: str, rhs_element: str) -> str:
+    """``lhs @ rhs^T`` (transposed: Q K^T contracting D) or ``lhs @ rhs`` (P V contracting Sk), in f32."""
+    b, h, m, k = lhs_shape
+    n = rhs_shape[2] if transposed else rhs_shape[3]
+    lhs_t, rhs_t = tensor(lhs_shape, lhs_element), tensor(rhs_shape, rhs_element)
+    _, init = filled(w, [b, h, m, n], "%zero")
+    out_t = tensor([b, h, m, n], "f32")
+    if form == "generic":
+        rhs_map = amap("bhmnk", "bhnk") if transposed else amap("bhmnk", "bhkn")
+        result = w.fresh("mm")
+        w.emit(f"{result} = linalg.generic {{indexing_maps = [{amap('bhmnk', 'bhmk')}, {rhs_map}, {amap('bhmnk', 'bhmn')}], "
+               f"iterator_types = [{iterators('ppppr')}]}} ins({lhs}, {rhs} : {lhs_t}, {rhs_t}) outs({init} : {out_t}) {{")
+        w.emit(f"^bb0(%a: {lhs_element}, %b: {rhs_element}, %acc: f32):")
+        operands = []
+        for name, element in (("%a", lhs_element), ("%b", rhs_element)):
+            if element != "f32":
+                w.emit(f"  {name}32 = arith.extf {name} : {element} to f32")
+                name = f"{name}32"
+            operands.append(name)
+        w.emit(f"  %ab = arith.mulf {operands[0]}, {operands[1]} : f32")
+        w.emit("  %sum = arith.addf %acc, %ab : f32")
+        w.emit("  linalg.yield %sum : f32")
+        w.emit(f"}} -> {out_t}")
+        w.types[result] = out_t
+        return result
+    # torch-mlir: aten.bmm on [B*H, ...] views; K^T as linalg.transpose.
+    lhs3_t = tensor([b * h, m, k], lhs_element)
+    lhs3 = w.fresh("lhs")
+    w.emit(f"{lhs3} = tensor.collapse_shape {lhs} [[0, 1], [2], [3]] : {lhs_t} into {lhs3_t}")
+    rhs3_t = tensor([b * h, rhs_shape[2], rhs_shape[3]], rhs_element)
+    rhs3 = w.fresh("rhs")
+    w.emit(f"{rhs3} = tensor.collapse_shape {rhs} [[0, 1], [2], [3]] : {rhs_t} into {rhs3_t}")
+    if transposed:
+        kt_t = tensor([b * h, k, n], rhs_element)
+        empty, kt = w.fresh("empty"), w.fresh("kt")
+        w.emit(f"{empty} = tensor.empty() : {kt_t}")
+        w.emit(f"{kt} = linalg.transpose ins({rhs3} : {rhs3_t}) outs({empty} : {kt_t}) permutation = [0, 2, 1]")
+        rhs3, rhs3_t = kt, kt_t
+    init3_t = tensor([b * h, m, n], "f32")
+    init3 = w.fresh("acc")
+    w.emit(f"{init3} = tensor.collapse_shape {init} [[0, 1], [2], [3]] : {out_t} into {init3_t}")
+    product = w.fresh("bmm")
+    w.emit(f"{product} = linalg.batch_matmul ins({lhs3}, {rhs3} : {lhs3_t}, {rhs3_t}) outs({init3} : {init3_t}) -> {init3_t}")
+    result = w.fresh("mm")
+    w.emit(f"{result} = tensor.expand_shape {product} [[0, 1], [2], [3]] output_shape [{b}, {h}, {m}, {n}] : "
+           f"{init3_t} into {out_t}")
+    w.types[result] = out_t
+    return result
+
+
+def elementwise(w: Writer, inputs: list[str], elements: list[str], out_type: str, body, *, prologue: list[str] = (),
+                maps: list[str] | None = None, out_element: str = "f32", indices: int = 0) -> str:
+    """A parallel ``linalg.generic`` over ``out_type``; ``body(args)`` gives lines, the last defining ``%s``."""
+    for line in prologue:
+        w.emit(line)
+    rank = out_type.count("x")
+    domain = "abcdefgh"[:rank]
+    maps = maps or [amap(domain, domain)] * len(inputs)
+    empty = w.fresh("empty")
+    w.emit(f"{empty} = tensor.empty() : {out_type}")
+    result = w.fresh("ew")
+    ins = f" ins({', '.join(inputs)} : {', '.join(tensor_type_of(w, v) for v in inputs)})" if inputs else ""
+    w.emit(f"{result} = linalg.generic {{indexing_maps = [{', '.join([*maps, amap(domain, domain)])}], "
+           f"iterator_types = [{iterators('p' * rank)}]}}{ins} outs({empty} : {out_type}) {{")
+    names = [f"%in{i}" for i in range(len(inputs))]
+    w.emit(f"^bb0({', '.join(f'{n}: {e}' for n, e in zip([*names, '%o'], [*elements, out_element]))}):")
+    for line in body(names):
+        w.emit("  " + line)
+    w.emit(f"  linalg.yield %s : {out_element}")
+    w.emit(f"}} -> {out_type}")
+    w.types[result] = out_type
+    return result
+
+
+def tensor_type_of(w: Writer, value: str) -> str:
+    return w.types[value]
+
+
+def apply_masks(w: Writer, args: argparse.Namespace, scores: str, b: int, hq: int, sq: int, sk: int) -> str:
+    """Keys j past seq_lens[b], or (causal) past i + seq_len - Sq, get -inf."""
+    if not (args.causal or args.seq_lens):
+        return scores
+    scores_t = tensor([b, hq, sq, sk], "f32")
+
+    def visible(lines: list[str]) -> str:
+        lines += ["%i = linalg.index 2 : index", "%j = linalg.index 3 : index"]
+        if args.seq_lens:
+            lines += ["%bi = linalg.index 0 : index", f"%len32 = tensor.extract %lens[%bi] : tensor<{b}xi32>",
+                      "%len = arith.index_cast %len32 : i32 to index", "%in_len = arith.cmpi slt, %j, %len : index"]
+        else:
+            lines += [f"%len = arith.constant {sk} : index"]
+        if args.causal:
+            lines += ["%shifted = arith.addi %i, %len : index", f"%sq = arith.constant {sq} : index",
+                      "%last = arith.subi %shifted, %sq : index", "%causal_ok = arith.cmpi sle, %j, %last : index"]
+        if args.seq_lens and args.causal:
+            lines += ["%ok = arith.andi %in_len, %causal_ok : i1"]
+        return "%ok" if args.seq_lens and args.causal else ("%in_len" if args.seq_lens else "%causal_ok")
+
+    if args.mask == "select":
+        def body(a: list[str]) -> list[str]:
+            lines: list[str] = []
+            ok = visible(lines)
+            return lines + [f"%s = arith.select {ok}, {a[0]}, %neg_inf : f32"]
+
+        return elementwise(w, [scores], ["f32"], scores_t, body)
+
+    def mask_body(a: list[str]) -> list[str]:
+        lines: list[str] = []
+        ok = visible(lines)
+        return lines + [f"%s = arith.select {ok}, %zero, %neg_inf : f32"]
+
+    additive = elementwise(w, [], [], scores_t, mask_body)
+    return elementwise(w, [scores, additive], ["f32", "f32"], scores_t, lambda a: [f"%s = arith.addf {a[0]}, {a[1]} : f32"])
+
+
+def softmax(w: Writer, form: str, scores: str, b: int, hq: int, sq: int, sk: int) -> str:
+    scores_t, rows_t = tensor([b, hq, sq, sk], "f32"), tensor([b, hq, sq], "f32")
+    if form == "linalg":
+        empty, result = w.fresh("empty"), w.fresh("softmax")
+        w.emit(f"{empty} = tensor.empty() : {scores_t}")
+        w.emit(f"{result} = linalg.softmax dimension(3) ins({scores} : {scores_t}) outs({empty} : {scores_t}) -> {scores_t}")
+        w.types[result] = scores_t
+        return result
+    row_max = reduce(w, scores, "%neg_inf", "arith.maximumf", b, hq, sq, sk)
+    row_map = amap("abcd", "abc")
+    exps = elementwise(w, [scores, row_max], ["f32", "f32"], scores_t,
+                       lambda a: [f"%d = arith.subf {a[0]}, {a[1]} : f32", "%s = math.exp %d : f32"],
+                       maps=[amap("abcd", "abcd"), row_map])
+    row_sum = reduce(w, exps, "%zero", "arith.addf", b, hq, sq, sk)
+    return elementwise(w, [exps, row_sum], ["f32", "f32"], scores_t, lambda a: [f"%s = arith.divf {a[0]}, {a[1]} : f32"],
+                       maps=[amap("abcd", "abcd"), row_map])
+
+
+def reduce(w: Writer, value: str, init: str, combine: str, b: int, hq: int, sq: int, sk: int) -> str:
+    rows_t = tensor([b, hq, sq], "f32")
+    _, start = filled(w, [b, hq, sq], init)
+    result = w.fresh("row")
+    w.emit(f"{result} = linalg.generic {{indexing_maps = [{amap('abcd', 'abcd')}, {amap('abcd', 'abc')}], "
+           f"iterator_types = [{iterators('pppr')}]}} ins({value} : {tensor([b, hq, sq, sk], 'f32')}) outs({start} : {rows_t}) {{")
+    w.emit("^bb0(%x: f32, %acc: f32):")
+    w.emit(f"  %s = {combine} %acc, %x : f32")
+    w.emit("  linalg.yield %s : f32")
+    w.emit(f"}} -> {rows_t}")
+    w.types[result] = rows_t
+    return result
+
+
+# ----------------------------------------------------------------------------
+# pagedir-run --check
+
+
+def check_case(func_op, rng: np.random.Generator, device):
+    """Random Q/K/V (pages shuffled in memory), seq_lens under which every query row sees a key, out NaN.
+
+    No expected output: ``pagedir-run --check`` compares the raised and lowered kernel
+    with the payload as the interpreter runs it.
+    """
+    import mlir.ir as ir
+
+    from pagedir import reference
+    from pagedir.interp.check import dtype_of, host_values
+    from pagedir.interp.launch import argument_count
+    from pagedir.interp.memory import InterpError
+
+    arguments = list(func_op.regions[0].blocks[0].arguments)[: argument_count(func_op)]
+    types = [ir.MemRefType(a.type) for a in arguments]
+    q_type, k_type, out_type = types[0], types[1], types[-1]
+    has_lens = len(types) == 5
+    batch, heads_q, seq_q, head_dim = q_type.shape
+    name = str(q_type.element_type)
+    paged = str(k_type.element_type) == "i64"
+    if paged:
+        heads_kv, seq_k, page_elements = paged_shape(func_op, k_type, head_dim)
+        if heads_kv is None:
+            raise InterpError("rock.check = \"linalg_attention\": cannot tell the pages' shape from the gather",
+                              func_op.location)
+    else:
+        _, heads_kv, seq_k, _ = k_type.shape
+    q = host_values(rng.standard_normal((batch, heads_q, seq_q, head_dim)), name)
+    k = host_values(rng.standard_normal((batch, heads_kv, seq_k, head_dim)), name)
+    v = host_values(rng.standard_normal((batch, heads_kv, seq_k, head_dim)), name)
+    kept = []
+    if paged:
+        caches = [reference.paged_cache(device, x, page_size=page_elements, rng=rng, dtype=dtype_of(name)) for x in (k, v)]
+        k, v = caches[0].table, caches[1].table
+        kept = caches[0].pages + caches[1].pages
+    call = [q, k, v]
+    if has_lens:  # causal: at least Sq keys, so that the first query row sees one
+        call.append(rng.integers(min(seq_q, seq_k), seq_k + 1, size=batch).astype(np.int32))
+    call.append(np.full(tuple(out_type.shape), np.nan, dtype=np.float32))
+    return _case(call, kept)
+
+
+def _case(call: list, kept: list):
+    from pagedir.interp.check import CheckCase
+
+    return CheckCase(args=call, keep_alive=kept)
+
+
+def paged_shape(func_op, table_type, head_dim: int) -> tuple[int | None, int, int]:
+    """(Hkv, Sk, elements per page) from the gather's ``tensor.expand_shape`` to [B, Hkv, Sk, D]."""
+    from pagedir.passes.ir_utils import find_ops
+
+    pages = table_type.shape[1]
+    for expand in find_ops(func_op, "tensor.expand_shape"):
+        shape = list(expand.results[0].type.shape)
+        source = list(expand.operands[0].type.shape)
+        if len(shape) == 4 and len(source) == 2 and shape[3] == head_dim and source[1] % pages == 0:
+            return shape[1], shape[2], source[1] // pages
+    return None, 0, 0

@@ -1,0 +1,715 @@
+"""rock-raise-attention: recognise attention written in linalg on tensors and replace it with rock.attention.
+
+The way in for payloads of the upstream stack (torch-mlir, lighthouse, IREE-style
+linalg). The pass walks back from each ``bufferization.materialize_in_destination``
+into a 4-D function argument and recognises, in this order:
+
+1. an optional element cast (``arith.truncf``/``extf`` in a parallel ``linalg.generic``);
+2. ``P V``: a contraction of the key dimension (see *contractions*);
+3. the softmax over the key dimension: ``linalg.softmax``, or the numerically safe
+   form as ``linalg.generic`` ops: max-reduce, subtract and exp, sum-reduce, divide
+   (an exp of the scores without the max subtracted is refused: it overflows where
+   rock.attention does not);
+4. any number of elementwise steps before the softmax, in any order: a scale
+   (``arith.mulf``/``divf`` by a positive constant), a mask (``arith.select`` of
+   -inf, or ``arith.addf`` of a 0/-inf tensor) whose condition, read as linear
+   inequalities of ``linalg.index`` values and ``seq_lens[b]``, is ``j < seq_len``
+   and/or the causal ``j <= i + seq_len - Sq`` (``seq_len`` = Sk without seq_lens);
+5. ``Q K^T``: a contraction of the head dim with K transposed (a transposed-K
+   map, ``linalg.transpose`` of K, or K^T in a ``linalg.batch_matmul``);
+6. GQA on K and V: ``linalg.broadcast`` of a new dim after the heads folded into them
+   by ``tensor.collapse_shape`` (torch's ``repeat_interleave``: q head h uses kv
+   head h / G, as rock.attention's GQA);
+7. the sources: Q a ``bufferization.to_tensor`` of an argument; K and V each one of
+   :data:`GATHER_FORMS`: a dense argument, or a page gather through a pointer table
+   (a ``linalg.generic`` loading ``table[b, p] + s`` elements with ``llvm.load``,
+   laid end to end as [Hkv, Sk, D]), which becomes ``rock.deref`` of the table.
+   A new page-table form is one more function in :data:`GATHER_FORMS`.
+
+*Contractions*: ``linalg.generic`` whose body adds the product of its (possibly
+``arith.extf``-ed) inputs to the output over one reduction dim, with plain-dim
+maps ``(b, h, m, k) x (b, h, n, k) -> (b, h, m, n)`` (or ``(b, h, k, n)``);
+``linalg.batch_matmul`` on ``[B*H, ...]`` views made by ``tensor.collapse_shape``
+and read back by ``tensor.expand_shape`` (torch-mlir's lowering of ``bmm``).
+Accumulators start from a zero ``linalg.fill``.
+
+Tensors or memrefs: the pass raises on tensors, before any bufferization. Use-def
+chains of tensors are the pattern itself; after bufferization the same chain is
+spread over memref writes and aliasing, which would have to be re-derived. The
+memrefs rock.attention takes are those at the tensor boundary
+(``bufferization.to_tensor`` sources, the ``materialize_in_destination``
+destination), so nothing is left to bufferize: the tensor ops become dead and are
+erased, and a function left with nothing but the attention is marked ``rock.kernel``.
+
+What is not recognised stays untouched. With ``explain=true`` the pass prints a
+remark at the op where matching stopped, saying which part failed (the bindings
+cannot emit remarks, so it is written as ``file:line:col: remark: ...`` on stderr).
+Semantics: a query row that sees no key is 0/0 (NaN) in the payload and zeros in
+rock.attention; everywhere else both compute softmax(scale * Q K^T + mask) V.
+
+```mlir
+%qt = bufferization.to_tensor %q restrict : memref<2x8x1x128xf16> to tensor<...>
+...  // Q K^T, scale, masks, softmax, P V as linalg.generic
+bufferization.materialize_in_destination %o in restrict writable %out : (...) -> ()
+// becomes
+"rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 2, causal = true, scale = ...}
+```
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import mlir.dialects.linalg  # noqa: F401 - linalg ops come back as their OpViews (inputs, outputs)
+import mlir.ir as ir
+
+from pagedir.diagnostics import file_position
+from pagedir.dialect import rock
+from pagedir.dialect.rock import OP_DEFS_BY_NAME
+from pagedir.passes.base import Pass
+
+KEY_DIM = 3
+
+
+class NoMatch(Exception):
+    """The pattern failed here: ``op`` is where, the message says what."""
+
+    def __init__(self, message: str, op: ir.Operation | None = None):
+        super().__init__(message)
+        self.op = op
+
+
+@dataclasses.dataclass(frozen=True)
+class RaiseOptions:
+    #: Print a remark saying which part of the pattern failed where nothing is raised.
+    explain: bool = False
+
+
+@dataclass
+class Source:
+    """Where K or V comes from: the argument rock.attention reads, paged or dense."""
+
+    memref: ir.Value
+    page_elements: int | None = None  # None: dense [B, Hkv, Sk, D]
+
+
+@dataclass
+class Attention:
+    q: ir.Value = None
+    k: Source = None
+    v: Source = None
+    heads_kv: int = 0
+    scale: float = 1.0
+    causal: bool = False
+    seq_lens: ir.Value | None = None
+    masked_by_len: bool = False
+    causal_offset: str = ""  # "seq_len" or "Sk": what the causal bound adds to i - Sq
+    steps: list[str] = field(default_factory=list)
+
+
+class RaiseAttentionPass(Pass):
+    """Options: ``explain`` (remarks for payloads not raised). Preconditions: none; linalg on
+    tensors with a memref boundary is raised, anything else is left as it is."""
+
+    argument = "rock-raise-attention"
+    summary = "Recognise linalg attention payloads and replace them with rock.attention"
+    Options = RaiseOptions
+
+    def run(self, module: ir.Operation) -> bool:
+        for sink in sinks(module):
+            try:
+                found = match_attention(sink)
+            except NoMatch as failure:
+                if self.options.explain:
+                    remark(failure.op or sink, f"not raised to rock.attention: {failure}")
+                continue
+            replace(sink, found)
+        return True
+
+
+def sinks(module: ir.Operation) -> list[ir.Operation]:
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "bufferization.materialize_in_destination":
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    return found
+
+
+def remark(op: ir.Operation, message: str) -> None:
+    file, line, col = file_position(op.location)
+    where = f"{file}:{line}:{col}" if file else "<unknown>"
+    print(f"{where}: remark: {message}", file=sys.stderr)
+
+
+# ----------------------------------------------------------------------------
+# Reading the IR
+
+
+def producer(value: ir.Value) -> ir.Operation | None:
+    owner = value.owner
+    return owner.operation if isinstance(owner, (ir.Operation, ir.OpView)) else None
+
+
+def produced_by(value: ir.Value, name: str) -> ir.Operation | None:
+    op = producer(value)
+    return op if op is not None and op.name == name else None
+
+
+def maps_of(op: ir.Operation) -> list[ir.AffineMap]:
+    return [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+
+
+def kinds_of(op: ir.Operation) -> list[str]:
+    return ["r" if "reduction" in str(a) else "p" for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+
+
+def dims(amap: ir.AffineMap) -> list[int] | None:
+    """The dims of a map of plain dimensions, else None."""
+    if not all(isinstance(e, ir.AffineDimExpr) for e in amap.results):
+        return None
+    return [e.position for e in amap.results]
+
+
+def body(op: ir.Operation) -> tuple[list[ir.Value], ir.Value, list[ir.Operation]]:
+    """(block arguments, the single yielded value, the body's ops)."""
+    block = op.regions[0].blocks[0]
+    ops = [o.operation for o in block.operations]
+    return list(block.arguments), ops[-1].operands[0], ops
+
+
+def through_extf(value: ir.Value) -> ir.Value:
+    op = producer(value)
+    while op is not None and op.name in ("arith.extf", "arith.truncf"):
+        value = op.operands[0]
+        op = producer(value)
+    return value
+
+
+def float_constant(value: ir.Value) -> float | None:
+    op = produced_by(value, "arith.constant")
+    if op is None:
+        return None
+    attr = op.attributes["value"]
+    return ir.FloatAttr(attr).value if isinstance(attr, ir.FloatAttr) else None
+
+
+def generic_inputs(op: ir.Operation) -> tuple[list[ir.Value], list[ir.Value]]:
+    view = op.opview
+    return list(view.inputs), list(view.outputs)
+
+
+def is_zero_fill(value: ir.Value) -> bool:
+    fill = produced_by(value, "linalg.fill")
+    return fill is not None and float_constant(fill.operands[0]) == 0.0
+
+
+# ----------------------------------------------------------------------------
+# The pattern, from the output back to Q, K and V
+
+
+def match_attention(sink: ir.Operation) -> Attention:
+    found = Attention()
+    out = sink.operands[1]
+    if not isinstance(out.type, ir.MemRefType) or out.type.rank != 4:
+        raise NoMatch(f"the destination is {out.type}, not a 4-d memref [B, Hq, Sq, D]", sink)
+    value = strip_cast(sink.operands[0])
+    probs, v = contraction(value, transposed=False, what="P V")
+    scores = softmax(probs)
+    scores = score_steps(scores, found)
+    q, k = contraction(scores, transposed=True, what="Q K^T")
+    found.q = tensor_argument(q, "Q")
+    k_base, k_group = repeated_heads(k, "K")
+    v_base, v_group = repeated_heads(v, "V")
+    if k_group != v_group:
+        raise NoMatch(f"K is repeated {k_group} times per head but V {v_group} times", producer(v) or sink)
+    found.k, found.v = kv_source(k_base, "K"), kv_source(v_base, "V")
+    heads_q = ir.MemRefType(found.q.type).shape[1]
+    found.heads_kv = heads_q // k_group
+    check_shapes(found, out, sink)
+    return found
+
+
+def strip_cast(value: ir.Value) -> ir.Value:
+    op = produced_by(value, "linalg.generic")
+    if op is None or kinds_of(op) != ["p"] * len(kinds_of(op)):
+        return value
+    ins, _ = generic_inputs(op)
+    args, yielded, ops = body(op)
+    if len(ins) == 1 and len(ops) == 2 and ops[0].name in ("arith.truncf", "arith.extf") and ops[0].operands[0] == args[0]:
+        return ins[0]
+    return value
+
+
+def contraction(value: ir.Value, *, transposed: bool, what: str) -> tuple[ir.Value, ir.Value]:
+    """(lhs, rhs) of ``out[b,h,m,n] = sum_k lhs[b,h,m,k] * rhs[b,h,n,k]`` (transposed) or ``rhs[b,h,k,n]``."""
+    expand = produced_by(value, "tensor.expand_shape")
+    if expand is not None:
+        return batch_matmul(expand, transposed=transposed, what=what)
+    op = produced_by(value, "linalg.generic")
+    if op is None:
+        raise NoMatch(f"expected {what} (a linalg.generic or linalg.batch_matmul contraction), found "
+                      f"{describe(value)}", producer(value))
+    ins, outs = generic_inputs(op)
+    kinds = kinds_of(op)
+    maps = [dims(m) for m in maps_of(op)]
+    if len(ins) != 2 or len(kinds) != 5 or kinds.count("r") != 1 or any(m is None for m in maps):
+        raise NoMatch(f"{what} is not a contraction of two 4-d tensors over one dim", op)
+    args, yielded, _ = body(op)
+    add = produced_by(yielded, "arith.addf")
+    mul = produced_by(add.operands[1], "arith.mulf") if add is not None else None
+    if mul is None or add.operands[0] != args[2] or {through_extf(v) for v in mul.operands} != {args[0], args[1]}:
+        raise NoMatch(f"the body of {what} is not acc + a * b", op)
+    if not is_zero_fill(outs[0]):
+        raise NoMatch(f"{what} accumulates into something else than zeros", op)
+    reduced = kinds.index("r")
+    lhs_map, rhs_map, out_map = maps
+    b, h, m, n = out_map
+    if lhs_map != [b, h, m, reduced]:
+        raise NoMatch(f"the {what} contraction reads its left operand as {lhs_map}, expected [{b}, {h}, {m}, {reduced}] "
+                      f"(contracting its last dim)", op)
+    if rhs_map == [b, h, n, reduced]:
+        is_transposed = True
+    elif rhs_map == [b, h, reduced, n]:
+        is_transposed = False
+    else:
+        raise NoMatch(f"the {what} contraction reads its right operand as {rhs_map}", op)
+    rhs = ins[1]
+    if transposed and not is_transposed:
+        rhs = untransposed(rhs, what, op)
+    elif is_transposed != transposed:
+        raise NoMatch(f"{what} contracts dim 2 of its right operand; the key dim {KEY_DIM - 1} of V is expected", op)
+    return ins[0], rhs
+
+
+def untransposed(value: ir.Value, what: str, op: ir.Operation) -> ir.Value:
+    transpose = produced_by(value, "linalg.transpose")
+    if transpose is None or list(ir.DenseI64ArrayAttr(transpose.attributes["permutation"])) not in ([0, 1, 3, 2], [0, 2, 1]):
+        raise NoMatch(f"{what} contracts dim 2 of K: K^T expected", op)
+    return transpose.operands[0]
+
+
+def batch_matmul(expand: ir.Operation, *, transposed: bool, what: str) -> tuple[ir.Value, ir.Value]:
+    """torch-mlir's bmm: [B, H, M, N] = expand(batch_matmul(collapse(lhs), [transpose](collapse(rhs))))."""
+    bmm = produced_by(expand.operands[0], "linalg.batch_matmul")
+    if bmm is None or not default_batch_maps(bmm):
+        raise NoMatch(f"expected {what}, found {describe(expand.operands[0])} under tensor.expand_shape", expand)
+    if not is_zero_fill(collapsed_source(bmm.operands[2]) or bmm.operands[2]):
+        raise NoMatch(f"{what} accumulates into something else than zeros", bmm)
+    lhs = collapsed_source(bmm.operands[0])
+    rhs_value = bmm.operands[1]
+    if transposed:
+        transpose = produced_by(rhs_value, "linalg.transpose")
+        if transpose is None or list(ir.DenseI64ArrayAttr(transpose.attributes["permutation"])) != [0, 2, 1]:
+            raise NoMatch(f"{what}: the right operand of linalg.batch_matmul is not K^T (linalg.transpose [0, 2, 1])", bmm)
+        rhs_value = transpose.operands[0]
+    rhs = collapsed_source(rhs_value)
+    if lhs is None or rhs is None:
+        raise NoMatch(f"{what}: the operands of linalg.batch_matmul are not [B*H, ...] views of 4-d tensors", bmm)
+    return lhs, rhs
+
+
+def default_batch_maps(op: ir.Operation) -> bool:
+    if "indexing_maps" not in op.attributes:
+        return True
+    return [dims(m) for m in maps_of(op)] == [[0, 1, 3], [0, 3, 2], [0, 1, 2]]
+
+
+def collapsed_source(value: ir.Value) -> ir.Value | None:
+    """The 4-d tensor of which ``value`` is the [B*H, X, Y] view."""
+    collapse = produced_by(value, "tensor.collapse_shape")
+    if collapse is None or "[[0, 1], [2], [3]]" not in str(collapse.attributes["reassociation"]).replace(" ", "").replace(",", ", "):
+        return None
+    return collapse.operands[0]
+
+
+def describe(value: ir.Value) -> str:
+    op = producer(value)
+    return op.name if op is not None else f"a block argument of type {value.type}"
+
+
+def reduction(value: ir.Value, combine: str, init: float, what: str) -> tuple[ir.Value, int]:
+    """(input, reduced dim) of a row reduction ``acc = combine(acc, x)`` from ``init``."""
+    op = produced_by(value, "linalg.generic")
+    if op is None:
+        raise NoMatch(f"expected the softmax's {what} (a linalg.generic reduction), found {describe(value)}", producer(value))
+    ins, outs = generic_inputs(op)
+    kinds, maps = kinds_of(op), [dims(m) for m in maps_of(op)]
+    args, yielded, _ = body(op)
+    step = producer(yielded)
+    if len(ins) != 1 or kinds.count("r") != 1 or step is None or step.name not in combine.split("|") \
+            or set(step.operands) != {args[0], args[1]}:
+        raise NoMatch(f"the softmax's {what} is not a single {combine} reduction", op)
+    fill = produced_by(outs[0], "linalg.fill")
+    start = float_constant(fill.operands[0]) if fill is not None else None
+    if start != init:
+        raise NoMatch(f"the softmax's {what} starts from {start}, expected {init}", op)
+    if maps[0] != [0, 1, 2, 3] or maps[1] != [d for d in range(4) if kinds[d] == "p"]:
+        raise NoMatch(f"the softmax's {what} maps its tensors as {maps}", op)
+    return ins[0], kinds.index("r")
+
+
+def softmax(probs: ir.Value) -> ir.Value:
+    """The scores the softmax over the key dim reads."""
+    named = produced_by(probs, "linalg.softmax")
+    if named is not None:
+        dim = ir.IntegerAttr(named.attributes["dimension"]).value
+        if dim != KEY_DIM:
+            raise NoMatch(f"the softmax reduces over dim {dim}, the P V matmul contracts dim {KEY_DIM}", named)
+        return named.operands[0]
+    div = row_binary(probs, "arith.divf", "the softmax's division")
+    exps, sums = div
+    summed, sum_dim = reduction(sums, "arith.addf", 0.0, "sum")
+    if summed != exps:
+        raise NoMatch("the softmax divides by the sum of something else than its numerator", producer(sums))
+    if sum_dim != KEY_DIM:
+        raise NoMatch(f"the softmax reduces over dim {sum_dim}, the P V matmul contracts dim {KEY_DIM}", producer(sums))
+    exp_op = produced_by(exps, "linalg.generic")
+    args, yielded, _ = body(exp_op) if exp_op is not None else ([], None, [])
+    exp = produced_by(yielded, "math.exp") if yielded is not None else None
+    if exp is None:
+        raise NoMatch(f"expected exp in the softmax, found {describe(exps)}", producer(exps))
+    if produced_by(exp.operands[0], "arith.subf") is None:
+        raise NoMatch("the softmax exponentiates the scores without subtracting their row max (exp overflows where "
+                      "rock.attention's safe softmax does not)", exp_op)
+    scores, row_max = row_binary(exps, "arith.subf", "the softmax's subtraction", inner="math.exp")
+    maxed, max_dim = reduction(row_max, "arith.maximumf|arith.maxnumf", float("-inf"), "max")
+    if maxed != scores:
+        raise NoMatch("the softmax subtracts the max of something else than its scores", producer(row_max))
+    if max_dim != KEY_DIM:
+        raise NoMatch(f"the softmax reduces over dim {max_dim}, the P V matmul contracts dim {KEY_DIM}", producer(row_max))
+    return scores
+
+
+def row_binary(value: ir.Value, name: str, what: str, inner: str | None = None) -> tuple[ir.Value, ir.Value]:
+    """(x, row) of ``f(x[b,h,i,j], row[b,h,i])`` with ``f`` = ``name`` (then ``inner``, if given)."""
+    op = produced_by(value, "linalg.generic")
+    if op is None:
+        raise NoMatch(f"expected {what}, found {describe(value)}", producer(value))
+    ins, _ = generic_inputs(op)
+    maps = [dims(m) for m in maps_of(op)]
+    args, yielded, _ = body(op)
+    step = produced_by(yielded, inner) if inner else producer(yielded)
+    if inner and step is not None:
+        step = producer(step.operands[0])
+    if len(ins) != 2 or step is None or step.name != name or list(step.operands) != args[:2]:
+        raise NoMatch(f"{what} is not {name} of its two inputs", op)
+    if maps[0] != [0, 1, 2, 3] or maps[1] != [0, 1, 2]:
+        raise NoMatch(f"{what} reads its row operand as {maps[1]}, expected [0, 1, 2] (rows of dim {KEY_DIM})", op)
+    return ins[0], ins[1]
+
+
+# ----------------------------------------------------------------------------
+# Scale and masks
+
+
+NEG_INF = float("-inf")
+
+
+def score_steps(value: ir.Value, found: Attention) -> ir.Value:
+    """Walk back over scale and mask generics to the Q K^T contraction, recording them in ``found``."""
+    while True:
+        op = produced_by(value, "linalg.generic")
+        if op is None or kinds_of(op).count("r"):
+            return value
+        ins, _ = generic_inputs(op)
+        args, yielded, _ = body(op)
+        step = producer(yielded)
+        if any(m != [0, 1, 2, 3] for m in (dims(a) for a in maps_of(op))) or step is None:
+            return value
+        if step.name in ("arith.mulf", "arith.divf") and len(ins) == 1:
+            value = scale_step(op, step, args, found)
+        elif step.name == "arith.select" and len(ins) == 1:
+            if step.operands[1] != args[0] or float_constant(step.operands[2]) != NEG_INF:
+                raise NoMatch("the mask selects something else than the score or -inf", op)
+            read_mask(op, step.operands[0], found)
+            value = ins[0]
+        elif step.name == "arith.addf" and len(ins) == 2:
+            value = additive_mask(op, ins, args, step, found)
+        else:
+            return value
+
+
+def scale_step(op: ir.Operation, step: ir.Operation, args: list[ir.Value], found: Attention) -> ir.Value:
+    operand, other = step.operands
+    if operand != args[0]:
+        operand, other = other, operand
+    constant = float_constant(other)
+    if operand != args[0] or constant is None or (step.name == "arith.divf" and step.operands[0] != args[0]):
+        raise NoMatch(f"the scores are scaled by something else than a constant ({step.name})", op)
+    if constant <= 0:
+        raise NoMatch(f"the scale {constant} is not positive (a negative scale flips the -inf of masked keys)", op)
+    found.scale *= constant if step.name == "arith.mulf" else 1.0 / constant
+    found.steps.append("scale")
+    return generic_inputs(op)[0][0]
+
+
+def additive_mask(op: ir.Operation, ins: list[ir.Value], args: list[ir.Value], step: ir.Operation, found: Attention) -> ir.Value:
+    if set(step.operands) != set(args[:2]):
+        raise NoMatch("the additive mask adds something else than the scores and a mask tensor", op)
+    for scores, mask in ((ins[0], ins[1]), (ins[1], ins[0])):
+        mask_op = produced_by(mask, "linalg.generic")
+        if mask_op is None or generic_inputs(mask_op)[0]:
+            continue
+        _, yielded, _ = body(mask_op)
+        select = produced_by(yielded, "arith.select")
+        if select is None or float_constant(select.operands[1]) != 0.0 or float_constant(select.operands[2]) != NEG_INF:
+            raise NoMatch("the additive mask is not 0 or -inf", mask_op)
+        read_mask(mask_op, select.operands[0], found)
+        return scores
+    raise NoMatch("the scores are added to a tensor that is not a 0/-inf mask computed from indices", op)
+
+
+def read_mask(op: ir.Operation, condition: ir.Value, found: Attention) -> None:
+    """Each conjunct of ``condition`` is ``j < seq_len`` or ``j <= i + seq_len - Sq``."""
+    scores_shape = list(ir.RankedTensorType(op.results[0].type).shape)
+    seq_q, seq_k = scores_shape[2], scores_shape[3]
+    for conjunct in conjuncts(condition):
+        form, lens = inequality(conjunct, op)
+        if lens is not None:
+            if found.seq_lens is not None and found.seq_lens != lens:
+                raise NoMatch("the masks read two different sequence-length tensors", op)
+            found.seq_lens = lens
+        length = "len" if lens is not None else None
+        constant = form.get("1", 0)
+        if form.get("j") != 1 or any(k not in ("j", "i", "len", "1") for k in form):
+            raise NoMatch(f"the mask condition {pretty(form)} <= 0 is not a key bound", op)
+        if form.get("i", 0) == 0 and length and form.get("len") == -1 and constant == 1:
+            found.masked_by_len = True  # j - len + 1 <= 0: j < seq_len
+        elif form.get("i", 0) == 0 and not length and constant == 1 - seq_k:
+            continue  # j < Sk: always true
+        elif form.get("i") == -1 and length and form.get("len") == -1 and constant == seq_q:
+            found.causal, found.causal_offset = True, "seq_len"
+            found.masked_by_len = True  # j <= i + len - Sq implies j < len for i < Sq
+        elif form.get("i") == -1 and not length and constant == seq_q - seq_k:
+            found.causal, found.causal_offset = True, "Sk"
+        else:
+            raise NoMatch(f"the mask keeps keys with {pretty(form)} <= 0, which is neither j < seq_len nor the "
+                          f"causal j <= i + seq_len - {seq_q}", op)
+    found.steps.append("mask")
+
+
+def pretty(form: dict[str, int]) -> str:
+    return " + ".join(f"{c}*{k}" if k != "1" else str(c) for k, c in form.items() if c) or "0"
+
+
+def conjuncts(value: ir.Value) -> list[ir.Value]:
+    op = produced_by(value, "arith.andi")
+    return conjuncts(op.operands[0]) + conjuncts(op.operands[1]) if op is not None else [value]
+
+
+def inequality(value: ir.Value, mask_op: ir.Operation) -> tuple[dict[str, int], ir.Value | None]:
+    """``cmpi`` as a linear form ``f(i, j, len) <= 0``, and the seq_lens memref ``len`` reads."""
+    cmp = produced_by(value, "arith.cmpi")
+    if cmp is None:
+        raise NoMatch(f"the mask condition is {describe(value)}, not an integer comparison", mask_op)
+    predicate = str(cmp.attributes["predicate"])
+    names = {"0": "eq", "1": "ne", "2": "slt", "3": "sle", "4": "sgt", "5": "sge", "6": "ult", "7": "ule", "8": "ugt", "9": "uge"}
+    predicate = names.get(predicate.split(":")[0].strip(), predicate)
+    lens: list[ir.Value] = []
+    lhs, rhs = linear(cmp.operands[0], lens, mask_op), linear(cmp.operands[1], lens, mask_op)
+    diff = {k: lhs.get(k, 0) - rhs.get(k, 0) for k in set(lhs) | set(rhs)}
+    if predicate in ("sgt", "sge", "ugt", "uge"):
+        diff = {k: -c for k, c in diff.items()}
+    if predicate in ("slt", "ult", "sgt", "ugt"):
+        diff["1"] = diff.get("1", 0) + 1  # x < 0 is x + 1 <= 0 for integers
+    elif predicate not in ("sle", "ule", "sge", "uge"):
+        raise NoMatch(f"the mask compares with {predicate}", mask_op)
+    form = {k: c for k, c in diff.items() if c}
+    if form.get("j", 0) < 0:
+        raise NoMatch(f"the mask keeps keys with {pretty(form)} <= 0, a lower bound on the key", mask_op)
+    return form, (lens[0] if lens else None)
+
+
+def linear(value: ir.Value, lens: list[ir.Value], mask_op: ir.Operation) -> dict[str, int]:
+    op = producer(value)
+    if op is None:
+        raise NoMatch("the mask reads a block argument in its condition", mask_op)
+    if op.name == "linalg.index":
+        dim = ir.IntegerAttr(op.attributes["dim"]).value
+        if dim == 2:
+            return {"i": 1}
+        if dim == KEY_DIM:
+            return {"j": 1}
+        raise NoMatch(f"the mask depends on dim {dim} of the scores other than through seq_lens", mask_op)
+    if op.name == "arith.constant":
+        return {"1": ir.IntegerAttr(op.attributes["value"]).value}
+    if op.name == "arith.index_cast":
+        return linear(op.operands[0], lens, mask_op)
+    if op.name in ("arith.addi", "arith.subi"):
+        a, b = linear(op.operands[0], lens, mask_op), linear(op.operands[1], lens, mask_op)
+        sign = 1 if op.name == "arith.addi" else -1
+        return {k: a.get(k, 0) + sign * b.get(k, 0) for k in set(a) | set(b)}
+    if op.name == "tensor.extract":
+        index = producer(op.operands[1]) if len(op.operands) == 2 else None
+        if index is None or index.name != "linalg.index" or ir.IntegerAttr(index.attributes["dim"]).value != 0:
+            raise NoMatch("the mask reads a tensor other than at [b]", mask_op)
+        source = produced_by(op.operands[0], "bufferization.to_tensor")
+        if source is None or not isinstance(source.operands[0], ir.BlockArgument):
+            raise NoMatch("the mask reads sequence lengths that are not a function argument", mask_op)
+        lens.append(source.operands[0])
+        return {"len": 1}
+    raise NoMatch(f"the mask condition uses {op.name}", mask_op)
+
+
+# ----------------------------------------------------------------------------
+# GQA and the sources of Q, K, V
+
+
+def repeated_heads(value: ir.Value, what: str) -> tuple[ir.Value, int]:
+    """(the [B, Hkv, Sk, D] tensor, G) of ``collapse(broadcast(x, dims = [2]), [[0], [1, 2], [3], [4]])``; G = 1 without."""
+    collapse = produced_by(value, "tensor.collapse_shape")
+    if collapse is None:
+        return value, 1
+    source = collapse.operands[0]
+    broadcast = produced_by(source, "linalg.broadcast")
+    shape = list(ir.RankedTensorType(source.type).shape)
+    reassociation = str(collapse.attributes["reassociation"]).replace(" ", "")
+    if broadcast is None or len(shape) != 5:
+        raise NoMatch(f"{what} heads are folded from {describe(source)}, not from a broadcast", collapse)
+    added = list(ir.DenseI64ArrayAttr(broadcast.attributes["dimensions"]))
+    if added != [2] or reassociation != "[[0],[1,2],[3],[4]]":
+        raise NoMatch(f"{what} heads are repeated by a broadcast of dims {added} folded as {reassociation}: query head h "
+                      f"would use kv head h % {shape[2]}, not h / {shape[2]} as in repeat_interleave (rock.attention's "
+                      f"GQA)", broadcast)
+    return broadcast.operands[0], shape[2]
+
+
+def tensor_argument(value: ir.Value, what: str) -> ir.Value:
+    op = produced_by(value, "bufferization.to_tensor")
+    if op is None or not isinstance(op.operands[0], ir.BlockArgument):
+        raise NoMatch(f"{what} is {describe(value)}, not a function argument (bufferization.to_tensor)", producer(value))
+    return op.operands[0]
+
+
+def dense_source(value: ir.Value) -> Source | None:
+    op = produced_by(value, "bufferization.to_tensor")
+    return Source(op.operands[0]) if op is not None and isinstance(op.operands[0], ir.BlockArgument) else None
+
+
+def pointer_gather(value: ir.Value) -> Source | None:
+    """expand(collapse(pages)) with ``pages[b, p, s] = load(inttoptr(table[b, p, 0] + s * bytes))``."""
+    expand = produced_by(value, "tensor.expand_shape")
+    collapse = produced_by(expand.operands[0], "tensor.collapse_shape") if expand is not None else None
+    gather = produced_by(collapse.operands[0], "linalg.generic") if collapse is not None else None
+    if gather is None or generic_inputs(gather)[0] or kinds_of(gather) != ["p", "p", "p"]:
+        return None
+    _, yielded, _ = body(gather)
+    load = produced_by(yielded, "llvm.load")
+    pointer = produced_by(load.operands[0], "llvm.inttoptr") if load is not None else None
+    address = produced_by(pointer.operands[0], "arith.addi") if pointer is not None else None
+    if address is None:
+        return None
+    page_elements = ir.RankedTensorType(gather.results[0].type).shape[2]
+    element_bytes = ir.RankedTensorType(gather.results[0].type).element_type.width // 8
+    for base, offset in (address.operands, reversed(list(address.operands))):
+        extract = produced_by(base, "tensor.extract")
+        table = produced_by(extract.operands[0], "bufferization.to_tensor") if extract is not None else None
+        if table is None or not isinstance(table.operands[0], ir.BlockArgument):
+            continue
+        index_dims = [index_dim(v) for v in list(extract.operands)[1:]]
+        if index_dims[:2] != [0, 1] or offset_of(offset) != (2, element_bytes):
+            return None
+        return Source(table.operands[0], page_elements)
+    return None
+
+
+def index_dim(value: ir.Value) -> int | None:
+    op = produced_by(value, "linalg.index")
+    return ir.IntegerAttr(op.attributes["dim"]).value if op is not None else None
+
+
+def offset_of(value: ir.Value) -> tuple[int | None, int | None]:
+    """(dim, bytes) of ``index_cast(linalg.index dim) * bytes``."""
+    mul = produced_by(value, "arith.muli")
+    if mul is None:
+        return None, None
+    for index, size in (mul.operands, reversed(list(mul.operands))):
+        cast = produced_by(index, "arith.index_cast")
+        constant = produced_by(size, "arith.constant")
+        if cast is not None and constant is not None:
+            return index_dim(cast.operands[0]), ir.IntegerAttr(constant.attributes["value"]).value
+    return None, None
+
+
+#: How K/V can reach the attention: each form returns its Source or None. A new page-table
+#: form (blocks, csr) is one more function here.
+GATHER_FORMS: tuple[Callable[[ir.Value], Source | None], ...] = (dense_source, pointer_gather)
+
+
+def kv_source(value: ir.Value, what: str) -> Source:
+    for form in GATHER_FORMS:
+        if (found := form(value)) is not None:
+            return found
+    raise NoMatch(f"{what} is {describe(value)}: neither a function argument nor a page gather through a pointer table",
+                  producer(value))
+
+
+def check_shapes(found: Attention, out: ir.Value, sink: ir.Operation) -> None:
+    q_type = ir.MemRefType(found.q.type)
+    if list(q_type.shape) != list(out.type.shape) or q_type.element_type != out.type.element_type:
+        raise NoMatch(f"the output {out.type} differs from the query {q_type}", sink)
+    for source, what in ((found.k, "K"), (found.v, "V")):
+        memref = ir.MemRefType(source.memref.type)
+        if source.page_elements is None and memref.element_type != q_type.element_type:
+            raise NoMatch(f"{what} has element type {memref.element_type}, the query {q_type.element_type}", sink)
+    if found.causal is False and found.masked_by_len is False:
+        found.seq_lens = None
+    if found.causal_offset == "Sk" and found.seq_lens is not None:
+        raise NoMatch("the causal mask is offset by Sk - Sq while keys are masked by seq_lens: rock.attention's causal "
+                      "mask is offset by seq_len - Sq", sink)
+    if found.seq_lens is not None and not found.masked_by_len:
+        raise NoMatch("the masks read seq_lens but do not mask keys past it", sink)
+
+
+# ----------------------------------------------------------------------------
+# Replacing
+
+
+def replace(sink: ir.Operation, found: Attention) -> None:
+    q_type = ir.MemRefType(found.q.type)
+    element = q_type.element_type
+    batch, heads_q = q_type.shape[0], q_type.shape[1]
+    with ir.InsertionPoint(sink), sink.location:
+        kv = []
+        for source in (found.k, found.v):
+            if source.page_elements is None:
+                kv.append(source.memref)
+                continue
+            table = ir.MemRefType(source.memref.type)
+            pages = ir.MemRefType.get([batch, table.shape[1], source.page_elements], element)
+            kv.append(rock.deref(pages, source.memref))
+        values = {"q": found.q, "k": kv[0], "v": kv[1], "seq_lens": found.seq_lens, "out": sink.operands[1]}
+        operands = [values.get(decl.name) for decl in OP_DEFS_BY_NAME["rock.attention"].operands]
+        rock.attention(*operands, num_heads_q=heads_q, num_heads_kv=found.heads_kv, causal=found.causal,
+                       scale=found.scale)
+    func = sink.parent
+    while func.name != "func.func":
+        func = func.parent
+    sink.erase()
+    erase_dead(func)
+    leftover = [op.name for op in func.regions[0].blocks[0].operations
+                if op.name not in ("rock.attention", "rock.deref", "func.return", "arith.constant")]
+    if not leftover:
+        func.attributes["rock.kernel"] = ir.UnitAttr.get()
+
+
+#: Ops without side effects: dead once the attention no longer reads them.
+PURE_DIALECTS = ("linalg.", "tensor.", "arith.", "math.", "bufferization.to_tensor")
+
+
+def erase_dead(func: ir.Operation) -> None:
+    changed = True
+    while changed:
+        changed = False
+        for op in reversed(list(func.regions[0].blocks[0].operations)):
+            operation = op.operation
+            if operation.name.startswith(PURE_DIALECTS) and all(not list(r.uses) for r in operation.results):
+                operation.erase()
+                changed = True
