@@ -87,14 +87,17 @@ FP8_CASES = {
                                "--alibi --softcap 3",
     "prefill-dense-causal": "--kv-dtype fp8e5m2fnuz --kv-scale per-tensor --dense --seq-len-q 5 --causal",
     "split-sinks-bf16": "--kv-dtype fp8e4m3fnuz --kv-scale per-tensor --num-splits 3 --seq-len-k 128 --sinks --dtype bf16",
+    "blocks-pools-scaled": "--kv-dtype fp8e4m3fnuz --kv-scale per-tensor --page-table blocks",
+    "csr-pools-e5m2-gfx950": "--kv-dtype fp8e5m2 --kv-scale per-tensor --page-table csr --arch gfx950",
 }
 
 
 @pytest.mark.parametrize("name", list(FP8_CASES))
 def test_fp8_kernels_pass_pagedir_run_check(name: str, tmp_path, capsys) -> None:
     path = tmp_path / "kernel.mlir"
+    lengths = [] if "csr" in FP8_CASES[name] else ["--seq-lens"]  # a CSR table carries the lengths
     argv = ["attention", "--num-heads-q", "4", "--num-heads-kv", "2", "--head-dim", "64", "--seq-len-k", "64",
-            "--seq-lens", *FP8_CASES[name].split(), "-o", str(path)]
+            *lengths, *FP8_CASES[name].split(), "-o", str(path)]
     assert gen_cli.main(argv) == 0
     assert run_cli.main(["--check", str(path), "--seed", str(len(name))]) == 0
     out = capsys.readouterr().out

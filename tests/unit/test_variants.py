@@ -118,12 +118,17 @@ KERNEL_CASES = {
     "split-decode-sinks": "--seq-len-k 128 --num-splits 3 --sinks",
     "split-decode-all": "--seq-len-k 256 --num-splits 4 --window 70 --softcap 1.5 --alibi --sinks",
     "split-prefill-window-sinks": "--seq-len-q 9 --seq-len-k 128 --causal --num-splits 2 --window 30 --sinks",
+    # serving forms: cache pools through a vLLM block table or a FlashInfer CSR table, packed queries
+    "blocks-prefill-all": "--page-table blocks --seq-len-q 5 --causal --window 20 --softcap 2 --alibi --sinks",
+    "csr-hnd-decode-window-sinks": "--page-table csr --kv-layout hnd --window 30 --alibi --sinks",
+    "blocks-varlen-all": "--page-table blocks --varlen --seq-len-q 4 --causal --window 7 --softcap 1 --alibi --sinks",
 }
 
 
 def generate(tmp_path, flags: str) -> str:
     path = tmp_path / "kernel.mlir"
-    argv = ["attention", "--num-heads-q", "4", "--num-heads-kv", "2", "--head-dim", "64", "--seq-lens", *flags.split(),
+    lengths = [] if "csr" in flags else ["--seq-lens"]  # a CSR table carries the lengths
+    argv = ["attention", "--num-heads-q", "4", "--num-heads-kv", "2", "--head-dim", "64", *lengths, *flags.split(),
             "-o", str(path)]
     assert gen_cli.main(argv) == 0
     return str(path)
