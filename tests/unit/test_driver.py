@@ -20,6 +20,8 @@ BACKEND_STEPS = [
     "convert-vector-to-scf",
     "rock-backend-lower-transfers",
     "rock-backend-lower-math",
+    "gpu.module(convert-arith-to-amdgpu{chipset=gfx942})",
+    "rock-backend-lower-slices",
     "expand-strided-metadata,lower-affine,arith-expand,convert-scf-to-cf",
     "gpu.module(convert-amdgpu-to-rocdl{chipset=gfx942},convert-gpu-to-rocdl{chipset=gfx942 index-bitwidth=64 "
     "use-bare-ptr-memref-call-conv=true})",
@@ -50,7 +52,7 @@ def test_stages_from_linalg_to_the_code_object_in_order() -> None:
     table = stages(CompileOptions(arch="gfx942", emit="hsaco", want_asm=True), "linalg")
     assert [s.name for s in table] == [*KERNEL_PASSES, *BACKEND_STEPS, "extract-llvm-module", "mlir-translate", "llvm-O3",
                                        "llvm-codegen", "llvm-codegen-obj", "ld.lld"]
-    assert [s.level for s in table] == ["L0", "L1", "L2", "L3", "L3", "L3", "L4", "L5", "L6", *["L7"] * 8,
+    assert [s.level for s in table] == ["L0", "L1", "L2", "L3", "L3", "L3", "L4", "L5", "L6", *["L7"] * 10,
                                         "llvm-module", "llvm-ir", "llvm-ir-opt", "asm", "obj", "hsaco"]
     # Each kernel pass and each level after L7 is dumped under its own name; the backend pipeline once, at its end.
     assert [s.dump for s in table if s.dump] == [*KERNEL_PASSES, "llvm-dialect", "llvm-module", "llvm-ir", "llvm-ir-opt",

@@ -118,7 +118,7 @@ class AttentionToGridwisePass(Pass):
 def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool:
     func = enclosing_function(op.operation)
     problem = read_problem(op)
-    errors = list(check_problem(problem))
+    errors = list(check_problem(problem)) + list(check_fp8(problem, chip))
     tiling = None
     if not errors:
         wanted = requested_splits(func, options)
@@ -140,8 +140,9 @@ def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool
         return False
     with op.location, ir.InsertionPoint(op):
         rock.gridwise_attention_accel(
-            op.q, op.k, op.v, op.seq_lens, op.out,
+            op.q, op.k, op.v, op.seq_lens, op.alibi_slopes, op.sinks, op.k_scale, op.v_scale, op.out,
             num_heads_q=op.num_heads_q, num_heads_kv=op.num_heads_kv, causal=op.causal, scale=op.scale,
+            window_left=op.window_left, softcap=op.softcap,
             block_size=tiling.block_size, grid_size=tiling.grid_size,
             m_per_block=tiling.m_per_block, n_per_block=tiling.n_per_block,
             num_splits=tiling.num_splits if tiling.num_splits != 1 else None,
@@ -160,9 +161,22 @@ def check_problem(p: AttentionProblem):
     if p.head_dim % vector_len:
         yield (f"head dim {p.head_dim} must be a multiple of the vector width {vector_len} "
                f"({VECTOR_BITS} bits of {p.element})")
-    if p.page_elements is not None and p.page_elements % vector_len:
-        yield (f"page size {p.page_elements} elements is not a multiple of the vector width {vector_len} "
-               f"({VECTOR_BITS} bits of {p.element}): a vector would straddle two pages")
+    kv_vector_len = p.kv_vector_len
+    if p.kv_element is not None and p.head_dim % kv_vector_len:
+        yield (f"head dim {p.head_dim} must be a multiple of the K/V vector width {kv_vector_len} "
+               f"({VECTOR_BITS} bits of {p.kv_type})")
+    if p.page_elements is not None and p.page_elements % kv_vector_len:
+        yield (f"page size {p.page_elements} elements is not a multiple of the vector width {kv_vector_len} "
+               f"({VECTOR_BITS} bits of {p.kv_type}): a vector would straddle two pages")
+
+
+def check_fp8(p: AttentionProblem, chip: Chip):
+    """fp8 K/V only in the formats the chip converts in hardware."""
+    if p.kv_element is None or str(p.kv_element) in chip.fp8_types:
+        return
+    supported = ", ".join(chip.fp8_types) if chip.fp8_types else "no fp8 format"
+    yield (f"fp8 K/V of type {p.kv_element} is not supported on {chip.name} (it converts {supported}; "
+           "gfx942 takes f8E4M3FNUZ and f8E5M2FNUZ, gfx950 f8E4M3FN and f8E5M2)")
 
 
 def choose_tiling(p: AttentionProblem, options: AttentionToGridwiseOptions, chip: Chip | None = None,
@@ -252,11 +266,11 @@ def check_tiling(p: AttentionProblem, t: Tiling):
 
 def lds_bytes(p: AttentionProblem, t: Tiling) -> dict[str, int]:
     """LDS the blockwise kernel allocates, per buffer, before rock-reuse-lds."""
-    eb = element_bytes(p.element)
+    eb, kv_eb = element_bytes(p.element), element_bytes(p.kv_type)
     needs = {
         "q": t.m_per_block * p.head_dim * eb,
-        "k": t.n_per_block * p.head_dim * eb,
-        "v": t.n_per_block * p.head_dim * eb,
+        "k": t.n_per_block * p.head_dim * kv_eb,
+        "v": t.n_per_block * p.head_dim * kv_eb,
         "scores": t.m_per_block * t.n_per_block * 4,
     }
     if p.page_elements is not None:

@@ -232,11 +232,17 @@ class MatrixLoop:
 
     # --- S^T = K Q^T, softmax -------------------------------------------------------------
 
-    def query_fragments(self, rb: ir.Value) -> list[ir.Value]:
-        """Row ``16 rb + q``'s Q fragments over D (rows past M read row M - 1)."""
+    def data_row(self, rb: ir.Value) -> ir.Value:
+        """Row ``16 rb + q`` of the tile, padding rows (past M) taken as row M - 1: they compute a copy
+        of it (Q row, ALiBi slope, visibility) that is never stored."""
         row = self.row_of(rb)
         if self.rows != self.plan.m:
             row = arith.minui(row, index_const(self.plan.m - 1))
+        return row
+
+    def query_fragments(self, rb: ir.Value) -> list[ir.Value]:
+        """Row ``16 rb + q``'s Q fragments over D (rows past M read row M - 1)."""
+        row = self.data_row(rb)
         return [self.fragment(self.b.q_rows, row, d0) for d0 in range(0, self.p.head_dim, self.mi.k)]
 
     def scores(self, rb: ir.Value, queries: list[ir.Value]) -> list[tuple[ir.Value, ir.Value]]:
@@ -254,7 +260,7 @@ class MatrixLoop:
     def softmax(self, t: ir.Value, rb: ir.Value, blocks, running_max: ir.Value, running_sum: ir.Value):
         """(P per key block as vector<4xf32>, alpha, new max, new sum) of row ``16 rb + q`` over the slice."""
         f32 = self.f32
-        row = self.row_of(rb)
+        row = self.data_row(rb)
         scores = []
         for acc, first_key in blocks:
             values = []
@@ -280,9 +286,15 @@ class MatrixLoop:
 
     def accumulate(self, t: ir.Value, rb: ir.Value, probs, alpha: ir.Value, outputs: list[ir.Value]) -> list[ir.Value]:
         outputs = [arith.mulf(acc, vector.broadcast(acc.type, alpha)) for acc in outputs]
-        if not self.plan.causal:
+        boundaries = []
+        if self.plan.causal:
+            boundaries.append(self.causal_boundary(t))
+        if self.plan.window is not None:
+            boundaries.append(self.window_boundary(t))
+        if not boundaries:
             return self.pv_on_matrix_cores(probs, outputs)
-        if_op = scf.IfOp(self.causal_boundary(t), [acc.type for acc in outputs], has_else=True)
+        boundary = boundaries[0] if len(boundaries) == 1 else arith.ori(*boundaries)
+        if_op = scf.IfOp(boundary, [acc.type for acc in outputs], has_else=True)
         with ir.InsertionPoint(if_op.then_block):
             scf.YieldOp(self.pv_on_matrix_cores(probs, outputs, hidden=(t, rb)))
         with ir.InsertionPoint(if_op.else_block):
@@ -316,10 +328,17 @@ class MatrixLoop:
     def seen_keys(self, hidden: tuple, keys: list[ir.Value]) -> ir.Value:
         """1 where row ``16 rb + q`` sees key ``keys[j]`` (the B operand's shape), else 0."""
         t, rb = hidden
-        limit = self.b.causal_limit(t, self.row_of(rb))
+        limit = self.b.causal_limit(t, self.data_row(rb))
+        window = self.plan.window
         element = self.p.element
         one, zero = arith.constant(element, 1.0), arith.constant(element, 0.0)
-        flags = [arith.select(arith.cmpi(arith.CmpIPredicate.sge, limit, key), one, zero) for key in keys]
+        flags = []
+        for key in keys:
+            seen = arith.cmpi(arith.CmpIPredicate.sge, limit, key) if self.plan.causal else None
+            if window is not None:  # the window starts window_left keys before the query's position
+                inside = arith.cmpi(arith.CmpIPredicate.sge, key, arith.subi(limit, index_const(window)))
+                seen = inside if seen is None else arith.andi(seen, inside)
+            flags.append(arith.select(seen, one, zero))
         return flags[0] if len(flags) == 1 else vector.from_elements(ir.VectorType.get([4], element), flags)
 
     def mfma_with_hidden_keys(self, v_t: ir.Value, probs: ir.Value, seen: ir.Value, acc: ir.Value) -> ir.Value:
@@ -349,6 +368,15 @@ class MatrixLoop:
         first_position = self.apply(lambda qt: qt * plan.positions, self.b.qt)
         seen = arith.subi(arith.addi(first_position, self.b.seq_len), index_const(p.seq_q))
         return arith.cmpi(arith.CmpIPredicate.sgt, last_key, seen)
+
+    def window_boundary(self, t: ir.Value) -> ir.Value:
+        """Whether some row of the block does not see some key of tile ``t`` for its sliding window: the
+        block's last query position sees keys from its position + seq_len - Sq - window_left on, and the
+        tile starts at key t * N."""
+        plan, p = self.plan, self.p
+        last_position = self.apply(lambda qt: qt * plan.positions + plan.positions - 1, self.b.qt)
+        start = arith.subi(arith.addi(last_position, self.b.seq_len), index_const(p.seq_q + plan.window))
+        return arith.cmpi(arith.CmpIPredicate.slt, self.apply(lambda tt: tt * plan.n, t), start)
 
     # --- after the loop ------------------------------------------------------------------
 

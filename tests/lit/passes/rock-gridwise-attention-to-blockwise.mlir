@@ -65,7 +65,7 @@ func.func @decode(%q: memref<1x2x1x64xf16>, %k_table: memref<1x4x1xi64>, %v_tabl
   %k = "rock.deref"(%k_table) : (memref<1x4x1xi64>) -> memref<1x4x1024xf16>
   %v = "rock.deref"(%v_table) : (memref<1x4x1xi64>) -> memref<1x4x1024xf16>
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
-      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x4x1024xf16>, memref<1x4x1024xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
   return
 }
@@ -106,7 +106,7 @@ func.func @decode(%q: memref<1x2x1x64xf16>, %k_table: memref<1x4x1xi64>, %v_tabl
 func.func @dense_causal(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, %v: memref<1x1x32x64xf32>,
                         %seq_lens: memref<1xi32>, %out: memref<1x1x4x64xf32>) attributes {rock.kernel, rock.arch = "gfx1030", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 1, num_heads_kv = 1, causal = true,
-      block_size = 64, grid_size = 1, m_per_block = 4, n_per_block = 16, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
+      block_size = 64, grid_size = 1, m_per_block = 4, n_per_block = 16, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
     : (memref<1x1x4x64xf32>, memref<1x1x32x64xf32>, memref<1x1x32x64xf32>, memref<1xi32>, memref<1x1x4x64xf32>) -> ()
   return
 }
@@ -171,7 +171,7 @@ func.func @dense_causal(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, %v:
 func.func @split_decode(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v: memref<1x1x128x64xf16>,
                         %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx1030", rock.block_size = 64 : i64, rock.grid_size = 2 : i64} {
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
-      block_size = 64, grid_size = 2, m_per_block = 2, n_per_block = 32, num_splits = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
+      block_size = 64, grid_size = 2, m_per_block = 2, n_per_block = 32, num_splits = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x128x64xf16>, memref<1x1x128x64xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
   return
 }
@@ -224,8 +224,52 @@ func.func @split_decode(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v
 func.func @decode_mfma(%q: memref<1x2x1x64xf16>, %k: memref<1x1x32x64xf16>, %v: memref<1x1x32x64xf16>,
                        %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
-      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x32x64xf16>, memref<1x1x32x64xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// Variants. Window 40, decode: the query sits at position seq_len - 1 and sees keys
+// from seq_len - 41 on, so the loop starts at tile max(0, seq_len - 41) floordiv 32 and the
+// tiles before are never loaded. The score is soft-capped (cap 2: tanh(dot * scale / 2),
+// times 2 * log2(e)), gets the ALiBi bias slope[head] * log2(e) * (key - i_pos), then keys
+// past seq_len or before the window are selected to -inf.
+
+// CHECK: #[[FLOOR32:.*]] = affine_map<(d0) -> (d0 floordiv 32)>
+// CHECK-LABEL: func.func @window_softcap_alibi
+// CHECK-SAME: %[[SLOPES:[^:]+]]: memref<2xf32>
+// CHECK: %[[LEN32:.*]] = memref.load
+// CHECK: %[[LEN:.*]] = arith.index_cast %[[LEN32]] : i32 to index
+// CHECK: %[[END:.*]] = affine.apply #{{.*}}(%[[LEN]])
+// CHECK: %[[REACH:.*]] = arith.addi %{{.*}}, %[[LEN]] : index
+// CHECK: %[[C41:.*]] = arith.constant 41 : index
+// CHECK: %[[PAST:.*]] = arith.cmpi uge, %[[REACH]], %[[C41]] : index
+// CHECK: %[[BACK:.*]] = arith.subi %[[REACH]], %{{.*}} : index
+// CHECK: %[[START:.*]] = arith.select %[[PAST]], %[[BACK]], %{{.*}} : index
+// CHECK: %[[FIRST:.*]] = affine.apply #[[FLOOR32]](%[[START]])
+// CHECK: scf.for %[[T:.*]] = %[[FIRST]] to %[[END]] step
+// CHECK: %[[DOT:.*]] = vector.reduction <add>
+// CHECK: %[[INNER:.*]] = arith.mulf %[[DOT]], %{{.*}} : f32
+// CHECK: %[[TANH:.*]] = math.tanh %[[INNER]] : f32
+// CHECK: %[[CAPPED:.*]] = arith.mulf %[[TANH]], %{{.*}} : f32
+// CHECK: %[[SLOPE:.*]] = memref.load %[[SLOPES]][%{{.*}}] : memref<2xf32>
+// CHECK: %[[DIST:.*]] = arith.sitofp %{{.*}} : i32 to f32
+// CHECK: %[[SLOPE2:.*]] = arith.mulf %[[SLOPE]], %{{.*}} : f32
+// CHECK: %[[BIAS:.*]] = arith.mulf %[[SLOPE2]], %[[DIST]] : f32
+// CHECK: %[[SCORE:.*]] = arith.addf %[[CAPPED]], %[[BIAS]] : f32
+// CHECK: %[[C40:.*]] = arith.constant 40 : index
+// CHECK: %[[WSTART:.*]] = arith.subi %{{.*}}, %[[C40]] : index
+// CHECK: %[[INWINDOW:.*]] = arith.cmpi sge, %{{.*}}, %[[WSTART]] : index
+// CHECK: %[[VISIBLE:.*]] = arith.andi %{{.*}}, %[[INWINDOW]] : i1
+// CHECK: arith.select %[[VISIBLE]], %[[SCORE]], %{{.*}} : f32
+func.func @window_softcap_alibi(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v: memref<1x1x128x64xf16>, %seq_lens: memref<1xi32>,
+                                %slopes: memref<2xf32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx1030"} {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %slopes, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      window_left = 40, softcap = 2.0 : f32,
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x128x64xf16>, memref<1x1x128x64xf16>, memref<1xi32>, memref<2xf32>, memref<1x2x1x64xf16>) -> ()
   return
 }
 
@@ -265,8 +309,32 @@ func.func @decode_mfma(%q: memref<1x2x1x64xf16>, %k: memref<1x1x32x64xf16>, %v: 
 func.func @causal_f32_mfma(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, %v: memref<1x1x32x64xf32>,
                            %seq_lens: memref<1xi32>, %out: memref<1x1x4x64xf32>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 1, num_heads_kv = 1, causal = true,
-      block_size = 64, grid_size = 1, m_per_block = 4, n_per_block = 16, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
+      block_size = 64, grid_size = 1, m_per_block = 4, n_per_block = 16, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
     : (memref<1x1x4x64xf32>, memref<1x1x32x64xf32>, memref<1x1x32x64xf32>, memref<1xi32>, memref<1x1x4x64xf32>) -> ()
+  return
+}
+
+// -----
+
+// Sinks, one kernel: after the loop the row's sink (times log2(e)) joins the running
+// sum, rescaled to max(running max, sink), before the division.
+
+// CHECK-LABEL: func.func @sinks
+// CHECK-SAME: %[[SINKS:[^:]+]]: memref<2xf32>
+// CHECK: %[[FINAL:.*]]:3 = scf.for
+// CHECK: %[[SINK:.*]] = memref.load %[[SINKS]][%{{.*}}] : memref<2xf32>
+// CHECK: %[[SINK2:.*]] = arith.mulf %[[SINK]], %{{.*}} : f32
+// CHECK: %[[MAX:.*]] = arith.maximumf %[[FINAL]]#1, %[[SINK2]] : f32
+// CHECK: %[[ALPHA:.*]] = math.exp2 %{{.*}} : f32
+// CHECK: %[[SCALED:.*]] = arith.mulf %[[FINAL]]#2, %[[ALPHA]] : f32
+// CHECK: %[[SINKW:.*]] = math.exp2 %{{.*}} : f32
+// CHECK: %[[TOTAL:.*]] = arith.addf %[[SCALED]], %[[SINKW]] : f32
+// CHECK: arith.divf %{{.*}}, %[[TOTAL]] : f32
+func.func @sinks(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf16>, %v: memref<1x1x64x64xf16>,
+                 %sinks: memref<2xf32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx1030"} {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %sinks, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x64x64xf16>, memref<1x1x64x64xf16>, memref<2xf32>, memref<1x2x1x64xf16>) -> ()
   return
 }
 
@@ -307,8 +375,30 @@ func.func @causal_f32_mfma(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, 
 func.func @decode_mfma_slices(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf16>, %v: memref<1x1x64x64xf16>,
                               %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 256 : i64, rock.grid_size = 1 : i64} {
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
-      block_size = 256, grid_size = 1, m_per_block = 2, n_per_block = 64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
+      block_size = 256, grid_size = 1, m_per_block = 2, n_per_block = 64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x64x64xf16>, memref<1x1x64x64xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// Sinks with split-KV: the splits write their partials without the sink, and the
+// combine kernel adds it once, after merging the splits.
+
+// CHECK-LABEL: func.func @split_sinks(
+// CHECK-NOT: arith.maximumf
+// CHECK-LABEL: func.func @split_sinks_combine
+// CHECK-SAME: %[[SINKS:[^:]+]]: memref<2xf32>
+// CHECK: scf.for
+// CHECK: %[[MERGED:.*]]:2 = scf.for
+// CHECK: %[[SINK:.*]] = memref.load %[[SINKS]][%{{.*}}] : memref<2xf32>
+// CHECK: arith.maximumf
+// CHECK: arith.addf
+func.func @split_sinks(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf16>, %v: memref<1x1x64x64xf16>,
+                       %sinks: memref<2xf32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx1030"} {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %sinks, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 64, grid_size = 2, m_per_block = 2, n_per_block = 32, num_splits = 2, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x64x64xf16>, memref<1x1x64x64xf16>, memref<2xf32>, memref<1x2x1x64xf16>) -> ()
   return
 }
 
@@ -337,7 +427,36 @@ func.func @decode_mfma_slices(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf16
 func.func @csr_decode(%arg0: memref<1x2x1x32xf16>, %arg1: memref<4x8x1x32xf16>, %arg2: memref<4x8x1x32xf16>, %arg3: memref<2xi32>, %arg4: memref<4xi32>, %arg5: memref<1xi32>, %arg6: memref<1x2x1x32xf16>) attributes {rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64, rock.kernel} {
   %0 = "rock.block_table_view"(%arg1, %arg4, %arg3, %arg5) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<4x8x1x32xf16>, memref<4xi32>, memref<2xi32>, memref<1xi32>) -> memref<1x4x256xf16>
   %1 = "rock.block_table_view"(%arg2, %arg4, %arg3, %arg5) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<4x8x1x32xf16>, memref<4xi32>, memref<2xi32>, memref<1xi32>) -> memref<1x4x256xf16>
-  "rock.gridwise_attention_accel"(%arg0, %0, %1, %arg6) {block_size = 64 : i64, causal = false, grid_size = 1 : i64, m_per_block = 2 : i64, n_per_block = 32 : i64, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>} : (memref<1x2x1x32xf16>, memref<1x4x256xf16>, memref<1x4x256xf16>, memref<1x2x1x32xf16>) -> ()
+  "rock.gridwise_attention_accel"(%arg0, %0, %1, %arg6) {block_size = 64 : i64, causal = false, grid_size = 1 : i64, m_per_block = 2 : i64, n_per_block = 32 : i64, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>} : (memref<1x2x1x32xf16>, memref<1x4x256xf16>, memref<1x4x256xf16>, memref<1x2x1x32xf16>) -> ()
+  return
+}
+
+// -----
+
+// fp8 K/V with per-tensor scales: the K and V tiles stay fp8 in LDS (half the bytes of f16),
+// keys are widened to f32 as the dot product reads them, k_scale multiplies each score once
+// and v_scale each output once.
+
+// CHECK-LABEL: func.func @fp8_scaled
+// CHECK-SAME: %[[KSCALE:[^:]+]]: memref<1xf32>, %[[VSCALE:[^:]+]]: memref<1xf32>
+// CHECK: %[[KTILE:.*]] = memref.view {{.*}} to memref<32x64xf8E4M3FNUZ, #gpu.address_space<workgroup>>
+// CHECK: %[[VTILE:.*]] = memref.view {{.*}} to memref<32x64xf8E4M3FNUZ, #gpu.address_space<workgroup>>
+// CHECK: %[[KS:.*]] = memref.load %[[KSCALE]]
+// CHECK: %[[VS:.*]] = memref.load %[[VSCALE]]
+// CHECK: scf.for
+// CHECK: %[[KEY8:.*]] = vector.load %[[KTILE]][{{.*}}] : memref<32x64xf8E4M3FNUZ, #gpu.address_space<workgroup>>, vector<8xf8E4M3FNUZ>
+// CHECK: arith.extf %[[KEY8]] : vector<8xf8E4M3FNUZ> to vector<8xf32>
+// CHECK: %[[DOT:.*]] = vector.reduction <add>
+// CHECK: arith.mulf %[[DOT]], %[[KS]] : f32
+// CHECK: vector.load %[[VTILE]][{{.*}}] : memref<32x64xf8E4M3FNUZ, #gpu.address_space<workgroup>>, vector<2xf8E4M3FNUZ>
+// CHECK: scf.yield
+// CHECK: %[[VSPLAT:.*]] = vector.broadcast %[[VS]] : f32 to vector<2xf32>
+// CHECK: arith.mulf %{{.*}}, %[[VSPLAT]] : vector<2xf32>
+func.func @fp8_scaled(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf8E4M3FNUZ>, %v: memref<1x1x64x64xf8E4M3FNUZ>,
+                      %k_scale: memref<1xf32>, %v_scale: memref<1xf32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %k_scale, %v_scale, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x64x64xf8E4M3FNUZ>, memref<1x1x64x64xf8E4M3FNUZ>, memref<1xf32>, memref<1xf32>, memref<1x2x1x64xf16>) -> ()
   return
 }
 
@@ -373,6 +492,6 @@ func.func @varlen_prefill(%arg0: memref<4x2x32xf16>, %arg1: memref<3xi32>, %arg2
   %1 = "rock.varlen_view"(%arg6, %arg1) : (memref<4x2x32xf16>, memref<3xi32>) -> memref<2x2x2x32xf16>
   %2 = "rock.block_table_view"(%arg2, %arg4) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x8x1x32xf16>, memref<2x2xi32>) -> memref<2x2x256xf16>
   %3 = "rock.block_table_view"(%arg3, %arg4) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x8x1x32xf16>, memref<2x2xi32>) -> memref<2x2x256xf16>
-  "rock.gridwise_attention_accel"(%0, %2, %3, %arg5, %1) {block_size = 64 : i64, causal = true, grid_size = 2 : i64, m_per_block = 4 : i64, n_per_block = 32 : i64, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>} : (memref<2x2x2x32xf16>, memref<2x2x256xf16>, memref<2x2x256xf16>, memref<2xi32>, memref<2x2x2x32xf16>) -> ()
+  "rock.gridwise_attention_accel"(%0, %2, %3, %arg5, %1) {block_size = 64 : i64, causal = true, grid_size = 2 : i64, m_per_block = 4 : i64, n_per_block = 32 : i64, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>} : (memref<2x2x2x32xf16>, memref<2x2x256xf16>, memref<2x2x256xf16>, memref<2xi32>, memref<2x2x2x32xf16>) -> ()
   return
 }
