@@ -61,3 +61,33 @@ def loop_conversions(asm: str) -> int:
 def test_chips_without_matrix_instructions_keep_the_valu_loop() -> None:
     (report,) = kernel_reports(assembly("gfx1030"), "gfx1030")
     assert report.matrix_instructions == 0
+
+
+@pytest.mark.parametrize("dtype", ["f16", "f32"])
+def test_keys_before_a_window_do_not_reach_rows_on_matrix_cores(dtype: str) -> None:
+    """Dense causal prefill with a sliding window on gfx942 (the matrix loop): the V rows of keys 0..3
+    hold NaN. Query i sees keys i - 8 .. i, so rows 0..11 see a NaN and rows 12.. do not: a hidden
+    key's NaN must not reach them through P = 0 in the MFMA (0 x NaN), as the reference drops it."""
+    import numpy as np
+
+    from pagedir import interp, reference
+    from pagedir.interp.check import host_values
+
+    parser = argparse.ArgumentParser()
+    gen.add_arguments(parser)
+    args = parser.parse_args(["--dense", "--causal", "--window", "8", "--num-heads-q", "2", "--num-heads-kv", "1",
+                              "--batch", "1", "--seq-len-q", "64", "--seq-len-k", "64", "--head-dim", "64",
+                              "--dtype", dtype, "--arch", "gfx942"])
+    rng = np.random.default_rng(5)
+    q, k, v = (host_values(rng.standard_normal(shape), dtype) for shape in ((1, 2, 64, 64), (1, 1, 64, 64), (1, 1, 64, 64)))
+    v[:, :, :4] = np.nan
+    with make_context():
+        module = ir.Module.parse(gen.generate(args))
+        driver.run(module.operation, driver.CompileOptions(), start="L0", end="L6")
+        assert "amdgpu.mfma" in str(module)
+        out = np.zeros((1, 2, 64, 64), dtype=np.float32)
+        got = np.asarray(interp.run(module, args.name, [q, k, v, out])[-1], dtype=np.float32)
+    expected = reference.attention(q, k, v, causal=True, window_left=8)
+    assert np.isnan(expected[:, :, :12]).all() and np.isfinite(expected[:, :, 12:]).all()
+    assert np.isnan(got[:, :, :12]).all()
+    np.testing.assert_allclose(got[:, :, 12:], expected[:, :, 12:], atol=2e-2 if dtype == "f16" else 1e-5)

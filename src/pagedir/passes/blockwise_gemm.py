@@ -44,7 +44,10 @@ per output, of non-finite V values its row sees (non-finite flags times the visi
 an output whose count is not 0 takes the product of V as it is (non-finite, as the row's
 true result; it may be NaN where the row alone would give Inf, when a key hidden from the
 row also holds a non-finite value). Every other tile runs the plain product. Keys past
-seq_len need no such care: their tile slots were never read and hold 0.
+seq_len need no such care: their tile slots were never read and hold 0. A sliding window
+hides keys the same way from the other side (an earlier row's live key before the row's
+window): the tiles where the block's last row starts its window take the same three products,
+with visibility from both ends.
 """
 
 from __future__ import annotations
