@@ -30,7 +30,7 @@ Default tuning (overridable with ``block-size``, ``m-per-block``,
 ``n-per-block``, like rocMLIR's perf_config): decode packs the group and nothing
 else; prefill takes query positions until 16 rows. On chips whose matrix cores
 the blockwise loop uses (``blockwise_gemm.matrix_instruction``) the block is up
-to 4 waves (256 threads) and the KV tile 64 keys, 32 with split-KV (more
+to 4 waves (256 threads on CDNA, 128 on RDNA) and the KV tile 64 keys, 32 with split-KV (more
 workgroups) and causal prefill (registers), halved while a K tile would pass 16 KB (K or V with its page
 pointers keeps 3 workgroups per CU) or there are fewer tiles than splits; prefill
 takes query positions until 64 rows (a 16-row block per wave), decode's one row
@@ -60,8 +60,8 @@ from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import VECTOR_BITS, AttentionProblem, read_problem
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.base import ChipOptions, Pass
-from pagedir.passes.blockwise_gemm import (MFMA_TILE_KEYS, TILE, WAVE, key_slices, matrix_instruction, matrix_lds_bytes,
-                                            padded_rows)
+from pagedir.passes.blockwise_gemm import (MATRIX_WAVES, MFMA_TILE_KEYS, TILE, key_slices, matrix_instruction,
+                                            matrix_lds_bytes, padded_rows)
 from pagedir.passes.ir_utils import enclosing_function, lower_kernel_ops, pow2_ceil
 
 MAX_HEAD_DIM = 256
@@ -188,10 +188,11 @@ def choose_tiling(p: AttentionProblem, options: AttentionToGridwiseOptions, chip
         m = group
     else:
         m = group * max(1, min(p.seq_q, PREFILL_ROWS // group))
-    if matrix_instruction(chip, p.element, MATRIX_BLOCK, m, TILE, p.head_dim) is not None:
+    wave = chip.wave_size if chip is not None else 0
+    if matrix_instruction(chip, p.element, MATRIX_WAVES * wave, m, TILE, p.head_dim) is not None:
         if not options.m_per_block and p.seq_q > 1:
             m = group * max(1, min(p.seq_q, MATRIX_PREFILL_ROWS // group))
-        return matrix_tiling(p, m, options, splits, causal)
+        return matrix_tiling(p, m, options, splits, causal, wave)
     outputs_per_thread = 4
     block = options.block_size or min(MAX_BLOCK_SIZE, max(MIN_BLOCK_SIZE, pow2_ceil(m * p.head_dim // outputs_per_thread)))
     n = options.n_per_block or (64 if m * 32 < block else 32)
@@ -200,18 +201,17 @@ def choose_tiling(p: AttentionProblem, options: AttentionToGridwiseOptions, chip
     return Tiling(block, m, n, grid)
 
 
-#: Threads of a workgroup on the matrix cores: 4 waves, one per SIMD.
-MATRIX_BLOCK = 4 * WAVE
 #: Query rows of a prefill tile on the matrix cores: a 16-row block per wave.
 MATRIX_PREFILL_ROWS = 4 * TILE
 
 
-def matrix_tiling(p: AttentionProblem, m: int, options: AttentionToGridwiseOptions, splits: int, causal: bool) -> Tiling:
+def matrix_tiling(p: AttentionProblem, m: int, options: AttentionToGridwiseOptions, splits: int, causal: bool,
+                  wave: int) -> Tiling:
     """The matrix loop's tiling (module docstring): up to 4 waves, 16 keys per wave of a row block;
     32-key tiles for split-KV (``splits`` 0: chosen, or more than 1) and causal prefill, shorter ones
     when ``splits`` asks for more splits than tiles."""
     row_blocks = padded_rows(m) // TILE
-    waves = MATRIX_BLOCK // WAVE
+    waves = MATRIX_WAVES
     # Split-KV wants many workgroups: 32-key tiles (2 waves each) make twice the splits of 64. A causal
     # wave with the whole tile's keys holds the diagonal tiles' product beside the plain one: 64 keys
     # of both take 177 VGPRs and spill SGPRs, 32 keys 152 (3 waves per SIMD).
@@ -221,7 +221,7 @@ def matrix_tiling(p: AttentionProblem, m: int, options: AttentionToGridwiseOptio
                                                     or math.ceil(p.seq_k / n) < splits):
         n //= 2
     busy = min(waves, row_blocks * key_slices(waves, row_blocks, n))
-    block = options.block_size or busy * WAVE
+    block = options.block_size or busy * wave
     positions = m // p.group if m % p.group == 0 else 1
     grid = p.batch * p.heads_kv * math.ceil(p.seq_q / positions)
     return Tiling(block, m, n, grid)

@@ -65,9 +65,13 @@ from pagedir.passes.ir_utils import apply, index_const, lds_view
 
 #: Chips whose MFMA this loop uses (gfx908 lacks the bf16 1k forms: it keeps the VALU loop).
 MFMA_CHIPS = frozenset({"gfx90a", "gfx942", "gfx950"})
-#: Rows and columns of one MFMA tile.
+#: RDNA generations whose WMMA (wave32, 16x16x16 f16/bf16, no f32 form) this loop uses.
+WMMA_MAJORS = frozenset({11, 12})
+#: Rows and columns of one MFMA / WMMA tile.
 TILE = 16
 WAVE = 64
+#: Waves of a workgroup on the matrix cores: one per SIMD.
+MATRIX_WAVES = 4
 #: f32 padding of each row of the slices' exchange (bank-conflict-free stores).
 EXCHANGE_PAD = 4
 #: Bytes of a K (or V) tile the default tiling stays within: with its page pointers, 3 workgroups per 64 KB CU.
@@ -76,34 +80,58 @@ MFMA_TILE_KEYS = 16 * 1024
 
 @dataclass(frozen=True)
 class MatrixInstruction:
-    """One ``amdgpu.mfma`` form, ``TILE x TILE x k`` with ``per_lane`` A and B values per lane, and how
-    the workgroup's waves share the work: ``slices`` waves per row block take the keys of a KV tile."""
+    """One ``amdgpu.mfma`` or ``amdgpu.wmma`` form, ``TILE x TILE x k`` with ``per_lane`` A and B values
+    per lane, and how the workgroup's waves share the work: ``slices`` waves per row block take the keys
+    of a KV tile. ``replicated``: gfx11 WMMA, every lane holds all ``k`` values of its A row and B column
+    (lanes 16-31 repeat lanes 0-15) and the accumulator's rows alternate between the two lane halves."""
 
     k: int
     per_lane: int
     row_blocks: int  # Mp / 16
     slices: int
     waves: int
+    wave: int = WAVE
+    wmma: bool = False
+    replicated: bool = False
 
     @property
     def busy_waves(self) -> int:
         return min(self.waves, self.row_blocks * self.slices)
 
+    @property
+    def groups(self) -> int:
+        """Lane groups of 16 in a wave (``g = l div 16`` counts them)."""
+        return self.wave // TILE
+
+    @property
+    def acc(self) -> int:
+        """f32 accumulator values per lane: a 16 x 16 tile over the wave."""
+        return TILE * TILE // self.wave
+
 
 def matrix_instruction(chip: Chip | None, element: ir.Type, block: int, m: int, n: int, head_dim: int) -> MatrixInstruction | None:
-    """The MFMA form and wave split for this chip, element type and tiling, or None (the VALU loop)."""
-    if chip is None or chip.name not in MFMA_CHIPS or chip.wave_size != WAVE:
+    """The MFMA / WMMA form and wave split for this chip, element type and tiling, or None (the VALU
+    loop: f32 on RDNA, which has no f32 WMMA, and chips without matrix cores)."""
+    if chip is None:
         return None
-    if block % WAVE or n % TILE or head_dim % TILE:
+    wmma = chip.family == "rdna" and chip.major in WMMA_MAJORS and chip.wave_size == 32
+    if not wmma and (chip.name not in MFMA_CHIPS or chip.wave_size != WAVE):
         return None
-    if isinstance(element, ir.F32Type):
+    wave = chip.wave_size
+    if block % wave or n % TILE or head_dim % TILE:
+        return None
+    if isinstance(element, ir.F32Type) and not wmma:
         k, per_lane = 4, 1
     elif isinstance(element, (ir.F16Type, ir.BF16Type)):
         k, per_lane = 16, 4
     else:
         return None
-    waves, row_blocks = block // WAVE, padded_rows(m) // TILE
-    return MatrixInstruction(k, per_lane, row_blocks, key_slices(waves, row_blocks, n), waves)
+    waves, row_blocks = block // wave, padded_rows(m) // TILE
+    slices = key_slices(waves, row_blocks, n)
+    if not wmma:
+        return MatrixInstruction(k, per_lane, row_blocks, slices, waves)
+    replicated = chip.major == 11  # gfx12: 8 values per lane, half the K indices per lane half, as MFMA does
+    return MatrixInstruction(k, 16 if replicated else 8, row_blocks, slices, waves, wave, True, replicated)
 
 
 def key_slices(waves: int, row_blocks: int, n: int) -> int:
@@ -145,8 +173,9 @@ class MatrixLoop:
         """The loop; returns the pass's epilogue values, per output chunk (acc, max, sum), and where the
         chunks are (None: this thread's chunks of the VALU layout)."""
         b, apply = self.b, self.apply
+        wave = self.mi.wave
         self.lane_q = apply(lambda t: t % TILE, b.tid)
-        self.lane_g = apply(lambda t: ir.AffineExpr.get_floor_div(t % WAVE, TILE), b.tid)
+        self.lane_g = apply(lambda t: ir.AffineExpr.get_floor_div(t % wave, TILE), b.tid)
         self.assign_waves()
         queries = [self.query_fragments(rb) for rb in self.row_blocks]
         init = []
@@ -168,6 +197,8 @@ class MatrixLoop:
             rock.lds_barrier()
             scf.YieldOp(updated)
         results = list(loop.results)
+        if self.mi.replicated:
+            results = self.contiguous_columns(results)
         if self.mi.slices > 1:
             results = self.merge_slices(results)
             receiver = arith.cmpi(arith.CmpIPredicate.eq, self.slice, index_const(0))
@@ -178,7 +209,7 @@ class MatrixLoop:
         """This wave's row blocks (a list of index values) and key slice; waves past the busy ones
         repeat a busy wave's work and store nothing (``self.stores``: None when every wave stores)."""
         mi, apply = self.mi, self.apply
-        wave = apply(lambda t: ir.AffineExpr.get_floor_div(t, WAVE), self.b.tid)
+        wave = apply(lambda t: ir.AffineExpr.get_floor_div(t, mi.wave), self.b.tid)
         if mi.row_blocks >= mi.waves:  # one slice; row blocks dealt to the waves in turn
             per_wave = math.ceil(mi.row_blocks / mi.waves)
             self.row_blocks = [arith.minui(apply(lambda w: w + i * mi.waves, wave), index_const(mi.row_blocks - 1))
@@ -202,19 +233,54 @@ class MatrixLoop:
         return arith.constant(self.f32, value)
 
     def zeros(self) -> ir.Value:
-        return vector.broadcast(ir.VectorType.get([4], self.f32), self.const(0.0))
+        return vector.broadcast(ir.VectorType.get([self.mi.acc], self.f32), self.const(0.0))
 
     def fragment(self, tile: ir.Value, row: ir.Value, k0: int) -> ir.Value:
-        """``per_lane`` consecutive elements of ``tile[row]`` from column ``k0 + per_lane * g``."""
+        """``per_lane`` consecutive elements of ``tile[row]`` from column ``k0 + per_lane * g`` (gfx11
+        WMMA: from ``k0``, all of them in every lane)."""
         kl = self.mi.per_lane
-        col = self.apply(lambda g: g * kl + k0, self.lane_g)
+        col = index_const(k0) if self.mi.replicated else self.apply(lambda g: g * kl + k0, self.lane_g)
         element = ir.MemRefType(tile.type).element_type
         if kl == 1:
             return memref.load(tile, [row, col])
         return vector.load(ir.VectorType.get([kl], element), tile, [row, col])
 
     def mfma(self, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
+        if self.mi.wmma:
+            return amdgpu.wmma(TILE, TILE, self.mi.k, a, b, c)
         return amdgpu.mfma(TILE, TILE, self.mi.k, a, b, c, blocks=1)
+
+    def acc_index(self, first: ir.Value, j: int) -> ir.Value:
+        """Row ``first + r`` of the accumulator's element ``j`` in this lane: ``r = acc g + j`` (MFMA,
+        gfx12 WMMA), ``r = 2 j + g`` (gfx11 WMMA: the lane halves take alternate rows)."""
+        if self.mi.replicated:
+            groups = self.mi.groups
+            return self.apply(lambda k, g: k + j * groups + g, first, self.lane_g)
+        acc = self.mi.acc
+        return self.apply(lambda k, g: k + g * acc + j, first, self.lane_g)
+
+    def from_partner(self, value: ir.Value) -> ir.Value:
+        """The vector ``value`` of lane ``l xor 16`` (the other half of a gfx11 wave), 32 bits per shuffle."""
+        vector_type = ir.VectorType(value.type)
+        i32 = ir.IntegerType.get_signless(32)
+        words = vector_type.shape[0] * vector_type.element_type.width // 32
+        packed = vector.bitcast(ir.VectorType.get([words], i32), value) if vector_type.element_type != i32 else value
+        offset, width = arith.constant(i32, TILE), arith.constant(i32, self.mi.wave)
+        received = [gpu.shuffle(vector.extract(packed, [], [w]), offset, width, gpu.ShuffleMode.XOR)[0]
+                    for w in range(words)]
+        received = vector.from_elements(packed.type, received)
+        return received if received.type == value.type else vector.bitcast(value.type, received)
+
+    def interleaved(self, mine: ir.Value, theirs: ir.Value) -> ir.Value:
+        """Lane half 0's values and half 1's alternately (half 0's first), from this lane's and its
+        partner's: the same vector in both lanes of the pair."""
+        first_half = arith.cmpi(arith.CmpIPredicate.eq, self.lane_g, index_const(0))
+        even = arith.select(first_half, mine, theirs)
+        odd = arith.select(first_half, theirs, mine)
+        vector_type = ir.VectorType(mine.type)
+        count = vector_type.shape[0]
+        values = [vector.extract(odd if i % 2 else even, [], [i // 2]) for i in range(2 * count)]
+        return vector.from_elements(ir.VectorType.get([2 * count], vector_type.element_type), values)
 
     def key_block(self, kt: int) -> ir.Value:
         """First key (in the tile) of this wave's ``kt``-th block of 16 keys."""
@@ -225,10 +291,11 @@ class MatrixLoop:
         return self.apply(lambda r, q: r * TILE + q, rb, self.lane_q)
 
     def across_groups(self, value: ir.Value, combine) -> ir.Value:
-        """``combine`` of ``value`` over the four lanes ``q + 16 g`` (the lanes holding one row)."""
+        """``combine`` of ``value`` over the lanes ``q + 16 g`` (the lanes holding one row: 4 in wave64,
+        2 in wave32)."""
         i32 = ir.IntegerType.get_signless(32)
-        width = arith.constant(i32, WAVE)
-        for offset in (TILE, 2 * TILE):
+        width = arith.constant(i32, self.mi.wave)
+        for offset in (TILE * 2 ** i for i in range(self.mi.groups.bit_length() - 1)):
             other, _ = gpu.shuffle(value, arith.constant(i32, offset), width, gpu.ShuffleMode.XOR)
             value = combine(value, other)
         return value
@@ -261,16 +328,16 @@ class MatrixLoop:
         return blocks
 
     def softmax(self, t: ir.Value, rb: ir.Value, blocks, running_max: ir.Value, running_sum: ir.Value):
-        """(P per key block as vector<4xf32>, alpha, new max, new sum) of row ``16 rb + q`` over the slice."""
+        """(P per key block as vector<acc x f32>, alpha, new max, new sum) of row ``16 rb + q`` over the slice."""
         f32 = self.f32
         row = self.data_row(rb)
         scores = []
         for acc, first_key in blocks:
             values = []
-            for j in range(4):
-                col = self.apply(lambda k, g: k + g * 4 + j, first_key, self.lane_g)
+            for j in range(self.mi.acc):
+                col = self.acc_index(first_key, j)
                 values.append(self.b.finish_score(vector.extract(acc, [], [j]), t, row, col))
-            scores.append(vector.from_elements(ir.VectorType.get([4], f32), values))
+            scores.append(vector.from_elements(ir.VectorType.get([self.mi.acc], f32), values))
         local = running_max
         for s in scores:
             local = arith.maxnumf(local, vector.reduction(f32, vector.CombiningKind.MAXNUMF, s))
@@ -313,15 +380,19 @@ class MatrixLoop:
             if isinstance(element, ir.F32Type):  # 16x16x4: MFMA i takes keys 4 g + i, the lane's element i
                 steps = [[self.apply(lambda k, g: k + g * 4 + i, first_key, self.lane_g)] for i in range(4)]
                 operands = [vector.extract(prob, [], [i]) for i in range(4)]
+            elif self.mi.replicated:  # gfx11: all 16 keys in every lane, the other half's from lane l xor 16
+                steps = [[self.apply(lambda k: k + j, first_key) for j in range(TILE)]]
+                mine = arith.truncf(ir.VectorType.get([self.mi.acc], element), prob)
+                operands = [self.interleaved(mine, self.from_partner(mine))]
             else:
-                steps = [[self.apply(lambda k, g: k + g * 4 + j, first_key, self.lane_g) for j in range(4)]]
-                operands = [arith.truncf(ir.VectorType.get([4], element), prob)]
+                steps = [[self.acc_index(first_key, j) for j in range(self.mi.acc)]]
+                operands = [arith.truncf(ir.VectorType.get([self.mi.acc], element), prob)]
             for keys, operand in zip(steps, operands):
                 seen = self.seen_keys(hidden, keys) if hidden else None
                 for dt in range(self.d_tiles):
                     col = self.apply(lambda q: q + dt * TILE, self.lane_q)
                     values = [memref.load(self.b.v_tile, [key, col]) for key in keys]
-                    v_t = values[0] if len(values) == 1 else vector.from_elements(ir.VectorType.get([4], element), values)
+                    v_t = values[0] if len(values) == 1 else vector.from_elements(ir.VectorType.get([len(values)], element), values)
                     if seen is None:
                         outputs[dt] = self.mfma(v_t, operand, outputs[dt])
                     else:
@@ -342,7 +413,7 @@ class MatrixLoop:
                 inside = arith.cmpi(arith.CmpIPredicate.sge, key, arith.subi(limit, index_const(window)))
                 seen = inside if seen is None else arith.andi(seen, inside)
             flags.append(arith.select(seen, one, zero))
-        return flags[0] if len(flags) == 1 else vector.from_elements(ir.VectorType.get([4], element), flags)
+        return flags[0] if len(flags) == 1 else vector.from_elements(ir.VectorType.get([len(flags)], element), flags)
 
     def mfma_with_hidden_keys(self, v_t: ir.Value, probs: ir.Value, seen: ir.Value, acc: ir.Value) -> ir.Value:
         """``acc + V^T P^T`` where a key hidden from a row adds nothing to it, whatever its V holds: the
@@ -394,8 +465,25 @@ class MatrixLoop:
             condition = c if condition is None else arith.andi(condition, c)
         return condition
 
+    def contiguous_columns(self, results: list[ir.Value]) -> list[ir.Value]:
+        """gfx11: a lane's accumulator holds its row's columns ``16 dt + 2 j + g``; after swapping half
+        of them with lane ``l xor 16`` it holds columns ``16 dt + 8 g + j`` (half 0 keeps its first
+        four, half 1 its last four, each takes the partner's others), as the other forms do."""
+        per_block = self.d_tiles + 2
+        first_half = arith.cmpi(arith.CmpIPredicate.eq, self.lane_g, index_const(0))
+        half = ir.VectorType.get([self.mi.acc // 2], self.f32)
+        results = list(results)
+        for i in range(len(self.row_blocks)):
+            for dt in range(self.d_tiles):
+                acc = results[i * per_block + dt]
+                low, high = (vector.extract_strided_slice(half, acc, [o], [self.mi.acc // 2], [1])
+                             for o in (0, self.mi.acc // 2))
+                kept, sent = arith.select(first_half, low, high), arith.select(first_half, high, low)
+                results[i * per_block + dt] = self.interleaved(kept, self.from_partner(sent))
+        return results
+
     def in_place(self, results: list[ir.Value]) -> tuple[list[ir.Value], list]:
-        """One slice: each lane's output columns ``16 dt + 4 g + j`` of its row are an output chunk."""
+        """One slice: each lane's output columns ``16 dt + acc g + j`` of its row are an output chunk."""
         per_block = self.d_tiles + 2
         final, places = [], []
         for i, rb in enumerate(self.row_blocks):
@@ -403,7 +491,7 @@ class MatrixLoop:
             row, stored = self.row_of(rb), self.stored_rows(i)
             for dt, acc in enumerate(results[i * per_block:i * per_block + self.d_tiles]):
                 final += [acc, running_max, running_sum]
-                places.append((row, self.apply(lambda g: g * 4 + dt * TILE, self.lane_g), stored))
+                places.append((row, self.apply(lambda g: g * self.mi.acc + dt * TILE, self.lane_g), stored))
         return final, places
 
     def merge_slices(self, results: list[ir.Value]) -> list[ir.Value]:
@@ -419,7 +507,7 @@ class MatrixLoop:
         (rb,) = self.row_blocks  # several slices: one row block per wave
         row = self.row_of(rb)
         inside = self.stored_rows(0)
-        cols = [self.apply(lambda g: g * 4 + dt * TILE, self.lane_g) for dt in range(self.d_tiles)]
+        cols = [self.apply(lambda g: g * mi.acc + dt * TILE, self.lane_g) for dt in range(self.d_tiles)]
         merged = list(results)
         for s in range(1, mi.slices):
             rock.lds_barrier()  # the previous round's reads are done
