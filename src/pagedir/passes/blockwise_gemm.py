@@ -177,7 +177,11 @@ class MatrixLoop:
         self.lane_q = apply(lambda t: t % TILE, b.tid)
         self.lane_g = apply(lambda t: ir.AffineExpr.get_floor_div(t % wave, TILE), b.tid)
         self.assign_waves()
-        queries = [self.query_fragments(rb) for rb in self.row_blocks]
+        # Q's fragments stay in registers across the loop unless they and the output accumulators would
+        # pass half of the 256 VGPRs (wave32 D 256: 128 for the outputs alone): then each tile reads them.
+        held = len(self.row_blocks) * self.d_tiles * (self.mi.per_lane * self.p.element.width // 32 + self.mi.acc)
+        self.queries_in_registers = held <= 128
+        queries = [self.query_fragments(rb) if self.queries_in_registers else None for rb in self.row_blocks]
         init = []
         for _ in self.row_blocks:
             init += [self.zeros() for _ in range(self.d_tiles)] + [self.const(-math.inf), self.const(0.0)]
@@ -315,14 +319,16 @@ class MatrixLoop:
         row = self.data_row(rb)
         return [self.fragment(self.b.q_rows, row, d0) for d0 in range(0, self.p.head_dim, self.mi.k)]
 
-    def scores(self, rb: ir.Value, queries: list[ir.Value]) -> list[tuple[ir.Value, ir.Value]]:
-        """Per 16-key block of the slice: (S^T accumulator, first key of the block)."""
+    def scores(self, rb: ir.Value, queries: list[ir.Value] | None) -> list[tuple[ir.Value, ir.Value]]:
+        """Per 16-key block of the slice: (S^T accumulator, first key of the block); ``queries`` None:
+        each Q fragment is read from LDS where it is used."""
         blocks = []
         for kt in range(self.slice_keys // TILE):
             first_key = self.key_block(kt)
             key = self.apply(lambda k, q: k + q, first_key, self.lane_q)
             acc = self.zeros()
-            for fragment, d0 in zip(queries, range(0, self.p.head_dim, self.mi.k)):
+            for i, d0 in enumerate(range(0, self.p.head_dim, self.mi.k)):
+                fragment = queries[i] if queries is not None else self.fragment(self.b.q_rows, self.data_row(rb), d0)
                 acc = self.mfma(self.fragment(self.b.k_tile, key, d0), fragment, acc)
             blocks.append((acc, first_key))
         return blocks
