@@ -231,6 +231,59 @@ func.func @decode_mfma(%q: memref<1x2x1x64xf16>, %k: memref<1x1x32x64xf16>, %v: 
 
 // -----
 
+// Decode on gfx1100's WMMA (wave32): the same transposed products, in RDNA3's lane layout.
+// Each lane holds all 16 values of its A row and B column (lanes 16-31 repeat lanes 0-15):
+// the Q fragment is 16 f16 of one row from column 0 in every lane, K likewise. The f32
+// accumulator's rows alternate between the lane halves: lane l holds keys 2 j + l div 16 of
+// row l mod 16, so the row max and sum take one shuffle (xor 16 of 32 lanes), and P (to f16
+// once) goes to the B operand after the lane takes its partner's 8 probabilities (4 packed
+// i32 shuffles) and interleaves them with its own: all 16 keys of the row in both halves.
+// V^T is one element of each of the 16 keys. After the loop each lane swaps half of its
+// output columns (2 j + l div 16) with its partner to store 8 contiguous ones.
+
+// CHECK-LABEL: func.func @decode_wmma
+// CHECK: %[[QROWS:.*]] = memref.view %{{.*}} to memref<2x64xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[KTILE:.*]] = memref.view %{{.*}} to memref<32x64xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[VTILE:.*]] = memref.view %{{.*}} to memref<32x64xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[QROW:.*]] = arith.minui %{{.*}}, %c1 : index
+// CHECK: %[[Q0:.*]] = vector.load %[[QROWS]][%[[QROW]], %c0{{.*}}] : memref<2x64xf16, #gpu.address_space<workgroup>>, vector<16xf16>
+// CHECK: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, f32, f32)
+// CHECK:   %[[K0:.*]] = vector.load %[[KTILE]][%{{.*}}, %c0{{.*}}] : memref<32x64xf16, #gpu.address_space<workgroup>>, vector<16xf16>
+// CHECK:   amdgpu.wmma 16x16x16 %[[K0]] * %[[Q0]] + %{{.*}} : vector<16xf16>, vector<16xf16>, vector<8xf32>
+// CHECK-COUNT-7: amdgpu.wmma 16x16x16
+// CHECK:   %[[ROWMAX:.*]] = vector.reduction <maxnumf>
+// CHECK:   %[[MAXES:.*]], %{{.*}} = gpu.shuffle  xor %{{.*}}, %c16{{.*}}, %c32{{.*}} : f32
+// CHECK-NEXT: arith.maxnumf %{{.*}}, %[[MAXES]] : f32
+// CHECK:   vector.reduction <add>
+// CHECK:   %[[SUMS:.*]], %{{.*}} = gpu.shuffle  xor %{{.*}}, %c16{{.*}}, %c32{{.*}} : f32
+// CHECK-NEXT: arith.addf %{{.*}}, %[[SUMS]] : f32
+// CHECK:   %[[P:.*]] = arith.truncf %{{.*}} : vector<8xf32> to vector<8xf16>
+// CHECK:   %[[PACKED:.*]] = vector.bitcast %[[P]] : vector<8xf16> to vector<4xi32>
+// CHECK-COUNT-4: gpu.shuffle  xor %{{.*}}, %c16{{.*}}, %c32{{.*}} : i32
+// CHECK:   %[[THEIRS:.*]] = vector.bitcast %{{.*}} : vector<4xi32> to vector<8xf16>
+// CHECK:   %[[EVEN:.*]] = arith.select %{{.*}}, %[[P]], %[[THEIRS]] : vector<8xf16>
+// CHECK:   %[[ODD:.*]] = arith.select %{{.*}}, %[[THEIRS]], %[[P]] : vector<8xf16>
+// CHECK:   %[[E0:.*]] = vector.extract %[[EVEN]][0] : f16 from vector<8xf16>
+// CHECK-NEXT: %[[O0:.*]] = vector.extract %[[ODD]][0] : f16 from vector<8xf16>
+// CHECK:   %[[PB:.*]] = vector.from_elements %[[E0]], %[[O0]], {{.*}} : vector<16xf16>
+// CHECK:   memref.load %[[VTILE]]
+// CHECK:   %[[VA:.*]] = vector.from_elements {{.*}} : vector<16xf16>
+// CHECK:   amdgpu.wmma 16x16x16 %[[VA]] * %[[PB]] + %{{.*}} : vector<16xf16>, vector<16xf16>, vector<8xf32>
+// CHECK:   scf.yield
+// CHECK: vector.extract_strided_slice %{{.*}} {offsets = [0], sizes = [4], strides = [1]} : vector<8xf32> to vector<4xf32>
+// CHECK-COUNT-4: gpu.shuffle  xor %{{.*}}, %c16{{.*}}, %c32{{.*}} : i32
+// CHECK: arith.truncf %{{.*}} : vector<8xf32> to vector<8xf16>
+// CHECK: vector.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x2x1x64xf16>, vector<8xf16>
+func.func @decode_wmma(%q: memref<1x2x1x64xf16>, %k: memref<1x1x32x64xf16>, %v: memref<1x1x32x64xf16>,
+                       %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx1100", rock.block_size = 32 : i64, rock.grid_size = 1 : i64} {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 32, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x32x64xf16>, memref<1x1x32x64xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
 // Variants. Window 40, decode: the query sits at position seq_len - 1 and sees keys
 // from seq_len - 41 on, so the loop starts at tile max(0, seq_len - 41) floordiv 32 and the
 // tiles before are never loaded. The score is soft-capped (cap 2: tanh(dot * scale / 2),
