@@ -275,15 +275,16 @@ class MatrixLoop:
         received = vector.from_elements(packed.type, received)
         return received if received.type == value.type else vector.bitcast(value.type, received)
 
-    def interleaved(self, mine: ir.Value, theirs: ir.Value) -> ir.Value:
-        """Lane half 0's values and half 1's alternately (half 0's first), from this lane's and its
-        partner's: the same vector in both lanes of the pair."""
+    def both_halves(self, mine: ir.Value, theirs: ir.Value, alternate: bool) -> ir.Value:
+        """Lane half 0's values and half 1's, from this lane's and its partner's (the same vector in
+        both lanes of the pair): alternately (half 0's first), or half 0's then half 1's."""
         first_half = arith.cmpi(arith.CmpIPredicate.eq, self.lane_g, index_const(0))
         even = arith.select(first_half, mine, theirs)
         odd = arith.select(first_half, theirs, mine)
         vector_type = ir.VectorType(mine.type)
         count = vector_type.shape[0]
-        values = [vector.extract(odd if i % 2 else even, [], [i // 2]) for i in range(2 * count)]
+        order = [(i % 2, i // 2) for i in range(2 * count)] if alternate else [(i // count, i % count) for i in range(2 * count)]
+        values = [vector.extract(odd if half else even, [], [i]) for half, i in order]
         return vector.from_elements(ir.VectorType.get([2 * count], vector_type.element_type), values)
 
     def key_block(self, kt: int) -> ir.Value:
@@ -386,10 +387,12 @@ class MatrixLoop:
             if isinstance(element, ir.F32Type):  # 16x16x4: MFMA i takes keys 4 g + i, the lane's element i
                 steps = [[self.apply(lambda k, g: k + g * 4 + i, first_key, self.lane_g)] for i in range(4)]
                 operands = [vector.extract(prob, [], [i]) for i in range(4)]
-            elif self.mi.replicated:  # gfx11: all 16 keys in every lane, the other half's from lane l xor 16
-                steps = [[self.apply(lambda k: k + j, first_key) for j in range(TILE)]]
+            elif self.mi.replicated:
+                # gfx11: all 16 keys in every lane, the other half's from lane l xor 16. The sum over
+                # keys takes them in any order: the even keys (half 0's), then the odd ones, in A too.
+                steps = [[self.apply(lambda k: k + 2 * j + half, first_key) for half in (0, 1) for j in range(TILE // 2)]]
                 mine = arith.truncf(ir.VectorType.get([self.mi.acc], element), prob)
-                operands = [self.interleaved(mine, self.from_partner(mine))]
+                operands = [self.both_halves(mine, self.from_partner(mine), alternate=False)]
             else:
                 steps = [[self.acc_index(first_key, j) for j in range(self.mi.acc)]]
                 operands = [arith.truncf(ir.VectorType.get([self.mi.acc], element), prob)]
@@ -485,7 +488,7 @@ class MatrixLoop:
                 low, high = (vector.extract_strided_slice(half, acc, [o], [self.mi.acc // 2], [1])
                              for o in (0, self.mi.acc // 2))
                 kept, sent = arith.select(first_half, low, high), arith.select(first_half, high, low)
-                results[i * per_block + dt] = self.interleaved(kept, self.from_partner(sent))
+                results[i * per_block + dt] = self.both_halves(kept, self.from_partner(sent), alternate=True)
         return results
 
     def in_place(self, results: list[ir.Value]) -> tuple[list[ir.Value], list]:

@@ -237,8 +237,8 @@ func.func @decode_mfma(%q: memref<1x2x1x64xf16>, %k: memref<1x1x32x64xf16>, %v: 
 // accumulator's rows alternate between the lane halves: lane l holds keys 2 j + l div 16 of
 // row l mod 16, so the row max and sum take one shuffle (xor 16 of 32 lanes), and P (to f16
 // once) goes to the B operand after the lane takes its partner's 8 probabilities (4 packed
-// i32 shuffles) and interleaves them with its own: all 16 keys of the row in both halves.
-// V^T is one element of each of the 16 keys. After the loop each lane swaps half of its
+// i32 shuffles): the even keys, then the odd ones, the same 16 in both halves. V^T is one
+// element of each of the 16 keys, in that order. After the loop each lane swaps half of its
 // output columns (2 j + l div 16) with its partner to store 8 contiguous ones.
 
 // CHECK-LABEL: func.func @decode_wmma
@@ -264,8 +264,9 @@ func.func @decode_mfma(%q: memref<1x2x1x64xf16>, %k: memref<1x1x32x64xf16>, %v: 
 // CHECK:   %[[EVEN:.*]] = arith.select %{{.*}}, %[[P]], %[[THEIRS]] : vector<8xf16>
 // CHECK:   %[[ODD:.*]] = arith.select %{{.*}}, %[[THEIRS]], %[[P]] : vector<8xf16>
 // CHECK:   %[[E0:.*]] = vector.extract %[[EVEN]][0] : f16 from vector<8xf16>
-// CHECK-NEXT: %[[O0:.*]] = vector.extract %[[ODD]][0] : f16 from vector<8xf16>
-// CHECK:   %[[PB:.*]] = vector.from_elements %[[E0]], %[[O0]], {{.*}} : vector<16xf16>
+// CHECK-NEXT: %[[E1:.*]] = vector.extract %[[EVEN]][1] : f16 from vector<8xf16>
+// CHECK:   %[[O0:.*]] = vector.extract %[[ODD]][0] : f16 from vector<8xf16>
+// CHECK:   %[[PB:.*]] = vector.from_elements %[[E0]], %[[E1]], {{(%[0-9]+, )+}}%[[O0]], {{.*}} : vector<16xf16>
 // CHECK:   memref.load %[[VTILE]]
 // CHECK:   %[[VA:.*]] = vector.from_elements {{.*}} : vector<16xf16>
 // CHECK:   amdgpu.wmma 16x16x16 %[[VA]] * %[[PB]] + %{{.*}} : vector<16xf16>, vector<16xf16>, vector<8xf32>
