@@ -1,4 +1,5 @@
-"""The flash-attention loop of rock-gridwise-attention-to-blockwise on matrix cores (CDNA MFMA).
+"""The flash-attention loop of rock-gridwise-attention-to-blockwise on matrix cores (CDNA MFMA,
+RDNA WMMA).
 
 Same LDS tiles and masking as the VALU loop of the pass (its module docstring), but
 both products are ``amdgpu.mfma`` 16x16 tiles computed *transposed*, so that the
@@ -31,6 +32,20 @@ lane's own scores. A = ``V^T``, lane ``V[key 4 g + j][d0 + q]`` (one element of 
 rows). The accumulator ``O^T[d0 + 4 g + j][q]`` is row ``q``'s output columns ``d0 + 4 g + j``.
 With 16x16x4 (f32) the 16 keys of a tile run in 4 MFMAs, MFMA ``i`` taking keys ``4 g + i``
 (any order of the summed index is the same product): again the lane's own element ``i``.
+
+WMMA (RDNA, wave32, 16x16x16 f16/bf16; ``g = l div 16`` is 0 or 1). gfx12 is the scheme
+above with 8 values per lane: A ``A[q][8 g + j]``, B ``B[8 g + j][q]``, the accumulator
+``D[8 g + j][q]``, j < 8; a row's statistics take one shuffle (lane l xor 16). gfx11 gives
+every lane all 16 K values of its A row and B column (lanes 16-31 repeat lanes 0-15) and
+splits the accumulator's rows between the halves: ``D[2 j + g][q]``, j < 8. So ``S^T = K Q^T``
+reads 16 elements of one K row and one Q row per lane (from column ``d0``, the same in both
+halves) and leaves lane ``l`` with keys ``2 j + g`` of row ``q``; P's B operand needs all 16
+keys of the row in both halves: each lane takes its partner's 8 (f16, 4 shuffles of packed
+words) and both order them even keys then odd keys (the product sums over keys in any order),
+as A = ``V^T`` reads them. The output accumulator holds columns ``d0 + 2 j + g``; after the
+loop each lane swaps half of them with its partner to hold ``d0 + 8 g + j``, as gfx12 does.
+f32 has no WMMA form: RDNA's f32 kernels keep the VALU loop. Wave32 with D 256 would hold 128
+VGPRs of outputs beside 64-128 of Q fragments: there each tile reads Q's fragments from LDS.
 
 Each f16/bf16 element goes into the matrix cores as it is; the conversions left are P to
 the element type (once per element) and nothing else in the loop.
