@@ -25,7 +25,8 @@ combine kernel, launched after it, merges the partials into `out`
 """
     attributes = AttentionLike.common_attributes + (
         Attr("block_size", I64_ATTR, doc="threads per workgroup"),
-        Attr("grid_size", I64_ATTR, doc="workgroups"),
+        Attr("grid_size", I64_ATTR, required=False,
+             doc="workgroups; absent with a dynamic batch (the kernel's rock.grid_map gives them at launch)"),
         Attr("m_per_block", I64_ATTR, doc="query rows per workgroup tile"),
         Attr("n_per_block", I64_ATTR, doc="KV tokens per tile"),
         Attr("num_splits", I64_ATTR, required=False, default=1,
@@ -43,6 +44,11 @@ combine kernel, launched after it, merges the partials into `out`
             yield f"num_splits must be at least 1, got {splits}"
             return
         n = op.n_per_block
+        if op.grid_size is None and not op.q.type.is_dynamic_dim(0):
+            yield "grid_size is required with a static batch"
+        if splits > 1 and (op.q.type.is_dynamic_dim(0) or read_problem(op).seq_k is None):
+            yield f"num_splits {splits} is not supported with dynamic sizes, the limit is 1"
+            return
         if splits > 1 and n > 0:
             tiles = -(-read_problem(op).seq_k // n)
             if splits > tiles:

@@ -56,6 +56,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="packed queries: q and out [B * Sq, Hq, D] with cu_seqlens_q [B+1] (sequence b's rows "
                              "start at cu_seqlens_q[b], at most Sq of them; causal aligned to the end of each "
                              "sequence); with --page-table blocks or csr")
+    parser.add_argument("--dynamic", action="store_true",
+                        help="batch, max blocks per sequence, pool blocks (and total query tokens with --varlen) are "
+                             "'?' in the types: one kernel serves every batch size, its grid a formula of the argument "
+                             "sizes (blocks and csr; --batch, --seq-len-k and --num-blocks only size the check's data)")
     parser.add_argument("--num-splits", type=int, default=None, metavar="N",
                         help="split-KV: record rock.num_splits = N on the kernel (0: chosen from the chip's compute "
                              "units; default: no split)")
@@ -90,6 +94,12 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError("--varlen takes --page-table blocks or csr")
     if args.varlen and args.num_splits not in (None, 1):
         raise UserError(f"--varlen does not combine with split-KV: --num-splits {args.num_splits}")
+    if args.dynamic and not serving:
+        raise UserError(f"--dynamic takes --page-table blocks or csr (a dynamic {'--dense' if args.dense else 'pointers'} "
+                        "kernel is not supported: its K/V sizes are not separate from the table's page count)")
+    if args.dynamic and args.num_splits not in (None, 1):
+        raise UserError(f"--dynamic does not combine with split-KV: --num-splits {args.num_splits} (the split count "
+                        "would depend on the batch, which a dynamic kernel only knows at launch)")
     if args.num_blocks is not None and not serving:
         raise UserError("--num-blocks sizes the cache pools of --page-table blocks or csr")
     if args.num_blocks is not None and args.num_blocks < max_blocks(args) * args.batch:
@@ -179,26 +189,32 @@ def function_text(args: argparse.Namespace) -> str:
 
 def serving_function_text(args: argparse.Namespace) -> str:
     """``(q, k_cache, v_cache, block_table, seq_lens, out)`` or ``(q, k_cache, v_cache, kv_indptr,
-    kv_indices, kv_last_page_len, out)``: the pools viewed in place by rock.block_table_view."""
-    b, hq, hkv = args.batch, args.num_heads_q, args.num_heads_kv
+    kv_indices, kv_last_page_len, out)``: the pools viewed in place by rock.block_table_view.
+    With ``--dynamic`` the batch, the block slots, the pool's blocks, nnz and total_q are ``?``."""
+    hq, hkv = args.num_heads_q, args.num_heads_kv
     sq, d, t, page = args.seq_len_q, args.head_dim, args.dtype, args.page_size
-    slots = max_blocks(args)
+    if args.dynamic:
+        b = slots = blocks = nnz = total_q = b1 = "?"
+    else:
+        b, slots, blocks = args.batch, max_blocks(args), num_blocks(args)
+        nnz, total_q, b1 = b * slots, b * sq, b + 1
+    pages = "?" if args.dynamic else hkv * slots
     q_type = f"memref<{b}x{hq}x{sq}x{d}x{t}>"
-    pool_shape = [num_blocks(args), page, hkv, d] if args.kv_layout == "nhd" else [num_blocks(args), hkv, page, d]
+    pool_shape = [blocks, page, hkv, d] if args.kv_layout == "nhd" else [blocks, hkv, page, d]
     pool_type = "memref<" + "x".join(map(str, pool_shape)) + f"x{t}>"
-    kv_type = f"memref<{b}x{hkv * slots}x{page * d}x{t}>"
+    kv_type = f"memref<{b}x{pages}x{page * d}x{t}>"
     lens_type = f"memref<{b}xi32>"
     if args.page_table == "blocks":
         tables = [("block_table", f"memref<{b}x{slots}xi32>")]
         view_operands, view_segments = "%block_table", "1, 1, 0, 0"
         lengths = [("seq_lens", lens_type)]
     else:
-        tables = [("kv_indptr", f"memref<{b + 1}xi32>"), ("kv_indices", f"memref<{b * slots}xi32>"),
+        tables = [("kv_indptr", f"memref<{b1}xi32>"), ("kv_indices", f"memref<{nnz}xi32>"),
                   ("kv_last_page_len", lens_type)]
         view_operands, view_segments = "%kv_indices, %kv_indptr, %kv_last_page_len", "1, 1, 1, 1"
         lengths = []
     view_types = ", ".join(type_ for name, type_ in (tables[1:2] + tables[0:1] + tables[2:] if len(tables) > 1 else tables))
-    packed = [("q", f"memref<{b * sq}x{hq}x{d}x{t}>"), ("cu_seqlens_q", f"memref<{b + 1}xi32>")] if args.varlen else []
+    packed = [("q", f"memref<{total_q}x{hq}x{d}x{t}>"), ("cu_seqlens_q", f"memref<{b1}xi32>")] if args.varlen else []
     queries = packed or [("q", q_type)]
     out_type = packed[0][1] if packed else q_type
     arguments = [*queries, ("k_cache", pool_type), ("v_cache", pool_type), *tables, *lengths, ("out", out_type)]
