@@ -22,6 +22,15 @@ are cut into S ranges of `ceil(tiles / S)` tiles, one workgroup each (`grid_size
 counts them): each writes its partial output and log-sum-exp to a workspace, and a
 combine kernel, launched after it, merges the partials into `out`
 (rock-gridwise-attention-to-blockwise has the details).
+
+With a dynamic batch (`?`: one kernel for every batch size) `grid_size` is absent:
+the kernel function carries the grid as a formula of its argument sizes instead,
+`rock.grid_map` (an affine map, e.g. `affine_map<(d0) -> ((d0 - 1) * 2)>`) applied to
+the sizes `rock.grid_sizes` names (`array<i64: arg, dim, ...>`, one pair per map
+input: dim `dim` of argument `arg`). The batch is q's dim 0, or `cu_seqlens_q`'s dim 0
+minus 1 for packed queries, times the static `Hkv * ceil(Sq / (m_per_block / G))`;
+the interpreter's launch and `pagedir-compile --plan` evaluate it. Split-KV needs
+static sizes.
 """
     attributes = AttentionLike.common_attributes + (
         Attr("block_size", I64_ATTR, doc="threads per workgroup"),

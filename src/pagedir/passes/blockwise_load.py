@@ -335,10 +335,13 @@ def block_page_address(view: ir.Value, batch: ir.Value, page: ir.Value) -> ir.Va
     operands = view.owner.operands
     pool, table = operands[0], operands[1]
     i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
-    if g.max_blocks is None:  # dynamic slots: head and slot by a run-time division
-        table_of_slots, dim = slot_count_dim(view)
-        slots = memref.dim(table_of_slots, index_const(dim))
-        head, block_slot = arith.divui(page, slots), arith.remui(page, slots)
+    if g.max_blocks is None:  # dynamic slots: head and slot by a run-time division, in 32 bits (cheaper
+        table_of_slots, dim = slot_count_dim(view)  # than 64 on AMDGPU; pages per sequence fit: ids are i32)
+        slots = arith.index_cast(i32, memref.dim(table_of_slots, index_const(dim)))
+        page32 = arith.index_cast(i32, page)
+        index = ir.IndexType.get()
+        head = arith.index_castui(index, arith.divui(page32, slots))
+        block_slot = arith.index_castui(index, arith.remui(page32, slots))
     else:
         head = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), g.max_blocks)]), [page])
         block_slot = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineDimExpr.get(0) % g.max_blocks]), [page])

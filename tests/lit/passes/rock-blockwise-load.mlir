@@ -296,7 +296,7 @@ func.func @csr_hnd_k_tile(%pool: memref<8x2x4x32xf16>, %indices: memref<6xi32>, 
 // A dynamic block table (one kernel for every batch): the tile's map takes head h's first
 // page, h * slots, as an index of its own, so it stays linear. The pages of the table
 // (Hkv x slots) and the pool's blocks are read with memref.dim; head and slot of a page
-// come from a run-time division; threadwise_read_into has no num_pages_per_batch (past
+// come from a run-time division (32-bit); threadwise_read_into has no num_pages_per_batch (past
 // the table the staged pointers are null).
 
 // CHECK-LABEL: func.func @dynamic_blocks_k_tile
@@ -306,8 +306,9 @@ func.func @csr_hnd_k_tile(%pool: memref<8x2x4x32xf16>, %indices: memref<6xi32>, 
 // CHECK:   %[[PAGES:.*]] = arith.muli %[[SLOTS]], %c2
 // CHECK:   arith.cmpi ult, %{{.*}}, %[[PAGES]] : index
 // CHECK:   %[[SLOTS2:.*]] = memref.dim %[[TABLE]], %c1
-// CHECK:   arith.divui %{{.*}}, %[[SLOTS2]] : index
-// CHECK:   arith.remui %{{.*}}, %[[SLOTS2]] : index
+// CHECK:   %[[SLOTS32:.*]] = arith.index_cast %[[SLOTS2]] : index to i32
+// CHECK:   arith.divui %{{.*}}, %[[SLOTS32]] : i32
+// CHECK:   arith.remui %{{.*}}, %[[SLOTS32]] : i32
 // CHECK:   %[[BLOCKS:.*]] = memref.dim %[[POOL]], %c0
 // CHECK:   %[[BLOCKS32:.*]] = arith.index_cast %[[BLOCKS]] : index to i32
 // CHECK:   arith.cmpi ult, %{{.*}}, %[[BLOCKS32]] : i32
