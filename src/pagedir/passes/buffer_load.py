@@ -80,21 +80,20 @@ def lower_global_load(op, flags: int) -> bool:
     result = op.operation.results[0]
     element = op.mem.type.element_type
     elem_bytes = element_bytes(element)
-    paged = op.page_ptr is not None
+    paged, dynamic = op.page_ptr is not None, False
     if not paged and (why := unsupported_dense(op.mem.type)):
         op.location.emit_error(f"'rock.global_load' op {why}")
         return False
     if paged:
         num_records = op.page_size * elem_bytes
         what = f"page of {num_records} bytes ({op.page_size} x {elem_bytes})"
-    elif op.mem.type.is_dynamic_dim(0):
-        num_records = None  # read at run time (dynamic_num_records)
-        what = f"buffer of {element_count(op.mem.type, 1) * elem_bytes} bytes per row"
+    elif dynamic := op.mem.type.is_dynamic_dim(0):
+        num_records = element_count(op.mem.type, 1) * elem_bytes  # one row; the rows are known at run time
+        what = f"buffer of {num_records} bytes per row"
     else:
         num_records = element_count(op.mem.type) * elem_bytes
         what = f"buffer of {num_records} bytes"
-    if why := out_of_32_bits(what, num_records or element_count(op.mem.type, 1) * elem_bytes,
-                             result_bytes(result.type, element)):
+    if why := out_of_32_bits(what, num_records, result_bytes(result.type, element)):
         op.location.emit_error(f"'rock.global_load' op {why}")
         return False
     with op.location, ir.InsertionPoint(op):
@@ -107,7 +106,7 @@ def lower_global_load(op, flags: int) -> bool:
             base = memref.extract_aligned_pointer_as_index(op.mem)
             pointer = arith.index_cast(ir.IntegerType.get_signless(64), base)
             element_offset = row_major_offset(op.indices, list(op.mem.type.shape))
-        if num_records is None:
+        if not paged and dynamic:
             num_records = dynamic_num_records(op.mem, elem_bytes, result_bytes(result.type, element))
         rsrc = make_descriptor(pointer, num_records, flags)
         byte_offset = arith.index_cast(
