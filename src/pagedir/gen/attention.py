@@ -12,7 +12,9 @@ stated by ``rock.deref {seq_len_k}``). ``--seq-lens`` (alias ``--ragged``) adds
 ``[num_blocks, page_size, Hkv, D]``, ``hnd``: ``[num_blocks, Hkv, page_size, D]``)
 viewed by ``rock.block_table_view``: ``(q, k_cache, v_cache, block_table, seq_lens,
 out)`` or ``(q, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len, out)``
-with ``ceil(Sk / page_size)`` block slots per sequence (docs/serving.md).
+with ``ceil(Sk / page_size)`` block slots per sequence (docs/serving.md). ``--dynamic``
+writes ``?`` for the batch, the block slots, the pool's blocks, nnz and total_q: one kernel
+for every batch size, its grid a formula of the argument sizes (``rock.grid_map``).
 """
 
 from __future__ import annotations
@@ -95,8 +97,8 @@ def validate(args: argparse.Namespace) -> None:
     if args.varlen and args.num_splits not in (None, 1):
         raise UserError(f"--varlen does not combine with split-KV: --num-splits {args.num_splits}")
     if args.dynamic and not serving:
-        raise UserError(f"--dynamic takes --page-table blocks or csr (a dynamic {'--dense' if args.dense else 'pointers'} "
-                        "kernel is not supported: its K/V sizes are not separate from the table's page count)")
+        raise UserError(f"--dynamic takes --page-table blocks or csr, got {'--dense' if args.dense else '--page-table pointers'} "
+                        "(its tables and K/V are compiled for one batch size; the block-table views serve every one)")
     if args.dynamic and args.num_splits not in (None, 1):
         raise UserError(f"--dynamic does not combine with split-KV: --num-splits {args.num_splits} (the split count "
                         "would depend on the batch, which a dynamic kernel only knows at launch)")
