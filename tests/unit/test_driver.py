@@ -17,6 +17,7 @@ from pagedir.pipelines import KERNEL_PASSES, PIPELINES, KernelPipelineOptions
 
 BACKEND_STEPS = [
     "rock-backend-prepare",
+    "rock-backend-dynamic-arguments",
     "convert-vector-to-scf",
     "rock-backend-lower-transfers",
     "rock-backend-lower-math",

@@ -82,7 +82,7 @@ def kernel_problem(func: ir.Operation) -> str | None:
     if "rock.block_size" not in func.attributes:
         return "needs the rock.block_size attribute to become a gpu.func"
     if "rock.grid_size" not in func.attributes and "rock.grid_map" not in func.attributes:
-        return "needs the rock.grid_size attribute (or the rock.grid_map formula) to become a gpu.func"
+        return "needs the rock.grid_size attribute to become a gpu.func"
     for view in find_ops(func, *VIEWS):
         if list(view.results[0].uses):
             return f"still uses a {view.name} view; run rock-buffer-load first"
