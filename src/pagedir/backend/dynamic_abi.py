@@ -28,26 +28,15 @@ loads take their num_records from it (rock-buffer-load).
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import memref
+from mlir.dialects import arith, memref
+
+from pagedir.backend.kernel_attrs import gpu_kernels
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 
 
-def _kernels(module: ir.Operation) -> list[ir.Operation]:
-    found: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "gpu.func" and "gpu.kernel" in op.attributes:
-            found.append(op)
-            return ir.WalkResult.SKIP
-        return ir.WalkResult.ADVANCE
-
-    module.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return found
-
-
 def lower_dynamic_arguments(module: ir.Operation) -> None:
-    for kernel in _kernels(module):
+    for kernel in gpu_kernels(module):
         lower_kernel(kernel)
 
 
@@ -107,8 +96,6 @@ def reinterpret(argument: ir.Value, type_: ir.MemRefType, sizes: list[ir.Value |
 
 
 def _multiply(a: int | ir.Value, b: int | ir.Value) -> int | ir.Value:
-    from mlir.dialects import arith
-
     if isinstance(a, int) and isinstance(b, int):
         return a * b
     as_value = [arith.constant(ir.IndexType.get(), x) if isinstance(x, int) else x for x in (a, b)]
