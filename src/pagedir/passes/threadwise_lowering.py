@@ -189,7 +189,8 @@ def emit_dense_load(op, coords: list[ir.Value]) -> ir.Value:
     indices, valid = [], None
     for position, extent in enumerate(source_shape):
         index = apply_result(op, position, coords)
-        inside = arith.cmpi(arith.CmpIPredicate.ult, index, index_const(extent))
+        bound = memref.dim(op.source, index_const(position)) if op.source.type.is_dynamic_dim(position) else index_const(extent)
+        inside = arith.cmpi(arith.CmpIPredicate.ult, index, bound)
         valid = inside if valid is None else arith.andi(valid, inside)
         indices.append(index)
     return rock.global_load(result_type(op), op.source, indices, with_op_validity(op, coords, valid), None)
