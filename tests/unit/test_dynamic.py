@@ -156,10 +156,19 @@ def test_the_interpreter_takes_sizes_from_the_arrays() -> None:
             interp.run(module, "paged_attention", [np.zeros((2, 4, 2, 64))] + case.args[1:])
 
 
-def test_dynamic_refuses_what_it_cannot_build() -> None:
+def test_dynamic_refuses_split_kv() -> None:
     with pytest.raises(UserError, match="--dynamic does not combine with split-KV: --num-splits 0"):
         gen.generate(make_args(page_table="blocks", num_splits=0))
-    with pytest.raises(UserError, match="--dynamic takes --page-table blocks or csr"):
-        gen.generate(make_args(page_table="pointers"))
-    with pytest.raises(UserError, match="--dynamic takes --page-table blocks or csr"):
-        gen.generate(make_args(dense=True))
+
+
+@pytest.mark.parametrize("form", [dict(page_table="pointers", seq_lens=True, seq_len_k=100),
+                                  dict(dense=True, seq_lens=True, causal=True, seq_len_q=3, seq_len_k=48)])
+def test_pointer_tables_and_dense_kv_take_a_dynamic_batch(form: dict, tmp_path) -> None:
+    args = make_args(**form)
+    text = gen.generate(args)
+    assert "%q: memref<?x4x" in text and "%seq_lens: memref<?xi32>" in text
+    assert ("memref<?x13x1xi64>" in text) if not args.dense else ("%k: memref<?x2x48x64xf16>" in text)
+    out = check_kernel(args, tmp_path)
+    assert [line.split(", seed 0, ")[1] for line in out.splitlines() if line.startswith("@")] == [
+        f"batch {s.batch})" for s in DYNAMIC_SIZES]
+    assert [int(g) for g in re.findall(r"on (\d+) workgroups", out)] == [2 * s.batch for s in DYNAMIC_SIZES]

@@ -439,7 +439,7 @@ def check_launch(func: ir.Operation, lowered: ir.Operation | None, seed: int, si
             level.comparisons = [compare(i, arguments[i].type, want, level.outputs[i], case.tolerance, initial=case.args[i])
                                  for i, want in reference.items()]
     passed = all(level.ok for level in levels)
-    launch = f", {sizes.describe()}" if sizes is not None else ""
+    launch = f", {sizes.describe(bool(find_ops(signature, 'rock.block_table_view')))}" if sizes is not None else ""
     print(f"@{symbol_name(func)}: {'PASS' if passed else 'FAIL'} (levels {' -> '.join(l.level for l in levels)}, "
           f"seed {seed}{launch})")
     for level in levels:

@@ -43,14 +43,15 @@ holds `seq_len_k` tokens and the last page is partly filled (its tail is never r
 
     def verify(self, op) -> Iterator[str]:
         """static table `memref<B x P x 1 x i64>`, result `memref<B x P x S x T>` with the
-        same B and P and S > 0."""
+        same B and P and S > 0; B may be dynamic (`?`) in both."""
         table = op.operation.operands[0].type
         pages = op.operation.results[0].type
         i64 = ir.IntegerType.get_signless(64)
-        if not table.has_static_shape or table.rank != 3 or table.shape[2] != 1 or table.element_type != i64:
+        # Only the batch may be dynamic ('?': one kernel for every batch size).
+        if table.rank != 3 or any(table.is_dynamic_dim(d) for d in (1, 2)) or table.shape[2] != 1 or table.element_type != i64:
             yield f"page table must be a static memref<B x P x 1 x i64>, got {table}"
             return
-        if not pages.has_static_shape or pages.rank != 3:
+        if pages.rank != 3 or any(pages.is_dynamic_dim(d) for d in (1, 2)):
             yield f"result must be a static memref<B x P x S x T>, got {pages}"
             return
         if list(pages.shape[:2]) != list(table.shape[:2]):

@@ -14,7 +14,8 @@ viewed by ``rock.block_table_view``: ``(q, k_cache, v_cache, block_table, seq_le
 out)`` or ``(q, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len, out)``
 with ``ceil(Sk / page_size)`` block slots per sequence (docs/serving.md). ``--dynamic``
 writes ``?`` for the batch, the block slots, the pool's blocks, nnz and total_q: one kernel
-for every batch size, its grid a formula of the argument sizes (``rock.grid_map``).
+for every batch size, its grid a formula of the argument sizes (``rock.grid_map``); with
+pointer tables or ``--dense`` only the batch is ``?``.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dynamic", action="store_true",
                         help="batch, max blocks per sequence, pool blocks (and total query tokens with --varlen) are "
                              "'?' in the types: one kernel serves every batch size, its grid a formula of the argument "
-                             "sizes (blocks and csr; --batch, --seq-len-k and --num-blocks only size the check's data)")
+                             "sizes (blocks and csr; with pointer tables or --dense the batch only)")
     parser.add_argument("--num-splits", type=int, default=None, metavar="N",
                         help="split-KV: record rock.num_splits = N on the kernel (0: chosen from the chip's compute "
                              "units; default: no split)")
@@ -96,9 +97,6 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError("--varlen takes --page-table blocks or csr")
     if args.varlen and args.num_splits not in (None, 1):
         raise UserError(f"--varlen does not combine with split-KV: --num-splits {args.num_splits}")
-    if args.dynamic and not serving:
-        raise UserError(f"--dynamic takes --page-table blocks or csr, got {'--dense' if args.dense else '--page-table pointers'} "
-                        "(its tables and K/V are compiled for one batch size; the block-table views serve every one)")
     if args.dynamic and args.num_splits not in (None, 1):
         raise UserError(f"--dynamic does not combine with split-KV: --num-splits {args.num_splits} (the split count "
                         "would depend on the batch, which a dynamic kernel only knows at launch)")
@@ -154,7 +152,8 @@ def generate(args: argparse.Namespace) -> str:
 
 
 def function_text(args: argparse.Namespace) -> str:
-    b, hq, hkv = args.batch, args.num_heads_q, args.num_heads_kv
+    # --dynamic with pointer tables or dense K/V: the batch is '?' (their pages per sequence, or Sk, are compiled in).
+    b, hq, hkv = "?" if args.dynamic else args.batch, args.num_heads_q, args.num_heads_kv
     sq, sk, d, t = args.seq_len_q, args.seq_len_k, args.head_dim, args.dtype
     q_type = f"memref<{b}x{hq}x{sq}x{d}x{t}>"
     lens = f"%seq_lens: memref<{b}xi32>, " if args.seq_lens else ""

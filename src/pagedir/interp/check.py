@@ -228,12 +228,14 @@ def _attention_attrs(func: ir.Operation) -> dict[str, Any]:
     return attrs
 
 
-def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device) -> CheckCase:
-    """Random Q, paged K/V (shuffled pages, null past ragged seq_lens) or dense K/V, NaN out, the reference result."""
+def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device, sizes: LaunchSizes | None = None) -> CheckCase:
+    """Random Q, paged K/V (shuffled pages, null past ragged seq_lens) or dense K/V, NaN out, the reference result;
+    a dynamic batch is ``sizes.batch``."""
     args = list(func.regions[0].blocks[0].arguments)[: argument_count(func)]
     q_type, table_type, out_type = args[0].type, args[1].type, args[-1].type
     has_lens = len(args) == 5
     batch, heads_q, seq_q, head_dim = q_type.shape
+    batch = _resolve(batch, (sizes or DYNAMIC_SIZES[0]).batch)
     name = str(q_type.element_type)
     derefs = find_ops(func, "rock.deref")
     attrs = _attention_attrs(func)
@@ -263,7 +265,7 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device)
         k_cache = reference.paged_cache(device, k, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(name))
         v_cache = reference.paged_cache(device, v, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(name))
         k_arg, v_arg, kept = k_cache.table, v_cache.table, k_cache.pages + v_cache.pages
-    out = np.full(tuple(out_type.shape), np.nan, dtype=np.float32)
+    out = np.full((batch, *out_type.shape[1:]), np.nan, dtype=np.float32)
     call = [q, k_arg, v_arg] + ([seq_lens] if has_lens else []) + [out]
     expected = {}
     if attrs["known"]:
@@ -280,8 +282,9 @@ class LaunchSizes:
     max_blocks: int  # block slots per sequence
     num_blocks: int  # blocks in each cache pool
 
-    def describe(self) -> str:
-        return f"batch {self.batch}, {self.max_blocks} block slots, {self.num_blocks} pool blocks"
+    def describe(self, pools: bool = True) -> str:
+        """The sizes a launch used: the batch, and with cache pools (block-table views) their slots and blocks."""
+        return f"batch {self.batch}, {self.max_blocks} block slots, {self.num_blocks} pool blocks" if pools else f"batch {self.batch}"
 
 
 #: Two launches of one dynamic kernel: different batch sizes, block slots and pool sizes.
@@ -469,11 +472,11 @@ def make_case(func: ir.Operation, rng: np.random.Generator, device: Device, size
         return case_generator(func).check_case(func, rng, device)
     if find_ops(func, "rock.block_table_view"):
         return serving_case(func, rng, device, sizes)
-    if has_dynamic_arguments(func):
-        raise InterpError(f"@{symbol_name(func)} has arguments with dynamic sizes: the check draws data for those of "
-                          "rock.block_table_view kernels only (pass arrays with pagedir-run --inputs)", func.location)
     if find_ops(func, "rock.attention", "rock.gridwise_attention_accel") or attention_signature(func):
-        return attention_case(func, rng, device)
+        return attention_case(func, rng, device, sizes)
+    if has_dynamic_arguments(func):
+        raise InterpError(f"@{symbol_name(func)} has arguments with dynamic sizes: the check draws data for attention "
+                          "kernels only (pass arrays with pagedir-run --inputs)", func.location)
     return generic_case(func, rng, device)
 
 

@@ -169,7 +169,7 @@ def compile_deref(p: Program, op: Any) -> Any:
     result = p.slot(op.operation.results[0])
 
     def run(env: list, mask: Any) -> None:
-        env[result] = PagedSource(env[table], shape, elem, seq_len_k=seq_len_k)
+        env[result] = PagedSource(env[table], (env[table].shape[0], *shape[1:]), elem, seq_len_k=seq_len_k)  # B may be '?'
 
     return run
 

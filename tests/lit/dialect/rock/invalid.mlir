@@ -544,3 +544,12 @@ func.func @dynamic_q_static_kv(%q: memref<?x8x1x128xf16>, %k: memref<2x2x16x128x
     : (memref<?x8x1x128xf16>, memref<2x2x16x128xf16>, memref<2x2x16x128xf16>, memref<?x8x1x128xf16>) -> ()
   return
 }
+
+// -----
+
+// A pointer table may have a dynamic batch, not a dynamic page count.
+func.func @deref_dynamic_pages(%table: memref<?x?x1xi64>) {
+  // expected-error @+1 {{'rock.deref' op page table must be a static memref<B x P x 1 x i64>, got memref<?x?x1xi64>}}
+  %k = "rock.deref"(%table) : (memref<?x?x1xi64>) -> memref<?x?x2048xf16>
+  return
+}
