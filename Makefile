@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 # Written after a successful install; redone when the dependencies change.
 INSTALLED := $(VENV)/.installed
 
-.PHONY: demo test lit pytest plant docs bench bench-quick fuzz clean
+.PHONY: demo test lit pytest plant docs bench bench-quick bench-peers fuzz clean
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -61,6 +61,25 @@ bench: $(BENCH_INSTALLED)
 bench-quick: $(BENCH_INSTALLED)
 	$(BIN)/python benchmarks/bench.py --quick
 
+# pagedir next to vLLM's Triton paged-attention kernels (benchmarks/peers.py): both compiled for
+# gfx942, gfx950 and gfx1100 without a GPU, read with one counter, with the roofline model; writes
+# benchmarks/results/PEERS.md and peers.json and the peer rows of README's Benchmarks section.
+# An optional extra: its own environment (.venv-peers, about 1.5 GB) with the pinned triton,
+# vllm and CPU torch of benchmarks/requirements-peers*.txt; never part of `make test`.
+PEERS_VENV ?= .venv-peers
+PEERS_INSTALLED := $(PEERS_VENV)/.installed
+
+$(PEERS_INSTALLED): benchmarks/requirements-peers.txt benchmarks/requirements-peers-nodeps.txt
+	test -x $(PEERS_VENV)/bin/python || $(PYTHON) -m venv $(PEERS_VENV)
+	$(PEERS_VENV)/bin/python -m pip install --quiet -r benchmarks/requirements-peers.txt
+	$(PEERS_VENV)/bin/python -m pip install --quiet --no-deps -r benchmarks/requirements-peers-nodeps.txt
+	touch $@
+
+bench-peers: $(INSTALLED) $(PEERS_INSTALLED)
+	$(BIN)/python benchmarks/peers.py pagedir
+	$(PEERS_VENV)/bin/python benchmarks/peers.py vllm
+	$(BIN)/python benchmarks/peers.py report --readme README.md
+
 # Fuzz sweep (benchmarks/fuzz.py): 3000 mutated inputs and argument vectors over the four tools,
 # 2 at a time; the report and the first reproducers of each bad class go to benchmarks/results.
 FUZZ_COUNT ?= 3000
@@ -74,4 +93,4 @@ docs: $(INSTALLED)
 	$(BIN)/pagedir-opt --show-dialect rock > docs/rock.md
 
 clean:
-	rm -rf $(VENV) tests/lit/Output tests/lit/*/Output tests/lit/*/*/Output .pytest_cache benchmarks/results-quick
+	rm -rf $(VENV) $(PEERS_VENV) tests/lit/Output tests/lit/*/Output tests/lit/*/*/Output .pytest_cache benchmarks/results-quick

@@ -109,3 +109,26 @@ def configurations(quick: bool) -> list[Config]:
     configs.append(Config("attention", "gfx942", 128, 16, "decode", batch=64, heads_q=64, heads_kv=8, seq_k=4096,
                           splits=0, group="split"))
     return configs
+
+
+#: The chips `make bench-peers` compiles for (pagedir and vLLM's Triton kernels both target them).
+PEER_ARCHS = ("gfx942", "gfx950", "gfx1100")
+
+
+def peer_configurations(archs: tuple[str, ...] = PEER_ARCHS) -> list[Config]:
+    """The shapes of the side-by-side comparison with vLLM's kernels (`make bench-peers`), D 128, pages of 16, f16.
+
+    Decode: 2 sequences, GQA 1 (8 query heads on 8 KV heads) and GQA 8 (16 on 2), 512 and 8192
+    tokens, split along the KV sequence as the chip asks (``--num-splits 0``). Prefill: one
+    sequence, 32 query heads on 8 KV heads, causal, Sq = Sk = 256 and 2048.
+    """
+    configs = []
+    for arch in archs:
+        for heads_q, heads_kv in ((8, 8), (16, 2)):
+            for seq_k in (512, 8192):
+                configs.append(Config("attention", arch, 128, 16, "decode", batch=2, heads_q=heads_q, heads_kv=heads_kv,
+                                      seq_k=seq_k, splits=0, group="peers"))
+        for seq in (256, 2048):
+            configs.append(Config("attention", arch, 128, 16, "prefill", batch=1, heads_q=32, heads_kv=8, seq_q=seq,
+                                  seq_k=seq, causal=True, group="peers"))
+    return configs

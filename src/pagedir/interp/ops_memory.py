@@ -19,6 +19,7 @@ from typing import Any
 import mlir.ir as ir
 import numpy as np
 
+from pagedir.interp import lds_banks
 from pagedir.interp.buffer_descriptor import BufferResource, components_in_range, descriptor_error, make_resource
 from pagedir.interp.memory import Device, Elem, InterpError, Space, elem_named
 from pagedir.interp.simt import Program, Runtime, elem_of, handles, vector_shape, widen
@@ -107,6 +108,7 @@ def read(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_offsets
     lanes = rt.active_lanes(mask)
     addresses = widen(offsets, rt.lanes)[lanes, None] + element_offsets
     _check_space(p, op_id, space, addresses, lanes, m.elem.size)
+    _count_banks(p, op_id, space, addresses, lanes, m.elem.size, "read")
     values = space.read(addresses, np.broadcast_to(lanes[:, None], addresses.shape), m.elem, rt, op_id)
     if mask is None:
         return values
@@ -127,7 +129,21 @@ def write(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_offset
         space.write(addresses, values, m.elem, lambda: p.op_name(op_id), p.op_location(op_id))
         return
     _check_space(p, op_id, space, addresses, lanes, m.elem.size)
+    _count_banks(p, op_id, space, addresses, lanes, m.elem.size, "write")
     space.write(addresses, np.broadcast_to(lanes[:, None], addresses.shape), values, m.elem, rt, op_id)
+
+
+def _count_banks(p: Program, op_id: int, space: Space, addresses: np.ndarray, lanes: np.ndarray, size: int, kind: str) -> None:
+    """LDS bank conflicts of this access, inside ``lds_banks.tally()`` (pagedir-run --lds-banks)."""
+    if space.kind != "lds" or not lds_banks.counting():
+        return
+    rt: Runtime = p.rt
+    try:
+        wave = p.wave_size
+    except InterpError:  # a function naming no chip: counted in waves of 64
+        wave = 64
+    lds_banks.record((p.op_name(op_id), p.op_where(op_id), kind), addresses - space.lane_base[lanes, None], lanes,
+                     rt.tid[lanes], rt.block, wave, size)
 
 
 def _check_space(p: Program, op_id: int, space: Space, addresses: np.ndarray, lanes: np.ndarray, size: int) -> None:

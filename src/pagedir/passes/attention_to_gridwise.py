@@ -34,9 +34,17 @@ then as few as give the same tiles per split (no split left empty by rounding).
 
 Default tuning (overridable with ``block-size``, ``m-per-block``,
 ``n-per-block``, like rocMLIR's perf_config): decode packs the group and nothing
-else; prefill takes query positions until 16 rows. The block gets one thread per
-four output elements (64 to 256 threads), and a KV tile gives each thread at
-least one score when the tile is short of rows.
+else; prefill takes query positions until 16 rows. On chips whose matrix cores
+the blockwise loop uses (``blockwise_gemm.matrix_instruction``) the block is up
+to 4 waves (256 threads) and the KV tile 64 keys, 32 with split-KV (more
+workgroups) and causal prefill (registers), halved while a K tile would pass 16 KB (K or V with its page
+pointers keeps 3 workgroups per CU) or there are fewer tiles than splits; prefill
+takes query positions until 64 rows (a 16-row block per wave), decode's one row
+block is shared by the 4 waves, 16 keys of the tile each; whole waves that would
+have nothing to do are not launched.
+Elsewhere (the VALU loop) the block gets one thread per four output elements (64
+to 256 threads), and a KV tile gives each thread at least one score when the
+tile is short of rows.
 
 Checks, each a located error naming the value and the limit: element type, head
 dim (a multiple of the 128-bit vector width, at most 256), page size (a multiple
@@ -58,6 +66,8 @@ from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import VECTOR_BITS, AttentionProblem, read_problem
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.base import ChipOptions, Pass
+from pagedir.passes.blockwise_gemm import (MFMA_TILE_KEYS, TILE, WAVE, key_slices, matrix_instruction, matrix_lds_bytes,
+                                            padded_rows)
 from pagedir.passes.ir_utils import enclosing_function, lower_kernel_ops, pow2_ceil
 
 MAX_HEAD_DIM = 256
@@ -117,7 +127,8 @@ def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool
     errors = list(check_problem(problem))
     tiling = None
     if not errors:
-        tiling = choose_tiling(problem, options)
+        wanted = requested_splits(func, options)
+        tiling = choose_tiling(problem, options, chip, 1 if wanted is None else wanted, bool(op.causal))
         errors.extend(check_tiling(problem, tiling))
     if not errors:
         errors.extend(check_lds(problem, tiling, chip))
@@ -165,7 +176,8 @@ def check_problem(p: AttentionProblem):
                f"({VECTOR_BITS} bits of {p.element}): a vector would straddle two pages")
 
 
-def choose_tiling(p: AttentionProblem, options: AttentionToGridwiseOptions) -> Tiling:
+def choose_tiling(p: AttentionProblem, options: AttentionToGridwiseOptions, chip: Chip | None = None,
+                  splits: int = 1, causal: bool = False) -> Tiling:
     group = p.group
     if options.m_per_block:
         m = options.m_per_block
@@ -173,9 +185,39 @@ def choose_tiling(p: AttentionProblem, options: AttentionToGridwiseOptions) -> T
         m = group
     else:
         m = group * max(1, min(p.seq_q, PREFILL_ROWS // group))
+    if matrix_instruction(chip, p.element, MATRIX_BLOCK, m, TILE, p.head_dim) is not None:
+        if not options.m_per_block and p.seq_q > 1:
+            m = group * max(1, min(p.seq_q, MATRIX_PREFILL_ROWS // group))
+        return matrix_tiling(p, m, options, splits, causal)
     outputs_per_thread = 4
     block = options.block_size or min(MAX_BLOCK_SIZE, max(MIN_BLOCK_SIZE, pow2_ceil(m * p.head_dim // outputs_per_thread)))
     n = options.n_per_block or (64 if m * 32 < block else 32)
+    grid = None if p.batch is None else p.batch * workgroups_per_sequence(p, m)
+    return Tiling(block, m, n, grid)
+
+
+#: Threads of a workgroup on the matrix cores: 4 waves, one per SIMD.
+MATRIX_BLOCK = 4 * WAVE
+#: Query rows of a prefill tile on the matrix cores: a 16-row block per wave.
+MATRIX_PREFILL_ROWS = 4 * TILE
+
+
+def matrix_tiling(p: AttentionProblem, m: int, options: AttentionToGridwiseOptions, splits: int, causal: bool) -> Tiling:
+    """The matrix loop's tiling (module docstring): up to 4 waves, 16 keys per wave of a row block;
+    32-key tiles for split-KV (``splits`` 0: chosen, or more than 1) and causal prefill, shorter ones
+    when ``splits`` asks for more splits than tiles."""
+    row_blocks = padded_rows(m) // TILE
+    waves = MATRIX_BLOCK // WAVE
+    # Split-KV wants many workgroups: 32-key tiles (2 waves each) make twice the splits of 64. A causal
+    # wave with the whole tile's keys holds the diagonal tiles' product beside the plain one: 64 keys
+    # of both take 177 VGPRs and spill SGPRs, 32 keys 152 (3 waves per SIMD).
+    short = splits != 1 or (causal and row_blocks >= waves)
+    n = options.n_per_block or (2 * TILE if short else 4 * TILE)
+    while not options.n_per_block and n > TILE and (n * p.head_dim * element_bytes(p.element) > MFMA_TILE_KEYS
+                                                    or (p.seq_k is not None and math.ceil(p.seq_k / n) < splits)):
+        n //= 2
+    busy = min(waves, row_blocks * key_slices(waves, row_blocks, n))
+    block = options.block_size or busy * WAVE
     grid = None if p.batch is None else p.batch * workgroups_per_sequence(p, m)
     return Tiling(block, m, n, grid)
 
@@ -285,6 +327,14 @@ def peak_lds_bytes(needs: dict[str, int]) -> int:
 def check_lds(p: AttentionProblem, t: Tiling, chip):
     needs = lds_bytes(p, t)
     peak = peak_lds_bytes(needs)
+    matrix = matrix_instruction(chip, p.element, t.block_size, t.m_per_block, t.n_per_block, p.head_dim)
+    if matrix is not None:
+        # The matrix loop keeps the scores in registers; Q is read once before the loop, K and V never
+        # live together, the slices' exchange comes after the loop: any of them can take the others' bytes.
+        del needs["scores"]
+        needs["exchange"] = matrix_lds_bytes(t.m_per_block, p.head_dim, matrix.slices)
+        peak = max(needs["q"], needs["k"] + needs.get("k_page_ptrs", 0), needs["v"] + needs.get("v_page_ptrs", 0),
+                   needs["exchange"])
     if peak > chip.lds_per_workgroup:
         parts = ", ".join(f"{k} {v}" for k, v in needs.items())
         yield (f"requires too much LDS memory: {peak} bytes live at once (hardware max for {chip.name} is "

@@ -84,16 +84,17 @@ import math
 from dataclasses import dataclass
 
 import mlir.ir as ir
-from mlir.dialects import affine, arith, memref, scf, vector
+from mlir.dialects import arith, memref, scf, vector
 from mlir.dialects import func as func_dialect
 from mlir.dialects import math as mlir_math
 
 from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import AttentionProblem, csr_lengths, is_deref, is_paged, read_problem
 from pagedir.dialect.ops_page_table import slot_count_dim, varlen_parts
-from pagedir.dialect.types import element_bytes, lds_bytes_type
-from pagedir.passes.base import Pass, kernel_functions
-from pagedir.passes.ir_utils import find_ops, index_const, pow2_ceil
+from pagedir.arch import ChipError, kernel_chip
+from pagedir.passes.base import ChipOptions, Pass, kernel_functions
+from pagedir.passes.blockwise_gemm import MatrixInstruction, MatrixLoop, matrix_instruction
+from pagedir.passes.ir_utils import apply, find_ops, index_const, lds_view, pow2_ceil
 
 LOG2_E = 1.4426950408889634
 #: Output columns a thread accumulates per chunk, at most (f32 registers).
@@ -102,15 +103,30 @@ MAX_CHUNK = 8
 SCORE_VECTOR = 4
 
 
+@dataclass(frozen=True)
+class GridwiseAttentionToBlockwiseOptions(ChipOptions):
+    #: Chip or target; empty means the kernel's ``rock.arch`` (none: the VALU loop, no matrix cores).
+    arch: str = ""
+
+
 class GridwiseAttentionToBlockwisePass(Pass):
     argument = "rock-gridwise-attention-to-blockwise"
     summary = "Flash-attention loop over KV tiles with LDS tiles and online softmax"
+    Options = GridwiseAttentionToBlockwiseOptions
 
     def run(self, module: ir.Operation) -> bool:
         ok = True
         for func in kernel_functions(module):
+            chip = None
+            if self.options.arch or "rock.arch" in func.attributes:
+                try:
+                    chip = kernel_chip(func, self.options.arch)
+                except ChipError as err:
+                    func.location.emit_error(str(err))
+                    ok = False
+                    continue
             for op in find_ops(func, "rock.gridwise_attention_accel"):
-                ok = lower_gridwise(op.opview, func) and ok
+                ok = lower_gridwise(op.opview, func, chip) and ok
         return ok
 
 
@@ -162,7 +178,7 @@ class Plan:
         return self.m * self.p.head_dim // self.chunk
 
 
-def lower_gridwise(op, func: ir.Operation) -> bool:
+def lower_gridwise(op, func: ir.Operation, chip=None) -> bool:
     p = read_problem(op)
     m, n, block = op.m_per_block, op.n_per_block, op.block_size
     if m % p.group or m <= 0 or n <= 0 or block <= 0:
@@ -183,8 +199,9 @@ def lower_gridwise(op, func: ir.Operation) -> bool:
     scale = op.scale if op.scale is not None else 1.0 / math.sqrt(p.head_dim)
     plan = Plan(p, block, m, n, op.causal, scale * LOG2_E, op.num_splits)
     workspace = add_workspace_argument(func, plan, op.location) if plan.splits > 1 else None
+    matrix = matrix_instruction(chip, p.element, block, m, n, p.head_dim)
     with op.location, ir.InsertionPoint(op):
-        Builder(plan, op, workspace).build()
+        Builder(plan, op, workspace, matrix).build()
     if workspace is not None:
         build_combine_kernel(func, plan, op.out.type, op.location)
     op.operation.erase()
@@ -223,12 +240,6 @@ def combine_name(func: ir.Operation) -> str:
 # Small IR helpers
 
 
-def apply(expr, *values: ir.Value) -> ir.Value:
-    """``affine.apply`` of ``expr(d0, d1, ...)`` to ``values``."""
-    dims = [ir.AffineDimExpr.get(i) for i in range(len(values))]
-    return affine.apply(ir.AffineMap.get(len(values), 0, [expr(*dims)]), list(values))
-
-
 def f32_const(value: float) -> ir.Value:
     return arith.constant(ir.F32Type.get(), value)
 
@@ -251,14 +262,6 @@ def divided(acc: ir.Value, total: ir.Value, has_keys: ir.Value) -> ir.Value:
     return arith.mulf(acc, splat(inverse, ir.VectorType(acc.type).shape[0]))
 
 
-def lds_view(shape: list[int], element: ir.Type) -> ir.Value:
-    """An i8 LDS ``rock.alloc`` viewed as ``memref<shape x element>``."""
-    size = math.prod(shape) * element_bytes(element)
-    raw = rock.alloc(lds_bytes_type(size))
-    view_type = ir.MemRefType.get(shape, element, memory_space=raw.type.memory_space)
-    return memref.view(view_type, raw, index_const(0), [])
-
-
 def reinterpret(view: ir.Value, shape: list[int]) -> ir.Value:
     """The same LDS bytes as ``view`` with another shape."""
     raw = view.owner.operands[0]
@@ -269,10 +272,11 @@ def reinterpret(view: ir.Value, shape: list[int]) -> ir.Value:
 class Builder:
     """Emits the blockwise kernel for one gridwise op at the current insertion point."""
 
-    def __init__(self, plan: Plan, op, workspace: ir.Value | None = None):
+    def __init__(self, plan: Plan, op, workspace: ir.Value | None = None, matrix: MatrixInstruction | None = None):
         self.plan = plan
         self.op = op
         self.workspace = workspace
+        self.matrix = matrix  # the MFMA form of both products (blockwise_gemm), None: the VALU loop
         self.f32 = ir.F32Type.get()
         self.index = ir.IndexType.get()
 
@@ -285,14 +289,19 @@ class Builder:
         self.q_rows = reinterpret(q_tile, [plan.m, p.head_dim])
         self.k_tile = lds_view([plan.n, p.head_dim], p.element)
         self.v_tile = lds_view([plan.n, p.head_dim], p.element)
-        self.scores = lds_view([plan.m, plan.n], self.f32)
+        if self.matrix is None:  # the matrix loop keeps its scores in registers
+            self.scores = lds_view([plan.m, plan.n], self.f32)
         self.seq_len = self.sequence_length()
         first, end = self.split_range(self.tiles_to_visit())
-        final = self.kv_loop(first, end)
-        if self.workspace is None:
-            self.store_output(final)
+        places = None  # the output chunks are this thread's chunks of the VALU layout (chunk_position)
+        if self.matrix is not None:
+            final, places = MatrixLoop(self, self.matrix).run(first, end)
         else:
-            self.store_partials(final)
+            final = self.kv_loop(first, end)
+        if self.workspace is None:
+            self.store_output(final, places)
+        else:
+            self.store_partials(final, places)
 
     # --- where this workgroup is -------------------------------------------------
 
@@ -470,8 +479,7 @@ class Builder:
                 q = to_f32(vector.load(vec_type, self.q_rows, [row, index_const(d0)]))
                 key = to_f32(vector.load(vec_type, self.k_tile, [col, index_const(d0)]))
                 dot = vector.fma(q, key, dot)
-            score = arith.mulf(vector.reduction(self.f32, vector.CombiningKind.ADD, dot), f32_const(plan.scale))
-            score = arith.select(self.key_visible(t, row, col), score, f32_const(-math.inf))
+            score = self.finish_score(vector.reduction(self.f32, vector.CombiningKind.ADD, dot), t, row, col)
             if guarded:
                 inside = arith.cmpi(arith.CmpIPredicate.ult, element, index_const(total))
                 if_op = scf.IfOp(inside)
@@ -480,6 +488,12 @@ class Builder:
                     scf.YieldOp([])
             else:
                 memref.store(score, self.scores, [row, col])
+
+    def finish_score(self, dot: ir.Value, t: ir.Value, row: ir.Value, col: ir.Value) -> ir.Value:
+        """The base-2 score of row ``row`` and key ``col`` of tile ``t`` from its dot product Q . K
+        (both loops): scaled, and ``-inf`` where the key is masked."""
+        score = arith.mulf(dot, f32_const(self.plan.scale))
+        return arith.select(self.key_visible(t, row, col), score, f32_const(-math.inf))
 
     def key_visible(self, t: ir.Value, row: ir.Value, col: ir.Value) -> ir.Value:
         """Key ``t * N + col`` is before seq_len and, when causal, not after the row's query position."""
@@ -551,17 +565,16 @@ class Builder:
 
     # --- epilogue ----------------------------------------------------------------------
 
-    def store_output(self, final: list[ir.Value]) -> None:
-        plan, p = self.plan, self.plan.p
+    def store_output(self, final: list[ir.Value], places: list | None = None) -> None:
+        p = self.plan.p
         out = self.op.out
         for k in range(len(final) // 3):
             acc, _, total = final[3 * k : 3 * k + 3]
-            chunk, past_end, row, col = self.chunk_position(k)
+            head, position, stored, col = self.output_place(k, places)
             has_keys = arith.cmpf(arith.CmpFPredicate.OGT, total, f32_const(0.0))
             result = divided(acc, total, has_keys)
             if not isinstance(p.element, ir.F32Type):
-                result = arith.truncf(ir.VectorType.get([plan.chunk], p.element), result)
-            head, position, stored = self.output_position(row, chunk, past_end)
+                result = arith.truncf(ir.VectorType.get(ir.VectorType(acc.type).shape, p.element), result)
             out_ref, out_indices = out, [self.b, head, position, col]
             if (rows := self.varlen_rows()) is not None:  # packed outputs: absent positions are not stored
                 start, padding = rows
@@ -571,6 +584,17 @@ class Builder:
             with ir.InsertionPoint(if_op.then_block):
                 vector.store(result, out_ref, out_indices)
                 scf.YieldOp([])
+
+    def output_place(self, k: int, places: list | None) -> tuple[ir.Value, ir.Value, ir.Value, ir.Value]:
+        """(q head, query position, whether to store, first column) of output chunk ``k``: this thread's
+        ``k``-th chunk, or ``places[k]`` = (tile row, first column, also required to store or None)."""
+        if places is None:
+            chunk, past_end, row, col = self.chunk_position(k)
+            head, position, stored = self.output_position(row, chunk, past_end)
+            return head, position, stored, col
+        row, col, required = places[k]
+        head, position, stored = self.output_position(row, None, False)
+        return head, position, stored if required is None else arith.andi(stored, required), col
 
     def output_position(self, row: ir.Value, chunk: ir.Value, past_end: bool) -> tuple[ir.Value, ir.Value, ir.Value]:
         """(q head, query position, whether to store) of a tile row: rows past Sq and chunks past the
@@ -583,20 +607,19 @@ class Builder:
             stored = arith.andi(stored, arith.cmpi(arith.CmpIPredicate.ult, chunk, index_const(plan.chunks)))
         return head, position, stored
 
-    def store_partials(self, final: list[ir.Value]) -> None:
+    def store_partials(self, final: list[ir.Value], places: list | None = None) -> None:
         """Split-KV epilogue: the split's normalized partial output and base-2 log-sum-exp of each
         of its rows, to the workspace (0 and -inf for a row that saw no key)."""
         plan, p = self.plan, self.plan.p
         d, lse_base = p.head_dim, plan.splits * plan.rows * p.head_dim
         for k in range(len(final) // 3):
             acc, running_max, total = final[3 * k : 3 * k + 3]
-            chunk, past_end, row, col = self.chunk_position(k)
+            head, position, stored, col = self.output_place(k, places)
             # Unordered: a sum of NaN (the split saw a NaN key) gives a NaN LSE, which the combine
             # passes on to the row, as one kernel would; only a sum of 0 means no key.
             has_keys = arith.cmpf(arith.CmpFPredicate.UNE, total, f32_const(0.0))
             partial = divided(acc, total, has_keys)
             lse = arith.select(has_keys, arith.addf(running_max, mlir_math.log2(total)), f32_const(-math.inf))
-            head, position, stored = self.output_position(row, chunk, past_end)
             split_row = apply(lambda s, b, h, i: ((s * p.batch + b) * p.heads_q + h) * p.seq_q + i,
                               self.split, self.b, head, position)
             if_op = scf.IfOp(stored)

@@ -24,12 +24,13 @@ func.func @head_dim_too_large(%q: memref<1x1x1x512xf16>, %k: memref<1x1x16x512xf
 
 // -----
 
-// 64 query heads per KV head, f32, D = 256: the Q tile alone is 64 KiB.
-func.func @lds_over_limit(%q: memref<1x64x1x256xf32>, %k: memref<1x1x64x256xf32>, %v: memref<1x1x64x256xf32>,
-                          %out: memref<1x64x1x256xf32>) attributes {rock.kernel, rock.arch = "gfx942"} {
-  // expected-error @+1 {{'rock.attention' op requires too much LDS memory: 106496 bytes live at once (hardware max for gfx942 is 65536 bytes; q 65536, k 32768, v 32768, scores 8192)}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 64, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
-    : (memref<1x64x1x256xf32>, memref<1x1x64x256xf32>, memref<1x1x64x256xf32>, memref<1x64x1x256xf32>) -> ()
+// 128 query heads per KV head, f32, D = 256: the Q tile alone is 128 KiB (the matrix loop
+// reads it before the loop and needs no more at once).
+func.func @lds_over_limit(%q: memref<1x128x1x256xf32>, %k: memref<1x1x64x256xf32>, %v: memref<1x1x64x256xf32>,
+                          %out: memref<1x128x1x256xf32>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  // expected-error @+1 {{'rock.attention' op requires too much LDS memory: 131072 bytes live at once (hardware max for gfx942 is 65536 bytes; q 131072, k 16384, v 16384, exchange 0)}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 128, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+    : (memref<1x128x1x256xf32>, memref<1x1x64x256xf32>, memref<1x1x64x256xf32>, memref<1x128x1x256xf32>) -> ()
   return
 }
 
@@ -56,9 +57,10 @@ func.func @no_chip(%q: memref<1x1x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memr
 
 // -----
 
-// A split takes at least one KV tile: 40 keys fit in one tile of 64.
+// A split takes at least one KV tile: 40 keys fit in one tile of 64 (the VALU tiling of gfx1030;
+// the matrix tiling would shorten its tiles to make the splits).
 func.func @more_splits_than_tiles(%q: memref<1x1x1x64xf16>, %k: memref<1x1x40x64xf16>, %v: memref<1x1x40x64xf16>,
-                                  %out: memref<1x1x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.num_splits = 3} {
+                                  %out: memref<1x1x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx1030", rock.num_splits = 3} {
   // expected-error @+1 {{'rock.attention' op num_splits 3 exceeds the 1 KV tiles of 64 tokens a sequence of 40 holds: a split takes at least one tile}}
   "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
     : (memref<1x1x1x64xf16>, memref<1x1x40x64xf16>, memref<1x1x40x64xf16>, memref<1x1x1x64xf16>) -> ()

@@ -4,18 +4,19 @@
 
 // Decode with GQA 4: one workgroup per (sequence, KV head) holds the 4 query
 // heads of the group (m_per_block = 4), grid = B * Hkv; the kernel function
-// records the launch configuration.
+// records the launch configuration. On gfx942's matrix cores: 4 waves share the
+// one 16-row block, 16 keys of a 64-key tile each.
 
 // CHECK-LABEL: func.func @decode_gqa
-// CHECK-SAME: rock.block_size = 128 : i64, rock.grid_size = 4 : i64
+// CHECK-SAME: rock.block_size = 256 : i64, rock.grid_size = 4 : i64
 // CHECK: %[[K:.*]] = "rock.deref"(%{{.*}})
 // CHECK: %[[V:.*]] = "rock.deref"(%{{.*}})
 // CHECK: "rock.gridwise_attention_accel"(%[[Q:[^,]+]], %[[K]], %[[V]], %[[LENS:[^,]+]], %[[OUT:[^)]+]])
-// CHECK-SAME: block_size = 128 : i64
+// CHECK-SAME: block_size = 256 : i64
 // CHECK-SAME: causal = false
 // CHECK-SAME: grid_size = 4 : i64
 // CHECK-SAME: m_per_block = 4 : i64
-// CHECK-SAME: n_per_block = 32 : i64
+// CHECK-SAME: n_per_block = 64 : i64
 // CHECK-SAME: num_heads_kv = 2 : i64, num_heads_q = 8 : i64
 // CHECK-NOT: "rock.attention"
 // OPTS-LABEL: func.func @decode_gqa
@@ -40,14 +41,15 @@ func.func @decode_gqa(%q: memref<2x8x1x128xf16>, %k_table: memref<2x8x1xi64>, %v
 
 // -----
 
-// Prefill, MHA, causal, explicit scale: a tile takes 16 query positions, so 64
-// positions need 4 query blocks per (sequence, head): grid = 1 * 2 * 4.
+// Prefill, MHA, causal, explicit scale: on the matrix cores a tile takes 64 query
+// positions (a 16-row block per wave), so 64 positions need 1 query block per
+// (sequence, head): grid = 1 * 2 * 1.
 
 // CHECK-LABEL: func.func @prefill_causal
-// CHECK-SAME: rock.grid_size = 8 : i64
+// CHECK-SAME: rock.grid_size = 2 : i64
 // CHECK: "rock.gridwise_attention_accel"
 // CHECK-SAME: causal = true
-// CHECK-SAME: m_per_block = 16 : i64
+// CHECK-SAME: m_per_block = 64 : i64
 // CHECK-SAME: scale = 1.250000e-01 : f32
 func.func @prefill_causal(%q: memref<1x2x64x64xf32>, %k_table: memref<1x8x1xi64>, %v_table: memref<1x8x1xi64>,
                           %out: memref<1x2x64x64xf32>) attributes {rock.kernel, rock.arch = "gfx942"} {
@@ -83,13 +85,15 @@ func.func @not_a_kernel(%q: memref<1x1x1x64xf16>, %k: memref<1x1x40x64xf16>, %v:
 
 // -----
 
-// Split-KV asked for by the kernel: rock.num_splits = 3 cuts the 4 KV tiles of 32 tokens into 3
-// workgroups per (sequence, KV head): grid 1 * 1 * 3.
+// Split-KV asked for by the kernel: rock.num_splits = 3 cuts 128 keys into 3 workgroups per
+// (sequence, KV head): grid 1 * 1 * 3. Two 64-key tiles cannot make 3 splits, so the matrix
+// tiling takes tiles of 32 (4 tiles), each shared by 2 waves (128 threads).
 
 // CHECK-LABEL: func.func @split_by_attribute
-// CHECK-SAME: rock.grid_size = 3 : i64
+// CHECK-SAME: rock.block_size = 128 : i64, rock.grid_size = 3 : i64
 // CHECK: "rock.gridwise_attention_accel"
 // CHECK-SAME: grid_size = 3 : i64
+// CHECK-SAME: n_per_block = 32 : i64
 // CHECK-SAME: num_splits = 3 : i64
 // The option wins over the attribute.
 // SPLIT2-LABEL: func.func @split_by_attribute
@@ -104,10 +108,11 @@ func.func @split_by_attribute(%q: memref<1x4x1x64xf16>, %k: memref<1x1x128x64xf1
 // -----
 
 // rock.num_splits = 0 chooses: batch 1 with one KV head is one workgroup, gfx942 has 304
-// compute units and 8192 tokens make 256 tiles of 32: one split per tile, 256 workgroups.
+// compute units and 8192 tokens make 256 tiles of 32 (the matrix tiling's split-KV tile, 2
+// waves): one split per tile, 256 workgroups.
 
 // CHECK-LABEL: func.func @split_chosen
-// CHECK-SAME: rock.grid_size = 256 : i64
+// CHECK-SAME: rock.block_size = 128 : i64, rock.grid_size = 256 : i64
 // CHECK: "rock.gridwise_attention_accel"
 // CHECK-SAME: num_splits = 256 : i64
 func.func @split_chosen(%q: memref<1x8x1x128xf16>, %k_table: memref<1x512x1xi64>, %v_table: memref<1x512x1xi64>,

@@ -1,0 +1,185 @@
+"""One counter for every kernel's assembly, pagedir's and its peers': the kernel report plus what a
+side-by-side comparison needs.
+
+:func:`count` reads amdgcn assembly text (what LLVM prints, whoever drove it) with
+:func:`pagedir.backend.report.kernel_reports` (registers, spills, LDS, occupancy, memory
+instructions by width, barriers, instructions) and adds:
+
+* matrix instructions: ``v_mfma*``/``v_smfmac*`` (CDNA) and ``v_wmma*``/``v_swmmac*`` (RDNA), and
+  their FLOPs from the ``MxNxK`` in the mnemonic (2 per multiply-add);
+* scalar loads (``s_load_*``, ``s_buffer_load_*``): kernel arguments and uniform data;
+* vector loads by width, buffer/global/flat together (the comparison is about bytes per
+  instruction, not about the addressing form);
+* the *hot loop*: of the loops (a branch to an earlier label spans one), the one holding the most
+  vector loads and matrix instructions, the shortest on a tie: the KV loop of an attention kernel.
+  Its static instruction count per wave, times the waves of a workgroup, over the KV tokens
+  one iteration consumes, is the *hot-loop instructions per KV token* of a workgroup;
+* the kernel's lines from its label even when the label line carries a comment (Triton's
+  assembly); the memory tables of the report are counted on those lines;
+* LDS allocated at launch: Triton kernels declare no static LDS (``.amdhsa_group_segment_fixed_size 0``)
+  and get theirs as dynamic LDS at launch (``metadata.shared``), so occupancy is recomputed
+  with static + launch LDS.
+
+Nothing here needs MLIR, Triton or a GPU: the module runs in the project's environment and in
+the peer environment of ``make bench-peers`` alike.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict
+from typing import Any
+
+from pagedir.arch import get_chip
+from pagedir.backend.occupancy import occupancy, waves_per_workgroup
+from pagedir.backend.report import _LABEL_RE, access_width_bits, instruction, instruction_statistics, kernel_reports
+
+_MATRIX = {"mfma": ("v_mfma", "v_smfmac"), "wmma": ("v_wmma", "v_swmmac")}
+_VECTOR_LOADS = ("buffer_loads", "global_loads", "flat_loads")
+_BRANCH_RE = re.compile(r"^s_(?:cbranch_\w+|branch)\s+([.\w$]+)")
+
+
+def matrix_kind(mnemonic: str) -> str | None:
+    for kind, prefixes in _MATRIX.items():
+        if mnemonic.startswith(prefixes):
+            return kind
+    return None
+
+
+_SHAPE_RE = re.compile(r"_(\d+)x(\d+)x(\d+)")
+
+
+def matrix_flops(mnemonic: str) -> int:
+    """FLOPs of one matrix instruction of a wave from its ``MxNxK`` shape (2 per multiply-add); 0 if none."""
+    match = _SHAPE_RE.search(mnemonic) if matrix_kind(mnemonic) else None
+    if not match:
+        return 0
+    m, n, k = (int(g) for g in match.groups())
+    return 2 * m * n * k
+
+
+def is_vector_load(mnemonic: str) -> bool:
+    return mnemonic.startswith(("buffer_load", "global_load", "flat_load"))
+
+
+def load_bytes_per_lane(mnemonic: str) -> int:
+    """Bytes one lane of a vector load moves (``dwordx4``/``b128``: 16); 4 for a form without a width."""
+    bits = access_width_bits(mnemonic.split("_")[2:])
+    return (bits or 32) // 8
+
+
+def is_scalar_load(mnemonic: str) -> bool:
+    return mnemonic.startswith(("s_load_", "s_buffer_load_"))
+
+
+def kernel_bodies(asm: str, names: list[str]) -> dict[str, list[str]]:
+    """The lines of each kernel, from its label to its ``.Lfunc_end``.
+
+    The label line may carry a comment (LLVM prints ``name:   ; @name`` when it compiles a
+    module of its own, as Triton's backend does), which the kernel report's reader does not expect.
+    """
+    lines = asm.splitlines()
+    labels = {line.split(";", 1)[0].strip(): index for index, line in enumerate(lines) if line and not line[0].isspace()}
+    bodies = {}
+    for name in names:
+        start = labels.get(f"{name}:")
+        body = []
+        if start is not None:
+            for line in lines[start + 1 :]:
+                if line.startswith(".Lfunc_end"):
+                    break
+                body.append(line)
+        bodies[name] = body
+    return bodies
+
+
+def loops(body: list[str]) -> list[tuple[int, int]]:
+    """``(first, last)`` line indices of each loop: a label and a later branch back to it."""
+    labels: dict[str, int] = {}
+    spans = []
+    for index, line in enumerate(body):
+        if label := _LABEL_RE.match(line.strip()):
+            labels[label.group(1)] = index
+            continue
+        text = instruction(line)
+        if text and (branch := _BRANCH_RE.match(text)) and branch.group(1) in labels:
+            spans.append((labels[branch.group(1)], index))
+    return spans
+
+
+def span_statistics(body: list[str], first: int = 0, last: int | None = None) -> dict[str, int]:
+    """Instructions, matrix instructions, vector and scalar loads, barriers of ``body[first:last + 1]``."""
+    stats = {"instructions": 0, "mfma": 0, "wmma": 0, "matrix_flops": 0, "vector_loads": 0, "vector_load_bytes": 0,
+             "scalar_loads": 0, "barriers": 0}
+    for line in body[first : None if last is None else last + 1]:
+        text = instruction(line)
+        if text is None:
+            continue
+        mnemonic = text.split()[0]
+        stats["instructions"] += 1
+        if kind := matrix_kind(mnemonic):
+            stats[kind] += 1
+        stats["matrix_flops"] += matrix_flops(mnemonic)
+        if is_vector_load(mnemonic):
+            stats["vector_loads"] += 1
+            stats["vector_load_bytes"] += load_bytes_per_lane(mnemonic)
+        stats["scalar_loads"] += is_scalar_load(mnemonic)
+        stats["barriers"] += mnemonic in ("s_barrier", "s_barrier_signal")
+    return stats
+
+
+def hot_loop(body: list[str]) -> dict[str, int] | None:
+    """The statistics of the loop with the most vector loads + matrix instructions (shortest on a tie)."""
+    best = None
+    for first, last in loops(body):
+        stats = span_statistics(body, first, last)
+        key = (stats["vector_loads"] + stats["mfma"] + stats["wmma"], -stats["instructions"])
+        if best is None or key > best[0]:
+            best = (key, stats)
+    return None if best is None else best[1]
+
+
+def merged_widths(*tables: dict[str, int]) -> dict[str, int]:
+    merged: dict[str, int] = {}
+    for table in tables:
+        for width, n in table.items():
+            merged[width] = merged.get(width, 0) + n
+    return merged
+
+
+def count(asm: str, arch: str, *, launch_lds_bytes: int = 0) -> dict[str, dict[str, Any]]:
+    """``{kernel: counters}`` for every kernel in ``asm`` (see the module docstring)."""
+    chip = get_chip(arch)
+    reports = kernel_reports(asm, chip)
+    bodies = kernel_bodies(asm, [r.name for r in reports])
+    counted = {}
+    for report in reports:
+        body = bodies[report.name]
+        for key, value in instruction_statistics(body).items():
+            setattr(report, key, value)
+        whole = span_statistics(body)
+        lds = report.lds_bytes + launch_lds_bytes
+        occ = occupancy(chip, vgprs=report.vgprs, agprs=report.agprs, sgprs=report.sgprs, lds_bytes=lds,
+                        workgroup_size=report.workgroup_size)
+        counted[report.name] = {
+            **asdict(report),
+            "lds_bytes": lds,
+            "occupancy": occ.waves_per_simd,
+            "occupancy_limits": occ.limits,
+            "waves_per_workgroup": waves_per_workgroup(chip, report.workgroup_size),
+            "mfma": whole["mfma"],
+            "wmma": whole["wmma"],
+            "matrix_flops": whole["matrix_flops"],
+            "scalar_loads": whole["scalar_loads"],
+            "vector_loads": merged_widths(*(getattr(report, table) for table in _VECTOR_LOADS)),
+            "hot_loop": hot_loop(body),
+        }
+    return counted
+
+
+def per_kv_token(counters: dict[str, Any], tokens_per_iteration: int | None) -> float | None:
+    """Hot-loop wave-instructions a workgroup issues per KV token (None without a loop or a tile)."""
+    loop = counters.get("hot_loop")
+    if not loop or not tokens_per_iteration:
+        return None
+    return loop["instructions"] * counters["waves_per_workgroup"] / tokens_per_iteration

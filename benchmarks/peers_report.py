@@ -1,0 +1,308 @@
+"""PEERS.md and peers.json from the records of ``benchmarks/peers.py pagedir`` and ``... vllm``.
+
+One table per phase and chip: per shape, pagedir's row, each peer's row, and the ratio of
+pagedir to the best peer on each column; the winner of each cell is in bold, and a table of
+wins per column closes the phase. Every time in the ``model`` columns comes from
+:mod:`benchmarks.roofline`: a model, not a measurement (nothing here ran on a GPU).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from typing import Any, Callable
+
+from benchmarks import roofline
+
+README_START = "<!-- peers:start (written by `make bench-peers`) -->"
+README_END = "<!-- peers:end -->"
+
+
+# ----------------------------------------------------------------------------
+# Columns: (header, value of a kernel record, lower wins?, cell text)
+
+
+def main_launch(record: dict) -> dict:
+    return record["launches"][0]
+
+
+def counters(record: dict) -> dict:
+    return main_launch(record)["counters"]
+
+
+def bytes_per_load(record: dict) -> float:
+    """Bytes a lane moves per vector load instruction of the main kernel, on average."""
+    sizes = {"byte": 1, "short": 2, "dword": 4, "dwordx2": 8, "dwordx3": 12, "dwordx4": 16}
+    loads = counters(record)["vector_loads"]
+    count = sum(loads.values())
+    return sum(sizes.get(w, 4) * n for w, n in loads.items()) / count if count else 0.0
+
+
+def load_text(record: dict) -> str:
+    sizes = {"byte": "1B", "short": "2B", "dword": "4B", "dwordx2": "8B", "dwordx3": "12B", "dwordx4": "16B"}
+    loads = counters(record)["vector_loads"]
+    order = sorted(loads.items(), key=lambda item: -int(sizes.get(item[0], "0B")[:-1]))
+    return " ".join(f"{n}x{sizes.get(w, w)}" for w, n in order) or "-"
+
+
+def model_estimate(record: dict) -> dict[str, Any]:
+    chip = roofline.CHIPS[record["config"]["arch"]]
+    launches = []
+    for launch in record["launches"]:
+        c = launch["counters"]
+        loop = c.get("hot_loop") or {}
+        launches.append(roofline.Launch(
+            workgroups=launch["workgroups"], waves_per_workgroup=c["waves_per_workgroup"], occupancy=c["occupancy"],
+            instructions=c["instructions"], matrix_instructions=c["mfma"] + c["wmma"], matrix_flops=c["matrix_flops"],
+            loop_instructions=loop.get("instructions", 0), loop_matrix_instructions=loop.get("mfma", 0) + loop.get("wmma", 0),
+            loop_matrix_flops=loop.get("matrix_flops", 0), iterations=launch["iterations"], nbytes=launch["nbytes"]))
+    return roofline.estimate(chip, launches)
+
+
+def lower_bound(config: dict) -> dict[str, Any]:
+    from benchmarks.configs import Config
+
+    keys = {k: config[k] for k in Config.__dataclass_fields__}
+    cfg = Config(**keys)
+    flops = roofline.attention_flops(cfg.batch, cfg.heads_q, cfg.seq_q, cfg.seq_k, cfg.head_dim, cfg.causal)
+    return {**roofline.lower_bound(roofline.CHIPS[cfg.arch], sum(cfg.required_bytes().values()), flops),
+            "bytes": sum(cfg.required_bytes().values()), "flops": flops}
+
+
+def _num(value: float, digits: int = 1) -> str:
+    if value is None:
+        return "-"
+    if abs(value - round(value)) < 1e-9 and abs(value) < 1e6:
+        return str(int(round(value)))
+    return f"{value:.{digits}f}"
+
+
+#: header, value (None: no value), lower is better (None: no winner), text of the cell
+Column = tuple[str, Callable[[dict], Any], bool | None, Callable[[dict], str]]
+COLUMNS: list[Column] = [
+    ("VGPR", lambda r: counters(r)["vgprs"] + counters(r)["agprs"], True,
+     lambda r: f"{counters(r)['vgprs']}" + (f"+{counters(r)['agprs']}a" if counters(r)["agprs"] else "")),
+    ("SGPR", lambda r: counters(r)["sgprs"], True, lambda r: str(counters(r)["sgprs"])),
+    ("spills", lambda r: counters(r)["vgpr_spills"] + counters(r)["sgpr_spills"], True,
+     lambda r: str(counters(r)["vgpr_spills"] + counters(r)["sgpr_spills"])),
+    ("LDS B", lambda r: counters(r)["lds_bytes"], True, lambda r: str(counters(r)["lds_bytes"])),
+    ("waves/SIMD", lambda r: counters(r)["occupancy"], False, lambda r: str(counters(r)["occupancy"])),
+    ("MFMA/WMMA", lambda r: counters(r)["mfma"] + counters(r)["wmma"], False,
+     lambda r: str(counters(r)["mfma"] + counters(r)["wmma"])),
+    ("vector loads", bytes_per_load, False, load_text),
+    ("scalar loads", lambda r: counters(r)["scalar_loads"], True, lambda r: str(counters(r)["scalar_loads"])),
+    ("barriers", lambda r: counters(r)["barriers"], True, lambda r: str(counters(r)["barriers"])),
+    ("instructions", lambda r: counters(r)["instructions"], True, lambda r: str(counters(r)["instructions"])),
+    ("loop instr / KV token", lambda r: main_launch(r)["per_kv_token"], True,
+     lambda r: _num(main_launch(r)["per_kv_token"]) + ("*" if main_launch(r).get("straight_line") else "")),
+    ("workgroups", lambda r: sum(launch["workgroups"] for launch in r["launches"]), False,
+     lambda r: " + ".join(str(launch["workgroups"]) for launch in r["launches"])),
+    ("compile cold ms", lambda r: r["compile"]["cold_s"] * 1e3, True, lambda r: _num(r["compile"]["cold_s"] * 1e3, 0)),
+    ("compile warm ms", lambda r: r["compile"]["warm_s"] * 1e3, True, lambda r: _num(r["compile"]["warm_s"] * 1e3, 2)),
+    ("model us", lambda r: model_estimate(r)["time_s"] * 1e6, True, lambda r: _num(model_estimate(r)["time_s"] * 1e6, 1)),
+]
+
+
+def winners(rows: list[dict], column: Column) -> set[int]:
+    _, value, lower, _ = column
+    values = [value(r) for r in rows]
+    known = [v for v in values if v is not None]
+    if lower is None or not known:
+        return set()
+    best = min(known) if lower else max(known)
+    return {i for i, v in enumerate(values) if v is not None and abs(v - best) <= 1e-9 * max(1.0, abs(best))}
+
+
+def ratio(pagedir: dict, peers: list[dict], column: Column) -> str:
+    _, value, lower, _ = column
+    ours = value(pagedir)
+    theirs = [v for v in (value(p) for p in peers) if v is not None]
+    if ours is None or not theirs:
+        return "-"
+    best = min(theirs) if lower else max(theirs)
+    if best == 0:
+        return "-" if ours == 0 else "inf"
+    return f"{ours / best:.2f}"
+
+
+# ----------------------------------------------------------------------------
+# The report
+
+
+def shape_name(config: dict) -> str:
+    head = f"B={config['batch']} {config['heads_q']}/{config['heads_kv']} heads"
+    if config["phase"] == "decode":
+        return f"decode GQA {config['heads_q'] // config['heads_kv']}, {head}, Sk {config['seq_k']}"
+    return f"prefill causal {config['seq_q']}, {head}"
+
+
+def grouped(records: list[dict]) -> dict[tuple[str, str], dict[str, list[dict]]]:
+    """{(phase, arch): {config name: [pagedir record, peer records...]}} in configuration order."""
+    out: dict[tuple[str, str], dict[str, list[dict]]] = {}
+    for record in records:
+        config = record["config"]
+        out.setdefault((config["phase"], config["arch"]), {}).setdefault(config["name"], []).append(record)
+    return out
+
+
+def phase_table(shapes: dict[str, list[dict]], wins: dict[str, dict[str, int]]) -> list[str]:
+    header = ["kernel", "main kernel"] + [c[0] for c in COLUMNS]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for rows in shapes.values():
+        rows = sorted(rows, key=lambda r: r["side"] != "pagedir")  # pagedir first, then the peers in order
+        ok = [r for r in rows if r["status"] == "ok"]
+        config = rows[0]["config"]
+        bound = lower_bound(config)
+        lines.append(f"| **{shape_name(config)}** | lower bound {bound['bound_s'] * 1e6:.1f} us ({bound['limit']}: "
+                     f"{bound['bytes'] / 1e6:.2f} MB, {bound['flops'] / 1e6:,.1f} MFLOP) |" + " |" * len(COLUMNS))
+        best = {c[0]: winners(ok, c) for c in COLUMNS}
+        for index, record in enumerate(ok):
+            cells = []
+            for column in COLUMNS:
+                text = column[3](record)
+                if index in best[column[0]] and len(ok) > 1:
+                    text = f"**{text}**"
+                    wins.setdefault(column[0], {}).setdefault(record["kernel"], 0)
+                    wins[column[0]][record["kernel"]] += 1
+                cells.append(text)
+            lines.append(f"| {record['kernel']} | {main_launch(record)['kernel']} | " + " | ".join(cells) + " |")
+        for record in rows:
+            if record["status"] != "ok":
+                lines.append(f"| {record.get('kernel', record['side'])} | {record['status']}: {record.get('error', '')} |"
+                             + " |" * len(COLUMNS))
+        pagedir = [r for r in ok if r["side"] == "pagedir"]
+        peers = [r for r in ok if r["side"] != "pagedir"]
+        if pagedir and peers:
+            lines.append("| pagedir / best peer | |" + "".join(f" {ratio(pagedir[0], peers, c)} |" for c in COLUMNS))
+    return lines
+
+
+def markdown(meta: dict, records: list[dict]) -> str:
+    out = [
+        "# pagedir next to vLLM's Triton paged-attention kernels",
+        "",
+        f"Written by `make bench-peers` on {meta['machine']}; pagedir at {meta['pagedir']}, "
+        f"triton {meta['versions'].get('triton')}, vllm {meta['versions'].get('vllm')}, torch {meta['versions'].get('torch')} "
+        f"(CPU), {meta['date']}. Nothing ran on a GPU: both sides are compiled for the named chip and read from their "
+        "assembly with one counter (`benchmarks/isa.py`).",
+        "",
+        "**How the peers are compiled.** vLLM's own launch wrappers (`unified_attention`, `decode_attention_fwd`) "
+        "are called on CPU tensors laid out as vLLM's Triton backends lay them out, with a compile-only Triton driver "
+        "for the chip (`benchmarks/vllm_kernels.py`): each `kernel[grid](...)` compiles and records the grid the wrapper "
+        "chose. *vllm unified 3D* is what `TritonAttentionImpl` launches for a small decode batch (16 softmax segments, "
+        "then `reduce_segments`), *vllm unified 2D* the same kernel once the batch reaches the backend's threshold "
+        "(`MIN_LAUNCH_GRID_SIZE_2D / heads_kv` sequences) and for prefill; *vllm decode* is `decode_attention_fwd` "
+        "(the grouped stage-1 kernel under GQA, the per-head one without; then stage 2) with the KV splits of vLLM's "
+        "Triton MLA backend (`_compute_num_kv_splits`) and the ROCm launch options (`waves_per_eu`, `kpack`). pagedir "
+        "splits decode along the KV sequence (`--num-splits 0`).",
+        "",
+        "**Columns** (the main kernel of each: the first launch): registers, spills, LDS (static + what the launch "
+        "allocates; Triton's is dynamic), waves per SIMD from the resources (pagedir's occupancy rules), matrix "
+        "instructions, vector loads by bytes per lane (winner: most bytes per load), scalar loads, barriers, static "
+        "instructions; *loop instr / KV token*: static instructions of the hot loop (the loop with the most loads and "
+        "matrix instructions) x waves per workgroup / KV tokens one iteration consumes, i.e. wave-instructions a "
+        "workgroup issues per KV token (`*`: no loop is left, one tile per workgroup: the whole kernel over its tokens); "
+        "*workgroups*: of each launch, from the grid; *compile*: cold = an empty compile cache, in-process after a "
+        "warm-up compile (pagedir: L0 text to assembly; Triton: Python to code object), warm = the cache hit. "
+        "*model us*: the roofline estimate of all launches (`benchmarks/roofline.py`) — **a model, not a measurement**. "
+        "The winner of each cell is in bold (fewer is better except waves, matrix instructions, bytes per load and "
+        "workgroups); *pagedir / best peer* divides pagedir's value by the best peer's.",
+        "",
+        "**Roofline model.** Lower bound = max(required bytes / HBM bandwidth, FLOPs / dense f16 matrix peak). Estimate "
+        "per launch = max(compute, memory) + 2 us launch, where compute = waves per SIMD x max(matrix cycles, VALU "
+        "cycles) of a wave's dynamic instructions (hot loop x iterations), memory = max(bytes / bandwidth, rounds of "
+        "waves x hot-loop iterations x 1 us latency). Chips: "
+        + "; ".join(f"{c.product} ({c.arch}) {c.compute_units} CUs, {c.hbm_bytes_per_s / 1e12:.2f} TB/s, "
+                    f"{c.matrix_flops / 1e12:,.0f} TFLOPs f16 matrix, {c.valu_flops / 1e12:.1f} TFLOPs f32 VALU"
+                    for c in roofline.CHIPS.values()) + ".",
+        "",
+    ]
+    for (phase, arch), shapes in grouped(records).items():
+        wins: dict[str, dict[str, int]] = {}
+        out.append(f"## {phase} on {arch} ({roofline.CHIPS[arch].product})")
+        out.append("")
+        out.extend(phase_table(shapes, wins))
+        out.append("")
+        out.append("Wins per column (shapes where the kernel has the best value, ties count for each): "
+                   + "; ".join(f"{column}: " + ", ".join(f"{k} {n}" for k, n in sorted(w.items(), key=lambda i: -i[1]))
+                               for column, w in wins.items()) + ".")
+        out.append("")
+    return "\n".join(out)
+
+
+def headline(records: list[dict]) -> str:
+    """README rows: gfx942, per shape pagedir and the peer the model finds fastest."""
+    lines = ["| gfx942 shape | kernel | VGPR | waves/SIMD | MFMA | loop instr / KV token | workgroups | model us | lower bound us |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for (phase, arch), shapes in grouped(records).items():
+        if arch != "gfx942":
+            continue
+        for rows in shapes.values():
+            ok = [r for r in rows if r["status"] == "ok"]
+            pagedir = [r for r in ok if r["side"] == "pagedir"]
+            peers = sorted((r for r in ok if r["side"] != "pagedir"), key=lambda r: model_estimate(r)["time_s"])
+            bound = lower_bound(rows[0]["config"])["bound_s"] * 1e6
+            for record in pagedir + peers[:1]:
+                c = counters(record)
+                per_token = main_launch(record)["per_kv_token"]
+                lines.append(
+                    f"| {shape_name(record['config'])} | {record['kernel']} | {c['vgprs'] + c['agprs']} | {c['occupancy']} | "
+                    f"{c['mfma'] + c['wmma']} | {_num(per_token)}{'*' if main_launch(record).get('straight_line') else ''} | "
+                    + " + ".join(str(launch["workgroups"]) for launch in record["launches"])
+                    + f" | {model_estimate(record)['time_s'] * 1e6:.1f} | {bound:.1f} |")
+    return "\n".join(lines)
+
+
+def update_readme(path: str, meta: dict, records: list[dict], report_path: str) -> None:
+    section = "\n".join([
+        README_START,
+        f"Next to vLLM's Triton kernels (`make bench-peers`: triton {meta['versions'].get('triton')}, vllm "
+        f"{meta['versions'].get('vllm')}, compiled for the chip without a GPU and counted with the same counter; the "
+        f"fastest peer by the model per shape). *model us* is the roofline estimate, a model and not a measurement; "
+        f"`*`: no loop left, the whole kernel per token. All columns, chips and ratios: [{report_path}]({report_path}).\n",
+        headline(records),
+        README_END,
+    ])
+    with open(path) as handle:
+        text = handle.read()
+    if README_START in text and README_END in text:
+        before, rest = text.split(README_START, 1)
+        text = before + section + rest.split(README_END, 1)[1]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    with open(path, "w") as handle:
+        handle.write(text)
+
+
+def write(out: str, readme: str | None) -> int:
+    sides = {}
+    for side in ("pagedir", "vllm"):
+        path = os.path.join(out, f"peers-{side}.json")
+        if not os.path.exists(path):
+            print(f"error: {path} is missing: run `benchmarks/peers.py {side}` first")
+            return 1
+        with open(path) as handle:
+            sides[side] = json.load(handle)
+    records = sides["pagedir"]["records"] + sides["vllm"]["records"]
+    order = {r["config"]["name"]: i for i, r in enumerate(sides["pagedir"]["records"])}
+    records.sort(key=lambda r: order.get(r["config"]["name"], len(order)))
+    meta = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
+                       f"{platform.python_version()}",
+            "pagedir": sides["pagedir"]["versions"]["pagedir"], "versions": sides["vllm"]["versions"],
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    for record in records:
+        if record["status"] == "ok":
+            record["model"] = model_estimate(record)
+        record["lower_bound"] = lower_bound(record["config"])
+    with open(os.path.join(out, "peers.json"), "w") as handle:
+        json.dump({"meta": meta, "records": records}, handle, indent=1)
+        handle.write("\n")
+    with open(os.path.join(out, "PEERS.md"), "w") as handle:
+        handle.write(markdown(meta, records) + "\n")
+    if readme:
+        update_readme(readme, meta, records, os.path.relpath(os.path.join(out, "PEERS.md"),
+                                                             os.path.dirname(os.path.abspath(readme))))
+    print(f"wrote {out}/PEERS.md and {out}/peers.json")
+    return 0

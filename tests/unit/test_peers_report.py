@@ -1,0 +1,69 @@
+"""The side-by-side report of `make bench-peers` (benchmarks/peers_report.py) on made-up records:
+winners, ratios to the best peer, the README rows. Needs neither triton nor vllm."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from benchmarks import peers_report  # noqa: E402
+from benchmarks.configs import Config  # noqa: E402
+
+CONFIG = Config("attention", "gfx942", 128, 16, "decode", batch=2, heads_q=16, heads_kv=2, seq_k=512, splits=0,
+                group="peers").as_dict()
+
+
+def record(side, kernel, *, vgprs, occupancy, loads, workgroups, instructions=500, iterations=4.0, cold=0.5):
+    counters = {"vgprs": vgprs, "agprs": 0, "sgprs": 40, "vgpr_spills": 0, "sgpr_spills": 0, "scratch_bytes": 0,
+                "lds_bytes": 8192, "wave_size": 64, "workgroup_size": 256, "occupancy": occupancy,
+                "occupancy_limits": {}, "waves_per_workgroup": 4, "mfma": 0, "wmma": 0, "matrix_flops": 0,
+                "vector_loads": loads, "scalar_loads": 3, "barriers": 2, "instructions": instructions,
+                "hot_loop": {"instructions": 100, "mfma": 0, "wmma": 0, "matrix_flops": 0}}
+    launch = {"kernel": kernel, "grid": [workgroups], "workgroups": workgroups, "tokens_per_iteration": 32,
+              "iterations": iterations, "nbytes": 1e6, "counters": counters, "per_kv_token": 100 * 4 / 32,
+              "straight_line": False}
+    return {"config": CONFIG, "status": "ok", "side": side, "kernel": kernel, "launches": [launch],
+            "compile": {"cold_s": cold, "warm_s": 0.001}}
+
+
+OURS = record("pagedir", "pagedir", vgprs=100, occupancy=4, loads={"dwordx4": 4}, workgroups=64)
+PEER_A = record("vllm", "peer a", vgprs=80, occupancy=6, loads={"dword": 4}, workgroups=32, iterations=64)
+PEER_B = record("vllm", "peer b", vgprs=90, occupancy=5, loads={"dwordx4": 2, "dword": 2}, workgroups=16)
+
+
+def column(name):
+    return next(c for c in peers_report.COLUMNS if c[0] == name)
+
+
+def test_fewer_registers_win_and_more_waves_win():
+    rows = [OURS, PEER_A, PEER_B]
+    assert peers_report.winners(rows, column("VGPR")) == {1}
+    assert peers_report.winners(rows, column("waves/SIMD")) == {1}
+    # 16-byte loads beat 4-byte ones
+    assert peers_report.winners(rows, column("vector loads")) == {0}
+    # a tie wins for each
+    assert peers_report.winners(rows, column("spills")) == {0, 1, 2}
+
+
+def test_ratio_is_pagedir_over_the_best_peer_of_the_column():
+    assert peers_report.ratio(OURS, [PEER_A, PEER_B], column("VGPR")) == f"{100 / 80:.2f}"
+    assert peers_report.ratio(OURS, [PEER_A, PEER_B], column("waves/SIMD")) == f"{4 / 6:.2f}"
+    assert peers_report.ratio(OURS, [PEER_A, PEER_B], column("workgroups")) == f"{64 / 32:.2f}"
+    assert peers_report.ratio(OURS, [PEER_A], column("spills")) == "-"
+
+
+def test_the_table_bolds_winners_and_closes_each_shape_with_the_ratio_row():
+    wins = {}
+    lines = peers_report.phase_table({CONFIG["name"]: [PEER_A, OURS, PEER_B]}, wins)
+    assert lines[2].startswith("| **decode GQA 8, B=2 16/2 heads, Sk 512** | lower bound")
+    assert lines[3].startswith("| pagedir |")  # pagedir first whatever the input order
+    assert "| **80** |" in lines[4]
+    assert lines[-1].startswith("| pagedir / best peer |")
+    assert wins["VGPR"] == {"peer a": 1}
+
+
+def test_readme_rows_show_pagedir_and_the_peer_the_model_finds_fastest():
+    # peer a runs 64 latency-bound iterations, peer b 4: peer b is the faster by the model
+    assert peers_report.model_estimate(PEER_B)["time_s"] < peers_report.model_estimate(PEER_A)["time_s"]
+    rows = peers_report.headline([OURS, PEER_A, PEER_B]).splitlines()[2:]
+    assert [row.split(" | ")[1] for row in rows] == ["pagedir", "peer b"]
