@@ -193,9 +193,11 @@ class MatrixLoop:
         self.lane_g = apply(lambda t: ir.AffineExpr.get_floor_div(t % wave, TILE), b.tid)
         self.assign_waves()
         # Q's fragments stay in registers across the loop unless they and the output accumulators would
-        # pass half of the 256 VGPRs (wave32 D 256: 128 for the outputs alone): then each tile reads them.
+        # pass 96 of the 256 VGPRs: then each tile reads them from LDS. Wave32 D 256 holds 128 VGPRs of
+        # outputs alone (gfx1100: 156 VGPRs spilled with Q held, 5 without); gfx1100 D 128 (Q 64, O 64)
+        # runs 996 loop instructions per 64-key tile and 7 waves per SIMD reading Q, 1073 and 6 holding it.
         held = len(self.row_blocks) * self.d_tiles * (self.mi.per_lane * self.p.element.width // 32 + self.mi.acc)
-        self.queries_in_registers = held <= 128
+        self.queries_in_registers = held <= 96
         queries = [self.query_fragments(rb) if self.queries_in_registers else None for rb in self.row_blocks]
         init = []
         for _ in self.row_blocks:
