@@ -44,8 +44,10 @@ keys of the row in both halves: each lane takes its partner's 8 (f16, 4 shuffles
 words) and both order them even keys then odd keys (the product sums over keys in any order),
 as A = ``V^T`` reads them. The output accumulator holds columns ``d0 + 2 j + g``; after the
 loop each lane swaps half of them with its partner to hold ``d0 + 8 g + j``, as gfx12 does.
-f32 has no WMMA form: RDNA's f32 kernels keep the VALU loop. Wave32 with D 256 would hold 128
-VGPRs of outputs beside 64-128 of Q fragments: there each tile reads Q's fragments from LDS.
+f32 has no WMMA form: RDNA's f32 kernels keep the VALU loop. Wave32 accumulators take twice
+the registers of wave64 ones (D 256: 128 VGPRs of outputs) and gfx11's Q fragments four times:
+where Q's fragments and the outputs would pass 96 VGPRs (gfx11 D 128, any wave32 D 256) each
+tile reads Q's fragments from LDS instead of holding them across the loop.
 
 Each f16/bf16 element goes into the matrix cores as it is; the conversions left are P to
 the element type (once per element) and nothing else in the loop.
