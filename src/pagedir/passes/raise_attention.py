@@ -92,8 +92,12 @@ class RaiseOptions:
 class Source:
     """Where K or V comes from: the argument rock.attention reads, paged or dense."""
 
-    memref: ir.Value
-    page_elements: int | None = None  # None: dense [B, Hkv, Sk, D]
+    memref: ir.Value  # dense K/V, the pointer table, or the cache pool
+    page_elements: int | None = None  # pointer pages; None: dense [B, Hkv, Sk, D] or a pool
+    layout: str | None = None  # a cache pool read through a block table ("nhd" or "hnd")
+    table: ir.Value | None = None  # the block table, or kv_indices (csr)
+    indptr: ir.Value | None = None  # csr: kv_indptr
+    max_blocks: int = 0
 
 
 @dataclass
@@ -107,6 +111,7 @@ class Attention:
     seq_lens: ir.Value | None = None
     masked_by_len: bool = False
     causal_offset: str = ""  # "seq_len" or "Sk": what the causal bound adds to i - Sq
+    csr_lengths: tuple[ir.Value, ir.Value, int] | None = None  # masks by (kv_indptr, kv_last_page_len, block size)
     steps: list[str] = field(default_factory=list)
 
 
@@ -471,12 +476,8 @@ def read_mask(op: ir.Operation, condition: ir.Value, found: Attention) -> None:
     scores_shape = list(ir.RankedTensorType(op.results[0].type).shape)
     seq_q, seq_k = scores_shape[2], scores_shape[3]
     for conjunct in conjuncts(condition):
-        form, lens = inequality(conjunct, op)
-        if lens is not None:
-            if found.seq_lens is not None and found.seq_lens != lens:
-                raise NoMatch("the masks read two different sequence-length tensors", op)
-            found.seq_lens = lens
-        length = "len" if lens is not None else None
+        form = sequence_length(inequality(conjunct, op), op, found)
+        length = "len" if "len" in form else None
         constant = form.get("1", 0)
         if form.get("j") != 1 or any(k not in ("j", "i", "len", "1") for k in form):
             raise NoMatch(f"the mask condition {pretty(form)} <= 0 is not a key bound", op)
@@ -495,8 +496,11 @@ def read_mask(op: ir.Operation, condition: ir.Value, found: Attention) -> None:
     found.steps.append("mask")
 
 
-def pretty(form: dict[str, int]) -> str:
-    return " + ".join(f"{c}*{k}" if k != "1" else str(c) for k, c in form.items() if c) or "0"
+def pretty(form: dict) -> str:
+    def name(key) -> str:
+        return key if isinstance(key, str) else f"%arg{key[1].arg_number}[b + {key[2]}]"
+
+    return " + ".join(f"{c}*{name(k)}" if k != "1" else str(c) for k, c in form.items() if c) or "0"
 
 
 def conjuncts(value: ir.Value) -> list[ir.Value]:
@@ -524,7 +528,7 @@ def inequality(value: ir.Value, mask_op: ir.Operation) -> tuple[dict[str, int], 
     form = {k: c for k, c in diff.items() if c}
     if form.get("j", 0) < 0:
         raise NoMatch(f"the mask keeps keys with {pretty(form)} <= 0, a lower bound on the key", mask_op)
-    return form, (lens[0] if lens else None)
+    return form
 
 
 def linear(value: ir.Value, lens: list[ir.Value], mask_op: ir.Operation) -> dict[str, int]:
@@ -546,16 +550,70 @@ def linear(value: ir.Value, lens: list[ir.Value], mask_op: ir.Operation) -> dict
         a, b = linear(op.operands[0], lens, mask_op), linear(op.operands[1], lens, mask_op)
         sign = 1 if op.name == "arith.addi" else -1
         return {k: a.get(k, 0) + sign * b.get(k, 0) for k in set(a) | set(b)}
+    if op.name == "arith.muli":
+        a, b = linear(op.operands[0], lens, mask_op), linear(op.operands[1], lens, mask_op)
+        if set(b) == {"1"} or set(a) == {"1"}:
+            factor, form = (b["1"], a) if set(b) == {"1"} else (a["1"], b)
+            return {k: c * factor for k, c in form.items()}
+        raise NoMatch("the mask condition multiplies two non-constant values", mask_op)
     if op.name == "tensor.extract":
-        index = producer(op.operands[1]) if len(op.operands) == 2 else None
-        if index is None or index.name != "linalg.index" or ir.IntegerAttr(index.attributes["dim"]).value != 0:
-            raise NoMatch("the mask reads a tensor other than at [b]", mask_op)
-        source = produced_by(op.operands[0], "bufferization.to_tensor")
-        if source is None or not isinstance(source.operands[0], ir.BlockArgument):
+        offset = batch_offset(op.operands[1]) if len(op.operands) == 2 else None
+        if offset is None:
+            raise NoMatch("the mask reads a tensor other than at [b] or [b + 1]", mask_op)
+        source = argument_of(op.operands[0])
+        if source is None:
             raise NoMatch("the mask reads sequence lengths that are not a function argument", mask_op)
-        lens.append(source.operands[0])
-        return {"len": 1}
+        lens.append(source)
+        return {("at", source, offset): 1}
     raise NoMatch(f"the mask condition uses {op.name}", mask_op)
+
+
+def batch_offset(value: ir.Value) -> int | None:
+    """``c`` of the index ``linalg.index 0 + c``, else None."""
+    if index_dim(value) == 0:
+        return 0
+    add = produced_by(value, "arith.addi")
+    if add is None:
+        return None
+    for base, step in (add.operands, reversed(list(add.operands))):
+        constant = produced_by(step, "arith.constant")
+        inner = batch_offset(base)
+        if constant is not None and inner is not None:
+            return inner + ir.IntegerAttr(constant.attributes["value"]).value
+    return None
+
+
+def sequence_length(form: dict, op: ir.Operation, found: Attention) -> dict:
+    """``form`` with its reads of length tensors folded into one ``len`` term: ``seq_lens[b]``, or
+    FlashInfer's ``(kv_indptr[b + 1] - kv_indptr[b] - 1) * block + kv_last_page_len[b]``."""
+    atoms = {k: c for k, c in form.items() if isinstance(k, tuple)}
+    rest = {k: c for k, c in form.items() if not isinstance(k, tuple)}
+    if not atoms:
+        return rest
+    if len(atoms) == 1:
+        (_, lens, offset), coefficient = next(iter(atoms.items()))
+        if offset != 0:
+            raise NoMatch(f"the mask reads the lengths at [b + {offset}]", op)
+        if found.seq_lens is not None and found.seq_lens != lens:
+            raise NoMatch("the masks read two different sequence-length tensors", op)
+        found.seq_lens = lens
+        return {**rest, "len": coefficient}
+    ends = [(k, c) for k, c in atoms.items() if k[2] == 1]
+    if len(atoms) != 3 or len(ends) != 1:
+        raise NoMatch("the mask reads length tensors in a form that is neither seq_lens[b] nor the CSR length "
+                      "(kv_indptr[b + 1] - kv_indptr[b] - 1) * block + kv_last_page_len[b]", op)
+    (_, indptr, _), pages = ends[0]
+    last = [k for k in atoms if k[1] != indptr]
+    coefficient = atoms[last[0]] if len(last) == 1 and last[0][2] == 0 else 0
+    block = pages // coefficient if coefficient and pages % coefficient == 0 else 0
+    if block <= 0 or atoms.get(("at", indptr, 0)) != -pages:
+        raise NoMatch("the mask's length is not the CSR length (kv_indptr[b + 1] - kv_indptr[b] - 1) * block + "
+                      "kv_last_page_len[b]", op)
+    lengths = (indptr, last[0][1], block)
+    if found.csr_lengths is not None and found.csr_lengths != lengths:
+        raise NoMatch("the masks read two different CSR lengths", op)
+    found.csr_lengths = lengths
+    return {**rest, "1": rest.get("1", 0) + coefficient * block, "len": coefficient}
 
 
 # ----------------------------------------------------------------------------
@@ -638,9 +696,155 @@ def offset_of(value: ir.Value) -> tuple[int | None, int | None]:
     return None, None
 
 
+RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape", "linalg.transpose")
+
+
+def block_gather(value: ir.Value) -> Source | None:
+    """A cache pool read through a block table or a CSR table, reshaped to [B, Hkv, Sk, D].
+
+    The gather is a parallel ``linalg.generic`` over ``[B, max_blocks, x, y, D]`` yielding
+    ``pool[id, x, y, d]`` (``tensor.extract``), ``id`` being ``table[b, m]`` (an input of the
+    generic, as torch-mlir lowers ``pool[block_table]``, or a ``tensor.extract``) or
+    ``kv_indices[kv_indptr[b] + m]`` (csr; the slot may be clamped to the table with ``minsi``).
+    Reshapes and transposes then have to lay the dims out as ``[b, head, (m, token), d]``: the
+    pool's token dim decides the layout (dim 1: nhd, dim 2: hnd)."""
+    chain: list[ir.Operation] = []
+    op = producer(value)
+    while op is not None and op.name in RESHAPES:
+        chain.append(op)
+        op = producer(op.operands[0])
+    if not chain or op is None or op.name != "linalg.generic" or kinds_of(op) != ["p"] * 5:
+        return None
+    found = gathered_pool(op)
+    if found is None:
+        return None
+    source, axes = found
+    groups = [[axis] for axis in axes]  # each dim of a tensor of the chain: the gather axes it folds, outer first
+    extents = dict(zip(axes, ir.RankedTensorType(op.results[0].type).shape))
+    for reshape in reversed(chain):
+        groups = reshaped_groups(reshape, groups, extents)
+        if groups is None:
+            return None
+    token = {"x": "nhd", "y": "hnd"}
+    if len(groups) != 4 or groups[0] != ["b"] or groups[3] != ["d"] or len(groups[2]) != 2 or groups[2][0] != "m" \
+            or groups[2][1] not in token or groups[1] != [{"x": "y", "y": "x"}[groups[2][1]]]:
+        return None
+    source.layout = token[groups[2][1]]
+    return source
+
+
+def gathered_pool(op: ir.Operation) -> tuple[Source, list[str]] | None:
+    """(the Source, the axis each dim of the gather's output is: b, m, x, y or d) of ``pool[id, x, y, d]``."""
+    ins, _ = generic_inputs(op)
+    args, yielded, _ = body(op)
+    element = produced_by(yielded, "tensor.extract")
+    pool = argument_of(element.operands[0]) if element is not None else None
+    if pool is None or ir.MemRefType(pool.type).rank != 4 or len(element.operands) != 5:
+        return None
+    pool_dims = [index_dim(v) for v in list(element.operands)[2:]]
+    block_id = cast_source(element.operands[1])
+    batch_dim = slot_dim = None
+    source = Source(pool)
+    if block_id in args[: len(ins)]:  # table[b, m] as an input of the generic
+        table = argument_of(ins[args.index(block_id)])
+        reads = dims(maps_of(op)[args.index(block_id)])
+        if table is None or reads is None or len(reads) != 2:
+            return None
+        batch_dim, slot_dim = reads
+        source.table = table
+    elif (extract := produced_by(block_id, "tensor.extract")) is not None:
+        table = argument_of(extract.operands[0])
+        if table is None:
+            return None
+        if ir.MemRefType(table.type).rank == 2:  # table[b, m]
+            batch_dim, slot_dim = (index_dim(v) for v in list(extract.operands)[1:])
+            source.table = table
+        else:  # kv_indices[kv_indptr[b] + m]
+            slot = csr_slot(extract.operands[1], ir.MemRefType(table.type).shape[0])
+            if slot is None:
+                return None
+            source.indptr, batch_dim, slot_dim = slot
+            source.table = table
+    names = {batch_dim: "b", slot_dim: "m", pool_dims[0]: "x", pool_dims[1]: "y", pool_dims[2]: "d"}
+    if None in names or sorted(names) != list(range(5)):
+        return None
+    axes = [names[d] for d in range(5)]
+    shape = list(ir.RankedTensorType(op.results[0].type).shape)
+    pool_shape = ir.MemRefType(pool.type).shape
+    if [shape[axes.index(a)] for a in "xyd"] != list(pool_shape[1:]):
+        return None  # part of a block: the view reads whole blocks
+    batch, source.max_blocks = shape[axes.index("b")], shape[axes.index("m")]
+    table_shape = list(ir.MemRefType(source.table.type).shape)
+    if source.indptr is None and table_shape != [batch, source.max_blocks]:
+        return None
+    if source.indptr is not None and list(ir.MemRefType(source.indptr.type).shape) != [batch + 1]:
+        return None
+    return source, axes
+
+
+def argument_of(value: ir.Value) -> ir.Value | None:
+    """The function argument a ``bufferization.to_tensor`` reads."""
+    op = produced_by(value, "bufferization.to_tensor")
+    return op.operands[0] if op is not None and isinstance(op.operands[0], ir.BlockArgument) else None
+
+
+def cast_source(value: ir.Value) -> ir.Value:
+    op = produced_by(value, "arith.index_cast")
+    return op.operands[0] if op is not None else value
+
+
+def csr_slot(value: ir.Value, nnz: int) -> tuple[ir.Value, int, int] | None:
+    """(kv_indptr, batch dim, slot dim) of ``kv_indptr[b] + m``, optionally ``min(..., c >= nnz - 1)``."""
+    clamp = producer(value)
+    if clamp is not None and clamp.name in ("arith.minsi", "arith.minui"):
+        for slot, bound in (clamp.operands, reversed(list(clamp.operands))):
+            constant = produced_by(bound, "arith.constant")
+            if constant is not None and ir.IntegerAttr(constant.attributes["value"]).value >= nnz - 1:
+                value = slot
+                break
+        else:
+            return None
+    add = produced_by(value, "arith.addi")
+    if add is None:
+        return None
+    for start, offset in (add.operands, reversed(list(add.operands))):
+        extract = produced_by(cast_source(start), "tensor.extract")
+        indptr = argument_of(extract.operands[0]) if extract is not None else None
+        if indptr is not None and len(extract.operands) == 2 and index_dim(offset) is not None:
+            batch = index_dim(extract.operands[1])
+            return (indptr, batch, index_dim(offset)) if batch is not None else None
+    return None
+
+
+def reshaped_groups(op: ir.Operation, groups: list[list[str]], extents: dict[str, int]) -> list[list[str]] | None:
+    """The dims of ``op``'s result as groups of gather axes, from those of its operand (None: a reshape
+    that splits an axis)."""
+    if op.name == "linalg.transpose":
+        permutation = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
+        return [groups[p] for p in permutation]
+    reassociation = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(g)] for g in ir.ArrayAttr(op.attributes["reassociation"])]
+    if op.name == "tensor.collapse_shape":
+        return [[axis for d in group for axis in groups[d]] for group in reassociation]
+    sizes = list(ir.RankedTensorType(op.results[0].type).shape)  # expand: each result dim takes whole axes
+    result: list[list[str]] = []
+    for source_dim, group in enumerate(reassociation):
+        axes = list(groups[source_dim])
+        for d in group:
+            taken, size = [], 1
+            while axes and size < sizes[d]:
+                taken.append(axes.pop(0))
+                size *= extents[taken[-1]]
+            if not taken or size != sizes[d]:
+                return None
+            result.append(taken)
+        if axes:
+            return None
+    return result
+
+
 #: How K/V can reach the attention: each form returns its Source or None. A new page-table
-#: form (blocks, csr) is one more function here.
-GATHER_FORMS: tuple[Callable[[ir.Value], Source | None], ...] = (dense_source, pointer_gather)
+#: form is one more function here.
+GATHER_FORMS: tuple[Callable[[ir.Value], Source | None], ...] = (dense_source, pointer_gather, block_gather)
 
 
 def kv_source(value: ir.Value, what: str) -> Source:
@@ -666,6 +870,36 @@ def check_shapes(found: Attention, out: ir.Value, sink: ir.Operation) -> None:
                       "mask is offset by seq_len - Sq", sink)
     if found.seq_lens is not None and not found.masked_by_len:
         raise NoMatch("the masks read seq_lens but do not mask keys past it", sink)
+    check_tables(found, sink)
+
+
+def check_tables(found: Attention, sink: ir.Operation) -> None:
+    """K and V read through one kind of table; a CSR gather masks keys past the CSR length of its own
+    tables (rock.attention takes the lengths from kv_indptr and kv_last_page_len)."""
+    k, v = found.k, found.v
+    if (k.layout is None) != (v.layout is None) or (k.indptr is None) != (v.indptr is None):
+        raise NoMatch("K and V are gathered in different forms", sink)
+    if k.layout is not None and k.max_blocks != v.max_blocks:
+        raise NoMatch(f"K is gathered through {k.max_blocks} block slots per sequence, V through {v.max_blocks}", sink)
+    if found.csr_lengths is not None and k.indptr is None:
+        raise NoMatch("the masks read a CSR length but K and V are not gathered through a CSR table", sink)
+    if k.indptr is None:
+        return
+    if k.indptr != v.indptr or k.table != v.table:
+        raise NoMatch("K and V are gathered through different CSR tables: rock.attention reads one", sink)
+    if found.seq_lens is not None:
+        raise NoMatch("the masks read seq_lens while K and V are gathered through a CSR table, whose lengths "
+                      "rock.attention uses", sink)
+    pool = ir.MemRefType(k.memref.type).shape
+    block = pool[1] if k.layout == "nhd" else pool[2]
+    if found.csr_lengths is None or not found.masked_by_len or found.causal_offset == "Sk":
+        raise NoMatch("the CSR gather reads keys past each sequence's length (its last slots belong to other "
+                      "sequences) but the masks do not stop at (kv_indptr[b + 1] - kv_indptr[b] - 1) * "
+                      f"{block} + kv_last_page_len[b]", sink)
+    indptr, _, masked_block = found.csr_lengths
+    if indptr != k.indptr or masked_block != block:
+        raise NoMatch(f"the mask's CSR length counts {masked_block}-token pages of %arg{indptr.arg_number}, "
+                      f"the gather {block}-token blocks of %arg{k.indptr.arg_number}", sink)
 
 
 # ----------------------------------------------------------------------------
@@ -679,6 +913,9 @@ def replace(sink: ir.Operation, found: Attention) -> None:
     with ir.InsertionPoint(sink), sink.location:
         kv = []
         for source in (found.k, found.v):
+            if source.layout is not None:
+                kv.append(block_table_view(source, batch, found.csr_lengths))
+                continue
             if source.page_elements is None:
                 kv.append(source.memref)
                 continue
@@ -695,9 +932,18 @@ def replace(sink: ir.Operation, found: Attention) -> None:
     sink.erase()
     erase_dead(func)
     leftover = [op.name for op in func.regions[0].blocks[0].operations
-                if op.name not in ("rock.attention", "rock.deref", "func.return", "arith.constant")]
+                if op.name not in ("rock.attention", "rock.deref", "rock.block_table_view", "func.return", "arith.constant")]
     if not leftover:
         func.attributes["rock.kernel"] = ir.UnitAttr.get()
+
+
+def block_table_view(source: Source, batch: int, csr_lengths: tuple | None) -> ir.Value:
+    pool = ir.MemRefType(source.memref.type)
+    _, x, y, head_dim = pool.shape
+    block, heads = (x, y) if source.layout == "nhd" else (y, x)
+    pages = ir.MemRefType.get([batch, heads * source.max_blocks, block * head_dim], pool.element_type)
+    last = csr_lengths[1] if source.indptr is not None else None
+    return rock.block_table_view(pages, source.memref, source.table, source.indptr, last, layout=source.layout)
 
 
 #: Ops without side effects: dead once the attention no longer reads them.
