@@ -63,3 +63,90 @@ def test_raise_keeps_what_the_payload_computes(flags):
         assert find_ops(raised.operation, "rock.attention"), "the payload was not raised"
         assert not find_ops(raised.operation, "linalg.generic", "linalg.softmax", "linalg.batch_matmul")
         assert check_pass(module, "rock-raise-attention", seed=1).ok
+
+
+# ----------------------------------------------------------------------------
+# Cache pools gathered through a block table (vLLM) or a CSR table (FlashInfer)
+
+SERVING_CASES = [
+    ["--page-table", "blocks"],
+    ["--page-table", "blocks", "--kv-layout", "hnd", "--causal", "--seq-len-q", "4"],
+    ["--page-table", "csr"],
+    ["--page-table", "csr", "--kv-layout", "hnd", "--causal", "--seq-len-q", "3", "--matmul", "batch-matmul",
+     "--softmax", "linalg", "--mask", "additive"],
+]
+SERVING_SIZES = ["--batch", "3", "--num-heads-q", "4", "--num-heads-kv", "2", "--head-dim", "32", "--seq-len-k", "20",
+                 "--page-size", "8"]
+
+
+@pytest.mark.parametrize("flags", SERVING_CASES, ids=" ".join)
+def test_pool_gather_payload_computes_attention(flags):
+    """The payload gathers each sequence's blocks from the pools: it computes the reference attention of
+    the dense K/V the table names (a capacity of 20 tokens in 8-token blocks: the last one partly used)."""
+    args = build_parser().parse_args(["linalg-attention", *SERVING_SIZES, *flags])
+    module = as_module(linalg_attention.generate(args))
+    device = Device()
+    case = linalg_attention.check_case(find_function(module, "attention"), np.random.default_rng(5), device)
+    out = run(module, "attention", case.args, device=device)[-1]
+    q, k_pool, v_pool = case.args[:3]
+    if args.page_table == "blocks":
+        table, seq_lens = case.args[3], case.args[4]
+    else:
+        indptr, indices, last = case.args[3:6]
+        table, seq_lens = reference.csr_block_table(indptr, indices, 3), reference.csr_seq_lens(indptr, last, 8)
+    assert seq_lens.min() < 24 and (seq_lens % 8).any(), seq_lens  # some sequence ends inside a block
+    k, v = (reference.blocks_dense(pool, table, layout=args.kv_layout).astype(np.float32) for pool in (k_pool, v_pool))
+    expected = reference.attention(q.astype(np.float32), k, v, seq_lens=seq_lens, causal=args.causal)
+    assert np.abs(out.astype(np.float32) - expected).max() <= 2e-2
+
+
+@pytest.mark.parametrize("flags", SERVING_CASES, ids=" ".join)
+def test_pool_gather_raised_kernel_passes_check(flags, tmp_path, capsys):
+    """pagedir-run --check compiles the payload (raised to rock.block_table_view + rock.attention) and
+    compares the kernel with the payload as the interpreter runs it."""
+    from pagedir.cli import gen, run as run_cli
+
+    path = tmp_path / "payload.mlir"
+    assert gen.main(["linalg-attention", *SERVING_SIZES, *flags, "-o", str(path)]) == 0
+    status = run_cli.main(["--check", str(path), "--seed", "2"])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "@attention: PASS (levels input -> L6, seed 2)" in out
+
+
+def test_pool_gather_raises_to_block_table_views():
+    """blocks: one view per pool over the block table, seq_lens to rock.attention; csr: views over
+    (kv_indices, kv_indptr, kv_last_page_len), no seq_lens; the layout the gather's reshapes imply."""
+    from pagedir.interp.check import apply_pass
+    from pagedir.passes.ir_utils import find_ops
+
+    for flags, layout, operands in ((["--page-table", "blocks", "--kv-layout", "hnd"], "hnd", 5),
+                                    (["--page-table", "csr"], "nhd", 4)):
+        args = build_parser().parse_args(["linalg-attention", *SERVING_SIZES, *flags])
+        module = as_module(linalg_attention.generate(args))
+        with module.context:
+            raised = apply_pass(module, "rock-raise-attention")
+        views = find_ops(raised.operation, "rock.block_table_view")
+        assert [str(v.attributes["layout"]) for v in views] == [f'"{layout}"'] * 2
+        (attention,) = find_ops(raised.operation, "rock.attention")
+        assert len(attention.operands) == operands
+        assert not find_ops(raised.operation, "linalg.generic", "tensor.extract")
+
+
+def test_wrong_layout_fails_the_check(tmp_path, capsys, monkeypatch):
+    """The check can tell the layouts apart: a raise that took an nhd pool for hnd (blocks of 2 tokens,
+    2 heads: both verify) fails pagedir-run --check."""
+    from pagedir.cli import gen, run as run_cli
+    from pagedir.passes import raise_attention
+
+    def swapped(value):
+        source = raise_attention.block_gather(value)
+        if source is not None:
+            source.layout = "hnd" if source.layout == "nhd" else "nhd"
+        return source
+
+    monkeypatch.setattr(raise_attention, "GATHER_FORMS", (raise_attention.dense_source, swapped))
+    path = tmp_path / "payload.mlir"
+    assert gen.main(["linalg-attention", *SERVING_SIZES[:-1], "2", "--page-table", "csr", "-o", str(path)]) == 0
+    assert run_cli.main(["--check", str(path)]) == 1
+    assert "FAIL" in capsys.readouterr().out

@@ -728,7 +728,10 @@ def block_gather(value: ir.Value) -> Source | None:
     token = {"x": "nhd", "y": "hnd"}
     if len(groups) != 4 or groups[0] != ["b"] or groups[3] != ["d"] or len(groups[2]) != 2 or groups[2][0] != "m" \
             or groups[2][1] not in token or groups[1] != [{"x": "y", "y": "x"}[groups[2][1]]]:
-        return None
+        names = {"b": "b", "m": "slot", "x": "pool dim 1", "y": "pool dim 2", "d": "d"}
+        laid = ", ".join("(" * (len(g) > 1) + ", ".join(names[a] for a in g) + ")" * (len(g) > 1) for g in groups)
+        raise NoMatch(f"the gather of cache pool %arg{source.memref.arg_number} is reshaped to [{laid}]; "
+                      f"[B, Hkv, Sk, D] takes [b, head, (slot, token), d] (a head's tokens block by block)", chain[0])
     source.layout = token[groups[2][1]]
     return source
 
@@ -851,8 +854,8 @@ def kv_source(value: ir.Value, what: str) -> Source:
     for form in GATHER_FORMS:
         if (found := form(value)) is not None:
             return found
-    raise NoMatch(f"{what} is {describe(value)}: neither a function argument nor a page gather through a pointer table",
-                  producer(value))
+    raise NoMatch(f"{what} is {describe(value)}: neither a function argument, a page gather through a pointer table, "
+                  f"nor a cache pool gathered through a block table or a CSR table", producer(value))
 
 
 def check_shapes(found: Attention, out: ir.Value, sink: ir.Operation) -> None:
