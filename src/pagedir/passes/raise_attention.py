@@ -132,7 +132,46 @@ class RaiseAttentionPass(Pass):
                     remark(failure.op or sink, f"not raised to rock.attention: {failure}")
                 continue
             replace(sink, found)
+        if self.options.explain:
+            for op, reason in unraisable_payloads(module):
+                remark(op, f"not raised to rock.attention: {reason}")
         return True
+
+
+def unraisable_payloads(module: ir.Operation) -> list[tuple[ir.Operation, str]]:
+    """Functions computing in linalg with no tensor result written into a memref argument, and why the
+    raise does not read them: linalg on memrefs (bufferized), or tensors in and out (torch style)."""
+    found: list[tuple[ir.Operation, str]] = []
+    for func in module.regions[0].blocks[0].operations:
+        func = func.operation
+        if func.name != "func.func" or not len(func.regions[0].blocks):
+            continue
+        ops = [op for op in walk_ops(func) if op.name.startswith("linalg.") and op.name not in ("linalg.yield", "linalg.index")]
+        if not ops or any(op.name == "bufferization.materialize_in_destination" for op in walk_ops(func)):
+            continue
+        on_memrefs = next((op for op in ops if any(isinstance(v.type, ir.MemRefType) for v in op.operands)), None)
+        returned = [op for op in func.regions[0].blocks[0].operations if op.name == "func.return"]
+        if on_memrefs is not None:
+            found.append((on_memrefs, f"{on_memrefs.name} works on memrefs: the payload is bufferized, and the raise "
+                                      f"reads attention from the use-def chains of tensors; run rock-raise-attention "
+                                      f"before bufferization (rock-kernel-pipeline runs it first)"))
+        elif returned and any(isinstance(v.type, ir.RankedTensorType) for v in returned[0].operation.operands):
+            found.append((returned[0].operation,
+                          "the function takes and returns tensors: rock.attention reads and writes memref arguments; "
+                          "take q, k, v and out as memrefs (bufferization.to_tensor) and write the result into out "
+                          "with bufferization.materialize_in_destination"))
+    return found
+
+
+def walk_ops(op: ir.Operation) -> list[ir.Operation]:
+    found: list[ir.Operation] = []
+
+    def visit(inner: ir.Operation) -> ir.WalkResult:
+        found.append(inner)
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit)
+    return found
 
 
 def sinks(module: ir.Operation) -> list[ir.Operation]:
