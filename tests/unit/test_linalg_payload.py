@@ -150,3 +150,48 @@ def test_wrong_layout_fails_the_check(tmp_path, capsys, monkeypatch):
     assert gen.main(["linalg-attention", *SERVING_SIZES[:-1], "2", "--page-table", "csr", "-o", str(path)]) == 0
     assert run_cli.main(["--check", str(path)]) == 1
     assert "FAIL" in capsys.readouterr().out
+
+
+# ----------------------------------------------------------------------------
+# Variants written in the payload: sliding window (a select on j) and soft-cap (tanh)
+
+VARIANT_CASES = [
+    (["--window", "5", "--causal", "--seq-len-q", "4", "--seq-lens"], {"window_left": 5}),
+    (["--window", "4", "--seq-len-q", "3"], {"window_left": 4}),
+    (["--softcap", "2.5", "--page-table", "blocks", "--causal", "--seq-len-q", "2"], {"softcap": 2.5}),
+    (["--window", "3", "--softcap", "30", "--page-table", "csr", "--kv-layout", "hnd", "--causal", "--seq-len-q", "4"],
+     {"window_left": 3, "softcap": 30.0}),
+]
+
+
+@pytest.mark.parametrize("flags,attributes", VARIANT_CASES, ids=lambda f: " ".join(f) if isinstance(f, list) else "")
+def test_variants_raise_to_attributes_and_pass_check(flags, attributes, tmp_path, capsys):
+    """The window and the soft-cap the payload computes become rock.attention's window_left and softcap,
+    and the kernel agrees with the payload (pagedir-run --check)."""
+    from pagedir.cli import gen, run as run_cli
+    from pagedir.interp.check import apply_pass
+    from pagedir.passes.ir_utils import find_ops
+
+    path = tmp_path / "payload.mlir"
+    assert gen.main(["linalg-attention", *SERVING_SIZES, *flags, "-o", str(path)]) == 0
+    module = as_module(path.read_text())
+    with module.context:
+        (attention,) = find_ops(apply_pass(module, "rock-raise-attention").operation, "rock.attention")
+    for name, value in attributes.items():
+        assert attention.attributes[name].value == value
+    assert run_cli.main(["--check", str(path), "--seed", "4"]) == 0, capsys.readouterr().out
+
+
+def test_payload_window_computes_reference(tmp_path):
+    """The payload's window is the reference's window_left: keys j >= i + seq_len - Sq - W."""
+    args = build_parser().parse_args(["linalg-attention", "--head-dim", "32", "--seq-len-q", "4", "--seq-len-k", "16",
+                                      "--seq-lens", "--causal", "--window", "3", "--softcap", "2", "--dtype", "f32"])
+    module = as_module(linalg_attention.generate(args))
+    device = Device()
+    case = linalg_attention.check_case(find_function(module, "attention"), np.random.default_rng(3), device)
+    out = run(module, "attention", case.args, device=device)[-1]
+    q, k, v, seq_lens = case.args[:4]
+    expected = reference.attention(q, k, v, seq_lens=seq_lens, causal=True, window_left=3, softcap=2.0)
+    assert np.abs(out - expected).max() <= 1e-5
+    wider = reference.attention(q, k, v, seq_lens=seq_lens, causal=True, window_left=4, softcap=2.0)
+    assert np.abs(out - wider).max() > 1e-3  # the window matters on this data

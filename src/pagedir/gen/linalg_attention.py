@@ -40,7 +40,7 @@ import numpy as np
 
 from pagedir.cli.args import UserError
 from pagedir.gen import checks
-from pagedir.gen.attention import DTYPES, scale_value
+from pagedir.gen.attention import DTYPES, scale_value, softcap_value
 
 MATMUL_FORMS = ("generic", "batch-matmul")
 SOFTMAX_FORMS = ("generic", "linalg")
@@ -71,6 +71,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--causal", action="store_true", help="query i sees keys j <= i + seq_len - Sq")
     parser.add_argument("--seq-lens", dest="seq_lens", action="store_true", help="take seq_lens (keys past them are masked)")
     parser.add_argument("--scale", type=scale_value, default=None, help="score scale (default 1/sqrt(D))")
+    parser.add_argument("--window", type=int, default=None, metavar="N",
+                        help="sliding window: a query at absolute position i sees keys j >= i - N (a select on j)")
+    parser.add_argument("--softcap", type=softcap_value, default=None, metavar="X",
+                        help="logits soft-cap: score = X * tanh(score / X) after the scale")
     parser.add_argument("--matmul", choices=MATMUL_FORMS, default="generic", help="how Q K^T and P V are written")
     parser.add_argument("--softmax", choices=SOFTMAX_FORMS, default="generic", help="how the softmax is written")
     parser.add_argument("--mask", choices=MASK_FORMS, default="select", help="how masks are applied")
@@ -116,6 +120,8 @@ def validate(args: argparse.Namespace) -> None:
                             f"{args.page_size}-token pages")
     if args.num_heads_q % args.num_heads_kv:
         raise UserError(f"--num-heads-q {args.num_heads_q} must be a multiple of --num-heads-kv {args.num_heads_kv}")
+    if args.window is not None and args.window < 0:
+        raise UserError(f"--window must be 0 or more (keys before the query position it keeps), got {args.window}")
     if args.causal and args.seq_len_q > args.seq_len_k:
         raise UserError(f"--seq-len-q {args.seq_len_q} exceeds --seq-len-k {args.seq_len_k}")
     checks.symbol(args.name)
@@ -231,6 +237,12 @@ def function_text(args: argparse.Namespace) -> str:
     scale = args.scale if args.scale is not None else 1.0 / math.sqrt(d)
     scaled = elementwise(w, [scores], [f32], scores_t, lambda a: [f"%s = arith.mulf {a[0]}, %scale : f32"],
                          prologue=[f"%scale = arith.constant {float(np.float32(scale))!r} : f32"])
+    if args.softcap is not None:
+        cap = float(np.float32(args.softcap))
+        scaled = elementwise(w, [scaled], [f32], scores_t, lambda a: [f"%capped = arith.divf {a[0]}, %cap : f32",
+                                                                     "%t = math.tanh %capped : f32",
+                                                                     "%s = arith.mulf %t, %cap : f32"],
+                             prologue=[f"%cap = arith.constant {cap!r} : f32"])
     masked = apply_masks(w, args, scaled, b, hq, sq, sk, csr=pool if args.page_table == "csr" else None)
     probs = softmax(w, args.softmax, masked, b, hq, sq, sk)
     out32 = matmul(w, args.matmul, probs, kv["v"], [b, hq, sq, sk], [b, hq, sk, d], transposed=False, lhs_element=f32, rhs_element=t)
@@ -472,7 +484,7 @@ def tensor_type_of(w: Writer, value: str) -> str:
 def apply_masks(w: Writer, args: argparse.Namespace, scores: str, b: int, hq: int, sq: int, sk: int, *,
                 csr: Pool | None = None) -> str:
     """Keys j past seq_lens[b] (or the CSR length), or (causal) past i + seq_len - Sq, get -inf."""
-    if not (args.causal or args.seq_lens or csr):
+    if not (args.causal or args.seq_lens or csr or args.window is not None):
         return scores
     scores_t = tensor([b, hq, sq, sk], "f32")
 
@@ -496,10 +508,14 @@ def apply_masks(w: Writer, args: argparse.Namespace, scores: str, b: int, hq: in
         if args.causal:
             lines += ["%shifted = arith.addi %i, %len : index", f"%sq = arith.constant {sq} : index",
                       "%last = arith.subi %shifted, %sq : index", "%causal_ok = arith.cmpi sle, %j, %last : index"]
-        by_len = args.seq_lens or csr
-        if by_len and args.causal:
-            lines += ["%ok = arith.andi %in_len, %causal_ok : i1"]
-        return "%ok" if by_len and args.causal else ("%in_len" if by_len else "%causal_ok")
+        if args.window is not None:  # keys j >= i + len - Sq - W
+            lines += ["%pos = arith.addi %i, %len : index", f"%sq_w = arith.constant {sq + args.window} : index",
+                      "%window_start = arith.subi %pos, %sq_w : index", "%window_ok = arith.cmpi sge, %j, %window_start : index"]
+        conditions = [c for c, on in (("%in_len", args.seq_lens or csr), ("%causal_ok", args.causal),
+                                      ("%window_ok", args.window is not None)) if on]
+        for n, condition in enumerate(conditions[1:]):
+            lines += [f"%ok{n} = arith.andi {conditions[0] if n == 0 else f'%ok{n - 1}'}, {condition} : i1"]
+        return conditions[0] if len(conditions) == 1 else f"%ok{len(conditions) - 2}"
 
     if args.mask == "select":
         def body(a: list[str]) -> list[str]:

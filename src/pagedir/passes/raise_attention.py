@@ -112,6 +112,8 @@ class Attention:
     masked_by_len: bool = False
     causal_offset: str = ""  # "seq_len" or "Sk": what the causal bound adds to i - Sq
     csr_lengths: tuple[ir.Value, ir.Value, int] | None = None  # masks by (kv_indptr, kv_last_page_len, block size)
+    window_left: int | None = None
+    softcap: float | None = None
     steps: list[str] = field(default_factory=list)
 
 
@@ -467,7 +469,12 @@ def score_steps(value: ir.Value, found: Attention) -> ir.Value:
         step = producer(yielded)
         if any(m != [0, 1, 2, 3] for m in (dims(a) for a in maps_of(op))) or step is None:
             return value
-        if step.name in ("arith.mulf", "arith.divf") and len(ins) == 1:
+        if len(ins) == 1 and (cap := softcap_of(step, args[0])) is not None:
+            value = softcap_step(op, cap, found)
+        elif step.name in ("arith.mulf", "arith.divf") and len(ins) == 1:
+            if any(produced_by(v, "math.tanh") is not None for v in step.operands):
+                raise NoMatch("the scores are capped as c * tanh(s * k) with k != 1 / c: rock.attention's soft-cap is "
+                              "c * tanh(s / c)", op)
             value = scale_step(op, step, args, found)
         elif step.name == "arith.select" and len(ins) == 1:
             if step.operands[1] != args[0] or float_constant(step.operands[2]) != NEG_INF:
@@ -478,6 +485,34 @@ def score_steps(value: ir.Value, found: Attention) -> ir.Value:
             value = additive_mask(op, ins, args, step, found)
         else:
             return value
+
+
+def softcap_of(step: ir.Operation, score: ir.Value) -> float | None:
+    """``c`` of ``c * tanh(score / c)`` (or ``tanh(score * (1 / c))``), else None."""
+    if step.name != "arith.mulf":
+        return None
+    for inner, outer in (step.operands, reversed(list(step.operands))):
+        tanh = produced_by(inner, "math.tanh")
+        cap = float_constant(outer)
+        divided = producer(tanh.operands[0]) if tanh is not None else None
+        if cap is None or divided is None or divided.operands[0] != score:
+            continue
+        by = float_constant(divided.operands[1])
+        if by is not None and (divided.name == "arith.divf" and by == cap or
+                               divided.name == "arith.mulf" and abs(by * cap - 1.0) <= 1e-6):
+            return cap
+    return None
+
+
+def softcap_step(op: ir.Operation, cap: float, found: Attention) -> ir.Value:
+    if "scale" in found.steps or "softcap" in found.steps:
+        raise NoMatch("the scores are scaled (or capped again) after the soft-cap: rock.attention caps the scaled "
+                      "scores once", op)
+    if not cap > 0:
+        raise NoMatch(f"the soft-cap {cap} is not positive", op)
+    found.softcap = cap
+    found.steps.append("softcap")
+    return generic_inputs(op)[0][0]
 
 
 def scale_step(op: ir.Operation, step: ir.Operation, args: list[ir.Value], found: Attention) -> ir.Value:
@@ -511,13 +546,22 @@ def additive_mask(op: ir.Operation, ins: list[ir.Value], args: list[ir.Value], s
 
 
 def read_mask(op: ir.Operation, condition: ir.Value, found: Attention) -> None:
-    """Each conjunct of ``condition`` is ``j < seq_len`` or ``j <= i + seq_len - Sq``."""
+    """Each conjunct of ``condition`` is ``j < seq_len``, ``j <= i + seq_len - Sq`` or ``j >= i + seq_len - Sq - W``."""
+    if "softcap" in found.steps:
+        raise NoMatch("the scores are masked before the soft-cap: tanh turns -inf into -cap, a key that still counts", op)
     scores_shape = list(ir.RankedTensorType(op.results[0].type).shape)
     seq_q, seq_k = scores_shape[2], scores_shape[3]
     for conjunct in conjuncts(condition):
         form = sequence_length(inequality(conjunct, op), op, found)
         length = "len" if "len" in form else None
         constant = form.get("1", 0)
+        if form.get("j") == -1 and form.get("i") == 1 and set(form) <= {"j", "i", "len", "1"} \
+                and form.get("len", 1 if length else 0) == (1 if length else 0):
+            sliding_window(form, seq_q, seq_k, op, found)  # i + len - Sq - W - j <= 0: j >= i_pos - W
+            continue
+        if form.get("j", 0) < 0:
+            raise NoMatch(f"the mask keeps keys with {pretty(form)} <= 0, a lower bound on the key that is not a "
+                          f"sliding window j >= i + seq_len - {seq_q} - W", op)
         if form.get("j") != 1 or any(k not in ("j", "i", "len", "1") for k in form):
             raise NoMatch(f"the mask condition {pretty(form)} <= 0 is not a key bound", op)
         if form.get("i", 0) == 0 and length and form.get("len") == -1 and constant == 1:
@@ -525,14 +569,31 @@ def read_mask(op: ir.Operation, condition: ir.Value, found: Attention) -> None:
         elif form.get("i", 0) == 0 and not length and constant == 1 - seq_k:
             continue  # j < Sk: always true
         elif form.get("i") == -1 and length and form.get("len") == -1 and constant == seq_q:
+            if found.causal_offset == "Sk":
+                raise NoMatch("the causal mask and the window place the query at different positions", op)
             found.causal, found.causal_offset = True, "seq_len"
             found.masked_by_len = True  # j <= i + len - Sq implies j < len for i < Sq
         elif form.get("i") == -1 and not length and constant == seq_q - seq_k:
+            if found.causal_offset == "seq_len":
+                raise NoMatch("the causal mask and the window place the query at different positions", op)
             found.causal, found.causal_offset = True, "Sk"
         else:
             raise NoMatch(f"the mask keeps keys with {pretty(form)} <= 0, which is neither j < seq_len nor the "
                           f"causal j <= i + seq_len - {seq_q}", op)
     found.steps.append("mask")
+
+
+def sliding_window(form: dict, seq_q: int, seq_k: int, op: ir.Operation, found: Attention) -> None:
+    """``j >= i + seq_len - Sq - W`` (``seq_len`` = Sk without a length read): window_left = W."""
+    offset = "seq_len" if "len" in form else "Sk"
+    window = -form.get("1", 0) - seq_q if offset == "seq_len" else seq_k - seq_q - form.get("1", 0)
+    if window < 0:
+        raise NoMatch(f"the sliding window keeps keys from {-window} after the query position: a window is >= 0", op)
+    if found.window_left is not None and found.window_left != window:
+        raise NoMatch(f"two sliding windows: {found.window_left} and {window} keys", op)
+    if found.causal_offset and found.causal_offset != offset:
+        raise NoMatch("the causal mask and the window place the query at different positions", op)
+    found.window_left, found.causal_offset = window, offset
 
 
 def pretty(form: dict) -> str:
@@ -564,10 +625,7 @@ def inequality(value: ir.Value, mask_op: ir.Operation) -> tuple[dict[str, int], 
         diff["1"] = diff.get("1", 0) + 1  # x < 0 is x + 1 <= 0 for integers
     elif predicate not in ("sle", "ule", "sge", "uge"):
         raise NoMatch(f"the mask compares with {predicate}", mask_op)
-    form = {k: c for k, c in diff.items() if c}
-    if form.get("j", 0) < 0:
-        raise NoMatch(f"the mask keeps keys with {pretty(form)} <= 0, a lower bound on the key", mask_op)
-    return form
+    return {k: c for k, c in diff.items() if c}
 
 
 def linear(value: ir.Value, lens: list[ir.Value], mask_op: ir.Operation) -> dict[str, int]:
@@ -907,9 +965,11 @@ def check_shapes(found: Attention, out: ir.Value, sink: ir.Operation) -> None:
             raise NoMatch(f"{what} has element type {memref.element_type}, the query {q_type.element_type}", sink)
     if found.causal is False and found.masked_by_len is False:
         found.seq_lens = None
-    if found.causal_offset == "Sk" and found.seq_lens is not None:
-        raise NoMatch("the causal mask is offset by Sk - Sq while keys are masked by seq_lens: rock.attention's causal "
-                      "mask is offset by seq_len - Sq", sink)
+    if found.causal_offset == "Sk" and (found.seq_lens is not None or found.csr_lengths is not None):
+        raise NoMatch("the causal mask (or window) is offset by Sk - Sq while keys are masked by sequence lengths: "
+                      "rock.attention's query position is i + seq_len - Sq", sink)
+    if found.causal_offset == "seq_len" and found.seq_lens is None and found.csr_lengths is None:
+        raise NoMatch("the window places the query at i + seq_len - Sq but no key is masked past seq_len", sink)
     if found.seq_lens is not None and not found.masked_by_len:
         raise NoMatch("the masks read seq_lens but do not mask keys past it", sink)
     check_tables(found, sink)
@@ -967,7 +1027,7 @@ def replace(sink: ir.Operation, found: Attention) -> None:
         values = {"q": found.q, "k": kv[0], "v": kv[1], "seq_lens": found.seq_lens, "out": sink.operands[1]}
         operands = [values.get(decl.name) for decl in OP_DEFS_BY_NAME["rock.attention"].operands]
         rock.attention(*operands, num_heads_q=heads_q, num_heads_kv=found.heads_kv, causal=found.causal,
-                       scale=found.scale)
+                       scale=found.scale, window_left=found.window_left, softcap=found.softcap)
     func = sink.parent
     while func.name != "func.func":
         func = func.parent

@@ -743,3 +743,271 @@ func.func @torch_style(%qt: tensor<1x2x1x8xf32>, %kt: tensor<1x1x4x8xf32>, %vt: 
   } -> tensor<1x2x1x8xf32>
   return %mm24 : tensor<1x2x1x8xf32>
 }
+
+// -----
+
+// A cap of 4 * tanh(s / 5): not rock.attention's c * tanh(s / c).
+// CHECK-LABEL: func.func @softcap_two_constants
+// CHECK-NOT: rock.attention
+// REMARK: remark: not raised to rock.attention: the scores are capped as c * tanh(s * k) with k != 1 / c: rock.attention's soft-cap is c * tanh(s / c)
+func.func @softcap_two_constants(%q: memref<1x2x1x8xf32>, %k: memref<1x1x8x8xf32>, %v: memref<1x1x8x8xf32>, %out: memref<1x2x1x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
+  %qt = bufferization.to_tensor %q restrict : memref<1x2x1x8xf32> to tensor<1x2x1x8xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  %neg_inf = arith.constant 0xFF800000 : f32
+  %kt = bufferization.to_tensor %k restrict : memref<1x1x8x8xf32> to tensor<1x1x8x8xf32>
+  %empty1 = tensor.empty() : tensor<1x1x2x8x8xf32>
+  %repeated2 = linalg.broadcast ins(%kt : tensor<1x1x8x8xf32>) outs(%empty1 : tensor<1x1x2x8x8xf32>) dimensions = [2]
+  %heads3 = tensor.collapse_shape %repeated2 [[0], [1, 2], [3], [4]] : tensor<1x1x2x8x8xf32> into tensor<1x2x8x8xf32>
+  %vt = bufferization.to_tensor %v restrict : memref<1x1x8x8xf32> to tensor<1x1x8x8xf32>
+  %empty4 = tensor.empty() : tensor<1x1x2x8x8xf32>
+  %repeated5 = linalg.broadcast ins(%vt : tensor<1x1x8x8xf32>) outs(%empty4 : tensor<1x1x2x8x8xf32>) dimensions = [2]
+  %heads6 = tensor.collapse_shape %repeated5 [[0], [1, 2], [3], [4]] : tensor<1x1x2x8x8xf32> into tensor<1x2x8x8xf32>
+  %empty7 = tensor.empty() : tensor<1x2x1x8xf32>
+  %init8 = linalg.fill ins(%zero : f32) outs(%empty7 : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %mm9 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qt, %heads3 : tensor<1x2x1x8xf32>, tensor<1x2x8x8xf32>) outs(%init8 : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x1x8xf32>
+  %scale = arith.constant 0.3535533845424652 : f32
+  %empty10 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew11 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mm9 : tensor<1x2x1x8xf32>) outs(%empty10 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %s = arith.mulf %in0, %scale : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %cap = arith.constant 5.0 : f32
+  %empty12 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew13 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew11 : tensor<1x2x1x8xf32>) outs(%empty12 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %capped = arith.divf %in0, %cap : f32
+    %t = math.tanh %capped : f32
+    %cap2 = arith.constant 4.0 : f32
+    %s = arith.mulf %t, %cap2 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty14 = tensor.empty() : tensor<1x2x1xf32>
+  %init15 = linalg.fill ins(%neg_inf : f32) outs(%empty14 : tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
+  %row16 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew13 : tensor<1x2x1x8xf32>) outs(%init15 : tensor<1x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maximumf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1xf32>
+  %empty17 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew18 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew13, %row16 : tensor<1x2x1x8xf32>, tensor<1x2x1xf32>) outs(%empty17 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %d = arith.subf %in0, %in1 : f32
+    %s = math.exp %d : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty19 = tensor.empty() : tensor<1x2x1xf32>
+  %init20 = linalg.fill ins(%zero : f32) outs(%empty19 : tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
+  %row21 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew18 : tensor<1x2x1x8xf32>) outs(%init20 : tensor<1x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1xf32>
+  %empty22 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew23 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew18, %row21 : tensor<1x2x1x8xf32>, tensor<1x2x1xf32>) outs(%empty22 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.divf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty24 = tensor.empty() : tensor<1x2x1x8xf32>
+  %init25 = linalg.fill ins(%zero : f32) outs(%empty24 : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %mm26 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, k, n)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%ew23, %heads6 : tensor<1x2x1x8xf32>, tensor<1x2x8x8xf32>) outs(%init25 : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x1x8xf32>
+  bufferization.materialize_in_destination %mm26 in restrict writable %out : (tensor<1x2x1x8xf32>, memref<1x2x1x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// A window placed at i + Sk - Sq while keys are masked at seq_lens: rock.attention places the query at
+// i + seq_len - Sq.
+// CHECK-LABEL: func.func @window_past_capacity
+// CHECK-NOT: rock.attention
+// REMARK: remark: not raised to rock.attention: the causal mask (or window) is offset by Sk - Sq while keys are masked by sequence lengths
+func.func @window_past_capacity(%q: memref<1x2x1x8xf32>, %k: memref<1x1x8x8xf32>, %v: memref<1x1x8x8xf32>, %seq_lens: memref<1xi32>, %out: memref<1x2x1x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
+  %qt = bufferization.to_tensor %q restrict : memref<1x2x1x8xf32> to tensor<1x2x1x8xf32>
+  %lens = bufferization.to_tensor %seq_lens restrict : memref<1xi32> to tensor<1xi32>
+  %zero = arith.constant 0.000000e+00 : f32
+  %neg_inf = arith.constant 0xFF800000 : f32
+  %kt = bufferization.to_tensor %k restrict : memref<1x1x8x8xf32> to tensor<1x1x8x8xf32>
+  %empty1 = tensor.empty() : tensor<1x1x2x8x8xf32>
+  %repeated2 = linalg.broadcast ins(%kt : tensor<1x1x8x8xf32>) outs(%empty1 : tensor<1x1x2x8x8xf32>) dimensions = [2]
+  %heads3 = tensor.collapse_shape %repeated2 [[0], [1, 2], [3], [4]] : tensor<1x1x2x8x8xf32> into tensor<1x2x8x8xf32>
+  %vt = bufferization.to_tensor %v restrict : memref<1x1x8x8xf32> to tensor<1x1x8x8xf32>
+  %empty4 = tensor.empty() : tensor<1x1x2x8x8xf32>
+  %repeated5 = linalg.broadcast ins(%vt : tensor<1x1x8x8xf32>) outs(%empty4 : tensor<1x1x2x8x8xf32>) dimensions = [2]
+  %heads6 = tensor.collapse_shape %repeated5 [[0], [1, 2], [3], [4]] : tensor<1x1x2x8x8xf32> into tensor<1x2x8x8xf32>
+  %empty7 = tensor.empty() : tensor<1x2x1x8xf32>
+  %init8 = linalg.fill ins(%zero : f32) outs(%empty7 : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %mm9 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qt, %heads3 : tensor<1x2x1x8xf32>, tensor<1x2x8x8xf32>) outs(%init8 : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x1x8xf32>
+  %scale = arith.constant 0.3535533845424652 : f32
+  %empty10 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew11 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mm9 : tensor<1x2x1x8xf32>) outs(%empty10 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %s = arith.mulf %in0, %scale : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty12 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew13 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew11 : tensor<1x2x1x8xf32>) outs(%empty12 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %bi = linalg.index 0 : index
+    %len32 = tensor.extract %lens[%bi] : tensor<1xi32>
+    %len = arith.index_cast %len32 : i32 to index
+    %in_len = arith.cmpi slt, %j, %len : index
+    %capacity = arith.constant 8 : index
+    %pos = arith.addi %i, %capacity : index
+    %sq_w = arith.constant 3 : index
+    %window_start = arith.subi %pos, %sq_w : index
+    %window_ok = arith.cmpi sge, %j, %window_start : index
+    %ok0 = arith.andi %in_len, %window_ok : i1
+    %s = arith.select %ok0, %in0, %neg_inf : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty14 = tensor.empty() : tensor<1x2x1xf32>
+  %init15 = linalg.fill ins(%neg_inf : f32) outs(%empty14 : tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
+  %row16 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew13 : tensor<1x2x1x8xf32>) outs(%init15 : tensor<1x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maximumf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1xf32>
+  %empty17 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew18 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew13, %row16 : tensor<1x2x1x8xf32>, tensor<1x2x1xf32>) outs(%empty17 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %d = arith.subf %in0, %in1 : f32
+    %s = math.exp %d : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty19 = tensor.empty() : tensor<1x2x1xf32>
+  %init20 = linalg.fill ins(%zero : f32) outs(%empty19 : tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
+  %row21 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew18 : tensor<1x2x1x8xf32>) outs(%init20 : tensor<1x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1xf32>
+  %empty22 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew23 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew18, %row21 : tensor<1x2x1x8xf32>, tensor<1x2x1xf32>) outs(%empty22 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.divf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty24 = tensor.empty() : tensor<1x2x1x8xf32>
+  %init25 = linalg.fill ins(%zero : f32) outs(%empty24 : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %mm26 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, k, n)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%ew23, %heads6 : tensor<1x2x1x8xf32>, tensor<1x2x8x8xf32>) outs(%init25 : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x1x8xf32>
+  bufferization.materialize_in_destination %mm26 in restrict writable %out : (tensor<1x2x1x8xf32>, memref<1x2x1x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// The mask comes before the soft-cap: tanh(-inf) = -1, so masked keys still count.
+// CHECK-LABEL: func.func @masked_then_capped
+// CHECK-NOT: rock.attention
+// REMARK: remark: not raised to rock.attention: the scores are masked before the soft-cap: tanh turns -inf into -cap, a key that still counts
+func.func @masked_then_capped(%q: memref<1x2x1x8xf32>, %k: memref<1x1x8x8xf32>, %v: memref<1x1x8x8xf32>, %seq_lens: memref<1xi32>, %out: memref<1x2x1x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
+  %qt = bufferization.to_tensor %q restrict : memref<1x2x1x8xf32> to tensor<1x2x1x8xf32>
+  %lens = bufferization.to_tensor %seq_lens restrict : memref<1xi32> to tensor<1xi32>
+  %zero = arith.constant 0.000000e+00 : f32
+  %neg_inf = arith.constant 0xFF800000 : f32
+  %kt = bufferization.to_tensor %k restrict : memref<1x1x8x8xf32> to tensor<1x1x8x8xf32>
+  %empty1 = tensor.empty() : tensor<1x1x2x8x8xf32>
+  %repeated2 = linalg.broadcast ins(%kt : tensor<1x1x8x8xf32>) outs(%empty1 : tensor<1x1x2x8x8xf32>) dimensions = [2]
+  %heads3 = tensor.collapse_shape %repeated2 [[0], [1, 2], [3], [4]] : tensor<1x1x2x8x8xf32> into tensor<1x2x8x8xf32>
+  %vt = bufferization.to_tensor %v restrict : memref<1x1x8x8xf32> to tensor<1x1x8x8xf32>
+  %empty4 = tensor.empty() : tensor<1x1x2x8x8xf32>
+  %repeated5 = linalg.broadcast ins(%vt : tensor<1x1x8x8xf32>) outs(%empty4 : tensor<1x1x2x8x8xf32>) dimensions = [2]
+  %heads6 = tensor.collapse_shape %repeated5 [[0], [1, 2], [3], [4]] : tensor<1x1x2x8x8xf32> into tensor<1x2x8x8xf32>
+  %empty7 = tensor.empty() : tensor<1x2x1x8xf32>
+  %init8 = linalg.fill ins(%zero : f32) outs(%empty7 : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %mm9 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qt, %heads3 : tensor<1x2x1x8xf32>, tensor<1x2x8x8xf32>) outs(%init8 : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x1x8xf32>
+  %scale = arith.constant 0.3535533845424652 : f32
+  %empty10 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew11 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mm9 : tensor<1x2x1x8xf32>) outs(%empty10 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %s = arith.mulf %in0, %scale : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %cap = arith.constant 5.0 : f32
+  %empty14 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew15 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew11 : tensor<1x2x1x8xf32>) outs(%empty14 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %bi = linalg.index 0 : index
+    %len32 = tensor.extract %lens[%bi] : tensor<1xi32>
+    %len = arith.index_cast %len32 : i32 to index
+    %in_len = arith.cmpi slt, %j, %len : index
+    %s = arith.select %in_len, %in0, %neg_inf : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty12 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew13 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew15 : tensor<1x2x1x8xf32>) outs(%empty12 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %capped = arith.divf %in0, %cap : f32
+    %t = math.tanh %capped : f32
+    %s = arith.mulf %t, %cap : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty16 = tensor.empty() : tensor<1x2x1xf32>
+  %init17 = linalg.fill ins(%neg_inf : f32) outs(%empty16 : tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
+  %row18 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew13 : tensor<1x2x1x8xf32>) outs(%init17 : tensor<1x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maximumf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1xf32>
+  %empty19 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew20 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew13, %row18 : tensor<1x2x1x8xf32>, tensor<1x2x1xf32>) outs(%empty19 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %d = arith.subf %in0, %in1 : f32
+    %s = math.exp %d : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty21 = tensor.empty() : tensor<1x2x1xf32>
+  %init22 = linalg.fill ins(%zero : f32) outs(%empty21 : tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
+  %row23 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew20 : tensor<1x2x1x8xf32>) outs(%init22 : tensor<1x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1xf32>
+  %empty24 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew25 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew20, %row23 : tensor<1x2x1x8xf32>, tensor<1x2x1xf32>) outs(%empty24 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.divf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty26 = tensor.empty() : tensor<1x2x1x8xf32>
+  %init27 = linalg.fill ins(%zero : f32) outs(%empty26 : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %mm28 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, k, n)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%ew25, %heads6 : tensor<1x2x1x8xf32>, tensor<1x2x8x8xf32>) outs(%init27 : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x1x8xf32>
+  bufferization.materialize_in_destination %mm28 in restrict writable %out : (tensor<1x2x1x8xf32>, memref<1x2x1x8xf32>) -> ()
+  return
+}
