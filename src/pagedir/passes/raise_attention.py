@@ -10,11 +10,14 @@ into a 4-D function argument and recognises, in this order:
    form as ``linalg.generic`` ops: max-reduce, subtract and exp, sum-reduce, divide
    (an exp of the scores without the max subtracted is refused: it overflows where
    rock.attention does not);
-4. any number of elementwise steps before the softmax, in any order: a scale
-   (``arith.mulf``/``divf`` by a positive constant), a mask (``arith.select`` of
-   -inf, or ``arith.addf`` of a 0/-inf tensor) whose condition, read as linear
-   inequalities of ``linalg.index`` values and ``seq_lens[b]``, is ``j < seq_len``
-   and/or the causal ``j <= i + seq_len - Sq`` (``seq_len`` = Sk without seq_lens);
+4. any number of elementwise steps before the softmax: a scale (``arith.mulf``/``divf``
+   by a positive constant), a soft-cap ``c * tanh(s / c)`` (after every scale, before
+   every mask: ``softcap``), a mask (``arith.select`` of -inf, or ``arith.addf`` of a
+   0/-inf tensor) whose condition, read as linear inequalities of ``linalg.index``
+   values and the sequence length (``seq_lens[b]``, or FlashInfer's
+   ``(kv_indptr[b + 1] - kv_indptr[b] - 1) * block + kv_last_page_len[b]``), is
+   ``j < seq_len``, the causal ``j <= i + seq_len - Sq`` and/or the sliding window
+   ``j >= i + seq_len - Sq - W`` (``window_left = W``; ``seq_len`` = Sk without lengths);
 5. ``Q K^T``: a contraction of the head dim with K transposed (a transposed-K
    map, ``linalg.transpose`` of K, or K^T in a ``linalg.batch_matmul``);
 6. GQA on K and V: ``linalg.broadcast`` of a new dim after the heads folded into them
@@ -23,8 +26,31 @@ into a 4-D function argument and recognises, in this order:
 7. the sources: Q a ``bufferization.to_tensor`` of an argument; K and V each one of
    :data:`GATHER_FORMS`: a dense argument, or a page gather through a pointer table
    (a ``linalg.generic`` loading ``table[b, p] + s`` elements with ``llvm.load``,
-   laid end to end as [Hkv, Sk, D]), which becomes ``rock.deref`` of the table.
-   A new page-table form is one more function in :data:`GATHER_FORMS`.
+   laid end to end as [Hkv, Sk, D]), which becomes ``rock.deref`` of the table, or
+   a cache pool gathered through a block table or a CSR table (:func:`block_gather`),
+   which becomes ``rock.block_table_view``. A new page-table form is one more
+   function in :data:`GATHER_FORMS`.
+
+Patterns covered (each with a lit case in tests/lit/passes/rock-raise-attention.mlir,
+near-misses in rock-raise-attention-invalid.mlir):
+
+| part | recognised as | becomes |
+|---|---|---|
+| Q K^T, P V | ``linalg.generic`` contraction (transposed-K map, or ``linalg.transpose`` of K); ``linalg.batch_matmul`` on collapsed ``[B*H, ...]`` views | rock.attention |
+| softmax | max, subtract + exp, sum, divide as generics; ``linalg.softmax`` over the key dim | (rock.attention's own) |
+| scale | mulf/divf by a positive constant, anywhere before the softmax and the cap | ``scale`` |
+| masks | select of -inf or a 0/-inf additive tensor: ``j < seq_len``, causal, window | ``seq_lens``, ``causal``, ``window_left`` |
+| soft-cap | ``c * tanh(s / c)`` (or ``tanh(s * (1/c))``) in one generic | ``softcap`` |
+| GQA | ``linalg.broadcast`` of dim 2 folded into the heads (repeat_interleave) | ``num_heads_kv`` |
+| dense K/V | ``bufferization.to_tensor`` of an argument | the argument |
+| pointer pages | ``llvm.load`` of ``table[b, p] + s * bytes`` | ``rock.deref`` |
+| vLLM block table | ``pool[id, x, y, d]``, ``id = table[b, m]`` (generic input or ``tensor.extract``), reshaped to [B, Hkv, Sk, D]; nhd or hnd by which pool dim joins the slots | ``rock.block_table_view`` (blocks) |
+| FlashInfer CSR | ``id = kv_indices[min(kv_indptr[b] + m, nnz - 1)]``, masked at the CSR length | ``rock.block_table_view`` (csr), no seq_lens |
+
+Not read (a remark with ``explain=true``): linalg on memrefs (a bufferized payload:
+raise before bufferizing), functions that take and return tensors (rock.attention
+writes a memref argument), ALiBi bias tensors and attention sinks, masks other than
+the three bounds, K and V gathered in different forms.
 
 *Contractions*: ``linalg.generic`` whose body adds the product of its (possibly
 ``arith.extf``-ed) inputs to the output over one reduction dim, with plain-dim
