@@ -195,3 +195,15 @@ def test_payload_window_computes_reference(tmp_path):
     assert np.abs(out - expected).max() <= 1e-5
     wider = reference.attention(q, k, v, seq_lens=seq_lens, causal=True, window_left=4, softcap=2.0)
     assert np.abs(out - wider).max() > 1e-3  # the window matters on this data
+
+
+def test_alibi_summary_reports_the_output(tmp_path, capsys):
+    """A payload with f32 alibi_slopes compares them too (exactly equal, error 0 against 1e-5): the
+    summary line shows the f16 output's error against its tolerance, not the untouched slopes'."""
+    from pagedir.cli import gen, run as run_cli
+
+    path = tmp_path / "alibi.mlir"
+    assert gen.main(["linalg-attention", *SERVING_SIZES, "--page-table", "blocks", "--alibi", "-o", str(path)]) == 0
+    assert run_cli.main(["--check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "L6 after rock-kernel-pipeline: max abs error" in out and "<= abs tolerance 0.02 " in out, out
