@@ -176,7 +176,8 @@ def test_variants_raise_to_attributes_and_pass_check(flags, attributes, tmp_path
     assert gen.main(["linalg-attention", *SERVING_SIZES, *flags, "-o", str(path)]) == 0
     module = as_module(path.read_text())
     with module.context:
-        (attention,) = find_ops(apply_pass(module, "rock-raise-attention").operation, "rock.attention")
+        raised = apply_pass(module, "rock-raise-attention")  # kept: its ops live as long as it does
+        (attention,) = find_ops(raised.operation, "rock.attention")
     for name, value in attributes.items():
         assert attention.attributes[name].value == value
     assert run_cli.main(["--check", str(path), "--seed", "4"]) == 0, capsys.readouterr().out
@@ -207,3 +208,37 @@ def test_alibi_summary_reports_the_output(tmp_path, capsys):
     assert run_cli.main(["--check", str(path)]) == 0
     out = capsys.readouterr().out
     assert "L6 after rock-kernel-pipeline: max abs error" in out and "<= abs tolerance 0.02 " in out, out
+
+
+@pytest.mark.parametrize("flags", [["--alibi", "--seq-lens", "--causal", "--seq-len-q", "3"],
+                                   ["--alibi", "--page-table", "csr", "--kv-layout", "hnd", "--softcap", "20",
+                                    "--window", "6", "--causal", "--seq-len-q", "4"]], ids=" ".join)
+def test_alibi_bias_raises_to_slopes_and_passes_check(flags, tmp_path, capsys):
+    """The bias tensor slopes[h] * (j - i_pos) added to the scores becomes rock.attention's alibi_slopes
+    operand (the function's argument), and the kernel agrees with the payload."""
+    from pagedir.cli import gen, run as run_cli
+    from pagedir.interp.check import apply_pass
+    from pagedir.passes.ir_utils import find_ops
+
+    path = tmp_path / "payload.mlir"
+    assert gen.main(["linalg-attention", *SERVING_SIZES, *flags, "-o", str(path)]) == 0
+    module = as_module(path.read_text())
+    with module.context:
+        raised = apply_pass(module, "rock-raise-attention")  # kept: its ops live as long as it does
+        (attention,) = find_ops(raised.operation, "rock.attention")
+    slopes = attention.opview.alibi_slopes
+    assert slopes is not None and str(slopes.type) == "memref<4xf32>"
+    assert run_cli.main(["--check", str(path), "--seed", "6"]) == 0, capsys.readouterr().out
+
+
+def test_payload_alibi_computes_reference():
+    args = build_parser().parse_args(["linalg-attention", "--head-dim", "32", "--seq-len-q", "4", "--seq-len-k", "16",
+                                      "--seq-lens", "--causal", "--alibi", "--dtype", "f32"])
+    module = as_module(linalg_attention.generate(args))
+    device = Device()
+    case = linalg_attention.check_case(find_function(module, "attention"), np.random.default_rng(3), device)
+    out = run(module, "attention", case.args, device=device)[-1]
+    q, k, v, seq_lens, slopes = case.args[:5]
+    expected = reference.attention(q, k, v, seq_lens=seq_lens, causal=True, alibi_slopes=slopes)
+    assert np.abs(out - expected).max() <= 1e-5
+    assert np.abs(out - reference.attention(q, k, v, seq_lens=seq_lens, causal=True)).max() > 1e-3

@@ -75,6 +75,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="sliding window: a query at absolute position i sees keys j >= i - N (a select on j)")
     parser.add_argument("--softcap", type=softcap_value, default=None, metavar="X",
                         help="logits soft-cap: score = X * tanh(score / X) after the scale")
+    parser.add_argument("--alibi", action="store_true",
+                        help="take alibi_slopes (memref<Hq x f32>) and add the bias slope[h] * (key - query position) "
+                             "to the scores")
     parser.add_argument("--matmul", choices=MATMUL_FORMS, default="generic", help="how Q K^T and P V are written")
     parser.add_argument("--softmax", choices=SOFTMAX_FORMS, default="generic", help="how the softmax is written")
     parser.add_argument("--mask", choices=MASK_FORMS, default="select", help="how masks are applied")
@@ -203,12 +206,16 @@ def function_text(args: argparse.Namespace) -> str:
         params = [f"%q: {q_mem}", f"%k: {kv_mem}", f"%v: {kv_mem}"]
     if args.seq_lens:
         params.append(f"%seq_lens: memref<{b}xi32>")
+    if args.alibi:
+        params.append(f"%alibi_slopes: memref<{hq}xf32>")
     params.append(f"%out: {q_mem}")
 
     w.emit(f"%qt = bufferization.to_tensor %q restrict : {q_mem} to {q_t}")
     w.types["%qt"] = q_t
     if args.seq_lens:
         w.emit(f"%lens = bufferization.to_tensor %seq_lens restrict : memref<{b}xi32> to tensor<{b}xi32>")
+    if args.alibi:
+        w.emit(f"%slopes = bufferization.to_tensor %alibi_slopes restrict : memref<{hq}xf32> to tensor<{hq}xf32>")
     f32 = "f32"
     w.emit("%zero = arith.constant 0.000000e+00 : f32")
     w.emit("%neg_inf = arith.constant 0xFF800000 : f32")
@@ -243,6 +250,8 @@ def function_text(args: argparse.Namespace) -> str:
                                                                      "%t = math.tanh %capped : f32",
                                                                      "%s = arith.mulf %t, %cap : f32"],
                              prologue=[f"%cap = arith.constant {cap!r} : f32"])
+    if args.alibi:
+        scaled = add_alibi(w, args, scaled, b, hq, sq, sk, pool if args.page_table == "csr" else None)
     masked = apply_masks(w, args, scaled, b, hq, sq, sk, csr=pool if args.page_table == "csr" else None)
     probs = softmax(w, args.softmax, masked, b, hq, sq, sk)
     out32 = matmul(w, args.matmul, probs, kv["v"], [b, hq, sq, sk], [b, hq, sk, d], transposed=False, lhs_element=f32, rhs_element=t)
@@ -481,6 +490,42 @@ def tensor_type_of(w: Writer, value: str) -> str:
     return w.types[value]
 
 
+def length_lines(args: argparse.Namespace, b: int, sk: int, csr: Pool | None) -> list[str]:
+    """Body lines defining ``%len``, the sequence length of batch ``linalg.index 0``: seq_lens[b], the CSR
+    length, or Sk."""
+    if args.seq_lens:
+        return ["%bi = linalg.index 0 : index", f"%len32 = tensor.extract %lens[%bi] : tensor<{b}xi32>",
+                "%len = arith.index_cast %len32 : i32 to index"]
+    if csr:  # FlashInfer's length: (pages - 1) * page_size + kv_last_page_len[b]
+        return ["%bi = linalg.index 0 : index", "%c1 = arith.constant 1 : index", "%bn = arith.addi %bi, %c1 : index",
+                f"%first32 = tensor.extract %kv_indptr_t[%bi] : tensor<{b + 1}xi32>",
+                f"%end32 = tensor.extract %kv_indptr_t[%bn] : tensor<{b + 1}xi32>",
+                f"%tail32 = tensor.extract %kv_last_page_len_t[%bi] : tensor<{b}xi32>",
+                "%first = arith.index_cast %first32 : i32 to index", "%end = arith.index_cast %end32 : i32 to index",
+                "%tail = arith.index_cast %tail32 : i32 to index", "%pages = arith.subi %end, %first : index",
+                "%full = arith.subi %pages, %c1 : index", f"%block = arith.constant {csr.block} : index",
+                "%full_tokens = arith.muli %full, %block : index", "%len = arith.addi %full_tokens, %tail : index"]
+    return [f"%len = arith.constant {sk} : index"]
+
+
+def add_alibi(w: Writer, args: argparse.Namespace, scores: str, b: int, hq: int, sq: int, sk: int,
+              csr: Pool | None) -> str:
+    """scores + bias, the ALiBi bias tensor ``bias[b, h, i, j] = slopes[h] * (j - i_pos)`` (query i at
+    i_pos = i + seq_len - Sq), as a model builds it from arange and adds it to the scores."""
+    scores_t = tensor([b, hq, sq, sk], "f32")
+
+    def bias(a: list[str]) -> list[str]:
+        return ["%i = linalg.index 2 : index", "%j = linalg.index 3 : index", *length_lines(args, b, sk, csr),
+                "%shifted = arith.addi %i, %len : index", f"%sq = arith.constant {sq} : index",
+                "%position = arith.subi %shifted, %sq : index", "%distance = arith.subi %j, %position : index",
+                "%distance64 = arith.index_cast %distance : index to i64",
+                "%distance_f = arith.sitofp %distance64 : i64 to f32", f"%s = arith.mulf {a[0]}, %distance_f : f32"]
+
+    w.types["%slopes"] = tensor([hq], "f32")
+    biases = elementwise(w, ["%slopes"], ["f32"], scores_t, bias, maps=[amap("abcd", "b")])
+    return elementwise(w, [scores, biases], ["f32", "f32"], scores_t, lambda a: [f"%s = arith.addf {a[0]}, {a[1]} : f32"])
+
+
 def apply_masks(w: Writer, args: argparse.Namespace, scores: str, b: int, hq: int, sq: int, sk: int, *,
                 csr: Pool | None = None) -> str:
     """Keys j past seq_lens[b] (or the CSR length), or (causal) past i + seq_len - Sq, get -inf."""
@@ -489,22 +534,9 @@ def apply_masks(w: Writer, args: argparse.Namespace, scores: str, b: int, hq: in
     scores_t = tensor([b, hq, sq, sk], "f32")
 
     def visible(lines: list[str]) -> str:
-        lines += ["%i = linalg.index 2 : index", "%j = linalg.index 3 : index"]
-        if args.seq_lens:
-            lines += ["%bi = linalg.index 0 : index", f"%len32 = tensor.extract %lens[%bi] : tensor<{b}xi32>",
-                      "%len = arith.index_cast %len32 : i32 to index", "%in_len = arith.cmpi slt, %j, %len : index"]
-        elif csr:  # FlashInfer's length: (pages - 1) * page_size + kv_last_page_len[b]
-            lines += ["%bi = linalg.index 0 : index", "%c1 = arith.constant 1 : index", "%bn = arith.addi %bi, %c1 : index",
-                      f"%first32 = tensor.extract %kv_indptr_t[%bi] : tensor<{b + 1}xi32>",
-                      f"%end32 = tensor.extract %kv_indptr_t[%bn] : tensor<{b + 1}xi32>",
-                      f"%tail32 = tensor.extract %kv_last_page_len_t[%bi] : tensor<{b}xi32>",
-                      "%first = arith.index_cast %first32 : i32 to index", "%end = arith.index_cast %end32 : i32 to index",
-                      "%tail = arith.index_cast %tail32 : i32 to index", "%pages = arith.subi %end, %first : index",
-                      "%full = arith.subi %pages, %c1 : index", f"%block = arith.constant {csr.block} : index",
-                      "%full_tokens = arith.muli %full, %block : index", "%len = arith.addi %full_tokens, %tail : index",
-                      "%in_len = arith.cmpi slt, %j, %len : index"]
-        else:
-            lines += [f"%len = arith.constant {sk} : index"]
+        lines += ["%i = linalg.index 2 : index", "%j = linalg.index 3 : index", *length_lines(args, b, sk, csr)]
+        if args.seq_lens or csr:
+            lines += ["%in_len = arith.cmpi slt, %j, %len : index"]
         if args.causal:
             lines += ["%shifted = arith.addi %i, %len : index", f"%sq = arith.constant {sq} : index",
                       "%last = arith.subi %shifted, %sq : index", "%causal_ok = arith.cmpi sle, %j, %last : index"]
@@ -578,13 +610,25 @@ def check_case(func_op, rng: np.random.Generator, device):
     """
     import mlir.ir as ir
 
-    from pagedir import reference
-    from pagedir.interp.check import dtype_of, host_values
     from pagedir.interp.launch import argument_count
-    from pagedir.interp.memory import InterpError
 
     arguments = list(func_op.regions[0].blocks[0].arguments)[: argument_count(func_op)]
     types = [ir.MemRefType(a.type) for a in arguments]
+    if len(types) > 4 and types[-2].rank == 1 and str(types[-2].element_type) == "f32":  # alibi_slopes before out
+        from pagedir.interp.check import variant_inputs
+
+        case = drawn_case(func_op, types[:-2] + types[-1:], rng, device)
+        case.args.insert(len(case.args) - 1, variant_inputs(["alibi_slopes"], types[0].shape[1], rng)["alibi_slopes"])
+        return case
+    return drawn_case(func_op, types, rng, device)
+
+
+def drawn_case(func_op, types: list, rng: np.random.Generator, device):
+    """The case of a payload with the arguments ``types`` (alibi_slopes set aside)."""
+    from pagedir import reference
+    from pagedir.interp.check import dtype_of, host_values
+    from pagedir.interp.memory import InterpError
+
     q_type, k_type, out_type = types[0], types[1], types[-1]
     if len(types) > 4 and str(types[3].element_type) == "i32" and types[3].rank == 2 or \
             len(types) == 7 and types[3].rank == types[4].rank == 1:

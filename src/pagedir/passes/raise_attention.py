@@ -41,6 +41,7 @@ near-misses in rock-raise-attention-invalid.mlir):
 | scale | mulf/divf by a positive constant, anywhere before the softmax and the cap | ``scale`` |
 | masks | select of -inf or a 0/-inf additive tensor: ``j < seq_len``, causal, window | ``seq_lens``, ``causal``, ``window_left`` |
 | soft-cap | ``c * tanh(s / c)`` (or ``tanh(s * (1/c))``) in one generic | ``softcap`` |
+| ALiBi | ``addf`` of a bias tensor ``slopes[h] * sitofp(j + r)``, ``r`` constant along a row (softmax ignores it), after scale and cap | ``alibi_slopes`` |
 | GQA | ``linalg.broadcast`` of dim 2 folded into the heads (repeat_interleave) | ``num_heads_kv`` |
 | dense K/V | ``bufferization.to_tensor`` of an argument | the argument |
 | pointer pages | ``llvm.load`` of ``table[b, p] + s * bytes`` | ``rock.deref`` |
@@ -49,7 +50,7 @@ near-misses in rock-raise-attention-invalid.mlir):
 
 Not read (a remark with ``explain=true``): linalg on memrefs (a bufferized payload:
 raise before bufferizing), functions that take and return tensors (rock.attention
-writes a memref argument), ALiBi bias tensors and attention sinks, masks other than
+writes a memref argument), attention sinks, masks other than
 the three bounds, K and V gathered in different forms.
 
 *Contractions*: ``linalg.generic`` whose body adds the product of its (possibly
@@ -140,6 +141,7 @@ class Attention:
     csr_lengths: tuple[ir.Value, ir.Value, int] | None = None  # masks by (kv_indptr, kv_last_page_len, block size)
     window_left: int | None = None
     softcap: float | None = None
+    alibi_slopes: ir.Value | None = None
     steps: list[str] = field(default_factory=list)
 
 
@@ -560,6 +562,9 @@ def additive_mask(op: ir.Operation, ins: list[ir.Value], args: list[ir.Value], s
         raise NoMatch("the additive mask adds something else than the scores and a mask tensor", op)
     for scores, mask in ((ins[0], ins[1]), (ins[1], ins[0])):
         mask_op = produced_by(mask, "linalg.generic")
+        if mask_op is not None and len(generic_inputs(mask_op)[0]) == 1:
+            alibi_bias(mask_op, found)
+            return scores
         if mask_op is None or generic_inputs(mask_op)[0]:
             continue
         _, yielded, _ = body(mask_op)
@@ -569,6 +574,34 @@ def additive_mask(op: ir.Operation, ins: list[ir.Value], args: list[ir.Value], s
         read_mask(mask_op, select.operands[0], found)
         return scores
     raise NoMatch("the scores are added to a tensor that is not a 0/-inf mask computed from indices", op)
+
+
+def alibi_bias(op: ir.Operation, found: Attention) -> None:
+    """``bias[b, h, i, j] = slopes[h] * (j + r)``, ``r`` constant along a row (i, seq_len, constants): the
+    softmax of a row does not change with ``r``, so this is rock.attention's ``slope[h] * (j - i_pos)``."""
+    if "scale" in found.steps or "softcap" in found.steps:
+        raise NoMatch("the ALiBi bias is added before the scale or the soft-cap: rock.attention adds it to the "
+                      "scaled, capped scores", op)
+    (slopes_tensor,), _ = generic_inputs(op)
+    slopes = argument_of(slopes_tensor)
+    args, yielded, _ = body(op)
+    mul = produced_by(yielded, "arith.mulf")
+    if slopes is None or dims(maps_of(op)[0]) != [1] or mul is None or args[0] not in mul.operands:
+        raise NoMatch("the scores are added to a tensor that is neither a 0/-inf mask nor an ALiBi bias "
+                      "slopes[h] * (j - i_pos) of a function argument", op)
+    distance = mul.operands[1] if mul.operands[0] == args[0] else mul.operands[0]
+    to_float = producer(distance)
+    if to_float is None or to_float.name not in ("arith.sitofp", "arith.uitofp"):
+        raise NoMatch(f"the ALiBi distance is {describe(distance)}, not an integer converted to float", op)
+    form = sequence_length(linear(to_float.operands[0], [], op), op, Attention())
+    if form.get("j") != 1 or any(k not in ("j", "i", "len", "1") for k in form):
+        raise NoMatch(f"the ALiBi bias is slopes[h] * ({pretty(form)}): rock.attention's is slopes[h] * (j - i_pos)", op)
+    slopes_type = ir.MemRefType(slopes.type)
+    if found.alibi_slopes is not None or list(slopes_type.shape) != [ir.RankedTensorType(op.results[0].type).shape[1]] \
+            or str(slopes_type.element_type) != "f32":
+        raise NoMatch(f"the ALiBi slopes {slopes_type} are not one f32 per query head (or a second bias)", op)
+    found.alibi_slopes = slopes
+    found.steps.append("alibi")
 
 
 def read_mask(op: ir.Operation, condition: ir.Value, found: Attention) -> None:
@@ -626,7 +659,9 @@ def pretty(form: dict) -> str:
     def name(key) -> str:
         return key if isinstance(key, str) else f"%arg{key[1].arg_number}[b + {key[2]}]"
 
-    return " + ".join(f"{c}*{name(k)}" if k != "1" else str(c) for k, c in form.items() if c) or "0"
+    order = {"j": 0, "i": 1, "len": 2, "1": 4}  # a fixed order: the terms come from sets
+    terms = sorted(form.items(), key=lambda item: (order.get(item[0], 3), name(item[0])))
+    return " + ".join(f"{c}*{name(k)}" if k != "1" else str(c) for k, c in terms if c) or "0"
 
 
 def conjuncts(value: ir.Value) -> list[ir.Value]:
@@ -1050,7 +1085,8 @@ def replace(sink: ir.Operation, found: Attention) -> None:
             table = ir.MemRefType(source.memref.type)
             pages = ir.MemRefType.get([batch, table.shape[1], source.page_elements], element)
             kv.append(rock.deref(pages, source.memref))
-        values = {"q": found.q, "k": kv[0], "v": kv[1], "seq_lens": found.seq_lens, "out": sink.operands[1]}
+        values = {"q": found.q, "k": kv[0], "v": kv[1], "seq_lens": found.seq_lens, "alibi_slopes": found.alibi_slopes,
+                  "out": sink.operands[1]}
         operands = [values.get(decl.name) for decl in OP_DEFS_BY_NAME["rock.attention"].operands]
         rock.attention(*operands, num_heads_q=heads_q, num_heads_kv=found.heads_kv, causal=found.causal,
                        scale=found.scale, window_left=found.window_left, softcap=found.softcap)

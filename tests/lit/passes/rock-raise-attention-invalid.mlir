@@ -1011,3 +1011,191 @@ func.func @masked_then_capped(%q: memref<1x2x1x8xf32>, %k: memref<1x1x8x8xf32>, 
   bufferization.materialize_in_destination %mm28 in restrict writable %out : (tensor<1x2x1x8xf32>, memref<1x2x1x8xf32>) -> ()
   return
 }
+
+// -----
+
+// The bias grows toward earlier keys: slopes[h] * (i_pos - j) is not ALiBi's slopes[h] * (j - i_pos).
+// CHECK-LABEL: func.func @alibi_reversed
+// CHECK-NOT: rock.attention
+// REMARK: remark: not raised to rock.attention: the ALiBi bias is slopes[h] * (-1*j + 1*i + 7): rock.attention's is slopes[h] * (j - i_pos)
+func.func @alibi_reversed(%q: memref<1x2x1x8xf32>, %k: memref<1x1x8x8xf32>, %v: memref<1x1x8x8xf32>, %alibi_slopes: memref<2xf32>, %out: memref<1x2x1x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
+  %qt = bufferization.to_tensor %q restrict : memref<1x2x1x8xf32> to tensor<1x2x1x8xf32>
+  %slopes = bufferization.to_tensor %alibi_slopes restrict : memref<2xf32> to tensor<2xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  %neg_inf = arith.constant 0xFF800000 : f32
+  %kt = bufferization.to_tensor %k restrict : memref<1x1x8x8xf32> to tensor<1x1x8x8xf32>
+  %empty1 = tensor.empty() : tensor<1x1x2x8x8xf32>
+  %repeated2 = linalg.broadcast ins(%kt : tensor<1x1x8x8xf32>) outs(%empty1 : tensor<1x1x2x8x8xf32>) dimensions = [2]
+  %heads3 = tensor.collapse_shape %repeated2 [[0], [1, 2], [3], [4]] : tensor<1x1x2x8x8xf32> into tensor<1x2x8x8xf32>
+  %vt = bufferization.to_tensor %v restrict : memref<1x1x8x8xf32> to tensor<1x1x8x8xf32>
+  %empty4 = tensor.empty() : tensor<1x1x2x8x8xf32>
+  %repeated5 = linalg.broadcast ins(%vt : tensor<1x1x8x8xf32>) outs(%empty4 : tensor<1x1x2x8x8xf32>) dimensions = [2]
+  %heads6 = tensor.collapse_shape %repeated5 [[0], [1, 2], [3], [4]] : tensor<1x1x2x8x8xf32> into tensor<1x2x8x8xf32>
+  %empty7 = tensor.empty() : tensor<1x2x1x8xf32>
+  %init8 = linalg.fill ins(%zero : f32) outs(%empty7 : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %mm9 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qt, %heads3 : tensor<1x2x1x8xf32>, tensor<1x2x8x8xf32>) outs(%init8 : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x1x8xf32>
+  %scale = arith.constant 0.3535533845424652 : f32
+  %empty10 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew11 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mm9 : tensor<1x2x1x8xf32>) outs(%empty10 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %s = arith.mulf %in0, %scale : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty12 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew13 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (b)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%slopes : tensor<2xf32>) outs(%empty12 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %len = arith.constant 8 : index
+    %shifted = arith.addi %i, %len : index
+    %sq = arith.constant 1 : index
+    %position = arith.subi %shifted, %sq : index
+    %distance = arith.subi %position, %j : index
+    %distance64 = arith.index_cast %distance : index to i64
+    %distance_f = arith.sitofp %distance64 : i64 to f32
+    %s = arith.mulf %in0, %distance_f : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty14 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew15 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew11, %ew13 : tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>) outs(%empty14 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.addf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty16 = tensor.empty() : tensor<1x2x1xf32>
+  %init17 = linalg.fill ins(%neg_inf : f32) outs(%empty16 : tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
+  %row18 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew15 : tensor<1x2x1x8xf32>) outs(%init17 : tensor<1x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maximumf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1xf32>
+  %empty19 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew20 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew15, %row18 : tensor<1x2x1x8xf32>, tensor<1x2x1xf32>) outs(%empty19 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %d = arith.subf %in0, %in1 : f32
+    %s = math.exp %d : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty21 = tensor.empty() : tensor<1x2x1xf32>
+  %init22 = linalg.fill ins(%zero : f32) outs(%empty21 : tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
+  %row23 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew20 : tensor<1x2x1x8xf32>) outs(%init22 : tensor<1x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1xf32>
+  %empty24 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew25 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew20, %row23 : tensor<1x2x1x8xf32>, tensor<1x2x1xf32>) outs(%empty24 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.divf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty26 = tensor.empty() : tensor<1x2x1x8xf32>
+  %init27 = linalg.fill ins(%zero : f32) outs(%empty26 : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %mm28 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, k, n)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%ew25, %heads6 : tensor<1x2x1x8xf32>, tensor<1x2x8x8xf32>) outs(%init27 : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x1x8xf32>
+  bufferization.materialize_in_destination %mm28 in restrict writable %out : (tensor<1x2x1x8xf32>, memref<1x2x1x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// The slopes are read per sequence (dim 0), not per query head.
+// CHECK-LABEL: func.func @alibi_by_query
+// CHECK-NOT: rock.attention
+// REMARK: remark: not raised to rock.attention: the scores are added to a tensor that is neither a 0/-inf mask nor an ALiBi bias slopes[h] * (j - i_pos) of a function argument
+func.func @alibi_by_query(%q: memref<1x2x1x8xf32>, %k: memref<1x1x8x8xf32>, %v: memref<1x1x8x8xf32>, %alibi_slopes: memref<1xf32>, %out: memref<1x2x1x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
+  %qt = bufferization.to_tensor %q restrict : memref<1x2x1x8xf32> to tensor<1x2x1x8xf32>
+  %slopes = bufferization.to_tensor %alibi_slopes restrict : memref<1xf32> to tensor<1xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  %neg_inf = arith.constant 0xFF800000 : f32
+  %kt = bufferization.to_tensor %k restrict : memref<1x1x8x8xf32> to tensor<1x1x8x8xf32>
+  %empty1 = tensor.empty() : tensor<1x1x2x8x8xf32>
+  %repeated2 = linalg.broadcast ins(%kt : tensor<1x1x8x8xf32>) outs(%empty1 : tensor<1x1x2x8x8xf32>) dimensions = [2]
+  %heads3 = tensor.collapse_shape %repeated2 [[0], [1, 2], [3], [4]] : tensor<1x1x2x8x8xf32> into tensor<1x2x8x8xf32>
+  %vt = bufferization.to_tensor %v restrict : memref<1x1x8x8xf32> to tensor<1x1x8x8xf32>
+  %empty4 = tensor.empty() : tensor<1x1x2x8x8xf32>
+  %repeated5 = linalg.broadcast ins(%vt : tensor<1x1x8x8xf32>) outs(%empty4 : tensor<1x1x2x8x8xf32>) dimensions = [2]
+  %heads6 = tensor.collapse_shape %repeated5 [[0], [1, 2], [3], [4]] : tensor<1x1x2x8x8xf32> into tensor<1x2x8x8xf32>
+  %empty7 = tensor.empty() : tensor<1x2x1x8xf32>
+  %init8 = linalg.fill ins(%zero : f32) outs(%empty7 : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %mm9 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qt, %heads3 : tensor<1x2x1x8xf32>, tensor<1x2x8x8xf32>) outs(%init8 : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x1x8xf32>
+  %scale = arith.constant 0.3535533845424652 : f32
+  %empty10 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew11 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mm9 : tensor<1x2x1x8xf32>) outs(%empty10 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %s = arith.mulf %in0, %scale : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty12 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew13 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%slopes : tensor<1xf32>) outs(%empty12 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %len = arith.constant 8 : index
+    %shifted = arith.addi %i, %len : index
+    %sq = arith.constant 1 : index
+    %position = arith.subi %shifted, %sq : index
+    %distance = arith.subi %j, %position : index
+    %distance64 = arith.index_cast %distance : index to i64
+    %distance_f = arith.sitofp %distance64 : i64 to f32
+    %s = arith.mulf %in0, %distance_f : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty14 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew15 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew11, %ew13 : tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>) outs(%empty14 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.addf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty16 = tensor.empty() : tensor<1x2x1xf32>
+  %init17 = linalg.fill ins(%neg_inf : f32) outs(%empty16 : tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
+  %row18 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew15 : tensor<1x2x1x8xf32>) outs(%init17 : tensor<1x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maximumf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1xf32>
+  %empty19 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew20 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew15, %row18 : tensor<1x2x1x8xf32>, tensor<1x2x1xf32>) outs(%empty19 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %d = arith.subf %in0, %in1 : f32
+    %s = math.exp %d : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty21 = tensor.empty() : tensor<1x2x1xf32>
+  %init22 = linalg.fill ins(%zero : f32) outs(%empty21 : tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
+  %row23 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew20 : tensor<1x2x1x8xf32>) outs(%init22 : tensor<1x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1xf32>
+  %empty24 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew25 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew20, %row23 : tensor<1x2x1x8xf32>, tensor<1x2x1xf32>) outs(%empty24 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.divf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty26 = tensor.empty() : tensor<1x2x1x8xf32>
+  %init27 = linalg.fill ins(%zero : f32) outs(%empty26 : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %mm28 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, k, n)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%ew25, %heads6 : tensor<1x2x1x8xf32>, tensor<1x2x8x8xf32>) outs(%init27 : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x1x8xf32>
+  bufferization.materialize_in_destination %mm28 in restrict writable %out : (tensor<1x2x1x8xf32>, memref<1x2x1x8xf32>) -> ()
+  return
+}

@@ -1010,3 +1010,114 @@ func.func @window_softcap(%q: memref<1x2x2x8xf32>, %k: memref<1x1x8x8xf32>, %v: 
   bufferization.materialize_in_destination %mm28 in restrict writable %out : (tensor<1x2x2x8xf32>, memref<1x2x2x8xf32>) -> ()
   return
 }
+
+// -----
+
+// ALiBi: a bias tensor slopes[h] * sitofp(j - (i + seq_len - Sq)) added to the scaled scores becomes
+// the alibi_slopes operand.
+// CHECK-LABEL: func.func @alibi_bias
+// CHECK-SAME: (%[[Q:.+]]: memref<1x2x1x8xf32>, %[[K:.+]]: memref<1x1x8x8xf32>, %[[V:.+]]: memref<1x1x8x8xf32>, %[[LENS:.+]]: memref<1xi32>, %[[SLOPES:.+]]: memref<2xf32>, %[[OUT:.+]]: memref<1x2x1x8xf32>)
+// CHECK-NEXT: "rock.attention"(%[[Q]], %[[K]], %[[V]], %[[LENS]], %[[SLOPES]], %[[OUT]])
+// CHECK-SAME: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 1>
+func.func @alibi_bias(%q: memref<1x2x1x8xf32>, %k: memref<1x1x8x8xf32>, %v: memref<1x1x8x8xf32>, %seq_lens: memref<1xi32>, %alibi_slopes: memref<2xf32>, %out: memref<1x2x1x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
+  %qt = bufferization.to_tensor %q restrict : memref<1x2x1x8xf32> to tensor<1x2x1x8xf32>
+  %lens = bufferization.to_tensor %seq_lens restrict : memref<1xi32> to tensor<1xi32>
+  %slopes = bufferization.to_tensor %alibi_slopes restrict : memref<2xf32> to tensor<2xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  %neg_inf = arith.constant 0xFF800000 : f32
+  %kt = bufferization.to_tensor %k restrict : memref<1x1x8x8xf32> to tensor<1x1x8x8xf32>
+  %empty1 = tensor.empty() : tensor<1x1x2x8x8xf32>
+  %repeated2 = linalg.broadcast ins(%kt : tensor<1x1x8x8xf32>) outs(%empty1 : tensor<1x1x2x8x8xf32>) dimensions = [2]
+  %heads3 = tensor.collapse_shape %repeated2 [[0], [1, 2], [3], [4]] : tensor<1x1x2x8x8xf32> into tensor<1x2x8x8xf32>
+  %vt = bufferization.to_tensor %v restrict : memref<1x1x8x8xf32> to tensor<1x1x8x8xf32>
+  %empty4 = tensor.empty() : tensor<1x1x2x8x8xf32>
+  %repeated5 = linalg.broadcast ins(%vt : tensor<1x1x8x8xf32>) outs(%empty4 : tensor<1x1x2x8x8xf32>) dimensions = [2]
+  %heads6 = tensor.collapse_shape %repeated5 [[0], [1, 2], [3], [4]] : tensor<1x1x2x8x8xf32> into tensor<1x2x8x8xf32>
+  %empty7 = tensor.empty() : tensor<1x2x1x8xf32>
+  %init8 = linalg.fill ins(%zero : f32) outs(%empty7 : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %mm9 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qt, %heads3 : tensor<1x2x1x8xf32>, tensor<1x2x8x8xf32>) outs(%init8 : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x1x8xf32>
+  %scale = arith.constant 0.3535533845424652 : f32
+  %empty10 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew11 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mm9 : tensor<1x2x1x8xf32>) outs(%empty10 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %s = arith.mulf %in0, %scale : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty12 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew13 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (b)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%slopes : tensor<2xf32>) outs(%empty12 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %bi = linalg.index 0 : index
+    %len32 = tensor.extract %lens[%bi] : tensor<1xi32>
+    %len = arith.index_cast %len32 : i32 to index
+    %shifted = arith.addi %i, %len : index
+    %sq = arith.constant 1 : index
+    %position = arith.subi %shifted, %sq : index
+    %distance = arith.subi %j, %position : index
+    %distance64 = arith.index_cast %distance : index to i64
+    %distance_f = arith.sitofp %distance64 : i64 to f32
+    %s = arith.mulf %in0, %distance_f : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty14 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew15 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew11, %ew13 : tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>) outs(%empty14 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.addf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty16 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew17 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew15 : tensor<1x2x1x8xf32>) outs(%empty16 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %bi = linalg.index 0 : index
+    %len32 = tensor.extract %lens[%bi] : tensor<1xi32>
+    %len = arith.index_cast %len32 : i32 to index
+    %in_len = arith.cmpi slt, %j, %len : index
+    %s = arith.select %in_len, %in0, %neg_inf : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty18 = tensor.empty() : tensor<1x2x1xf32>
+  %init19 = linalg.fill ins(%neg_inf : f32) outs(%empty18 : tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
+  %row20 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew17 : tensor<1x2x1x8xf32>) outs(%init19 : tensor<1x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maximumf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1xf32>
+  %empty21 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew22 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew17, %row20 : tensor<1x2x1x8xf32>, tensor<1x2x1xf32>) outs(%empty21 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %d = arith.subf %in0, %in1 : f32
+    %s = math.exp %d : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty23 = tensor.empty() : tensor<1x2x1xf32>
+  %init24 = linalg.fill ins(%zero : f32) outs(%empty23 : tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
+  %row25 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew22 : tensor<1x2x1x8xf32>) outs(%init24 : tensor<1x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1xf32>
+  %empty26 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew27 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew22, %row25 : tensor<1x2x1x8xf32>, tensor<1x2x1xf32>) outs(%empty26 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.divf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty28 = tensor.empty() : tensor<1x2x1x8xf32>
+  %init29 = linalg.fill ins(%zero : f32) outs(%empty28 : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %mm30 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, k, n)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%ew27, %heads6 : tensor<1x2x1x8xf32>, tensor<1x2x8x8xf32>) outs(%init29 : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x1x8xf32>
+  bufferization.materialize_in_destination %mm30 in restrict writable %out : (tensor<1x2x1x8xf32>, memref<1x2x1x8xf32>) -> ()
+  return
+}
