@@ -242,3 +242,36 @@ def test_payload_alibi_computes_reference():
     expected = reference.attention(q, k, v, seq_lens=seq_lens, causal=True, alibi_slopes=slopes)
     assert np.abs(out - expected).max() <= 1e-5
     assert np.abs(out - reference.attention(q, k, v, seq_lens=seq_lens, causal=True)).max() > 1e-3
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--page-table", "csr", "--seq-lens"], "--seq-lens: csr page tables carry the lengths"),
+    (["--page-table", "blocks", "--num-blocks", "3"], "--num-blocks 3 is fewer than the 2 x 4 blocks"),
+    (["--page-table", "pointers"], "--page-table pointers takes --page-size"),
+    (["--num-blocks", "8"], "--num-blocks sizes the cache pools of --page-table blocks or csr"),
+    (["--window", "-1"], "--window must be 0 or more"),
+], ids=lambda f: " ".join(f) if isinstance(f, list) else "")
+def test_gen_refuses_inconsistent_flags(flags, message, tmp_path, capsys):
+    """Exit 1 with a message naming the flag; nothing written."""
+    from pagedir.cli import gen
+
+    path = tmp_path / "payload.mlir"
+    assert gen.main(["linalg-attention", *flags, "-o", str(path)]) == 1
+    assert message in capsys.readouterr().err
+    assert not path.exists()
+
+
+def test_blocks_payload_takes_attentions_arguments():
+    """The same arguments, in the same order, as pagedir-gen attention's kernel for the same flags."""
+    from pagedir.gen import attention
+
+    common = ["--batch", "2", "--num-heads-q", "4", "--num-heads-kv", "2", "--head-dim", "32", "--seq-len-k", "40",
+              "--page-size", "16", "--kv-layout", "hnd", "--num-blocks", "9"]
+    for form in ("blocks", "csr"):
+        payload = as_module(linalg_attention.generate(build_parser().parse_args(
+            ["linalg-attention", *common, "--page-table", form, "--alibi"])))
+        kernel = as_module(attention.generate(build_parser().parse_args(
+            ["attention", *common, "--page-table", form, "--alibi"])))
+        types = [[str(a.type) for a in find_function(m, name).regions[0].blocks[0].arguments]
+                 for m, name in ((payload, "attention"), (kernel, "paged_attention"))]
+        assert types[0] == types[1]
