@@ -934,6 +934,10 @@ def gathered_pool(op: ir.Operation) -> tuple[Source, list[str]] | None:
     pool_shape = ir.MemRefType(pool.type).shape
     if [shape[axes.index(a)] for a in "xyd"] != list(pool_shape[1:]):
         return None  # part of a block: the view reads whole blocks
+    for table in (source.table, source.indptr):
+        if table is not None and str(ir.MemRefType(table.type).element_type) != "i32":
+            raise NoMatch(f"the gather reads block ids from {table.type}: rock.block_table_view takes i32 tables "
+                          f"(vLLM's block table, FlashInfer's kv_indptr and kv_indices)", op)
     batch, source.max_blocks = shape[axes.index("b")], shape[axes.index("m")]
     table_shape = list(ir.MemRefType(source.table.type).shape)
     if source.indptr is None and table_shape != [batch, source.max_blocks]:
@@ -1059,7 +1063,9 @@ def check_tables(found: Attention, sink: ir.Operation) -> None:
         raise NoMatch("the CSR gather reads keys past each sequence's length (its last slots belong to other "
                       "sequences) but the masks do not stop at (kv_indptr[b + 1] - kv_indptr[b] - 1) * "
                       f"{block} + kv_last_page_len[b]", sink)
-    indptr, _, masked_block = found.csr_lengths
+    indptr, last, masked_block = found.csr_lengths
+    if str(ir.MemRefType(last.type).element_type) != "i32":
+        raise NoMatch(f"kv_last_page_len is {last.type}: rock.block_table_view takes i32", sink)
     if indptr != k.indptr or masked_block != block:
         raise NoMatch(f"the mask's CSR length counts {masked_block}-token pages of %arg{indptr.arg_number}, "
                       f"the gather {block}-token blocks of %arg{k.indptr.arg_number}", sink)
