@@ -91,8 +91,23 @@ def check_indices(p: Program, op_id: int, m: MemRef, indices: list, mask: Any, e
             )
 
 
-def read(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_offsets: np.ndarray, mask: Any) -> np.ndarray:
-    """Stored values at ``offsets[:, None] + element_offsets`` (bytes) for the active lanes; 0 elsewhere."""
+def contiguous(m: MemRef, element_offsets: np.ndarray) -> bool:
+    """The elements lie one after another (a row the memories move at once)."""
+    return bool((element_offsets == np.arange(element_offsets.shape[0]) * m.elem.size).all())
+
+
+def _lane_starts(rt: Runtime, offsets: np.ndarray, lanes: np.ndarray, mask: Any) -> np.ndarray:
+    """The byte offset of each lane in ``lanes`` (the active lanes)."""
+    if mask is None and offsets.shape[0] == rt.lanes:
+        return offsets
+    return widen(offsets, rt.lanes)[lanes]
+
+
+def read(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_offsets: np.ndarray, mask: Any,
+         rows: bool = False) -> np.ndarray:
+    """Stored values at ``offsets[:, None] + element_offsets`` (bytes) for the active lanes; 0 elsewhere.
+
+    ``rows``: the element offsets are :func:`contiguous`, so LDS and private memory move a row per lane."""
     rt: Runtime = p.rt
     space = m.space
     count = element_offsets.shape[0]
@@ -105,9 +120,14 @@ def read(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_offsets
         out[lanes] = space.read(widen(offsets, rt.lanes)[lanes, None] + element_offsets, m.elem, what, p.op_location(op_id))
         return out
     lanes = rt.active_lanes(mask)
-    addresses = widen(offsets, rt.lanes)[lanes, None] + element_offsets
-    _check_space(p, op_id, space, addresses, lanes, m.elem.size)
-    values = space.read(addresses, np.broadcast_to(lanes[:, None], addresses.shape), m.elem, rt, op_id)
+    if rows:
+        starts = _lane_starts(rt, offsets, lanes, mask)
+        _check_rows(p, op_id, space, starts, lanes, element_offsets, m.elem.size)
+        values = space.read_rows(starts, count, lanes, m.elem, rt, op_id)
+    else:
+        addresses = widen(offsets, rt.lanes)[lanes, None] + element_offsets
+        _check_space(p, op_id, space, addresses, lanes, m.elem.size)
+        values = space.read(addresses, np.broadcast_to(lanes[:, None], addresses.shape), m.elem, rt, op_id)
     if mask is None:
         return values
     out = np.zeros((rt.lanes, count), dtype=m.elem.storage)
@@ -115,19 +135,36 @@ def read(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_offsets
     return out
 
 
-def write(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_offsets: np.ndarray, values: np.ndarray, mask: Any) -> None:
-    """Store ``values`` (lanes or 1, count) in storage dtype at the active lanes' addresses."""
+def write(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_offsets: np.ndarray, values: np.ndarray, mask: Any,
+          rows: bool = False) -> None:
+    """Store ``values`` (lanes or 1, count) in storage dtype at the active lanes' addresses (``rows`` as for :func:`read`)."""
     rt: Runtime = p.rt
     space = m.space
     count = element_offsets.shape[0]
     lanes = rt.active_lanes(mask)
+    values = values.reshape(values.shape[0], count)
+    if mask is not None or values.shape[0] != rt.lanes:
+        values = np.broadcast_to(values, (rt.lanes, count))[lanes]
+    if rows and not isinstance(space, Device):
+        starts = _lane_starts(rt, offsets, lanes, mask)
+        _check_rows(p, op_id, space, starts, lanes, element_offsets, m.elem.size)
+        space.write_rows(starts, lanes, values, m.elem, rt, op_id)
+        return
     addresses = widen(offsets, rt.lanes)[lanes, None] + element_offsets
-    values = np.broadcast_to(values.reshape(values.shape[0], count), (rt.lanes, count))[lanes]
     if isinstance(space, Device):
         space.write(addresses, values, m.elem, lambda: p.op_name(op_id), p.op_location(op_id))
         return
     _check_space(p, op_id, space, addresses, lanes, m.elem.size)
     space.write(addresses, np.broadcast_to(lanes[:, None], addresses.shape), values, m.elem, rt, op_id)
+
+
+def _check_rows(p: Program, op_id: int, space: Space, starts: np.ndarray, lanes: np.ndarray, element_offsets: np.ndarray,
+                size: int) -> None:
+    """:func:`_check_space` of rows: each row's first and last element decide (the message comes from the full check)."""
+    base = space.lane_base if lanes.shape[0] == space.lane_base.shape[0] else space.lane_base[lanes]
+    relative = starts - base
+    if relative.size and ((relative < 0).any() or (relative > space.nbytes - size - int(element_offsets[-1])).any()):
+        _check_space(p, op_id, space, starts[:, None] + element_offsets, lanes, size)
 
 
 def _check_space(p: Program, op_id: int, space: Space, addresses: np.ndarray, lanes: np.ndarray, size: int) -> None:
@@ -173,15 +210,17 @@ def compile_load_store(p: Program, op: Any) -> Any:
         indices = [env[s] for s in index_slots]
         check_indices(p, op_id, m, indices, mask, shape)
         key = (m.strides, m.elem)
-        elements = cache.get(key)
-        if elements is None:
-            elements = cache[key] = vector_element_offsets(m, shape)
+        layout = cache.get(key)
+        if layout is None:
+            elements = vector_element_offsets(m, shape)
+            layout = cache[key] = (elements, contiguous(m, elements))
+        elements, rows = layout
         offsets = byte_offsets(m, indices)
         if storing:
             values = m.elem.to_storage(env[value_slot])
-            write(p, op_id, m, offsets, elements, values.reshape(values.shape[0], -1), mask)
+            write(p, op_id, m, offsets, elements, values.reshape(values.shape[0], -1), mask, rows)
             return
-        stored = read(p, op_id, m, offsets, elements, mask)
+        stored = read(p, op_id, m, offsets, elements, mask, rows)
         values = m.elem.to_compute(stored)
         env[result] = values.reshape((values.shape[0], *shape))
 
