@@ -363,11 +363,22 @@ class Space:
             self._record(*self._units(offsets, lanes, elem.size), tracker, op_id, write=True)
         scatter(self.bytes, offsets, np.asarray(values, dtype=elem.storage))
 
-    def read_rows(self, starts: np.ndarray, count: int, lanes: np.ndarray, elem: Elem, tracker: Any, op_id: int) -> np.ndarray:
+    def read_rows(self, starts: np.ndarray, count: int, lanes: np.ndarray | None, elem: Elem, tracker: Any, op_id: int,
+                  active: np.ndarray | None = None) -> np.ndarray:
         """``count`` consecutive elements from each byte offset in ``starts`` (1-D, one per lane in ``lanes``):
-        the same as :meth:`read` of ``starts[:, None] + arange(count) * elem.size``, moved row by row."""
+        the same as :meth:`read` of ``starts[:, None] + arange(count) * elem.size``, moved row by row.
+
+        With ``active`` (a mask over every lane, ``starts`` one per lane, ``lanes`` None) all rows are
+        read but only the active lanes count as readers. The arrays must stay unchanged after the call:
+        reads are recorded lazily."""
         if self.track:
-            self._read_units(lambda: self._row_units(starts, lanes, count, elem.size), tracker, op_id)
+            if active is None:
+                units = lambda: self._row_units(starts, lanes, count, elem.size)  # noqa: E731
+            else:
+                def units() -> tuple[np.ndarray, np.ndarray]:
+                    on = np.nonzero(active)[0]
+                    return self._row_units(starts[on], on, count, elem.size)
+            self._read_units(units, tracker, op_id)
         return gather_rows(self.bytes, starts, count, elem.storage)
 
     def write_rows(self, starts: np.ndarray, lanes: np.ndarray, values: np.ndarray, elem: Elem, tracker: Any, op_id: int) -> None:

@@ -82,6 +82,8 @@ def check_indices(p: Program, op_id: int, m: MemRef, indices: list, mask: Any, e
     lead = len(indices) - len(extents)
     for dim, index in enumerate(indices):
         extent = extents[dim - lead] if dim >= lead else 1
+        if index.size and index.min() >= 0 and index.max() + extent <= m.shape[dim]:
+            continue  # every lane in bounds, active or not
         active = index if (mask is None or index.shape[0] == 1) else index[mask]
         if active.size and ((active < 0).any() or (active + extent > m.shape[dim]).any()):
             bad = int(active[(active < 0) | (active + extent > m.shape[dim])][0])
@@ -119,20 +121,43 @@ def read(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_offsets
         out = np.zeros((rt.lanes, count), dtype=m.elem.storage)
         out[lanes] = space.read(widen(offsets, rt.lanes)[lanes, None] + element_offsets, m.elem, what, p.op_location(op_id))
         return out
-    lanes = rt.active_lanes(mask)
     if rows:
-        starts = _lane_starts(rt, offsets, lanes, mask)
-        _check_rows(p, op_id, space, starts, lanes, element_offsets, m.elem.size)
-        values = space.read_rows(starts, count, lanes, m.elem, rt, op_id)
-    else:
-        addresses = widen(offsets, rt.lanes)[lanes, None] + element_offsets
-        _check_space(p, op_id, space, addresses, lanes, m.elem.size)
-        values = space.read(addresses, np.broadcast_to(lanes[:, None], addresses.shape), m.elem, rt, op_id)
+        return _read_rows(p, op_id, m, offsets, element_offsets, mask)
+    lanes = rt.active_lanes(mask)
+    addresses = widen(offsets, rt.lanes)[lanes, None] + element_offsets
+    _check_space(p, op_id, space, addresses, lanes, m.elem.size)
+    values = space.read(addresses, np.broadcast_to(lanes[:, None], addresses.shape), m.elem, rt, op_id)
     if mask is None:
         return values
     out = np.zeros((rt.lanes, count), dtype=m.elem.storage)
     out[lanes] = values
     return out
+
+
+def _read_rows(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_offsets: np.ndarray, mask: Any) -> np.ndarray:
+    """:func:`read` of contiguous elements from LDS or private memory, a row per lane.
+
+    Under a mask every lane whose row lies inside its copy of the buffer is read at once, then the
+    inactive lanes are zeroed; only the active lanes are checked and recorded as readers."""
+    rt: Runtime = p.rt
+    space: Space = m.space
+    count, size = element_offsets.shape[0], m.elem.size
+    starts = widen(offsets, rt.lanes)
+    relative = starts - space.lane_base
+    outside = (relative < 0) | (relative > space.nbytes - size - int(element_offsets[-1]))
+    if mask is None:
+        if outside.any():
+            _check_space(p, op_id, space, starts[:, None] + element_offsets, rt.all_lanes, size)
+        return space.read_rows(starts, count, rt.all_lanes, m.elem, rt, op_id)
+    if outside.any():
+        lanes = np.nonzero(mask)[0]
+        if not lanes.size:
+            return np.zeros((rt.lanes, count), dtype=m.elem.storage)
+        _check_space(p, op_id, space, starts[lanes, None] + element_offsets, lanes, size)
+        starts = np.where(outside, space.lane_base, starts)  # inactive lanes out of bounds read their copy's start
+    values = space.read_rows(starts, count, None, m.elem, rt, op_id, active=mask)
+    np.copyto(values, 0, where=~mask[:, None])  # as for element reads: an inactive lane reads 0
+    return values
 
 
 def write(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_offsets: np.ndarray, values: np.ndarray, mask: Any,
