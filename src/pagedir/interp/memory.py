@@ -342,8 +342,16 @@ class Space:
     #: Deferred reads merged at once past this many (bounds the memory they hold).
     MAX_PENDING = 64
 
-    def barrier(self) -> None:
+    def barrier(self, copies: np.ndarray | None = None) -> None:
+        """Forget the accesses since the last barrier, of every copy or of ``copies`` (workgroups) only."""
         if not self.track:
+            return
+        if copies is not None:
+            self._merge_pending()
+            copy_of_unit = np.arange(len(self.writer), dtype=np.int64) * self.UNIT // self.nbytes
+            arrived = np.isin(copy_of_unit, copies)
+            self.writer[arrived] = -1
+            self.reader[arrived] = -1
             return
         if self.written:
             self.writer.fill(-1)

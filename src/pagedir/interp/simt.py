@@ -142,6 +142,13 @@ class Runtime:
                     f"{int(self.group_id[group * self.block])} (a barrier in divergent control flow)",
                     self.program.op_location(op_id),
                 )
+            arrived = np.nonzero(per_group.all(axis=1))[0]
+            if len(arrived) < self.groups:
+                # Workgroups of the batch that did not reach this barrier (a workgroup-uniform branch)
+                # keep their accesses since their own last barrier.
+                for space in self.lds_spaces:
+                    space.barrier(arrived)
+                return
         for space in self.lds_spaces:
             space.barrier()
 
