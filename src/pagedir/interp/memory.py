@@ -283,14 +283,21 @@ def _rows_view(buffer: np.ndarray, width: int, aligned: bool) -> np.ndarray:
     return np.ndarray(shape=(max(0, len(buffer) - width + 1),), dtype=row, buffer=buffer, strides=(1,))
 
 
-def gather_rows(buffer: np.ndarray, starts: np.ndarray, count: int, dtype: np.dtype) -> np.ndarray:
+def gather_rows(buffer: np.ndarray, starts: np.ndarray, count: int, dtype: np.dtype, views: dict | None = None) -> np.ndarray:
     """``count`` consecutive values of ``dtype`` from each byte offset in ``starts`` (1-D): (len(starts), count).
 
     The same values as :func:`gather` of ``starts[:, None] + arange(count) * itemsize``, moved as one
-    row per start, which costs a fraction of an element-wise gather."""
+    row per start, which costs a fraction of an element-wise gather. ``views`` caches the row views
+    of ``buffer``."""
     width = count * dtype.itemsize
     aligned = not (starts % width).any()
-    rows = _rows_view(buffer, width, aligned)[starts // width if aligned else starts]
+    key = (width, aligned)
+    view = views.get(key) if views is not None else None
+    if view is None:
+        view = _rows_view(buffer, width, aligned)
+        if views is not None:
+            views[key] = view
+    rows = view[starts // width if aligned else starts]
     return rows.view(dtype).reshape(len(starts), count)
 
 
@@ -325,6 +332,7 @@ class Space:
         self.nbytes = nbytes
         self.bytes = np.full(copies * nbytes, 0xFF, dtype=np.uint8)  # uninitialised memory reads as NaN / -1
         self.lane_base = (np.arange(num_lanes, dtype=np.int64) // lanes_per_copy) * nbytes
+        self.row_views: dict = {}  # views of ``bytes`` as rows, for gather_rows
         self.track = track
         if track:
             units = -(-len(self.bytes) // self.UNIT) + 1
@@ -387,7 +395,7 @@ class Space:
                     on = np.nonzero(active)[0]
                     return self._row_units(starts[on], on, count, elem.size)
             self._read_units(units, tracker, op_id)
-        return gather_rows(self.bytes, starts, count, elem.storage)
+        return gather_rows(self.bytes, starts, count, elem.storage, self.row_views)
 
     def write_rows(self, starts: np.ndarray, lanes: np.ndarray, values: np.ndarray, elem: Elem, tracker: Any, op_id: int) -> None:
         """Row ``i`` of ``values`` (n, count) at byte offset ``starts[i]`` by lane ``lanes[i]``."""

@@ -82,7 +82,10 @@ def check_indices(p: Program, op_id: int, m: MemRef, indices: list, mask: Any, e
     lead = len(indices) - len(extents)
     for dim, index in enumerate(indices):
         extent = extents[dim - lead] if dim >= lead else 1
-        if index.size and index.min() >= 0 and index.max() + extent <= m.shape[dim]:
+        if index.shape[0] == 1 and index.size == 1:
+            if 0 <= int(index[0]) and int(index[0]) + extent <= m.shape[dim]:
+                continue  # the same index on every lane
+        elif index.size and index.min() >= 0 and index.max() + extent <= m.shape[dim]:
             continue  # every lane in bounds, active or not
         active = index if (mask is None or index.shape[0] == 1) else index[mask]
         if active.size and ((active < 0).any() or (active + extent > m.shape[dim]).any()):

@@ -14,7 +14,17 @@ only touch active lanes. A barrier reached by part of a workgroup is an error.
 
 Several workgroups run side by side as one wide batch (their lanes
 concatenated; LDS has one copy per workgroup), which is what makes the
-interpreter fast: the per-op Python cost is paid once per batch.
+interpreter fast: the per-op Python cost is paid once per batch. A batch holds
+``MAX_LANES`` lanes; running with ``MAX_LANES`` at most one workgroup's threads
+gives the plain one-workgroup-at-a-time execution, with the same results bit for
+bit. Workgroups of a batch diverge like threads: a loop whose trip count differs
+between workgroups runs masked iterations, and a barrier reached by some
+workgroups of the batch (a workgroup-uniform branch) ends the race interval of
+those workgroups only.
+
+Handlers keep one interface: ``compile(program, op) -> closure(env, mask)``;
+memory ops read 0 for inactive lanes and never touch memory for them, so a value
+computed from an inactive lane's load cannot fail a check.
 """
 
 from __future__ import annotations
