@@ -35,6 +35,9 @@ def measure_config(config: Config, repeat: int) -> dict:
                             "lds_after_reuse": first["lds"].get("after_reuse"), **first["work"]}
         if "n_per_block" in record["kernel"]:
             record["kernel"]["kv_tiles"] = -(-config.seq_k // record["kernel"]["n_per_block"])
+            # The KV loop's instructions (one wave's program) per token of the workgroup's KV tile.
+            record["kernel"]["loop_instructions_per_kv_token"] = round(
+                record["kernel"].get("loop_instructions", 0) / record["kernel"]["n_per_block"], 2)
         record["bytes_required"] = config.required_bytes()
         if config.interpret:
             record["interp"] = measure.interpret(text, first["l6"], first["entry"])

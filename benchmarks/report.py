@@ -217,10 +217,12 @@ def quality_table(records: list[dict]) -> str:
         loads = widths(k["buffer_loads"]) + ("; global " + widths(k["global_loads"]) if k["global_loads"] else "")
         rows.append([r["config"]["name"], workgroups(k), k["vgprs"], k["sgprs"], k["agprs"], spills, k["scratch_bytes"],
                      lds, k["lds_bytes"], f"{k['occupancy']} ({limiter})", loads, widths(k["lds_reads"]),
-                     widths(k["lds_writes"]), k["barriers"], k["waterfall_buffer_loads"], k["instructions"]])
+                     widths(k["lds_writes"]), k["barriers"], k["waterfall_buffer_loads"], k["instructions"],
+                     k.get("matrix_instructions", "-"), k.get("conversions", "-"),
+                     k.get("loop_instructions_per_kv_token", "-")])
     return table(["configuration", "workgroups", "VGPR", "SGPR", "AGPR", "spills V/S", "scratch B",
                   "LDS plan before -> after B", "LDS (asm) B", "occupancy (limit)", "buffer loads", "LDS reads",
-                  "LDS writes", "barriers", "waterfall", "instr"], rows)
+                  "LDS writes", "barriers", "waterfall", "instr", "MFMA/WMMA", "v_cvt", "loop instr / KV token"], rows)
 
 
 def workgroups(kernel: dict) -> int:

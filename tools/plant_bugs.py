@@ -106,6 +106,7 @@ class Outcome:
 # The plants
 
 GRIDWISE = "passes/gridwise_attention_to_blockwise.py"
+GEMM = "passes/blockwise_gemm.py"
 BUFFER_LOAD = "passes/buffer_load.py"
 THREADWISE = "passes/threadwise_lowering.py"
 REUSE_LDS = "passes/reuse_lds.py"
@@ -123,7 +124,7 @@ CHECK_COPY_KV_RDNA = f"{COPY_KV} --arch gfx1100 | pagedir-run --check - --seed 3
 #: How numpy's assert_allclose and assert_array_equal report wrong numbers.
 WRONG_VALUES = r"Mismatched elements|nan location mismatch"
 #: How pagedir-run --check reports a level that computes something else than the reference.
-CHECK_FAILED = r"(as written|after rock-kernel-pipeline): .*FAIL"
+CHECK_FAILED = r"(as written|after rock-kernel-pipeline)( \(launches [^)]*\))?: .*FAIL"
 UNMAPPED = r"reads unmapped device address"
 
 REFERENCE_BY_ZERO = Edit(
@@ -178,7 +179,18 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "attention-causal-v-weighted-by-zero",
         "rock-gridwise-attention-to-blockwise weights causally hidden V rows by 0 instead of skipping them",
-        (Edit(GRIDWISE, "            if limit is not None:\n", "            if False:  # PLANTED\n"),),
+        (Edit(GRIDWISE, "            if limit is not None:\n", "            if False:  # PLANTED\n"),
+         Edit(GEMM, "return arith.select(sees_non_finite, self.mfma(v_t, probs, acc), self.mfma(sanitized, probs, acc))",
+              "return self.mfma(v_t, probs, acc)  # PLANTED")),
+        (Catcher("tests/unit/test_attention.py::test_causally_masked_keys_never_reach_the_output[False]", WRONG_VALUES),
+         Catcher("tests/unit/test_attention.py::test_causally_masked_keys_never_reach_the_output_without_matrix_cores",
+                 WRONG_VALUES)),
+    ),
+    Plant(
+        "attention-causal-diagonal-on-matrix-cores",
+        "rock-gridwise-attention-to-blockwise runs P V on the matrix cores in tiles with causally hidden keys too",
+        (Edit(GEMM, "return arith.cmpi(arith.CmpIPredicate.sgt, last_key, seen)",
+              "return arith.cmpi(arith.CmpIPredicate.slt, last_key, last_key)  # PLANTED"),),
         (Catcher("tests/unit/test_attention.py::test_causally_masked_keys_never_reach_the_output[False]", WRONG_VALUES),),
     ),
     Plant(

@@ -58,6 +58,8 @@ class Chip:
     #: Compute units of the largest part with this chip (MI300X for gfx942, MI210 for gfx90a): the
     #: workgroups a launch needs to fill it. Parts with fewer (MI300A: 228) pass their own count.
     compute_units: int = 0
+    #: fp8 element types the chip converts in hardware (MLIR names): gfx942 the FNUZ formats, gfx950 the OCP ones.
+    fp8_types: tuple[str, ...] = ()
 
     @property
     def major(self) -> int:
@@ -73,8 +75,10 @@ _CDNA_FEATURES = ("sramecc", "xnack")
 CHIPS: dict[str, Chip] = {
     "gfx908": Chip("gfx908", 64, 64 * _KB, 64 * _KB, 10, 4, 256, 4, 512, CDNA_BUFFER_FLAGS, "cdna", _CDNA_FEATURES, compute_units=120),
     "gfx90a": Chip("gfx90a", 64, 64 * _KB, 64 * _KB, 8, 4, 512, 8, 512, CDNA_BUFFER_FLAGS, "cdna", _CDNA_FEATURES, compute_units=104),
-    "gfx942": Chip("gfx942", 64, 64 * _KB, 64 * _KB, 8, 4, 512, 8, 512, CDNA_BUFFER_FLAGS, "cdna", _CDNA_FEATURES, compute_units=304),
-    "gfx950": Chip("gfx950", 64, 160 * _KB, 160 * _KB, 8, 4, 512, 8, 1280, CDNA_BUFFER_FLAGS, "cdna", _CDNA_FEATURES, compute_units=256),
+    "gfx942": Chip("gfx942", 64, 64 * _KB, 64 * _KB, 8, 4, 512, 8, 512, CDNA_BUFFER_FLAGS, "cdna", _CDNA_FEATURES, compute_units=304,
+                   fp8_types=("f8E4M3FNUZ", "f8E5M2FNUZ")),
+    "gfx950": Chip("gfx950", 64, 160 * _KB, 160 * _KB, 8, 4, 512, 8, 1280, CDNA_BUFFER_FLAGS, "cdna", _CDNA_FEATURES, compute_units=256,
+                   fp8_types=("f8E4M3FN", "f8E5M2")),
     "gfx1030": Chip("gfx1030", 32, 64 * _KB, 128 * _KB, 16, 4, 1024, 8, 512, RDNA_BUFFER_FLAGS, "rdna", compute_units=80),
     "gfx1100": Chip("gfx1100", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, RDNA_BUFFER_FLAGS, "rdna", compute_units=96),
     "gfx1101": Chip("gfx1101", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, RDNA_BUFFER_FLAGS, "rdna", compute_units=60),

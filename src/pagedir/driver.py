@@ -419,15 +419,28 @@ class BackendLowerTransfersPass(Pass):
 
 
 class BackendLowerMathPass(Pass):
-    """Rewrite f32 math ops with an AMDGPU instruction (exp2) into LLVM intrinsic calls."""
+    """Rewrite f32 math ops with an AMDGPU instruction (exp2) into LLVM intrinsic calls, expand tanh."""
 
     argument = "rock-backend-lower-math"
-    summary = "Lower f32 math.exp2 to llvm.exp2 instead of a device-library call"
+    summary = "Lower f32 math.exp2 to llvm.exp2 instead of a device-library call, math.tanh to exp2 arithmetic"
 
     def run(self, module) -> bool:
         from pagedir.backend.intrinsics import lower_math_to_intrinsics
 
         lower_math_to_intrinsics(module)
+        return True
+
+
+class BackendLowerSlicesPass(Pass):
+    """Rewrite 1-D strided slices (left by convert-arith-to-amdgpu's fp8 conversions) into shuffles."""
+
+    argument = "rock-backend-lower-slices"
+    summary = "Lower 1-D vector.extract/insert_strided_slice to vector.shuffle"
+
+    def run(self, module) -> bool:
+        from pagedir.backend.transfers import lower_strided_slices
+
+        lower_strided_slices(module)
         return True
 
 
@@ -464,6 +477,9 @@ def backend_pipeline_steps(options: BackendPipelineOptions) -> list[Pass | str]:
         "convert-vector-to-scf",
         BackendLowerTransfersPass(),
         BackendLowerMathPass(),
+        # fp8 -> f32 conversions (fp8 KV caches) become the chip's packed conversions (amdgpu ext ops)
+        f"gpu.module(convert-arith-to-amdgpu{{chipset={chip}}})",
+        BackendLowerSlicesPass(),
         "expand-strided-metadata,lower-affine,arith-expand,convert-scf-to-cf",
         f"gpu.module({','.join(to_rocdl)})",
         "reconcile-unrealized-casts",

@@ -24,6 +24,7 @@ This module is a leaf: it uses nothing else of pagedir (the device is anything w
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +70,78 @@ def as_float32(array: Any) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------
+# fp8 as uint8 bit patterns
+
+#: fp8 formats by MLIR type name: (exponent bits, mantissa bits, exponent bias, special codes).
+#: FNUZ (AMD gfx942): no infinities, no negative zero, 0x80 is the only NaN. OCP E4M3FN (gfx950):
+#: no infinities, S.1111.111 is NaN. OCP E5M2: IEEE-like, S.11111.00 is infinite, S.11111.xx NaN.
+FP8_FORMATS = {
+    "f8E4M3FNUZ": (4, 3, 8, "fnuz"),
+    "f8E5M2FNUZ": (5, 2, 16, "fnuz"),
+    "f8E4M3FN": (4, 3, 7, "fn"),
+    "f8E5M2": (5, 2, 15, "ieee"),
+}
+
+
+def fp8_table(name: str) -> np.ndarray:
+    """The float32 value of each of the 256 codes of fp8 format ``name`` (NaN where a code is NaN)."""
+    exp_bits, man_bits, bias, special = FP8_FORMATS[name]
+    codes = np.arange(256, dtype=np.int64)
+    sign = np.where(codes >> 7, -1.0, 1.0)
+    exponent = (codes >> man_bits) & ((1 << exp_bits) - 1)
+    mantissa = codes & ((1 << man_bits) - 1)
+    magnitude = np.where(exponent == 0, mantissa * 2.0 ** (1 - bias - man_bits),
+                         (1 + mantissa / 2.0**man_bits) * 2.0 ** (exponent - bias))
+    values = (sign * magnitude).astype(np.float32)
+    top = exponent == (1 << exp_bits) - 1
+    if special == "fnuz":
+        values[0x80] = np.nan
+    elif special == "fn":
+        values[top & (mantissa == (1 << man_bits) - 1)] = np.nan
+    else:
+        values[top & (mantissa == 0)] = sign[top & (mantissa == 0)] * np.inf
+        values[top & (mantissa != 0)] = np.nan
+    return values
+
+
+def fp8_values(bits: Any, name: str) -> np.ndarray:
+    """uint8 fp8 bit patterns of format ``name`` -> float32 values (exact)."""
+    return fp8_table(name)[np.asarray(bits).astype(np.uint8)]
+
+
+def fp8_bits(values: Any, name: str) -> np.ndarray:
+    """float values -> uint8 fp8 bit patterns: round to nearest, ties to even, finite values past
+    the largest saturating to it; NaN to NaN; +-Inf to +-Inf where the format has them, else NaN."""
+    table = fp8_table(name)
+    array = np.asarray(values, dtype=np.float32)
+    positive = np.array([code for code in range(128) if np.isfinite(table[code])], dtype=np.int64)
+    magnitudes = table[positive]  # increasing with the code
+    size = np.abs(array).reshape(-1)
+    above = np.clip(np.searchsorted(magnitudes, size), 1, len(positive) - 1)
+    below = above - 1
+    gap_below, gap_above = size - magnitudes[below], magnitudes[above] - size
+    tie = gap_below == gap_above
+    pick = np.where(tie, np.where(positive[below] % 2 == 0, below, above), np.where(gap_below < gap_above, below, above))
+    pick = np.where(size >= magnitudes[-1], len(positive) - 1, pick)  # saturate
+    codes = positive[pick]
+    negative = np.signbit(array.reshape(-1)) & ~((FP8_FORMATS[name][3] == "fnuz") & (codes == 0))
+    codes = codes | np.where(negative, 0x80, 0)
+    nan_code = np.flatnonzero(np.isnan(table))[0]
+    codes = np.where(np.isnan(size), nan_code, codes)
+    infinite = np.isinf(size)
+    if np.isinf(table).any():
+        codes = np.where(infinite, np.where(array.reshape(-1) < 0, 0xFC, 0x7C), codes)
+    else:
+        codes = np.where(infinite, nan_code, codes)
+    return codes.astype(np.uint8).reshape(array.shape)
+
+
+def round_fp8(values: Any, name: str) -> np.ndarray:
+    """float values rounded to fp8 format ``name`` (float32)."""
+    return fp8_values(fp8_bits(values, name), name)
+
+
+# ----------------------------------------------------------------------------
 # Attention
 
 
@@ -80,6 +153,10 @@ def attention(
     seq_lens: Any = None,
     causal: bool = False,
     scale: float | None = None,
+    window_left: int | None = None,
+    softcap: float | None = None,
+    alibi_slopes: Any = None,
+    sinks: Any = None,
 ) -> np.ndarray:
     """Paged-attention semantics on dense tensors: q ``[B, Hq, Sq, D]``, k/v ``[B, Hkv, Sk, D]``.
 
@@ -89,7 +166,13 @@ def attention(
     Masked keys do not take part at all: whatever their K and V slots hold (NaN,
     Inf) never reaches the output. Computed in float32; a row with every key
     masked gives zeros. Returns float32 ``[B, Hq, Sq, D]``.
+
+    Variants (:func:`variant_attention`): ``window_left``, ``softcap``,
+    ``alibi_slopes`` and ``sinks`` (``[Hq]`` each).
     """
+    if window_left is not None or softcap is not None or alibi_slopes is not None or sinks is not None:
+        return variant_attention(q, k, v, seq_lens=seq_lens, causal=causal, scale=scale, window_left=window_left,
+                                 softcap=softcap, alibi_slopes=alibi_slopes, sinks=sinks)
     q, k, v = as_float32(q), as_float32(k), as_float32(v)
     batch, heads_q, seq_q, head_dim = q.shape
     heads_kv, seq_k = k.shape[1], k.shape[2]
@@ -113,6 +196,56 @@ def attention(
     return out
 
 
+def variant_attention(q: Any, k: Any, v: Any, *, seq_lens: Any = None, causal: bool = False, scale: float | None = None,
+                      window_left: int | None = None, softcap: float | None = None, alibi_slopes: Any = None,
+                      sinks: Any = None) -> np.ndarray:
+    """Attention with the score modifications of ``rock.attention``, from their definitions.
+
+    Query ``i`` of sequence ``b`` sits at the absolute position ``i_pos = i + seq_len - Sq``.
+    It sees keys ``j < seq_len``, with ``causal`` only ``j <= i_pos``, with ``window_left``
+    only ``j >= i_pos - window_left``. Per head ``h`` and visible key ``j``:
+    ``s = scale * q.k``; ``softcap``: ``s = softcap * tanh(s / softcap)``; ``alibi_slopes``:
+    ``s += slope[h] * (j - i_pos)``. The weights are ``exp(s_j) / (sum_j exp(s_j) +
+    exp(sinks[h]))`` (no sink term without ``sinks``): the sink takes part in the
+    denominator only. A row without visible keys gives zeros, sinks or not.
+    """
+    q, k, v = as_float32(q), as_float32(k), as_float32(v)
+    batch, heads_q, seq_q, head_dim = q.shape
+    heads_kv, seq_k = k.shape[1], k.shape[2]
+    group = heads_q // heads_kv
+    scale = np.float32(1.0 / np.sqrt(head_dim) if scale is None else scale)
+    lengths = np.full(batch, seq_k, dtype=np.int64) if seq_lens is None else np.asarray(seq_lens, dtype=np.int64)
+    slopes = None if alibi_slopes is None else np.asarray(alibi_slopes, dtype=np.float32)
+    sink = None if sinks is None else np.asarray(sinks, dtype=np.float32)
+    out = np.zeros(q.shape, dtype=np.float32)
+    for b in range(batch):
+        length = int(lengths[b])
+        for i in range(seq_q):
+            position = i + length - seq_q
+            first = 0 if window_left is None else max(0, position - window_left)
+            end = min(length, position + 1) if causal else length
+            if end <= first:
+                continue
+            keys = np.repeat(k[b, :, first:end], group, axis=0)  # [Hq, L, D]: only visible keys, never masked by 0
+            values = np.repeat(v[b, :, first:end], group, axis=0)
+            scores = np.einsum("hd,hld->hl", q[b, :, i], keys).astype(np.float32) * scale
+            if softcap is not None:
+                cap = np.float32(softcap)
+                scores = cap * np.tanh(scores / cap)
+            if slopes is not None:
+                distance = np.arange(first, end, dtype=np.float32) - np.float32(position)
+                scores = scores + slopes[:, None] * distance[None, :]
+            top = scores.max(axis=-1)
+            if sink is not None:
+                top = np.maximum(top, sink)
+            weights = np.exp(scores - top[:, None])
+            total = weights.sum(axis=-1)
+            if sink is not None:
+                total = total + np.exp(sink - top)
+            out[b, :, i] = np.einsum("hl,hld->hd", weights, values) / total[:, None]
+    return out
+
+
 def softmax_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: np.float32) -> np.ndarray:
     """``softmax(scale * q k^T) v`` per head over every key given (float32; zeros when there is none)."""
     if k.shape[1] == 0:
@@ -122,7 +255,9 @@ def softmax_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: np.flo
     return (np.matmul(weights, v) / weights.sum(axis=-1, keepdims=True)).astype(np.float32)
 
 
-def attention_loops(q: Any, k: Any, v: Any, *, seq_lens: Any = None, causal: bool = False, scale: float | None = None) -> np.ndarray:
+def attention_loops(q: Any, k: Any, v: Any, *, seq_lens: Any = None, causal: bool = False, scale: float | None = None,
+                    window_left: int | None = None, softcap: float | None = None, alibi_slopes: Any = None,
+                    sinks: Any = None) -> np.ndarray:
     """The same semantics written as plain loops, one query row at a time (slow; for tests)."""
     q, k, v = as_float32(q), as_float32(k), as_float32(v)
     batch, heads_q, seq_q, head_dim = q.shape
@@ -135,13 +270,20 @@ def attention_loops(q: Any, k: Any, v: Any, *, seq_lens: Any = None, causal: boo
         for h in range(heads_q):
             kv = h // group
             for i in range(seq_q):
-                visible = [j for j in range(seq_k) if j < length and (not causal or j <= i + length - seq_q)]
+                position = i + length - seq_q
+                visible = [j for j in range(seq_k) if j < length and (not causal or j <= position)
+                           and (window_left is None or j >= position - window_left)]
                 if not visible:
                     continue
                 scores = [float(np.dot(q[b, h, i], k[b, kv, j])) * scale for j in visible]
-                top = max(scores)
+                if softcap is not None:
+                    scores = [softcap * math.tanh(s / softcap) for s in scores]
+                if alibi_slopes is not None:
+                    scores = [s + float(alibi_slopes[h]) * (j - position) for s, j in zip(scores, visible)]
+                sink = [] if sinks is None else [float(sinks[h])]
+                top = max(scores + sink)
                 weights = [np.exp(s - top) for s in scores]
-                total = sum(weights)
+                total = sum(weights) + sum(math.exp(s - top) for s in sink)
                 for weight, j in zip(weights, visible):
                     out[b, h, i] += (weight / total) * v[b, kv, j]
     return out

@@ -142,6 +142,14 @@ def test_causally_masked_keys_never_reach_the_output(dense: bool) -> None:
     np.testing.assert_allclose(got[:, :, :-1], expected[:, :, :-1], atol=TOLERANCE[args.dtype], rtol=0)
 
 
+def test_causally_masked_keys_never_reach_the_output_without_matrix_cores() -> None:
+    # The same on a chip without matrix instructions (gfx1030): the VALU loop skips hidden keys itself.
+    args = make_args(seq_len_q=4, seq_len_k=48, causal=True, arch="gfx1030")
+    got, expected = run_attention(args, np.array([48, 21], dtype=np.int32), poison_last_key=True)
+    assert np.all(np.isnan(expected[:, :, -1])) and np.all(np.isfinite(expected[:, :, :-1]))
+    np.testing.assert_allclose(got[:, :, :-1], expected[:, :, :-1], atol=TOLERANCE[args.dtype], rtol=0)
+
+
 def test_tiles_past_seq_len_are_never_loaded() -> None:
     args = make_args(num_heads_q=8, seq_len_k=128, page_size=16)
     # Pages of tiles wholly past seq_len point at unmapped memory.

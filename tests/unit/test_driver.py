@@ -20,6 +20,8 @@ BACKEND_STEPS = [
     "convert-vector-to-scf",
     "rock-backend-lower-transfers",
     "rock-backend-lower-math",
+    "gpu.module(convert-arith-to-amdgpu{chipset=gfx942})",
+    "rock-backend-lower-slices",
     "expand-strided-metadata,lower-affine,arith-expand,convert-scf-to-cf",
     "gpu.module(convert-amdgpu-to-rocdl{chipset=gfx942},convert-gpu-to-rocdl{chipset=gfx942 index-bitwidth=64 "
     "use-bare-ptr-memref-call-conv=true})",
@@ -50,7 +52,7 @@ def test_stages_from_linalg_to_the_code_object_in_order() -> None:
     table = stages(CompileOptions(arch="gfx942", emit="hsaco", want_asm=True), "linalg")
     assert [s.name for s in table] == [*KERNEL_PASSES, *BACKEND_STEPS, "extract-llvm-module", "mlir-translate", "llvm-O3",
                                        "llvm-codegen", "llvm-codegen-obj", "ld.lld"]
-    assert [s.level for s in table] == ["L0", "L1", "L2", "L3", "L3", "L3", "L4", "L5", "L6", *["L7"] * 8,
+    assert [s.level for s in table] == ["L0", "L1", "L2", "L3", "L3", "L3", "L4", "L5", "L6", *["L7"] * 10,
                                         "llvm-module", "llvm-ir", "llvm-ir-opt", "asm", "obj", "hsaco"]
     # Each kernel pass and each level after L7 is dumped under its own name; the backend pipeline once, at its end.
     assert [s.dump for s in table if s.dump] == [*KERNEL_PASSES, "llvm-dialect", "llvm-module", "llvm-ir", "llvm-ir-opt",
@@ -188,8 +190,8 @@ def test_each_pass_takes_the_options_its_own_options_have() -> None:
     table = stages(CompileOptions(arch="gfx950", n_per_block=16), "L0", "L6")
     given = {stage.name: dataclasses.asdict(stage.step.options) for stage in table}
     takes_arch = {name for name, values in given.items() if "arch" in values}
-    assert takes_arch == {"rock-attention-to-gridwise", "rock-reuse-lds", "rock-threadwise-lowering", "rock-buffer-load",
-                          "rock-to-gpu"}
+    assert takes_arch == {"rock-attention-to-gridwise", "rock-gridwise-attention-to-blockwise", "rock-reuse-lds",
+                          "rock-threadwise-lowering", "rock-buffer-load", "rock-to-gpu"}
     assert all(given[name]["arch"] == "gfx950" for name in takes_arch)
     assert given["rock-attention-to-gridwise"] == {"arch": "gfx950", "block_size": 0, "m_per_block": 0, "n_per_block": 16,
                                                    "num_splits": -1, "compute_units": 0}

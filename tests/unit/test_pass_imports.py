@@ -16,8 +16,9 @@ import pagedir.passes
 
 PACKAGE = "pagedir.passes"
 PASSES_DIR = pathlib.Path(pagedir.passes.__file__).parent
-#: Modules of the package every pass may import: the registry, the base class, the shared helpers.
-SHARED = {"__init__", "base", "ir_utils"}
+#: Modules of the package every pass may import: the registry, the base class, the shared helpers,
+#: the attention passes' blockwise GEMM on matrix cores (its tiling and its loop).
+SHARED = {"__init__", "base", "ir_utils", "blockwise_gemm"}
 
 
 def package_modules() -> set[str]:

@@ -126,6 +126,29 @@ def test_no_waterfall_without_backward_branch_over_the_load():
     assert instruction_statistics(body)["waterfall_buffer_loads"] == 0
 
 
+def test_matrix_instructions_conversions_and_the_largest_loop():
+    body = [
+        "\tv_cvt_f32_f16_e32 v1, v2",
+        ".LBB0_1:",  # outer loop: 8 instructions, the inner one included
+        "\tv_mfma_f32_16x16x16_f16 v[0:3], v[4:5], v[6:7], v[0:3]",
+        ".LBB0_2:",  # inner loop: 3 instructions
+        "\tv_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[0:7]",
+        "\tv_cvt_pk_bf16_f32 v1, v2, v3",
+        "\ts_cbranch_scc1 .LBB0_2",
+        "\tv_mfma_f32_16x16x4_f32 a[0:3], v1, v2, a[0:3]",
+        "\ts_cbranch_execz .LBB0_3",  # forward: no loop
+        "\tv_add_f32_e32 v1, v2, v3",
+        ".LBB0_3:",
+        "\ts_branch .LBB0_1",
+        "\ts_endpgm",
+    ]
+    stats = instruction_statistics(body)
+    assert stats["matrix_instructions"] == 3
+    assert stats["conversions"] == 2
+    assert stats["loop_instructions"] == 8
+    assert instruction_statistics(body[:5] + body[-1:])["loop_instructions"] == 0  # no backward branch
+
+
 @pytest.mark.parametrize(
     ("mnemonic", "expected"),
     [

@@ -12,23 +12,34 @@ backend selects it to ``v_exp_f32`` (with its denormal range fix-up):
 %p = llvm.call_intrinsic "llvm.exp2.v4f32"(%x) : (vector<4xf32>) -> vector<4xf32>
 ```
 
+``math.tanh`` (the logits soft-cap) has no AMDGPU instruction, and
+``convert-gpu-to-rocdl`` turns it into ``llvm.tanh``, which the AMDGPU backend
+cannot select ("no libcall available for ftanh"). An f32 tanh is expanded the way
+upstream's ``math-expand-ops`` does it, with ``llvm.exp2`` for the exponential:
+``tanh(x) = copysign((1 - e) / (1 + e), x)`` with ``e = exp2(-2 log2(e) |x|)``
+(``e`` in (0, 1], so nothing overflows; the absolute error stays near one f32 ulp of 1).
+
 Only f32 (scalar or vector) is rewritten; other types keep the upstream lowering.
 """
 
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import llvm
+from mlir.dialects import arith, llvm
+from mlir.dialects import math as mlir_math
 
 #: math op -> LLVM intrinsic base name.
 INTRINSICS = {"math.exp2": "llvm.exp2"}
+#: math ops expanded into arithmetic and intrinsics (no instruction of their own).
+EXPANDED = ("math.tanh",)
+LOG2_E = 1.4426950408889634
 
 
 def lower_math_to_intrinsics(module: ir.Operation) -> None:
     found: list[ir.Operation] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name in INTRINSICS and _is_f32(op.results[0].type):
+        if (op.name in INTRINSICS or op.name in EXPANDED) and _is_f32(op.results[0].type):
             found.append(op)
         return ir.WalkResult.ADVANCE
 
@@ -36,10 +47,28 @@ def lower_math_to_intrinsics(module: ir.Operation) -> None:
     for op in found:
         result_type = op.results[0].type
         with op.location, ir.InsertionPoint(op):
-            call = llvm.call_intrinsic(result_type, f"{INTRINSICS[op.name]}.{_suffix(result_type)}",
-                                       list(op.operands), [], [])
-        op.results[0].replace_all_uses_with(call)
+            if op.name == "math.tanh":
+                result = _tanh(op.operands[0])
+            else:
+                result = llvm.call_intrinsic(result_type, f"{INTRINSICS[op.name]}.{_suffix(result_type)}",
+                                             list(op.operands), [], [])
+        op.results[0].replace_all_uses_with(result)
         op.erase()
+
+
+def _tanh(x: ir.Value) -> ir.Value:
+    """``copysign((1 - e) / (1 + e), x)``, ``e = exp2(-2 log2(e) |x|)`` (module docstring)."""
+    type_ = x.type
+    e = llvm.call_intrinsic(type_, f"llvm.exp2.{_suffix(type_)}",
+                            [arith.mulf(mlir_math.absf(x), _constant(type_, -2.0 * LOG2_E))], [], [])
+    one = _constant(type_, 1.0)
+    return mlir_math.copysign(arith.divf(arith.subf(one, e), arith.addf(one, e)), x)
+
+
+def _constant(type_: ir.Type, value: float) -> ir.Value:
+    if isinstance(type_, ir.VectorType):
+        return arith.constant(type_, ir.DenseElementsAttr.get_splat(type_, ir.FloatAttr.get(ir.F32Type.get(), value)))
+    return arith.constant(type_, value)
 
 
 def _is_f32(type_: ir.Type) -> bool:

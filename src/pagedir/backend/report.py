@@ -15,7 +15,13 @@ Everything comes from the text LLVM prints, so the figures match the assembly:
   ``.sgpr_spill_count``, ``.agpr_count``, ``.wavefront_size``,
   ``.reqd_workgroup_size`` or else ``.max_flat_workgroup_size``;
 * the kernel's instructions (from its label to ``.Lfunc_end``): memory operations by
-  width, ``s_barrier`` count, and buffer loads inside waterfall loops.
+  width, ``s_barrier`` count, buffer loads inside waterfall loops, matrix instructions
+  (``v_mfma*``, ``v_smfmac*``, ``v_wmma*``, ``v_swmmac*``), conversions (``v_cvt*``), and
+  the instructions of the largest loop (the most instructions between a label and a
+  backward branch to it, ``s_branch`` or ``s_cbranch_*``, nested loops included; every
+  instruction of the body counts once, whichever branch a wave takes): the attention
+  kernels' KV loop, whose count divided by the KV tile's tokens is the instructions
+  per KV token (benchmarks/measure.py).
 
 Widths are named like the CDNA mnemonics for global/buffer/flat accesses
 (``dword``, ``dwordx2``, ``dwordx3``, ``dwordx4``; ``byte``/``short`` below 32 bits) and
@@ -69,6 +75,9 @@ class KernelReport:
     barriers: int = 0
     waterfall_buffer_loads: int = 0
     instructions: int = 0
+    matrix_instructions: int = 0
+    conversions: int = 0
+    loop_instructions: int = 0
 
     @property
     def total_vgprs(self) -> int:
@@ -170,6 +179,9 @@ _WIDTH_TOKEN_RE = re.compile(r"^(?:dword(?:x(\d))?|[bui](8|16|32|64|96|128)|s?by
 _LABEL_RE = re.compile(r"^([.\w$]+):")
 #: The back edge of a waterfall loop: repeat while some lane is left (a uniform loop branches on SCC instead).
 _BRANCH_RE = re.compile(r"^s_cbranch_execnz\s+([.\w$]+)")
+#: Any branch to a label (a loop's back edge when the label comes first).
+_ANY_BRANCH_RE = re.compile(r"^s_(?:c)?branch(?:_\w+)?\s+([.\w$]+)")
+_MATRIX_PREFIXES = ("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")
 
 
 def instruction(line: str) -> str | None:
@@ -240,6 +252,9 @@ def instruction_statistics(body: list[str]) -> dict[str, object]:
     }
     barriers = 0
     count = 0
+    matrix = conversions = 0
+    counted: list[int] = []  # line index of each instruction
+    loops: list[tuple[str, int]] = []  # (target label, line index) of each branch
     labels: dict[str, int] = {}
     readfirstlanes: list[int] = []
     buffer_loads: list[int] = []
@@ -252,7 +267,14 @@ def instruction_statistics(body: list[str]) -> dict[str, object]:
         if text is None:
             continue
         count += 1
+        counted.append(index)
         mnemonic = text.split()[0]
+        if mnemonic.startswith(_MATRIX_PREFIXES):
+            matrix += 1
+        if mnemonic.startswith("v_cvt"):
+            conversions += 1
+        if any_branch := _ANY_BRANCH_RE.match(text):
+            loops.append((any_branch.group(1), index))
         if mnemonic in ("s_barrier", "s_barrier_signal"):
             barriers += 1
         if mnemonic.startswith("v_readfirstlane"):
@@ -267,6 +289,13 @@ def instruction_statistics(body: list[str]) -> dict[str, object]:
                 buffer_loads.append(index)
     stats["barriers"] = barriers
     stats["instructions"] = count
+    stats["matrix_instructions"] = matrix
+    stats["conversions"] = conversions
+    stats["loop_instructions"] = max(
+        (sum(1 for line in counted if labels[target] < line <= at) for target, at in loops
+         if target in labels and labels[target] < at),
+        default=0,
+    )
     stats["waterfall_buffer_loads"] = sum(
         1 for load in buffer_loads if _in_waterfall(load, labels, readfirstlanes, back_branches)
     )
@@ -373,6 +402,9 @@ def format_table(reports: list[KernelReport]) -> str:
             ("s_barrier", str(r.barriers)),
             ("waterfall loads", str(r.waterfall_buffer_loads)),
             ("instructions", str(r.instructions)),
+            ("matrix instrs", str(r.matrix_instructions)),
+            ("v_cvt", str(r.conversions)),
+            ("loop instrs", str(r.loop_instructions)),
         ]
         out.append(f"kernel {r.name} ({r.chip})")
         out.extend(f"  {label:<16} {value}" for label, value in rows)

@@ -90,3 +90,47 @@ def _tail_mask(source: ir.Value, indices: list[ir.Value], op) -> ir.Value:
     lanes = arith.constant(lanes_type, ir.DenseElementsAttr.get(
         [ir.IntegerAttr.get(ir.IndexType.get(), lane) for lane in range(vector_type.shape[0])], type=lanes_type))
     return arith.cmpi(arith.CmpIPredicate.slt, lanes, vector.broadcast(lanes_type, remaining))
+
+
+def lower_strided_slices(module: ir.Operation) -> None:
+    """1-D ``vector.extract_strided_slice`` / ``vector.insert_strided_slice`` with unit strides as
+    ``vector.shuffle``s, which ``convert-gpu-to-rocdl`` lowers (it has no pattern for the slices).
+
+    ``convert-arith-to-amdgpu`` leaves them when it cuts an fp8 ``arith.extf`` into the
+    chip's packed conversions (4 fp8 values in, 2 f32 out, each)::
+
+        %s = vector.extract_strided_slice %v {offsets = [4], sizes = [4], strides = [1]} : vector<16xf8E4M3FNUZ> to vector<4xf8E4M3FNUZ>
+        // becomes
+        %s = vector.shuffle %v, %v [4, 5, 6, 7] : vector<16xf8E4M3FNUZ>, vector<16xf8E4M3FNUZ>
+
+        %r = vector.insert_strided_slice %p, %acc {offsets = [2], strides = [1]} : vector<2xf32> into vector<16xf32>
+        // becomes (positions 2 and 3 from %p, the others from %acc)
+        %r = vector.shuffle %acc, %p [0, 1, 16, 17, 4, ..., 15] : vector<16xf32>, vector<2xf32>
+    """
+    slices: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name in ("vector.extract_strided_slice", "vector.insert_strided_slice") and _unit_1d_slice(op):
+            slices.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    for op in slices:
+        offset = list(ir.ArrayAttr(op.attributes["offsets"]))[0].value
+        with op.location, ir.InsertionPoint(op):
+            if op.name == "vector.extract_strided_slice":
+                source = op.operands[0]
+                size = ir.VectorType(op.results[0].type).shape[0]
+                result = vector.shuffle(source, source, list(range(offset, offset + size)))
+            else:
+                piece, dest = op.operands[0], op.operands[1]
+                width, size = ir.VectorType(dest.type).shape[0], ir.VectorType(piece.type).shape[0]
+                mask = [width + i - offset if offset <= i < offset + size else i for i in range(width)]
+                result = vector.shuffle(dest, piece, mask)
+        op.results[0].replace_all_uses_with(result)
+        op.erase()
+
+
+def _unit_1d_slice(op: ir.Operation) -> bool:
+    strides = [a.value for a in ir.ArrayAttr(op.attributes["strides"])]
+    return strides == [1] and all(ir.VectorType(v.type).rank == 1 for v in list(op.operands) + list(op.results))

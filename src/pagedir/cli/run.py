@@ -22,6 +22,7 @@ code 2 (``PAGEDIR_TRACEBACK=1`` shows the traceback).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import os
 import sys
@@ -41,7 +42,7 @@ from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, close
 from pagedir.cli.files import write_output
 from pagedir.cli.opt import parse_module, read_input
 from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error
-from pagedir.interp import Device, InterpError
+from pagedir.interp import Device, InterpError, lds_banks
 from pagedir.interp.check import Comparison, compare, error_summary, make_case, run_case, runnable
 from pagedir.interp.launch import (argument_count, find_function, functions, launch_plan, launch_size, run_function,
                                    symbol_name)
@@ -109,6 +110,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=seed_value, default=0, metavar="N",
                         help="seed of the random data, 0 <= N < 2**32 (default 0)")
     parser.add_argument("--check", action="store_true", help="compare each function, as written and lowered, with its reference")
+    parser.add_argument("--lds-banks", action="store_true",
+                        help="also count the LDS bank conflicts of the run (with --check, of the lowered kernel; "
+                             "pagedir.interp.lds_banks states the model)")
     parser.add_argument("--arch", metavar="CHIP", help="with --check: chip to lower for (default: each kernel's rock.arch)")
     parser.add_argument("--no-lower", action="store_true", help="with --check: run the functions as written only")
     parser.add_argument("--version", action="version", version=f"pagedir-run {pagedir.__version__}")
@@ -215,17 +219,20 @@ def run_entry(module: ir.Operation, args: argparse.Namespace) -> int:
     if not runnable(func):
         raise UserError(f"@{args.entry} takes LDS or private memref arguments: only host-callable functions can run")
     signature, _keep = case_function(func)
-    if args.inputs:
-        outputs, _ = run_function(func, load_inputs(args.inputs, signature))
-        source = f"inputs from {args.inputs}"
-    else:
-        outputs, _ = run_case(func, args.seed, case_func=signature)
-        source = f"random inputs, seed {args.seed}"
+    with lds_banks.tally() if args.lds_banks else contextlib.nullcontext() as banks:
+        if args.inputs:
+            outputs, _ = run_function(func, load_inputs(args.inputs, signature))
+            source = f"inputs from {args.inputs}"
+        else:
+            outputs, _ = run_case(func, args.seed, case_func=signature)
+            source = f"random inputs, seed {args.seed}"
     groups, block = launch_size(func)
     print(f"@{args.entry}: {groups} workgroups x {block} threads, {source}")
     arguments = list(signature.regions[0].blocks[0].arguments)
     for index, (argument, values) in enumerate(zip(arguments, outputs)):
         print(f"  arg{index} {argument.type}: {summarize(values)}")
+    if banks is not None:
+        print_banks(banks, "  ")
     if args.outputs:
         write_outputs(args.outputs, outputs)
     return 0
@@ -390,7 +397,7 @@ def check_module(module: ir.Operation, args: argparse.Namespace) -> int:
                   f"(pagedir-opt --rock-raise-attention=explain=true says why)")
             ok = False
             continue
-        ok &= check_function(func, target, args.seed)
+        ok &= check_function(func, target, args.seed, args.lds_banks)
     return 0 if ok else 1
 
 
@@ -401,13 +408,16 @@ def host_callable(func: ir.Operation) -> bool:
     return func.name != "gpu.func" or "gpu.kernel" in func.attributes
 
 
-def check_function(func: ir.Operation, lowered: ir.Operation | None, seed: int) -> bool:
-    """Run ``func`` (and ``lowered``) on the case of ``func``, compare, print the summary; True when it passes."""
+def check_function(func: ir.Operation, lowered: ir.Operation | None, seed: int, banks: bool = False) -> bool:
+    """Run ``func`` (and ``lowered``) on the case of ``func``, compare, print the summary; True when it passes.
+    ``banks``: count the LDS bank conflicts of the lowered kernel's run and print them."""
     signature, _keep = case_function(func)
     case = make_case(signature, np.random.default_rng(seed), Device())  # each run below draws the same one
     levels = [run_level(func, "as written", signature, seed)]
+    counted = None
     if lowered is not None:
-        levels.append(run_level(lowered, "after rock-kernel-pipeline" + launches_note(lowered), signature, seed))
+        with lds_banks.tally() if banks else contextlib.nullcontext() as counted:
+            levels.append(run_level(lowered, "after rock-kernel-pipeline" + launches_note(lowered), signature, seed))
     arguments = list(signature.regions[0].blocks[0].arguments)
     if case.expected:
         reference, compared = case.expected, levels
@@ -426,7 +436,17 @@ def check_function(func: ir.Operation, lowered: ir.Operation | None, seed: int) 
         for comparison in level.comparisons:
             if not comparison.ok:
                 print(f"    {comparison.describe()}")
+    if counted is not None:
+        print_banks(counted, "  ")
     return passed
+
+
+def print_banks(banks: lds_banks.Tally, indent: str) -> None:
+    """The LDS bank conflicts of a run, and the ops with the most conflict cycles."""
+    print(f"{indent}LDS bank conflicts: {banks.summary()}")
+    for (name, where, kind), counts in banks.worst():
+        print(f"{indent}  {counts.cycles} cycles: {name} ({kind}) at {where}, {counts.conflicted} of "
+              f"{counts.instructions} wave instructions")
 
 
 def launches_note(func: ir.Operation) -> str:

@@ -82,6 +82,8 @@ def is_paged(value: ir.Value) -> bool:
 
 
 FLOAT_TYPES = ("f16", "bf16", "f32")
+#: fp8 K/V element types (with f16 or bf16 Q and out); which chip takes which: pagedir.arch.
+FP8_TYPES = ("f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3FN", "f8E5M2")
 #: The widest vector a thread loads (dwordx4): head dims and pages are multiples of it.
 VECTOR_BITS = 128
 
@@ -92,6 +94,12 @@ class AttentionLike(OpDef):
         Operand("k", MEMREF, effect=READ, doc="dense memref<B x Hkv x Sk x D x T>, a rock.deref or rock.block_table_view result"),
         Operand("v", MEMREF, effect=READ, doc="dense memref<B x Hkv x Sk x D x T>, a rock.deref or rock.block_table_view result"),
         Operand("seq_lens", MEMREF, OPTIONAL, effect=READ, doc="memref<B x i32>: keys at positions >= seq_lens[b] are masked"),
+        Operand("alibi_slopes", MEMREF, OPTIONAL, effect=READ,
+                doc="memref<Hq x f32>: ALiBi, score of q head h for key j += slope[h] * (j - i_pos)"),
+        Operand("sinks", MEMREF, OPTIONAL, effect=READ,
+                doc="memref<Hq x f32>: per q head a logit joining the softmax denominator, attached to no value"),
+        Operand("k_scale", MEMREF, OPTIONAL, effect=READ, doc="memref<1xf32>: K values are k * k_scale (fp8 caches)"),
+        Operand("v_scale", MEMREF, OPTIONAL, effect=READ, doc="memref<1xf32>: V values are v * v_scale (fp8 caches)"),
         Operand("out", MEMREF, effect=WRITE, doc="memref<B x Hq x Sq x D x T>"),
     )
     common_attributes = (
@@ -99,6 +107,9 @@ class AttentionLike(OpDef):
         Attr("num_heads_kv", I64_ATTR, doc="key/value heads Hkv (GQA: q head h uses kv head h / (Hq / Hkv))"),
         Attr("causal", BOOL_ATTR, required=False, default=False, doc="query i sees keys j <= i + seq_len - Sq"),
         Attr("scale", F32_ATTR, required=False, doc="score scale, default 1/sqrt(D)"),
+        Attr("window_left", I64_ATTR, required=False,
+             doc="sliding window: query at absolute position i_pos sees keys j >= i_pos - window_left"),
+        Attr("softcap", F32_ATTR, required=False, doc="logits soft-cap: s = softcap * tanh(s / softcap) after the scale"),
     )
     attributes = common_attributes
 
@@ -106,8 +117,11 @@ class AttentionLike(OpDef):
         """static shapes; q and out `memref<B x Hq x Sq x D x T>` with Hq = `num_heads_q`;
         Hq % Hkv == 0; T in f16/bf16/f32 for all of q/k/v/out; dense K/V
         `memref<B x Hkv x Sk x D x T>` or paged K/V holding a whole number of tokens
-        (P*S divisible by Hkv*D); k and v with the same Sk; `seq_lens` `memref<B x i32>`."""
+        (P*S divisible by Hkv*D); k and v with the same Sk; `seq_lens` `memref<B x i32>`;
+        `window_left` in [0, 2**31 - 1]; `softcap` finite and > 0; `alibi_slopes` and `sinks` `memref<Hq x f32>`;
+        fp8 K/V (both the same type) with an f16 or bf16 query; `k_scale` and `v_scale` `memref<1xf32>`."""
         yield from verify_attention_shapes(op)
+        yield from verify_variants(op)
 
 
 def kv_shape(value: ir.Value, num_heads_kv: int, head_dim: int) -> tuple[int, int, int] | str:
@@ -155,6 +169,15 @@ class AttentionProblem:
     head_dim: int
     element: ir.Type
     page_elements: int | None  # None for dense K/V
+    kv_element: ir.Type | None = None  # K and V's element type when it differs (fp8)
+
+    @property
+    def kv_type(self) -> ir.Type:
+        return self.kv_element or self.element
+
+    @property
+    def kv_vector_len(self) -> int:  # K/V elements per 128-bit load
+        return VECTOR_BITS // (element_bytes(self.kv_type) * 8)
 
     @property
     def group(self) -> int:
@@ -175,7 +198,9 @@ def read_problem(op) -> AttentionProblem:
         seq_k = deref_seq_len_k(op.k) or pages * page_elements // (heads_kv * head_dim)
     else:
         page_elements, seq_k = None, k_type.shape[2]
-    return AttentionProblem(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, op.q.type.element_type, page_elements)
+    kv_element = k_type.element_type
+    return AttentionProblem(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, op.q.type.element_type, page_elements,
+                            kv_element if kv_element != op.q.type.element_type else None)
 
 
 def verify_attention_shapes(op) -> Iterator[str]:
@@ -209,8 +234,14 @@ def verify_attention_shapes(op) -> Iterator[str]:
         yield f"out element type {out.type.element_type} differs from the query's {element}"
     shapes = []
     for label, value in (("k", k), ("v", v)):
-        if value.type.element_type != element:
-            yield f"{label} element type {value.type.element_type} differs from the query's {element}"
+        kv_element = value.type.element_type
+        if str(kv_element) in FP8_TYPES:
+            if str(element) not in ("f16", "bf16"):
+                yield f"{label} element type {kv_element} (fp8) needs an f16 or bf16 query, got {element}"
+            if label == "v" and kv_element != k.type.element_type:
+                yield f"v element type {kv_element} differs from k's {k.type.element_type}"
+        elif kv_element != element:
+            yield f"{label} element type {kv_element} differs from the query's {element}"
         shape = kv_shape(value, hkv, head_dim)
         if isinstance(shape, str):
             yield f"{label}: {shape}"
@@ -247,6 +278,34 @@ def verify_csr_lengths(op) -> Iterator[str]:
         yield "takes no seq_lens with csr page tables: the lengths come from kv_indptr and kv_last_page_len"
 
 
+#: The largest window_left: past any sequence (index arithmetic on it stays far from overflow).
+MAX_WINDOW = 2**31 - 1
+#: The largest softcap: the kernel's base-2 scores are softcap * log2(e) * tanh(..), a finite f32.
+MAX_SOFTCAP = 3.4028234663852886e38 / 1.4426950408889634
+
+
+def verify_variants(op) -> Iterator[str]:
+    """The score modifications: window, soft-cap, ALiBi slopes and sinks."""
+    window = op.window_left
+    if window is not None and not 0 <= window <= MAX_WINDOW:
+        yield f"window_left must be between 0 and {MAX_WINDOW}, got {window}"
+    softcap = op.softcap
+    if softcap is not None and not 0 < softcap <= MAX_SOFTCAP:  # NaN fails too
+        yield f"softcap must be a finite value > 0 and at most {MAX_SOFTCAP:.6g}, got {softcap}"
+    heads_q = op.num_heads_q
+    f32 = ir.F32Type.get()
+    for label, value in (("alibi_slopes", op.alibi_slopes), ("sinks", op.sinks)):
+        if value is None:
+            continue
+        t = value.type
+        if not t.has_static_shape or t.rank != 1 or t.shape[0] != heads_q or t.element_type != f32:
+            yield f"{label} must be memref<{heads_q}xf32> (one value per query head), got {t}"
+    for label, value in (("k_scale", op.k_scale), ("v_scale", op.v_scale)):
+        t = None if value is None else value.type
+        if t is not None and (not t.has_static_shape or t.rank != 1 or t.shape[0] != 1 or t.element_type != f32):
+            yield f"{label} must be memref<1xf32> (one scale per tensor), got {t}"
+
+
 class AttentionOp(AttentionLike):
     name = "attention"
     summary = "out = softmax(scale * Q K^T + mask) V with K/V dense or paged"
@@ -256,9 +315,21 @@ or `rock.deref` results holding Sk = P*S / (Hkv*D) tokens per sequence. The opti
 `seq_lens` masks keys at positions >= seq_lens[b] (their pages may be null). The
 softmax is computed in f32; a fully masked row gives zeros. Semantics:
 `pagedir.reference.attention`.
+
+Variants, each optional and combinable. Query i of a sequence of seq_len keys sits at
+the absolute position i_pos = i + seq_len - Sq (aligned to the end, as for `causal`).
+Per score, in this order: `s = scale * q.k`; `softcap`: `s = softcap * tanh(s / softcap)`;
+`alibi_slopes`: `s += slope[h] * (j - i_pos)`; then masking: keys >= seq_len, with
+`causal` keys j > i_pos, with `window_left` keys j < i_pos - window_left. `sinks`: the
+logit `sinks[h]` joins the softmax denominator (`sum_j exp(s_j) + exp(sinks[h])`)
+without a value of its own. KV tiles wholly before the window are not loaded.
+
+fp8 KV cache: K and V may be `f8E4M3FNUZ`/`f8E5M2FNUZ` (gfx942) or `f8E4M3FN`/`f8E5M2` (gfx950)
+with Q and out f16 or bf16; `k_scale` and `v_scale` (`memref<1xf32>`, per tensor, any element
+type) make the keys and values `k * k_scale` and `v * v_scale`.
 """
     example = """"rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 2, causal = false,
-    operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>} : (...) -> ()"""
+    operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>} : (...) -> ()"""
 
 
 OPS = (DerefOp, AttentionOp)

@@ -13,6 +13,12 @@ stated by ``rock.deref {seq_len_k}``). ``--seq-lens`` (alias ``--ragged``) adds
 viewed by ``rock.block_table_view``: ``(q, k_cache, v_cache, block_table, seq_lens,
 out)`` or ``(q, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len, out)``
 with ``ceil(Sk / page_size)`` block slots per sequence (docs/serving.md).
+
+Variants, in every form: ``--window N`` (``window_left``), ``--softcap X``, ``--alibi``
+(argument ``alibi_slopes``), ``--sinks`` (argument ``sinks``), ``--kv-dtype`` (fp8 K/V,
+pages or pools) with ``--kv-scale per-tensor`` (arguments ``k_scale``, ``v_scale``); the
+arguments follow the lengths: ``(..., [seq_lens], [alibi_slopes], [sinks], [k_scale,
+v_scale], out)``.
 """
 
 from __future__ import annotations
@@ -25,6 +31,9 @@ from pagedir.gen import checks
 DTYPES = ("f16", "bf16", "f32")
 PAGE_TABLES = ("pointers", "blocks", "csr")
 KV_LAYOUTS = ("nhd", "hnd")
+#: --kv-dtype: fp8 K/V element types (MLIR names); gfx942 takes the FNUZ ones, gfx950 the OCP ones.
+KV_DTYPES = {"fp8e4m3fnuz": "f8E4M3FNUZ", "fp8e5m2fnuz": "f8E5M2FNUZ", "fp8e4m3fn": "f8E4M3FN", "fp8e5m2": "f8E5M2"}
+KV_SCALES = ("per-tensor", "per-token-head")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,6 +65,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="packed queries: q and out [B * Sq, Hq, D] with cu_seqlens_q [B+1] (sequence b's rows "
                              "start at cu_seqlens_q[b], at most Sq of them; causal aligned to the end of each "
                              "sequence); with --page-table blocks or csr")
+    parser.add_argument("--window", type=int, default=None, metavar="N",
+                        help="sliding window: a query at absolute position i sees keys j >= i - N (window_left)")
+    parser.add_argument("--softcap", type=softcap_value, default=None, metavar="X",
+                        help="logits soft-cap: score = X * tanh(score / X) after the scale (a finite f32 > 0)")
+    parser.add_argument("--alibi", action="store_true",
+                        help="take alibi_slopes (memref<Hq x f32>): score += slope[h] * (key - query position)")
+    parser.add_argument("--sinks", action="store_true",
+                        help="take sinks (memref<Hq x f32>): a logit per query head joining the softmax denominator")
+    parser.add_argument("--kv-dtype", choices=list(KV_DTYPES), default=None,
+                        help="fp8 K/V cache (Q and out stay --dtype, f16 or bf16); default: --dtype")
+    parser.add_argument("--kv-scale", choices=KV_SCALES, default=None,
+                        help="per-tensor: take k_scale and v_scale (memref<1xf32>), K = k * k_scale, V = v * v_scale")
     parser.add_argument("--num-splits", type=int, default=None, metavar="N",
                         help="split-KV: record rock.num_splits = N on the kernel (0: chosen from the chip's compute "
                              "units; default: no split)")
@@ -74,6 +95,22 @@ def scale_value(text: str) -> float:
         raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
     if not F32_MIN_NORMAL <= value <= F32_MAX:  # NaN fails every comparison; 1e400 reads as inf
         raise argparse.ArgumentTypeError(f"{text} is not a finite positive f32 value ({F32_MIN_NORMAL!r} .. {F32_MAX!r})")
+    return value
+
+
+#: The largest --softcap: softcap * log2(e) must stay a finite f32 (rock.attention's verifier says the same).
+MAX_SOFTCAP = F32_MAX / 1.4426950408889634
+
+
+def softcap_value(text: str) -> float:
+    """--softcap: a positive normal f32 value, at most MAX_SOFTCAP."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
+    if not F32_MIN_NORMAL <= value <= MAX_SOFTCAP:  # NaN fails every comparison
+        raise argparse.ArgumentTypeError(f"{text} is not a soft-cap: a finite positive f32 value "
+                                         f"({F32_MIN_NORMAL!r} .. {MAX_SOFTCAP:.6g})")
     return value
 
 
@@ -99,6 +136,12 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError(f"--seq-len-q {args.seq_len_q} exceeds --seq-len-k {args.seq_len_k}")
     checks.symbol(args.name)
     checks.chip(args.arch)
+    validate_kv_dtype(args)
+    from pagedir.dialect.ops_attention import MAX_WINDOW  # here, not at import: keeps --help light
+
+    if args.window is not None and not 0 <= args.window <= MAX_WINDOW:
+        raise UserError(f"--window must be between 0 and {MAX_WINDOW} (keys before the query position it keeps), "
+                        f"got {args.window}")
     if args.num_splits is not None and args.num_splits < 0:
         raise UserError(f"--num-splits must be 0 (choose) or positive, got {args.num_splits}")
     b, hq, hkv, sq, sk, d = args.batch, args.num_heads_q, args.num_heads_kv, args.seq_len_q, args.seq_len_k, args.head_dim
@@ -112,6 +155,37 @@ def validate(args: argparse.Namespace) -> None:
         pages = pointer_pages(args)
         checks.tensor_fits("the page tables", [b, pages, 1], "i64")
         checks.tensor_fits("the paged k and v", [b, pages, args.page_size * d], args.dtype)
+
+
+def validate_kv_dtype(args: argparse.Namespace) -> None:
+    if args.kv_scale == "per-token-head":
+        raise UserError("--kv-scale per-token-head is not supported yet: per-tensor scales only")
+    if args.kv_dtype is None:
+        if args.kv_scale is not None:
+            raise UserError("--kv-scale needs an fp8 --kv-dtype")
+        return
+    if args.dtype not in ("f16", "bf16"):
+        raise UserError(f"--kv-dtype {args.kv_dtype} needs --dtype f16 or bf16 for Q and out, got {args.dtype}")
+    from pagedir.arch import get_chip
+
+    chip = get_chip(args.arch)
+    if KV_DTYPES[args.kv_dtype] not in chip.fp8_types:
+        formats = ", ".join(name for name, t in KV_DTYPES.items() if t in chip.fp8_types) or "none"
+        raise UserError(f"--kv-dtype {args.kv_dtype} is not supported on {chip.name} (its fp8 formats: {formats})")
+    if args.head_dim % 16:
+        raise UserError(f"--head-dim {args.head_dim} must be a multiple of 16 with an fp8 K/V (16 values per 16-byte load)")
+
+
+def variant_parts(args: argparse.Namespace) -> tuple[list[tuple[str, str]], str, str]:
+    """The variants' (arguments after the lengths, their operand segments, their attributes)."""
+    per_head = f"memref<{args.num_heads_q}xf32>"
+    scaled = args.kv_scale == "per-tensor"
+    arguments = [(name, per_head) for name, wanted in (("alibi_slopes", args.alibi), ("sinks", args.sinks)) if wanted]
+    arguments += [("k_scale", "memref<1xf32>"), ("v_scale", "memref<1xf32>")] if scaled else []
+    segments = f"{int(args.alibi)}, {int(args.sinks)}, {int(scaled)}, {int(scaled)}"
+    attributes = f", window_left = {args.window}" if args.window is not None else ""
+    attributes += f", softcap = {args.softcap!r} : f32" if args.softcap is not None else ""
+    return arguments, segments, attributes
 
 
 def pointer_pages(args: argparse.Namespace) -> int:
@@ -148,18 +222,24 @@ def function_text(args: argparse.Namespace) -> str:
     lens = f"%seq_lens: memref<{b}xi32>, " if args.seq_lens else ""
     lens_operand = ", %seq_lens" if args.seq_lens else ""
     lens_type = f", memref<{b}xi32>" if args.seq_lens else ""
-    segments = f"1, 1, 1, {1 if args.seq_lens else 0}, 1"
+    extras, extra_segments, variant_attrs = variant_parts(args)
+    lens += "".join(f"%{name}: {type_}, " for name, type_ in extras)
+    lens_operand += "".join(f", %{name}" for name, _ in extras)
+    lens_type += "".join(f", {type_}" for _, type_ in extras)
+    segments = f"1, 1, 1, {1 if args.seq_lens else 0}, {extra_segments}, 1"
     scale = f", scale = {args.scale!r} : f32" if args.scale is not None else ""
+    scale += variant_attrs
+    kv_t = KV_DTYPES[args.kv_dtype] if args.kv_dtype else t
     if args.page_table != "pointers" and not args.dense:
         return serving_function_text(args)
     if args.dense:
-        kv_type = f"memref<{b}x{hkv}x{sk}x{d}x{t}>"
+        kv_type = f"memref<{b}x{hkv}x{sk}x{d}x{kv_t}>"
         params = f"%q: {q_type}, %k: {kv_type}, %v: {kv_type}, {lens}%out: {q_type}"
         derefs = ""
     else:
         pages = pointer_pages(args)
         table_type = f"memref<{b}x{pages}x1xi64>"
-        kv_type = f"memref<{b}x{pages}x{args.page_size * d}x{t}>"
+        kv_type = f"memref<{b}x{pages}x{args.page_size * d}x{kv_t}>"
         params = f"%q: {q_type}, %k_table: {table_type}, %v_table: {table_type}, {lens}%out: {q_type}"
         partial = (hkv * sk) % args.page_size != 0  # the last page partly filled: the capacity is stated
         tokens = f" {{seq_len_k = {sk}}}" if partial else ""
@@ -185,8 +265,10 @@ def serving_function_text(args: argparse.Namespace) -> str:
     slots = max_blocks(args)
     q_type = f"memref<{b}x{hq}x{sq}x{d}x{t}>"
     pool_shape = [num_blocks(args), page, hkv, d] if args.kv_layout == "nhd" else [num_blocks(args), hkv, page, d]
-    pool_type = "memref<" + "x".join(map(str, pool_shape)) + f"x{t}>"
-    kv_type = f"memref<{b}x{hkv * slots}x{page * d}x{t}>"
+    kv_t = KV_DTYPES[args.kv_dtype] if args.kv_dtype else t
+    pool_type = "memref<" + "x".join(map(str, pool_shape)) + f"x{kv_t}>"
+    kv_type = f"memref<{b}x{hkv * slots}x{page * d}x{kv_t}>"
+    extras, extra_segments, variant_attrs = variant_parts(args)
     lens_type = f"memref<{b}xi32>"
     if args.page_table == "blocks":
         tables = [("block_table", f"memref<{b}x{slots}xi32>")]
@@ -201,7 +283,7 @@ def serving_function_text(args: argparse.Namespace) -> str:
     packed = [("q", f"memref<{b * sq}x{hq}x{d}x{t}>"), ("cu_seqlens_q", f"memref<{b + 1}xi32>")] if args.varlen else []
     queries = packed or [("q", q_type)]
     out_type = packed[0][1] if packed else q_type
-    arguments = [*queries, ("k_cache", pool_type), ("v_cache", pool_type), *tables, *lengths, ("out", out_type)]
+    arguments = [*queries, ("k_cache", pool_type), ("v_cache", pool_type), *tables, *lengths, *extras, ("out", out_type)]
     params = ", ".join(f"%{name}: {type_}" for name, type_ in arguments)
     q_name, out_name = ("q_padded", "out_padded") if packed else ("q", "out")
     padded = "".join(
@@ -211,10 +293,10 @@ def serving_function_text(args: argparse.Namespace) -> str:
         f'  %{kv} = "rock.block_table_view"(%{kv}_cache, {view_operands}) {{layout = "{args.kv_layout}", '
         f"operandSegmentSizes = array<i32: {view_segments}>}}\n    : ({pool_type}, {view_types}) -> {kv_type}\n"
         for kv in ("k", "v"))
-    lens_operand = ", %seq_lens" if lengths else ""
-    lens_types = f", {lens_type}" if lengths else ""
-    segments = f"1, 1, 1, {1 if lengths else 0}, 1"
-    scale = f", scale = {args.scale!r} : f32" if args.scale is not None else ""
+    lens_operand = (", %seq_lens" if lengths else "") + "".join(f", %{name}" for name, _ in extras)
+    lens_types = (f", {lens_type}" if lengths else "") + "".join(f", {type_}" for _, type_ in extras)
+    segments = f"1, 1, 1, {1 if lengths else 0}, {extra_segments}, 1"
+    scale = (f", scale = {args.scale!r} : f32" if args.scale is not None else "") + variant_attrs
     splits = f", rock.num_splits = {args.num_splits}" if args.num_splits is not None else ""
     return f"""func.func @{args.name}({params}) attributes {{rock.kernel, rock.arch = "{args.arch}"{splits}}} {{
 {padded}{views}  "rock.attention"(%{q_name}, %k, %v{lens_operand}, %{out_name}) {{num_heads_q = {hq}, num_heads_kv = {hkv},

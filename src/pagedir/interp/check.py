@@ -224,15 +224,50 @@ def _attention_attrs(func: ir.Operation) -> dict[str, Any]:
         attrs["causal"] = ir.BoolAttr(source[f"{prefix}causal"]).value
     if f"{prefix}scale" in source:
         attrs["scale"] = ir.FloatAttr(source[f"{prefix}scale"]).value
+    if f"{prefix}window_left" in source:
+        attrs["window_left"] = ir.IntegerAttr(source[f"{prefix}window_left"]).value
+    if f"{prefix}softcap" in source:
+        attrs["softcap"] = ir.FloatAttr(source[f"{prefix}softcap"]).value
+    if ops:  # the optional operands present: seq_lens, alibi_slopes, sinks
+        sizes = list(ir.DenseI32ArrayAttr(ops[0].attributes["operandSegmentSizes"]))
+        attrs["optional"] = [name for name, size in zip(VARIANT_OPERANDS, sizes[3:-1]) if size]
     attrs["known"] = bool(ops) or "num_heads_kv" in attrs
     return attrs
+
+
+#: The optional operands of rock.attention between v and out, in order.
+VARIANT_OPERANDS = ("seq_lens", "alibi_slopes", "sinks", "k_scale", "v_scale")
+
+
+def variant_inputs(names: list[str], heads_q: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """ALiBi slopes as models use them (2^-x, x in [0, 8)) and sink logits around the scores' size."""
+    drawn = {}
+    if "alibi_slopes" in names:
+        drawn["alibi_slopes"] = np.exp2(-rng.uniform(0.0, 8.0, heads_q)).astype(np.float32)
+    if "sinks" in names:
+        drawn["sinks"] = rng.normal(0.0, 2.0, heads_q).astype(np.float32)
+    return drawn
+
+
+def fp8_quantized(values: np.ndarray, name: str, scaled: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(fp8 bits, the values they stand for, the per-tensor scale) of ``values`` in format ``name``.
+
+    With a scale, as serving stacks quantize a cache: scale = amax / the format's largest value, bits =
+    fp8(values / scale), standing for fp8 values * scale; without, the values themselves rounded.
+    NaN/Inf (stale slots) stay NaN/Inf (NaN where the format has no infinity)."""
+    finite = np.abs(values[np.isfinite(values)])
+    largest = np.nanmax(np.abs(reference.fp8_table(name)[np.isfinite(reference.fp8_table(name))]))
+    scale = np.float32(finite.max() / largest if scaled and finite.size and finite.max() > 0 else 1.0)
+    bits = reference.fp8_bits(values / scale, name)
+    return bits, reference.fp8_values(bits, name) * scale, np.array([scale], dtype=np.float32)
 
 
 def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device) -> CheckCase:
     """Random Q, paged K/V (shuffled pages, null past ragged seq_lens) or dense K/V, NaN out, the reference result."""
     args = list(func.regions[0].blocks[0].arguments)[: argument_count(func)]
     q_type, table_type, out_type = args[0].type, args[1].type, args[-1].type
-    has_lens = len(args) == 5
+    optional = _attention_attrs(func).get("optional")
+    has_lens = "seq_lens" in optional if optional is not None else len(args) == 5
     batch, heads_q, seq_q, head_dim = q_type.shape
     name = str(q_type.element_type)
     derefs = find_ops(func, "rock.deref")
@@ -256,19 +291,30 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device)
     nulls_ok = attrs["known"]
     if nulls_ok:  # slots past seq_lens hold NaN/Inf, as a reused cache's may: masked keys must not be read
         k, v = reference.fill_stale(k, seq_lens), reference.fill_stale(v, seq_lens)
+    kv_name = str(ir.MemRefType(derefs[0].results[0].type).element_type if derefs and not dense else table_type.element_type)
+    scales = {}
+    if kv_name in reference.FP8_FORMATS:  # quantized: the device gets fp8 bits, the reference their values
+        (k, k_ref, k_scale), (v, v_ref, v_scale) = (fp8_quantized(x, kv_name, "k_scale" in (attrs.get("optional") or []))
+                                                   for x in (k, v))
+        if "k_scale" in (attrs.get("optional") or []):
+            scales = {"k_scale": k_scale, "v_scale": v_scale}
+    else:
+        k_ref, v_ref = k, v
     kept = []
     if dense:
         k_arg, v_arg = k, v
     else:
-        k_cache = reference.paged_cache(device, k, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(name))
-        v_cache = reference.paged_cache(device, v, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(name))
+        k_cache = reference.paged_cache(device, k, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(kv_name))
+        v_cache = reference.paged_cache(device, v, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(kv_name))
         k_arg, v_arg, kept = k_cache.table, v_cache.table, k_cache.pages + v_cache.pages
     out = np.full(tuple(out_type.shape), np.nan, dtype=np.float32)
-    call = [q, k_arg, v_arg] + ([seq_lens] if has_lens else []) + [out]
+    variants = variant_inputs(optional or [], heads_q, rng)  # drawn last: the other data do not change with them
+    call = [q, k_arg, v_arg] + ([seq_lens] if has_lens else []) + list(variants.values()) + list(scales.values()) + [out]
     expected = {}
     if attrs["known"]:
-        expected[len(call) - 1] = reference.attention(q, k, v, seq_lens=seq_lens, causal=attrs.get("causal", False),
-                                                      scale=attrs.get("scale"))
+        expected[len(call) - 1] = reference.attention(q, k_ref, v_ref, seq_lens=seq_lens, causal=attrs.get("causal", False),
+                                                      scale=attrs.get("scale"), window_left=attrs.get("window_left"),
+                                                      softcap=attrs.get("softcap"), **variants)
     return CheckCase(args=call, expected=expected, keep_alive=kept)
 
 
@@ -308,11 +354,20 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device) -
         if seq_lens[1] < g.block_size:  # sequence 1 shares sequence 0's first block: it reaches past it
             seq_lens[1] = min(seq_k, g.block_size + int(rng.integers(0, g.block_size)))
     shape = (batch, g.heads_kv, seq_k, g.head_dim)
-    k = host_values(rng.standard_normal(shape), name)
-    v = host_values(rng.standard_normal(shape), name)
+    q_name = str(q_type.element_type)
+    k = host_values(rng.standard_normal(shape), q_name)
+    v = host_values(rng.standard_normal(shape), q_name)
     if batch > 1:  # prefix sharing: the shared block holds the same tokens for both
         k[1, :, : g.block_size], v[1, :, : g.block_size] = k[0, :, : g.block_size], v[0, :, : g.block_size]
     k, v = reference.fill_stale(k, seq_lens), reference.fill_stale(v, seq_lens)
+    variant_args = attention_variant_arguments(func)
+    scales: dict[str, np.ndarray] = {}
+    k_ref, v_ref = k, v
+    if name in reference.FP8_FORMATS:  # fp8 pools hold fp8 values (encoded on upload), the reference their scaled values
+        (k_bits, k_ref, k_scale), (v_bits, v_ref, v_scale) = (fp8_quantized(x, name, "k_scale" in variant_args)
+                                                             for x in (k, v))
+        k, v = reference.fp8_values(k_bits, name), reference.fp8_values(v_bits, name)
+        scales = {"k_scale": k_scale, "v_scale": v_scale}
     caches = reference.block_caches(k, v, g.block_size, seq_lens=seq_lens, layout=g.layout, num_blocks=g.num_blocks,
                                     rng=rng, dtype=dtype_of(name), share_first_block=batch > 1)
     values: dict[Any, Any] = {}
@@ -332,24 +387,45 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device) -
     if varlen:
         q_lens = varlen_query_lengths(batch, q_type.shape[2], rng)
         values[varlen[0].operands[1]] = np.concatenate([[0], np.cumsum(q_lens)]).astype(np.int32)
+    drawn = {**variant_inputs(list(variant_args), q_type.shape[1], rng), **scales}
+    variants = {name: drawn[name] for name in ("alibi_slopes", "sinks") if name in variant_args}
+    for variant, argument in variant_args.items():
+        values[argument] = drawn[variant]
     call = [values[a] if a in values else random_argument(a.type, rng) for a in args[: args.index(out_arg) + 1]]
     expected = {}
     if attrs["known"]:
         causal, scale = attrs.get("causal", False), attrs.get("scale")
+        variants.update(window_left=attrs.get("window_left"), softcap=attrs.get("softcap"))
+        k, v = k_ref, v_ref
         if q_lens is None:
             expected[args.index(out_arg)] = reference.attention(values[q_arg], k, v, seq_lens=seq_lens, causal=causal,
-                                                                scale=scale)
+                                                                scale=scale, **variants)
         else:  # each sequence on its own, its queries aligned to the end of its keys; rows past the last stay NaN
             packed = np.array(values[out_arg])
             first = 0
             for b, count in enumerate(q_lens):
                 rows = values[q_arg][first : first + count]  # [count, Hq, D]
                 result = reference.attention(np.swapaxes(rows, 0, 1)[None], k[b : b + 1], v[b : b + 1],
-                                             seq_lens=seq_lens[b : b + 1], causal=causal, scale=scale)
+                                             seq_lens=seq_lens[b : b + 1], causal=causal, scale=scale, **variants)
                 packed[first : first + count] = np.swapaxes(result[0], 0, 1)
                 first += count
             expected[args.index(out_arg)] = packed
     return CheckCase(args=call, expected=expected)
+
+
+def attention_variant_arguments(func: ir.Operation) -> dict[str, ir.Value]:
+    """The variant operands (alibi_slopes, sinks, k_scale, v_scale) of the function's attention op,
+    by name, that are arguments of the function (the data drawn for them)."""
+    ops = find_ops(func, "rock.attention", "rock.gridwise_attention_accel")
+    if not ops:
+        return {}
+    sizes = list(ir.DenseI32ArrayAttr(ops[0].attributes["operandSegmentSizes"]))
+    operands, found, position = list(ops[0].operands), {}, 0
+    for name, size in zip(("q", "k", "v", "seq_lens", "alibi_slopes", "sinks", "k_scale", "v_scale", "out"), sizes):
+        if size and name in ("alibi_slopes", "sinks", "k_scale", "v_scale") and isinstance(operands[position], ir.BlockArgument):
+            found[name] = operands[position]
+        position += size
+    return found
 
 
 def varlen_query_lengths(batch: int, max_q: int, rng: np.random.Generator) -> np.ndarray:

@@ -16,11 +16,10 @@ import numpy as np
 
 from pagedir.arch import MAX_GRID_SIZE, MAX_WORKGROUP_SIZE
 
-from pagedir.interp import ops_arith, ops_control, ops_linalg, ops_memory, ops_rock  # noqa: F401 - register the op handlers
+from pagedir.interp import ops_arith, ops_control, ops_linalg, ops_matrix, ops_memory, ops_rock  # noqa: F401 - register the op handlers
 from pagedir.interp.memory import BASE, Device, DeviceArray, InterpError, check_memory_limit, storage_array
 from pagedir.interp.ops_memory import MemRef, row_major, type_strides
 from pagedir.interp.simt import Program, Runtime, elem_of
-from pagedir.reference import bf16_values
 
 
 def as_module(module: Any) -> ir.Operation:
@@ -195,7 +194,7 @@ def bind_argument(device: Device, type_: ir.Type, arg: Any, index: int) -> Bound
         def readback() -> np.ndarray:
             start = allocation.address - BASE
             raw = device._bytes[start : start + count * elem.size].view(elem.storage)
-            values = bf16_values(raw) if elem.name == "bf16" else raw.copy()
+            values = elem.to_compute(raw) if elem.storage != elem.compute else raw.copy()  # bf16, fp8: decoded
             return values.reshape(shape)
 
         return Bound(memref, readback)

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from pagedir.reference import bf16_bits, bf16_values
+from pagedir.reference import FP8_FORMATS, bf16_bits, bf16_values, fp8_bits, fp8_values, round_fp8
 
 BASE = 1 << 32
 ALIGN = 256
@@ -89,17 +89,23 @@ class Elem:
     def to_compute(self, stored: np.ndarray) -> np.ndarray:
         if self.name == "bf16":
             return bf16_values(stored)
+        if self.name in FP8_FORMATS:
+            return fp8_values(stored, self.name)
         return stored
 
     def to_storage(self, values: np.ndarray) -> np.ndarray:
         if self.name == "bf16":
             return bf16_bits(np.asarray(values, dtype=np.float32))
+        if self.name in FP8_FORMATS:
+            return fp8_bits(values, self.name)
         return np.asarray(values).astype(self.storage, copy=False)
 
     def round(self, values: np.ndarray) -> np.ndarray:
-        """Computed values rounded to this type (bf16 results computed in f32)."""
+        """Computed values rounded to this type (bf16 and fp8 results computed in f32)."""
         if self.name == "bf16":
             return bf16_values(bf16_bits(values))
+        if self.name in FP8_FORMATS:
+            return round_fp8(values, self.name)
         return values
 
 
@@ -108,6 +114,8 @@ _ELEMS = {
     "f32": Elem("f32", np.dtype(np.float32), np.dtype(np.float32)),
     "f64": Elem("f64", np.dtype(np.float64), np.dtype(np.float64)),
     "bf16": Elem("bf16", np.dtype(np.uint16), np.dtype(np.float32)),
+    # fp8 lives as uint8 bit patterns, computed in float32 (decoded exactly by reference.fp8_values)
+    **{name: Elem(name, np.dtype(np.uint8), np.dtype(np.float32)) for name in FP8_FORMATS},
     "i1": Elem("i1", np.dtype(np.bool_), np.dtype(np.bool_)),
     "i8": Elem("i8", np.dtype(np.int8), np.dtype(np.int8)),
     "i16": Elem("i16", np.dtype(np.int16), np.dtype(np.int16)),
@@ -129,6 +137,8 @@ def storage_array(values: Any, elem: Elem) -> np.ndarray:
     array = np.asarray(values)
     if elem.name == "bf16":
         return bf16_bits(array)
+    if elem.name in FP8_FORMATS and array.dtype != np.uint8:  # uint8 arrays are taken as bit patterns
+        return fp8_bits(array, elem.name)
     return array.astype(elem.storage, copy=False)
 
 
@@ -406,13 +416,16 @@ class Space:
     def _units(self, offsets: np.ndarray, lanes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
         """(units, lane of each) an access of ``size`` bytes per offset by ``lanes`` touches."""
         span = max(1, size // self.UNIT) if size % self.UNIT == 0 else -(-size // self.UNIT) + 1
-        units = (offsets.reshape(-1) // self.UNIT)[:, None] + np.arange(span)
+        first = offsets.reshape(-1) // self.UNIT
+        units = first[:, None] + np.arange(span)
+        # only the units the bytes [offset, offset + size) touch: a 1-byte access (fp8) is one unit, not two
+        units = np.minimum(units, ((offsets.reshape(-1) + size - 1) // self.UNIT)[:, None])
         who = np.broadcast_to(lanes.reshape(-1)[:, None], units.shape).reshape(-1)
         return units.reshape(-1), who
 
     def _row_units(self, starts: np.ndarray, lanes: np.ndarray, count: int, size: int) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`_units` of the elements of rows (the same units in the same order)."""
-        if count == 1 or size % self.UNIT:
+        if count == 1 or size % self.UNIT or (starts % self.UNIT).any():
             return self._units(starts[:, None] + np.arange(count) * size, np.broadcast_to(lanes[:, None], (len(lanes), count)), size)
         return self._units(starts, lanes, count * size)
 

@@ -14,7 +14,6 @@ import numpy as np
 
 from pagedir.interp.memory import Elem, InterpError
 from pagedir.interp.simt import Program, elem_of, handles, vector_shape
-from pagedir.reference import bf16_bits, bf16_values
 
 UNSIGNED = {np.dtype(np.int8): np.uint8, np.dtype(np.int16): np.uint16, np.dtype(np.int32): np.uint32,
             np.dtype(np.int64): np.uint64, np.dtype(np.bool_): np.bool_}
@@ -32,15 +31,17 @@ def result_info(op: Any) -> tuple[Elem, tuple[int, ...]]:
 def cast(values: np.ndarray, elem: Elem) -> np.ndarray:
     """Values converted to ``elem``'s compute dtype (wrapping ints, rounding bf16)."""
     out = np.asarray(values).astype(elem.compute, copy=False)
-    return elem.round(out) if elem.name == "bf16" else out
+    return elem.round(out) if elem.storage != elem.compute else out  # bf16, fp8: rounded
 
 
 def to_bits(values: np.ndarray, elem: Elem) -> np.ndarray:
-    return bf16_bits(values) if elem.name == "bf16" else np.ascontiguousarray(values, dtype=elem.storage)
+    if elem.storage != elem.compute:  # bf16, fp8: encoded
+        return np.ascontiguousarray(elem.to_storage(values))
+    return np.ascontiguousarray(values, dtype=elem.storage)
 
 
 def from_bits(bits: np.ndarray, elem: Elem) -> np.ndarray:
-    return bf16_values(bits) if elem.name == "bf16" else bits
+    return elem.to_compute(bits) if elem.storage != elem.compute else bits  # bf16, fp8: decoded
 
 
 def constant_value(attr: ir.Attribute, type_: ir.Type) -> np.ndarray:

@@ -19,6 +19,7 @@ from typing import Any
 import mlir.ir as ir
 import numpy as np
 
+from pagedir.interp import lds_banks
 from pagedir.interp.buffer_descriptor import BufferResource, components_in_range, descriptor_error, make_resource
 from pagedir.interp.memory import Device, Elem, InterpError, Space, elem_named
 from pagedir.interp.simt import Program, Runtime, elem_of, handles, vector_shape, widen
@@ -129,6 +130,7 @@ def read(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_offsets
     lanes = rt.active_lanes(mask)
     addresses = widen(offsets, rt.lanes)[lanes, None] + element_offsets
     _check_space(p, op_id, space, addresses, lanes, m.elem.size)
+    _count_banks(p, op_id, space, addresses, lanes, m.elem.size, "read")
     values = space.read(addresses, np.broadcast_to(lanes[:, None], addresses.shape), m.elem, rt, op_id)
     if mask is None:
         return values
@@ -151,12 +153,15 @@ def _read_rows(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_o
     if mask is None:
         if outside.any():
             _check_space(p, op_id, space, starts[:, None] + element_offsets, rt.all_lanes, size)
+        _count_bank_rows(p, op_id, space, starts, rt.all_lanes, element_offsets, size, "read")
         return space.read_rows(starts, count, rt.all_lanes, m.elem, rt, op_id)
-    if outside.any():
+    if outside.any() or lds_banks.counting():
         lanes = np.nonzero(mask)[0]
         if not lanes.size:
             return np.zeros((rt.lanes, count), dtype=m.elem.storage)
-        _check_space(p, op_id, space, starts[lanes, None] + element_offsets, lanes, size)
+        if outside.any():
+            _check_space(p, op_id, space, starts[lanes, None] + element_offsets, lanes, size)
+        _count_bank_rows(p, op_id, space, starts[lanes], lanes, element_offsets, size, "read")
         starts = np.where(outside, space.lane_base, starts)  # inactive lanes out of bounds read their copy's start
     values = space.read_rows(starts, count, None, m.elem, rt, op_id, active=mask)
     np.copyto(values, 0, where=~mask[:, None])  # as for element reads: an inactive lane reads 0
@@ -176,6 +181,7 @@ def write(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_offset
     if rows and not isinstance(space, Device):
         starts = _lane_starts(rt, offsets, lanes, mask)
         _check_rows(p, op_id, space, starts, lanes, element_offsets, m.elem.size)
+        _count_bank_rows(p, op_id, space, starts, lanes, element_offsets, m.elem.size, "write")
         space.write_rows(starts, lanes, values, m.elem, rt, op_id)
         return
     addresses = widen(offsets, rt.lanes)[lanes, None] + element_offsets
@@ -183,6 +189,7 @@ def write(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_offset
         space.write(addresses, values, m.elem, lambda: p.op_name(op_id), p.op_location(op_id))
         return
     _check_space(p, op_id, space, addresses, lanes, m.elem.size)
+    _count_banks(p, op_id, space, addresses, lanes, m.elem.size, "write")
     space.write(addresses, np.broadcast_to(lanes[:, None], addresses.shape), values, m.elem, rt, op_id)
 
 
@@ -193,6 +200,26 @@ def _check_rows(p: Program, op_id: int, space: Space, starts: np.ndarray, lanes:
     relative = starts - base
     if relative.size and ((relative < 0).any() or (relative > space.nbytes - size - int(element_offsets[-1])).any()):
         _check_space(p, op_id, space, starts[:, None] + element_offsets, lanes, size)
+
+
+def _count_bank_rows(p: Program, op_id: int, space: Space, starts: np.ndarray, lanes: np.ndarray, element_offsets: np.ndarray,
+                     size: int, kind: str) -> None:
+    """:func:`_count_banks` of rows (their element addresses are only built while counting)."""
+    if space.kind == "lds" and lds_banks.counting():
+        _count_banks(p, op_id, space, starts[:, None] + element_offsets, lanes, size, kind)
+
+
+def _count_banks(p: Program, op_id: int, space: Space, addresses: np.ndarray, lanes: np.ndarray, size: int, kind: str) -> None:
+    """LDS bank conflicts of this access, inside ``lds_banks.tally()`` (pagedir-run --lds-banks)."""
+    if space.kind != "lds" or not lds_banks.counting():
+        return
+    rt: Runtime = p.rt
+    try:
+        wave = p.wave_size
+    except InterpError:  # a function naming no chip: counted in waves of 64
+        wave = 64
+    lds_banks.record((p.op_name(op_id), p.op_where(op_id), kind), addresses - space.lane_base[lanes, None], lanes,
+                     rt.tid[lanes], rt.block, wave, size)
 
 
 def _check_space(p: Program, op_id: int, space: Space, addresses: np.ndarray, lanes: np.ndarray, size: int) -> None:

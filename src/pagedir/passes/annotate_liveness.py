@@ -236,16 +236,19 @@ def settle(ranges: list[LiveRange], order: ProgramOrder) -> list[LiveRange]:
 
 
 def widen_across_loops(live_range: LiveRange, order: ProgramOrder) -> LiveRange:
-    """Move each end out of the outermost loop that holds it but not the other end."""
+    """Move each end out of the outermost loop that holds it but not the other end, and the last
+    read also out of the branches that hold it but not the start: a ``live_out`` inside one branch
+    would leave the buffer live after the other branch."""
     start = outermost_loop_without(live_range.start, live_range.end, order)
-    end = outermost_loop_without(live_range.end, live_range.start, order)
+    end = outermost_loop_without(live_range.end, live_range.start, order, LOOP_OPS | CONDITIONAL_OPS)
     return LiveRange(start, end, live_range.overwrites and start == live_range.start)
 
 
-def outermost_loop_without(op: ir.Operation, other: ir.Operation, order: ProgramOrder) -> ir.Operation:
+def outermost_loop_without(op: ir.Operation, other: ir.Operation, order: ProgramOrder,
+                           kinds: frozenset[str] = LOOP_OPS) -> ir.Operation:
     chosen = op
     for parent in ancestors(op):
-        if parent.name in LOOP_OPS and not order.contains(parent, other):
+        if parent.name in kinds and not order.contains(parent, other):
             chosen = parent
     return chosen
 

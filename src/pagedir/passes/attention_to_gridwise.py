@@ -28,9 +28,17 @@ then as few as give the same tiles per split (no split left empty by rounding).
 
 Default tuning (overridable with ``block-size``, ``m-per-block``,
 ``n-per-block``, like rocMLIR's perf_config): decode packs the group and nothing
-else; prefill takes query positions until 16 rows. The block gets one thread per
-four output elements (64 to 256 threads), and a KV tile gives each thread at
-least one score when the tile is short of rows.
+else; prefill takes query positions until 16 rows. On chips whose matrix cores
+the blockwise loop uses (``blockwise_gemm.matrix_instruction``) the block is up
+to 4 waves (256 threads) and the KV tile 64 keys, 32 with split-KV (more
+workgroups) and causal prefill (registers), halved while a K tile would pass 16 KB (K or V with its page
+pointers keeps 3 workgroups per CU) or there are fewer tiles than splits; prefill
+takes query positions until 64 rows (a 16-row block per wave), decode's one row
+block is shared by the 4 waves, 16 keys of the tile each; whole waves that would
+have nothing to do are not launched.
+Elsewhere (the VALU loop) the block gets one thread per four output elements (64
+to 256 threads), and a KV tile gives each thread at least one score when the
+tile is short of rows.
 
 Checks, each a located error naming the value and the limit: element type, head
 dim (a multiple of the 128-bit vector width, at most 256), page size (a multiple
@@ -52,6 +60,8 @@ from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import VECTOR_BITS, AttentionProblem, read_problem
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.base import ChipOptions, Pass
+from pagedir.passes.blockwise_gemm import (MFMA_TILE_KEYS, TILE, WAVE, key_slices, matrix_instruction, matrix_lds_bytes,
+                                            padded_rows)
 from pagedir.passes.ir_utils import enclosing_function, lower_kernel_ops, pow2_ceil
 
 MAX_HEAD_DIM = 256
@@ -108,10 +118,11 @@ class AttentionToGridwisePass(Pass):
 def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool:
     func = enclosing_function(op.operation)
     problem = read_problem(op)
-    errors = list(check_problem(problem))
+    errors = list(check_problem(problem)) + list(check_fp8(problem, chip))
     tiling = None
     if not errors:
-        tiling = choose_tiling(problem, options)
+        wanted = requested_splits(func, options)
+        tiling = choose_tiling(problem, options, chip, 1 if wanted is None else wanted, bool(op.causal))
         errors.extend(check_tiling(problem, tiling))
     if not errors:
         errors.extend(check_lds(problem, tiling, chip))
@@ -129,8 +140,9 @@ def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool
         return False
     with op.location, ir.InsertionPoint(op):
         rock.gridwise_attention_accel(
-            op.q, op.k, op.v, op.seq_lens, op.out,
+            op.q, op.k, op.v, op.seq_lens, op.alibi_slopes, op.sinks, op.k_scale, op.v_scale, op.out,
             num_heads_q=op.num_heads_q, num_heads_kv=op.num_heads_kv, causal=op.causal, scale=op.scale,
+            window_left=op.window_left, softcap=op.softcap,
             block_size=tiling.block_size, grid_size=tiling.grid_size,
             m_per_block=tiling.m_per_block, n_per_block=tiling.n_per_block,
             num_splits=tiling.num_splits if tiling.num_splits != 1 else None,
@@ -149,12 +161,26 @@ def check_problem(p: AttentionProblem):
     if p.head_dim % vector_len:
         yield (f"head dim {p.head_dim} must be a multiple of the vector width {vector_len} "
                f"({VECTOR_BITS} bits of {p.element})")
-    if p.page_elements is not None and p.page_elements % vector_len:
-        yield (f"page size {p.page_elements} elements is not a multiple of the vector width {vector_len} "
-               f"({VECTOR_BITS} bits of {p.element}): a vector would straddle two pages")
+    kv_vector_len = p.kv_vector_len
+    if p.kv_element is not None and p.head_dim % kv_vector_len:
+        yield (f"head dim {p.head_dim} must be a multiple of the K/V vector width {kv_vector_len} "
+               f"({VECTOR_BITS} bits of {p.kv_type})")
+    if p.page_elements is not None and p.page_elements % kv_vector_len:
+        yield (f"page size {p.page_elements} elements is not a multiple of the vector width {kv_vector_len} "
+               f"({VECTOR_BITS} bits of {p.kv_type}): a vector would straddle two pages")
 
 
-def choose_tiling(p: AttentionProblem, options: AttentionToGridwiseOptions) -> Tiling:
+def check_fp8(p: AttentionProblem, chip: Chip):
+    """fp8 K/V only in the formats the chip converts in hardware."""
+    if p.kv_element is None or str(p.kv_element) in chip.fp8_types:
+        return
+    supported = ", ".join(chip.fp8_types) if chip.fp8_types else "no fp8 format"
+    yield (f"fp8 K/V of type {p.kv_element} is not supported on {chip.name} (it converts {supported}; "
+           "gfx942 takes f8E4M3FNUZ and f8E5M2FNUZ, gfx950 f8E4M3FN and f8E5M2)")
+
+
+def choose_tiling(p: AttentionProblem, options: AttentionToGridwiseOptions, chip: Chip | None = None,
+                  splits: int = 1, causal: bool = False) -> Tiling:
     group = p.group
     if options.m_per_block:
         m = options.m_per_block
@@ -162,10 +188,41 @@ def choose_tiling(p: AttentionProblem, options: AttentionToGridwiseOptions) -> T
         m = group
     else:
         m = group * max(1, min(p.seq_q, PREFILL_ROWS // group))
+    if matrix_instruction(chip, p.element, MATRIX_BLOCK, m, TILE, p.head_dim) is not None:
+        if not options.m_per_block and p.seq_q > 1:
+            m = group * max(1, min(p.seq_q, MATRIX_PREFILL_ROWS // group))
+        return matrix_tiling(p, m, options, splits, causal)
     outputs_per_thread = 4
     block = options.block_size or min(MAX_BLOCK_SIZE, max(MIN_BLOCK_SIZE, pow2_ceil(m * p.head_dim // outputs_per_thread)))
     n = options.n_per_block or (64 if m * 32 < block else 32)
     positions = m // group if m % group == 0 else 1
+    grid = p.batch * p.heads_kv * math.ceil(p.seq_q / positions)
+    return Tiling(block, m, n, grid)
+
+
+#: Threads of a workgroup on the matrix cores: 4 waves, one per SIMD.
+MATRIX_BLOCK = 4 * WAVE
+#: Query rows of a prefill tile on the matrix cores: a 16-row block per wave.
+MATRIX_PREFILL_ROWS = 4 * TILE
+
+
+def matrix_tiling(p: AttentionProblem, m: int, options: AttentionToGridwiseOptions, splits: int, causal: bool) -> Tiling:
+    """The matrix loop's tiling (module docstring): up to 4 waves, 16 keys per wave of a row block;
+    32-key tiles for split-KV (``splits`` 0: chosen, or more than 1) and causal prefill, shorter ones
+    when ``splits`` asks for more splits than tiles."""
+    row_blocks = padded_rows(m) // TILE
+    waves = MATRIX_BLOCK // WAVE
+    # Split-KV wants many workgroups: 32-key tiles (2 waves each) make twice the splits of 64. A causal
+    # wave with the whole tile's keys holds the diagonal tiles' product beside the plain one: 64 keys
+    # of both take 177 VGPRs and spill SGPRs, 32 keys 152 (3 waves per SIMD).
+    short = splits != 1 or (causal and row_blocks >= waves)
+    n = options.n_per_block or (2 * TILE if short else 4 * TILE)
+    while not options.n_per_block and n > TILE and (n * p.head_dim * element_bytes(p.element) > MFMA_TILE_KEYS
+                                                    or math.ceil(p.seq_k / n) < splits):
+        n //= 2
+    busy = min(waves, row_blocks * key_slices(waves, row_blocks, n))
+    block = options.block_size or busy * WAVE
+    positions = m // p.group if m % p.group == 0 else 1
     grid = p.batch * p.heads_kv * math.ceil(p.seq_q / positions)
     return Tiling(block, m, n, grid)
 
@@ -209,11 +266,11 @@ def check_tiling(p: AttentionProblem, t: Tiling):
 
 def lds_bytes(p: AttentionProblem, t: Tiling) -> dict[str, int]:
     """LDS the blockwise kernel allocates, per buffer, before rock-reuse-lds."""
-    eb = element_bytes(p.element)
+    eb, kv_eb = element_bytes(p.element), element_bytes(p.kv_type)
     needs = {
         "q": t.m_per_block * p.head_dim * eb,
-        "k": t.n_per_block * p.head_dim * eb,
-        "v": t.n_per_block * p.head_dim * eb,
+        "k": t.n_per_block * p.head_dim * kv_eb,
+        "v": t.n_per_block * p.head_dim * kv_eb,
         "scores": t.m_per_block * t.n_per_block * 4,
     }
     if p.page_elements is not None:
@@ -234,6 +291,14 @@ def peak_lds_bytes(needs: dict[str, int]) -> int:
 def check_lds(p: AttentionProblem, t: Tiling, chip):
     needs = lds_bytes(p, t)
     peak = peak_lds_bytes(needs)
+    matrix = matrix_instruction(chip, p.element, t.block_size, t.m_per_block, t.n_per_block, p.head_dim)
+    if matrix is not None:
+        # The matrix loop keeps the scores in registers; Q is read once before the loop, K and V never
+        # live together, the slices' exchange comes after the loop: any of them can take the others' bytes.
+        del needs["scores"]
+        needs["exchange"] = matrix_lds_bytes(t.m_per_block, p.head_dim, matrix.slices)
+        peak = max(needs["q"], needs["k"] + needs.get("k_page_ptrs", 0), needs["v"] + needs.get("v_page_ptrs", 0),
+                   needs["exchange"])
     if peak > chip.lds_per_workgroup:
         parts = ", ".join(f"{k} {v}" for k, v in needs.items())
         yield (f"requires too much LDS memory: {peak} bytes live at once (hardware max for {chip.name} is "

@@ -84,16 +84,17 @@ import math
 from dataclasses import dataclass
 
 import mlir.ir as ir
-from mlir.dialects import affine, arith, memref, scf, vector
+from mlir.dialects import arith, memref, scf, vector
 from mlir.dialects import func as func_dialect
 from mlir.dialects import math as mlir_math
 
 from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import AttentionProblem, csr_lengths, is_deref, is_paged, read_problem
 from pagedir.dialect.ops_page_table import varlen_parts
-from pagedir.dialect.types import element_bytes, lds_bytes_type
-from pagedir.passes.base import Pass, kernel_functions
-from pagedir.passes.ir_utils import find_ops, index_const, pow2_ceil
+from pagedir.arch import ChipError, kernel_chip
+from pagedir.passes.base import ChipOptions, Pass, kernel_functions
+from pagedir.passes.blockwise_gemm import MatrixInstruction, MatrixLoop, matrix_instruction
+from pagedir.passes.ir_utils import apply, find_ops, index_const, lds_view, pow2_ceil
 
 LOG2_E = 1.4426950408889634
 #: Output columns a thread accumulates per chunk, at most (f32 registers).
@@ -102,15 +103,30 @@ MAX_CHUNK = 8
 SCORE_VECTOR = 4
 
 
+@dataclass(frozen=True)
+class GridwiseAttentionToBlockwiseOptions(ChipOptions):
+    #: Chip or target; empty means the kernel's ``rock.arch`` (none: the VALU loop, no matrix cores).
+    arch: str = ""
+
+
 class GridwiseAttentionToBlockwisePass(Pass):
     argument = "rock-gridwise-attention-to-blockwise"
     summary = "Flash-attention loop over KV tiles with LDS tiles and online softmax"
+    Options = GridwiseAttentionToBlockwiseOptions
 
     def run(self, module: ir.Operation) -> bool:
         ok = True
         for func in kernel_functions(module):
+            chip = None
+            if self.options.arch or "rock.arch" in func.attributes:
+                try:
+                    chip = kernel_chip(func, self.options.arch)
+                except ChipError as err:
+                    func.location.emit_error(str(err))
+                    ok = False
+                    continue
             for op in find_ops(func, "rock.gridwise_attention_accel"):
-                ok = lower_gridwise(op.opview, func) and ok
+                ok = lower_gridwise(op.opview, func, chip) and ok
         return ok
 
 
@@ -125,6 +141,8 @@ class Plan:
     causal: bool
     scale: float  # includes log2(e)
     splits: int = 1
+    window: int | None = None  # window_left
+    softcap: float | None = None
 
     @property
     def tiles_per_split(self) -> int:
@@ -162,7 +180,7 @@ class Plan:
         return self.m * self.p.head_dim // self.chunk
 
 
-def lower_gridwise(op, func: ir.Operation) -> bool:
+def lower_gridwise(op, func: ir.Operation, chip=None) -> bool:
     p = read_problem(op)
     m, n, block = op.m_per_block, op.n_per_block, op.block_size
     if m % p.group or m <= 0 or n <= 0 or block <= 0:
@@ -181,14 +199,31 @@ def lower_gridwise(op, func: ir.Operation) -> bool:
                                f"with split-KV: num_splits is {op.num_splits}, the limit is 1")
         return False
     scale = op.scale if op.scale is not None else 1.0 / math.sqrt(p.head_dim)
-    plan = Plan(p, block, m, n, op.causal, scale * LOG2_E, op.num_splits)
+    plan = Plan(p, block, m, n, op.causal, scale * LOG2_E, op.num_splits, op.window_left, op.softcap)
+    sinks_argument = None
+    if plan.splits > 1 and op.sinks is not None:  # the combine kernel adds the sinks: it must reach them too
+        sinks_argument = kernel_argument_number(func, op.sinks)
+        if sinks_argument is None:
+            op.location.emit_error("'rock.gridwise_attention_accel' op sinks must be an argument of the kernel "
+                                   f"with num_splits = {plan.splits}: the combine kernel reads them")
+            return False
     workspace = add_workspace_argument(func, plan, op.location) if plan.splits > 1 else None
+    # fp8 K/V stay fp8 in LDS and are converted where the VALU loop reads them: no matrix loop for them yet.
+    matrix = matrix_instruction(chip, p.element, block, m, n, p.head_dim) if p.kv_type == p.element else None
     with op.location, ir.InsertionPoint(op):
-        Builder(plan, op, workspace).build()
+        Builder(plan, op, workspace, matrix).build()
     if workspace is not None:
-        build_combine_kernel(func, plan, op.out.type, op.location)
+        build_combine_kernel(func, plan, op.out.type, op.location, sinks_argument)
     op.operation.erase()
     return True
+
+
+def kernel_argument_number(func: ir.Operation, value: ir.Value) -> int | None:
+    """The position of ``value`` among ``func``'s arguments, None when it is not one."""
+    for number, argument in enumerate(func.regions[0].blocks[0].arguments):
+        if argument == value:
+            return number
+    return None
 
 
 def add_workspace_argument(func: ir.Operation, plan: Plan, location: ir.Location) -> ir.Value:
@@ -214,12 +249,6 @@ def combine_name(func: ir.Operation) -> str:
 # Small IR helpers
 
 
-def apply(expr, *values: ir.Value) -> ir.Value:
-    """``affine.apply`` of ``expr(d0, d1, ...)`` to ``values``."""
-    dims = [ir.AffineDimExpr.get(i) for i in range(len(values))]
-    return affine.apply(ir.AffineMap.get(len(values), 0, [expr(*dims)]), list(values))
-
-
 def f32_const(value: float) -> ir.Value:
     return arith.constant(ir.F32Type.get(), value)
 
@@ -242,12 +271,15 @@ def divided(acc: ir.Value, total: ir.Value, has_keys: ir.Value) -> ir.Value:
     return arith.mulf(acc, splat(inverse, ir.VectorType(acc.type).shape[0]))
 
 
-def lds_view(shape: list[int], element: ir.Type) -> ir.Value:
-    """An i8 LDS ``rock.alloc`` viewed as ``memref<shape x element>``."""
-    size = math.prod(shape) * element_bytes(element)
-    raw = rock.alloc(lds_bytes_type(size))
-    view_type = ir.MemRefType.get(shape, element, memory_space=raw.type.memory_space)
-    return memref.view(view_type, raw, index_const(0), [])
+def with_sink(acc: ir.Value, running_max: ir.Value, total: ir.Value, sink: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(acc, total) rescaled to the max of ``running_max`` and the sink logit (natural units, made
+    base-2 here), with the sink's weight added to the total: the sink joins the softmax denominator
+    and no value. A running max of -inf (no key seen) gives alpha 0, total = 1 and acc stays 0."""
+    sink = arith.mulf(sink, f32_const(LOG2_E))
+    new_max = arith.maximumf(running_max, sink)  # a NaN sink reaches the row
+    alpha = mlir_math.exp2(arith.subf(running_max, new_max))
+    total = arith.addf(arith.mulf(total, alpha), mlir_math.exp2(arith.subf(sink, new_max)))
+    return arith.mulf(acc, splat(alpha, ir.VectorType(acc.type).shape[0])), total
 
 
 def reinterpret(view: ir.Value, shape: list[int]) -> ir.Value:
@@ -260,10 +292,11 @@ def reinterpret(view: ir.Value, shape: list[int]) -> ir.Value:
 class Builder:
     """Emits the blockwise kernel for one gridwise op at the current insertion point."""
 
-    def __init__(self, plan: Plan, op, workspace: ir.Value | None = None):
+    def __init__(self, plan: Plan, op, workspace: ir.Value | None = None, matrix: MatrixInstruction | None = None):
         self.plan = plan
         self.op = op
         self.workspace = workspace
+        self.matrix = matrix  # the MFMA form of both products (blockwise_gemm), None: the VALU loop
         self.f32 = ir.F32Type.get()
         self.index = ir.IndexType.get()
 
@@ -274,16 +307,24 @@ class Builder:
         q_tile = lds_view([p.group, plan.positions, p.head_dim], p.element)
         self.load_q(q_tile)
         self.q_rows = reinterpret(q_tile, [plan.m, p.head_dim])
-        self.k_tile = lds_view([plan.n, p.head_dim], p.element)
-        self.v_tile = lds_view([plan.n, p.head_dim], p.element)
-        self.scores = lds_view([plan.m, plan.n], self.f32)
+        self.k_tile = lds_view([plan.n, p.head_dim], p.kv_type)
+        self.v_tile = lds_view([plan.n, p.head_dim], p.kv_type)
+        if self.matrix is None:  # the matrix loop keeps its scores in registers
+            self.scores = lds_view([plan.m, plan.n], self.f32)
         self.seq_len = self.sequence_length()
+        self.k_scale, self.v_scale = (None if s is None else memref.load(s, [index_const(0)])
+                                      for s in (self.op.k_scale, self.op.v_scale))
         first, end = self.split_range(self.tiles_to_visit())
-        final = self.kv_loop(first, end)
-        if self.workspace is None:
-            self.store_output(final)
+        first = self.after_window_start(first)
+        places = None  # the output chunks are this thread's chunks of the VALU layout (chunk_position)
+        if self.matrix is not None:
+            final, places = MatrixLoop(self, self.matrix).run(first, end)
         else:
-            self.store_partials(final)
+            final = self.kv_loop(first, end)
+        if self.workspace is None:
+            self.store_output(final, places)
+        else:
+            self.store_partials(final, places)
 
     # --- where this workgroup is -------------------------------------------------
 
@@ -342,6 +383,22 @@ class Builder:
         first = apply(lambda s: s * plan.tiles_per_split, self.split)
         end = arith.minui(apply(lambda s: (s + 1) * plan.tiles_per_split, self.split), num_tiles)
         return first, end
+
+    def after_window_start(self, first: ir.Value | None) -> ir.Value | None:
+        """``first`` raised past the tiles wholly before the sliding window: they are never loaded.
+
+        The block's first query position i_min = qt * Sq_t + seq_len - Sq sees keys
+        j >= i_min - window_left, the block's later queries fewer: the first tile any row
+        needs is max(0, i_min - window_left) floordiv N."""
+        plan, p = self.plan, self.plan.p
+        if plan.window is None:
+            return first
+        reach = arith.addi(apply(lambda qt: qt * plan.positions, self.qt), self.seq_len)  # i_min + Sq
+        behind = p.seq_q + plan.window
+        past = arith.cmpi(arith.CmpIPredicate.uge, reach, index_const(behind))
+        start = arith.select(past, arith.subi(reach, index_const(behind)), index_const(0))  # max(0, i_min - W)
+        window_first = apply(lambda j: ir.AffineExpr.get_floor_div(j, plan.n), start)
+        return window_first if first is None else arith.maxui(first, window_first)
 
     # --- tile loads ------------------------------------------------------------------
 
@@ -436,10 +493,10 @@ class Builder:
             for d0 in range(0, p.head_dim, width):
                 vec_type = ir.VectorType.get([width], p.element)
                 q = to_f32(vector.load(vec_type, self.q_rows, [row, index_const(d0)]))
-                key = to_f32(vector.load(vec_type, self.k_tile, [col, index_const(d0)]))
+                key_type = ir.VectorType.get([width], p.kv_type)
+                key = to_f32(vector.load(key_type, self.k_tile, [col, index_const(d0)]))
                 dot = vector.fma(q, key, dot)
-            score = arith.mulf(vector.reduction(self.f32, vector.CombiningKind.ADD, dot), f32_const(plan.scale))
-            score = arith.select(self.key_visible(t, row, col), score, f32_const(-math.inf))
+            score = self.finish_score(vector.reduction(self.f32, vector.CombiningKind.ADD, dot), t, row, col)
             if guarded:
                 inside = arith.cmpi(arith.CmpIPredicate.ult, element, index_const(total))
                 if_op = scf.IfOp(inside)
@@ -449,14 +506,53 @@ class Builder:
             else:
                 memref.store(score, self.scores, [row, col])
 
+    def finish_score(self, dot: ir.Value, t: ir.Value, row: ir.Value, col: ir.Value) -> ir.Value:
+        """The base-2 score of row ``row`` and key ``col`` of tile ``t`` from its dot product Q . K
+        (both loops): modified by the variants, and ``-inf`` where the key is masked."""
+        score = self.modified_score(dot, t, row, col)
+        return arith.select(self.key_visible(t, row, col), score, f32_const(-math.inf))
+
+    def modified_score(self, dot: ir.Value, t: ir.Value, row: ir.Value, col: ir.Value) -> ir.Value:
+        """The base-2 score of ``dot`` = Q[row] . K[col]: ``scale * dot``, soft-capped (``cap *
+        tanh(s / cap)``), plus the ALiBi bias ``slope[head] * (key - i_pos)``, times log2(e)."""
+        plan = self.plan
+        if self.k_scale is not None:  # K = k * k_scale: one multiply per score, not per key element
+            dot = arith.mulf(dot, self.k_scale)
+        if plan.softcap is None:
+            score = arith.mulf(dot, f32_const(plan.scale))
+        else:  # log2(e) is folded into plan.scale: take it out inside tanh, put it back outside
+            cap = plan.softcap
+            score = mlir_math.tanh(arith.mulf(dot, f32_const(plan.scale / LOG2_E / cap)))
+            score = arith.mulf(score, f32_const(cap * LOG2_E))
+        if self.op.alibi_slopes is None:
+            return score
+        slope = memref.load(self.op.alibi_slopes, [self.query_head(row)])
+        # key - i_pos = (t * N + col) - (t * N + causal_limit) = col - causal_limit
+        distance = arith.subi(col, self.causal_limit(t, row))
+        distance = arith.sitofp(self.f32, arith.index_cast(ir.IntegerType.get_signless(32), distance))
+        return arith.addf(score, arith.mulf(arith.mulf(slope, f32_const(LOG2_E)), distance))
+
+    def query_head(self, row: ir.Value) -> ir.Value:
+        """The query head of tile row ``row`` (rows are (head in the group, position))."""
+        plan, p = self.plan, self.plan.p
+        return apply(lambda h, r: h * p.group + ir.AffineExpr.get_floor_div(r, plan.positions), self.h, row)
+
     def key_visible(self, t: ir.Value, row: ir.Value, col: ir.Value) -> ir.Value:
-        """Key ``t * N + col`` is before seq_len and, when causal, not after the row's query position."""
+        """Key ``t * N + col`` is before seq_len and, when causal, not after the row's query position
+        (and, with a window, not before its start)."""
         plan = self.plan
         key = apply(lambda tt, c: tt * plan.n + c, t, col)
         visible = arith.cmpi(arith.CmpIPredicate.ult, key, self.seq_len)
         if plan.causal:
             visible = arith.andi(visible, arith.cmpi(arith.CmpIPredicate.sle, col, self.causal_limit(t, row)))
+        if plan.window is not None:
+            visible = arith.andi(visible, arith.cmpi(arith.CmpIPredicate.sge, col, self.window_start(t, row)))
         return visible
+
+    def window_start(self, t: ir.Value, row: ir.Value) -> ir.Value:
+        """The first column of tile ``t`` inside the row's window (signed; may be negative or past N):
+        key j is visible when j >= i_pos - window_left."""
+        return arith.subi(self.causal_limit(t, row), index_const(self.plan.window))
 
     def causal_limit(self, t: ir.Value, row: ir.Value) -> ir.Value:
         """The last column of tile ``t`` the row's query may see (signed; negative when none).
@@ -489,6 +585,7 @@ class Builder:
         plan, p = self.plan, self.plan.p
         _, _, row, col = self.chunk_position(k)
         limit = self.causal_limit(t, row) if plan.causal else None
+        window_start = self.window_start(t, row) if plan.window is not None else None
         width = math.gcd(plan.n, SCORE_VECTOR)
         score_type = ir.VectorType.get([width], self.f32)
         scores = [vector.load(score_type, self.scores, [row, index_const(n0)]) for n0 in range(0, plan.n, width)]
@@ -504,7 +601,7 @@ class Builder:
         for prob in probs:
             new_sum = arith.addf(new_sum, vector.reduction(self.f32, vector.CombiningKind.ADD, prob))
         acc = arith.mulf(acc, splat(alpha, plan.chunk))
-        value_type = ir.VectorType.get([plan.chunk], p.element)
+        value_type = ir.VectorType.get([plan.chunk], p.kv_type)
         for n in range(plan.n):
             prob = vector.extract(probs[n // width], [], [n % width])
             values = to_f32(vector.load(value_type, self.v_tile, [index_const(n), col]))
@@ -514,22 +611,27 @@ class Builder:
                 # 0 * V is NaN when V holds NaN or Inf, so the key is skipped, not weighted by 0.
                 # Keys past seq_len need no such care: their tile slots were never read (they hold 0).
                 updated = arith.select(arith.cmpi(arith.CmpIPredicate.sge, limit, index_const(n)), updated, acc)
+            if window_start is not None:  # keys before the window are live keys too: skipped the same way
+                updated = arith.select(arith.cmpi(arith.CmpIPredicate.sle, window_start, index_const(n)), updated, acc)
             acc = updated
         return [acc, new_max, new_sum]
 
     # --- epilogue ----------------------------------------------------------------------
 
-    def store_output(self, final: list[ir.Value]) -> None:
-        plan, p = self.plan, self.plan.p
+    def store_output(self, final: list[ir.Value], places: list | None = None) -> None:
+        p = self.plan.p
         out = self.op.out
         for k in range(len(final) // 3):
-            acc, _, total = final[3 * k : 3 * k + 3]
-            chunk, past_end, row, col = self.chunk_position(k)
+            acc, running_max, total = final[3 * k : 3 * k + 3]
+            head, position, stored, col = self.output_place(k, places)
+            if self.op.sinks is not None:  # a padding row of the matrix loop (never stored) reads the last head's
+                sink = memref.load(self.op.sinks, [arith.minui(head, index_const(p.heads_q - 1))])
+                acc, total = with_sink(acc, running_max, total, sink)
+            acc = self.scaled_values(acc)
             has_keys = arith.cmpf(arith.CmpFPredicate.OGT, total, f32_const(0.0))
             result = divided(acc, total, has_keys)
             if not isinstance(p.element, ir.F32Type):
-                result = arith.truncf(ir.VectorType.get([plan.chunk], p.element), result)
-            head, position, stored = self.output_position(row, chunk, past_end)
+                result = arith.truncf(ir.VectorType.get(ir.VectorType(acc.type).shape, p.element), result)
             out_ref, out_indices = out, [self.b, head, position, col]
             if (rows := self.varlen_rows()) is not None:  # packed outputs: absent positions are not stored
                 start, padding = rows
@@ -539,6 +641,23 @@ class Builder:
             with ir.InsertionPoint(if_op.then_block):
                 vector.store(result, out_ref, out_indices)
                 scf.YieldOp([])
+
+    def output_place(self, k: int, places: list | None) -> tuple[ir.Value, ir.Value, ir.Value, ir.Value]:
+        """(q head, query position, whether to store, first column) of output chunk ``k``: this thread's
+        ``k``-th chunk, or ``places[k]`` = (tile row, first column, also required to store or None)."""
+        if places is None:
+            chunk, past_end, row, col = self.chunk_position(k)
+            head, position, stored = self.output_position(row, chunk, past_end)
+            return head, position, stored, col
+        row, col, required = places[k]
+        head, position, stored = self.output_position(row, None, False)
+        return head, position, stored if required is None else arith.andi(stored, required), col
+
+    def scaled_values(self, acc: ir.Value) -> ir.Value:
+        """``acc`` (a sum of weighted V rows) times ``v_scale``: V = v * v_scale, applied once per output."""
+        if self.v_scale is None:
+            return acc
+        return arith.mulf(acc, splat(self.v_scale, ir.VectorType(acc.type).shape[0]))
 
     def output_position(self, row: ir.Value, chunk: ir.Value, past_end: bool) -> tuple[ir.Value, ir.Value, ir.Value]:
         """(q head, query position, whether to store) of a tile row: rows past Sq and chunks past the
@@ -551,20 +670,20 @@ class Builder:
             stored = arith.andi(stored, arith.cmpi(arith.CmpIPredicate.ult, chunk, index_const(plan.chunks)))
         return head, position, stored
 
-    def store_partials(self, final: list[ir.Value]) -> None:
+    def store_partials(self, final: list[ir.Value], places: list | None = None) -> None:
         """Split-KV epilogue: the split's normalized partial output and base-2 log-sum-exp of each
         of its rows, to the workspace (0 and -inf for a row that saw no key)."""
         plan, p = self.plan, self.plan.p
         d, lse_base = p.head_dim, plan.splits * plan.rows * p.head_dim
         for k in range(len(final) // 3):
             acc, running_max, total = final[3 * k : 3 * k + 3]
-            chunk, past_end, row, col = self.chunk_position(k)
+            acc = self.scaled_values(acc)
+            head, position, stored, col = self.output_place(k, places)
             # Unordered: a sum of NaN (the split saw a NaN key) gives a NaN LSE, which the combine
             # passes on to the row, as one kernel would; only a sum of 0 means no key.
             has_keys = arith.cmpf(arith.CmpFPredicate.UNE, total, f32_const(0.0))
             partial = divided(acc, total, has_keys)
             lse = arith.select(has_keys, arith.addf(running_max, mlir_math.log2(total)), f32_const(-math.inf))
-            head, position, stored = self.output_position(row, chunk, past_end)
             split_row = apply(lambda s, b, h, i: ((s * p.batch + b) * p.heads_q + h) * p.seq_q + i,
                               self.split, self.b, head, position)
             if_op = scf.IfOp(stored)
@@ -584,9 +703,11 @@ class Builder:
 COMBINE_CHUNK = 4
 
 
-def build_combine_kernel(split_func: ir.Operation, plan: Plan, out_type: ir.MemRefType, location: ir.Location) -> None:
+def build_combine_kernel(split_func: ir.Operation, plan: Plan, out_type: ir.MemRefType, location: ir.Location,
+                         sinks_argument: int | None = None) -> None:
     """``@<kernel>_combine``, right after the split kernel, with its arguments: thread ``i`` merges
-    columns ``[c, c + COMBINE_CHUNK)`` of one output row over the splits (module docstring)."""
+    columns ``[c, c + COMBINE_CHUNK)`` of one output row over the splits (module docstring).
+    With sinks (argument ``sinks_argument``) the row's sink joins the denominator here, once."""
     p = plan.p
     per_row = p.head_dim // COMBINE_CHUNK
     items = plan.rows * per_row
@@ -638,6 +759,10 @@ def build_combine_kernel(split_func: ir.Operation, plan: Plan, out_type: ir.MemR
                 scf.YieldOp([arith.select(seen, vector.fma(splat(weight, COMBINE_CHUNK), partial, acc), acc),
                              arith.select(seen, arith.addf(weights, weight), weights)])
             acc, weights = loop.results
+            if sinks_argument is not None:  # weights are relative to exp2(safe_max), like a running sum
+                head = apply(lambda r: ir.AffineExpr.get_floor_div(r, p.seq_q) % p.heads_q, row)
+                sink = memref.load(args[sinks_argument], [head])
+                acc, weights = with_sink(acc, safe_max, weights, sink)
             result = divided(acc, weights, arith.cmpf(arith.CmpFPredicate.OGT, weights, f32_const(0.0)))
             if not isinstance(p.element, ir.F32Type):
                 result = arith.truncf(ir.VectorType.get([COMBINE_CHUNK], p.element), result)

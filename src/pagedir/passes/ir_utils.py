@@ -8,12 +8,13 @@ that rule). Helpers about one op of the rock dialect live with its definition in
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import mlir.ir as ir
-from mlir.dialects import affine, arith
+from mlir.dialects import affine, arith, memref
 
 from pagedir.arch import kernel_chip_or_none
 from pagedir.passes.base import kernel_functions
@@ -205,3 +206,20 @@ def lower_kernel_ops(module: ir.Operation, arch: str, op_name: str, lower: Calla
         for op in find_ops(func, op_name):
             ok = lower(op.opview, chip) and ok
     return ok
+
+
+def apply(expr, *values: ir.Value) -> ir.Value:
+    """``affine.apply`` of ``expr(d0, d1, ...)`` to ``values``."""
+    dims = [ir.AffineDimExpr.get(i) for i in range(len(values))]
+    return affine.apply(ir.AffineMap.get(len(values), 0, [expr(*dims)]), list(values))
+
+
+def lds_view(shape: list[int], element: ir.Type) -> ir.Value:
+    """An i8 LDS ``rock.alloc`` viewed as ``memref<shape x element>``."""
+    from pagedir.dialect import rock
+    from pagedir.dialect.types import element_bytes, lds_bytes_type
+
+    size = math.prod(shape) * element_bytes(element)
+    raw = rock.alloc(lds_bytes_type(size))
+    view_type = ir.MemRefType.get(shape, element, memory_space=raw.type.memory_space)
+    return memref.view(view_type, raw, index_const(0), [])

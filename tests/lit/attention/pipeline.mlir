@@ -1,6 +1,6 @@
 // rock-kernel-pipeline takes the L0 function to a gpu.func kernel (L6) with the
-// same arguments, its launch configuration, pooled LDS, buffer loads per page and
-// no rock op left.
+// same arguments, its launch configuration, pooled LDS, buffer loads per page, the
+// products on gfx942's matrix cores (4 waves of 64) and no rock op left.
 // RUN: pagedir-gen attention --batch 2 --num-heads-q 8 --num-heads-kv 2 --seq-len-q 1 --seq-len-k 64 --head-dim 64 --page-size 16 --ragged -o %t.mlir
 // RUN: pagedir-opt %t.mlir --rock-kernel-pipeline='arch=gfx942' | FileCheck %s
 // RUN: pagedir-gen attention --batch 2 --num-heads-q 8 --num-heads-kv 2 --seq-len-q 1 --seq-len-k 64 --head-dim 64 --page-size 16 --ragged --arch gfx1100 -o %t.rdna.mlir
@@ -11,13 +11,14 @@
 // CHECK: gpu.func @paged_attention(%[[Q:[^:]+]]: memref<2x8x1x64xf16>, %[[KT:[^:]+]]: memref<2x8x1xi64>, %[[VT:[^:]+]]: memref<2x8x1xi64>, %[[LENS:[^:]+]]: memref<2xi32>, %[[OUT:[^:]+]]: memref<2x8x1x64xf16>)
 // CHECK-SAME: workgroup(%{{[^ ]+}} : memref<{{[0-9]+}}xi8, #gpu.address_space<workgroup>>
 // CHECK-SAME: kernel
-// CHECK-SAME: known_block_size = array<i32: 64, 1, 1>, known_grid_size = array<i32: 4, 1, 1>
+// CHECK-SAME: known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 4, 1, 1>
 // CHECK: memref.load %[[LENS]]
 // CHECK: scf.for
 // CHECK: memref.load %[[KT]]
 // CHECK: gpu.barrier
 // CHECK: rocdl.make.buffer.rsrc %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : <1> to <8>
 // CHECK: rocdl.raw.ptr.buffer.load %{{.*}} : vector<4xi32>
+// CHECK: amdgpu.mfma 16x16x16
 // CHECK: memref.load %[[VT]]
 // CHECK: gpu.barrier
 // CHECK: rocdl.raw.ptr.buffer.load

@@ -4,18 +4,19 @@
 
 // Decode with GQA 4: one workgroup per (sequence, KV head) holds the 4 query
 // heads of the group (m_per_block = 4), grid = B * Hkv; the kernel function
-// records the launch configuration.
+// records the launch configuration. On gfx942's matrix cores: 4 waves share the
+// one 16-row block, 16 keys of a 64-key tile each.
 
 // CHECK-LABEL: func.func @decode_gqa
-// CHECK-SAME: rock.block_size = 128 : i64, rock.grid_size = 4 : i64
+// CHECK-SAME: rock.block_size = 256 : i64, rock.grid_size = 4 : i64
 // CHECK: %[[K:.*]] = "rock.deref"(%{{.*}})
 // CHECK: %[[V:.*]] = "rock.deref"(%{{.*}})
 // CHECK: "rock.gridwise_attention_accel"(%[[Q:[^,]+]], %[[K]], %[[V]], %[[LENS:[^,]+]], %[[OUT:[^)]+]])
-// CHECK-SAME: block_size = 128 : i64
+// CHECK-SAME: block_size = 256 : i64
 // CHECK-SAME: causal = false
 // CHECK-SAME: grid_size = 4 : i64
 // CHECK-SAME: m_per_block = 4 : i64
-// CHECK-SAME: n_per_block = 32 : i64
+// CHECK-SAME: n_per_block = 64 : i64
 // CHECK-SAME: num_heads_kv = 2 : i64, num_heads_q = 8 : i64
 // CHECK-NOT: "rock.attention"
 // OPTS-LABEL: func.func @decode_gqa
@@ -33,28 +34,29 @@ func.func @decode_gqa(%q: memref<2x8x1x128xf16>, %k_table: memref<2x8x1xi64>, %v
   %k = "rock.deref"(%k_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
   %v = "rock.deref"(%v_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
   "rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 2, causal = false,
-      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
     : (memref<2x8x1x128xf16>, memref<2x8x2048xf16>, memref<2x8x2048xf16>, memref<2xi32>, memref<2x8x1x128xf16>) -> ()
   return
 }
 
 // -----
 
-// Prefill, MHA, causal, explicit scale: a tile takes 16 query positions, so 64
-// positions need 4 query blocks per (sequence, head): grid = 1 * 2 * 4.
+// Prefill, MHA, causal, explicit scale: on the matrix cores a tile takes 64 query
+// positions (a 16-row block per wave), so 64 positions need 1 query block per
+// (sequence, head): grid = 1 * 2 * 1.
 
 // CHECK-LABEL: func.func @prefill_causal
-// CHECK-SAME: rock.grid_size = 8 : i64
+// CHECK-SAME: rock.grid_size = 2 : i64
 // CHECK: "rock.gridwise_attention_accel"
 // CHECK-SAME: causal = true
-// CHECK-SAME: m_per_block = 16 : i64
+// CHECK-SAME: m_per_block = 64 : i64
 // CHECK-SAME: scale = 1.250000e-01 : f32
 func.func @prefill_causal(%q: memref<1x2x64x64xf32>, %k_table: memref<1x8x1xi64>, %v_table: memref<1x8x1xi64>,
                           %out: memref<1x2x64x64xf32>) attributes {rock.kernel, rock.arch = "gfx942"} {
   %k = "rock.deref"(%k_table) : (memref<1x8x1xi64>) -> memref<1x8x1024xf32>
   %v = "rock.deref"(%v_table) : (memref<1x8x1xi64>) -> memref<1x8x1024xf32>
   "rock.attention"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 2, causal = true, scale = 0.125 : f32,
-      operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+      operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
     : (memref<1x2x64x64xf32>, memref<1x8x1024xf32>, memref<1x8x1024xf32>, memref<1x2x64x64xf32>) -> ()
   return
 }
@@ -70,33 +72,35 @@ func.func @prefill_causal(%q: memref<1x2x64x64xf32>, %k_table: memref<1x8x1xi64>
 // CHECK: "rock.attention"
 func.func @dense(%q: memref<1x1x1x64xf16>, %k: memref<1x1x40x64xf16>, %v: memref<1x1x40x64xf16>,
                  %out: memref<1x1x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
     : (memref<1x1x1x64xf16>, memref<1x1x40x64xf16>, memref<1x1x40x64xf16>, memref<1x1x1x64xf16>) -> ()
   return
 }
 func.func @not_a_kernel(%q: memref<1x1x1x64xf16>, %k: memref<1x1x40x64xf16>, %v: memref<1x1x40x64xf16>,
                         %out: memref<1x1x1x64xf16>) {
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
     : (memref<1x1x1x64xf16>, memref<1x1x40x64xf16>, memref<1x1x40x64xf16>, memref<1x1x1x64xf16>) -> ()
   return
 }
 
 // -----
 
-// Split-KV asked for by the kernel: rock.num_splits = 3 cuts the 4 KV tiles of 32 tokens into 3
-// workgroups per (sequence, KV head): grid 1 * 1 * 3.
+// Split-KV asked for by the kernel: rock.num_splits = 3 cuts 128 keys into 3 workgroups per
+// (sequence, KV head): grid 1 * 1 * 3. Two 64-key tiles cannot make 3 splits, so the matrix
+// tiling takes tiles of 32 (4 tiles), each shared by 2 waves (128 threads).
 
 // CHECK-LABEL: func.func @split_by_attribute
-// CHECK-SAME: rock.grid_size = 3 : i64
+// CHECK-SAME: rock.block_size = 128 : i64, rock.grid_size = 3 : i64
 // CHECK: "rock.gridwise_attention_accel"
 // CHECK-SAME: grid_size = 3 : i64
+// CHECK-SAME: n_per_block = 32 : i64
 // CHECK-SAME: num_splits = 3 : i64
 // The option wins over the attribute.
 // SPLIT2-LABEL: func.func @split_by_attribute
 // SPLIT2: num_splits = 2 : i64
 func.func @split_by_attribute(%q: memref<1x4x1x64xf16>, %k: memref<1x1x128x64xf16>, %v: memref<1x1x128x64xf16>,
                               %out: memref<1x4x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.num_splits = 3} {
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
     : (memref<1x4x1x64xf16>, memref<1x1x128x64xf16>, memref<1x1x128x64xf16>, memref<1x4x1x64xf16>) -> ()
   return
 }
@@ -104,17 +108,37 @@ func.func @split_by_attribute(%q: memref<1x4x1x64xf16>, %k: memref<1x1x128x64xf1
 // -----
 
 // rock.num_splits = 0 chooses: batch 1 with one KV head is one workgroup, gfx942 has 304
-// compute units and 8192 tokens make 256 tiles of 32: one split per tile, 256 workgroups.
+// compute units and 8192 tokens make 256 tiles of 32 (the matrix tiling's split-KV tile, 2
+// waves): one split per tile, 256 workgroups.
 
 // CHECK-LABEL: func.func @split_chosen
-// CHECK-SAME: rock.grid_size = 256 : i64
+// CHECK-SAME: rock.block_size = 128 : i64, rock.grid_size = 256 : i64
 // CHECK: "rock.gridwise_attention_accel"
 // CHECK-SAME: num_splits = 256 : i64
 func.func @split_chosen(%q: memref<1x8x1x128xf16>, %k_table: memref<1x512x1xi64>, %v_table: memref<1x512x1xi64>,
                         %seq_lens: memref<1xi32>, %out: memref<1x8x1x128xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.num_splits = 0} {
   %k = "rock.deref"(%k_table) : (memref<1x512x1xi64>) -> memref<1x512x2048xf16>
   %v = "rock.deref"(%v_table) : (memref<1x512x1xi64>) -> memref<1x512x2048xf16>
-  "rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
+  "rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
     : (memref<1x8x1x128xf16>, memref<1x512x2048xf16>, memref<1x512x2048xf16>, memref<1xi32>, memref<1x8x1x128xf16>) -> ()
+  return
+}
+
+// -----
+
+// Variants: window_left and softcap carry over, alibi_slopes and sinks stay
+// between seq_lens and out.
+
+// CHECK-LABEL: func.func @variants
+// CHECK-SAME: %[[Q:[^:]+]]: memref<2x4x1x64xf16>, %[[K:[^:]+]]: memref<2x2x64x64xf16>, %[[V:[^:]+]]: memref<2x2x64x64xf16>, %[[LENS:[^:]+]]: memref<2xi32>, %[[SLOPES:[^:]+]]: memref<4xf32>, %[[SINKS:[^:]+]]: memref<4xf32>, %[[OUT:[^:]+]]: memref<2x4x1x64xf16>
+// CHECK: "rock.gridwise_attention_accel"(%[[Q]], %[[K]], %[[V]], %[[LENS]], %[[SLOPES]], %[[SINKS]], %[[OUT]])
+// CHECK-SAME: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 1>
+// CHECK-SAME: softcap = 3.000000e+01 : f32
+// CHECK-SAME: window_left = 16 : i64
+func.func @variants(%q: memref<2x4x1x64xf16>, %k: memref<2x2x64x64xf16>, %v: memref<2x2x64x64xf16>, %seq_lens: memref<2xi32>,
+                    %slopes: memref<4xf32>, %sinks: memref<4xf32>, %out: memref<2x4x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  "rock.attention"(%q, %k, %v, %seq_lens, %slopes, %sinks, %out) {num_heads_q = 4, num_heads_kv = 2, window_left = 16, softcap = 30.0 : f32,
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 1>}
+    : (memref<2x4x1x64xf16>, memref<2x2x64x64xf16>, memref<2x2x64x64xf16>, memref<2xi32>, memref<4xf32>, memref<4xf32>, memref<2x4x1x64xf16>) -> ()
   return
 }

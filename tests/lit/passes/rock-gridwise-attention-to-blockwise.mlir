@@ -1,6 +1,7 @@
 // RUN: pagedir-opt %s --split-input-file --rock-gridwise-attention-to-blockwise | FileCheck %s
 
-// Decode, 2 query heads per KV head, D = 64, KV tiles of 32 tokens, 64 threads.
+// Decode, 2 query heads per KV head, D = 64, KV tiles of 32 tokens, 64 threads, on
+// gfx1030 (no matrix instructions): the VALU loop.
 // The Q tile is staged once; the loop runs over the tiles holding keys before
 // seq_len (ceildiv(seq_len, 32)), carrying each thread's accumulator chunk, running
 // max and running sum; K and V tiles come from the pages of their rock.deref.
@@ -60,11 +61,11 @@
 // CHECK:   vector.store %{{.*}}, %[[OUT]]
 // CHECK-NOT: rock.gridwise_attention_accel
 func.func @decode(%q: memref<1x2x1x64xf16>, %k_table: memref<1x4x1xi64>, %v_table: memref<1x4x1xi64>,
-                  %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+                  %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx1030", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
   %k = "rock.deref"(%k_table) : (memref<1x4x1xi64>) -> memref<1x4x1024xf16>
   %v = "rock.deref"(%v_table) : (memref<1x4x1xi64>) -> memref<1x4x1024xf16>
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
-      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x4x1024xf16>, memref<1x4x1024xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
   return
 }
@@ -72,7 +73,7 @@ func.func @decode(%q: memref<1x2x1x64xf16>, %k_table: memref<1x4x1xi64>, %v_tabl
 // -----
 
 // Causal prefill on dense K/V with seq_lens, 4 query positions, KV tiles of 16
-// keys. The dense tile loads read only keys before seq_len too. Causally hidden
+// keys, on the VALU (gfx1030). The dense tile loads read only keys before seq_len too. Causally hidden
 // keys are live keys of later queries: their score is selected to -inf (never
 // -inf added to a NaN), and each V row's update of the accumulator is selected
 // away unless the row sees the key (col <= position + seq_len - Sq - t * 16),
@@ -103,16 +104,16 @@ func.func @decode(%q: memref<1x2x1x64xf16>, %k_table: memref<1x4x1xi64>, %v_tabl
 // CHECK:   %[[SEEN1:.*]] = arith.cmpi sge, %[[LIMIT]], %c1
 // CHECK:   arith.select %[[SEEN1]], %[[UPDATE1]], %[[ACC0]] : vector<4xf32>
 func.func @dense_causal(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, %v: memref<1x1x32x64xf32>,
-                        %seq_lens: memref<1xi32>, %out: memref<1x1x4x64xf32>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+                        %seq_lens: memref<1xi32>, %out: memref<1x1x4x64xf32>) attributes {rock.kernel, rock.arch = "gfx1030", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 1, num_heads_kv = 1, causal = true,
-      block_size = 64, grid_size = 1, m_per_block = 4, n_per_block = 16, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
+      block_size = 64, grid_size = 1, m_per_block = 4, n_per_block = 16, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
     : (memref<1x1x4x64xf32>, memref<1x1x32x64xf32>, memref<1x1x32x64xf32>, memref<1xi32>, memref<1x1x4x64xf32>) -> ()
   return
 }
 
 // -----
 
-// Split-KV: num_splits = 2 over 128 keys (4 tiles of 32): workgroup w is split w mod 2 of
+// Split-KV (VALU loop, gfx1030): num_splits = 2 over 128 keys (4 tiles of 32): workgroup w is split w mod 2 of
 // workgroup w floordiv 2 and visits tiles [2 * s, min(2 * s + 2, ceildiv(seq_len, 32))),
 // none when the split starts past seq_len. The kernel gets an f32 workspace of
 // S * R * (D + 1) = 2 * 2 * 65 = 260 elements (the partials, then the LSEs at 256 on) in
@@ -168,10 +169,236 @@ func.func @dense_causal(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, %v:
 // CHECK: arith.divf %{{.*}}, %[[MERGED]]#1 : f32
 // CHECK: vector.store %{{.*}}, %[[COUT]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x2x1x64xf16>, vector<4xf16>
 func.func @split_decode(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v: memref<1x1x128x64xf16>,
-                        %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 2 : i64} {
+                        %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx1030", rock.block_size = 64 : i64, rock.grid_size = 2 : i64} {
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
-      block_size = 64, grid_size = 2, m_per_block = 2, n_per_block = 32, num_splits = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>}
+      block_size = 64, grid_size = 2, m_per_block = 2, n_per_block = 32, num_splits = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x128x64xf16>, memref<1x1x128x64xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// Decode on gfx942's matrix cores, transposed: S^T = K Q^T and O^T = V^T P^T, so that each
+// lane holds 4 keys of one row (l mod 16) and P is the B operand where it was computed.
+// The 2 query heads are padded to 16 rows (rows past 2 read row 1 and are never stored).
+// Each wave's Q fragments (4 f16 of one row) are loaded once before the loop. The 64
+// threads are one wave: both 16-key blocks of the tile are its slice. The row max and
+// sum: in-lane, then across the 4 lanes of a row by shuffles (xor 16, xor 32). P goes to
+// f16 once and straight into the MFMA with 4 V elements of 4 keys as A. After the loop,
+// one slice per row block: each lane stores its row's 4 output columns (rows < 2).
+
+// CHECK-LABEL: func.func @decode_mfma
+// CHECK: %[[QROWS:.*]] = memref.view %{{.*}} to memref<2x64xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[KTILE:.*]] = memref.view %{{.*}} to memref<32x64xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[VTILE:.*]] = memref.view %{{.*}} to memref<32x64xf16, #gpu.address_space<workgroup>>
+// CHECK-NOT: memref<2x32xf32
+// CHECK: %[[QROW:.*]] = arith.minui %{{.*}}, %c1 : index
+// CHECK: %[[Q0:.*]] = vector.load %[[QROWS]][%[[QROW]], %{{.*}}] : memref<2x64xf16, #gpu.address_space<workgroup>>, vector<4xf16>
+// CHECK: scf.for {{.*}} -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, f32, f32)
+// CHECK:   "rock.blockwise_load_tile"(%{{.*}}, %[[KTILE]],
+// CHECK:   %[[K0:.*]] = vector.load %[[KTILE]][%{{.*}}, %{{.*}}] : memref<32x64xf16, #gpu.address_space<workgroup>>, vector<4xf16>
+// CHECK:   %[[S0:.*]] = amdgpu.mfma 16x16x16 %[[K0]] * %[[Q0]] + %{{.*}} blgp = none : vector<4xf16>, vector<4xf16>, vector<4xf32>
+// CHECK-COUNT-7: amdgpu.mfma 16x16x16
+// CHECK:   %[[S:.*]] = vector.extract %{{.*}}[0] : f32 from vector<4xf32>
+// CHECK:   arith.mulf %[[S]]
+// CHECK:   %[[ROW:.*]] = vector.from_elements %{{.*}} : vector<4xf32>
+// CHECK:   vector.reduction <maxnumf>, %[[ROW]]
+// CHECK:   gpu.shuffle  xor %{{.*}}, %c16{{.*}}, %c64{{.*}} : f32
+// CHECK:   gpu.shuffle  xor %{{.*}}, %c32{{.*}}, %c64{{.*}} : f32
+// CHECK:   %[[ALPHA:.*]] = math.exp2 %{{.*}} : f32
+// CHECK:   %[[P:.*]] = math.exp2 %{{.*}} : vector<4xf32>
+// CHECK:   "rock.blockwise_load_tile"(%{{.*}}, %[[VTILE]],
+// CHECK:   %[[ALPHAS:.*]] = vector.broadcast %[[ALPHA]] : f32 to vector<4xf32>
+// CHECK:   %[[SCALED:.*]] = arith.mulf %{{.*}}, %[[ALPHAS]] : vector<4xf32>
+// CHECK:   %[[PB:.*]] = arith.truncf %[[P]] : vector<4xf32> to vector<4xf16>
+// CHECK:   memref.load %[[VTILE]]
+// CHECK:   %[[VA:.*]] = vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf16>
+// CHECK:   amdgpu.mfma 16x16x16 %[[VA]] * %[[PB]] + %[[SCALED]]
+// CHECK:   "rock.lds_barrier"()
+// CHECK:   scf.yield
+// CHECK: %[[ROW:.*]] = arith.cmpi ult, %{{.*}}, %c2{{.*}} : index
+// CHECK: %[[STORED:.*]] = arith.andi %{{.*}}, %[[ROW]] : i1
+// CHECK: arith.truncf %{{.*}} : vector<4xf32> to vector<4xf16>
+// CHECK: scf.if %[[STORED]]
+// CHECK:   vector.store %{{.*}}, %[[OUT:.*]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x2x1x64xf16>, vector<4xf16>
+func.func @decode_mfma(%q: memref<1x2x1x64xf16>, %k: memref<1x1x32x64xf16>, %v: memref<1x1x32x64xf16>,
+                       %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x32x64xf16>, memref<1x1x32x64xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// Variants. Window 40, decode: the query sits at position seq_len - 1 and sees keys
+// from seq_len - 41 on, so the loop starts at tile max(0, seq_len - 41) floordiv 32 and the
+// tiles before are never loaded. The score is soft-capped (cap 2: tanh(dot * scale / 2),
+// times 2 * log2(e)), gets the ALiBi bias slope[head] * log2(e) * (key - i_pos), then keys
+// past seq_len or before the window are selected to -inf.
+
+// CHECK: #[[FLOOR32:.*]] = affine_map<(d0) -> (d0 floordiv 32)>
+// CHECK-LABEL: func.func @window_softcap_alibi
+// CHECK-SAME: %[[SLOPES:[^:]+]]: memref<2xf32>
+// CHECK: %[[LEN32:.*]] = memref.load
+// CHECK: %[[LEN:.*]] = arith.index_cast %[[LEN32]] : i32 to index
+// CHECK: %[[END:.*]] = affine.apply #{{.*}}(%[[LEN]])
+// CHECK: %[[REACH:.*]] = arith.addi %{{.*}}, %[[LEN]] : index
+// CHECK: %[[C41:.*]] = arith.constant 41 : index
+// CHECK: %[[PAST:.*]] = arith.cmpi uge, %[[REACH]], %[[C41]] : index
+// CHECK: %[[BACK:.*]] = arith.subi %[[REACH]], %{{.*}} : index
+// CHECK: %[[START:.*]] = arith.select %[[PAST]], %[[BACK]], %{{.*}} : index
+// CHECK: %[[FIRST:.*]] = affine.apply #[[FLOOR32]](%[[START]])
+// CHECK: scf.for %[[T:.*]] = %[[FIRST]] to %[[END]] step
+// CHECK: %[[DOT:.*]] = vector.reduction <add>
+// CHECK: %[[INNER:.*]] = arith.mulf %[[DOT]], %{{.*}} : f32
+// CHECK: %[[TANH:.*]] = math.tanh %[[INNER]] : f32
+// CHECK: %[[CAPPED:.*]] = arith.mulf %[[TANH]], %{{.*}} : f32
+// CHECK: %[[SLOPE:.*]] = memref.load %[[SLOPES]][%{{.*}}] : memref<2xf32>
+// CHECK: %[[DIST:.*]] = arith.sitofp %{{.*}} : i32 to f32
+// CHECK: %[[SLOPE2:.*]] = arith.mulf %[[SLOPE]], %{{.*}} : f32
+// CHECK: %[[BIAS:.*]] = arith.mulf %[[SLOPE2]], %[[DIST]] : f32
+// CHECK: %[[SCORE:.*]] = arith.addf %[[CAPPED]], %[[BIAS]] : f32
+// CHECK: %[[C40:.*]] = arith.constant 40 : index
+// CHECK: %[[WSTART:.*]] = arith.subi %{{.*}}, %[[C40]] : index
+// CHECK: %[[INWINDOW:.*]] = arith.cmpi sge, %{{.*}}, %[[WSTART]] : index
+// CHECK: %[[VISIBLE:.*]] = arith.andi %{{.*}}, %[[INWINDOW]] : i1
+// CHECK: arith.select %[[VISIBLE]], %[[SCORE]], %{{.*}} : f32
+func.func @window_softcap_alibi(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v: memref<1x1x128x64xf16>, %seq_lens: memref<1xi32>,
+                                %slopes: memref<2xf32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx1030"} {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %slopes, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      window_left = 40, softcap = 2.0 : f32,
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x128x64xf16>, memref<1x1x128x64xf16>, memref<1xi32>, memref<2xf32>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// Causal prefill in f32 on gfx942: MFMA 16x16x4 with one f32 of K/Q (V/P) per lane. In a
+// tile where some row of the block does not see a key before seq_len (the last key below
+// seq_len is past the first query's last visible key), 0 x NaN would reach rows from keys
+// hidden from them: the product runs on V with its non-finite values replaced by 0, and on
+// V as it is only for the outputs whose row sees a non-finite value (counted by an MFMA of
+// the non-finite flags and the visibility); other tiles run the plain product.
+
+// CHECK-LABEL: func.func @causal_f32_mfma
+// CHECK: scf.for %[[T:[^ ]*]] =
+// CHECK:   %[[QK:.*]] = amdgpu.mfma 16x16x4 %{{.*}} * %{{.*}} + %{{.*}} blgp = none : f32, f32, vector<4xf32>
+// CHECK:   gpu.shuffle  xor
+// CHECK:   %[[LIVE_END:.*]] = arith.subi %[[LEN:.*]], %c1
+// CHECK:   %[[LAST:.*]] = arith.minui %{{.*}}, %[[LIVE_END]]
+// CHECK:   %[[SHIFTED:.*]] = arith.addi %{{.*}}, %[[LEN]]
+// CHECK:   %[[SEEN:.*]] = arith.subi %[[SHIFTED]], %c4
+// CHECK:   %[[DIAGONAL:.*]] = arith.cmpi sgt, %[[LAST]], %[[SEEN]] : index
+// CHECK:   scf.if %[[DIAGONAL]] -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
+// CHECK:     %[[SHOWN:.*]] = arith.cmpi sge, %{{.*}}, %{{.*}} : index
+// CHECK:     %[[SEEN:.*]] = arith.select %[[SHOWN]], %{{.*}}, %{{.*}} : f32
+// CHECK:     %[[V:.*]] = memref.load
+// CHECK:     %[[ABS:.*]] = math.absf %[[V]] : f32
+// CHECK:     %[[FINITE:.*]] = arith.cmpf olt, %[[ABS]], %{{.*}} : f32
+// CHECK:     %[[CLEAN:.*]] = arith.select %[[FINITE]], %[[V]], %{{.*}} : f32
+// CHECK:     %[[FLAG:.*]] = arith.select %[[FINITE]], %{{.*}}, %{{.*}} : f32
+// CHECK:     %[[COUNT:.*]] = amdgpu.mfma 16x16x4 %[[FLAG]] * %[[SEEN]]
+// CHECK:     %[[SEES:.*]] = arith.cmpf ogt, %[[COUNT]], %{{.*}} : vector<4xf32>
+// CHECK:     %[[RAW:.*]] = amdgpu.mfma 16x16x4 %[[V]] * %{{.*}} + %[[ACC:.*]] blgp
+// CHECK:     %[[SANE:.*]] = amdgpu.mfma 16x16x4 %[[CLEAN]] * %{{.*}} + %[[ACC]] blgp
+// CHECK:     arith.select %[[SEES]], %[[RAW]], %[[SANE]] : vector<4xi1>, vector<4xf32>
+// CHECK:   } else {
+// CHECK:     amdgpu.mfma 16x16x4 %{{.*}} * %{{.*}} + %{{.*}} blgp = none : f32, f32, vector<4xf32>
+func.func @causal_f32_mfma(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, %v: memref<1x1x32x64xf32>,
+                           %seq_lens: memref<1xi32>, %out: memref<1x1x4x64xf32>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 1, num_heads_kv = 1, causal = true,
+      block_size = 64, grid_size = 1, m_per_block = 4, n_per_block = 16, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+    : (memref<1x1x4x64xf32>, memref<1x1x32x64xf32>, memref<1x1x32x64xf32>, memref<1xi32>, memref<1x1x4x64xf32>) -> ()
+  return
+}
+
+// -----
+
+// Sinks, one kernel: after the loop the row's sink (times log2(e)) joins the running
+// sum, rescaled to max(running max, sink), before the division.
+
+// CHECK-LABEL: func.func @sinks
+// CHECK-SAME: %[[SINKS:[^:]+]]: memref<2xf32>
+// CHECK: %[[FINAL:.*]]:3 = scf.for
+// CHECK: %[[SINK:.*]] = memref.load %[[SINKS]][%{{.*}}] : memref<2xf32>
+// CHECK: %[[SINK2:.*]] = arith.mulf %[[SINK]], %{{.*}} : f32
+// CHECK: %[[MAX:.*]] = arith.maximumf %[[FINAL]]#1, %[[SINK2]] : f32
+// CHECK: %[[ALPHA:.*]] = math.exp2 %{{.*}} : f32
+// CHECK: %[[SCALED:.*]] = arith.mulf %[[FINAL]]#2, %[[ALPHA]] : f32
+// CHECK: %[[SINKW:.*]] = math.exp2 %{{.*}} : f32
+// CHECK: %[[TOTAL:.*]] = arith.addf %[[SCALED]], %[[SINKW]] : f32
+// CHECK: arith.divf %{{.*}}, %[[TOTAL]] : f32
+func.func @sinks(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf16>, %v: memref<1x1x64x64xf16>,
+                 %sinks: memref<2xf32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx1030"} {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %sinks, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x64x64xf16>, memref<1x1x64x64xf16>, memref<2xf32>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// Decode with 4 waves on one 16-row block: each wave takes 16 keys of the 64-key tile (its
+// slice, wave mod 4) and keeps its own (O, max, sum). After the loop slice 0's wave takes in
+// the other slices one at a time through one LDS buffer (rows padded by 4 floats:
+// conflict-free 16-byte stores), as the split-KV combine merges splits (a slice that saw no
+// key is skipped by a select); then slice 0 alone stores.
+
+// CHECK-LABEL: func.func @decode_mfma_slices
+// CHECK: scf.for
+// CHECK-COUNT-8: amdgpu.mfma 16x16x16
+// CHECK: "rock.lds_barrier"()
+// CHECK: scf.yield
+// CHECK: %[[PADDED:.*]] = memref.view %{{.*}} to memref<2x68xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[BUFFER:.*]] = memref.subview %[[PADDED]][0, 0] [2, 64] [1, 1]
+// CHECK: %[[STATS:.*]] = memref.view %{{.*}} to memref<2x2xf32, #gpu.address_space<workgroup>>
+// CHECK: "rock.lds_barrier"()
+// CHECK: %[[SENDER:.*]] = arith.cmpi eq, %[[SLICE:.*]], %c1{{.*}} : index
+// CHECK: %[[SENDS:.*]] = arith.andi %[[SENDER]], %{{.*}} : i1
+// CHECK: scf.if %[[SENDS]] {
+// CHECK:   vector.store %{{.*}}, %[[BUFFER]]
+// CHECK:   memref.store %{{.*}}, %[[STATS]]
+// CHECK: "rock.lds_barrier"()
+// CHECK: %[[RECEIVER:.*]] = arith.cmpi eq, %[[SLICE]], %c0{{.*}} : index
+// CHECK: %[[TAKES:.*]] = arith.andi %[[RECEIVER]], %{{.*}} : i1
+// CHECK: scf.if %[[TAKES]] -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, f32, f32) {
+// CHECK:   vector.load %[[BUFFER]]
+// CHECK:   %[[SEEN:.*]] = arith.cmpf une, %{{.*}}, %{{.*}} : f32
+// CHECK:   %[[ADDED:.*]] = vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf32>
+// CHECK:   arith.select %[[SEEN]], %[[ADDED]], %{{.*}} : vector<4xf32>
+// CHECK: arith.cmpi eq, %[[SLICE]], %c2
+// CHECK: arith.cmpi eq, %[[SLICE]], %c3
+// CHECK: scf.if
+// CHECK:   vector.store %{{.*}}, %{{.*}} : memref<1x2x1x64xf16>, vector<4xf16>
+func.func @decode_mfma_slices(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf16>, %v: memref<1x1x64x64xf16>,
+                              %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 256 : i64, rock.grid_size = 1 : i64} {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 256, grid_size = 1, m_per_block = 2, n_per_block = 64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x64x64xf16>, memref<1x1x64x64xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// Sinks with split-KV: the splits write their partials without the sink, and the
+// combine kernel adds it once, after merging the splits.
+
+// CHECK-LABEL: func.func @split_sinks(
+// CHECK-NOT: arith.maximumf
+// CHECK-LABEL: func.func @split_sinks_combine
+// CHECK-SAME: %[[SINKS:[^:]+]]: memref<2xf32>
+// CHECK: scf.for
+// CHECK: %[[MERGED:.*]]:2 = scf.for
+// CHECK: %[[SINK:.*]] = memref.load %[[SINKS]][%{{.*}}] : memref<2xf32>
+// CHECK: arith.maximumf
+// CHECK: arith.addf
+func.func @split_sinks(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf16>, %v: memref<1x1x64x64xf16>,
+                       %sinks: memref<2xf32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx1030"} {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %sinks, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 64, grid_size = 2, m_per_block = 2, n_per_block = 32, num_splits = 2, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x64x64xf16>, memref<1x1x64x64xf16>, memref<2xf32>, memref<1x2x1x64xf16>) -> ()
   return
 }
 
@@ -200,7 +427,36 @@ func.func @split_decode(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v
 func.func @csr_decode(%arg0: memref<1x2x1x32xf16>, %arg1: memref<4x8x1x32xf16>, %arg2: memref<4x8x1x32xf16>, %arg3: memref<2xi32>, %arg4: memref<4xi32>, %arg5: memref<1xi32>, %arg6: memref<1x2x1x32xf16>) attributes {rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64, rock.kernel} {
   %0 = "rock.block_table_view"(%arg1, %arg4, %arg3, %arg5) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<4x8x1x32xf16>, memref<4xi32>, memref<2xi32>, memref<1xi32>) -> memref<1x4x256xf16>
   %1 = "rock.block_table_view"(%arg2, %arg4, %arg3, %arg5) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<4x8x1x32xf16>, memref<4xi32>, memref<2xi32>, memref<1xi32>) -> memref<1x4x256xf16>
-  "rock.gridwise_attention_accel"(%arg0, %0, %1, %arg6) {block_size = 64 : i64, causal = false, grid_size = 1 : i64, m_per_block = 2 : i64, n_per_block = 32 : i64, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1>} : (memref<1x2x1x32xf16>, memref<1x4x256xf16>, memref<1x4x256xf16>, memref<1x2x1x32xf16>) -> ()
+  "rock.gridwise_attention_accel"(%arg0, %0, %1, %arg6) {block_size = 64 : i64, causal = false, grid_size = 1 : i64, m_per_block = 2 : i64, n_per_block = 32 : i64, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>} : (memref<1x2x1x32xf16>, memref<1x4x256xf16>, memref<1x4x256xf16>, memref<1x2x1x32xf16>) -> ()
+  return
+}
+
+// -----
+
+// fp8 K/V with per-tensor scales: the K and V tiles stay fp8 in LDS (half the bytes of f16),
+// keys are widened to f32 as the dot product reads them, k_scale multiplies each score once
+// and v_scale each output once.
+
+// CHECK-LABEL: func.func @fp8_scaled
+// CHECK-SAME: %[[KSCALE:[^:]+]]: memref<1xf32>, %[[VSCALE:[^:]+]]: memref<1xf32>
+// CHECK: %[[KTILE:.*]] = memref.view {{.*}} to memref<32x64xf8E4M3FNUZ, #gpu.address_space<workgroup>>
+// CHECK: %[[VTILE:.*]] = memref.view {{.*}} to memref<32x64xf8E4M3FNUZ, #gpu.address_space<workgroup>>
+// CHECK: %[[KS:.*]] = memref.load %[[KSCALE]]
+// CHECK: %[[VS:.*]] = memref.load %[[VSCALE]]
+// CHECK: scf.for
+// CHECK: %[[KEY8:.*]] = vector.load %[[KTILE]][{{.*}}] : memref<32x64xf8E4M3FNUZ, #gpu.address_space<workgroup>>, vector<8xf8E4M3FNUZ>
+// CHECK: arith.extf %[[KEY8]] : vector<8xf8E4M3FNUZ> to vector<8xf32>
+// CHECK: %[[DOT:.*]] = vector.reduction <add>
+// CHECK: arith.mulf %[[DOT]], %[[KS]] : f32
+// CHECK: vector.load %[[VTILE]][{{.*}}] : memref<32x64xf8E4M3FNUZ, #gpu.address_space<workgroup>>, vector<2xf8E4M3FNUZ>
+// CHECK: scf.yield
+// CHECK: %[[VSPLAT:.*]] = vector.broadcast %[[VS]] : f32 to vector<2xf32>
+// CHECK: arith.mulf %{{.*}}, %[[VSPLAT]] : vector<2xf32>
+func.func @fp8_scaled(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf8E4M3FNUZ>, %v: memref<1x1x64x64xf8E4M3FNUZ>,
+                      %k_scale: memref<1xf32>, %v_scale: memref<1xf32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %k_scale, %v_scale, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x64x64xf8E4M3FNUZ>, memref<1x1x64x64xf8E4M3FNUZ>, memref<1xf32>, memref<1xf32>, memref<1x2x1x64xf16>) -> ()
   return
 }
 
@@ -230,12 +486,12 @@ func.func @csr_decode(%arg0: memref<1x2x1x32xf16>, %arg1: memref<4x8x1x32xf16>, 
 // CHECK: scf.for
 // CHECK: %[[PRESENT:.*]] = arith.cmpi uge, %[[POSITION:.*]], %[[PAD]] : index
 // CHECK: %[[ROW:.*]] = affine.apply #[[ROW_MAP]](%[[ROW0]], %[[POSITION]])
-// CHECK: vector.store %{{.*}}, %[[OUT]][%[[ROW]], %{{.*}}, %{{.*}}] : memref<4x2x32xf16>, vector<2xf16>
+// CHECK: vector.store %{{.*}}, %[[OUT]][%[[ROW]], %{{.*}}, %{{.*}}] : memref<4x2x32xf16>, vector<4xf16>
 func.func @varlen_prefill(%arg0: memref<4x2x32xf16>, %arg1: memref<3xi32>, %arg2: memref<4x8x1x32xf16>, %arg3: memref<4x8x1x32xf16>, %arg4: memref<2x2xi32>, %arg5: memref<2xi32>, %arg6: memref<4x2x32xf16>) attributes {rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 2 : i64, rock.kernel} {
   %0 = "rock.varlen_view"(%arg0, %arg1) : (memref<4x2x32xf16>, memref<3xi32>) -> memref<2x2x2x32xf16>
   %1 = "rock.varlen_view"(%arg6, %arg1) : (memref<4x2x32xf16>, memref<3xi32>) -> memref<2x2x2x32xf16>
   %2 = "rock.block_table_view"(%arg2, %arg4) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x8x1x32xf16>, memref<2x2xi32>) -> memref<2x2x256xf16>
   %3 = "rock.block_table_view"(%arg3, %arg4) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x8x1x32xf16>, memref<2x2xi32>) -> memref<2x2x256xf16>
-  "rock.gridwise_attention_accel"(%0, %2, %3, %arg5, %1) {block_size = 64 : i64, causal = true, grid_size = 2 : i64, m_per_block = 4 : i64, n_per_block = 32 : i64, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>} : (memref<2x2x2x32xf16>, memref<2x2x256xf16>, memref<2x2x256xf16>, memref<2xi32>, memref<2x2x2x32xf16>) -> ()
+  "rock.gridwise_attention_accel"(%0, %2, %3, %arg5, %1) {block_size = 64 : i64, causal = true, grid_size = 2 : i64, m_per_block = 4 : i64, n_per_block = 32 : i64, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>} : (memref<2x2x2x32xf16>, memref<2x2x256xf16>, memref<2x2x256xf16>, memref<2xi32>, memref<2x2x2x32xf16>) -> ()
   return
 }

@@ -1,0 +1,464 @@
+"""The flash-attention loop of rock-gridwise-attention-to-blockwise on matrix cores (CDNA MFMA).
+
+Same LDS tiles and masking as the VALU loop of the pass (its module docstring), but
+both products are ``amdgpu.mfma`` 16x16 tiles computed *transposed*, so that the
+softmax and P never leave the registers:
+
+```
+rows padded to Mp = ceil(M / 16) * 16 (rows >= M compute copies of row M - 1, never stored)
+wave w -> row block rb (16 rows) and key slice s of each KV tile (Nw = N / slices keys)
+before the loop: the wave's Q fragments (loop-invariant registers)
+for t in tiles:
+  K tile <- pages                                  (ends with a barrier)
+  S^T = K Q^T per 16 keys of the slice: lane l holds S[row 16 rb + l mod 16][keys 4 (l div 16) + j]
+  scaled, masked; row max and sum over the slice: in-lane, then 2 shuffles (lanes l xor 16, l xor 32)
+  m' = max(m, row max); alpha = exp2(m - m'); P = exp2(S - m'); l' = l alpha + row sum
+  V tile <- pages                                  (ends with a barrier)
+  O^T = V^T P^T + alpha O^T: P is already the B operand in the lanes that hold it
+  barrier
+after the loop, several slices per row block: slice 0's waves take in the others' (O, m, l) one
+slice at a time through LDS (O = sum exp2(m_s - M) O_s, l likewise, M = max m_s); then each lane
+of slice 0 (of the only slice) hands its row's 4 output columns to the pass's epilogue.
+```
+
+Lane layout (16x16x16 f16/bf16, 16x16x4 f32; pinned in tests/unit/test_interp_matrix.py):
+lane ``l`` of a wave, ``q = l mod 16``, ``g = l div 16``; an MFMA's A holds ``A[q][kl g + j]``,
+B ``B[kl g + j][q]``, the accumulator ``D[4 g + j][q]`` (``kl`` = 4 or 1 values per lane).
+``S^T = K Q^T``: A = K, lane ``K[key q][d0 + kl g + j]`` (one LDS read), B = ``Q^T``, lane
+``Q[row q][d0 + kl g + j]`` (the Q fragment); the result ``S^T[4 g + j][q]`` is row ``q``'s
+keys ``4 g + j``. ``O^T = V^T P^T``: B = ``P^T``, lane ``P[row q][key 4 g + j]``: exactly the
+lane's own scores. A = ``V^T``, lane ``V[key 4 g + j][d0 + q]`` (one element of each of 4 key
+rows). The accumulator ``O^T[d0 + 4 g + j][q]`` is row ``q``'s output columns ``d0 + 4 g + j``.
+With 16x16x4 (f32) the 16 keys of a tile run in 4 MFMAs, MFMA ``i`` taking keys ``4 g + i``
+(any order of the summed index is the same product): again the lane's own element ``i``.
+
+Each f16/bf16 element goes into the matrix cores as it is; the conversions left are P to
+the element type (once per element) and nothing else in the loop.
+
+Causal masking. A key hidden from a row is a later row's live key and may hold NaN or Inf;
+``0 x NaN`` is NaN inside an MFMA too. In a tile where some row of the block does not see
+some key before seq_len (the ``ceil((Sq_t + N) / N)`` tiles on the diagonal at most) each
+P V product runs three times: with V's non-finite values replaced by 0 (exact for every
+row that sees only finite values: a hidden key's P is 0), with V as it is, and the count,
+per output, of non-finite V values its row sees (non-finite flags times the visibility);
+an output whose count is not 0 takes the product of V as it is (non-finite, as the row's
+true result; it may be NaN where the row alone would give Inf, when a key hidden from the
+row also holds a non-finite value). Every other tile runs the plain product. Keys past
+seq_len need no such care: their tile slots were never read and hold 0. A sliding window
+hides keys the same way from the other side (an earlier row's live key before the row's
+window): the tiles where the block's last row starts its window take the same three products,
+with visibility from both ends.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import mlir.ir as ir
+from mlir.dialects import amdgpu, arith, gpu, memref, scf, vector
+from mlir.dialects import math as mlir_math
+
+from pagedir.arch import Chip
+from pagedir.dialect import rock
+from pagedir.passes.ir_utils import apply, index_const, lds_view
+
+#: Chips whose MFMA this loop uses (gfx908 lacks the bf16 1k forms: it keeps the VALU loop).
+MFMA_CHIPS = frozenset({"gfx90a", "gfx942", "gfx950"})
+#: Rows and columns of one MFMA tile.
+TILE = 16
+WAVE = 64
+#: f32 padding of each row of the slices' exchange (bank-conflict-free stores).
+EXCHANGE_PAD = 4
+#: Bytes of a K (or V) tile the default tiling stays within: with its page pointers, 3 workgroups per 64 KB CU.
+MFMA_TILE_KEYS = 16 * 1024
+
+
+@dataclass(frozen=True)
+class MatrixInstruction:
+    """One ``amdgpu.mfma`` form, ``TILE x TILE x k`` with ``per_lane`` A and B values per lane, and how
+    the workgroup's waves share the work: ``slices`` waves per row block take the keys of a KV tile."""
+
+    k: int
+    per_lane: int
+    row_blocks: int  # Mp / 16
+    slices: int
+    waves: int
+
+    @property
+    def busy_waves(self) -> int:
+        return min(self.waves, self.row_blocks * self.slices)
+
+
+def matrix_instruction(chip: Chip | None, element: ir.Type, block: int, m: int, n: int, head_dim: int) -> MatrixInstruction | None:
+    """The MFMA form and wave split for this chip, element type and tiling, or None (the VALU loop)."""
+    if chip is None or chip.name not in MFMA_CHIPS or chip.wave_size != WAVE:
+        return None
+    if block % WAVE or n % TILE or head_dim % TILE:
+        return None
+    if isinstance(element, ir.F32Type):
+        k, per_lane = 4, 1
+    elif isinstance(element, (ir.F16Type, ir.BF16Type)):
+        k, per_lane = 16, 4
+    else:
+        return None
+    waves, row_blocks = block // WAVE, padded_rows(m) // TILE
+    return MatrixInstruction(k, per_lane, row_blocks, key_slices(waves, row_blocks, n), waves)
+
+
+def key_slices(waves: int, row_blocks: int, n: int) -> int:
+    """Waves sharing one row block: as many as the waves per row block, each taking a whole number of
+    16-key blocks of the tile (a power of two dividing both); 1 when the row blocks outnumber the waves."""
+    slices = 1
+    while row_blocks * slices * 2 <= waves and n % (TILE * slices * 2) == 0:
+        slices *= 2
+    return slices
+
+
+def padded_rows(m: int) -> int:
+    return math.ceil(m / TILE) * TILE
+
+
+def matrix_lds_bytes(m: int, head_dim: int, slices: int) -> int:
+    """LDS of the merge of the slices after the loop: one slice's output rows and (max, sum) per row, in
+    f32 (none with one slice)."""
+    return (m * (head_dim + EXCHANGE_PAD) + 2 * m) * 4 if slices > 1 else 0
+
+
+class MatrixLoop:
+    """Emits the KV loop and the exchange for one gridwise op (``builder``: the pass's Builder)."""
+
+    def __init__(self, builder, instruction: MatrixInstruction):
+        self.apply, self.lds_view = apply, lds_view
+        self.b = builder
+        self.mi = instruction
+        plan = builder.plan
+        self.plan, self.p = plan, plan.p
+        self.f32 = ir.F32Type.get()
+        self.rows = padded_rows(plan.m)
+        self.slice_keys = plan.n // instruction.slices
+        self.d_tiles = plan.p.head_dim // TILE
+
+    # --- the loop -------------------------------------------------------------------
+
+    def run(self, first: ir.Value | None, end: ir.Value) -> tuple[list[ir.Value], list | None]:
+        """The loop; returns the pass's epilogue values, per output chunk (acc, max, sum), and where the
+        chunks are (None: this thread's chunks of the VALU layout)."""
+        b, apply = self.b, self.apply
+        self.lane_q = apply(lambda t: t % TILE, b.tid)
+        self.lane_g = apply(lambda t: ir.AffineExpr.get_floor_div(t % WAVE, TILE), b.tid)
+        self.assign_waves()
+        queries = [self.query_fragments(rb) for rb in self.row_blocks]
+        init = []
+        for _ in self.row_blocks:
+            init += [self.zeros() for _ in range(self.d_tiles)] + [self.const(-math.inf), self.const(0.0)]
+        loop = scf.ForOp(index_const(0) if first is None else first, end, index_const(1), init)
+        per_block = self.d_tiles + 2
+        with ir.InsertionPoint(loop.body):
+            t = loop.induction_variable
+            carried = list(loop.inner_iter_args)
+            b.load_kv(b.op.k, b.k_tile, t)
+            softmax = [self.softmax(t, rb, self.scores(rb, fragments), *carried[i * per_block + self.d_tiles:(i + 1) * per_block])
+                       for i, (rb, fragments) in enumerate(zip(self.row_blocks, queries))]
+            b.load_kv(b.op.v, b.v_tile, t)
+            updated = []
+            for i, (rb, (probs, alpha, new_max, new_sum)) in enumerate(zip(self.row_blocks, softmax)):
+                outputs = carried[i * per_block:i * per_block + self.d_tiles]
+                updated += self.accumulate(t, rb, probs, alpha, outputs) + [new_max, new_sum]
+            rock.lds_barrier()
+            scf.YieldOp(updated)
+        results = list(loop.results)
+        if self.mi.slices > 1:
+            results = self.merge_slices(results)
+            receiver = arith.cmpi(arith.CmpIPredicate.eq, self.slice, index_const(0))
+            self.stores = receiver if self.stores is None else arith.andi(self.stores, receiver)
+        return self.in_place(results)
+
+    def assign_waves(self) -> None:
+        """This wave's row blocks (a list of index values) and key slice; waves past the busy ones
+        repeat a busy wave's work and store nothing (``self.stores``: None when every wave stores)."""
+        mi, apply = self.mi, self.apply
+        wave = apply(lambda t: ir.AffineExpr.get_floor_div(t, WAVE), self.b.tid)
+        if mi.row_blocks >= mi.waves:  # one slice; row blocks dealt to the waves in turn
+            per_wave = math.ceil(mi.row_blocks / mi.waves)
+            self.row_blocks = [arith.minui(apply(lambda w: w + i * mi.waves, wave), index_const(mi.row_blocks - 1))
+                               for i in range(per_wave)]
+            self.row_stored = [None if (i + 1) * mi.waves <= mi.row_blocks else
+                               arith.cmpi(arith.CmpIPredicate.ult, apply(lambda w: w + i * mi.waves, wave),
+                                          index_const(mi.row_blocks)) for i in range(per_wave)]
+            self.slice = index_const(0)
+            self.stores = None
+            return
+        busy = mi.busy_waves
+        slot = apply(lambda w: w % busy, wave)
+        self.row_blocks = [apply(lambda s: ir.AffineExpr.get_floor_div(s, mi.slices), slot)]
+        self.row_stored = [None]
+        self.slice = apply(lambda s: s % mi.slices, slot)
+        self.stores = None if busy == mi.waves else arith.cmpi(arith.CmpIPredicate.ult, wave, index_const(busy))
+
+    # --- helpers ----------------------------------------------------------------------
+
+    def const(self, value: float) -> ir.Value:
+        return arith.constant(self.f32, value)
+
+    def zeros(self) -> ir.Value:
+        return vector.broadcast(ir.VectorType.get([4], self.f32), self.const(0.0))
+
+    def fragment(self, tile: ir.Value, row: ir.Value, k0: int) -> ir.Value:
+        """``per_lane`` consecutive elements of ``tile[row]`` from column ``k0 + per_lane * g``."""
+        kl = self.mi.per_lane
+        col = self.apply(lambda g: g * kl + k0, self.lane_g)
+        element = ir.MemRefType(tile.type).element_type
+        if kl == 1:
+            return memref.load(tile, [row, col])
+        return vector.load(ir.VectorType.get([kl], element), tile, [row, col])
+
+    def mfma(self, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
+        return amdgpu.mfma(TILE, TILE, self.mi.k, a, b, c, blocks=1)
+
+    def key_block(self, kt: int) -> ir.Value:
+        """First key (in the tile) of this wave's ``kt``-th block of 16 keys."""
+        return self.apply(lambda s: s * self.slice_keys + kt * TILE, self.slice)
+
+    def row_of(self, rb: ir.Value) -> ir.Value:
+        """The tile row of this lane in row block ``rb``: ``16 rb + q``."""
+        return self.apply(lambda r, q: r * TILE + q, rb, self.lane_q)
+
+    def across_groups(self, value: ir.Value, combine) -> ir.Value:
+        """``combine`` of ``value`` over the four lanes ``q + 16 g`` (the lanes holding one row)."""
+        i32 = ir.IntegerType.get_signless(32)
+        width = arith.constant(i32, WAVE)
+        for offset in (TILE, 2 * TILE):
+            other, _ = gpu.shuffle(value, arith.constant(i32, offset), width, gpu.ShuffleMode.XOR)
+            value = combine(value, other)
+        return value
+
+    # --- S^T = K Q^T, softmax -------------------------------------------------------------
+
+    def data_row(self, rb: ir.Value) -> ir.Value:
+        """Row ``16 rb + q`` of the tile, padding rows (past M) taken as row M - 1: they compute a copy
+        of it (Q row, ALiBi slope, visibility) that is never stored."""
+        row = self.row_of(rb)
+        if self.rows != self.plan.m:
+            row = arith.minui(row, index_const(self.plan.m - 1))
+        return row
+
+    def query_fragments(self, rb: ir.Value) -> list[ir.Value]:
+        """Row ``16 rb + q``'s Q fragments over D (rows past M read row M - 1)."""
+        row = self.data_row(rb)
+        return [self.fragment(self.b.q_rows, row, d0) for d0 in range(0, self.p.head_dim, self.mi.k)]
+
+    def scores(self, rb: ir.Value, queries: list[ir.Value]) -> list[tuple[ir.Value, ir.Value]]:
+        """Per 16-key block of the slice: (S^T accumulator, first key of the block)."""
+        blocks = []
+        for kt in range(self.slice_keys // TILE):
+            first_key = self.key_block(kt)
+            key = self.apply(lambda k, q: k + q, first_key, self.lane_q)
+            acc = self.zeros()
+            for fragment, d0 in zip(queries, range(0, self.p.head_dim, self.mi.k)):
+                acc = self.mfma(self.fragment(self.b.k_tile, key, d0), fragment, acc)
+            blocks.append((acc, first_key))
+        return blocks
+
+    def softmax(self, t: ir.Value, rb: ir.Value, blocks, running_max: ir.Value, running_sum: ir.Value):
+        """(P per key block as vector<4xf32>, alpha, new max, new sum) of row ``16 rb + q`` over the slice."""
+        f32 = self.f32
+        row = self.data_row(rb)
+        scores = []
+        for acc, first_key in blocks:
+            values = []
+            for j in range(4):
+                col = self.apply(lambda k, g: k + g * 4 + j, first_key, self.lane_g)
+                values.append(self.b.finish_score(vector.extract(acc, [], [j]), t, row, col))
+            scores.append(vector.from_elements(ir.VectorType.get([4], f32), values))
+        local = running_max
+        for s in scores:
+            local = arith.maxnumf(local, vector.reduction(f32, vector.CombiningKind.MAXNUMF, s))
+        new_max = self.across_groups(local, arith.maxnumf)
+        nothing_seen = arith.cmpf(arith.CmpFPredicate.OEQ, new_max, self.const(-math.inf))
+        safe_max = arith.select(nothing_seen, self.const(0.0), new_max)
+        alpha = mlir_math.exp2(arith.subf(running_max, safe_max))
+        probs = [mlir_math.exp2(arith.subf(s, vector.broadcast(s.type, safe_max))) for s in scores]
+        total = self.const(0.0)
+        for prob in probs:
+            total = arith.addf(total, vector.reduction(f32, vector.CombiningKind.ADD, prob))
+        new_sum = arith.addf(arith.mulf(running_sum, alpha), self.across_groups(total, arith.addf))
+        return [(prob, first_key) for prob, (_, first_key) in zip(probs, blocks)], alpha, new_max, new_sum
+
+    # --- O^T += V^T P^T ------------------------------------------------------------------
+
+    def accumulate(self, t: ir.Value, rb: ir.Value, probs, alpha: ir.Value, outputs: list[ir.Value]) -> list[ir.Value]:
+        outputs = [arith.mulf(acc, vector.broadcast(acc.type, alpha)) for acc in outputs]
+        boundaries = []
+        if self.plan.causal:
+            boundaries.append(self.causal_boundary(t))
+        if self.plan.window is not None:
+            boundaries.append(self.window_boundary(t))
+        if not boundaries:
+            return self.pv_on_matrix_cores(probs, outputs)
+        boundary = boundaries[0] if len(boundaries) == 1 else arith.ori(*boundaries)
+        if_op = scf.IfOp(boundary, [acc.type for acc in outputs], has_else=True)
+        with ir.InsertionPoint(if_op.then_block):
+            scf.YieldOp(self.pv_on_matrix_cores(probs, outputs, hidden=(t, rb)))
+        with ir.InsertionPoint(if_op.else_block):
+            scf.YieldOp(self.pv_on_matrix_cores(probs, outputs))
+        return list(if_op.results)
+
+    def pv_on_matrix_cores(self, probs, outputs: list[ir.Value], hidden: tuple | None = None) -> list[ir.Value]:
+        """O^T += V^T P^T. ``hidden`` = (t, rb): some keys of the tile are hidden from some rows
+        (module docstring, causal masking)."""
+        element = self.p.element
+        outputs = list(outputs)
+        for prob, first_key in probs:
+            if isinstance(element, ir.F32Type):  # 16x16x4: MFMA i takes keys 4 g + i, the lane's element i
+                steps = [[self.apply(lambda k, g: k + g * 4 + i, first_key, self.lane_g)] for i in range(4)]
+                operands = [vector.extract(prob, [], [i]) for i in range(4)]
+            else:
+                steps = [[self.apply(lambda k, g: k + g * 4 + j, first_key, self.lane_g) for j in range(4)]]
+                operands = [arith.truncf(ir.VectorType.get([4], element), prob)]
+            for keys, operand in zip(steps, operands):
+                seen = self.seen_keys(hidden, keys) if hidden else None
+                for dt in range(self.d_tiles):
+                    col = self.apply(lambda q: q + dt * TILE, self.lane_q)
+                    values = [memref.load(self.b.v_tile, [key, col]) for key in keys]
+                    v_t = values[0] if len(values) == 1 else vector.from_elements(ir.VectorType.get([4], element), values)
+                    if seen is None:
+                        outputs[dt] = self.mfma(v_t, operand, outputs[dt])
+                    else:
+                        outputs[dt] = self.mfma_with_hidden_keys(v_t, operand, seen, outputs[dt])
+        return outputs
+
+    def seen_keys(self, hidden: tuple, keys: list[ir.Value]) -> ir.Value:
+        """1 where row ``16 rb + q`` sees key ``keys[j]`` (the B operand's shape), else 0."""
+        t, rb = hidden
+        limit = self.b.causal_limit(t, self.data_row(rb))
+        window = self.plan.window
+        element = self.p.element
+        one, zero = arith.constant(element, 1.0), arith.constant(element, 0.0)
+        flags = []
+        for key in keys:
+            seen = arith.cmpi(arith.CmpIPredicate.sge, limit, key) if self.plan.causal else None
+            if window is not None:  # the window starts window_left keys before the query's position
+                inside = arith.cmpi(arith.CmpIPredicate.sge, key, arith.subi(limit, index_const(window)))
+                seen = inside if seen is None else arith.andi(seen, inside)
+            flags.append(arith.select(seen, one, zero))
+        return flags[0] if len(flags) == 1 else vector.from_elements(ir.VectorType.get([4], element), flags)
+
+    def mfma_with_hidden_keys(self, v_t: ir.Value, probs: ir.Value, seen: ir.Value, acc: ir.Value) -> ir.Value:
+        """``acc + V^T P^T`` where a key hidden from a row adds nothing to it, whatever its V holds: the
+        product of V with its non-finite values replaced by 0 (exact: a hidden key has P = 0); for the
+        outputs whose row sees a non-finite V value (counted by the product of the non-finite flags
+        and the visibility), the product of V as it is, non-finite as the row's true result."""
+        finite = arith.cmpf(arith.CmpFPredicate.OLT, mlir_math.absf(v_t), self.splat_like(v_t, math.inf))
+        sanitized = arith.select(finite, v_t, self.splat_like(v_t, 0.0))
+        flags = arith.select(finite, self.splat_like(v_t, 0.0), self.splat_like(v_t, 1.0))
+        sees_non_finite = arith.cmpf(arith.CmpFPredicate.OGT, self.mfma(flags, seen, self.zeros()),
+                                     vector.broadcast(acc.type, self.const(0.0)))
+        return arith.select(sees_non_finite, self.mfma(v_t, probs, acc), self.mfma(sanitized, probs, acc))
+
+    def splat_like(self, value: ir.Value, number: float) -> ir.Value:
+        element = value.type.element_type if isinstance(value.type, ir.VectorType) else value.type
+        constant = arith.constant(element, number)
+        return vector.broadcast(value.type, constant) if isinstance(value.type, ir.VectorType) else constant
+
+    def causal_boundary(self, t: ir.Value) -> ir.Value:
+        """Whether some row of the block does not see some key of tile ``t`` before seq_len: the block's
+        first query position i0 sees keys up to i0 + seq_len - Sq, the tile's last live key is
+        min(t * N + N - 1, seq_len - 1)."""
+        plan, p = self.plan, self.p
+        last_key = arith.minui(self.apply(lambda tt: tt * plan.n + plan.n - 1, t),
+                               arith.subi(self.b.seq_len, index_const(1)))
+        first_position = self.apply(lambda qt: qt * plan.positions, self.b.qt)
+        seen = arith.subi(arith.addi(first_position, self.b.seq_len), index_const(p.seq_q))
+        return arith.cmpi(arith.CmpIPredicate.sgt, last_key, seen)
+
+    def window_boundary(self, t: ir.Value) -> ir.Value:
+        """Whether some row of the block does not see some key of tile ``t`` for its sliding window: the
+        block's last query position sees keys from its position + seq_len - Sq - window_left on, and the
+        tile starts at key t * N."""
+        plan, p = self.plan, self.p
+        last_position = self.apply(lambda qt: qt * plan.positions + plan.positions - 1, self.b.qt)
+        start = arith.subi(arith.addi(last_position, self.b.seq_len), index_const(p.seq_q + plan.window))
+        return arith.cmpi(arith.CmpIPredicate.slt, self.apply(lambda tt: tt * plan.n, t), start)
+
+    # --- after the loop ------------------------------------------------------------------
+
+    def stored_rows(self, i: int) -> ir.Value | None:
+        """Whether this lane's row of its ``i``-th row block is one to store: a real wave's, a real row
+        block's, a row < M (None: always)."""
+        conditions = [c for c in (self.stores, self.row_stored[i]) if c is not None]
+        if self.rows != self.plan.m:
+            conditions.append(arith.cmpi(arith.CmpIPredicate.ult, self.row_of(self.row_blocks[i]), index_const(self.plan.m)))
+        condition = None
+        for c in conditions:
+            condition = c if condition is None else arith.andi(condition, c)
+        return condition
+
+    def in_place(self, results: list[ir.Value]) -> tuple[list[ir.Value], list]:
+        """One slice: each lane's output columns ``16 dt + 4 g + j`` of its row are an output chunk."""
+        per_block = self.d_tiles + 2
+        final, places = [], []
+        for i, rb in enumerate(self.row_blocks):
+            running_max, running_sum = results[i * per_block + self.d_tiles:(i + 1) * per_block]
+            row, stored = self.row_of(rb), self.stored_rows(i)
+            for dt, acc in enumerate(results[i * per_block:i * per_block + self.d_tiles]):
+                final += [acc, running_max, running_sum]
+                places.append((row, self.apply(lambda g: g * 4 + dt * TILE, self.lane_g), stored))
+        return final, places
+
+    def merge_slices(self, results: list[ir.Value]) -> list[ir.Value]:
+        """Slice 0's waves take in the other slices' (O, m, l), one slice per round through one LDS
+        buffer (the output rows of the tile, padded by 4 floats: conflict-free 16-byte stores), as
+        the split-KV combine merges splits: M = max(m_0, m_s), O = sum of exp2(m - M) O and l likewise
+        over the two, a side that saw no key skipped by a select. Only slice 0 then stores."""
+        plan, p, mi = self.plan, self.p, self.mi
+        d = p.head_dim
+        padded = self.lds_view([plan.m, d + EXCHANGE_PAD], self.f32)
+        outputs_buffer = memref.subview(padded, [0, 0], [plan.m, d], [1, 1])
+        stats = self.lds_view([2, plan.m], self.f32)
+        (rb,) = self.row_blocks  # several slices: one row block per wave
+        row = self.row_of(rb)
+        inside = self.stored_rows(0)
+        cols = [self.apply(lambda g: g * 4 + dt * TILE, self.lane_g) for dt in range(self.d_tiles)]
+        merged = list(results)
+        for s in range(1, mi.slices):
+            rock.lds_barrier()  # the previous round's reads are done
+            sender = arith.cmpi(arith.CmpIPredicate.eq, self.slice, index_const(s))
+            send = scf.IfOp(sender if inside is None else arith.andi(sender, inside))
+            with ir.InsertionPoint(send.then_block):
+                for dt, col in enumerate(cols):
+                    vector.store(merged[dt], outputs_buffer, [row, col])
+                first_group = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, self.lane_g, index_const(0)))
+                with ir.InsertionPoint(first_group.then_block):  # the four lanes of a row hold the same statistics
+                    memref.store(merged[self.d_tiles], stats, [index_const(0), row])
+                    memref.store(merged[self.d_tiles + 1], stats, [index_const(1), row])
+                    scf.YieldOp([])
+                scf.YieldOp([])
+            rock.lds_barrier()
+            receiver = arith.cmpi(arith.CmpIPredicate.eq, self.slice, index_const(0))
+            take = scf.IfOp(receiver if inside is None else arith.andi(receiver, inside), [v.type for v in merged],
+                            has_else=True)
+            with ir.InsertionPoint(take.then_block):
+                other = [vector.load(merged[dt].type, outputs_buffer, [row, col]) for dt, col in enumerate(cols)]
+                other += [memref.load(stats, [index_const(0), row]), memref.load(stats, [index_const(1), row])]
+                scf.YieldOp(self.merged(merged, other))
+            with ir.InsertionPoint(take.else_block):
+                scf.YieldOp(merged)
+            merged = list(take.results)
+        return merged
+
+    def merged(self, mine: list[ir.Value], other: list[ir.Value]) -> list[ir.Value]:
+        """(O, m, l) of two slices together."""
+        m_a, l_a, m_b, l_b = mine[-2], mine[-1], other[-2], other[-1]
+        new_max = arith.maxnumf(m_a, m_b)
+        nothing_seen = arith.cmpf(arith.CmpFPredicate.OEQ, new_max, self.const(-math.inf))
+        safe_max = arith.select(nothing_seen, self.const(0.0), new_max)
+        outputs = [vector.broadcast(acc.type, self.const(0.0)) for acc in mine[:-2]]
+        total = self.const(0.0)
+        for m_s, l_s, accs in ((m_a, l_a, mine[:-2]), (m_b, l_b, other[:-2])):
+            weight = mlir_math.exp2(arith.subf(m_s, safe_max))
+            seen = arith.cmpf(arith.CmpFPredicate.UNE, m_s, self.const(-math.inf))
+            outputs = [arith.select(seen, vector.fma(vector.broadcast(acc.type, weight), acc, out), out)
+                       for acc, out in zip(accs, outputs)]
+            total = arith.select(seen, mlir_math.fma(weight, l_s, total), total)
+        return outputs + [new_max, total]

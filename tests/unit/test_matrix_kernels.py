@@ -1,0 +1,93 @@
+"""Attention kernels on chips with matrix cores use them: the upstream lowering of the
+blockwise loop's amdgpu.mfma (convert-amdgpu-to-rocdl, LLVM's AMDGPU backend) emits the
+v_mfma form of the element type, and the K/V elements are not converted to f32 one by one.
+Correctness is checked by execution elsewhere (test_attention, test_split_kv, pagedir-run --check)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+import mlir.ir as ir
+import pytest
+
+from pagedir import driver
+from pagedir.backend.report import kernel_reports
+from pagedir.context import make_context
+from pagedir.gen import attention as gen
+
+
+def assembly(arch: str, **overrides) -> str:
+    parser = argparse.ArgumentParser()
+    gen.add_arguments(parser)
+    args = parser.parse_args([])
+    for key, value in {"num_heads_q": 16, "num_heads_kv": 2, "seq_len_k": 512, "head_dim": 128, "arch": arch,
+                       "seq_lens": True, **overrides}.items():
+        setattr(args, key, value)
+    with make_context():
+        module = ir.Module.parse(gen.generate(args))
+        outputs = driver.run(module.operation, driver.CompileOptions(arch=arch, emit="asm"), start="L0", end="asm")
+    return outputs["asm"]
+
+
+@pytest.mark.parametrize(("arch", "dtype", "mnemonic"), [
+    ("gfx942", "f16", "v_mfma_f32_16x16x16_f16"),
+    ("gfx942", "bf16", "v_mfma_f32_16x16x16_bf16"),
+    ("gfx942", "f32", "v_mfma_f32_16x16x4_f32"),
+    ("gfx90a", "bf16", "v_mfma_f32_16x16x16bf16_1k"),
+])
+def test_decode_runs_both_products_on_mfma(arch: str, dtype: str, mnemonic: str) -> None:
+    asm = assembly(arch, dtype=dtype)
+    (report,) = kernel_reports(asm, arch)
+    # 4 waves share a 64-key tile, 16 keys each: S^T is 128 / k MFMAs, O^T is 8 tiles x 16 / k keys.
+    k = 4 if dtype == "f32" else 16
+    assert len(re.findall(rf"\b{mnemonic}\b", asm)) == report.matrix_instructions == 128 // k + 8 * 16 // k
+    assert report.vgpr_spills == report.sgpr_spills == report.scratch_bytes == 0
+    # In the KV loop only P is converted (to f16 by v_cvt; bf16 rounds with integer ops): 16 keys x 16 rows
+    # per wave, 4 per lane, at most one instruction each (main converted every K and V element: 384).
+    assert loop_conversions(asm) <= 4
+
+
+def loop_conversions(asm: str) -> int:
+    """v_cvt instructions between the label and the backward branch of the kernel's largest loop."""
+    lines = [line.split(";")[0].strip() for line in asm.splitlines()]
+    labels = {line[:-1]: i for i, line in enumerate(lines) if re.fullmatch(r"[.\w$]+:", line)}
+    loops = [(labels[m.group(1)], i) for i, line in enumerate(lines)
+             if (m := re.match(r"s_c?branch\w*\s+([.\w$]+)", line)) and labels.get(m.group(1), i) < i]
+    start, end = max(loops, key=lambda loop: loop[1] - loop[0])
+    return sum(1 for line in lines[start:end] if line.startswith("v_cvt"))
+
+
+def test_chips_without_matrix_instructions_keep_the_valu_loop() -> None:
+    (report,) = kernel_reports(assembly("gfx1030"), "gfx1030")
+    assert report.matrix_instructions == 0
+
+
+@pytest.mark.parametrize("dtype", ["f16", "f32"])
+def test_keys_before_a_window_do_not_reach_rows_on_matrix_cores(dtype: str) -> None:
+    """Dense causal prefill with a sliding window on gfx942 (the matrix loop): the V rows of keys 0..3
+    hold NaN. Query i sees keys i - 8 .. i, so rows 0..11 see a NaN and rows 12.. do not: a hidden
+    key's NaN must not reach them through P = 0 in the MFMA (0 x NaN), as the reference drops it."""
+    import numpy as np
+
+    from pagedir import interp, reference
+    from pagedir.interp.check import host_values
+
+    parser = argparse.ArgumentParser()
+    gen.add_arguments(parser)
+    args = parser.parse_args(["--dense", "--causal", "--window", "8", "--num-heads-q", "2", "--num-heads-kv", "1",
+                              "--batch", "1", "--seq-len-q", "64", "--seq-len-k", "64", "--head-dim", "64",
+                              "--dtype", dtype, "--arch", "gfx942"])
+    rng = np.random.default_rng(5)
+    q, k, v = (host_values(rng.standard_normal(shape), dtype) for shape in ((1, 2, 64, 64), (1, 1, 64, 64), (1, 1, 64, 64)))
+    v[:, :, :4] = np.nan
+    with make_context():
+        module = ir.Module.parse(gen.generate(args))
+        driver.run(module.operation, driver.CompileOptions(), start="L0", end="L6")
+        assert "amdgpu.mfma" in str(module)
+        out = np.zeros((1, 2, 64, 64), dtype=np.float32)
+        got = np.asarray(interp.run(module, args.name, [q, k, v, out])[-1], dtype=np.float32)
+    expected = reference.attention(q, k, v, causal=True, window_left=8)
+    assert np.isnan(expected[:, :, :12]).all() and np.isfinite(expected[:, :, 12:]).all()
+    assert np.isnan(got[:, :, :12]).all()
+    np.testing.assert_allclose(got[:, :, 12:], expected[:, :, 12:], atol=2e-2 if dtype == "f16" else 1e-5)
