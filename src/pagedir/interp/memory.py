@@ -366,10 +366,10 @@ class Space:
             return
         if copies is not None:
             self._merge_pending()
-            copy_of_unit = np.arange(len(self.writer), dtype=np.int64) * self.UNIT // self.nbytes
-            arrived = np.isin(copy_of_unit, copies)
-            self.writer[arrived] = -1
-            self.reader[arrived] = -1
+            for copy in copies.tolist():  # the units starting inside the copy's bytes
+                first, end = -(-copy * self.nbytes // self.UNIT), -(-(copy + 1) * self.nbytes // self.UNIT)
+                self.writer[first:end] = -1
+                self.reader[first:end] = -1
             return
         if self.written:
             self.writer.fill(-1)
