@@ -320,6 +320,10 @@ def scatter_rows(buffer: np.ndarray, starts: np.ndarray, values: np.ndarray) -> 
     _rows_view(buffer, width, aligned)[starts // width if aligned else starts] = values.view(row).reshape(-1)
 
 
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
 # ----------------------------------------------------------------------------
 # LDS and private memory
 
@@ -352,6 +356,7 @@ class Space:
             self.reader = np.full(units, -1, dtype=np.int32)
             self.reader_op = np.zeros(units, dtype=np.int32)
             self.written = False  # a write since the last barrier: reads check the writers
+            self.written_bytes = (0, 0)  # [first, end) of the bytes written since the last barrier (or more)
             self.read_since = False  # reader holds reads since the last barrier
             # Reads since the last barrier not yet merged into ``reader``: only a write needs them,
             # so a barrier usually drops them unmerged (most LDS traffic is reads between barriers).
@@ -381,7 +386,8 @@ class Space:
 
     def read(self, offsets: np.ndarray, lanes: np.ndarray, elem: Elem, tracker: Any, op_id: int) -> np.ndarray:
         if self.track:
-            self._read_units(lambda: self._units(offsets, lanes, elem.size), tracker, op_id)
+            self._read_units(lambda: self._units(offsets, lanes, elem.size), tracker, op_id,
+                             lambda: (int(offsets.min()), int(offsets.max()) + elem.size) if offsets.size else (0, 0))
         return gather(self.bytes, offsets, elem.storage)
 
     def write(self, offsets: np.ndarray, lanes: np.ndarray, values: np.ndarray, elem: Elem, tracker: Any, op_id: int) -> None:
@@ -404,7 +410,7 @@ class Space:
                 def units() -> tuple[np.ndarray, np.ndarray]:
                     on = np.nonzero(active)[0]
                     return self._row_units(starts[on], on, count, elem.size)
-            self._read_units(units, tracker, op_id)
+            self._read_units(units, tracker, op_id, lambda: (int(starts.min()), int(starts.max()) + count * elem.size))
         return gather_rows(self.bytes, starts, count, elem.storage, self.row_views)
 
     def write_rows(self, starts: np.ndarray, lanes: np.ndarray, values: np.ndarray, elem: Elem, tracker: Any, op_id: int) -> None:
@@ -429,9 +435,10 @@ class Space:
             return self._units(starts[:, None] + np.arange(count) * size, np.broadcast_to(lanes[:, None], (len(lanes), count)), size)
         return self._units(starts, lanes, count * size)
 
-    def _read_units(self, units: Callable[[], tuple], tracker: Any, op_id: int) -> None:
-        """A read checks the writes since the last barrier now; it is recorded as a reader lazily."""
-        if self.written:
+    def _read_units(self, units: Callable[[], tuple], tracker: Any, op_id: int, extent: Callable[[], tuple]) -> None:
+        """A read checks the writes since the last barrier now (unless its bytes, ``extent()`` = [first, end),
+        miss every byte written since); it is recorded as a reader lazily."""
+        if self.written and _overlap(extent(), self.written_bytes):
             self._check_writers(*units(), tracker, op_id, write=False)
         self.pending.append((units, op_id))
         if len(self.pending) > self.MAX_PENDING:
@@ -457,7 +464,10 @@ class Space:
         if write or self.written:
             self._check_writers(units, who, tracker, op_id, write)
         if write:
-            self.written = True
+            touched = (int(units.min()) * self.UNIT, (int(units.max()) + 1) * self.UNIT) if units.size else (0, 0)
+            if self.written:
+                touched = (min(touched[0], self.written_bytes[0]), max(touched[1], self.written_bytes[1]))
+            self.written, self.written_bytes = True, touched
             reader = self.reader[units]
             conflict = (reader != -1) & (reader != who)
             if conflict.any():
