@@ -149,20 +149,22 @@ def _read_rows(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_o
     count, size = element_offsets.shape[0], m.elem.size
     starts = widen(offsets, rt.lanes)
     relative = starts - space.lane_base
-    outside = (relative < 0) | (relative > space.nbytes - size - int(element_offsets[-1]))
+    limit = space.nbytes - size - int(element_offsets[-1])
+    inside = relative.min() >= 0 and relative.max() <= limit
+    outside = None if inside else (relative < 0) | (relative > limit)
     if mask is None:
-        if outside.any():
+        if not inside:
             _check_space(p, op_id, space, starts[:, None] + element_offsets, rt.all_lanes, size)
         _count_bank_rows(p, op_id, space, starts, rt.all_lanes, element_offsets, size, "read")
         return space.read_rows(starts, count, rt.all_lanes, m.elem, rt, op_id)
-    if outside.any() or lds_banks.counting():
+    if not inside or lds_banks.counting():
         lanes = np.nonzero(mask)[0]
         if not lanes.size:
             return np.zeros((rt.lanes, count), dtype=m.elem.storage)
-        if outside.any():
+        if not inside:
             _check_space(p, op_id, space, starts[lanes, None] + element_offsets, lanes, size)
+            starts = np.where(outside, space.lane_base, starts)  # inactive lanes out of bounds read their copy's start
         _count_bank_rows(p, op_id, space, starts[lanes], lanes, element_offsets, size, "read")
-        starts = np.where(outside, space.lane_base, starts)  # inactive lanes out of bounds read their copy's start
     values = space.read_rows(starts, count, None, m.elem, rt, op_id, active=mask)
     np.copyto(values, 0, where=~mask[:, None])  # as for element reads: an inactive lane reads 0
     return values
