@@ -363,7 +363,7 @@ class Space:
             self.pending: list[tuple] = []
 
     #: Deferred reads merged at once past this many (bounds the memory they hold).
-    MAX_PENDING = 64
+    MAX_PENDING = 512
 
     def barrier(self, copies: np.ndarray | None = None) -> None:
         """Forget the accesses since the last barrier, of every copy or of ``copies`` (workgroups) only."""
