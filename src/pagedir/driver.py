@@ -444,6 +444,20 @@ class BackendLowerSlicesPass(Pass):
         return True
 
 
+class BackendDynamicArgumentsPass(Pass):
+    """Give kernels with dynamic memref arguments a bare-pointer ABI (module docstring of
+    :mod:`pagedir.backend.dynamic_abi`): each dynamic size becomes an index argument."""
+
+    argument = "rock-backend-dynamic-arguments"
+    summary = "Pass the dynamic sizes of kernel memref arguments as index arguments after the pointers"
+
+    def run(self, module) -> bool:
+        from pagedir.backend.dynamic_abi import lower_dynamic_arguments
+
+        lower_dynamic_arguments(module)
+        return True
+
+
 class BackendCheckLoweredPass(Pass):
     """Report, at its location, any op left in a gpu.module that is not LLVM dialect or ROCDL."""
 
@@ -465,7 +479,9 @@ def backend_pipeline_steps(options: BackendPipelineOptions) -> list[Pass | str]:
     workgroup id ranges (the paged-load kernel in tests/lit/backend gets the same
     registers and 2 more instructions than with 32). ``index-bitwidth=32`` is
     available; memrefs above 2**31-1 elements are refused with it.
-    Kernel memref arguments are bare pointers (one pointer each, as rocMLIR passes them).
+    Kernel memref arguments are bare pointers (one pointer each, as rocMLIR passes them); the
+    dynamic sizes of a kernel that serves every batch follow as index arguments
+    (:class:`BackendDynamicArgumentsPass`).
     """
     chip = get_chip(options.arch).name
     to_rocdl = [
@@ -474,6 +490,7 @@ def backend_pipeline_steps(options: BackendPipelineOptions) -> list[Pass | str]:
     ]
     return [
         BackendPreparePass(options),
+        BackendDynamicArgumentsPass(),
         "convert-vector-to-scf",
         BackendLowerTransfersPass(),
         BackendLowerMathPass(),

@@ -93,10 +93,9 @@ def _check_memrefs(kernel: ir.Operation, index_bitwidth: int) -> bool:
             continue
         memref = value.type
         what = f"argument {position}" if position < num_inputs else f"attribution {position - num_inputs}"
-        if position < num_inputs and (not memref.has_static_shape or not _identity_layout(memref)):
+        if position < num_inputs and not _identity_layout(memref):
             kernel.location.emit_error(
-                f"gpu.func @{_name(kernel)} {what} has type {memref}; kernel memref arguments need a static shape "
-                "and identity layout (they are passed as bare pointers)"
+                f"gpu.func @{_name(kernel)} {what} has type {memref}; kernel memref arguments need an identity layout"
             )
             ok = False
             continue

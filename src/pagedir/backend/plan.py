@@ -14,6 +14,13 @@ The workspace may hold anything when the first kernel starts: every slot the
 combine kernel reads is written by the split kernel before (``pagedir.interp``
 runs plans with a NaN-filled workspace to hold the kernels to it).
 
+A kernel with dynamic sizes (``pagedir-gen attention --dynamic``) has ``"grid": null``
+and ``"grid_formula"``: its workgroups are ``affine_map`` (``rock.grid_map``) applied to
+the argument sizes ``inputs`` names, also written as ``expression`` in
+``arguments[i].shape[d]`` (``//`` is floor division); ``shape`` has ``null`` for each
+``?`` size and ``bytes`` is null. After the pointers, such a kernel takes one index
+(64-bit) argument per ``?`` size, listed in ``size_arguments`` (argument, dim) in order.
+
 :func:`launch_plan` takes the module (at L6: ``gpu.func`` kernels with their
 ``rock.*`` attributes, as ``rock-to-gpu`` leaves them); ``pagedir-compile
 --plan=FILE.json`` writes :func:`to_json` of it.
@@ -52,7 +59,9 @@ def _dims(op: ir.Operation, name: str, fallback: str) -> list[int]:
     return [_int(op, fallback, 1), 1, 1]
 
 
-def _bytes(type_: ir.MemRefType) -> int:
+def _bytes(type_: ir.MemRefType) -> int | None:
+    if not type_.has_static_shape:
+        return None  # known at launch: the product of the sizes given
     count = 1
     for extent in type_.shape:
         count *= extent
@@ -76,7 +85,8 @@ def kernel_entry(kernel: ir.Operation) -> dict[str, Any]:
         entry: dict[str, Any] = {"index": index}
         if isinstance(type_, ir.MemRefType):
             memref = ir.MemRefType(type_)
-            entry.update(shape=list(memref.shape), dtype=str(memref.element_type), bytes=_bytes(memref))
+            shape = [None if memref.is_dynamic_dim(d) else memref.shape[d] for d in range(memref.rank)]
+            entry.update(shape=shape, dtype=str(memref.element_type), bytes=_bytes(memref))
         else:
             entry.update(dtype=str(type_))
         entry["workspace"] = bool(workspace) and index == len(inputs) - 1
@@ -85,13 +95,36 @@ def kernel_entry(kernel: ir.Operation) -> dict[str, Any]:
         "symbol": _symbol(kernel),
         "gpu_module": _symbol(kernel.parent),
         "arch": ir.StringAttr(kernel.attributes["rock.arch"]).value if "rock.arch" in kernel.attributes else None,
-        "grid": _dims(kernel, "known_grid_size", "rock.grid_size"),
+        "grid": None if "rock.grid_map" in kernel.attributes else _dims(kernel, "known_grid_size", "rock.grid_size"),
+        "grid_formula": grid_formula(kernel),
+        "size_arguments": size_arguments(inputs),
         "block": _dims(kernel, "known_block_size", "rock.block_size"),
         "lds_bytes": sum(_bytes(ir.MemRefType(a.type)) for a in attributions),
         "arguments": arguments,
         "workspace_bytes": workspace,
         "then": ir.StringAttr(kernel.attributes["rock.combine"]).value if "rock.combine" in kernel.attributes else None,
     }
+
+
+def grid_formula(kernel: ir.Operation) -> dict[str, Any] | None:
+    """A dynamic kernel's grid: ``rock.grid_map`` over the argument sizes ``rock.grid_sizes`` names,
+    as the map, its inputs ((argument, dim) each) and an expression in ``arguments[i].shape[d]``."""
+    if "rock.grid_map" not in kernel.attributes:
+        return None
+    grid_map = ir.AffineMapAttr(kernel.attributes["rock.grid_map"]).value
+    pairs = list(ir.DenseI64ArrayAttr(kernel.attributes["rock.grid_sizes"]))
+    inputs = [{"argument": pairs[i], "dim": pairs[i + 1]} for i in range(0, len(pairs), 2)]
+    expression = str(grid_map.results[0])
+    for position, size in reversed(list(enumerate(inputs))):  # d10 before d1
+        expression = expression.replace(f"d{position}", f"arguments[{size['argument']}].shape[{size['dim']}]")
+    return {"affine_map": str(grid_map), "inputs": inputs, "expression": expression.replace("floordiv", "//")}
+
+
+def size_arguments(inputs: list[ir.Type]) -> list[dict[str, int]]:
+    """The index arguments a kernel with dynamic sizes takes after its pointers: one per ``?`` size,
+    in argument then dim order (:mod:`pagedir.backend.dynamic_abi`)."""
+    return [{"argument": index, "dim": dim} for index, type_ in enumerate(inputs) if isinstance(type_, ir.MemRefType)
+            for dim in range(ir.MemRefType(type_).rank) if ir.MemRefType(type_).is_dynamic_dim(dim)]
 
 
 def launch_plan(module: ir.Operation) -> dict[str, Any]:

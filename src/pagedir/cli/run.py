@@ -43,7 +43,16 @@ from pagedir.cli.files import write_output
 from pagedir.cli.opt import parse_module, read_input
 from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error
 from pagedir.interp import Device, InterpError, lds_banks
-from pagedir.interp.check import Comparison, compare, error_summary, make_case, run_case, runnable
+from pagedir.interp.check import (
+    Comparison,
+    LaunchSizes,
+    compare,
+    error_summary,
+    launch_size_sets,
+    make_case,
+    run_case,
+    runnable,
+)
 from pagedir.interp.launch import (argument_count, find_function, functions, launch_plan, launch_size, run_function,
                                    symbol_name)
 from pagedir.passes.ir_utils import find_ops
@@ -410,14 +419,24 @@ def host_callable(func: ir.Operation) -> bool:
 
 def check_function(func: ir.Operation, lowered: ir.Operation | None, seed: int, banks: bool = False) -> bool:
     """Run ``func`` (and ``lowered``) on the case of ``func``, compare, print the summary; True when it passes.
-    ``banks``: count the LDS bank conflicts of the lowered kernel's run and print them."""
+    ``banks``: count the LDS bank conflicts of the lowered kernel's run and print them. A function with
+    dynamic sizes runs once per launch size set (the same compiled kernel each time)."""
     signature, _keep = case_function(func)
-    case = make_case(signature, np.random.default_rng(seed), Device())  # each run below draws the same one
-    levels = [run_level(func, "as written", signature, seed)]
+    passed = True
+    for sizes in launch_size_sets(signature):
+        passed &= check_launch(func, lowered, seed, signature, sizes, banks)
+    return passed
+
+
+def check_launch(func: ir.Operation, lowered: ir.Operation | None, seed: int, signature: ir.Operation,
+                 sizes: LaunchSizes | None, banks: bool = False) -> bool:
+    case = make_case(signature, np.random.default_rng(seed), Device(), sizes)  # each run below draws the same one
+    levels = [run_level(func, "as written", signature, seed, sizes)]
     counted = None
     if lowered is not None:
+        note = launches_note(lowered, case.args)
         with lds_banks.tally() if banks else contextlib.nullcontext() as counted:
-            levels.append(run_level(lowered, "after rock-kernel-pipeline" + launches_note(lowered), signature, seed))
+            levels.append(run_level(lowered, "after rock-kernel-pipeline" + note, signature, seed, sizes))
     arguments = list(signature.regions[0].blocks[0].arguments)
     if case.expected:
         reference, compared = case.expected, levels
@@ -430,7 +449,9 @@ def check_function(func: ir.Operation, lowered: ir.Operation | None, seed: int, 
             level.comparisons = [compare(i, arguments[i].type, want, level.outputs[i], case.tolerance, initial=case.args[i])
                                  for i, want in reference.items()]
     passed = all(level.ok for level in levels)
-    print(f"@{symbol_name(func)}: {'PASS' if passed else 'FAIL'} (levels {' -> '.join(l.level for l in levels)}, seed {seed})")
+    launch = f", {sizes.describe(bool(find_ops(signature, 'rock.block_table_view')))}" if sizes is not None else ""
+    print(f"@{symbol_name(func)}: {'PASS' if passed else 'FAIL'} (levels {' -> '.join(l.level for l in levels)}, "
+          f"seed {seed}{launch})")
     for level in levels:
         print(f"  {level_line(level)}")
         for comparison in level.comparisons:
@@ -449,21 +470,23 @@ def print_banks(banks: lds_banks.Tally, indent: str) -> None:
               f"{counts.instructions} wave instructions")
 
 
-def launches_note(func: ir.Operation) -> str:
+def launches_note(func: ir.Operation, args: list | None = None) -> str:
     """`` (launches @a on 64 workgroups, then @b on 4 workgroups)`` when a call of ``func`` runs several
-    kernels (a split-KV kernel and its combine kernel), so the check says it ran the whole plan."""
+    kernels (a split-KV kernel and its combine kernel), so the check says it ran the whole plan;
+    `` (launches @a on 10 workgroups)`` for a grid formula evaluated on the sizes of ``args``."""
+    shapes = [np.shape(a) for a in args] if args is not None else None
     try:
-        kernels = [(symbol_name(kernel), launch_size(kernel)[0]) for kernel in launch_plan(func)]
+        kernels = [(symbol_name(kernel), launch_size(kernel, None, shapes)[0]) for kernel in launch_plan(func)]
     except InterpError:
         return ""  # the run reports it
-    if len(kernels) == 1:
+    if len(kernels) == 1 and "rock.grid_map" not in func.attributes:
         return ""
     return " (launches " + ", then ".join(f"@{name} on {groups} workgroups" for name, groups in kernels) + ")"
 
 
-def run_level(func: ir.Operation, how: str, signature: ir.Operation, seed: int) -> Level:
+def run_level(func: ir.Operation, how: str, signature: ir.Operation, seed: int, sizes: LaunchSizes | None = None) -> Level:
     try:
-        outputs, _ = run_case(func, seed, case_func=signature)
+        outputs, _ = run_case(func, seed, case_func=signature, sizes=sizes)
     except InterpError as err:
         print_error(interp_error_text(err))
         return Level(level_of(func), how, error=err)
@@ -476,9 +499,11 @@ def level_line(level: Level) -> str:
         return f"{label}: FAIL: interpreter error at {level.error.where()}"
     if not level.comparisons:
         return f"{label}: {level.note}"
-    # A failing argument first; else the floating-point argument nearest its limit (exactly compared
-    # integer arguments, such as seq_lens, sit at 0 <= 0 and would hide the output's error).
-    worst = max(level.comparisons, key=lambda c: (not c.ok, c.tolerance > 0, c.max_abs - c.tolerance))
+    # A failing argument first; else the floating-point argument nearest its limit, relative to it (exactly
+    # compared integer arguments, such as seq_lens, sit at 0 <= 0, and an untouched f32 input at 0 <= 1e-5:
+    # both would hide the output's error).
+    worst = max(level.comparisons,
+                key=lambda c: (not c.ok, c.tolerance > 0, c.max_abs / c.tolerance if c.tolerance > 0 else 0.0))
     worst_rel = max(c.max_rel for c in level.comparisons)
     return f"{label}: {error_summary(worst.max_abs, worst_rel, worst.tolerance)}: {'PASS' if level.ok else 'FAIL'}"
 

@@ -43,14 +43,15 @@ holds `seq_len_k` tokens and the last page is partly filled (its tail is never r
 
     def verify(self, op) -> Iterator[str]:
         """static table `memref<B x P x 1 x i64>`, result `memref<B x P x S x T>` with the
-        same B and P and S > 0."""
+        same B and P and S > 0; B may be dynamic (`?`) in both."""
         table = op.operation.operands[0].type
         pages = op.operation.results[0].type
         i64 = ir.IntegerType.get_signless(64)
-        if not table.has_static_shape or table.rank != 3 or table.shape[2] != 1 or table.element_type != i64:
+        # Only the batch may be dynamic ('?': one kernel for every batch size).
+        if table.rank != 3 or any(table.is_dynamic_dim(d) for d in (1, 2)) or table.shape[2] != 1 or table.element_type != i64:
             yield f"page table must be a static memref<B x P x 1 x i64>, got {table}"
             return
-        if not pages.has_static_shape or pages.rank != 3:
+        if pages.rank != 3 or any(pages.is_dynamic_dim(d) for d in (1, 2)):
             yield f"result must be a static memref<B x P x S x T>, got {pages}"
             return
         if list(pages.shape[:2]) != list(table.shape[:2]):
@@ -136,6 +137,8 @@ def kv_shape(value: ir.Value, num_heads_kv: int, head_dim: int) -> tuple[int, in
         if type_.rank != 3:
             return f"rock.deref result must be memref<B x P x S x T>, got {type_}"
         batch, pages, page_size = type_.shape
+        if type_.is_dynamic_dim(1):  # a dynamic view: max_blocks (and the capacity) are known at run time
+            return batch, num_heads_kv, None
         per_batch = pages * page_size
         tokens = deref_seq_len_k(value)
         if tokens is not None:
@@ -161,11 +164,11 @@ def kv_shape(value: ir.Value, num_heads_kv: int, head_dim: int) -> tuple[int, in
 class AttentionProblem:
     """The sizes of a ``rock.attention`` or ``rock.gridwise_attention_accel`` (see :func:`read_problem`)."""
 
-    batch: int
+    batch: int | None  # None: dynamic (the kernel serves every batch size)
     heads_q: int
     heads_kv: int
     seq_q: int
-    seq_k: int
+    seq_k: int | None  # None: dynamic capacity (a view with `?` block slots)
     head_dim: int
     element: ir.Type
     page_elements: int | None  # None for dense K/V
@@ -191,11 +194,13 @@ class AttentionProblem:
 def read_problem(op) -> AttentionProblem:
     """The sizes of an attention op that passed its verifier, read from its operands."""
     batch, heads_q, seq_q, head_dim = op.q.type.shape
+    batch = None if op.q.type.is_dynamic_dim(0) else batch
     heads_kv = op.num_heads_kv
     k_type = op.k.type
     if is_paged(op.k):
         pages, page_elements = k_type.shape[1], k_type.shape[2]
         seq_k = deref_seq_len_k(op.k) or pages * page_elements // (heads_kv * head_dim)
+        seq_k = None if k_type.is_dynamic_dim(1) else seq_k
     else:
         page_elements, seq_k = None, k_type.shape[2]
     kv_element = k_type.element_type
@@ -203,16 +208,30 @@ def read_problem(op) -> AttentionProblem:
                             kv_element if kv_element != op.q.type.element_type else None)
 
 
+def dim_text(extent: int) -> str:
+    """An extent as MLIR writes it in a type: ``?`` when dynamic."""
+    return "?" if extent == ir.ShapedType.get_dynamic_size() else str(extent)
+
+
 def verify_attention_shapes(op) -> Iterator[str]:
     q, k, v, seq_lens, out = op.q, op.k, op.v, op.seq_lens, op.out
     hq, hkv = op.num_heads_q, op.num_heads_kv
-    for label, value in (("q", q), ("k", k), ("v", v), ("out", out), ("seq_lens", seq_lens)):
-        if value is not None and not value.type.has_static_shape:
-            yield f"{label} must have a static shape, got {value.type}"
-            return
     for label, value in (("q", q), ("out", out)):
         if value.type.rank != 4:
             yield f"{label} must be memref<B x Hq x Sq x D x T>, got {value.type}"
+            return
+    dynamic_batch = q.type.is_dynamic_dim(0)
+    for label, value in (("q", q), ("k", k), ("v", v), ("out", out), ("seq_lens", seq_lens)):
+        if value is None or value.type.has_static_shape:
+            continue
+        # Dynamic: the batch (dim 0 of every operand) and a block-table view's pages (rock.block_table_view checks it).
+        allowed = {0} if dynamic_batch else set()
+        if label in ("k", "v") and is_block_table_view(value):
+            allowed |= {1}
+        fixed = [i for i in range(value.type.rank) if value.type.is_dynamic_dim(i) and i not in allowed]
+        if fixed:
+            what = "the batch (of q, out, seq_lens and k/v together) and a block-table view's pages"
+            yield f"{label} {value.type} has a dynamic dim {fixed[0]}: only {what} may be dynamic"
             return
     if list(q.type.shape) != list(out.type.shape):
         yield f"out shape {list(out.type.shape)} must equal the query shape {list(q.type.shape)}"
@@ -247,16 +266,17 @@ def verify_attention_shapes(op) -> Iterator[str]:
             yield f"{label}: {shape}"
             return
         if shape[0] != batch:
-            yield f"{label} batch {shape[0]} differs from the query batch {batch}"
+            yield f"{label} batch {dim_text(shape[0])} differs from the query batch {dim_text(batch)}"
         if shape[1] != hkv:
             yield f"num_heads_kv = {hkv} but {label} has {shape[1]} heads"
         shapes.append(shape)
     if len(shapes) == 2 and shapes[0][2] != shapes[1][2]:
-        yield f"k holds {shapes[0][2]} tokens per sequence but v holds {shapes[1][2]}"
+        tokens = ["?" if s[2] is None else s[2] for s in shapes]
+        yield f"k holds {tokens[0]} tokens per sequence but v holds {tokens[1]}"
     if seq_lens is not None:
         t = seq_lens.type
         if t.rank != 1 or t.shape[0] != batch or t.element_type != ir.IntegerType.get_signless(32):
-            yield f"seq_lens must be memref<{batch}xi32>, got {t}"
+            yield f"seq_lens must be memref<{'?' if dynamic_batch else batch}xi32>, got {t}"
     yield from verify_csr_lengths(op)
 
 

@@ -22,10 +22,20 @@ are cut into S ranges of `ceil(tiles / S)` tiles, one workgroup each (`grid_size
 counts them): each writes its partial output and log-sum-exp to a workspace, and a
 combine kernel, launched after it, merges the partials into `out`
 (rock-gridwise-attention-to-blockwise has the details).
+
+With a dynamic batch (`?`: one kernel for every batch size) `grid_size` is absent:
+the kernel function carries the grid as a formula of its argument sizes instead,
+`rock.grid_map` (an affine map, e.g. `affine_map<(d0) -> ((d0 - 1) * 2)>`) applied to
+the sizes `rock.grid_sizes` names (`array<i64: arg, dim, ...>`, one pair per map
+input: dim `dim` of argument `arg`). The batch is q's dim 0, or `cu_seqlens_q`'s dim 0
+minus 1 for packed queries, times the static `Hkv * ceil(Sq / (m_per_block / G))`;
+the interpreter's launch and `pagedir-compile --plan` evaluate it. Split-KV needs
+static sizes.
 """
     attributes = AttentionLike.common_attributes + (
         Attr("block_size", I64_ATTR, doc="threads per workgroup"),
-        Attr("grid_size", I64_ATTR, doc="workgroups"),
+        Attr("grid_size", I64_ATTR, required=False,
+             doc="workgroups; absent with a dynamic batch (the kernel's rock.grid_map gives them at launch)"),
         Attr("m_per_block", I64_ATTR, doc="query rows per workgroup tile"),
         Attr("n_per_block", I64_ATTR, doc="KV tokens per tile"),
         Attr("num_splits", I64_ATTR, required=False, default=1,
@@ -43,6 +53,11 @@ combine kernel, launched after it, merges the partials into `out`
             yield f"num_splits must be at least 1, got {splits}"
             return
         n = op.n_per_block
+        if op.grid_size is None and not op.q.type.is_dynamic_dim(0):
+            yield "grid_size is required with a static batch"
+        if splits > 1 and (op.q.type.is_dynamic_dim(0) or read_problem(op).seq_k is None):
+            yield f"num_splits {splits} is not supported with dynamic sizes, the limit is 1"
+            return
         if splits > 1 and n > 0:
             tiles = -(-read_problem(op).seq_k // n)
             if splits > tiles:

@@ -146,7 +146,9 @@ thread `tid` fills row `i` with vector `v = i * block_size + tid` when
 `v < num_vectors` and leaves the other rows unchanged.
 
 Paged (`lds_page_ptrs`, `first_page_index`, `page_size`, `num_pages_per_batch`):
-a point reads 0 when its page is `>= num_pages_per_batch`, when
+a point reads 0 when its page is `>= num_pages_per_batch` (for a source with `?`
+pages, absent: the page count at run time, whose pages past it have null pointers
+in `lds_page_ptrs`), when
 `page - first_page_index` is outside `lds_page_ptrs`, or when that pointer is 0;
 otherwise the element at byte address `ptr + (flat mod page_size) * elem_bytes`.
 The op reads `lds_page_ptrs` (declared, so liveness sees the pointer buffer's
@@ -184,9 +186,15 @@ reads). Dense: `source[map(...)]`, 0 out of bounds. With `valid`, a point whose
         if vector_len <= 0 or tile_shape[vector_dim] % vector_len:
             yield f"vector_len {vector_len} does not divide the tile extent {tile_shape[vector_dim]} along vector_dim"
             return
-        paged_parts = (op.lds_page_ptrs, op.first_page_index, op.page_size, op.num_pages_per_batch)
+        paged_parts = (op.lds_page_ptrs, op.first_page_index, op.page_size)
         if any(p is None for p in paged_parts) and any(p is not None for p in paged_parts):
             yield "a paged read needs lds_page_ptrs, first_page_index, page_size and num_pages_per_batch"
+            return
+        dynamic_pages = op.source.type.rank == 3 and op.source.type.is_dynamic_dim(1)
+        if op.page_size is not None and (op.num_pages_per_batch is None) != dynamic_pages:
+            yield ("a paged read needs lds_page_ptrs, first_page_index, page_size and num_pages_per_batch"
+                   if not dynamic_pages else
+                   f"num_pages_per_batch must be absent for a source with a dynamic page count, got {op.source.type}")
             return
         if op.page_size is not None:
             yield from _check_page_size(op, op.source.type)

@@ -19,7 +19,7 @@ D``) lies ``(o floordiv D) * token_stride + o mod D`` elements past it.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import mlir.ir as ir
 
@@ -52,6 +52,13 @@ page (reads 0). Nothing is loaded here: `rock-blockwise-load` reads the ids, onc
 per tile, and stages the page addresses `pool + (id * block_stride + head *
 head_stride) * elem_bytes`; loads inside a page step by the layout's token stride
 (`Hkv * D` for nhd, `D` for hnd).
+
+Dynamic sizes (one kernel for every batch): the pool's `num_blocks`, the batch `B`
+(of the result, the table, `kv_indptr` and `kv_last_page_len` together), the block
+slots `max_blocks` (the table's dim 1 and the result's pages together) and `nnz` may
+be `?`. A result with `?` pages has `max_blocks` read at run time: the block
+table's dim 1, or for CSR the length of `kv_indices` (a bound on any sequence's
+pages). The id range check reads `num_blocks` from the pool.
 """
     operands = (
         Operand("pool", MEMREF, effect=READ, doc="the K or V cache pool, nhd or hnd"),
@@ -65,23 +72,24 @@ head_stride) * elem_bytes`; loads inside a page step by the layout's token strid
     : (memref<64x16x2x128xf16>, memref<2x4xi32>) -> memref<2x8x2048xf16>"""
 
     def verify(self, op) -> Iterator[str]:
-        """layout nhd or hnd; static 4-D pool of the result's element type; i32 tables; the
-        result `[B, Hkv * max_blocks, block_size * D]` matching the pool and the table."""
+        """layout nhd or hnd; 4-D pool of the result's element type; i32 tables; the result
+        `[B, Hkv * max_blocks, block_size * D]` matching the pool and the table. Dynamic (`?`):
+        the pool's blocks, the batch, the block slots (the result's pages with them), nnz."""
         pool, table, pages = op.pool.type, op.table.type, op.operation.results[0].type
         i32 = ir.IntegerType.get_signless(32)
         if op.layout not in KV_LAYOUTS:
             yield f'layout must be "nhd" or "hnd", got "{op.layout}"'
             return
-        for label, value in (("pool", pool), ("table", table), ("result", pages)):
-            if not value.has_static_shape:
-                yield f"{label} must have a static shape, got {value}"
-                return
         if pool.rank != 4:
             yield f"pool must be a 4-d memref ({op.layout}), got {pool}"
             return
         if pages.rank != 3 or pages.element_type != pool.element_type:
             yield f"result must be memref<B x P x S x {pool.element_type}>, got {pages}"
             return
+        for label, value, static in (("pool", pool, range(1, 4)), ("result", pages, [2])):
+            if any(value.is_dynamic_dim(i) for i in static):
+                yield f"{label} {value} may be dynamic only in its {'blocks' if label == 'pool' else 'batch and pages'}"
+                return
         if table.element_type != i32:
             yield f"table must hold i32 block ids, got {table}"
         csr = (op.kv_indptr is not None, op.kv_last_page_len is not None)
@@ -90,19 +98,23 @@ head_stride) * elem_bytes`; loads inside a page step by the layout's token strid
             return
         g = PageGeometry.of_types(pool, pages, op.layout)
         batch = pages.shape[0]
-        if pages.shape[1] % g.heads_kv or pages.shape[2] != g.block_size * g.head_dim:
+        if (not pages.is_dynamic_dim(1) and pages.shape[1] % g.heads_kv) or pages.shape[2] != g.block_size * g.head_dim:
             yield (f"result {pages} must be memref<B x (Hkv * max_blocks) x (block_size * D)> for a pool of "
                    f"Hkv = {g.heads_kv}, block_size = {g.block_size}, D = {g.head_dim}")
             return
+        slots = "?" if g.max_blocks is None else g.max_blocks
+        rows = "?" if pages.is_dynamic_dim(0) else batch
         if not csr[0]:
-            if table.rank != 2 or list(table.shape) != [batch, g.max_blocks]:
-                yield f"block table must be memref<{batch}x{g.max_blocks}xi32> (batch x max_blocks of the result), got {table}"
+            if table.rank != 2 or list(table.shape) != [batch, pages.shape[1] if g.max_blocks is None else g.max_blocks]:
+                yield f"block table must be memref<{rows}x{slots}xi32> (batch x max_blocks of the result), got {table}"
             return
         if table.rank != 1:
             yield f"kv_indices must be memref<nnz x i32>, got {table}"
-        for label, value, length in (("kv_indptr", op.kv_indptr, batch + 1), ("kv_last_page_len", op.kv_last_page_len, batch)):
+        for label, value, extra in (("kv_indptr", op.kv_indptr, 1), ("kv_last_page_len", op.kv_last_page_len, 0)):
             t = value.type
-            if not t.has_static_shape or t.rank != 1 or t.shape[0] != length or t.element_type != i32:
+            length = "?" if pages.is_dynamic_dim(0) else batch + extra
+            if t.rank != 1 or t.element_type != i32 or (t.is_dynamic_dim(0) != pages.is_dynamic_dim(0)) or (
+                    not t.is_dynamic_dim(0) and t.shape[0] != batch + extra):
                 yield f"{label} must be memref<{length}xi32>, got {t}"
 
 
@@ -111,11 +123,11 @@ class PageGeometry:
     """Where the pages of a block-table view lie in its pool (element strides)."""
 
     layout: str
-    num_blocks: int
+    num_blocks: int | None  # None: dynamic (the pool's dim 0 at run time)
     block_size: int  # tokens per block
     heads_kv: int
     head_dim: int
-    max_blocks: int  # block slots per sequence
+    max_blocks: int | None  # block slots per sequence; None: dynamic (see slot_count_dim)
     csr: bool = False
 
     @staticmethod
@@ -124,7 +136,15 @@ class PageGeometry:
             num_blocks, block_size, heads_kv, head_dim = pool.shape
         else:
             num_blocks, heads_kv, block_size, head_dim = pool.shape
-        return PageGeometry(layout, num_blocks, block_size, heads_kv, head_dim, pages.shape[1] // max(heads_kv, 1), csr)
+        num_blocks = None if pool.is_dynamic_dim(0) else num_blocks
+        max_blocks = None if pages.is_dynamic_dim(1) else pages.shape[1] // max(heads_kv, 1)
+        return PageGeometry(layout, num_blocks, block_size, heads_kv, head_dim, max_blocks, csr)
+
+    def at_run_time(self, pool_blocks: int, table_shape: tuple) -> PageGeometry:
+        """The geometry with its dynamic sizes read from the arguments' shapes (the interpreter)."""
+        slots = table_shape[0 if self.csr else 1]
+        return replace(self, num_blocks=self.num_blocks if self.num_blocks is not None else pool_blocks,
+                       max_blocks=self.max_blocks if self.max_blocks is not None else slots)
 
     @staticmethod
     def of(view: ir.Value) -> PageGeometry:
@@ -169,7 +189,9 @@ sequence `b` is packed row `cu_seqlens_q[b + 1] - Sq + p` when `p >= Sq - q_len(
 and absent otherwise (reads 0, writes are dropped). Right alignment makes
 `rock.attention`'s causal rule (query `i` sees keys `j <= i + seq_len - Sq`) the rule
 aligned to the end of each sequence: the last query of every sequence sees every key.
-Sq is the longest query a sequence may have. Nothing is loaded here.
+Sq is the longest query a sequence may have. Nothing is loaded here. `total_q` and `B`
+may be dynamic (`?`; `B` in `cu_seqlens_q` and the result together), Sq never: it
+is the launch-time bound on a sequence's queries that sizes the grid.
 """
     operands = (
         Operand("packed", MEMREF, effect=READ, doc="memref<total_q x Hq x D x T>"),
@@ -179,20 +201,22 @@ Sq is the longest query a sequence may have. Nothing is loaded here.
     example = """%q = "rock.varlen_view"(%q_packed, %cu_seqlens_q) : (memref<40x8x128xf16>, memref<3xi32>) -> memref<2x8x32x128xf16>"""
 
     def verify(self, op) -> Iterator[str]:
-        """static shapes; packed `[total_q, Hq, D]`, cu_seqlens_q `[B+1]` i32, result `[B, Hq, Sq, D]`
-        of the packed element type."""
+        """packed `[total_q, Hq, D]`, cu_seqlens_q `[B+1]` i32, result `[B, Hq, Sq, D]` of the packed
+        element type; only total_q and B may be dynamic (`?`), B in cu_seqlens_q and the result together."""
         packed, cu, padded = op.packed.type, op.cu_seqlens_q.type, op.operation.results[0].type
-        for label, value in (("packed", packed), ("cu_seqlens_q", cu), ("result", padded)):
-            if not value.has_static_shape:
-                yield f"{label} must have a static shape, got {value}"
-                return
         if packed.rank != 3 or padded.rank != 4 or padded.element_type != packed.element_type:
             yield f"expects packed memref<total_q x Hq x D x T> and a result memref<B x Hq x Sq x D x T>, got {packed} and {padded}"
             return
+        for label, value, static in (("packed", packed, (1, 2)), ("result", padded, (1, 2, 3))):
+            if any(value.is_dynamic_dim(i) for i in static):
+                yield f"{label} {value} may be dynamic only in its {'rows' if label == 'packed' else 'batch'}"
+                return
         if [padded.shape[1], padded.shape[3]] != [packed.shape[1], packed.shape[2]]:
             yield f"result {padded} must have the heads and head dim of the packed {packed}"
-        if cu.rank != 1 or cu.shape[0] != padded.shape[0] + 1 or cu.element_type != ir.IntegerType.get_signless(32):
-            yield f"cu_seqlens_q must be memref<{padded.shape[0] + 1}xi32>, got {cu}"
+        dynamic = padded.is_dynamic_dim(0)
+        if cu.rank != 1 or cu.element_type != ir.IntegerType.get_signless(32) or cu.is_dynamic_dim(0) != dynamic or (
+                not dynamic and cu.shape[0] != padded.shape[0] + 1):
+            yield f"cu_seqlens_q must be memref<{'?' if dynamic else padded.shape[0] + 1}xi32>, got {cu}"
 
 
 def varlen_parts(value: ir.Value) -> tuple[ir.Value, ir.Value] | None:
@@ -201,6 +225,13 @@ def varlen_parts(value: ir.Value) -> tuple[ir.Value, ir.Value] | None:
     if not isinstance(owner, ir.Operation | ir.OpView) or owner.name != "rock.varlen_view":
         return None
     return owner.operands[0], owner.operands[1]
+
+
+def slot_count_dim(view: ir.Value) -> tuple[ir.Value, int]:
+    """(memref, dim) whose size is a dynamic view's block slots per sequence: the block table's
+    dim 1, or for CSR the length of kv_indices (no sequence owns more slots than nnz)."""
+    table = view.owner.operands[1]
+    return table, 0 if len(view.owner.operands) == 4 else 1
 
 
 def is_block_table_view(value: ir.Value) -> bool:

@@ -12,7 +12,10 @@ stated by ``rock.deref {seq_len_k}``). ``--seq-lens`` (alias ``--ragged``) adds
 ``[num_blocks, page_size, Hkv, D]``, ``hnd``: ``[num_blocks, Hkv, page_size, D]``)
 viewed by ``rock.block_table_view``: ``(q, k_cache, v_cache, block_table, seq_lens,
 out)`` or ``(q, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len, out)``
-with ``ceil(Sk / page_size)`` block slots per sequence (docs/serving.md).
+with ``ceil(Sk / page_size)`` block slots per sequence (docs/serving.md). ``--dynamic``
+writes ``?`` for the batch, the block slots, the pool's blocks, nnz and total_q: one kernel
+for every batch size, its grid a formula of the argument sizes (``rock.grid_map``); with
+pointer tables or ``--dense`` only the batch is ``?``.
 
 Variants, in every form: ``--window N`` (``window_left``), ``--softcap X``, ``--alibi``
 (argument ``alibi_slopes``), ``--sinks`` (argument ``sinks``), ``--kv-dtype`` (fp8 K/V,
@@ -77,6 +80,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="fp8 K/V cache (Q and out stay --dtype, f16 or bf16); default: --dtype")
     parser.add_argument("--kv-scale", choices=KV_SCALES, default=None,
                         help="per-tensor: take k_scale and v_scale (memref<1xf32>), K = k * k_scale, V = v * v_scale")
+    parser.add_argument("--dynamic", action="store_true",
+                        help="batch, max blocks per sequence, pool blocks (and total query tokens with --varlen) are "
+                             "'?' in the types: one kernel serves every batch size, its grid a formula of the argument "
+                             "sizes (blocks and csr; with pointer tables or --dense the batch only)")
     parser.add_argument("--num-splits", type=int, default=None, metavar="N",
                         help="split-KV: record rock.num_splits = N on the kernel (0: chosen from the chip's compute "
                              "units; default: no split)")
@@ -127,6 +134,9 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError("--varlen takes --page-table blocks or csr")
     if args.varlen and args.num_splits not in (None, 1):
         raise UserError(f"--varlen does not combine with split-KV: --num-splits {args.num_splits}")
+    if args.dynamic and args.num_splits not in (None, 1):
+        raise UserError(f"--dynamic does not combine with split-KV: --num-splits {args.num_splits} (the split count "
+                        "would depend on the batch, which a dynamic kernel only knows at launch)")
     if args.num_blocks is not None and not serving:
         raise UserError("--num-blocks sizes the cache pools of --page-table blocks or csr")
     if args.num_blocks is not None and args.num_blocks < max_blocks(args) * args.batch:
@@ -216,7 +226,8 @@ def generate(args: argparse.Namespace) -> str:
 
 
 def function_text(args: argparse.Namespace) -> str:
-    b, hq, hkv = args.batch, args.num_heads_q, args.num_heads_kv
+    # --dynamic with pointer tables or dense K/V: the batch is '?' (their pages per sequence, or Sk, are compiled in).
+    b, hq, hkv = "?" if args.dynamic else args.batch, args.num_heads_q, args.num_heads_kv
     sq, sk, d, t = args.seq_len_q, args.seq_len_k, args.head_dim, args.dtype
     q_type = f"memref<{b}x{hq}x{sq}x{d}x{t}>"
     lens = f"%seq_lens: memref<{b}xi32>, " if args.seq_lens else ""
@@ -259,15 +270,21 @@ def function_text(args: argparse.Namespace) -> str:
 
 def serving_function_text(args: argparse.Namespace) -> str:
     """``(q, k_cache, v_cache, block_table, seq_lens, out)`` or ``(q, k_cache, v_cache, kv_indptr,
-    kv_indices, kv_last_page_len, out)``: the pools viewed in place by rock.block_table_view."""
-    b, hq, hkv = args.batch, args.num_heads_q, args.num_heads_kv
+    kv_indices, kv_last_page_len, out)``: the pools viewed in place by rock.block_table_view.
+    With ``--dynamic`` the batch, the block slots, the pool's blocks, nnz and total_q are ``?``."""
+    hq, hkv = args.num_heads_q, args.num_heads_kv
     sq, d, t, page = args.seq_len_q, args.head_dim, args.dtype, args.page_size
-    slots = max_blocks(args)
+    if args.dynamic:
+        b = slots = blocks = nnz = total_q = b1 = "?"
+    else:
+        b, slots, blocks = args.batch, max_blocks(args), num_blocks(args)
+        nnz, total_q, b1 = b * slots, b * sq, b + 1
+    pages = "?" if args.dynamic else hkv * slots
     q_type = f"memref<{b}x{hq}x{sq}x{d}x{t}>"
-    pool_shape = [num_blocks(args), page, hkv, d] if args.kv_layout == "nhd" else [num_blocks(args), hkv, page, d]
+    pool_shape = [blocks, page, hkv, d] if args.kv_layout == "nhd" else [blocks, hkv, page, d]
     kv_t = KV_DTYPES[args.kv_dtype] if args.kv_dtype else t
     pool_type = "memref<" + "x".join(map(str, pool_shape)) + f"x{kv_t}>"
-    kv_type = f"memref<{b}x{hkv * slots}x{page * d}x{kv_t}>"
+    kv_type = f"memref<{b}x{pages}x{page * d}x{kv_t}>"
     extras, extra_segments, variant_attrs = variant_parts(args)
     lens_type = f"memref<{b}xi32>"
     if args.page_table == "blocks":
@@ -275,12 +292,12 @@ def serving_function_text(args: argparse.Namespace) -> str:
         view_operands, view_segments = "%block_table", "1, 1, 0, 0"
         lengths = [("seq_lens", lens_type)]
     else:
-        tables = [("kv_indptr", f"memref<{b + 1}xi32>"), ("kv_indices", f"memref<{b * slots}xi32>"),
+        tables = [("kv_indptr", f"memref<{b1}xi32>"), ("kv_indices", f"memref<{nnz}xi32>"),
                   ("kv_last_page_len", lens_type)]
         view_operands, view_segments = "%kv_indices, %kv_indptr, %kv_last_page_len", "1, 1, 1, 1"
         lengths = []
     view_types = ", ".join(type_ for name, type_ in (tables[1:2] + tables[0:1] + tables[2:] if len(tables) > 1 else tables))
-    packed = [("q", f"memref<{b * sq}x{hq}x{d}x{t}>"), ("cu_seqlens_q", f"memref<{b + 1}xi32>")] if args.varlen else []
+    packed = [("q", f"memref<{total_q}x{hq}x{d}x{t}>"), ("cu_seqlens_q", f"memref<{b1}xi32>")] if args.varlen else []
     queries = packed or [("q", q_type)]
     out_type = packed[0][1] if packed else q_type
     arguments = [*queries, ("k_cache", pool_type), ("v_cache", pool_type), *tables, *lengths, *extras, ("out", out_type)]

@@ -28,7 +28,7 @@ output both sides left untouched); a NaN computed on both sides is a mismatch.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import mlir.ir as ir
@@ -262,13 +262,15 @@ def fp8_quantized(values: np.ndarray, name: str, scaled: bool) -> tuple[np.ndarr
     return bits, reference.fp8_values(bits, name) * scale, np.array([scale], dtype=np.float32)
 
 
-def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device) -> CheckCase:
-    """Random Q, paged K/V (shuffled pages, null past ragged seq_lens) or dense K/V, NaN out, the reference result."""
+def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device, sizes: LaunchSizes | None = None) -> CheckCase:
+    """Random Q, paged K/V (shuffled pages, null past ragged seq_lens) or dense K/V, NaN out, the reference result;
+    a dynamic batch is ``sizes.batch``."""
     args = list(func.regions[0].blocks[0].arguments)[: argument_count(func)]
     q_type, table_type, out_type = args[0].type, args[1].type, args[-1].type
     optional = _attention_attrs(func).get("optional")
     has_lens = "seq_lens" in optional if optional is not None else len(args) == 5
     batch, heads_q, seq_q, head_dim = q_type.shape
+    batch = _resolve(batch, (sizes or DYNAMIC_SIZES[0]).batch)
     name = str(q_type.element_type)
     derefs = find_ops(func, "rock.deref")
     attrs = _attention_attrs(func)
@@ -307,7 +309,7 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device)
         k_cache = reference.paged_cache(device, k, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(kv_name))
         v_cache = reference.paged_cache(device, v, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(kv_name))
         k_arg, v_arg, kept = k_cache.table, v_cache.table, k_cache.pages + v_cache.pages
-    out = np.full(tuple(out_type.shape), np.nan, dtype=np.float32)
+    out = np.full((batch, *out_type.shape[1:]), np.nan, dtype=np.float32)
     variants = variant_inputs(optional or [], heads_q, rng)  # drawn last: the other data do not change with them
     call = [q, k_arg, v_arg] + ([seq_lens] if has_lens else []) + list(variants.values()) + list(scales.values()) + [out]
     expected = {}
@@ -318,7 +320,38 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device)
     return CheckCase(args=call, expected=expected, keep_alive=kept)
 
 
-def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device) -> CheckCase:
+@dataclass(frozen=True)
+class LaunchSizes:
+    """The sizes a kernel with dynamic (``?``) dims is checked at: one kernel, several launches."""
+
+    batch: int
+    max_blocks: int  # block slots per sequence
+    num_blocks: int  # blocks in each cache pool
+
+    def describe(self, pools: bool = True) -> str:
+        """The sizes a launch used: the batch, and with cache pools (block-table views) their slots and blocks."""
+        return f"batch {self.batch}, {self.max_blocks} block slots, {self.num_blocks} pool blocks" if pools else f"batch {self.batch}"
+
+
+#: Two launches of one dynamic kernel: different batch sizes, block slots and pool sizes.
+DYNAMIC_SIZES = (LaunchSizes(batch=2, max_blocks=4, num_blocks=11), LaunchSizes(batch=5, max_blocks=3, num_blocks=23))
+
+
+def has_dynamic_arguments(func: ir.Operation) -> bool:
+    return any(isinstance(a.type, ir.MemRefType) and not ir.MemRefType(a.type).has_static_shape
+               for a in list(func.regions[0].blocks[0].arguments)[: argument_count(func)])
+
+
+def launch_size_sets(func: ir.Operation) -> list[LaunchSizes | None]:
+    """:data:`DYNAMIC_SIZES` for a function with dynamic arguments, else ``[None]`` (its types say)."""
+    return list(DYNAMIC_SIZES) if has_dynamic_arguments(func) else [None]
+
+
+def _resolve(extent: int, value: int) -> int:
+    return value if extent == ir.ShapedType.get_dynamic_size() else extent
+
+
+def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, sizes: LaunchSizes | None = None) -> CheckCase:
     """Random Q and K/V placed in cache pools through a block table (or a CSR table) as a server
     would: shuffled block ids, sequence 1's first block shared with sequence 0 (prefix sharing),
     lengths that end inside a block, NaN/Inf past them and NaN in unused blocks; the reference result.
@@ -335,20 +368,25 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device) -
     g = PageGeometry.of(k_view.results[0])
     pool_type = ir.MemRefType(k_view.operands[0].type)
     name = str(pool_type.element_type)
-    batch = ir.MemRefType(k_view.results[0].type).shape[0]
+    type_batch = ir.MemRefType(k_view.results[0].type).shape[0]
+    sizes = sizes or DYNAMIC_SIZES[0]  # what the '?' sizes are at this launch (a static type keeps its own)
+    batch = _resolve(type_batch, sizes.batch)
+    slots = g.max_blocks if g.max_blocks is not None else sizes.max_blocks
+    g = replace(g, num_blocks=g.num_blocks if g.num_blocks is not None else max(sizes.num_blocks, batch * slots),
+                max_blocks=slots)
     q_arg = args[0]
     out_arg = [a for a in args if a.type == q_arg.type][-1]
     q_type = ir.MemRefType(varlen[0].results[0].type if varlen else q_arg.type)
+    seq_q = q_type.shape[2]
     view_operands = set()
     for view in views + varlen:
         view_operands.update(view.operands)
     lens_args = [a for a in args if a not in view_operands and isinstance(a.type, ir.MemRefType)
-                 and list(a.type.shape) == [batch] and str(a.type.element_type) == "i32"]
+                 and list(a.type.shape) == [type_batch] and str(a.type.element_type) == "i32"]
     seq_k = g.max_blocks * g.block_size
     seq_lens = rng.integers(1, seq_k + 1, size=batch).astype(np.int32)
     if batch > 1:
         seq_lens[0] = seq_k  # one full sequence, the others ending anywhere (inside a block too)
-        _, _, seq_q, _ = q_type.shape
         if 1 < seq_q and 1 < seq_k:  # and one shorter than the queries (causal: rows that see no key)
             seq_lens[-1] = rng.integers(1, min(seq_q, seq_k))
         if seq_lens[1] < g.block_size:  # sequence 1 shares sequence 0's first block: it reaches past it
@@ -373,7 +411,7 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device) -
     values: dict[Any, Any] = {}
     values[k_view.operands[0]], values[v_view.operands[0]] = caches.k_pool, caches.v_pool
     if g.csr:
-        nnz = ir.MemRefType(k_view.operands[1].type).shape[0]
+        nnz = _resolve(ir.MemRefType(k_view.operands[1].type).shape[0], batch * slots)
         indptr, indices, last = reference.csr_from_block_table(caches.block_table, seq_lens, g.block_size, nnz=nnz, rng=rng)
         values[k_view.operands[1]], values[k_view.operands[2]], values[k_view.operands[3]] = indices, indptr, last
     else:
@@ -381,8 +419,10 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device) -
     for lens in lens_args:
         values[lens] = seq_lens
     attrs = _attention_attrs(func)
-    values[q_arg] = host_values(rng.standard_normal(tuple(q_arg.type.shape)), name)
-    values[out_arg] = np.full(tuple(out_arg.type.shape), np.nan, dtype=np.float32)
+    q_shape = [_resolve(extent, batch * seq_q if varlen else batch) if i == 0 else extent
+               for i, extent in enumerate(q_arg.type.shape)]
+    values[q_arg] = host_values(rng.standard_normal(tuple(q_shape)), name)
+    values[out_arg] = np.full(tuple(q_shape), np.nan, dtype=np.float32)
     q_lens = None
     if varlen:
         q_lens = varlen_query_lengths(batch, q_type.shape[2], rng)
@@ -501,14 +541,18 @@ def case_generator(func: ir.Operation) -> Any:
     return importlib.import_module(f"pagedir.gen.{name}")
 
 
-def make_case(func: ir.Operation, rng: np.random.Generator, device: Device) -> CheckCase:
+def make_case(func: ir.Operation, rng: np.random.Generator, device: Device, sizes: LaunchSizes | None = None) -> CheckCase:
+    """The case of ``func``; ``sizes`` gives its dynamic (``?``) sizes (default: the first of DYNAMIC_SIZES)."""
     check_arguments(func)  # before any data is drawn for them
     if "rock.check" in func.attributes:
         return case_generator(func).check_case(func, rng, device)
     if find_ops(func, "rock.block_table_view"):
-        return serving_case(func, rng, device)
+        return serving_case(func, rng, device, sizes)
     if find_ops(func, "rock.attention", "rock.gridwise_attention_accel") or attention_signature(func):
-        return attention_case(func, rng, device)
+        return attention_case(func, rng, device, sizes)
+    if has_dynamic_arguments(func):
+        raise InterpError(f"@{symbol_name(func)} has arguments with dynamic sizes: the check draws data for attention "
+                          "kernels only (pass arrays with pagedir-run --inputs)", func.location)
     return generic_case(func, rng, device)
 
 
@@ -522,10 +566,11 @@ def runnable(func: ir.Operation) -> bool:
     return len(func.regions[0].blocks) > 0
 
 
-def run_case(func: ir.Operation, seed: int, case_func: ir.Operation | None = None) -> tuple[list[np.ndarray], CheckCase]:
-    """Draw the case of ``case_func`` (default ``func``) from ``seed`` on a fresh device and run ``func`` on it."""
+def run_case(func: ir.Operation, seed: int, case_func: ir.Operation | None = None,
+             sizes: LaunchSizes | None = None) -> tuple[list[np.ndarray], CheckCase]:
+    """Draw the case of ``case_func`` (default ``func``) from ``seed`` (and ``sizes``) on a fresh device and run ``func`` on it."""
     device = Device()
-    case = make_case(case_func or func, np.random.default_rng(seed), device)
+    case = make_case(case_func or func, np.random.default_rng(seed), device, sizes)
     outputs, _ = run_function(func, case.args, device=device)
     return outputs, case
 
@@ -566,20 +611,21 @@ def check_pass(module: Any, pass_argument: str, seed: int = 0, *, options: Any =
         if not runnable(func):
             result.skipped.append(name)
             continue
-        expected, case = run_case(func, seed)
         lowered = after_functions.get(name)
         if lowered is None:
             result.functions.append(FunctionCheck(name, [], error=f"@{name} is missing after {pass_argument}"))
             continue
-        try:
-            got, _ = run_case(lowered, seed, case_func=func)
-        except InterpError as err:
-            result.functions.append(FunctionCheck(name, [], error=err.format()))
-            continue
-        arguments = list(func.regions[0].blocks[0].arguments)
-        comparisons = [compare(i, arguments[i].type, e, g, tolerance if tolerance is not None else case.tolerance,
-                               initial=case.args[i]) for i, (e, g) in enumerate(zip(expected, got))]
-        result.functions.append(FunctionCheck(name, comparisons))
+        for sizes in launch_size_sets(func):  # a dynamic function: every launch size set
+            expected, case = run_case(func, seed, sizes=sizes)
+            try:
+                got, _ = run_case(lowered, seed, case_func=func, sizes=sizes)
+            except InterpError as err:
+                result.functions.append(FunctionCheck(name, [], error=err.format()))
+                continue
+            arguments = list(func.regions[0].blocks[0].arguments)
+            comparisons = [compare(i, arguments[i].type, e, g, tolerance if tolerance is not None else case.tolerance,
+                                   initial=case.args[i]) for i, (e, g) in enumerate(zip(expected, got))]
+            result.functions.append(FunctionCheck(name, comparisons))
     if not result.ok:
         failing = [f for f in result.functions if not f.ok]
         lines = [f"{pass_argument} changed what the code computes (seed {seed}):"]

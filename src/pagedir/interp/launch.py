@@ -81,9 +81,25 @@ def _first_given(*values: int | None) -> int:
 
 
 
-def launch_size(func: ir.Operation, grid: Any = None) -> tuple[int, int]:
-    """(workgroups, threads per workgroup) from the function's attributes or ``grid``."""
-    if func.name == "gpu.func":
+def grid_formula(func: ir.Operation, shapes: list[tuple] | None) -> int | None:
+    """Workgroups from ``rock.grid_map`` applied to the argument sizes ``rock.grid_sizes`` names
+    ((argument, dim) per map input); None when the function has no formula."""
+    if "rock.grid_map" not in func.attributes:
+        return None
+    grid_map = ir.AffineMapAttr(func.attributes["rock.grid_map"]).value
+    pairs = list(ir.DenseI64ArrayAttr(func.attributes["rock.grid_sizes"]))
+    sizes = [np.array([shapes[pairs[i]][pairs[i + 1]]], dtype=np.int64) for i in range(0, len(pairs), 2)]
+    return int(ops_control.affine_function(grid_map)(sizes)[0][0])
+
+
+def launch_size(func: ir.Operation, grid: Any = None, shapes: list[tuple] | None = None) -> tuple[int, int]:
+    """(workgroups, threads per workgroup) from the function's attributes (a grid formula evaluated on
+    the argument ``shapes``) or ``grid``."""
+    formula = grid_formula(func, shapes) if grid is None and shapes is not None else None
+    if formula is not None:
+        block = _first_given(_attr_int(func, "known_block_size"), _attr_int(func, "rock.block_size"), 1)
+        groups = formula
+    elif func.name == "gpu.func":
         block = _first_given(_attr_int(func, "known_block_size"), _attr_int(func, "rock.block_size"), 1)
         groups = _first_given(_attr_int(func, "known_grid_size"), _attr_int(func, "rock.grid_size"), 1)
     elif "rock.kernel" in func.attributes:
@@ -137,9 +153,11 @@ def check_arguments(func: ir.Operation) -> None:
     for index, argument in enumerate(list(func.regions[0].blocks[0].arguments)[: argument_count(func)]):
         type_ = argument.type
         if isinstance(type_, ir.MemRefType):
-            if not type_.has_static_shape:
-                raise InterpError(f"argument {index} has type {type_}: the interpreter runs functions whose memref "
-                                  "arguments have static shapes", func.location)
+            if not type_.has_static_shape:  # dynamic sizes come from the arrays given (bind_argument)
+                if type_.layout != ir.AffineMapAttr.get(ir.AffineMap.get_identity(type_.rank)):
+                    raise InterpError(f"argument {index} has type {type_}: the interpreter runs memref arguments "
+                                      "with the identity (row-major, offset 0) layout", func.location)
+                continue
             layout = strides_and_offset(type_)
             if layout is None or layout != (list(row_major(tuple(type_.shape))), 0):
                 # Host arrays are uploaded row-major from offset 0: any other layout would be read wrongly.
@@ -172,10 +190,21 @@ class Bound:
         self.readback = readback
 
 
+def argument_shape(type_: ir.MemRefType, arg: Any, index: int) -> tuple:
+    """The shape an argument is bound with: the type's, its ``?`` sizes taken from the array given."""
+    if type_.has_static_shape:
+        return tuple(type_.shape)
+    given = tuple(np.shape(arg)) if not isinstance(arg, DeviceArray) else ()
+    if len(given) != type_.rank or any(not type_.is_dynamic_dim(d) and given[d] != type_.shape[d] for d in range(type_.rank)):
+        raise InterpError(f"argument {index}: an array of shape {given} does not fit {type_} (its '?' sizes are "
+                          "taken from the array, the others must match)")
+    return given
+
+
 def bind_argument(device: Device, type_: ir.Type, arg: Any, index: int) -> Bound:
     if isinstance(type_, ir.MemRefType):
         elem = elem_of(type_)
-        shape = tuple(type_.shape)
+        shape = argument_shape(type_, arg, index)
         count = 1
         for extent in shape:
             count *= extent
@@ -189,7 +218,7 @@ def bind_argument(device: Device, type_: ir.Type, arg: Any, index: int) -> Bound
                 raise InterpError(f"argument {index}: {array.shape} given for {type_} ({count} elements)")
             allocation = device.upload(storage_array(array, elem).reshape(shape))
         base = np.array([allocation.address], dtype=np.int64)
-        memref = MemRef(device, base, base, shape, type_strides(type_), elem)
+        memref = MemRef(device, base, base, shape, type_strides(type_) if type_.has_static_shape else row_major(shape), elem)
 
         def readback() -> np.ndarray:
             start = allocation.address - BASE
@@ -270,10 +299,11 @@ def run_function(func: ir.Operation, args: list, *, device: Device | None = None
     check_arguments(func)
     bound = [bind_argument(device, a.type, value, i) for i, (a, value) in enumerate(zip(block_args, args))]
     program = program or Program(func)
-    groups, block = launch_size(func, grid)
+    shapes = [getattr(b.value, "shape", ()) for b in bound]
+    groups, block = launch_size(func, grid, shapes)
     program.execute([b.value for b in bound], device, groups, block, attribution_setup(func, count))
     for kernel in launch_plan(func)[1:]:
-        groups, block = launch_size(kernel)
+        groups, block = launch_size(kernel, None, shapes)
         Program(kernel).execute([b.value for b in bound], device, groups, block, attribution_setup(kernel, count))
     return [b.readback() for b in bound[:given]], program
 

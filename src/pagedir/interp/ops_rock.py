@@ -142,7 +142,8 @@ def compile_varlen_view(p: Program, op: Any) -> Any:
     result = p.slot(op.operation.results[0])
 
     def run(env: list, mask: Any) -> None:
-        env[result] = VarlenSource(env[packed], env[cu], shape)
+        batch = shape[0] if shape[0] != ir.ShapedType.get_dynamic_size() else env[cu].shape[0] - 1
+        env[result] = VarlenSource(env[packed], env[cu], (batch, *shape[1:]))
 
     return run
 
@@ -168,7 +169,7 @@ def compile_deref(p: Program, op: Any) -> Any:
     result = p.slot(op.operation.results[0])
 
     def run(env: list, mask: Any) -> None:
-        env[result] = PagedSource(env[table], shape, elem, seq_len_k=seq_len_k)
+        env[result] = PagedSource(env[table], (env[table].shape[0], *shape[1:]), elem, seq_len_k=seq_len_k)  # B may be '?'
 
     return run
 
@@ -185,9 +186,12 @@ def compile_block_table_view(p: Program, op: Any) -> Any:
     result = p.slot(op.operation.results[0])
 
     def run(env: list, mask: Any) -> None:
+        # Dynamic sizes ('?') from the arguments: the pool's blocks, the block slots, the batch.
+        g = geometry.at_run_time(env[pool].shape[0], env[table].shape)
+        batch = env[last].shape[0] if last is not None else env[table].shape[0]
         view = BlockTableView(env[pool], env[table], env[indptr] if indptr is not None else None,
-                              env[last] if last is not None else None, geometry)
-        env[result] = PagedSource(env[table], shape, elem, view)
+                              env[last] if last is not None else None, g)
+        env[result] = PagedSource(env[table], (batch, g.heads_kv * g.max_blocks, shape[2]), elem, view)
 
     return run
 
@@ -417,7 +421,9 @@ def compile_threadwise_read_into(p: Program, op: Any) -> Any:
                     pointers[lane, row, lane_elem] = pointer_memref.space.read(addresses, lane, i64, rt, op_id)
                 return pointers
 
-            values, _ = read_source(p, op_id, src, results, wanted, num_pages, pointer_of)
+            # No num_pages_per_batch: the source's page count at run time (a dynamic view).
+            values, _ = read_source(p, op_id, src, results, wanted, num_pages if num_pages is not None else src.shape[1],
+                                    pointer_of)
         else:
             values, _ = read_source(p, op_id, src, results, wanted, None, None)
         m: MemRef = env[dest]

@@ -14,6 +14,12 @@ The work decomposition (what the blockwise pass implements):
   same way). A tile holds the whole group for ``m_per_block / G`` query positions.
 * The workgroup walks the sequence in KV tiles of ``n_per_block`` tokens.
 * Grid: ``B * Hkv * ceil(Sq / (m_per_block / G))`` workgroups, times ``num_splits``.
+  With a dynamic batch (``?``: one kernel for every batch size) the grid is a formula of
+  the argument sizes instead of ``rock.grid_size``: ``rock.grid_map`` (an affine map) of
+  the sizes ``rock.grid_sizes`` names (argument, dim pairs): q's dim 0, or for packed
+  queries ``cu_seqlens_q``'s dim 0 minus 1, times ``Hkv * ceil(Sq / (m_per_block / G))``.
+  Sq is static (for packed queries the longest query a sequence may have), so the grid
+  never depends on a value inside a tensor. Split-KV is refused there.
 
 Split-KV (flash decoding): with few sequences and KV heads the grid above leaves
 most compute units idle (batch 1, one KV head: one workgroup). ``num_splits`` = S
@@ -131,6 +137,8 @@ def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool
         if splits is None:
             errors.append(f"has rock.num_splits = {func.attributes['rock.num_splits']} on its kernel: expected a "
                           "non-negative integer (0: chosen from the compute units)")
+        elif problem.batch is None or problem.seq_k is None:
+            errors.extend(check_dynamic(op, splits))
         else:
             tiling = split_tiling(problem, tiling, splits, options.compute_units or chip.compute_units)
             errors.extend(check_splits(problem, tiling))
@@ -149,7 +157,10 @@ def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool
         )
     i64 = ir.IntegerType.get_signless(64)
     func.attributes["rock.block_size"] = ir.IntegerAttr.get(i64, tiling.block_size)
-    func.attributes["rock.grid_size"] = ir.IntegerAttr.get(i64, tiling.grid_size)
+    if tiling.grid_size is not None:
+        func.attributes["rock.grid_size"] = ir.IntegerAttr.get(i64, tiling.grid_size)
+    else:
+        record_grid_formula(func, op, tiling)
     op.operation.erase()
     return True
 
@@ -195,8 +206,7 @@ def choose_tiling(p: AttentionProblem, options: AttentionToGridwiseOptions, chip
     outputs_per_thread = 4
     block = options.block_size or min(MAX_BLOCK_SIZE, max(MIN_BLOCK_SIZE, pow2_ceil(m * p.head_dim // outputs_per_thread)))
     n = options.n_per_block or (64 if m * 32 < block else 32)
-    positions = m // group if m % group == 0 else 1
-    grid = p.batch * p.heads_kv * math.ceil(p.seq_q / positions)
+    grid = None if p.batch is None else p.batch * workgroups_per_sequence(p, m)
     return Tiling(block, m, n, grid)
 
 
@@ -218,13 +228,51 @@ def matrix_tiling(p: AttentionProblem, m: int, options: AttentionToGridwiseOptio
     short = splits != 1 or (causal and row_blocks >= waves)
     n = options.n_per_block or (2 * TILE if short else 4 * TILE)
     while not options.n_per_block and n > TILE and (n * p.head_dim * element_bytes(p.element) > MFMA_TILE_KEYS
-                                                    or math.ceil(p.seq_k / n) < splits):
+                                                    or (p.seq_k is not None and math.ceil(p.seq_k / n) < splits)):
         n //= 2
     busy = min(waves, row_blocks * key_slices(waves, row_blocks, n))
     block = options.block_size or busy * WAVE
-    positions = m // p.group if m % p.group == 0 else 1
-    grid = p.batch * p.heads_kv * math.ceil(p.seq_q / positions)
+    grid = None if p.batch is None else p.batch * workgroups_per_sequence(p, m)
     return Tiling(block, m, n, grid)
+
+
+def workgroups_per_sequence(p: AttentionProblem, m: int) -> int:
+    """Workgroups of one sequence: one per KV head and block of query positions."""
+    positions = m // p.group if m % p.group == 0 else 1
+    return p.heads_kv * math.ceil(p.seq_q / positions)
+
+
+def check_dynamic(op, splits: int):
+    """A dynamic kernel: its batch must be read from an argument (the grid formula's input), no split-KV."""
+    if splits != 1:
+        yield (f"num_splits {splits} is not supported with dynamic sizes (batch or KV capacity '?'): the split "
+               "count would depend on sizes known only at launch; the limit is 1")
+    if batch_dimension(op) is None:
+        yield ("has a dynamic batch that is not read from a kernel argument (q, or the cu_seqlens_q of a "
+               "rock.varlen_view): the grid could not be derived from the argument sizes")
+
+
+def batch_dimension(op) -> tuple[int, int, int] | None:
+    """(argument number, dim, offset): the batch is ``dim`` of that argument's size plus ``offset``
+    (q's dim 0, or cu_seqlens_q's dim 0 - 1 for packed queries); None when q is not built from an argument."""
+    from pagedir.dialect.ops_page_table import varlen_parts
+
+    source, offset = op.q, 0
+    if (parts := varlen_parts(op.q)) is not None:
+        source, offset = parts[1], -1
+    if not isinstance(source.owner, ir.Block):
+        return None
+    return ir.BlockArgument(source).arg_number, 0, offset
+
+
+def record_grid_formula(func: ir.Operation, op, tiling: Tiling) -> None:
+    """``rock.grid_map`` / ``rock.grid_sizes``: the workgroups as an affine map of argument sizes
+    (input i is dim ``grid_sizes[2i + 1]`` of argument ``grid_sizes[2i]``), evaluated at launch."""
+    argument, dim, offset = batch_dimension(op)
+    per_sequence = workgroups_per_sequence(read_problem(op), tiling.m_per_block)
+    batch = ir.AffineDimExpr.get(0) + offset if offset else ir.AffineDimExpr.get(0)
+    func.attributes["rock.grid_map"] = ir.AffineMapAttr.get(ir.AffineMap.get(1, 0, [batch * per_sequence]))
+    func.attributes["rock.grid_sizes"] = ir.DenseI64ArrayAttr.get([argument, dim])
 
 
 def requested_splits(func: ir.Operation, options: AttentionToGridwiseOptions) -> int | None:
@@ -250,6 +298,8 @@ def split_tiling(p: AttentionProblem, t: Tiling, splits: int, compute_units: int
 
 
 def check_splits(p: AttentionProblem, t: Tiling):
+    if p.seq_k is None:
+        return
     tiles = math.ceil(p.seq_k / t.n_per_block)
     if t.num_splits > tiles:
         yield (f"num_splits {t.num_splits} exceeds the {tiles} KV tiles of {t.n_per_block} tokens a sequence of "

@@ -70,7 +70,7 @@ import numpy as np
 from mlir.dialects import affine, arith, memref, scf, vector
 
 from pagedir.dialect import rock
-from pagedir.dialect.ops_page_table import PageGeometry, is_block_table_view
+from pagedir.dialect.ops_page_table import PageGeometry, is_block_table_view, slot_count_dim
 from pagedir.dialect.types import element_bytes, is_lds, lds_bytes_type, private_space, strides_and_offset
 from pagedir.passes.base import Pass, kernel_functions
 from pagedir.passes.ir_utils import LinearForm, NotLinear, dims_of, find_ops, index_const, linear_form, thread_item, vector_coords
@@ -304,7 +304,7 @@ def stage_page_ptr(op, plan: TilePlan, batch: ir.Value, first_page: ir.Value, sl
         slot_point = ir.InsertionPoint(scf.IfOp(in_buffer).then_block)
     with slot_point:
         page = arith.addi(first_page, slot)
-        in_table = arith.cmpi(arith.CmpIPredicate.ult, page, index_const(op.source.type.shape[1]))
+        in_table = arith.cmpi(arith.CmpIPredicate.ult, page, page_count(op.source))
         pick = scf.IfOp(in_table, [i64], has_else=True)
         with ir.InsertionPoint(pick.then_block):
             if is_block_table_view(op.source):
@@ -318,6 +318,14 @@ def stage_page_ptr(op, plan: TilePlan, batch: ir.Value, first_page: ir.Value, sl
             scf.YieldOp([])
 
 
+def page_count(source: ir.Value) -> ir.Value:
+    """Pages per sequence of a paged source: static, or ``Hkv * slots`` of a dynamic view (read at run time)."""
+    if not ir.MemRefType(source.type).is_dynamic_dim(1):
+        return index_const(source.type.shape[1])
+    table, dim = slot_count_dim(source)
+    return arith.muli(memref.dim(table, index_const(dim)), index_const(PageGeometry.of(source).heads_kv))
+
+
 def block_page_address(view: ir.Value, batch: ir.Value, page: ir.Value) -> ir.Value:
     """The i64 address of virtual page ``page`` of a ``rock.block_table_view``: ``pool + (id *
     block_stride + head * head_stride) * elem_bytes`` for the id of block slot ``page mod max_blocks``,
@@ -327,21 +335,32 @@ def block_page_address(view: ir.Value, batch: ir.Value, page: ir.Value) -> ir.Va
     operands = view.owner.operands
     pool, table = operands[0], operands[1]
     i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
-    head = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), g.max_blocks)]), [page])
-    block_slot = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineDimExpr.get(0) % g.max_blocks]), [page])
+    if g.max_blocks is None:  # dynamic slots: head and slot by a run-time division, in 32 bits (cheaper
+        table_of_slots, dim = slot_count_dim(view)  # than 64 on AMDGPU; pages per sequence fit: ids are i32)
+        slots = arith.index_cast(i32, memref.dim(table_of_slots, index_const(dim)))
+        page32 = arith.index_cast(i32, page)
+        index = ir.IndexType.get()
+        head = arith.index_castui(index, arith.divui(page32, slots))
+        block_slot = arith.index_castui(index, arith.remui(page32, slots))
+    else:
+        head = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), g.max_blocks)]), [page])
+        block_slot = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineDimExpr.get(0) % g.max_blocks]), [page])
     if g.csr:
         indptr = operands[2]
         start = memref.load(indptr, [batch])
         end = memref.load(indptr, [arith.addi(batch, index_const(1))])
         owned = arith.cmpi(arith.CmpIPredicate.slt, arith.index_cast(i32, block_slot), arith.subi(end, start))
         position = arith.addi(arith.index_cast(ir.IndexType.get(), start), block_slot)
-        in_indices = arith.andi(owned, arith.cmpi(arith.CmpIPredicate.ult, position, index_const(table.type.shape[0])))
+        nnz = memref.dim(table, index_const(0)) if table.type.is_dynamic_dim(0) else index_const(table.type.shape[0])
+        in_indices = arith.andi(owned, arith.cmpi(arith.CmpIPredicate.ult, position, nnz))
         clamped = arith.select(in_indices, position, index_const(0))  # never read past kv_indices
         block_id = memref.load(table, [clamped])
     else:
         in_indices = None
         block_id = memref.load(table, [batch, block_slot])
-    in_pool = arith.cmpi(arith.CmpIPredicate.ult, block_id, arith.constant(i32, g.num_blocks))  # unsigned: -1 is out
+    num_blocks = (arith.index_cast(i32, memref.dim(pool, index_const(0))) if g.num_blocks is None
+                  else arith.constant(i32, g.num_blocks))  # a dynamic pool: its size at run time
+    in_pool = arith.cmpi(arith.CmpIPredicate.ult, block_id, num_blocks)  # unsigned: -1 is out
     live = in_pool if in_indices is None else arith.andi(in_indices, in_pool)
     element = affine.apply(
         ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) * g.block_stride + ir.AffineDimExpr.get(1) * g.head_stride]),
@@ -368,7 +387,8 @@ def emit_global_read(op, plan: TilePlan, registers: ir.Value, page_ptrs: ir.Valu
             vector_dim=plan.vector_dim,
             vector_len=plan.vector_len,
             page_size=op.page_size if paged else None,
-            num_pages_per_batch=op.source.type.shape[1] if paged else None,
+            # A dynamic page count is checked where the pointers are staged: past it they are null.
+            num_pages_per_batch=op.source.type.shape[1] if paged and not op.source.type.is_dynamic_dim(1) else None,
             valid=permute_tile_inputs(op.valid, len(op.indices), plan.read_order) if op.valid is not None else None,
         )
         scf.YieldOp([])

@@ -35,7 +35,9 @@ descriptor per page and reads at the element's byte offset inside it:
 * Non-paged loads: one descriptor over the memref's aligned base pointer
   (``memref.extract_aligned_pointer_as_index``; uniform, since kernel arguments
   are), num_records = the memref's bytes, offset = the row-major element offset.
-  Requires a static shape and an identity layout.
+  Requires an identity layout and a static shape but for the leading dim: a dynamic
+  one (a kernel for every batch size) gives num_records from ``memref.dim`` at run
+  time, at most ``2^32 - load bytes`` (past that the load reads 0; it never wraps).
 * 32-bit range: num_records and the voffset are 32-bit fields. A page (or dense
   buffer) whose bytes, plus the bytes of the load that an invalid lane starts at
   num_records, exceed 2^32 is refused with an error naming both; it is never
@@ -78,13 +80,16 @@ def lower_global_load(op, flags: int) -> bool:
     result = op.operation.results[0]
     element = op.mem.type.element_type
     elem_bytes = element_bytes(element)
-    paged = op.page_ptr is not None
+    paged, dynamic = op.page_ptr is not None, False
     if not paged and (why := unsupported_dense(op.mem.type)):
         op.location.emit_error(f"'rock.global_load' op {why}")
         return False
     if paged:
         num_records = op.page_size * elem_bytes
         what = f"page of {num_records} bytes ({op.page_size} x {elem_bytes})"
+    elif dynamic := op.mem.type.is_dynamic_dim(0):
+        num_records = element_count(op.mem.type, 1) * elem_bytes  # one row; the rows are known at run time
+        what = f"buffer of {num_records} bytes per row"
     else:
         num_records = element_count(op.mem.type) * elem_bytes
         what = f"buffer of {num_records} bytes"
@@ -101,28 +106,41 @@ def lower_global_load(op, flags: int) -> bool:
             base = memref.extract_aligned_pointer_as_index(op.mem)
             pointer = arith.index_cast(ir.IntegerType.get_signless(64), base)
             element_offset = row_major_offset(op.indices, list(op.mem.type.shape))
+        if not paged and dynamic:
+            num_records = dynamic_num_records(op.mem, elem_bytes, result_bytes(result.type, element))
         rsrc = make_descriptor(pointer, num_records, flags)
         byte_offset = arith.index_cast(
             ir.IntegerType.get_signless(32), arith.muli(element_offset, arith.constant(ir.IndexType.get(), elem_bytes))
         )
         if op.valid is not None:
-            byte_offset = arith.select(op.valid, byte_offset, i32_const(num_records))
+            past_end = (i32_const(num_records) if isinstance(num_records, int)
+                        else arith.trunci(ir.IntegerType.get_signless(32), num_records))
+            byte_offset = arith.select(op.valid, byte_offset, past_end)
         value = load_split(rsrc, byte_offset, result.type, element)
     result.replace_all_uses_with(value)
     op.operation.erase()
     return True
 
 
-def element_count(type_: ir.MemRefType) -> int:
+def element_count(type_: ir.MemRefType, first: int = 0) -> int:
     count = 1
-    for extent in type_.shape:
+    for extent in type_.shape[first:]:
         count *= extent
     return count
 
 
+def dynamic_num_records(mem: ir.Value, elem_bytes: int, load_bytes: int) -> ir.Value:
+    """num_records (i64) of a buffer with a dynamic leading dim: its bytes at run time, at most what
+    keeps the byte offsets of the load inside 32 bits (a buffer past 4 GiB reads 0 there, never wraps)."""
+    i64 = ir.IntegerType.get_signless(64)
+    rows = arith.index_cast(i64, memref.dim(mem, arith.constant(ir.IndexType.get(), 0)))
+    records = arith.muli(rows, arith.constant(i64, element_count(mem.type, 1) * elem_bytes))
+    return arith.minui(records, arith.constant(i64, NUM_RECORDS_LIMIT - load_bytes))
+
+
 def unsupported_dense(type_: ir.MemRefType) -> str | None:
-    if not type_.has_static_shape:
-        return f"needs a static shape for a buffer load, got {type_}"
+    if any(type_.is_dynamic_dim(i) for i in range(1, type_.rank)):
+        return f"needs a static shape (but for the leading dim) for a buffer load, got {type_}"
     expected, running = [], 1
     for extent in reversed(type_.shape):
         expected.append(running)
@@ -160,11 +178,11 @@ def row_major_offset(indices: list[ir.Value], shape: list[int]) -> ir.Value:
     return offset if offset is not None else arith.constant(ir.IndexType.get(), 0)
 
 
-def make_descriptor(pointer: ir.Value, num_records: int, flags: int) -> ir.Value:
-    """A raw buffer descriptor: stride 0, ``num_records`` bytes, chip flags."""
+def make_descriptor(pointer: ir.Value, num_records: int | ir.Value, flags: int) -> ir.Value:
+    """A raw buffer descriptor: stride 0, ``num_records`` bytes (a constant, or an i64 value), chip flags."""
     global_ptr = llvm.inttoptr(ir.Type.parse("!llvm.ptr<1>"), pointer)
     stride = arith.constant(ir.IntegerType.get_signless(16), 0)
-    records = arith.constant(ir.IntegerType.get_signless(64), num_records)
+    records = arith.constant(ir.IntegerType.get_signless(64), num_records) if isinstance(num_records, int) else num_records
     return rocdl.make_buffer_rsrc(ir.Type.parse("!llvm.ptr<8>"), global_ptr, stride, records, i32_const(flags))
 
 

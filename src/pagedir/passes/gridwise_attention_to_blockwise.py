@@ -90,7 +90,7 @@ from mlir.dialects import math as mlir_math
 
 from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import AttentionProblem, csr_lengths, is_deref, is_paged, read_problem
-from pagedir.dialect.ops_page_table import varlen_parts
+from pagedir.dialect.ops_page_table import slot_count_dim, varlen_parts
 from pagedir.arch import ChipError, kernel_chip
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 from pagedir.passes.blockwise_gemm import MatrixInstruction, MatrixLoop, matrix_instruction
@@ -165,8 +165,8 @@ class Plan:
         return math.ceil(self.p.seq_q / self.positions)
 
     @property
-    def kv_tiles(self) -> int:  # tiles covering the whole capacity
-        return math.ceil(self.p.seq_k / self.n)
+    def kv_tiles(self) -> int | None:  # tiles covering the whole capacity (None: dynamic)
+        return None if self.p.seq_k is None else math.ceil(self.p.seq_k / self.n)
 
     @property
     def chunk(self) -> int:  # VO: output columns per chunk
@@ -239,6 +239,15 @@ def add_workspace_argument(func: ir.Operation, plan: Plan, location: ir.Location
     func.attributes["rock.workspace_bytes"] = ir.IntegerAttr.get(i64, plan.workspace_elements * 4)
     func.attributes["rock.combine"] = ir.StringAttr.get(combine_name(func))
     return workspace
+
+
+#: The bound a tile load states for an index whose range is known only at run time (workgroup ids are 32-bit).
+DYNAMIC_BOUND = 2**31 - 1
+
+
+def bound(extent: int | None, extra: int = 0) -> int:
+    """``extent + extra`` as an exclusive index bound; DYNAMIC_BOUND for a dynamic extent."""
+    return DYNAMIC_BOUND if extent is None else extent + extra
 
 
 def combine_name(func: ir.Operation) -> str:
@@ -357,7 +366,19 @@ class Builder:
         last = arith.index_cast(self.index, memref.load(last_page_len, [self.b]))
         has_pages = arith.cmpi(arith.CmpIPredicate.sgt, pages, index_const(0))
         length = arith.select(has_pages, apply(lambda n, l: (n - 1) * block_size + l, pages, last), index_const(0))
-        return arith.minsi(arith.maxsi(length, index_const(0)), index_const(self.plan.p.seq_k))
+        return arith.minsi(arith.maxsi(length, index_const(0)), self.capacity())
+
+    def slots(self) -> ir.Value:
+        """Block slots per sequence of a view with dynamic ``?`` pages, read at run time (slot_count_dim)."""
+        table, dim = slot_count_dim(self.op.k)
+        return memref.dim(table, index_const(dim))
+
+    def capacity(self) -> ir.Value:
+        """Keys per sequence (Sk): static, or slots * block_size for a dynamic view."""
+        p = self.plan.p
+        if p.seq_k is not None:
+            return index_const(p.seq_k)
+        return apply(lambda s: s * (p.page_elements // p.head_dim), self.slots())
 
     def tiles_to_visit(self) -> ir.Value:
         """KV tiles holding a key some row of this block may see: later tiles are skipped."""
@@ -433,7 +454,7 @@ class Builder:
         rock.blockwise_load_tile(
             self.op.q, q_tile, [self.b, self.h, self.qt], None,
             map=ir.AffineMapAttr.get(tile_map), block_size=plan.block,
-            index_bounds=[p.batch, p.heads_kv, plan.query_blocks],
+            index_bounds=[bound(p.batch), p.heads_kv, plan.query_blocks],
         )
 
     def load_kv(self, source: ir.Value, tile: ir.Value, t: ir.Value) -> None:
@@ -442,7 +463,18 @@ class Builder:
         plan, p = self.plan, self.plan.p
         b, h, tt, length, n, d = (ir.AffineDimExpr.get(i) for i in range(6))
         key = tt * plan.n + n
-        if is_paged(source):
+        indices, bounds = [self.b, self.h, t, self.seq_len], [bound(p.batch), p.heads_kv, bound(plan.kv_tiles), bound(p.seq_k, 1)]
+        if is_paged(source) and p.seq_k is None:
+            # Dynamic capacity: head h's pages start at page h * slots, an index of its own (the map stays linear).
+            b, h, tt, length, head_page, n, d = (ir.AffineDimExpr.get(i) for i in range(7))
+            key = tt * plan.n + n
+            if not hasattr(self, "_head_page"):  # once: the V load of the iteration reuses K's
+                self._head_page = arith.muli(self.h, self.slots())
+            indices.append(self._head_page)
+            bounds.append(DYNAMIC_BOUND)
+            tile_map = ir.AffineMap.get(7, 0, [b, head_page * p.page_elements + key * p.head_dim + d])
+            table, page_size = source.owner.operands[1], p.page_elements
+        elif is_paged(source):
             tile_map = ir.AffineMap.get(6, 0, [b, (h * p.seq_k + key) * p.head_dim + d])
             # The ids a tile's pages come from: the pointer table of rock.deref, a view's block table.
             table = source.owner.operands[0 if is_deref(source) else 1]
@@ -450,11 +482,11 @@ class Builder:
         else:
             tile_map = ir.AffineMap.get(6, 0, [b, h, key, d])
             table, page_size = None, None
-        before_seq_len = ir.AffineMap.get(6, 0, [length - key - 1])  # key < seq_len
+        before_seq_len = ir.AffineMap.get(tile_map.n_dims, 0, [length - key - 1])  # key < seq_len
         rock.blockwise_load_tile(
-            source, tile, [self.b, self.h, t, self.seq_len], table,
+            source, tile, indices, table,
             map=ir.AffineMapAttr.get(tile_map), block_size=plan.block, page_size=page_size,
-            index_bounds=[p.batch, p.heads_kv, plan.kv_tiles, p.seq_k + 1], valid=before_seq_len,
+            index_bounds=bounds, valid=before_seq_len,
         )
 
     # --- the KV loop ----------------------------------------------------------------

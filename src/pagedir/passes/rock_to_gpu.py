@@ -5,7 +5,8 @@ Mirrors rocMLIR's RockToGPU. For each ``func.func`` with ``rock.kernel``:
 * a ``gpu.module @<name>_module`` takes its place, holding ``gpu.func @<name>
   kernel`` with the same arguments, ``known_block_size = array<i32: BS, 1, 1>``,
   ``known_grid_size = array<i32: GS, 1, 1>`` (from ``rock.block_size`` /
-  ``rock.grid_size``) and the kernel's ``rock.*`` attributes;
+  ``rock.grid_size``; a kernel whose grid is the formula ``rock.grid_map`` of its
+  argument sizes gets no ``known_grid_size``) and the kernel's ``rock.*`` attributes;
 * workgroup ``rock.alloc`` buffers become workgroup attributions and private
   ones private attributions (block arguments after the kernel arguments);
 * ``rock.workitem_id`` / ``rock.workgroup_id`` -> ``gpu.thread_id x`` /
@@ -78,9 +79,10 @@ def kernel_problem(func: ir.Operation) -> str | None:
         return "must have a single block to become a gpu.func"
     if ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value).results:
         return "must not return values to become a gpu.func"
-    for name in ("rock.block_size", "rock.grid_size"):
-        if name not in func.attributes:
-            return f"needs the {name} attribute to become a gpu.func"
+    if "rock.block_size" not in func.attributes:
+        return "needs the rock.block_size attribute to become a gpu.func"
+    if "rock.grid_size" not in func.attributes and "rock.grid_map" not in func.attributes:
+        return "needs the rock.grid_size attribute to become a gpu.func"
     for view in find_ops(func, *VIEWS):
         if list(view.results[0].uses):
             return f"still uses a {view.name} view; run rock-buffer-load first"
@@ -98,7 +100,8 @@ def convert_kernel(func: ir.Operation) -> bool:
     private = [a for a in allocs if memory_space(a.results[0].type) == PRIVATE]
     attrs = func.attributes
     block_size = ir.IntegerAttr(attrs["rock.block_size"]).value
-    grid_size = ir.IntegerAttr(attrs["rock.grid_size"]).value
+    # A dynamic kernel's grid is a formula of its argument sizes (rock.grid_map, copied below): not known here.
+    grid_size = ir.IntegerAttr(attrs["rock.grid_size"]).value if "rock.grid_size" in attrs else None
     with func.location, ir.InsertionPoint(func):
         gpu_module = gpu.GPUModuleOp(f"{name}_module")
         gpu_module.bodyRegion.blocks.append()
@@ -108,7 +111,7 @@ def convert_kernel(func: ir.Operation) -> bool:
                 sym_name=name,
                 kernel=True,
                 known_block_size=[block_size, 1, 1],
-                known_grid_size=[grid_size, 1, 1],
+                known_grid_size=[grid_size, 1, 1] if grid_size is not None else None,
             )
     kernel.attributes["workgroup_attributions"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), len(workgroup))
     for attr_name in list(attrs):

@@ -167,7 +167,9 @@ def emit_paged_load(op, coords: list[ir.Value], uniform: bool) -> ir.Value:
     num_ptrs = op.lds_page_ptrs.type.shape[0]
     slot = arith.minsi(arith.maxsi(local, index_const(0)), index_const(num_ptrs - 1))
     ptr = memref.load(op.lds_page_ptrs, [slot])
-    in_table = arith.cmpi(arith.CmpIPredicate.ult, page, index_const(op.num_pages_per_batch))
+    # A dynamic page count (no num_pages_per_batch): PagePtrLoad staged null pointers past it.
+    in_table = (arith.cmpi(arith.CmpIPredicate.ult, page, index_const(op.num_pages_per_batch))
+                if op.num_pages_per_batch is not None else arith.constant(ir.IntegerType.get_signless(1), 1))
     in_buffer = arith.cmpi(arith.CmpIPredicate.eq, local, slot)
     non_null = arith.cmpi(arith.CmpIPredicate.ne, ptr, arith.constant(ir.IntegerType.get_signless(64), 0))
     valid = with_op_validity(op, coords, arith.andi(arith.andi(in_table, in_buffer), non_null))
@@ -187,7 +189,8 @@ def emit_dense_load(op, coords: list[ir.Value]) -> ir.Value:
     indices, valid = [], None
     for position, extent in enumerate(source_shape):
         index = apply_result(op, position, coords)
-        inside = arith.cmpi(arith.CmpIPredicate.ult, index, index_const(extent))
+        bound = memref.dim(op.source, index_const(position)) if op.source.type.is_dynamic_dim(position) else index_const(extent)
+        inside = arith.cmpi(arith.CmpIPredicate.ult, index, bound)
         valid = inside if valid is None else arith.andi(valid, inside)
         indices.append(index)
     return rock.global_load(result_type(op), op.source, indices, with_op_validity(op, coords, valid), None)

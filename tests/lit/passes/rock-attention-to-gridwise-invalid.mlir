@@ -196,3 +196,34 @@ func.func @pool_head_dim(%q: memref<1x2x1x128xf16>, %kc: memref<4x16x1x64xf16>, 
     : (memref<1x2x1x128xf16>, memref<1x4x1024xf16>, memref<1x4x1024xf16>, memref<1xi32>, memref<1x2x1x128xf16>) -> ()
   return
 }
+
+// -----
+
+// Split-KV with a dynamic batch: the split count would depend on sizes known only at launch.
+func.func @dynamic_split(%q: memref<?x8x1x64xf16>, %k_cache: memref<?x16x2x64xf16>, %v_cache: memref<?x16x2x64xf16>, %block_table: memref<?x?xi32>, %seq_lens: memref<?xi32>, %out: memref<?x8x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.num_splits = 0} {
+  %k = "rock.block_table_view"(%k_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
+    : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
+  %v = "rock.block_table_view"(%v_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
+    : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
+  // expected-error @+1 {{'rock.attention' op num_splits 0 is not supported with dynamic sizes (batch or KV capacity '?'): the split count would depend on sizes known only at launch; the limit is 1}}
+  "rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+    : (memref<?x8x1x64xf16>, memref<?x?x1024xf16>, memref<?x?x1024xf16>, memref<?xi32>, memref<?x8x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// A dynamic batch the grid cannot be derived from: q is not a kernel argument.
+func.func @dynamic_batch_not_an_argument(%k_cache: memref<?x16x2x64xf16>, %v_cache: memref<?x16x2x64xf16>, %block_table: memref<?x?xi32>, %seq_lens: memref<?xi32>, %out: memref<?x8x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %c0 = arith.constant 0 : index
+  %b = memref.dim %out, %c0 : memref<?x8x1x64xf16>
+  %q = memref.alloc(%b) : memref<?x8x1x64xf16>
+  %k = "rock.block_table_view"(%k_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
+    : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
+  %v = "rock.block_table_view"(%v_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
+    : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
+  // expected-error @+1 {{'rock.attention' op has a dynamic batch that is not read from a kernel argument (q, or the cu_seqlens_q of a rock.varlen_view): the grid could not be derived from the argument sizes}}
+  "rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+    : (memref<?x8x1x64xf16>, memref<?x?x1024xf16>, memref<?x?x1024xf16>, memref<?xi32>, memref<?x8x1x64xf16>) -> ()
+  return
+}

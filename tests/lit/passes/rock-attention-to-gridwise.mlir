@@ -1,6 +1,6 @@
 // RUN: pagedir-opt %s --split-input-file --rock-attention-to-gridwise | FileCheck %s
 // RUN: pagedir-opt %s --split-input-file --rock-attention-to-gridwise='block-size=128 n-per-block=16' | FileCheck %s --check-prefix=OPTS
-// RUN: pagedir-opt %s --split-input-file --rock-attention-to-gridwise='n-per-block=16 num-splits=2' | FileCheck %s --check-prefix=SPLIT2
+// RUN: sed '/^\/\/ Dynamic sizes/,$d' %s | pagedir-opt --split-input-file --rock-attention-to-gridwise='n-per-block=16 num-splits=2' | FileCheck %s --check-prefix=SPLIT2
 
 // Decode with GQA 4: one workgroup per (sequence, KV head) holds the 4 query
 // heads of the group (m_per_block = 4), grid = B * Hkv; the kernel function
@@ -140,5 +140,32 @@ func.func @variants(%q: memref<2x4x1x64xf16>, %k: memref<2x2x64x64xf16>, %v: mem
   "rock.attention"(%q, %k, %v, %seq_lens, %slopes, %sinks, %out) {num_heads_q = 4, num_heads_kv = 2, window_left = 16, softcap = 30.0 : f32,
       operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 1>}
     : (memref<2x4x1x64xf16>, memref<2x2x64x64xf16>, memref<2x2x64x64xf16>, memref<2xi32>, memref<4xf32>, memref<4xf32>, memref<2x4x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// Dynamic sizes (the chunks from here on are not split: split-KV is refused with '?').
+// A packed-query kernel for every batch size: no rock.grid_size, the grid is the formula
+// rock.grid_map of the argument sizes rock.grid_sizes names: B = dim 0 of cu_seqlens_q
+// (argument 1) minus 1, times Hkv = 2 query-block tiles. Sq (4) stays static.
+
+// CHECK: #[[GRID:map[0-9]*]] = affine_map<(d0) -> ((d0 - 1) * 2)>
+// CHECK-LABEL: func.func @dynamic_varlen
+// CHECK-SAME: rock.block_size = 256 : i64, rock.grid_map = #[[GRID]], rock.grid_sizes = array<i64: 1, 0>
+// CHECK-NOT: rock.grid_size =
+// CHECK: "rock.gridwise_attention_accel"
+// CHECK-NOT: grid_size
+// CHECK-SAME: (memref<?x8x4x64xf16>, memref<?x?x1024xf16>, memref<?x?x1024xf16>, memref<?xi32>, memref<?x8x4x64xf16>) -> ()
+func.func @dynamic_varlen(%q: memref<?x8x64xf16>, %cu_seqlens_q: memref<?xi32>, %k_cache: memref<?x16x2x64xf16>, %v_cache: memref<?x16x2x64xf16>, %block_table: memref<?x?xi32>, %seq_lens: memref<?xi32>, %out: memref<?x8x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %q_padded = "rock.varlen_view"(%q, %cu_seqlens_q) : (memref<?x8x64xf16>, memref<?xi32>) -> memref<?x8x4x64xf16>
+  %out_padded = "rock.varlen_view"(%out, %cu_seqlens_q) : (memref<?x8x64xf16>, memref<?xi32>) -> memref<?x8x4x64xf16>
+  %k = "rock.block_table_view"(%k_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
+    : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
+  %v = "rock.block_table_view"(%v_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
+    : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
+  "rock.attention"(%q_padded, %k, %v, %seq_lens, %out_padded) {num_heads_q = 8, num_heads_kv = 2,
+      causal = true, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+    : (memref<?x8x4x64xf16>, memref<?x?x1024xf16>, memref<?x?x1024xf16>, memref<?xi32>, memref<?x8x4x64xf16>) -> ()
   return
 }

@@ -290,3 +290,40 @@ func.func @csr_hnd_k_tile(%pool: memref<8x2x4x32xf16>, %indices: memref<6xi32>, 
   "rock.blockwise_load_tile"(%pages, %tile, %b, %h, %t, %indices) {map = affine_map<(b, h, t, n, d) -> (b, (h * 16 + t * 8 + n) * 32 + d)>, block_size = 64, page_size = 128, index_bounds = array<i64: 2, 2, 2>, operandSegmentSizes = array<i32: 1, 1, 3, 1>} : (memref<2x8x128xf16>, memref<8x32xf16, #gpu.address_space<workgroup>>, index, index, index, memref<6xi32>) -> ()
   return
 }
+
+// -----
+
+// A dynamic block table (one kernel for every batch): the tile's map takes head h's first
+// page, h * slots, as an index of its own, so it stays linear. The pages of the table
+// (Hkv x slots) and the pool's blocks are read with memref.dim; head and slot of a page
+// come from a run-time division (32-bit); threadwise_read_into has no num_pages_per_batch (past
+// the table the staged pointers are null).
+
+// CHECK-LABEL: func.func @dynamic_blocks_k_tile
+// CHECK-SAME: (%[[POOL:.*]]: memref<?x4x2x32xf16>, %[[TABLE:.*]]: memref<?x?xi32>, %[[HEAD_PAGE:.*]]: index)
+// CHECK: scf.execute_region no_inline {
+// CHECK:   %[[SLOTS:.*]] = memref.dim %[[TABLE]], %c1
+// CHECK:   %[[PAGES:.*]] = arith.muli %[[SLOTS]], %c2
+// CHECK:   arith.cmpi ult, %{{.*}}, %[[PAGES]] : index
+// CHECK:   %[[SLOTS2:.*]] = memref.dim %[[TABLE]], %c1
+// CHECK:   %[[SLOTS32:.*]] = arith.index_cast %[[SLOTS2]] : index to i32
+// CHECK:   arith.divui %{{.*}}, %[[SLOTS32]] : i32
+// CHECK:   arith.remui %{{.*}}, %[[SLOTS32]] : i32
+// CHECK:   %[[BLOCKS:.*]] = memref.dim %[[POOL]], %c0
+// CHECK:   %[[BLOCKS32:.*]] = arith.index_cast %[[BLOCKS]] : index to i32
+// CHECK:   arith.cmpi ult, %{{.*}}, %[[BLOCKS32]] : i32
+// CHECK: } {rock.stage = "PagePtrLoad"}
+// CHECK: "rock.threadwise_read_into"
+// CHECK-NOT: num_pages_per_batch
+// CHECK-SAME: page_size = 128 : i64
+func.func @dynamic_blocks_k_tile(%pool: memref<?x4x2x32xf16>, %block_table: memref<?x?xi32>, %head_page: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_map = affine_map<(d0) -> (d0 * 4)>, rock.grid_sizes = array<i64: 1, 0>} {
+  %pages = "rock.block_table_view"(%pool, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<?x4x2x32xf16>, memref<?x?xi32>) -> memref<?x?x128xf16>
+  %bid = "rock.workgroup_id"() : () -> index
+  %raw = "rock.alloc"() : () -> memref<512xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %tile = memref.view %raw[%c0][] : memref<512xi8, #gpu.address_space<workgroup>> to memref<8x32xf16, #gpu.address_space<workgroup>>
+  %b = affine.apply affine_map<(d0) -> (d0 floordiv 4)>(%bid)
+  %t = affine.apply affine_map<(d0) -> (d0 mod 2)>(%bid)
+  "rock.blockwise_load_tile"(%pages, %tile, %b, %t, %head_page, %block_table) {map = affine_map<(b, t, hp, n, d) -> (b, hp * 128 + (t * 8 + n) * 32 + d)>, block_size = 64, page_size = 128, index_bounds = array<i64: 2147483647, 2147483647, 2147483647>, operandSegmentSizes = array<i32: 1, 1, 3, 1>} : (memref<?x?x128xf16>, memref<8x32xf16, #gpu.address_space<workgroup>>, index, index, index, memref<?x?xi32>) -> ()
+  return
+}

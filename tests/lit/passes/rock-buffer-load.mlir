@@ -102,3 +102,23 @@ func.func @nhd_view_page(%pool: memref<4x16x2x64xf16>, %table: memref<1x4xi32>, 
   %x = "rock.global_load"(%pages, %off, %valid, %ptr) {page_size = 1984, operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<1x8x1024xf16>, index, i1, i64) -> vector<8xf16>
   return
 }
+
+// -----
+
+// A dense load from a memref with a dynamic leading dim (packed queries of a kernel for
+// every batch): num_records is its bytes at run time, rows x 8 x 4, kept below 2^32 minus
+// the load's 8 bytes so no byte offset wraps; an invalid lane reads at num_records.
+
+// CHECK-LABEL: func.func @dense_dynamic
+// CHECK-SAME: (%[[Q:.*]]: memref<?x8xf32>, %[[R:.*]]: index, %[[C:.*]]: index, %[[VALID:.*]]: i1)
+// CHECK:      %[[ROWS:.*]] = memref.dim %[[Q]], %{{.*}} : memref<?x8xf32>
+// CHECK:      %[[ROWS64:.*]] = arith.index_cast %[[ROWS]] : index to i64
+// CHECK:      %[[BYTES:.*]] = arith.muli %[[ROWS64]], %c32_i64 : i64
+// CHECK:      %[[RECORDS:.*]] = arith.minui %[[BYTES]], %c4294967288_i64 : i64
+// CHECK:      rocdl.make.buffer.rsrc %{{.*}}, %{{.*}}, %[[RECORDS]]
+// CHECK:      %[[END:.*]] = arith.trunci %[[RECORDS]] : i64 to i32
+// CHECK:      arith.select %[[VALID]], %{{.*}}, %[[END]] : i32
+func.func @dense_dynamic(%q: memref<?x8xf32>, %r: index, %c: index, %valid: i1) -> vector<2xf32> attributes {rock.kernel, rock.arch = "gfx942"} {
+  %x = "rock.global_load"(%q, %r, %c, %valid) {operandSegmentSizes = array<i32: 1, 2, 1, 0>} : (memref<?x8xf32>, index, index, i1) -> vector<2xf32>
+  return %x : vector<2xf32>
+}

@@ -495,3 +495,31 @@ func.func @varlen_prefill(%arg0: memref<4x2x32xf16>, %arg1: memref<3xi32>, %arg2
   "rock.gridwise_attention_accel"(%0, %2, %3, %arg5, %1) {block_size = 64 : i64, causal = true, grid_size = 2 : i64, m_per_block = 4 : i64, n_per_block = 32 : i64, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>} : (memref<2x2x2x32xf16>, memref<2x2x256xf16>, memref<2x2x256xf16>, memref<2xi32>, memref<2x2x2x32xf16>) -> ()
   return
 }
+
+// -----
+
+// Dynamic sizes (one kernel for every batch): the block slots are the block table's dim 1,
+// read at run time; head h's pages start at page h * slots, passed to the tile loads as an
+// index of its own (the map stays linear: d4 * 1024 is whole pages). Bounds that are
+// known only at launch are 2147483647.
+
+// CHECK-DAG: #[[KV_MAP:map[0-9]*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d0, d4 * 1024 + (d2 * 32 + d5) * 64 + d6)>
+// CHECK-LABEL: func.func @dynamic_blocks
+// CHECK-SAME: (%[[Q:.*]]: memref<?x8x1x64xf16>, %{{.*}}: memref<?x16x2x64xf16>, %{{.*}}: memref<?x16x2x64xf16>, %[[TABLE:.*]]: memref<?x?xi32>
+// CHECK-SAME: rock.grid_map
+// CHECK: "rock.blockwise_load_tile"(%[[Q]], %{{.*}}) {block_size = 64 : i64, index_bounds = array<i64: 2147483647, 2, 1>
+// CHECK: scf.for %[[T:.*]] = %{{.*}} to
+// CHECK:   %[[SLOTS:.*]] = memref.dim %[[TABLE]], %{{.*}} : memref<?x?xi32>
+// CHECK:   %[[HEAD_PAGE:.*]] = arith.muli %[[H:.*]], %[[SLOTS]] : index
+// CHECK:   "rock.blockwise_load_tile"(%{{.*}}, %{{.*}}, %{{.*}}, %[[H]], %[[T]], %{{.*}}, %[[HEAD_PAGE]], %[[TABLE]])
+// CHECK-SAME: index_bounds = array<i64: 2147483647, 2, 2147483647, 2147483647, 2147483647>, map = #[[KV_MAP]]
+// CHECK:   "rock.blockwise_load_tile"(%{{.*}}, %{{.*}}, %{{.*}}, %[[H]], %[[T]], %{{.*}}, %[[HEAD_PAGE]], %[[TABLE]])
+func.func @dynamic_blocks(%q: memref<?x8x1x64xf16>, %k_cache: memref<?x16x2x64xf16>, %v_cache: memref<?x16x2x64xf16>, %block_table: memref<?x?xi32>, %seq_lens: memref<?xi32>, %out: memref<?x8x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_map = affine_map<(d0) -> (d0 * 2)>, rock.grid_sizes = array<i64: 0, 0>} {
+  %k = "rock.block_table_view"(%k_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
+    : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
+  %v = "rock.block_table_view"(%v_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
+    : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
+  "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {block_size = 64 : i64, causal = false, m_per_block = 4 : i64, n_per_block = 32 : i64, num_heads_kv = 2 : i64, num_heads_q = 8 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+    : (memref<?x8x1x64xf16>, memref<?x?x1024xf16>, memref<?x?x1024xf16>, memref<?xi32>, memref<?x8x1x64xf16>) -> ()
+  return
+}

@@ -149,3 +149,19 @@ func.func @hnd_view_read(%pool: memref<8x2x4x32xf16>, %table: memref<2x4xi32>, %
   "rock.threadwise_read_into"(%pages, %regs, %b, %h, %ptrs, %first) {map = affine_map<(b, h, n, d) -> (b, (h * 16 + n) * 32 + d)>, block_size = 64, tile_shape = array<i64: 8, 32>, vector_dim = 1, vector_len = 8, page_size = 128, num_pages_per_batch = 8, operandSegmentSizes = array<i32: 1, 1, 2, 1, 1>} : (memref<2x8x128xf16>, memref<1x8xf16, #gpu.address_space<private>>, index, index, memref<2xi64, #gpu.address_space<workgroup>>, index) -> ()
   return
 }
+
+// -----
+
+// A dense source with a dynamic leading dim (packed queries of a kernel for every batch):
+// a row is inside when it is below the rows the memref has at run time.
+// CHECK-LABEL: func.func @dense_dynamic_read
+// CHECK-SAME: (%[[Q:.*]]: memref<?x8xf32>, %[[I:.*]]: index)
+// CHECK:     %[[R:.*]] = affine.apply #{{.*}}(%[[I]], %{{.*}}, %{{.*}})
+// CHECK:     %[[ROWS:.*]] = memref.dim %[[Q]], %{{.*}} : memref<?x8xf32>
+// CHECK:     arith.cmpi ult, %[[R]], %[[ROWS]] : index
+// CHECK:     "rock.global_load"(%[[Q]], %[[R]]
+func.func @dense_dynamic_read(%q: memref<?x8xf32>, %i: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 6 : i64, rock.grid_size = 1 : i64} {
+  %regs = "rock.alloc"() : () -> memref<2x4xf32, #gpu.address_space<private>>
+  "rock.threadwise_read_into"(%q, %regs, %i) {map = affine_map<(i, r, c) -> (i * 4 + r, c)>, block_size = 6, tile_shape = array<i64: 4, 8>, vector_dim = 1, vector_len = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>} : (memref<?x8xf32>, memref<2x4xf32, #gpu.address_space<private>>, index) -> ()
+  return
+}

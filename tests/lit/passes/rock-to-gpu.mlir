@@ -57,3 +57,14 @@ func.func @view_dropped(%pool: memref<4x16x2x64xf16>, %table: memref<1x4xi32>) a
   %pages = "rock.block_table_view"(%pool, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x16x2x64xf16>, memref<1x4xi32>) -> memref<1x8x1024xf16>
   return
 }
+
+// -----
+
+// A kernel for every batch size: its grid is the formula rock.grid_map of the argument sizes,
+// so the gpu.func has no known_grid_size and carries the formula for the launch.
+// CHECK-LABEL: gpu.func @dynamic_grid
+// CHECK-SAME: (%{{.*}}: memref<?x16x2x64xf16>, %{{.*}}: memref<?x?xi32>) kernel
+// CHECK-SAME: attributes {known_block_size = array<i32: 64, 1, 1>, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_map = #{{map[0-9]*}}, rock.grid_sizes = array<i64: 1, 0>}
+func.func @dynamic_grid(%pool: memref<?x16x2x64xf16>, %table: memref<?x?xi32>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_map = affine_map<(d0) -> (d0 * 2)>, rock.grid_sizes = array<i64: 1, 0>} {
+  return
+}

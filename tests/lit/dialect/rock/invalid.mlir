@@ -487,3 +487,70 @@ func.func @varlen_heads(%packed: memref<8x4x64xf16>, %cu: memref<3xi32>) {
   %q = "rock.varlen_view"(%packed, %cu) : (memref<8x4x64xf16>, memref<3xi32>) -> memref<2x2x4x64xf16>
   return
 }
+
+// -----
+
+// Dynamic sizes: only the pool's blocks, the batch, the block slots and nnz may be '?';
+// the block size, Hkv and D are what the kernel is compiled for.
+func.func @dynamic_block_size(%pool: memref<?x?x2x128xf16>, %table: memref<?x?xi32>) {
+  // expected-error @+1 {{'rock.block_table_view' op pool memref<?x?x2x128xf16> may be dynamic only in its blocks}}
+  %k = "rock.block_table_view"(%pool, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<?x?x2x128xf16>, memref<?x?xi32>) -> memref<?x?x2048xf16>
+  return
+}
+
+// -----
+
+// A static page count with a dynamic block table: the slots must be '?' in both or neither.
+func.func @dynamic_table_static_pages(%pool: memref<?x16x2x128xf16>, %table: memref<?x?xi32>) {
+  // expected-error @+1 {{'rock.block_table_view' op block table must be memref<?x4xi32> (batch x max_blocks of the result), got memref<?x?xi32>}}
+  %k = "rock.block_table_view"(%pool, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<?x16x2x128xf16>, memref<?x?xi32>) -> memref<?x8x2048xf16>
+  return
+}
+
+// -----
+
+// A dynamic batch in the view but not in kv_indptr.
+func.func @dynamic_csr_batch(%pool: memref<?x2x16x128xf16>, %indices: memref<?xi32>, %indptr: memref<3xi32>, %last: memref<?xi32>) {
+  // expected-error @+1 {{'rock.block_table_view' op kv_indptr must be memref<?xi32>, got memref<3xi32>}}
+  %k = "rock.block_table_view"(%pool, %indices, %indptr, %last) {layout = "hnd", operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<?x2x16x128xf16>, memref<?xi32>, memref<3xi32>, memref<?xi32>) -> memref<?x?x2048xf16>
+  return
+}
+
+// -----
+
+// Sq of packed queries is static: it bounds each sequence's queries and sizes the grid.
+func.func @dynamic_varlen_sq(%q: memref<?x8x128xf16>, %cu: memref<?xi32>) {
+  // expected-error @+1 {{'rock.varlen_view' op result memref<?x8x?x128xf16> may be dynamic only in its batch}}
+  %p = "rock.varlen_view"(%q, %cu) : (memref<?x8x128xf16>, memref<?xi32>) -> memref<?x8x?x128xf16>
+  return
+}
+
+// -----
+
+// The attention's head dim (or heads) cannot be dynamic.
+func.func @dynamic_head_dim(%q: memref<?x8x1x?xf16>, %k: memref<2x2x16x128xf16>, %v: memref<2x2x16x128xf16>, %out: memref<?x8x1x?xf16>) {
+  // expected-error @+1 {{'rock.attention' op q memref<?x8x1x?xf16> has a dynamic dim 3: only the batch (of q, out, seq_lens and k/v together) and a block-table view's pages may be dynamic}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+    : (memref<?x8x1x?xf16>, memref<2x2x16x128xf16>, memref<2x2x16x128xf16>, memref<?x8x1x?xf16>) -> ()
+  return
+}
+
+// -----
+
+// Dense K/V of a static batch against a dynamic query batch.
+func.func @dynamic_q_static_kv(%q: memref<?x8x1x128xf16>, %k: memref<2x2x16x128xf16>, %v: memref<2x2x16x128xf16>, %out: memref<?x8x1x128xf16>) {
+  // expected-error @+2 {{'rock.attention' op k batch 2 differs from the query batch ?}}
+  // expected-error @+1 {{'rock.attention' op v batch 2 differs from the query batch ?}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+    : (memref<?x8x1x128xf16>, memref<2x2x16x128xf16>, memref<2x2x16x128xf16>, memref<?x8x1x128xf16>) -> ()
+  return
+}
+
+// -----
+
+// A pointer table may have a dynamic batch, not a dynamic page count.
+func.func @deref_dynamic_pages(%table: memref<?x?x1xi64>) {
+  // expected-error @+1 {{'rock.deref' op page table must be a static memref<B x P x 1 x i64>, got memref<?x?x1xi64>}}
+  %k = "rock.deref"(%table) : (memref<?x?x1xi64>) -> memref<?x?x2048xf16>
+  return
+}
