@@ -148,7 +148,7 @@ def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool
         return False
     with op.location, ir.InsertionPoint(op):
         rock.gridwise_attention_accel(
-            op.q, op.k, op.v, op.seq_lens, op.alibi_slopes, op.sinks, op.k_scale, op.v_scale, op.out,
+            op.q, op.k, op.v, op.seq_lens, op.alibi_slopes, op.sinks, op.k_scale, op.v_scale, op.k_scales, op.v_scales, op.out,
             num_heads_q=op.num_heads_q, num_heads_kv=op.num_heads_kv, causal=op.causal, scale=op.scale,
             window_left=op.window_left, softcap=op.softcap,
             block_size=tiling.block_size, grid_size=tiling.grid_size,
