@@ -104,6 +104,51 @@ def test_fp8_kernels_pass_pagedir_run_check(name: str, tmp_path, capsys) -> None
     assert "L6 after rock-kernel-pipeline" in out and "FAIL" not in out
 
 
+#: Per-token-head scales (scale caches paged like K/V): every page-table form, decode and prefill, GQA 4/2.
+PER_TOKEN_HEAD_CASES = {
+    "decode-pointers-gfx942": "--kv-dtype fp8e4m3fnuz",
+    "decode-pointers-partial-page-e5m2fnuz": "--kv-dtype fp8e5m2fnuz --seq-len-k 40 --dtype bf16",
+    "prefill-pointers-causal": "--kv-dtype fp8e4m3fnuz --seq-len-q 7 --causal",
+    "decode-blocks-nhd": "--kv-dtype fp8e4m3fnuz --page-table blocks",
+    "prefill-blocks-hnd-causal-gfx950": "--kv-dtype fp8e4m3fn --arch gfx950 --page-table blocks --kv-layout hnd "
+                                        "--seq-len-q 5 --causal",
+    "decode-csr-nhd-gfx950": "--kv-dtype fp8e5m2 --arch gfx950 --page-table csr",
+    "prefill-csr-hnd-causal": "--kv-dtype fp8e5m2fnuz --page-table csr --kv-layout hnd --seq-len-q 6 --causal",
+    "decode-dense": "--kv-dtype fp8e4m3fnuz --dense",
+    "prefill-dense-causal-gfx950": "--kv-dtype fp8e5m2 --arch gfx950 --dense --seq-len-q 5 --causal",
+    "split-blocks": "--kv-dtype fp8e4m3fnuz --page-table blocks --num-splits 2",
+}
+
+
+@pytest.mark.parametrize("name", list(PER_TOKEN_HEAD_CASES))
+def test_per_token_head_scales_pass_pagedir_run_check(name: str, tmp_path, capsys) -> None:
+    """Ragged lengths with NaN/Inf in stale K/V slots and NaN scales past them (--check draws them)."""
+    path = tmp_path / "kernel.mlir"
+    flags = PER_TOKEN_HEAD_CASES[name].split()
+    lengths = [] if "csr" in flags else ["--seq-lens"]
+    seq_k = [] if "--seq-len-k" in flags else ["--seq-len-k", "64"]
+    argv = ["attention", "--num-heads-q", "4", "--num-heads-kv", "2", "--head-dim", "64", *seq_k, *lengths,
+            "--kv-scale", "per-token-head", *flags, "-o", str(path)]
+    assert gen_cli.main(argv) == 0
+    assert "k_scales" in path.read_text()
+    assert run_cli.main(["--check", str(path), "--seed", str(len(name))]) == 0
+    out = capsys.readouterr().out
+    assert "L6 after rock-kernel-pipeline" in out and "FAIL" not in out
+
+
+def test_per_token_head_quantization_follows_each_row() -> None:
+    """scale = amax of the (token, head) row / the format's largest value; a stale row's scale is NaN."""
+    from pagedir.interp.check import fp8_quantized_per_token
+
+    values = np.array([[[[1.0, -3.0], [0.5, 0.25], [0.0, 0.0], [np.nan, 1.0]]]], dtype=np.float32)
+    bits, dequantized, scales = fp8_quantized_per_token(values, "f8E4M3FNUZ")
+    assert scales.shape == (1, 1, 4)
+    np.testing.assert_allclose(scales[0, 0, :3], [3.0 / 240, 0.5 / 240, 1.0], rtol=1e-6)
+    assert np.isnan(scales[0, 0, 3])
+    np.testing.assert_allclose(dequantized[0, 0, :3], values[0, 0, :3], rtol=0.07)
+    assert reference.fp8_values(bits[0, 0, 0, 1:2], "f8E4M3FNUZ")[0] == -240.0  # the row's amax maps to the largest
+
+
 def decode_kv_bytes(kv_dtype: str | None) -> tuple[int, float]:
     """(K/V page bytes read, max error against the fp8-aware reference) of the decode kernel
     B=2, 16/2 heads, D 128, pages of 16, seq_lens 512 and 300."""
@@ -156,7 +201,7 @@ def test_fp8_decode_reads_half_the_bytes_of_f16() -> None:
     (["--kv-dtype", "fp8e5m2fnuz", "--arch", "gfx90a"], "not supported on gfx90a (its fp8 formats: none)"),
     (["--kv-dtype", "fp8e4m3fnuz", "--dtype", "f32"], "needs --dtype f16 or bf16 for Q and out, got f32"),
     (["--kv-scale", "per-tensor"], "--kv-scale needs an fp8 --kv-dtype"),
-    (["--kv-dtype", "fp8e4m3fnuz", "--kv-scale", "per-token-head"], "--kv-scale per-token-head is not supported yet"),
+    (["--kv-scale", "per-token-head"], "--kv-scale needs an fp8 --kv-dtype"),
 ])
 def test_gen_refuses_unsupported_fp8(flags: list[str], message: str, capsys) -> None:
     assert gen_cli.main(["attention", *flags]) == 1
