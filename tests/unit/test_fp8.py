@@ -206,3 +206,41 @@ def test_fp8_decode_reads_half_the_bytes_of_f16() -> None:
 def test_gen_refuses_unsupported_fp8(flags: list[str], message: str, capsys) -> None:
     assert gen_cli.main(["attention", *flags]) == 1
     assert message in capsys.readouterr().err
+
+
+def test_per_token_head_scales_are_read_once_per_key_up_to_seq_len() -> None:
+    """Decode B=2, 16/2 heads, D 128, pages of 16, seq_lens 512 and 300, NaN in stale slots and their
+    scales: the scale pages give 4 bytes per key and KV head for K and for V (each scale read once,
+    none past seq_len), against 128 fp8 bytes of K/V; the result matches the dequantizing reference."""
+    from pagedir.interp.check import fp8_quantized_per_token
+
+    args = make_args(batch=2, num_heads_q=16, num_heads_kv=2, head_dim=128, seq_len_k=512, kv_dtype="fp8e4m3fnuz",
+                     kv_scale="per-token-head")
+    args.seq_lens = True
+    rng = np.random.default_rng(5)
+    q = host_values(rng.standard_normal((2, 16, 1, 128)), "f16")
+    lens = np.array([512, 300], dtype=np.int32)
+    k, v = (reference.fill_stale(host_values(rng.standard_normal((2, 2, 512, 128)), "f16"), lens) for _ in range(2))
+    (k_bits, k_ref, k_scales), (v_bits, v_ref, v_scales) = (fp8_quantized_per_token(x, "f8E4M3FNUZ") for x in (k, v))
+    assert np.isnan(k_scales[1, :, 300:]).all()
+    device = CountingDevice()
+    with make_context():
+        module = ir.Module.parse(gen.generate(args))
+        lower(module)
+        caches = [reference.paged_cache(device, x, 16, seq_lens=lens, rng=rng) for x in (k_bits, v_bits)]
+        scale_caches = [reference.paged_cache(device, x[..., None], 16, seq_lens=lens, rng=rng) for x in (k_scales, v_scales)]
+        kv_ranges = [(page.address, page.address + page.nbytes) for cache in caches for page in cache.pages]
+        scale_ranges = [(page.address, page.address + page.nbytes) for cache in scale_caches for page in cache.pages]
+        out = np.full((2, 16, 1, 128), np.nan, dtype=np.float32)
+        call = [q, caches[0].table, caches[1].table, lens, scale_caches[0].table, scale_caches[1].table, out]
+        device.watched = scale_ranges
+        got = interp.run(module, args.name, call, device=device)[-1]
+        scale_bytes = device.bytes_read
+        device.watched, device.bytes_read = kv_ranges, 0
+        interp.run(module, args.name, call, device=device)
+        kv_bytes = device.bytes_read
+    keys = 512 + 300
+    assert scale_bytes == 2 * keys * 2 * 4  # K and V, 2 KV heads, one f32 per key
+    assert kv_bytes == 2 * keys * 2 * 128  # K and V, 2 KV heads, 128 fp8 values per key
+    expected = reference.attention(q, k_ref, v_ref, seq_lens=lens)
+    assert np.abs(np.asarray(got, dtype=np.float32) - expected).max() < 2e-3
