@@ -227,3 +227,70 @@ func.func @dynamic_batch_not_an_argument(%k_cache: memref<?x16x2x64xf16>, %v_cac
     : (memref<?x8x1x64xf16>, memref<?x?x1024xf16>, memref<?x?x1024xf16>, memref<?xi32>, memref<?x8x1x64xf16>) -> ()
   return
 }
+
+// -----
+
+// Per-token-head scales of dense fp8 K/V must be [B, Hkv, Sk] f32: one scale per key and KV head.
+func.func @kv_scales_dense_shape(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf8E4M3FNUZ>, %v: memref<1x1x16x64xf8E4M3FNUZ>,
+                                 %ks: memref<1x1x32xf32>, %vs: memref<1x1x16xf16>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  // expected-error @+2 {{'rock.attention' op k_scales must be memref<1x1x16xf32> (dense [B, Hkv, Sk]), got memref<1x1x32xf32> (cache memref<1x1x16x64xf8E4M3FNUZ>)}}
+  // expected-error @+1 {{'rock.attention' op v_scales element type must be f32, got f16 (cache memref<1x1x16x64xf8E4M3FNUZ>)}}
+  "rock.attention"(%q, %k, %v, %ks, %vs, %out) {num_heads_q = 2, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x16x64xf8E4M3FNUZ>, memref<1x1x16x64xf8E4M3FNUZ>, memref<1x1x32xf32>, memref<1x1x16xf16>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// k_scales without v_scales.
+func.func @kv_scales_alone(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf8E4M3FNUZ>, %v: memref<1x1x16x64xf8E4M3FNUZ>,
+                           %ks: memref<1x1x16xf32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  // expected-error @+1 {{'rock.attention' op k_scales and v_scales go together: one was given without the other}}
+  "rock.attention"(%q, %k, %v, %ks, %out) {num_heads_q = 2, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x16x64xf8E4M3FNUZ>, memref<1x1x16x64xf8E4M3FNUZ>, memref<1x1x16xf32>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// Per-token-head scales scale fp8 K/V only, and not together with per-tensor scales.
+func.func @kv_scales_f16(%q: memref<1x2x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memref<1x1x16x64xf16>, %s: memref<1xf32>,
+                         %ks: memref<1x1x16xf32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  // expected-error @+2 {{'rock.attention' op k_scales and v_scales scale fp8 K/V, but k is f16}}
+  // expected-error @+1 {{'rock.attention' op takes per-tensor (k_scale, v_scale) or per-token-head (k_scales, v_scales) scales, not both}}
+  "rock.attention"(%q, %k, %v, %s, %s, %ks, %ks, %out) {num_heads_q = 2, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x16x64xf16>, memref<1x1x16x64xf16>, memref<1xf32>, memref<1xf32>, memref<1x1x16xf32>, memref<1x1x16xf32>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// Scale pools are read through the cache's own block table, with the cache's block size.
+func.func @kv_scales_pool(%q: memref<1x2x1x64xf16>, %kc: memref<4x16x1x64xf8E4M3FNUZ>, %vc: memref<4x16x1x64xf8E4M3FNUZ>,
+                          %table: memref<1x4xi32>, %other: memref<1x4xi32>, %lens: memref<1xi32>, %ksc: memref<8x8x1xf32>,
+                          %vsc: memref<4x16x1xf32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %k = "rock.block_table_view"(%kc, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x16x1x64xf8E4M3FNUZ>, memref<1x4xi32>) -> memref<1x4x1024xf8E4M3FNUZ>
+  %v = "rock.block_table_view"(%vc, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x16x1x64xf8E4M3FNUZ>, memref<1x4xi32>) -> memref<1x4x1024xf8E4M3FNUZ>
+  %ks = "rock.block_table_view"(%ksc, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x8x1xf32>, memref<1x4xi32>) -> memref<1x4x8xf32>
+  %vs = "rock.block_table_view"(%vsc, %other) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x16x1xf32>, memref<1x4xi32>) -> memref<1x4x16xf32>
+  // expected-error @+2 {{'rock.attention' op k_scales pool memref<8x8x1xf32> (nhd) must hold 1 KV heads of blocks of 16 tokens in the cache's layout nhd (cache memref<1x4x1024xf8E4M3FNUZ>)}}
+  // expected-error @+1 {{'rock.attention' op v_scales must be read through the cache's block table (and csr lengths) (cache memref<1x4x1024xf8E4M3FNUZ>)}}
+  "rock.attention"(%q, %k, %v, %lens, %ks, %vs, %out) {num_heads_q = 2, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x4x1024xf8E4M3FNUZ>, memref<1x4x1024xf8E4M3FNUZ>, memref<1xi32>, memref<1x4x8xf32>, memref<1x4x16xf32>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// A pointer-table scale cache has the cache's pages, each one scale per token of a K page (16 here).
+func.func @kv_scales_pointer_pages(%q: memref<1x2x1x64xf16>, %kt: memref<1x2x1xi64>, %vt: memref<1x2x1xi64>,
+                                   %kst: memref<1x2x1xi64>, %ks_dense: memref<1x1x32xf32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %k = "rock.deref"(%kt) : (memref<1x2x1xi64>) -> memref<1x2x1024xf8E4M3FNUZ>
+  %v = "rock.deref"(%vt) : (memref<1x2x1xi64>) -> memref<1x2x1024xf8E4M3FNUZ>
+  %ks = "rock.deref"(%kst) : (memref<1x2x1xi64>) -> memref<1x2x1024xf32>
+  // expected-error @+2 {{'rock.attention' op k_scales must be memref<1x2x16xf32> (one scale per token of each page), got memref<1x2x1024xf32> (cache memref<1x2x1024xf8E4M3FNUZ>)}}
+  // expected-error @+1 {{'rock.attention' op v_scales must be a rock.deref result like k and v, got memref<1x1x32xf32> (cache memref<1x2x1024xf8E4M3FNUZ>)}}
+  "rock.attention"(%q, %k, %v, %ks, %ks_dense, %out) {num_heads_q = 2, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x2x1024xf8E4M3FNUZ>, memref<1x2x1024xf8E4M3FNUZ>, memref<1x2x1024xf32>, memref<1x1x32xf32>, memref<1x2x1x64xf16>) -> ()
+  return
+}

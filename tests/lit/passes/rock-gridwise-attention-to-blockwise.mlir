@@ -462,6 +462,42 @@ func.func @fp8_scaled(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf8E4M3FNUZ>
 
 // -----
 
+// fp8 K/V with per-token-head scales in scale pools read through the cache's block table: each
+// tile's 32 K scales and 32 V scales are staged in LDS by tile loads of their own (a block id per
+// page, read once per tile; keys past seq_len not read), the K scale of key col multiplies its
+// score once, the V scales multiply the probabilities (4 per vector) before P V.
+
+// CHECK-LABEL: func.func @fp8_per_token_head
+// CHECK-SAME: %[[KSC:[^:]+]]: memref<4x16x1xf32>, %[[VSC:[^:]+]]: memref<4x16x1xf32>
+// CHECK: %[[KS:.*]] = "rock.block_table_view"(%[[KSC]], %[[TABLE:[^)]+]])
+// CHECK: %[[VS:.*]] = "rock.block_table_view"(%[[VSC]], %[[TABLE]])
+// CHECK: %[[KSTILE:.*]] = memref.view {{.*}} to memref<32xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[VSTILE:.*]] = memref.view {{.*}} to memref<32xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.for
+// CHECK: "rock.blockwise_load_tile"(%[[KS]], %[[KSTILE]], {{.*}}, %[[TABLE]]) {{.*}}page_size = 16
+// CHECK: %[[DOT:.*]] = vector.reduction <add>
+// CHECK: %[[SCALE:.*]] = memref.load %[[KSTILE]]
+// CHECK: arith.mulf %[[DOT]], %[[SCALE]] : f32
+// CHECK: "rock.blockwise_load_tile"(%[[VS]], %[[VSTILE]], {{.*}}, %[[TABLE]]) {{.*}}page_size = 16
+// CHECK: %[[PROB:.*]] = math.exp2 %{{.*}} : vector<4xf32>
+// CHECK: %[[VSV:.*]] = vector.load %[[VSTILE]][%{{.*}}] : memref<32xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: arith.mulf %[[PROB]], %[[VSV]] : vector<4xf32>
+// CHECK: scf.yield
+func.func @fp8_per_token_head(%q: memref<1x2x1x64xf16>, %kc: memref<4x16x1x64xf8E4M3FNUZ>, %vc: memref<4x16x1x64xf8E4M3FNUZ>,
+                              %table: memref<1x4xi32>, %lens: memref<1xi32>, %ksc: memref<4x16x1xf32>, %vsc: memref<4x16x1xf32>,
+                              %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %k = "rock.block_table_view"(%kc, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x16x1x64xf8E4M3FNUZ>, memref<1x4xi32>) -> memref<1x4x1024xf8E4M3FNUZ>
+  %v = "rock.block_table_view"(%vc, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x16x1x64xf8E4M3FNUZ>, memref<1x4xi32>) -> memref<1x4x1024xf8E4M3FNUZ>
+  %ks = "rock.block_table_view"(%ksc, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x16x1xf32>, memref<1x4xi32>) -> memref<1x4x16xf32>
+  %vs = "rock.block_table_view"(%vsc, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x16x1xf32>, memref<1x4xi32>) -> memref<1x4x16xf32>
+  "rock.gridwise_attention_accel"(%q, %k, %v, %lens, %ks, %vs, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x4x1024xf8E4M3FNUZ>, memref<1x4x1024xf8E4M3FNUZ>, memref<1xi32>, memref<1x4x16xf32>, memref<1x4x16xf32>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
 // Packed queries (rock.varlen_view): the workgroup's sequence b owns packed rows
 // [cu[b], cu[b + 1]); padded position p is row (cu[b + 1] - Sq) + p, present when
 // p >= Sq - (cu[b + 1] - cu[b]) (the padding). The Q tile reads the packed rows directly
