@@ -117,6 +117,7 @@ PER_TOKEN_HEAD_CASES = {
     "decode-dense": "--kv-dtype fp8e4m3fnuz --dense",
     "prefill-dense-causal-gfx950": "--kv-dtype fp8e5m2 --arch gfx950 --dense --seq-len-q 5 --causal",
     "split-blocks": "--kv-dtype fp8e4m3fnuz --page-table blocks --num-splits 2",
+    "dynamic-csr-hnd": "--kv-dtype fp8e4m3fnuz --page-table csr --kv-layout hnd --dynamic",
 }
 
 

@@ -416,7 +416,15 @@ fp8 KV cache: K and V may be `f8E4M3FNUZ`/`f8E5M2FNUZ` (gfx942) or `f8E4M3FN`/`f
 with Q and out f16 or bf16; `k_scale` and `v_scale` (`memref<1xf32>`, per tensor, any element
 type) make the keys and values `k * k_scale` and `v * v_scale`. Per token and KV head instead,
 `k_scales` and `v_scales` are f32 scale caches paged like K and V (a head dim of 1): `K[b, h, j] =
-k[b, h, j] * k_scales[b, h, j]`, likewise V; see docs/rock.md for their layouts.
+k[b, h, j] * k_scales[b, h, j]`, likewise V (vLLM's and aiter's per-token-head quantization). Their
+forms follow the cache's: for `rock.block_table_view` K/V a view of a pool `[num_blocks, block_size,
+Hkv]` (nhd) or `[num_blocks, Hkv, block_size]` (hnd) through the same block table (or CSR table)
+in the same layout, result `memref<B x (Hkv * max_blocks) x block_size x f32>`; for `rock.deref`
+K/V a `rock.deref` of a page table of its own with the cache's page count, each page the scales of
+one K page's tokens (`memref<B x P x (S / D) x f32>`, the same `seq_len_k`); for dense K/V
+`memref<B x Hkv x Sk x f32>`. A tile's scales are loaded with it, once per tile and never past
+seq_len; K's scale multiplies each score once, V's each probability once before P V (a key's V
+scale weights its row and cannot be taken out of the sum).
 """
     example = """"rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 2, causal = false,
     operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>} : (...) -> ()"""
