@@ -280,8 +280,8 @@ func.func @valid_inputs(%q: memref<64x64xf16>, %i: index) {
 // more than one optional or variadic operand, as rock.attention now has).
 
 func.func @segments_past_the_operands(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %s: memref<1xi32>, %out: memref<1x4x1x64xf16>) {
-  // expected-error @+1 {{element 8 in 'operandSegmentSizes' attribute must be equal to 1}}
-  "rock.attention"(%q, %k, %v, %s, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 3>}
+  // expected-error @+1 {{element 10 in 'operandSegmentSizes' attribute must be equal to 1}}
+  "rock.attention"(%q, %k, %v, %s, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 3>}
     : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1xi32>, memref<1x4x1x64xf16>) -> ()
   return
 }
@@ -300,8 +300,8 @@ func.func @valid_no_result(%q: memref<64x64xf16>, %i: index) {
 // -----
 
 func.func @segments_too_few(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x4x1x64xf16>) {
-  // expected-error @+1 {{'operandSegmentSizes' attribute for specifying operand segments must have 9 elements, but got 8}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>}
+  // expected-error @+1 {{'operandSegmentSizes' attribute for specifying operand segments must have 11 elements, but got 10}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>}
     : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1x4x1x64xf16>) -> ()
   return
 }
@@ -310,7 +310,7 @@ func.func @segments_too_few(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>,
 
 func.func @segments_not_i32(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x4x1x64xf16>) {
   // expected-error @+1 {{'operandSegmentSizes' attribute is expected to be a dense i32 array}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i8: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i8: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1x4x1x64xf16>) -> ()
   return
 }
@@ -319,7 +319,7 @@ func.func @segments_not_i32(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>,
 
 func.func @segments_negative(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x4x1x64xf16>) {
   // expected-error @+1 {{'operandSegmentSizes' attribute for specifying operand segments must have non-negative values}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, -1, 0, 0, 0, 0, 2>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, -1, 0, 0, 0, 0, 0, 0, 2>}
     : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1x4x1x64xf16>) -> ()
   return
 }
