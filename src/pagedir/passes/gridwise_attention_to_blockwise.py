@@ -512,11 +512,11 @@ class Builder:
             page_size = source.type.shape[2] if paged else None
         table = source.owner.operands[0 if is_deref(source) else 1] if is_paged(source) else None
         key = ir.AffineDimExpr.get(2) * plan.n + ir.AffineDimExpr.get(tile_map.n_dims - 1)
-        before_seq_len = ir.AffineMap.get(tile_map.n_dims, 0, [ir.AffineDimExpr.get(3) - key - 1])  # key < seq_len
+        scale_before_seq_len = ir.AffineMap.get(tile_map.n_dims, 0, [ir.AffineDimExpr.get(3) - key - 1])  # key < seq_len
         rock.blockwise_load_tile(
             source, tile, indices, table,
             map=ir.AffineMapAttr.get(tile_map), block_size=plan.block, page_size=page_size,
-            index_bounds=bounds, valid=before_seq_len,
+            index_bounds=bounds, valid=scale_before_seq_len,
         )
 
     # --- the KV loop ----------------------------------------------------------------
