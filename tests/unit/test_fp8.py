@@ -245,3 +245,17 @@ def test_per_token_head_scales_are_read_once_per_key_up_to_seq_len() -> None:
     assert kv_bytes == 2 * keys * 2 * 128  # K and V, 2 KV heads, 128 fp8 values per key
     expected = reference.attention(q, k_ref, v_ref, seq_lens=lens)
     assert np.abs(np.asarray(got, dtype=np.float32) - expected).max() < 2e-3
+
+
+def test_fp8_decode_keeps_the_valu_tiling_on_a_matrix_chip() -> None:
+    """fp8 K/V take the VALU loop (no fp8 matrix loop yet), so they must get its tiling too: the matrix
+    tiling (256 threads, 64-key tiles) run on the VALU loop needs ~250 VGPRs, 1 wave per SIMD."""
+    from pagedir import driver
+    from pagedir.backend.report import kernel_reports
+
+    args = make_args(num_heads_q=16, num_heads_kv=2, seq_len_k=512, head_dim=128, seq_lens=True, kv_dtype="fp8e4m3fnuz")
+    with make_context():
+        module = ir.Module.parse(gen.generate(args))
+        outputs = driver.run(module.operation, driver.CompileOptions(arch="gfx942", emit="asm"), start="L0", end="asm")
+    report = kernel_reports(outputs["asm"], "gfx942")[0]
+    assert report.vgpr_spills == 0 and report.occupancy >= 4, report

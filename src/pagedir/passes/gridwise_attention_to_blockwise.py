@@ -93,7 +93,7 @@ from pagedir.dialect.ops_attention import AttentionProblem, csr_lengths, is_dere
 from pagedir.dialect.ops_page_table import slot_count_dim, varlen_parts
 from pagedir.arch import ChipError, kernel_chip
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
-from pagedir.passes.blockwise_gemm import MatrixInstruction, MatrixLoop, matrix_instruction
+from pagedir.passes.blockwise_gemm import MatrixInstruction, MatrixLoop, problem_matrix_instruction
 from pagedir.passes.ir_utils import apply, find_ops, index_const, lds_view, pow2_ceil
 
 LOG2_E = 1.4426950408889634
@@ -208,8 +208,7 @@ def lower_gridwise(op, func: ir.Operation, chip=None) -> bool:
                                    f"with num_splits = {plan.splits}: the combine kernel reads them")
             return False
     workspace = add_workspace_argument(func, plan, op.location) if plan.splits > 1 else None
-    # fp8 K/V stay fp8 in LDS and are converted where the VALU loop reads them: no matrix loop for them yet.
-    matrix = matrix_instruction(chip, p.element, block, m, n, p.head_dim) if p.kv_type == p.element else None
+    matrix = problem_matrix_instruction(chip, p, block, m, n)
     with op.location, ir.InsertionPoint(op):
         Builder(plan, op, workspace, matrix).build()
     if workspace is not None:
