@@ -126,6 +126,14 @@ class MatrixInstruction:
         return TILE * TILE // self.wave
 
 
+def problem_matrix_instruction(chip: Chip | None, p, block: int, m: int, n: int) -> MatrixInstruction | None:
+    """:func:`matrix_instruction` for an attention problem: fp8 K/V (kept fp8 in LDS and converted
+    where the VALU loop reads them) take the VALU loop and its tiling."""
+    if p.kv_type != p.element:
+        return None
+    return matrix_instruction(chip, p.element, block, m, n, p.head_dim)
+
+
 def matrix_instruction(chip: Chip | None, element: ir.Type, block: int, m: int, n: int, head_dim: int) -> MatrixInstruction | None:
     """The MFMA / WMMA form and wave split for this chip, element type and tiling, or None (the VALU
     loop: f32 on RDNA, which has no f32 WMMA, and chips without matrix cores)."""
