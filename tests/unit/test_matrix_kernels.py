@@ -80,6 +80,15 @@ def test_chips_without_matrix_instructions_keep_the_valu_loop(arch: str) -> None
     assert report.matrix_instructions == 0
 
 
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1201"])
+def test_wave32_head_dim_256_keeps_the_valu_loop_without_spills(arch: str) -> None:
+    """At D 256 the WMMA loop's accumulators alone are 128 VGPRs of a wave32 lane and it spilled; the VALU
+    loop does not (blockwise_gemm.WMMA_MAX_HEAD_DIM)."""
+    (report,) = kernel_reports(assembly(arch, head_dim=256), arch)
+    assert report.matrix_instructions == 0
+    assert report.vgpr_spills == report.sgpr_spills == report.scratch_bytes == 0
+
+
 RDNA_CASES = {
     "decode-gqa8-ragged": [],
     "decode-gqa1": ["--num-heads-q", "16", "--num-heads-kv", "16"],
@@ -87,7 +96,6 @@ RDNA_CASES = {
     "prefill-causal": ["--causal", "--seq-len-q", "64", "--seq-len-k", "96", "--num-heads-q", "4", "--num-heads-kv", "2"],
     "split-kv": ["--num-splits", "0", "--seq-len-k", "512"],
     "d64": ["--head-dim", "64"],
-    "d256": ["--head-dim", "256"],
     "blocks-nhd": ["--page-table", "blocks", "--kv-layout", "nhd"],
     "csr": ["--page-table", "csr"],
     "window-causal": ["--window", "8", "--causal", "--seq-len-q", "64", "--seq-len-k", "96", "--num-heads-q", "4",

@@ -134,6 +134,12 @@ def problem_matrix_instruction(chip: Chip | None, p, block: int, m: int, n: int)
     return matrix_instruction(chip, p.element, block, m, n, p.head_dim)
 
 
+#: Head dims above this take the VALU loop on wave32 WMMA chips: at D 256 a lane's output accumulators
+#: alone are 128 VGPRs, and the WMMA loop spilled (5 VGPRs on gfx1100, 76 on gfx1201) where the VALU
+#: loop spills none.
+WMMA_MAX_HEAD_DIM = 128
+
+
 def matrix_instruction(chip: Chip | None, element: ir.Type, block: int, m: int, n: int, head_dim: int) -> MatrixInstruction | None:
     """The MFMA / WMMA form and wave split for this chip, element type and tiling, or None (the VALU
     loop: f32 on RDNA, which has no f32 WMMA, and chips without matrix cores)."""
@@ -144,6 +150,8 @@ def matrix_instruction(chip: Chip | None, element: ir.Type, block: int, m: int, 
         return None
     wave = chip.wave_size
     if block % wave or n % TILE or head_dim % TILE:
+        return None
+    if wmma and head_dim > WMMA_MAX_HEAD_DIM:
         return None
     if isinstance(element, ir.F32Type) and not wmma:
         k, per_lane = 4, 1
