@@ -146,3 +146,63 @@ def test_dense_packed_queries_by_hand(tmp_path) -> None:
         got0 = interp.run(ir.Module.parse(gen.generate(args)), "paged_attention",
                           [q, cu, k, v, seq_lens, np.full(q.shape, 7.0, np.float16)])[-1]
     np.testing.assert_allclose(got0, got, atol=TOLERANCE["f16"], rtol=0)
+
+
+# --- split-KV ---------------------------------------------------------------------------
+
+SPLIT_CASES = {
+    # name: generator overrides (packed queries: a prefill chunk of Sq, a decode row, any others).
+    "pointers-causal-3-splits": dict(seq_len_q=5, seq_len_k=100, causal=True, num_splits=3),
+    "pointers-gqa4-f32-2-splits": dict(seq_len_q=3, seq_len_k=96, num_heads_q=8, num_heads_kv=2, dtype="f32",
+                                       num_splits=2),
+    "dense-bf16-causal-chosen": dict(dense=True, seq_len_q=4, seq_len_k=128, causal=True, dtype="bf16", num_splits=0),
+    "blocks-nhd-causal-4-splits": dict(page_table="blocks", seq_len_q=6, seq_len_k=100, causal=True, num_splits=4),
+    "csr-hnd-mqa-sinks-3-splits": dict(page_table="csr", kv_layout="hnd", seq_len_q=4, seq_len_k=80, num_heads_kv=1,
+                                       sinks=True, num_splits=3),
+    "blocks-hnd-splits-past-seq-len": dict(page_table="blocks", kv_layout="hnd", seq_len_q=2, seq_len_k=40,
+                                           num_splits=3, batch=4),
+}
+
+
+@pytest.mark.parametrize("name", list(SPLIT_CASES))
+def test_split_kv_writes_the_packed_rows(name: str, tmp_path) -> None:
+    # The splits and the combine, run in launch order on a NaN-filled workspace: every packed row
+    # of a sequence gets the reference, the rows past cu_seqlens_q[B] stay NaN (the check fails
+    # on a NaN computed where a number is expected and on a number where NaN was left).
+    out = check_kernel(make_args(**SPLIT_CASES[name]), tmp_path, seed=len(name))
+    assert re.search(r"launches @paged_attention on \d+ workgroups, then @paged_attention_combine on \d+", out), out
+
+
+def test_split_kv_by_hand_leaves_the_other_rows_alone() -> None:
+    # Sequence 0: 1 query (decode) over 70 keys; sequence 1: 3 queries over 9 keys (causal: the
+    # first two see fewer); rows 4 and 5 unused. Padded positions 0 and 1 of sequence 0 would land
+    # on no row of its own (row -2, -1): nothing may be written for them, nor for the rows past the last.
+    rng = np.random.default_rng(11)
+    args = make_args(dense=True, batch=2, seq_len_q=3, seq_len_k=96, num_heads_q=2, num_heads_kv=1, head_dim=16,
+                     causal=True, num_splits=3)
+    q = rng.standard_normal((6, 2, 16)).astype(np.float16)
+    k = rng.standard_normal((2, 1, 96, 16)).astype(np.float16)
+    v = rng.standard_normal((2, 1, 96, 16)).astype(np.float16)
+    cu, seq_lens = np.array([0, 1, 4], dtype=np.int32), np.array([70, 9], dtype=np.int32)
+    first = reference.attention(np.swapaxes(q[:1], 0, 1)[None], k[:1], v[:1], seq_lens=[70], causal=True)[0]
+    second = reference.attention(np.swapaxes(q[1:4], 0, 1)[None], k[1:], v[1:], seq_lens=[9], causal=True)[0]
+    with make_context():
+        module = ir.Module.parse(gen.generate(args))
+        driver.run(module.operation, driver.CompileOptions(), start="L0", end="L6")
+        out = np.full(q.shape, 7.0, np.float16)
+        got = interp.run(module, "paged_attention", [q, cu, k, v, seq_lens, out])[-1]
+    np.testing.assert_allclose(got[0], first[:, 0], atol=TOLERANCE["f16"], rtol=0)
+    np.testing.assert_allclose(got[1:4], np.swapaxes(second, 0, 1), atol=TOLERANCE["f16"], rtol=0)
+    assert (got[4:] == 7.0).all()
+
+
+@pytest.mark.parametrize("argument", ["rock-gridwise-attention-to-blockwise", "rock-blockwise-load",
+                                      "rock-threadwise-lowering", "rock-buffer-load", "rock-to-gpu"])
+def test_each_pass_preserves_packed_split_kv(argument: str) -> None:
+    args = make_args(seq_len_q=4, seq_len_k=100, causal=True, num_splits=3)
+    with make_context():
+        module = ir.Module.parse(gen.generate(args))
+        stages = driver.stages(driver.CompileOptions(), "linalg", "L6")
+        driver.run_stages(module.operation, stages[: KERNEL_PASSES.index(argument)])
+        result = check_pass(module, argument, seed=3)
+    assert result.ok and result.functions, result.report()

@@ -137,8 +137,6 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError(f"--dense takes no page table, got --page-table {args.page_table}")
     if args.page_table == "csr" and args.seq_lens:
         raise UserError("--seq-lens: csr page tables carry the lengths (kv_indptr and kv_last_page_len)")
-    if args.varlen and args.num_splits not in (None, 1):
-        raise UserError(f"--varlen does not combine with split-KV: --num-splits {args.num_splits}")
     if args.dynamic and args.num_splits not in (None, 1):
         raise UserError(f"--dynamic does not combine with split-KV: --num-splits {args.num_splits} (the split count "
                         "would depend on the batch, which a dynamic kernel only knows at launch)")
