@@ -57,6 +57,8 @@ SHAPES = {
     "mixed-mqa-bf16": dict(seq_len_q=3, num_heads_q=4, num_heads_kv=1, dtype="bf16"),
     "mixed-gqa-bf16-causal-partial-page": dict(seq_len_q=6, seq_len_k=100, dtype="bf16", causal=True),
     "prefill-17-f16": dict(seq_len_q=17, seq_len_k=48, batch=2, causal=True),
+    "variants-fp8-window-alibi-softcap": dict(seq_len_q=5, seq_len_k=64, causal=True, window=7, alibi=True, softcap=30.0,
+                                              kv_dtype="fp8e4m3fnuz", kv_scale="per-tensor"),
 }
 
 
