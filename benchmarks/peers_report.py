@@ -276,6 +276,61 @@ def update_readme(path: str, meta: dict, records: list[dict], report_path: str) 
         handle.write(text)
 
 
+def plot_rows(records: list[dict], arch: str = "gfx942") -> list[tuple[str, list[tuple[str, float, float]]]]:
+    """Per shape on ``arch``: (shape, [(kernel, model us, loop instructions per KV token)]), pagedir first."""
+    rows = []
+    for (_, chip), shapes in grouped(records).items():
+        if chip != arch:
+            continue
+        for kernels in shapes.values():
+            ok = sorted((r for r in kernels if r["status"] == "ok"), key=lambda r: r["side"] != "pagedir")
+            if ok:
+                rows.append((shape_name(ok[0]["config"]),
+                             [(r["kernel"], model_estimate(r)["time_s"] * 1e6, main_launch(r)["per_kv_token"] or 0.0)
+                              for r in ok]))
+    return rows
+
+
+def plots(records: list[dict], out: str) -> list[str]:
+    """peers_gfx942.png: per shape, each kernel's model time (log scale, with the lower bound) and its
+    hot-loop instructions per KV token; none without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("note: matplotlib is not installed, no plots (pip install '.[bench]')")
+        return []
+    rows = plot_rows(records)
+    if not rows:
+        return []
+    kernels = sorted({k for _, ks in rows for k, _, _ in ks}, key=lambda k: (k != "pagedir", k))
+    width = 0.8 / len(kernels)
+    fig, (time_ax, loop_ax) = plt.subplots(2, 1, figsize=(11, 8), sharex=True)
+    for i, kernel in enumerate(kernels):
+        xs = [n + i * width for n, (_, ks) in enumerate(rows) if any(k == kernel for k, _, _ in ks)]
+        times = [t for _, ks in rows for k, t, _ in ks if k == kernel]
+        loops = [p for _, ks in rows for k, _, p in ks if k == kernel]
+        time_ax.bar(xs, times, width, label=kernel)
+        loop_ax.bar(xs, loops, width, label=kernel)
+    bounds = [lower_bound(next(r for r in records if shape_name(r["config"]) == shape)["config"])["bound_s"] * 1e6
+              for shape, _ in rows]
+    time_ax.scatter([n + 0.4 - width / 2 for n in range(len(rows))], bounds, marker="_", s=600, color="black",
+                    label="lower bound", zorder=3)
+    time_ax.set_yscale("log")
+    time_ax.set_ylabel("model us (roofline estimate, not a measurement)")
+    time_ax.legend(fontsize=8)
+    loop_ax.set_ylabel("hot-loop wave-instructions per KV token")
+    loop_ax.set_xticks([n + 0.4 - width / 2 for n in range(len(rows))])
+    loop_ax.set_xticklabels([shape for shape, _ in rows], rotation=20, ha="right", fontsize=8)
+    fig.suptitle("gfx942: pagedir next to vLLM's Triton kernels")
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "peers_gfx942.png"), dpi=100)
+    plt.close(fig)
+    return ["peers_gfx942.png"]
+
+
 def write(out: str, readme: str | None) -> int:
     sides = {}
     for side in ("pagedir", "vllm"):
@@ -299,8 +354,11 @@ def write(out: str, readme: str | None) -> int:
     with open(os.path.join(out, "peers.json"), "w") as handle:
         json.dump({"meta": meta, "records": records}, handle, indent=1)
         handle.write("\n")
+    figures = plots(records, out)
     with open(os.path.join(out, "PEERS.md"), "w") as handle:
         handle.write(markdown(meta, records) + "\n")
+        for figure in figures:
+            handle.write(f"\n![{figure}]({figure})\n")
     if readme:
         update_readme(readme, meta, records, os.path.relpath(os.path.join(out, "PEERS.md"),
                                                              os.path.dirname(os.path.abspath(readme))))

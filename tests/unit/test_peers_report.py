@@ -67,3 +67,22 @@ def test_readme_rows_show_pagedir_and_the_peer_the_model_finds_fastest():
     assert peers_report.model_estimate(PEER_B)["time_s"] < peers_report.model_estimate(PEER_A)["time_s"]
     rows = peers_report.headline([OURS, PEER_A, PEER_B]).splitlines()[2:]
     assert [row.split(" | ")[1] for row in rows] == ["pagedir", "peer b"]
+
+
+def test_plot_rows_put_pagedir_first_with_each_kernels_model_time_and_loop_cost():
+    rows = peers_report.plot_rows([PEER_A, OURS, PEER_B])
+    assert len(rows) == 1
+    shape, kernels = rows[0]
+    assert shape == peers_report.shape_name(CONFIG)
+    assert [k for k, _, _ in kernels] == ["pagedir", "peer a", "peer b"]
+    times = {k: t for k, t, _ in kernels}
+    assert times["pagedir"] == peers_report.model_estimate(OURS)["time_s"] * 1e6 > 0
+    assert [p for _, _, p in kernels] == [100 * 4 / 32] * 3
+    assert peers_report.plot_rows([OURS], arch="gfx1100") == []
+
+
+def test_without_matplotlib_the_report_has_no_plots_and_says_so(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # an import of it raises ImportError
+    assert peers_report.plots([OURS, PEER_A], str(tmp_path)) == []
+    assert "matplotlib is not installed" in capsys.readouterr().out
+    assert not list(tmp_path.iterdir())

@@ -499,9 +499,11 @@ def level_line(level: Level) -> str:
         return f"{label}: FAIL: interpreter error at {level.error.where()}"
     if not level.comparisons:
         return f"{label}: {level.note}"
-    # A failing argument first; else the floating-point argument nearest its limit (exactly compared
-    # integer arguments, such as seq_lens, sit at 0 <= 0 and would hide the output's error).
-    worst = max(level.comparisons, key=lambda c: (not c.ok, c.tolerance > 0, c.max_abs - c.tolerance))
+    # A failing argument first; else the floating-point argument nearest its limit, relative to it (exactly
+    # compared integer arguments, such as seq_lens, sit at 0 <= 0, and an untouched f32 input at 0 <= 1e-5:
+    # both would hide the output's error).
+    worst = max(level.comparisons,
+                key=lambda c: (not c.ok, c.tolerance > 0, c.max_abs / c.tolerance if c.tolerance > 0 else 0.0))
     worst_rel = max(c.max_rel for c in level.comparisons)
     return f"{label}: {error_summary(worst.max_abs, worst_rel, worst.tolerance)}: {'PASS' if level.ok else 'FAIL'}"
 

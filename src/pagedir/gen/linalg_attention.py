@@ -34,16 +34,19 @@ from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from pagedir.cli.args import UserError
 from pagedir.gen import checks
-from pagedir.gen.attention import DTYPES, scale_value
+from pagedir.gen.attention import DTYPES, scale_value, softcap_value
 
 MATMUL_FORMS = ("generic", "batch-matmul")
 SOFTMAX_FORMS = ("generic", "linalg")
 MASK_FORMS = ("select", "additive")
+PAGE_TABLES = ("pointers", "blocks", "csr")
+KV_LAYOUTS = ("nhd", "hnd")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,11 +57,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seq-len-k", type=int, default=64, help="KV capacity per sequence in tokens (Sk)")
     parser.add_argument("--head-dim", type=int, default=128, help="head dimension (D)")
     parser.add_argument("--page-size", type=int, default=None,
-                        help="tokens per page: gather K/V through page pointer tables (default: dense K/V)")
+                        help="tokens per page: gather K/V through page pointer tables (default: dense K/V; 16 with "
+                             "--page-table blocks or csr)")
+    parser.add_argument("--page-table", choices=PAGE_TABLES, default=None,
+                        help="pointers: i64 page pointers (the default with --page-size); blocks: vLLM's int32 block "
+                             "table [B, max_blocks] into K and V cache pools, with seq_lens; csr: FlashInfer's "
+                             "kv_indptr, kv_indices, kv_last_page_len into the pools")
+    parser.add_argument("--kv-layout", choices=KV_LAYOUTS, default="nhd",
+                        help="pool layout for blocks/csr: nhd [num_blocks, page, Hkv, D], hnd [num_blocks, Hkv, page, D]")
+    parser.add_argument("--num-blocks", type=int, default=None, metavar="N",
+                        help="blocks in each pool (blocks/csr; default: B x max_blocks, enough for the batch)")
     parser.add_argument("--dtype", choices=DTYPES, default="f16", help="element type of Q, K, V and out")
     parser.add_argument("--causal", action="store_true", help="query i sees keys j <= i + seq_len - Sq")
     parser.add_argument("--seq-lens", dest="seq_lens", action="store_true", help="take seq_lens (keys past them are masked)")
     parser.add_argument("--scale", type=scale_value, default=None, help="score scale (default 1/sqrt(D))")
+    parser.add_argument("--window", type=int, default=None, metavar="N",
+                        help="sliding window: a query at absolute position i sees keys j >= i - N (a select on j)")
+    parser.add_argument("--softcap", type=softcap_value, default=None, metavar="X",
+                        help="logits soft-cap: score = X * tanh(score / X) after the scale")
+    parser.add_argument("--alibi", action="store_true",
+                        help="take alibi_slopes (memref<Hq x f32>) and add the bias slope[h] * (key - query position) "
+                             "to the scores")
     parser.add_argument("--matmul", choices=MATMUL_FORMS, default="generic", help="how Q K^T and P V are written")
     parser.add_argument("--softmax", choices=SOFTMAX_FORMS, default="generic", help="how the softmax is written")
     parser.add_argument("--mask", choices=MASK_FORMS, default="select", help="how masks are applied")
@@ -66,20 +85,55 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--name", default="attention", help="function name ([A-Za-z_][A-Za-z0-9_$.]*)")
 
 
+def serving(args: argparse.Namespace) -> bool:
+    """K/V gathered from cache pools through a block table or a CSR table."""
+    return args.page_table in ("blocks", "csr")
+
+
+def max_blocks(args: argparse.Namespace) -> int:
+    """Block slots per sequence: enough for --seq-len-k tokens (the last block partly filled)."""
+    return -(-args.seq_len_k // args.page_size)
+
+
+def num_blocks(args: argparse.Namespace) -> int:
+    return args.num_blocks if args.num_blocks is not None else args.batch * max_blocks(args)
+
+
 def validate(args: argparse.Namespace) -> None:
     checks.positive_sizes(args, ("batch", "num_heads_q", "num_heads_kv", "seq_len_q", "seq_len_k", "head_dim"))
-    if args.page_size is not None:
+    if serving(args):
+        if args.page_size is None:
+            args.page_size = 16
+        checks.positive_sizes(args, ("page_size",))
+        if args.page_table == "csr" and args.seq_lens:
+            raise UserError("--seq-lens: csr page tables carry the lengths (kv_indptr and kv_last_page_len)")
+        args.seq_lens = args.page_table == "blocks"  # blocks: always seq_lens, as pagedir-gen attention
+        if args.num_blocks is not None and args.num_blocks < max_blocks(args) * args.batch:
+            raise UserError(f"--num-blocks {args.num_blocks} is fewer than the {args.batch} x {max_blocks(args)} "
+                            f"blocks the batch can fill ({args.seq_len_k} tokens in {args.page_size}-token blocks "
+                            f"per sequence)")
+    elif args.num_blocks is not None:
+        raise UserError("--num-blocks sizes the cache pools of --page-table blocks or csr")
+    elif args.page_table == "pointers" and args.page_size is None:
+        raise UserError("--page-table pointers takes --page-size")
+    if args.page_size is not None and not serving(args):
         checks.positive_sizes(args, ("page_size",))
         if (args.num_heads_kv * args.seq_len_k) % args.page_size:
             raise UserError(f"the cache of {args.num_heads_kv} heads x {args.seq_len_k} tokens is not a whole number of "
                             f"{args.page_size}-token pages")
     if args.num_heads_q % args.num_heads_kv:
         raise UserError(f"--num-heads-q {args.num_heads_q} must be a multiple of --num-heads-kv {args.num_heads_kv}")
+    if args.window is not None and args.window < 0:
+        raise UserError(f"--window must be 0 or more (keys before the query position it keeps), got {args.window}")
     if args.causal and args.seq_len_q > args.seq_len_k:
         raise UserError(f"--seq-len-q {args.seq_len_q} exceeds --seq-len-k {args.seq_len_k}")
     checks.symbol(args.name)
     checks.chip(args.arch)
     b, hq, hkv, sq, sk, d = args.batch, args.num_heads_q, args.num_heads_kv, args.seq_len_q, args.seq_len_k, args.head_dim
+    if serving(args):
+        sk = max_blocks(args) * args.page_size
+        checks.tensor_fits("the cache pools", [num_blocks(args), args.page_size, hkv, d], args.dtype)
+        checks.tensor_fits("the block table", [b, max_blocks(args)], "i32")
     checks.tensor_fits("the scores", [b, hq, sq, sk], "f32")
     checks.tensor_fits("k and v", [b, hq, sk, d], "f32")
 
@@ -135,8 +189,15 @@ def function_text(args: argparse.Namespace) -> str:
     w = Writer()
     q_mem, kv_mem = f"memref<{b}x{hq}x{sq}x{d}x{t}>", f"memref<{b}x{hkv}x{sk}x{d}x{t}>"
     q_t, kv_t = tensor([b, hq, sq, d], t), tensor([b, hkv, sk, d], t)
-    paged = args.page_size is not None
-    if paged:
+    paged = args.page_size is not None and not serving(args)
+    pool = None
+    if serving(args):
+        sk = max_blocks(args) * args.page_size
+        kv_mem, kv_t = f"memref<{b}x{hkv}x{sk}x{d}x{t}>", tensor([b, hkv, sk, d], t)
+        pool = Pool(args.kv_layout, num_blocks(args), args.page_size, hkv, d, t, b, max_blocks(args))
+        params = [f"%q: {q_mem}", f"%k_cache: {pool.memref}", f"%v_cache: {pool.memref}",
+                  *[f"%{name}: {type_}" for name, type_ in pool.tables(args.page_table)]]
+    elif paged:
         pages = hkv * sk // args.page_size
         page_elements = args.page_size * d
         table_mem = f"memref<{b}x{pages}x1xi64>"
@@ -145,18 +206,28 @@ def function_text(args: argparse.Namespace) -> str:
         params = [f"%q: {q_mem}", f"%k: {kv_mem}", f"%v: {kv_mem}"]
     if args.seq_lens:
         params.append(f"%seq_lens: memref<{b}xi32>")
+    if args.alibi:
+        params.append(f"%alibi_slopes: memref<{hq}xf32>")
     params.append(f"%out: {q_mem}")
 
     w.emit(f"%qt = bufferization.to_tensor %q restrict : {q_mem} to {q_t}")
     w.types["%qt"] = q_t
     if args.seq_lens:
         w.emit(f"%lens = bufferization.to_tensor %seq_lens restrict : memref<{b}xi32> to tensor<{b}xi32>")
+    if args.alibi:
+        w.emit(f"%slopes = bufferization.to_tensor %alibi_slopes restrict : memref<{hq}xf32> to tensor<{hq}xf32>")
     f32 = "f32"
     w.emit("%zero = arith.constant 0.000000e+00 : f32")
     w.emit("%neg_inf = arith.constant 0xFF800000 : f32")
+    if pool is not None:
+        for name, type_ in pool.tables(args.page_table):
+            w.emit(f"%{name}_t = bufferization.to_tensor %{name} restrict : {type_} to {type_.replace('memref', 'tensor')}")
     kv = {}
     for name in ("k", "v"):
-        if paged:
+        if pool is not None:
+            w.emit(f"%{name}_pool = bufferization.to_tensor %{name}_cache restrict : {pool.memref} to {pool.tensor}")
+            kv[name] = gather_blocks(w, name, pool, args.page_table)
+        elif paged:
             table_t = tensor([b, pages, 1], "i64")
             w.emit(f"%{name}_ptrs = bufferization.to_tensor %{name}_table restrict : {table_mem} to {table_t}")
             kv[name] = gather_pages(w, name, b, pages, page_elements, hkv, sk, d, t)
@@ -173,7 +244,15 @@ def function_text(args: argparse.Namespace) -> str:
     scale = args.scale if args.scale is not None else 1.0 / math.sqrt(d)
     scaled = elementwise(w, [scores], [f32], scores_t, lambda a: [f"%s = arith.mulf {a[0]}, %scale : f32"],
                          prologue=[f"%scale = arith.constant {float(np.float32(scale))!r} : f32"])
-    masked = apply_masks(w, args, scaled, b, hq, sq, sk)
+    if args.softcap is not None:
+        cap = float(np.float32(args.softcap))
+        scaled = elementwise(w, [scaled], [f32], scores_t, lambda a: [f"%capped = arith.divf {a[0]}, %cap : f32",
+                                                                     "%t = math.tanh %capped : f32",
+                                                                     "%s = arith.mulf %t, %cap : f32"],
+                             prologue=[f"%cap = arith.constant {cap!r} : f32"])
+    if args.alibi:
+        scaled = add_alibi(w, args, scaled, b, hq, sq, sk, pool if args.page_table == "csr" else None)
+    masked = apply_masks(w, args, scaled, b, hq, sq, sk, csr=pool if args.page_table == "csr" else None)
     probs = softmax(w, args.softmax, masked, b, hq, sq, sk)
     out32 = matmul(w, args.matmul, probs, kv["v"], [b, hq, sq, sk], [b, hq, sk, d], transposed=False, lhs_element=f32, rhs_element=t)
     result = out32
@@ -214,6 +293,100 @@ def gather_pages(w: Writer, name: str, b: int, pages: int, page_elements: int, h
     dense = w.fresh(f"{name}_dense")
     w.emit(f"{dense} = tensor.expand_shape {flat} [[0], [1, 2, 3]] output_shape [{b}, {hkv}, {sk}, {d}] : "
            f"{tensor([b, pages * page_elements], t)} into {tensor([b, hkv, sk, d], t)}")
+    return dense
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A K or V cache pool (nhd [num_blocks, block, Hkv, D] or hnd [num_blocks, Hkv, block, D]) and its tables."""
+
+    layout: str
+    num_blocks: int
+    block: int
+    heads: int
+    head_dim: int
+    element: str
+    batch: int
+    max_blocks: int
+
+    @property
+    def shape(self) -> list[int]:
+        inner = [self.block, self.heads] if self.layout == "nhd" else [self.heads, self.block]
+        return [self.num_blocks, *inner, self.head_dim]
+
+    @property
+    def memref(self) -> str:
+        return f"memref<{'x'.join(map(str, self.shape))}x{self.element}>"
+
+    @property
+    def tensor(self) -> str:
+        return tensor(self.shape, self.element)
+
+    def tables(self, form: str) -> list[tuple[str, str]]:
+        """The table arguments in pagedir-gen attention's order."""
+        b = self.batch
+        if form == "blocks":
+            return [("block_table", f"memref<{b}x{self.max_blocks}xi32>")]
+        return [("kv_indptr", f"memref<{b + 1}xi32>"), ("kv_indices", f"memref<{b * self.max_blocks}xi32>"),
+                ("kv_last_page_len", f"memref<{b}xi32>")]
+
+
+def gather_blocks(w: Writer, name: str, pool: Pool, form: str) -> str:
+    """torch's ``pool[block_table]`` (blocks) or ``pool[kv_indices[kv_indptr[b] + m]]`` (csr) as a
+    ``linalg.generic`` over ``[B, max_blocks, <the pool's block dims>]``, then reshaped to [B, Hkv, Sk, D].
+
+    blocks reads the id as an input of the generic (torch-mlir's ``aten.index.Tensor``), csr with
+    ``tensor.extract`` of kv_indptr and kv_indices (the slot clamped to the table, as an index_select
+    of a padded range would be); both extract the element of the pool."""
+    b, mb, t = pool.batch, pool.max_blocks, pool.element
+    block_dims = pool.shape[1:]
+    gathered_t = tensor([b, mb, *block_dims], t)
+    empty = w.fresh("empty")
+    w.emit(f"{empty} = tensor.empty() : {gathered_t}")
+    gathered = w.fresh(f"{name}_blocks")
+    out_map = amap("bmxyd", "bmxyd")
+    if form == "blocks":
+        table_t = tensor([b, mb], "i32")
+        w.emit(f"{gathered} = linalg.generic {{indexing_maps = [{amap('bmxyd', 'bm')}, {out_map}], "
+               f"iterator_types = [{iterators('ppppp')}]}} ins(%block_table_t : {table_t}) outs({empty} : {gathered_t}) {{")
+        w.emit(f"^bb0(%id32: i32, %o: {t}):")
+    else:
+        w.emit(f"{gathered} = linalg.generic {{indexing_maps = [{out_map}], iterator_types = [{iterators('ppppp')}]}}"
+               f" outs({empty} : {gathered_t}) {{")
+        w.emit(f"^bb0(%o: {t}):")
+        w.emit("  %b = linalg.index 0 : index")
+        w.emit("  %m = linalg.index 1 : index")
+        w.emit(f"  %start32 = tensor.extract %kv_indptr_t[%b] : {tensor([b + 1], 'i32')}")
+        w.emit("  %start = arith.index_cast %start32 : i32 to index")
+        w.emit("  %slot = arith.addi %start, %m : index")
+        w.emit(f"  %last_slot = arith.constant {b * mb - 1} : index")
+        w.emit("  %in_table = arith.minsi %slot, %last_slot : index")
+        w.emit(f"  %id32 = tensor.extract %kv_indices_t[%in_table] : {tensor([b * mb], 'i32')}")
+    w.emit("  %id = arith.index_cast %id32 : i32 to index")
+    w.emit("  %x = linalg.index 2 : index")
+    w.emit("  %y = linalg.index 3 : index")
+    w.emit("  %d = linalg.index 4 : index")
+    w.emit(f"  %e = tensor.extract %{name}_pool[%id, %x, %y, %d] : {pool.tensor}")
+    w.emit(f"  linalg.yield %e : {t}")
+    w.emit(f"}} -> {gathered_t}")
+    hkv, sk, d = pool.heads, mb * pool.block, pool.head_dim
+    if pool.layout == "nhd":  # [B, MB, block, Hkv, D] -> [B, Sk, Hkv, D] -> [B, Hkv, Sk, D]
+        tokens_t = tensor([b, sk, hkv, d], t)
+        tokens = w.fresh(f"{name}_tokens")
+        w.emit(f"{tokens} = tensor.collapse_shape {gathered} [[0], [1, 2], [3], [4]] : {gathered_t} into {tokens_t}")
+        empty = w.fresh("empty")
+        w.emit(f"{empty} = tensor.empty() : {tensor([b, hkv, sk, d], t)}")
+        dense = w.fresh(f"{name}_dense")
+        w.emit(f"{dense} = linalg.transpose ins({tokens} : {tokens_t}) outs({empty} : {tensor([b, hkv, sk, d], t)}) "
+               f"permutation = [0, 2, 1, 3]")
+        return dense
+    heads_t = tensor([b, hkv, mb, pool.block, d], t)  # [B, MB, Hkv, block, D] -> [B, Hkv, MB, block, D] -> [B, Hkv, Sk, D]
+    empty = w.fresh("empty")
+    w.emit(f"{empty} = tensor.empty() : {heads_t}")
+    heads = w.fresh(f"{name}_heads")
+    w.emit(f"{heads} = linalg.transpose ins({gathered} : {gathered_t}) outs({empty} : {heads_t}) permutation = [0, 2, 1, 3, 4]")
+    dense = w.fresh(f"{name}_dense")
+    w.emit(f"{dense} = tensor.collapse_shape {heads} [[0], [1], [2, 3], [4]] : {heads_t} into {tensor([b, hkv, sk, d], t)}")
     return dense
 
 
@@ -317,25 +490,64 @@ def tensor_type_of(w: Writer, value: str) -> str:
     return w.types[value]
 
 
-def apply_masks(w: Writer, args: argparse.Namespace, scores: str, b: int, hq: int, sq: int, sk: int) -> str:
-    """Keys j past seq_lens[b], or (causal) past i + seq_len - Sq, get -inf."""
-    if not (args.causal or args.seq_lens):
+def length_lines(args: argparse.Namespace, b: int, sk: int, csr: Pool | None) -> list[str]:
+    """Body lines defining ``%len``, the sequence length of batch ``linalg.index 0``: seq_lens[b], the CSR
+    length, or Sk."""
+    if args.seq_lens:
+        return ["%bi = linalg.index 0 : index", f"%len32 = tensor.extract %lens[%bi] : tensor<{b}xi32>",
+                "%len = arith.index_cast %len32 : i32 to index"]
+    if csr:  # FlashInfer's length: (pages - 1) * page_size + kv_last_page_len[b]
+        return ["%bi = linalg.index 0 : index", "%c1 = arith.constant 1 : index", "%bn = arith.addi %bi, %c1 : index",
+                f"%first32 = tensor.extract %kv_indptr_t[%bi] : tensor<{b + 1}xi32>",
+                f"%end32 = tensor.extract %kv_indptr_t[%bn] : tensor<{b + 1}xi32>",
+                f"%tail32 = tensor.extract %kv_last_page_len_t[%bi] : tensor<{b}xi32>",
+                "%first = arith.index_cast %first32 : i32 to index", "%end = arith.index_cast %end32 : i32 to index",
+                "%tail = arith.index_cast %tail32 : i32 to index", "%pages = arith.subi %end, %first : index",
+                "%full = arith.subi %pages, %c1 : index", f"%block = arith.constant {csr.block} : index",
+                "%full_tokens = arith.muli %full, %block : index", "%len = arith.addi %full_tokens, %tail : index"]
+    return [f"%len = arith.constant {sk} : index"]
+
+
+def add_alibi(w: Writer, args: argparse.Namespace, scores: str, b: int, hq: int, sq: int, sk: int,
+              csr: Pool | None) -> str:
+    """scores + bias, the ALiBi bias tensor ``bias[b, h, i, j] = slopes[h] * (j - i_pos)`` (query i at
+    i_pos = i + seq_len - Sq), as a model builds it from arange and adds it to the scores."""
+    scores_t = tensor([b, hq, sq, sk], "f32")
+
+    def bias(a: list[str]) -> list[str]:
+        return ["%i = linalg.index 2 : index", "%j = linalg.index 3 : index", *length_lines(args, b, sk, csr),
+                "%shifted = arith.addi %i, %len : index", f"%sq = arith.constant {sq} : index",
+                "%position = arith.subi %shifted, %sq : index", "%distance = arith.subi %j, %position : index",
+                "%distance64 = arith.index_cast %distance : index to i64",
+                "%distance_f = arith.sitofp %distance64 : i64 to f32", f"%s = arith.mulf {a[0]}, %distance_f : f32"]
+
+    w.types["%slopes"] = tensor([hq], "f32")
+    biases = elementwise(w, ["%slopes"], ["f32"], scores_t, bias, maps=[amap("abcd", "b")])
+    return elementwise(w, [scores, biases], ["f32", "f32"], scores_t, lambda a: [f"%s = arith.addf {a[0]}, {a[1]} : f32"])
+
+
+def apply_masks(w: Writer, args: argparse.Namespace, scores: str, b: int, hq: int, sq: int, sk: int, *,
+                csr: Pool | None = None) -> str:
+    """Keys j past seq_lens[b] (or the CSR length), or (causal) past i + seq_len - Sq, get -inf."""
+    if not (args.causal or args.seq_lens or csr or args.window is not None):
         return scores
     scores_t = tensor([b, hq, sq, sk], "f32")
 
     def visible(lines: list[str]) -> str:
-        lines += ["%i = linalg.index 2 : index", "%j = linalg.index 3 : index"]
-        if args.seq_lens:
-            lines += ["%bi = linalg.index 0 : index", f"%len32 = tensor.extract %lens[%bi] : tensor<{b}xi32>",
-                      "%len = arith.index_cast %len32 : i32 to index", "%in_len = arith.cmpi slt, %j, %len : index"]
-        else:
-            lines += [f"%len = arith.constant {sk} : index"]
+        lines += ["%i = linalg.index 2 : index", "%j = linalg.index 3 : index", *length_lines(args, b, sk, csr)]
+        if args.seq_lens or csr:
+            lines += ["%in_len = arith.cmpi slt, %j, %len : index"]
         if args.causal:
             lines += ["%shifted = arith.addi %i, %len : index", f"%sq = arith.constant {sq} : index",
                       "%last = arith.subi %shifted, %sq : index", "%causal_ok = arith.cmpi sle, %j, %last : index"]
-        if args.seq_lens and args.causal:
-            lines += ["%ok = arith.andi %in_len, %causal_ok : i1"]
-        return "%ok" if args.seq_lens and args.causal else ("%in_len" if args.seq_lens else "%causal_ok")
+        if args.window is not None:  # keys j >= i + len - Sq - W
+            lines += ["%pos = arith.addi %i, %len : index", f"%sq_w = arith.constant {sq + args.window} : index",
+                      "%window_start = arith.subi %pos, %sq_w : index", "%window_ok = arith.cmpi sge, %j, %window_start : index"]
+        conditions = [c for c, on in (("%in_len", args.seq_lens or csr), ("%causal_ok", args.causal),
+                                      ("%window_ok", args.window is not None)) if on]
+        for n, condition in enumerate(conditions[1:]):
+            lines += [f"%ok{n} = arith.andi {conditions[0] if n == 0 else f'%ok{n - 1}'}, {condition} : i1"]
+        return conditions[0] if len(conditions) == 1 else f"%ok{len(conditions) - 2}"
 
     if args.mask == "select":
         def body(a: list[str]) -> list[str]:
@@ -398,14 +610,29 @@ def check_case(func_op, rng: np.random.Generator, device):
     """
     import mlir.ir as ir
 
-    from pagedir import reference
-    from pagedir.interp.check import dtype_of, host_values
     from pagedir.interp.launch import argument_count
-    from pagedir.interp.memory import InterpError
 
     arguments = list(func_op.regions[0].blocks[0].arguments)[: argument_count(func_op)]
     types = [ir.MemRefType(a.type) for a in arguments]
+    if len(types) > 4 and types[-2].rank == 1 and str(types[-2].element_type) == "f32":  # alibi_slopes before out
+        from pagedir.interp.check import variant_inputs
+
+        case = drawn_case(func_op, types[:-2] + types[-1:], rng, device)
+        case.args.insert(len(case.args) - 1, variant_inputs(["alibi_slopes"], types[0].shape[1], rng)["alibi_slopes"])
+        return case
+    return drawn_case(func_op, types, rng, device)
+
+
+def drawn_case(func_op, types: list, rng: np.random.Generator, device):
+    """The case of a payload with the arguments ``types`` (alibi_slopes set aside)."""
+    from pagedir import reference
+    from pagedir.interp.check import dtype_of, host_values
+    from pagedir.interp.memory import InterpError
+
     q_type, k_type, out_type = types[0], types[1], types[-1]
+    if len(types) > 4 and str(types[3].element_type) == "i32" and types[3].rank == 2 or \
+            len(types) == 7 and types[3].rank == types[4].rank == 1:
+        return serving_case(func_op, types, rng)
     has_lens = len(types) == 5
     batch, heads_q, seq_q, head_dim = q_type.shape
     name = str(q_type.element_type)
@@ -430,6 +657,54 @@ def check_case(func_op, rng: np.random.Generator, device):
         call.append(rng.integers(min(seq_q, seq_k), seq_k + 1, size=batch).astype(np.int32))
     call.append(np.full(tuple(out_type.shape), np.nan, dtype=np.float32))
     return _case(call, kept)
+
+
+def serving_case(func_op, types: list, rng: np.random.Generator):
+    """Random Q, pools of random data (finite everywhere: the payload multiplies the values of masked
+    keys by 0), shuffled block ids with sequence 1's first block shared with sequence 0's, lengths that
+    end inside a block and under which every query row sees a key; as a block table or a CSR table."""
+    from pagedir.interp.check import host_values
+    from pagedir.interp.memory import InterpError
+
+    q_type, pool_type, out_type = types[0], types[1], types[-1]
+    batch, _, seq_q, head_dim = q_type.shape
+    name = str(q_type.element_type)
+    num_blocks = pool_type.shape[0]
+    csr = len(types) == 7
+    slots = types[4].shape[0] // batch if csr else types[3].shape[1]
+    block = block_size(func_op, pool_type, slots, batch, head_dim)
+    if block is None:
+        raise InterpError("rock.check = \"linalg_attention\": cannot tell the block size from the gather", func_op.location)
+    seq_k = slots * block
+    lens = rng.integers(min(seq_q, seq_k), seq_k + 1, size=batch).astype(np.int32)
+    ids = rng.permutation(num_blocks)[: batch * slots].reshape(batch, slots).astype(np.int32)
+    if batch > 1:
+        ids[1, 0] = ids[0, 0]  # prefix sharing: two sequences read one block
+    pools = [host_values(rng.standard_normal(tuple(pool_type.shape)), name) for _ in range(2)]
+    q = host_values(rng.standard_normal(tuple(q_type.shape)), name)
+    out = np.full(tuple(out_type.shape), np.nan, dtype=np.float32)
+    if not csr:
+        return _case([q, *pools, ids, lens, out], [])
+    from pagedir import reference
+
+    indptr, indices, last = reference.csr_from_block_table(ids, lens, block, nnz=types[4].shape[0], rng=rng)
+    return _case([q, *pools, indptr, indices, last, out], [])
+
+
+def block_size(func_op, pool_type, slots: int, batch: int, head_dim: int) -> int | None:
+    """Tokens per block: the pool dim (1 in nhd, 2 in hnd) that, times the slots, is the key dim of the
+    [B, Hkv, Sk, D] tensor the gather is reshaped to; the other pool dim is its Hkv."""
+    from pagedir.passes.ir_utils import find_ops
+
+    outer, inner = pool_type.shape[1], pool_type.shape[2]
+    for op in find_ops(func_op, "tensor.collapse_shape", "linalg.transpose"):
+        shape = list(op.results[0].type.shape)
+        if len(shape) != 4 or shape[0] != batch or shape[3] != head_dim:
+            continue
+        for block, heads in ((outer, inner), (inner, outer)):
+            if shape[1:3] == [heads, slots * block]:
+                return block
+    return None
 
 
 def _case(call: list, kept: list):

@@ -384,3 +384,740 @@ func.func @batch_matmul_causal(%q: memref<1x2x4x8xf32>, %k: memref<1x1x4x8xf32>,
   bufferization.materialize_in_destination %mm36 in restrict writable %out : (tensor<1x2x4x8xf32>, memref<1x2x4x8xf32>) -> ()
   return
 }
+
+// -----
+
+// vLLM's block table: pool[block_table] as torch-mlir lowers aten.index.Tensor (the ids an input of
+// the gather), an nhd pool [num_blocks, block, Hkv, D] reshaped to [B, Hkv, Sk, D]; seq_lens mask.
+// CHECK-LABEL: func.func @blocks_nhd
+// CHECK-SAME: (%[[Q:.+]]: memref<2x2x1x8xf32>, %[[KC:.+]]: memref<4x4x1x8xf32>, %[[VC:.+]]: memref<4x4x1x8xf32>, %[[TABLE:.+]]: memref<2x2xi32>, %[[LENS:.+]]: memref<2xi32>, %[[OUT:.+]]: memref<2x2x1x8xf32>)
+// CHECK-SAME: rock.kernel
+// CHECK-NEXT: %[[K:.+]] = "rock.block_table_view"(%[[KC]], %[[TABLE]]) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x4x1x8xf32>, memref<2x2xi32>) -> memref<2x2x32xf32>
+// CHECK-NEXT: %[[V:.+]] = "rock.block_table_view"(%[[VC]], %[[TABLE]]) {layout = "nhd"
+// CHECK-NEXT: "rock.attention"(%[[Q]], %[[K]], %[[V]], %[[LENS]], %[[OUT]])
+// CHECK-SAME: causal = false, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>
+// CHECK-NEXT: return
+func.func @blocks_nhd(%q: memref<2x2x1x8xf32>, %k_cache: memref<4x4x1x8xf32>, %v_cache: memref<4x4x1x8xf32>, %block_table: memref<2x2xi32>, %seq_lens: memref<2xi32>, %out: memref<2x2x1x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
+  %qt = bufferization.to_tensor %q restrict : memref<2x2x1x8xf32> to tensor<2x2x1x8xf32>
+  %lens = bufferization.to_tensor %seq_lens restrict : memref<2xi32> to tensor<2xi32>
+  %zero = arith.constant 0.000000e+00 : f32
+  %neg_inf = arith.constant 0xFF800000 : f32
+  %block_table_t = bufferization.to_tensor %block_table restrict : memref<2x2xi32> to tensor<2x2xi32>
+  %k_pool = bufferization.to_tensor %k_cache restrict : memref<4x4x1x8xf32> to tensor<4x4x1x8xf32>
+  %empty1 = tensor.empty() : tensor<2x2x4x1x8xf32>
+  %k_blocks2 = linalg.generic {indexing_maps = [affine_map<(b, m, x, y, d) -> (b, m)>, affine_map<(b, m, x, y, d) -> (b, m, x, y, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%block_table_t : tensor<2x2xi32>) outs(%empty1 : tensor<2x2x4x1x8xf32>) {
+  ^bb0(%id32: i32, %o: f32):
+    %id = arith.index_cast %id32 : i32 to index
+    %x = linalg.index 2 : index
+    %y = linalg.index 3 : index
+    %d = linalg.index 4 : index
+    %e = tensor.extract %k_pool[%id, %x, %y, %d] : tensor<4x4x1x8xf32>
+    linalg.yield %e : f32
+  } -> tensor<2x2x4x1x8xf32>
+  %k_tokens3 = tensor.collapse_shape %k_blocks2 [[0], [1, 2], [3], [4]] : tensor<2x2x4x1x8xf32> into tensor<2x8x1x8xf32>
+  %empty4 = tensor.empty() : tensor<2x1x8x8xf32>
+  %k_dense5 = linalg.transpose ins(%k_tokens3 : tensor<2x8x1x8xf32>) outs(%empty4 : tensor<2x1x8x8xf32>) permutation = [0, 2, 1, 3]
+  %empty6 = tensor.empty() : tensor<2x1x2x8x8xf32>
+  %repeated7 = linalg.broadcast ins(%k_dense5 : tensor<2x1x8x8xf32>) outs(%empty6 : tensor<2x1x2x8x8xf32>) dimensions = [2]
+  %heads8 = tensor.collapse_shape %repeated7 [[0], [1, 2], [3], [4]] : tensor<2x1x2x8x8xf32> into tensor<2x2x8x8xf32>
+  %v_pool = bufferization.to_tensor %v_cache restrict : memref<4x4x1x8xf32> to tensor<4x4x1x8xf32>
+  %empty9 = tensor.empty() : tensor<2x2x4x1x8xf32>
+  %v_blocks10 = linalg.generic {indexing_maps = [affine_map<(b, m, x, y, d) -> (b, m)>, affine_map<(b, m, x, y, d) -> (b, m, x, y, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%block_table_t : tensor<2x2xi32>) outs(%empty9 : tensor<2x2x4x1x8xf32>) {
+  ^bb0(%id32: i32, %o: f32):
+    %id = arith.index_cast %id32 : i32 to index
+    %x = linalg.index 2 : index
+    %y = linalg.index 3 : index
+    %d = linalg.index 4 : index
+    %e = tensor.extract %v_pool[%id, %x, %y, %d] : tensor<4x4x1x8xf32>
+    linalg.yield %e : f32
+  } -> tensor<2x2x4x1x8xf32>
+  %v_tokens11 = tensor.collapse_shape %v_blocks10 [[0], [1, 2], [3], [4]] : tensor<2x2x4x1x8xf32> into tensor<2x8x1x8xf32>
+  %empty12 = tensor.empty() : tensor<2x1x8x8xf32>
+  %v_dense13 = linalg.transpose ins(%v_tokens11 : tensor<2x8x1x8xf32>) outs(%empty12 : tensor<2x1x8x8xf32>) permutation = [0, 2, 1, 3]
+  %empty14 = tensor.empty() : tensor<2x1x2x8x8xf32>
+  %repeated15 = linalg.broadcast ins(%v_dense13 : tensor<2x1x8x8xf32>) outs(%empty14 : tensor<2x1x2x8x8xf32>) dimensions = [2]
+  %heads16 = tensor.collapse_shape %repeated15 [[0], [1, 2], [3], [4]] : tensor<2x1x2x8x8xf32> into tensor<2x2x8x8xf32>
+  %empty17 = tensor.empty() : tensor<2x2x1x8xf32>
+  %init18 = linalg.fill ins(%zero : f32) outs(%empty17 : tensor<2x2x1x8xf32>) -> tensor<2x2x1x8xf32>
+  %mm19 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qt, %heads8 : tensor<2x2x1x8xf32>, tensor<2x2x8x8xf32>) outs(%init18 : tensor<2x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<2x2x1x8xf32>
+  %scale = arith.constant 0.3535533845424652 : f32
+  %empty20 = tensor.empty() : tensor<2x2x1x8xf32>
+  %ew21 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mm19 : tensor<2x2x1x8xf32>) outs(%empty20 : tensor<2x2x1x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %s = arith.mulf %in0, %scale : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x1x8xf32>
+  %empty22 = tensor.empty() : tensor<2x2x1x8xf32>
+  %ew23 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew21 : tensor<2x2x1x8xf32>) outs(%empty22 : tensor<2x2x1x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %bi = linalg.index 0 : index
+    %len32 = tensor.extract %lens[%bi] : tensor<2xi32>
+    %len = arith.index_cast %len32 : i32 to index
+    %in_len = arith.cmpi slt, %j, %len : index
+    %s = arith.select %in_len, %in0, %neg_inf : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x1x8xf32>
+  %empty24 = tensor.empty() : tensor<2x2x1xf32>
+  %init25 = linalg.fill ins(%neg_inf : f32) outs(%empty24 : tensor<2x2x1xf32>) -> tensor<2x2x1xf32>
+  %row26 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew23 : tensor<2x2x1x8xf32>) outs(%init25 : tensor<2x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maximumf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x1xf32>
+  %empty27 = tensor.empty() : tensor<2x2x1x8xf32>
+  %ew28 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew23, %row26 : tensor<2x2x1x8xf32>, tensor<2x2x1xf32>) outs(%empty27 : tensor<2x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %d = arith.subf %in0, %in1 : f32
+    %s = math.exp %d : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x1x8xf32>
+  %empty29 = tensor.empty() : tensor<2x2x1xf32>
+  %init30 = linalg.fill ins(%zero : f32) outs(%empty29 : tensor<2x2x1xf32>) -> tensor<2x2x1xf32>
+  %row31 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew28 : tensor<2x2x1x8xf32>) outs(%init30 : tensor<2x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x1xf32>
+  %empty32 = tensor.empty() : tensor<2x2x1x8xf32>
+  %ew33 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew28, %row31 : tensor<2x2x1x8xf32>, tensor<2x2x1xf32>) outs(%empty32 : tensor<2x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.divf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x1x8xf32>
+  %empty34 = tensor.empty() : tensor<2x2x1x8xf32>
+  %init35 = linalg.fill ins(%zero : f32) outs(%empty34 : tensor<2x2x1x8xf32>) -> tensor<2x2x1x8xf32>
+  %mm36 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, k, n)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%ew33, %heads16 : tensor<2x2x1x8xf32>, tensor<2x2x8x8xf32>) outs(%init35 : tensor<2x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<2x2x1x8xf32>
+  bufferization.materialize_in_destination %mm36 in restrict writable %out : (tensor<2x2x1x8xf32>, memref<2x2x1x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// The block id as tensor.extract %table[b, m], an hnd pool [num_blocks, Hkv, block, D] (transposed
+// then collapsed), causal.
+// CHECK-LABEL: func.func @blocks_hnd_extract
+// CHECK-SAME: (%[[Q:.+]]: memref<2x2x2x8xf32>, %[[KC:.+]]: memref<4x1x4x8xf32>, %[[VC:.+]]: memref<4x1x4x8xf32>, %[[TABLE:.+]]: memref<2x2xi32>, %[[LENS:.+]]: memref<2xi32>, %[[OUT:.+]]: memref<2x2x2x8xf32>)
+// CHECK-NEXT: %[[K:.+]] = "rock.block_table_view"(%[[KC]], %[[TABLE]]) {layout = "hnd"
+// CHECK-NEXT: %[[V:.+]] = "rock.block_table_view"(%[[VC]], %[[TABLE]]) {layout = "hnd"
+// CHECK-NEXT: "rock.attention"(%[[Q]], %[[K]], %[[V]], %[[LENS]], %[[OUT]])
+// CHECK-SAME: causal = true
+func.func @blocks_hnd_extract(%q: memref<2x2x2x8xf32>, %k_cache: memref<4x1x4x8xf32>, %v_cache: memref<4x1x4x8xf32>, %block_table: memref<2x2xi32>, %seq_lens: memref<2xi32>, %out: memref<2x2x2x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
+  %qt = bufferization.to_tensor %q restrict : memref<2x2x2x8xf32> to tensor<2x2x2x8xf32>
+  %lens = bufferization.to_tensor %seq_lens restrict : memref<2xi32> to tensor<2xi32>
+  %zero = arith.constant 0.000000e+00 : f32
+  %neg_inf = arith.constant 0xFF800000 : f32
+  %block_table_t = bufferization.to_tensor %block_table restrict : memref<2x2xi32> to tensor<2x2xi32>
+  %k_pool = bufferization.to_tensor %k_cache restrict : memref<4x1x4x8xf32> to tensor<4x1x4x8xf32>
+  %empty1 = tensor.empty() : tensor<2x2x1x4x8xf32>
+  %k_blocks2 = linalg.generic {indexing_maps = [affine_map<(b, m, x, y, d) -> (b, m, x, y, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} outs(%empty1 : tensor<2x2x1x4x8xf32>) {
+  ^bb0(%o: f32):
+    %b = linalg.index 0 : index
+    %m = linalg.index 1 : index
+    %id32 = tensor.extract %block_table_t[%b, %m] : tensor<2x2xi32>
+    %id = arith.index_cast %id32 : i32 to index
+    %x = linalg.index 2 : index
+    %y = linalg.index 3 : index
+    %d = linalg.index 4 : index
+    %e = tensor.extract %k_pool[%id, %x, %y, %d] : tensor<4x1x4x8xf32>
+    linalg.yield %e : f32
+  } -> tensor<2x2x1x4x8xf32>
+  %empty3 = tensor.empty() : tensor<2x1x2x4x8xf32>
+  %k_heads4 = linalg.transpose ins(%k_blocks2 : tensor<2x2x1x4x8xf32>) outs(%empty3 : tensor<2x1x2x4x8xf32>) permutation = [0, 2, 1, 3, 4]
+  %k_dense5 = tensor.collapse_shape %k_heads4 [[0], [1], [2, 3], [4]] : tensor<2x1x2x4x8xf32> into tensor<2x1x8x8xf32>
+  %empty6 = tensor.empty() : tensor<2x1x2x8x8xf32>
+  %repeated7 = linalg.broadcast ins(%k_dense5 : tensor<2x1x8x8xf32>) outs(%empty6 : tensor<2x1x2x8x8xf32>) dimensions = [2]
+  %heads8 = tensor.collapse_shape %repeated7 [[0], [1, 2], [3], [4]] : tensor<2x1x2x8x8xf32> into tensor<2x2x8x8xf32>
+  %v_pool = bufferization.to_tensor %v_cache restrict : memref<4x1x4x8xf32> to tensor<4x1x4x8xf32>
+  %empty9 = tensor.empty() : tensor<2x2x1x4x8xf32>
+  %v_blocks10 = linalg.generic {indexing_maps = [affine_map<(b, m, x, y, d) -> (b, m, x, y, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} outs(%empty9 : tensor<2x2x1x4x8xf32>) {
+  ^bb0(%o: f32):
+    %b = linalg.index 0 : index
+    %m = linalg.index 1 : index
+    %id32 = tensor.extract %block_table_t[%b, %m] : tensor<2x2xi32>
+    %id = arith.index_cast %id32 : i32 to index
+    %x = linalg.index 2 : index
+    %y = linalg.index 3 : index
+    %d = linalg.index 4 : index
+    %e = tensor.extract %v_pool[%id, %x, %y, %d] : tensor<4x1x4x8xf32>
+    linalg.yield %e : f32
+  } -> tensor<2x2x1x4x8xf32>
+  %empty11 = tensor.empty() : tensor<2x1x2x4x8xf32>
+  %v_heads12 = linalg.transpose ins(%v_blocks10 : tensor<2x2x1x4x8xf32>) outs(%empty11 : tensor<2x1x2x4x8xf32>) permutation = [0, 2, 1, 3, 4]
+  %v_dense13 = tensor.collapse_shape %v_heads12 [[0], [1], [2, 3], [4]] : tensor<2x1x2x4x8xf32> into tensor<2x1x8x8xf32>
+  %empty14 = tensor.empty() : tensor<2x1x2x8x8xf32>
+  %repeated15 = linalg.broadcast ins(%v_dense13 : tensor<2x1x8x8xf32>) outs(%empty14 : tensor<2x1x2x8x8xf32>) dimensions = [2]
+  %heads16 = tensor.collapse_shape %repeated15 [[0], [1, 2], [3], [4]] : tensor<2x1x2x8x8xf32> into tensor<2x2x8x8xf32>
+  %empty17 = tensor.empty() : tensor<2x2x2x8xf32>
+  %init18 = linalg.fill ins(%zero : f32) outs(%empty17 : tensor<2x2x2x8xf32>) -> tensor<2x2x2x8xf32>
+  %mm19 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qt, %heads8 : tensor<2x2x2x8xf32>, tensor<2x2x8x8xf32>) outs(%init18 : tensor<2x2x2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<2x2x2x8xf32>
+  %scale = arith.constant 0.3535533845424652 : f32
+  %empty20 = tensor.empty() : tensor<2x2x2x8xf32>
+  %ew21 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mm19 : tensor<2x2x2x8xf32>) outs(%empty20 : tensor<2x2x2x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %s = arith.mulf %in0, %scale : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2x8xf32>
+  %empty22 = tensor.empty() : tensor<2x2x2x8xf32>
+  %ew23 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew21 : tensor<2x2x2x8xf32>) outs(%empty22 : tensor<2x2x2x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %bi = linalg.index 0 : index
+    %len32 = tensor.extract %lens[%bi] : tensor<2xi32>
+    %len = arith.index_cast %len32 : i32 to index
+    %in_len = arith.cmpi slt, %j, %len : index
+    %shifted = arith.addi %i, %len : index
+    %sq = arith.constant 2 : index
+    %last = arith.subi %shifted, %sq : index
+    %causal_ok = arith.cmpi sle, %j, %last : index
+    %ok = arith.andi %in_len, %causal_ok : i1
+    %s = arith.select %ok, %in0, %neg_inf : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2x8xf32>
+  %empty24 = tensor.empty() : tensor<2x2x2xf32>
+  %init25 = linalg.fill ins(%neg_inf : f32) outs(%empty24 : tensor<2x2x2xf32>) -> tensor<2x2x2xf32>
+  %row26 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew23 : tensor<2x2x2x8xf32>) outs(%init25 : tensor<2x2x2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maximumf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2xf32>
+  %empty27 = tensor.empty() : tensor<2x2x2x8xf32>
+  %ew28 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew23, %row26 : tensor<2x2x2x8xf32>, tensor<2x2x2xf32>) outs(%empty27 : tensor<2x2x2x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %d = arith.subf %in0, %in1 : f32
+    %s = math.exp %d : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2x8xf32>
+  %empty29 = tensor.empty() : tensor<2x2x2xf32>
+  %init30 = linalg.fill ins(%zero : f32) outs(%empty29 : tensor<2x2x2xf32>) -> tensor<2x2x2xf32>
+  %row31 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew28 : tensor<2x2x2x8xf32>) outs(%init30 : tensor<2x2x2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2xf32>
+  %empty32 = tensor.empty() : tensor<2x2x2x8xf32>
+  %ew33 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew28, %row31 : tensor<2x2x2x8xf32>, tensor<2x2x2xf32>) outs(%empty32 : tensor<2x2x2x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.divf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2x8xf32>
+  %empty34 = tensor.empty() : tensor<2x2x2x8xf32>
+  %init35 = linalg.fill ins(%zero : f32) outs(%empty34 : tensor<2x2x2x8xf32>) -> tensor<2x2x2x8xf32>
+  %mm36 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, k, n)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%ew33, %heads16 : tensor<2x2x2x8xf32>, tensor<2x2x8x8xf32>) outs(%init35 : tensor<2x2x2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<2x2x2x8xf32>
+  bufferization.materialize_in_destination %mm36 in restrict writable %out : (tensor<2x2x2x8xf32>, memref<2x2x2x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// FlashInfer's CSR table: pool[kv_indices[min(kv_indptr[b] + m, nnz - 1)]], keys masked past
+// (kv_indptr[b + 1] - kv_indptr[b] - 1) * block + kv_last_page_len[b]: the view carries the lengths,
+// rock.attention takes no seq_lens.
+// CHECK-LABEL: func.func @csr_nhd
+// CHECK-SAME: (%[[Q:.+]]: memref<2x2x2x8xf32>, %[[KC:.+]]: memref<4x4x1x8xf32>, %[[VC:.+]]: memref<4x4x1x8xf32>, %[[INDPTR:.+]]: memref<3xi32>, %[[INDICES:.+]]: memref<4xi32>, %[[LAST:.+]]: memref<2xi32>, %[[OUT:.+]]: memref<2x2x2x8xf32>)
+// CHECK-NEXT: %[[K:.+]] = "rock.block_table_view"(%[[KC]], %[[INDICES]], %[[INDPTR]], %[[LAST]]) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 1, 1>}
+// CHECK-NEXT: %[[V:.+]] = "rock.block_table_view"(%[[VC]], %[[INDICES]], %[[INDPTR]], %[[LAST]]) {layout = "nhd"
+// CHECK-NEXT: "rock.attention"(%[[Q]], %[[K]], %[[V]], %[[OUT]])
+// CHECK-SAME: causal = true, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>
+func.func @csr_nhd(%q: memref<2x2x2x8xf32>, %k_cache: memref<4x4x1x8xf32>, %v_cache: memref<4x4x1x8xf32>, %kv_indptr: memref<3xi32>, %kv_indices: memref<4xi32>, %kv_last_page_len: memref<2xi32>, %out: memref<2x2x2x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
+  %qt = bufferization.to_tensor %q restrict : memref<2x2x2x8xf32> to tensor<2x2x2x8xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  %neg_inf = arith.constant 0xFF800000 : f32
+  %kv_indptr_t = bufferization.to_tensor %kv_indptr restrict : memref<3xi32> to tensor<3xi32>
+  %kv_indices_t = bufferization.to_tensor %kv_indices restrict : memref<4xi32> to tensor<4xi32>
+  %kv_last_page_len_t = bufferization.to_tensor %kv_last_page_len restrict : memref<2xi32> to tensor<2xi32>
+  %k_pool = bufferization.to_tensor %k_cache restrict : memref<4x4x1x8xf32> to tensor<4x4x1x8xf32>
+  %empty1 = tensor.empty() : tensor<2x2x4x1x8xf32>
+  %k_blocks2 = linalg.generic {indexing_maps = [affine_map<(b, m, x, y, d) -> (b, m, x, y, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} outs(%empty1 : tensor<2x2x4x1x8xf32>) {
+  ^bb0(%o: f32):
+    %b = linalg.index 0 : index
+    %m = linalg.index 1 : index
+    %start32 = tensor.extract %kv_indptr_t[%b] : tensor<3xi32>
+    %start = arith.index_cast %start32 : i32 to index
+    %slot = arith.addi %start, %m : index
+    %last_slot = arith.constant 3 : index
+    %in_table = arith.minsi %slot, %last_slot : index
+    %id32 = tensor.extract %kv_indices_t[%in_table] : tensor<4xi32>
+    %id = arith.index_cast %id32 : i32 to index
+    %x = linalg.index 2 : index
+    %y = linalg.index 3 : index
+    %d = linalg.index 4 : index
+    %e = tensor.extract %k_pool[%id, %x, %y, %d] : tensor<4x4x1x8xf32>
+    linalg.yield %e : f32
+  } -> tensor<2x2x4x1x8xf32>
+  %k_tokens3 = tensor.collapse_shape %k_blocks2 [[0], [1, 2], [3], [4]] : tensor<2x2x4x1x8xf32> into tensor<2x8x1x8xf32>
+  %empty4 = tensor.empty() : tensor<2x1x8x8xf32>
+  %k_dense5 = linalg.transpose ins(%k_tokens3 : tensor<2x8x1x8xf32>) outs(%empty4 : tensor<2x1x8x8xf32>) permutation = [0, 2, 1, 3]
+  %empty6 = tensor.empty() : tensor<2x1x2x8x8xf32>
+  %repeated7 = linalg.broadcast ins(%k_dense5 : tensor<2x1x8x8xf32>) outs(%empty6 : tensor<2x1x2x8x8xf32>) dimensions = [2]
+  %heads8 = tensor.collapse_shape %repeated7 [[0], [1, 2], [3], [4]] : tensor<2x1x2x8x8xf32> into tensor<2x2x8x8xf32>
+  %v_pool = bufferization.to_tensor %v_cache restrict : memref<4x4x1x8xf32> to tensor<4x4x1x8xf32>
+  %empty9 = tensor.empty() : tensor<2x2x4x1x8xf32>
+  %v_blocks10 = linalg.generic {indexing_maps = [affine_map<(b, m, x, y, d) -> (b, m, x, y, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} outs(%empty9 : tensor<2x2x4x1x8xf32>) {
+  ^bb0(%o: f32):
+    %b = linalg.index 0 : index
+    %m = linalg.index 1 : index
+    %start32 = tensor.extract %kv_indptr_t[%b] : tensor<3xi32>
+    %start = arith.index_cast %start32 : i32 to index
+    %slot = arith.addi %start, %m : index
+    %last_slot = arith.constant 3 : index
+    %in_table = arith.minsi %slot, %last_slot : index
+    %id32 = tensor.extract %kv_indices_t[%in_table] : tensor<4xi32>
+    %id = arith.index_cast %id32 : i32 to index
+    %x = linalg.index 2 : index
+    %y = linalg.index 3 : index
+    %d = linalg.index 4 : index
+    %e = tensor.extract %v_pool[%id, %x, %y, %d] : tensor<4x4x1x8xf32>
+    linalg.yield %e : f32
+  } -> tensor<2x2x4x1x8xf32>
+  %v_tokens11 = tensor.collapse_shape %v_blocks10 [[0], [1, 2], [3], [4]] : tensor<2x2x4x1x8xf32> into tensor<2x8x1x8xf32>
+  %empty12 = tensor.empty() : tensor<2x1x8x8xf32>
+  %v_dense13 = linalg.transpose ins(%v_tokens11 : tensor<2x8x1x8xf32>) outs(%empty12 : tensor<2x1x8x8xf32>) permutation = [0, 2, 1, 3]
+  %empty14 = tensor.empty() : tensor<2x1x2x8x8xf32>
+  %repeated15 = linalg.broadcast ins(%v_dense13 : tensor<2x1x8x8xf32>) outs(%empty14 : tensor<2x1x2x8x8xf32>) dimensions = [2]
+  %heads16 = tensor.collapse_shape %repeated15 [[0], [1, 2], [3], [4]] : tensor<2x1x2x8x8xf32> into tensor<2x2x8x8xf32>
+  %empty17 = tensor.empty() : tensor<2x2x2x8xf32>
+  %init18 = linalg.fill ins(%zero : f32) outs(%empty17 : tensor<2x2x2x8xf32>) -> tensor<2x2x2x8xf32>
+  %mm19 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qt, %heads8 : tensor<2x2x2x8xf32>, tensor<2x2x8x8xf32>) outs(%init18 : tensor<2x2x2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<2x2x2x8xf32>
+  %scale = arith.constant 0.3535533845424652 : f32
+  %empty20 = tensor.empty() : tensor<2x2x2x8xf32>
+  %ew21 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mm19 : tensor<2x2x2x8xf32>) outs(%empty20 : tensor<2x2x2x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %s = arith.mulf %in0, %scale : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2x8xf32>
+  %empty22 = tensor.empty() : tensor<2x2x2x8xf32>
+  %ew23 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew21 : tensor<2x2x2x8xf32>) outs(%empty22 : tensor<2x2x2x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %bi = linalg.index 0 : index
+    %c1 = arith.constant 1 : index
+    %bn = arith.addi %bi, %c1 : index
+    %first32 = tensor.extract %kv_indptr_t[%bi] : tensor<3xi32>
+    %end32 = tensor.extract %kv_indptr_t[%bn] : tensor<3xi32>
+    %tail32 = tensor.extract %kv_last_page_len_t[%bi] : tensor<2xi32>
+    %first = arith.index_cast %first32 : i32 to index
+    %end = arith.index_cast %end32 : i32 to index
+    %tail = arith.index_cast %tail32 : i32 to index
+    %pages = arith.subi %end, %first : index
+    %full = arith.subi %pages, %c1 : index
+    %block = arith.constant 4 : index
+    %full_tokens = arith.muli %full, %block : index
+    %len = arith.addi %full_tokens, %tail : index
+    %in_len = arith.cmpi slt, %j, %len : index
+    %shifted = arith.addi %i, %len : index
+    %sq = arith.constant 2 : index
+    %last = arith.subi %shifted, %sq : index
+    %causal_ok = arith.cmpi sle, %j, %last : index
+    %ok = arith.andi %in_len, %causal_ok : i1
+    %s = arith.select %ok, %in0, %neg_inf : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2x8xf32>
+  %empty24 = tensor.empty() : tensor<2x2x2xf32>
+  %init25 = linalg.fill ins(%neg_inf : f32) outs(%empty24 : tensor<2x2x2xf32>) -> tensor<2x2x2xf32>
+  %row26 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew23 : tensor<2x2x2x8xf32>) outs(%init25 : tensor<2x2x2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maximumf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2xf32>
+  %empty27 = tensor.empty() : tensor<2x2x2x8xf32>
+  %ew28 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew23, %row26 : tensor<2x2x2x8xf32>, tensor<2x2x2xf32>) outs(%empty27 : tensor<2x2x2x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %d = arith.subf %in0, %in1 : f32
+    %s = math.exp %d : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2x8xf32>
+  %empty29 = tensor.empty() : tensor<2x2x2xf32>
+  %init30 = linalg.fill ins(%zero : f32) outs(%empty29 : tensor<2x2x2xf32>) -> tensor<2x2x2xf32>
+  %row31 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew28 : tensor<2x2x2x8xf32>) outs(%init30 : tensor<2x2x2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2xf32>
+  %empty32 = tensor.empty() : tensor<2x2x2x8xf32>
+  %ew33 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew28, %row31 : tensor<2x2x2x8xf32>, tensor<2x2x2xf32>) outs(%empty32 : tensor<2x2x2x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.divf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2x8xf32>
+  %empty34 = tensor.empty() : tensor<2x2x2x8xf32>
+  %init35 = linalg.fill ins(%zero : f32) outs(%empty34 : tensor<2x2x2x8xf32>) -> tensor<2x2x2x8xf32>
+  %mm36 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, k, n)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%ew33, %heads16 : tensor<2x2x2x8xf32>, tensor<2x2x8x8xf32>) outs(%init35 : tensor<2x2x2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<2x2x2x8xf32>
+  bufferization.materialize_in_destination %mm36 in restrict writable %out : (tensor<2x2x2x8xf32>, memref<2x2x2x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// CSR over an hnd pool with torch-mlir's bmm, linalg.softmax and an additive length mask.
+// CHECK-LABEL: func.func @csr_hnd_torch
+// CHECK-SAME: (%[[Q:.+]]: memref<2x2x1x8xf32>, %[[KC:.+]]: memref<4x1x4x8xf32>, %[[VC:.+]]: memref<4x1x4x8xf32>, %[[INDPTR:.+]]: memref<3xi32>, %[[INDICES:.+]]: memref<4xi32>, %[[LAST:.+]]: memref<2xi32>, %[[OUT:.+]]: memref<2x2x1x8xf32>)
+// CHECK-NEXT: %[[K:.+]] = "rock.block_table_view"(%[[KC]], %[[INDICES]], %[[INDPTR]], %[[LAST]]) {layout = "hnd"
+// CHECK-NEXT: %[[V:.+]] = "rock.block_table_view"(%[[VC]], %[[INDICES]], %[[INDPTR]], %[[LAST]]) {layout = "hnd"
+// CHECK-NEXT: "rock.attention"(%[[Q]], %[[K]], %[[V]], %[[OUT]])
+// CHECK-SAME: causal = false
+func.func @csr_hnd_torch(%q: memref<2x2x1x8xf32>, %k_cache: memref<4x1x4x8xf32>, %v_cache: memref<4x1x4x8xf32>, %kv_indptr: memref<3xi32>, %kv_indices: memref<4xi32>, %kv_last_page_len: memref<2xi32>, %out: memref<2x2x1x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
+  %qt = bufferization.to_tensor %q restrict : memref<2x2x1x8xf32> to tensor<2x2x1x8xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  %neg_inf = arith.constant 0xFF800000 : f32
+  %kv_indptr_t = bufferization.to_tensor %kv_indptr restrict : memref<3xi32> to tensor<3xi32>
+  %kv_indices_t = bufferization.to_tensor %kv_indices restrict : memref<4xi32> to tensor<4xi32>
+  %kv_last_page_len_t = bufferization.to_tensor %kv_last_page_len restrict : memref<2xi32> to tensor<2xi32>
+  %k_pool = bufferization.to_tensor %k_cache restrict : memref<4x1x4x8xf32> to tensor<4x1x4x8xf32>
+  %empty1 = tensor.empty() : tensor<2x2x1x4x8xf32>
+  %k_blocks2 = linalg.generic {indexing_maps = [affine_map<(b, m, x, y, d) -> (b, m, x, y, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} outs(%empty1 : tensor<2x2x1x4x8xf32>) {
+  ^bb0(%o: f32):
+    %b = linalg.index 0 : index
+    %m = linalg.index 1 : index
+    %start32 = tensor.extract %kv_indptr_t[%b] : tensor<3xi32>
+    %start = arith.index_cast %start32 : i32 to index
+    %slot = arith.addi %start, %m : index
+    %last_slot = arith.constant 3 : index
+    %in_table = arith.minsi %slot, %last_slot : index
+    %id32 = tensor.extract %kv_indices_t[%in_table] : tensor<4xi32>
+    %id = arith.index_cast %id32 : i32 to index
+    %x = linalg.index 2 : index
+    %y = linalg.index 3 : index
+    %d = linalg.index 4 : index
+    %e = tensor.extract %k_pool[%id, %x, %y, %d] : tensor<4x1x4x8xf32>
+    linalg.yield %e : f32
+  } -> tensor<2x2x1x4x8xf32>
+  %empty3 = tensor.empty() : tensor<2x1x2x4x8xf32>
+  %k_heads4 = linalg.transpose ins(%k_blocks2 : tensor<2x2x1x4x8xf32>) outs(%empty3 : tensor<2x1x2x4x8xf32>) permutation = [0, 2, 1, 3, 4]
+  %k_dense5 = tensor.collapse_shape %k_heads4 [[0], [1], [2, 3], [4]] : tensor<2x1x2x4x8xf32> into tensor<2x1x8x8xf32>
+  %empty6 = tensor.empty() : tensor<2x1x2x8x8xf32>
+  %repeated7 = linalg.broadcast ins(%k_dense5 : tensor<2x1x8x8xf32>) outs(%empty6 : tensor<2x1x2x8x8xf32>) dimensions = [2]
+  %heads8 = tensor.collapse_shape %repeated7 [[0], [1, 2], [3], [4]] : tensor<2x1x2x8x8xf32> into tensor<2x2x8x8xf32>
+  %v_pool = bufferization.to_tensor %v_cache restrict : memref<4x1x4x8xf32> to tensor<4x1x4x8xf32>
+  %empty9 = tensor.empty() : tensor<2x2x1x4x8xf32>
+  %v_blocks10 = linalg.generic {indexing_maps = [affine_map<(b, m, x, y, d) -> (b, m, x, y, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} outs(%empty9 : tensor<2x2x1x4x8xf32>) {
+  ^bb0(%o: f32):
+    %b = linalg.index 0 : index
+    %m = linalg.index 1 : index
+    %start32 = tensor.extract %kv_indptr_t[%b] : tensor<3xi32>
+    %start = arith.index_cast %start32 : i32 to index
+    %slot = arith.addi %start, %m : index
+    %last_slot = arith.constant 3 : index
+    %in_table = arith.minsi %slot, %last_slot : index
+    %id32 = tensor.extract %kv_indices_t[%in_table] : tensor<4xi32>
+    %id = arith.index_cast %id32 : i32 to index
+    %x = linalg.index 2 : index
+    %y = linalg.index 3 : index
+    %d = linalg.index 4 : index
+    %e = tensor.extract %v_pool[%id, %x, %y, %d] : tensor<4x1x4x8xf32>
+    linalg.yield %e : f32
+  } -> tensor<2x2x1x4x8xf32>
+  %empty11 = tensor.empty() : tensor<2x1x2x4x8xf32>
+  %v_heads12 = linalg.transpose ins(%v_blocks10 : tensor<2x2x1x4x8xf32>) outs(%empty11 : tensor<2x1x2x4x8xf32>) permutation = [0, 2, 1, 3, 4]
+  %v_dense13 = tensor.collapse_shape %v_heads12 [[0], [1], [2, 3], [4]] : tensor<2x1x2x4x8xf32> into tensor<2x1x8x8xf32>
+  %empty14 = tensor.empty() : tensor<2x1x2x8x8xf32>
+  %repeated15 = linalg.broadcast ins(%v_dense13 : tensor<2x1x8x8xf32>) outs(%empty14 : tensor<2x1x2x8x8xf32>) dimensions = [2]
+  %heads16 = tensor.collapse_shape %repeated15 [[0], [1, 2], [3], [4]] : tensor<2x1x2x8x8xf32> into tensor<2x2x8x8xf32>
+  %empty17 = tensor.empty() : tensor<2x2x1x8xf32>
+  %init18 = linalg.fill ins(%zero : f32) outs(%empty17 : tensor<2x2x1x8xf32>) -> tensor<2x2x1x8xf32>
+  %lhs19 = tensor.collapse_shape %qt [[0, 1], [2], [3]] : tensor<2x2x1x8xf32> into tensor<4x1x8xf32>
+  %rhs20 = tensor.collapse_shape %heads8 [[0, 1], [2], [3]] : tensor<2x2x8x8xf32> into tensor<4x8x8xf32>
+  %empty21 = tensor.empty() : tensor<4x8x8xf32>
+  %kt22 = linalg.transpose ins(%rhs20 : tensor<4x8x8xf32>) outs(%empty21 : tensor<4x8x8xf32>) permutation = [0, 2, 1]
+  %acc23 = tensor.collapse_shape %init18 [[0, 1], [2], [3]] : tensor<2x2x1x8xf32> into tensor<4x1x8xf32>
+  %bmm24 = linalg.batch_matmul ins(%lhs19, %kt22 : tensor<4x1x8xf32>, tensor<4x8x8xf32>) outs(%acc23 : tensor<4x1x8xf32>) -> tensor<4x1x8xf32>
+  %mm25 = tensor.expand_shape %bmm24 [[0, 1], [2], [3]] output_shape [2, 2, 1, 8] : tensor<4x1x8xf32> into tensor<2x2x1x8xf32>
+  %scale = arith.constant 0.3535533845424652 : f32
+  %empty26 = tensor.empty() : tensor<2x2x1x8xf32>
+  %ew27 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mm25 : tensor<2x2x1x8xf32>) outs(%empty26 : tensor<2x2x1x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %s = arith.mulf %in0, %scale : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x1x8xf32>
+  %empty28 = tensor.empty() : tensor<2x2x1x8xf32>
+  %ew29 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%empty28 : tensor<2x2x1x8xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %bi = linalg.index 0 : index
+    %c1 = arith.constant 1 : index
+    %bn = arith.addi %bi, %c1 : index
+    %first32 = tensor.extract %kv_indptr_t[%bi] : tensor<3xi32>
+    %end32 = tensor.extract %kv_indptr_t[%bn] : tensor<3xi32>
+    %tail32 = tensor.extract %kv_last_page_len_t[%bi] : tensor<2xi32>
+    %first = arith.index_cast %first32 : i32 to index
+    %end = arith.index_cast %end32 : i32 to index
+    %tail = arith.index_cast %tail32 : i32 to index
+    %pages = arith.subi %end, %first : index
+    %full = arith.subi %pages, %c1 : index
+    %block = arith.constant 4 : index
+    %full_tokens = arith.muli %full, %block : index
+    %len = arith.addi %full_tokens, %tail : index
+    %in_len = arith.cmpi slt, %j, %len : index
+    %s = arith.select %in_len, %zero, %neg_inf : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x1x8xf32>
+  %empty30 = tensor.empty() : tensor<2x2x1x8xf32>
+  %ew31 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew27, %ew29 : tensor<2x2x1x8xf32>, tensor<2x2x1x8xf32>) outs(%empty30 : tensor<2x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.addf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x1x8xf32>
+  %empty32 = tensor.empty() : tensor<2x2x1x8xf32>
+  %softmax33 = linalg.softmax dimension(3) ins(%ew31 : tensor<2x2x1x8xf32>) outs(%empty32 : tensor<2x2x1x8xf32>) -> tensor<2x2x1x8xf32>
+  %empty34 = tensor.empty() : tensor<2x2x1x8xf32>
+  %init35 = linalg.fill ins(%zero : f32) outs(%empty34 : tensor<2x2x1x8xf32>) -> tensor<2x2x1x8xf32>
+  %lhs36 = tensor.collapse_shape %softmax33 [[0, 1], [2], [3]] : tensor<2x2x1x8xf32> into tensor<4x1x8xf32>
+  %rhs37 = tensor.collapse_shape %heads16 [[0, 1], [2], [3]] : tensor<2x2x8x8xf32> into tensor<4x8x8xf32>
+  %acc38 = tensor.collapse_shape %init35 [[0, 1], [2], [3]] : tensor<2x2x1x8xf32> into tensor<4x1x8xf32>
+  %bmm39 = linalg.batch_matmul ins(%lhs36, %rhs37 : tensor<4x1x8xf32>, tensor<4x8x8xf32>) outs(%acc38 : tensor<4x1x8xf32>) -> tensor<4x1x8xf32>
+  %mm40 = tensor.expand_shape %bmm39 [[0, 1], [2], [3]] output_shape [2, 2, 1, 8] : tensor<4x1x8xf32> into tensor<2x2x1x8xf32>
+  bufferization.materialize_in_destination %mm40 in restrict writable %out : (tensor<2x2x1x8xf32>, memref<2x2x1x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// Variants: a soft-cap c * tanh(s / c) after the scale and a sliding window (keys j >= i + seq_len - Sq - 2,
+// a select on j) with the causal and seq_len masks.
+// CHECK-LABEL: func.func @window_softcap
+// CHECK-SAME: (%[[Q:.+]]: memref<1x2x2x8xf32>, %[[K:.+]]: memref<1x1x8x8xf32>, %[[V:.+]]: memref<1x1x8x8xf32>, %[[LENS:.+]]: memref<1xi32>, %[[OUT:.+]]: memref<1x2x2x8xf32>)
+// CHECK-NEXT: "rock.attention"(%[[Q]], %[[K]], %[[V]], %[[LENS]], %[[OUT]])
+// CHECK-SAME: causal = true
+// CHECK-SAME: softcap = 5.000000e+00 : f32, window_left = 2 : i64
+func.func @window_softcap(%q: memref<1x2x2x8xf32>, %k: memref<1x1x8x8xf32>, %v: memref<1x1x8x8xf32>, %seq_lens: memref<1xi32>, %out: memref<1x2x2x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
+  %qt = bufferization.to_tensor %q restrict : memref<1x2x2x8xf32> to tensor<1x2x2x8xf32>
+  %lens = bufferization.to_tensor %seq_lens restrict : memref<1xi32> to tensor<1xi32>
+  %zero = arith.constant 0.000000e+00 : f32
+  %neg_inf = arith.constant 0xFF800000 : f32
+  %kt = bufferization.to_tensor %k restrict : memref<1x1x8x8xf32> to tensor<1x1x8x8xf32>
+  %empty1 = tensor.empty() : tensor<1x1x2x8x8xf32>
+  %repeated2 = linalg.broadcast ins(%kt : tensor<1x1x8x8xf32>) outs(%empty1 : tensor<1x1x2x8x8xf32>) dimensions = [2]
+  %heads3 = tensor.collapse_shape %repeated2 [[0], [1, 2], [3], [4]] : tensor<1x1x2x8x8xf32> into tensor<1x2x8x8xf32>
+  %vt = bufferization.to_tensor %v restrict : memref<1x1x8x8xf32> to tensor<1x1x8x8xf32>
+  %empty4 = tensor.empty() : tensor<1x1x2x8x8xf32>
+  %repeated5 = linalg.broadcast ins(%vt : tensor<1x1x8x8xf32>) outs(%empty4 : tensor<1x1x2x8x8xf32>) dimensions = [2]
+  %heads6 = tensor.collapse_shape %repeated5 [[0], [1, 2], [3], [4]] : tensor<1x1x2x8x8xf32> into tensor<1x2x8x8xf32>
+  %empty7 = tensor.empty() : tensor<1x2x2x8xf32>
+  %init8 = linalg.fill ins(%zero : f32) outs(%empty7 : tensor<1x2x2x8xf32>) -> tensor<1x2x2x8xf32>
+  %mm9 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qt, %heads3 : tensor<1x2x2x8xf32>, tensor<1x2x8x8xf32>) outs(%init8 : tensor<1x2x2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x2x8xf32>
+  %scale = arith.constant 0.3535533845424652 : f32
+  %empty10 = tensor.empty() : tensor<1x2x2x8xf32>
+  %ew11 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mm9 : tensor<1x2x2x8xf32>) outs(%empty10 : tensor<1x2x2x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %s = arith.mulf %in0, %scale : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x2x8xf32>
+  %cap = arith.constant 5.0 : f32
+  %empty12 = tensor.empty() : tensor<1x2x2x8xf32>
+  %ew13 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew11 : tensor<1x2x2x8xf32>) outs(%empty12 : tensor<1x2x2x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %capped = arith.divf %in0, %cap : f32
+    %t = math.tanh %capped : f32
+    %s = arith.mulf %t, %cap : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x2x8xf32>
+  %empty14 = tensor.empty() : tensor<1x2x2x8xf32>
+  %ew15 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew13 : tensor<1x2x2x8xf32>) outs(%empty14 : tensor<1x2x2x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %bi = linalg.index 0 : index
+    %len32 = tensor.extract %lens[%bi] : tensor<1xi32>
+    %len = arith.index_cast %len32 : i32 to index
+    %in_len = arith.cmpi slt, %j, %len : index
+    %shifted = arith.addi %i, %len : index
+    %sq = arith.constant 2 : index
+    %last = arith.subi %shifted, %sq : index
+    %causal_ok = arith.cmpi sle, %j, %last : index
+    %pos = arith.addi %i, %len : index
+    %sq_w = arith.constant 4 : index
+    %window_start = arith.subi %pos, %sq_w : index
+    %window_ok = arith.cmpi sge, %j, %window_start : index
+    %ok0 = arith.andi %in_len, %causal_ok : i1
+    %ok1 = arith.andi %ok0, %window_ok : i1
+    %s = arith.select %ok1, %in0, %neg_inf : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x2x8xf32>
+  %empty16 = tensor.empty() : tensor<1x2x2xf32>
+  %init17 = linalg.fill ins(%neg_inf : f32) outs(%empty16 : tensor<1x2x2xf32>) -> tensor<1x2x2xf32>
+  %row18 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew15 : tensor<1x2x2x8xf32>) outs(%init17 : tensor<1x2x2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maximumf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x2xf32>
+  %empty19 = tensor.empty() : tensor<1x2x2x8xf32>
+  %ew20 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew15, %row18 : tensor<1x2x2x8xf32>, tensor<1x2x2xf32>) outs(%empty19 : tensor<1x2x2x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %d = arith.subf %in0, %in1 : f32
+    %s = math.exp %d : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x2x8xf32>
+  %empty21 = tensor.empty() : tensor<1x2x2xf32>
+  %init22 = linalg.fill ins(%zero : f32) outs(%empty21 : tensor<1x2x2xf32>) -> tensor<1x2x2xf32>
+  %row23 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew20 : tensor<1x2x2x8xf32>) outs(%init22 : tensor<1x2x2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x2xf32>
+  %empty24 = tensor.empty() : tensor<1x2x2x8xf32>
+  %ew25 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew20, %row23 : tensor<1x2x2x8xf32>, tensor<1x2x2xf32>) outs(%empty24 : tensor<1x2x2x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.divf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x2x8xf32>
+  %empty26 = tensor.empty() : tensor<1x2x2x8xf32>
+  %init27 = linalg.fill ins(%zero : f32) outs(%empty26 : tensor<1x2x2x8xf32>) -> tensor<1x2x2x8xf32>
+  %mm28 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, k, n)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%ew25, %heads6 : tensor<1x2x2x8xf32>, tensor<1x2x8x8xf32>) outs(%init27 : tensor<1x2x2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x2x8xf32>
+  bufferization.materialize_in_destination %mm28 in restrict writable %out : (tensor<1x2x2x8xf32>, memref<1x2x2x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// ALiBi: a bias tensor slopes[h] * sitofp(j - (i + seq_len - Sq)) added to the scaled scores becomes
+// the alibi_slopes operand.
+// CHECK-LABEL: func.func @alibi_bias
+// CHECK-SAME: (%[[Q:.+]]: memref<1x2x1x8xf32>, %[[K:.+]]: memref<1x1x8x8xf32>, %[[V:.+]]: memref<1x1x8x8xf32>, %[[LENS:.+]]: memref<1xi32>, %[[SLOPES:.+]]: memref<2xf32>, %[[OUT:.+]]: memref<1x2x1x8xf32>)
+// CHECK-NEXT: "rock.attention"(%[[Q]], %[[K]], %[[V]], %[[LENS]], %[[SLOPES]], %[[OUT]])
+// CHECK-SAME: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 1>
+func.func @alibi_bias(%q: memref<1x2x1x8xf32>, %k: memref<1x1x8x8xf32>, %v: memref<1x1x8x8xf32>, %seq_lens: memref<1xi32>, %alibi_slopes: memref<2xf32>, %out: memref<1x2x1x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
+  %qt = bufferization.to_tensor %q restrict : memref<1x2x1x8xf32> to tensor<1x2x1x8xf32>
+  %lens = bufferization.to_tensor %seq_lens restrict : memref<1xi32> to tensor<1xi32>
+  %slopes = bufferization.to_tensor %alibi_slopes restrict : memref<2xf32> to tensor<2xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  %neg_inf = arith.constant 0xFF800000 : f32
+  %kt = bufferization.to_tensor %k restrict : memref<1x1x8x8xf32> to tensor<1x1x8x8xf32>
+  %empty1 = tensor.empty() : tensor<1x1x2x8x8xf32>
+  %repeated2 = linalg.broadcast ins(%kt : tensor<1x1x8x8xf32>) outs(%empty1 : tensor<1x1x2x8x8xf32>) dimensions = [2]
+  %heads3 = tensor.collapse_shape %repeated2 [[0], [1, 2], [3], [4]] : tensor<1x1x2x8x8xf32> into tensor<1x2x8x8xf32>
+  %vt = bufferization.to_tensor %v restrict : memref<1x1x8x8xf32> to tensor<1x1x8x8xf32>
+  %empty4 = tensor.empty() : tensor<1x1x2x8x8xf32>
+  %repeated5 = linalg.broadcast ins(%vt : tensor<1x1x8x8xf32>) outs(%empty4 : tensor<1x1x2x8x8xf32>) dimensions = [2]
+  %heads6 = tensor.collapse_shape %repeated5 [[0], [1, 2], [3], [4]] : tensor<1x1x2x8x8xf32> into tensor<1x2x8x8xf32>
+  %empty7 = tensor.empty() : tensor<1x2x1x8xf32>
+  %init8 = linalg.fill ins(%zero : f32) outs(%empty7 : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %mm9 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qt, %heads3 : tensor<1x2x1x8xf32>, tensor<1x2x8x8xf32>) outs(%init8 : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x1x8xf32>
+  %scale = arith.constant 0.3535533845424652 : f32
+  %empty10 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew11 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mm9 : tensor<1x2x1x8xf32>) outs(%empty10 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %s = arith.mulf %in0, %scale : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty12 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew13 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (b)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%slopes : tensor<2xf32>) outs(%empty12 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %bi = linalg.index 0 : index
+    %len32 = tensor.extract %lens[%bi] : tensor<1xi32>
+    %len = arith.index_cast %len32 : i32 to index
+    %shifted = arith.addi %i, %len : index
+    %sq = arith.constant 1 : index
+    %position = arith.subi %shifted, %sq : index
+    %distance = arith.subi %j, %position : index
+    %distance64 = arith.index_cast %distance : index to i64
+    %distance_f = arith.sitofp %distance64 : i64 to f32
+    %s = arith.mulf %in0, %distance_f : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty14 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew15 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew11, %ew13 : tensor<1x2x1x8xf32>, tensor<1x2x1x8xf32>) outs(%empty14 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.addf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty16 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew17 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew15 : tensor<1x2x1x8xf32>) outs(%empty16 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %bi = linalg.index 0 : index
+    %len32 = tensor.extract %lens[%bi] : tensor<1xi32>
+    %len = arith.index_cast %len32 : i32 to index
+    %in_len = arith.cmpi slt, %j, %len : index
+    %s = arith.select %in_len, %in0, %neg_inf : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty18 = tensor.empty() : tensor<1x2x1xf32>
+  %init19 = linalg.fill ins(%neg_inf : f32) outs(%empty18 : tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
+  %row20 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew17 : tensor<1x2x1x8xf32>) outs(%init19 : tensor<1x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maximumf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1xf32>
+  %empty21 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew22 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew17, %row20 : tensor<1x2x1x8xf32>, tensor<1x2x1xf32>) outs(%empty21 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %d = arith.subf %in0, %in1 : f32
+    %s = math.exp %d : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty23 = tensor.empty() : tensor<1x2x1xf32>
+  %init24 = linalg.fill ins(%zero : f32) outs(%empty23 : tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
+  %row25 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew22 : tensor<1x2x1x8xf32>) outs(%init24 : tensor<1x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1xf32>
+  %empty26 = tensor.empty() : tensor<1x2x1x8xf32>
+  %ew27 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew22, %row25 : tensor<1x2x1x8xf32>, tensor<1x2x1xf32>) outs(%empty26 : tensor<1x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.divf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty28 = tensor.empty() : tensor<1x2x1x8xf32>
+  %init29 = linalg.fill ins(%zero : f32) outs(%empty28 : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %mm30 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, k, n)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%ew27, %heads6 : tensor<1x2x1x8xf32>, tensor<1x2x8x8xf32>) outs(%init29 : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x1x8xf32>
+  bufferization.materialize_in_destination %mm30 in restrict writable %out : (tensor<1x2x1x8xf32>, memref<1x2x1x8xf32>) -> ()
+  return
+}
