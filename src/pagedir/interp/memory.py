@@ -284,6 +284,46 @@ def scatter(buffer: np.ndarray, offsets: np.ndarray, values: np.ndarray) -> None
     buffer[byte_index] = np.ascontiguousarray(values)[..., None].view(np.uint8)
 
 
+def _rows_view(buffer: np.ndarray, width: int, aligned: bool) -> np.ndarray:
+    """``buffer`` as rows of ``width`` bytes (numpy void items): one row per ``width`` bytes when
+    ``aligned``, else one starting at every byte (a strided view, no copy)."""
+    row = np.dtype((np.void, width))
+    if aligned:
+        return buffer[: len(buffer) - len(buffer) % width].view(row)
+    return np.ndarray(shape=(max(0, len(buffer) - width + 1),), dtype=row, buffer=buffer, strides=(1,))
+
+
+def gather_rows(buffer: np.ndarray, starts: np.ndarray, count: int, dtype: np.dtype, views: dict | None = None) -> np.ndarray:
+    """``count`` consecutive values of ``dtype`` from each byte offset in ``starts`` (1-D): (len(starts), count).
+
+    The same values as :func:`gather` of ``starts[:, None] + arange(count) * itemsize``, moved as one
+    row per start, which costs a fraction of an element-wise gather. ``views`` caches the row views
+    of ``buffer``."""
+    width = count * dtype.itemsize
+    aligned = not (starts % width).any()
+    key = (width, aligned)
+    view = views.get(key) if views is not None else None
+    if view is None:
+        view = _rows_view(buffer, width, aligned)
+        if views is not None:
+            views[key] = view
+    rows = view[starts // width if aligned else starts]
+    return rows.view(dtype).reshape(len(starts), count)
+
+
+def scatter_rows(buffer: np.ndarray, starts: np.ndarray, values: np.ndarray) -> None:
+    """Store row ``i`` of ``values`` (n, count) at byte offset ``starts[i]`` (the inverse of :func:`gather_rows`)."""
+    values = np.ascontiguousarray(np.broadcast_to(values, (len(starts), values.shape[-1])))
+    width = values.shape[1] * values.dtype.itemsize
+    aligned = not (starts % width).any()
+    row = np.dtype((np.void, width))
+    _rows_view(buffer, width, aligned)[starts // width if aligned else starts] = values.view(row).reshape(-1)
+
+
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
 # ----------------------------------------------------------------------------
 # LDS and private memory
 
@@ -306,48 +346,128 @@ class Space:
         self.nbytes = nbytes
         self.bytes = np.full(copies * nbytes, 0xFF, dtype=np.uint8)  # uninitialised memory reads as NaN / -1
         self.lane_base = (np.arange(num_lanes, dtype=np.int64) // lanes_per_copy) * nbytes
+        self.row_views: dict = {}  # views of ``bytes`` as rows, for gather_rows
         self.track = track
         if track:
             units = -(-len(self.bytes) // self.UNIT) + 1
-            self.writer = np.full(units, -1, dtype=np.int64)
+            # Lane numbers of a batch (or -1 none, -2 several, -3 the workgroup) fit 32 bits.
+            self.writer = np.full(units, -1, dtype=np.int32)
             self.writer_op = np.zeros(units, dtype=np.int32)
-            self.reader = np.full(units, -1, dtype=np.int64)
+            self.reader = np.full(units, -1, dtype=np.int32)
             self.reader_op = np.zeros(units, dtype=np.int32)
-            self.dirty = False
+            self.written = False  # a write since the last barrier: reads check the writers
+            self.written_bytes = (0, 0)  # [first, end) of the bytes written since the last barrier (or more)
+            self.read_since = False  # reader holds reads since the last barrier
+            # Reads since the last barrier not yet merged into ``reader``: only a write needs them,
+            # so a barrier usually drops them unmerged (most LDS traffic is reads between barriers).
+            self.pending: list[tuple] = []
 
-    def barrier(self) -> None:
-        if self.track and self.dirty:
+    #: Deferred reads merged at once past this many (bounds the memory they hold).
+    MAX_PENDING = 512
+
+    def barrier(self, copies: np.ndarray | None = None) -> None:
+        """Forget the accesses since the last barrier, of every copy or of ``copies`` (workgroups) only."""
+        if not self.track:
+            return
+        if copies is not None:
+            self._merge_pending()
+            for copy in copies.tolist():  # the units starting inside the copy's bytes
+                first, end = -(-copy * self.nbytes // self.UNIT), -(-(copy + 1) * self.nbytes // self.UNIT)
+                self.writer[first:end] = -1
+                self.reader[first:end] = -1
+            return
+        if self.written:
             self.writer.fill(-1)
+            self.written = False
+        if self.read_since:
             self.reader.fill(-1)
-            self.dirty = False
+            self.read_since = False
+        self.pending.clear()
 
     def read(self, offsets: np.ndarray, lanes: np.ndarray, elem: Elem, tracker: Any, op_id: int) -> np.ndarray:
         if self.track:
-            self._record(offsets, lanes, elem.size, tracker, op_id, write=False)
+            self._read_units(lambda: self._units(offsets, lanes, elem.size), tracker, op_id,
+                             lambda: (int(offsets.min()), int(offsets.max()) + elem.size) if offsets.size else (0, 0))
         return gather(self.bytes, offsets, elem.storage)
 
     def write(self, offsets: np.ndarray, lanes: np.ndarray, values: np.ndarray, elem: Elem, tracker: Any, op_id: int) -> None:
         if self.track:
-            self._record(offsets, lanes, elem.size, tracker, op_id, write=True)
+            self._record(*self._units(offsets, lanes, elem.size), tracker, op_id, write=True)
         scatter(self.bytes, offsets, np.asarray(values, dtype=elem.storage))
 
-    def _record(self, offsets: np.ndarray, lanes: np.ndarray, size: int, tracker: Any, op_id: int, write: bool) -> None:
-        """Check an access of ``size`` bytes per offset by ``lanes`` against the accesses since the last barrier."""
+    def read_rows(self, starts: np.ndarray, count: int, lanes: np.ndarray | None, elem: Elem, tracker: Any, op_id: int,
+                  active: np.ndarray | None = None) -> np.ndarray:
+        """``count`` consecutive elements from each byte offset in ``starts`` (1-D, one per lane in ``lanes``):
+        the same as :meth:`read` of ``starts[:, None] + arange(count) * elem.size``, moved row by row.
+
+        With ``active`` (a mask over every lane, ``starts`` one per lane, ``lanes`` None) all rows are
+        read but only the active lanes count as readers. The arrays must stay unchanged after the call:
+        reads are recorded lazily."""
+        if self.track:
+            if active is None:
+                units = lambda: self._row_units(starts, lanes, count, elem.size)  # noqa: E731
+            else:
+                def units() -> tuple[np.ndarray, np.ndarray]:
+                    on = np.nonzero(active)[0]
+                    return self._row_units(starts[on], on, count, elem.size)
+            self._read_units(units, tracker, op_id, lambda: (int(starts.min()), int(starts.max()) + count * elem.size))
+        return gather_rows(self.bytes, starts, count, elem.storage, self.row_views)
+
+    def write_rows(self, starts: np.ndarray, lanes: np.ndarray, values: np.ndarray, elem: Elem, tracker: Any, op_id: int) -> None:
+        """Row ``i`` of ``values`` (n, count) at byte offset ``starts[i]`` by lane ``lanes[i]``."""
+        if self.track:
+            self._record(*self._row_units(starts, lanes, values.shape[-1], elem.size), tracker, op_id, write=True)
+        scatter_rows(self.bytes, starts, np.asarray(values, dtype=elem.storage))
+
+    def _units(self, offsets: np.ndarray, lanes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """(units, lane of each) an access of ``size`` bytes per offset by ``lanes`` touches."""
         span = max(1, size // self.UNIT) if size % self.UNIT == 0 else -(-size // self.UNIT) + 1
         first = offsets.reshape(-1) // self.UNIT
         units = first[:, None] + np.arange(span)
         # only the units the bytes [offset, offset + size) touch: a 1-byte access (fp8) is one unit, not two
         units = np.minimum(units, ((offsets.reshape(-1) + size - 1) // self.UNIT)[:, None])
         who = np.broadcast_to(lanes.reshape(-1)[:, None], units.shape).reshape(-1)
-        units = units.reshape(-1)
-        self.dirty = True
+        return units.reshape(-1), who
+
+    def _row_units(self, starts: np.ndarray, lanes: np.ndarray, count: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_units` of the elements of rows (the same units in the same order)."""
+        if count == 1 or size % self.UNIT or (starts % self.UNIT).any():
+            return self._units(starts[:, None] + np.arange(count) * size, np.broadcast_to(lanes[:, None], (len(lanes), count)), size)
+        return self._units(starts, lanes, count * size)
+
+    def _read_units(self, units: Callable[[], tuple], tracker: Any, op_id: int, extent: Callable[[], tuple]) -> None:
+        """A read checks the writes since the last barrier now (unless its bytes, ``extent()`` = [first, end),
+        miss every byte written since); it is recorded as a reader lazily."""
+        if self.written and _overlap(extent(), self.written_bytes):
+            self._check_writers(*units(), tracker, op_id, write=False)
+        self.pending.append((units, op_id))
+        if len(self.pending) > self.MAX_PENDING:
+            self._merge_pending()
+
+    def _merge_pending(self) -> None:
+        pending, self.pending = self.pending, []
+        for units, op_id in pending:
+            self._merge_readers(*units(), op_id)
+
+    def _check_writers(self, units: np.ndarray, who: np.ndarray, tracker: Any, op_id: int, write: bool) -> None:
         writer = self.writer[units]
         conflict = (writer >= 0) & (writer != who)
         if conflict.any():
             i = int(np.argmax(conflict))
             tracker.race(self, units[i], int(who[i]), op_id, "writes" if write else "reads",
                          int(writer[i]), int(self.writer_op[units[i]]), "wrote")
+
+    def _record(self, units: np.ndarray, who: np.ndarray, tracker: Any, op_id: int, write: bool) -> None:
+        """Check an access of ``units`` by lanes ``who`` against the accesses since the last barrier."""
+        if write and self.pending:
+            self._merge_pending()
+        if write or self.written:
+            self._check_writers(units, who, tracker, op_id, write)
         if write:
+            touched = (int(units.min()) * self.UNIT, (int(units.max()) + 1) * self.UNIT) if units.size else (0, 0)
+            if self.written:
+                touched = (min(touched[0], self.written_bytes[0]), max(touched[1], self.written_bytes[1]))
+            self.written, self.written_bytes = True, touched
             reader = self.reader[units]
             conflict = (reader != -1) & (reader != who)
             if conflict.any():
@@ -362,6 +482,11 @@ class Space:
                 tracker.race(self, units[i], int(who[i]), op_id, "writes", int(back[i]), op_id, "wrote")
             self.writer_op[units] = op_id
             return
+        self._merge_readers(units, who, op_id)
+
+    def _merge_readers(self, units: np.ndarray, who: np.ndarray, op_id: int) -> None:
+        """Record lanes ``who`` as readers of ``units`` (-2 where several lanes read a unit)."""
+        self.read_since = True
         previous = self.reader[units]
         merged = np.where((previous == -1) | (previous == who), who, -2)
         self.reader[units] = merged

@@ -184,18 +184,30 @@ def compile_matrix(p: Program, op: Any) -> Any:
                 if not np.array_equal(values[:, :half], values[:, half:], equal_nan=True):
                     raise InterpError(f"'{name}' op {shape}: lanes {half}-{wave - 1} must hold the same {label} values "
                                       f"as lanes 0-{half - 1}", p.op_location(op_id))
-        a_matrix = np.zeros((waves, layout.m, layout.k))
-        b_matrix = np.zeros((waves, layout.k, layout.n))
-        c_matrix = np.zeros((waves, layout.m, layout.n))
-        a_matrix[:, layout.a_rows, layout.a_cols] = a
-        b_matrix[:, layout.b_rows, layout.b_cols] = b
-        c_matrix[:, layout.d_rows, layout.d_cols] = c
+        a_matrix = a.reshape(waves, -1)[:, a_order].reshape(waves, layout.m, layout.k)
+        b_matrix = b.reshape(waves, -1)[:, b_order].reshape(waves, layout.k, layout.n)
+        c_matrix = c.reshape(waves, -1)[:, d_order].reshape(waves, layout.m, layout.n)
         d_matrix = np.matmul(a_matrix, b_matrix) + c_matrix
-        d = d_matrix[:, layout.d_rows, layout.d_cols].astype(np.float32)
+        d = d_matrix.reshape(waves, -1)[:, d_flat].astype(np.float32)
         env[result] = d.reshape(rt.lanes, *result_shape)
 
     result_shape = vector_shape(op.operation.results[0].type)
+    a_order = _gather_order(layout.a_rows * layout.k + layout.a_cols, layout.m * layout.k)
+    b_order = _gather_order(layout.b_rows * layout.n + layout.b_cols, layout.k * layout.n)
+    d_flat = (layout.d_rows * layout.n + layout.d_cols).reshape(-1)
+    d_order = _gather_order(d_flat, layout.m * layout.n)
     return run
+
+
+def _gather_order(flat: np.ndarray, size: int) -> np.ndarray:
+    """For each element of a row-major matrix of ``size`` elements, the (lane, j) position in the wave's
+    lanes x operand elements that holds it (``flat``: the matrix element of each position; every element
+    is held by some lane, by the last of several that hold it, as a scatter of the lanes would leave it)."""
+    order = np.full(size, -1, dtype=np.int64)
+    order[flat.reshape(-1)] = np.arange(flat.size)
+    if (order < 0).any():
+        raise ValueError("a matrix layout that leaves elements to no lane")
+    return order
 
 
 SHUFFLE_MODES = {"xor": lambda lane, offset: lane ^ offset, "idx": lambda lane, offset: offset,

@@ -83,6 +83,11 @@ def check_indices(p: Program, op_id: int, m: MemRef, indices: list, mask: Any, e
     lead = len(indices) - len(extents)
     for dim, index in enumerate(indices):
         extent = extents[dim - lead] if dim >= lead else 1
+        if index.shape[0] == 1 and index.size == 1:
+            if 0 <= int(index[0]) and int(index[0]) + extent <= m.shape[dim]:
+                continue  # the same index on every lane
+        elif index.size and index.min() >= 0 and index.max() + extent <= m.shape[dim]:
+            continue  # every lane in bounds, active or not
         active = index if (mask is None or index.shape[0] == 1) else index[mask]
         if active.size and ((active < 0).any() or (active + extent > m.shape[dim]).any()):
             bad = int(active[(active < 0) | (active + extent > m.shape[dim])][0])
@@ -92,8 +97,23 @@ def check_indices(p: Program, op_id: int, m: MemRef, indices: list, mask: Any, e
             )
 
 
-def read(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_offsets: np.ndarray, mask: Any) -> np.ndarray:
-    """Stored values at ``offsets[:, None] + element_offsets`` (bytes) for the active lanes; 0 elsewhere."""
+def contiguous(m: MemRef, element_offsets: np.ndarray) -> bool:
+    """The elements lie one after another (a row the memories move at once)."""
+    return bool((element_offsets == np.arange(element_offsets.shape[0]) * m.elem.size).all())
+
+
+def _lane_starts(rt: Runtime, offsets: np.ndarray, lanes: np.ndarray, mask: Any) -> np.ndarray:
+    """The byte offset of each lane in ``lanes`` (the active lanes)."""
+    if mask is None and offsets.shape[0] == rt.lanes:
+        return offsets
+    return widen(offsets, rt.lanes)[lanes]
+
+
+def read(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_offsets: np.ndarray, mask: Any,
+         rows: bool = False) -> np.ndarray:
+    """Stored values at ``offsets[:, None] + element_offsets`` (bytes) for the active lanes; 0 elsewhere.
+
+    ``rows``: the element offsets are :func:`contiguous`, so LDS and private memory move a row per lane."""
     rt: Runtime = p.rt
     space = m.space
     count = element_offsets.shape[0]
@@ -105,6 +125,8 @@ def read(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_offsets
         out = np.zeros((rt.lanes, count), dtype=m.elem.storage)
         out[lanes] = space.read(widen(offsets, rt.lanes)[lanes, None] + element_offsets, m.elem, what, p.op_location(op_id))
         return out
+    if rows:
+        return _read_rows(p, op_id, m, offsets, element_offsets, mask)
     lanes = rt.active_lanes(mask)
     addresses = widen(offsets, rt.lanes)[lanes, None] + element_offsets
     _check_space(p, op_id, space, addresses, lanes, m.elem.size)
@@ -117,20 +139,76 @@ def read(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_offsets
     return out
 
 
-def write(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_offsets: np.ndarray, values: np.ndarray, mask: Any) -> None:
-    """Store ``values`` (lanes or 1, count) in storage dtype at the active lanes' addresses."""
+def _read_rows(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_offsets: np.ndarray, mask: Any) -> np.ndarray:
+    """:func:`read` of contiguous elements from LDS or private memory, a row per lane.
+
+    Under a mask every lane whose row lies inside its copy of the buffer is read at once, then the
+    inactive lanes are zeroed; only the active lanes are checked and recorded as readers."""
+    rt: Runtime = p.rt
+    space: Space = m.space
+    count, size = element_offsets.shape[0], m.elem.size
+    starts = widen(offsets, rt.lanes)
+    relative = starts - space.lane_base
+    limit = space.nbytes - size - int(element_offsets[-1])
+    inside = relative.min() >= 0 and relative.max() <= limit
+    outside = None if inside else (relative < 0) | (relative > limit)
+    if mask is None:
+        if not inside:
+            _check_space(p, op_id, space, starts[:, None] + element_offsets, rt.all_lanes, size)
+        _count_bank_rows(p, op_id, space, starts, rt.all_lanes, element_offsets, size, "read")
+        return space.read_rows(starts, count, rt.all_lanes, m.elem, rt, op_id)
+    if not inside or lds_banks.counting():
+        lanes = np.nonzero(mask)[0]
+        if not lanes.size:
+            return np.zeros((rt.lanes, count), dtype=m.elem.storage)
+        if not inside:
+            _check_space(p, op_id, space, starts[lanes, None] + element_offsets, lanes, size)
+            starts = np.where(outside, space.lane_base, starts)  # inactive lanes out of bounds read their copy's start
+        _count_bank_rows(p, op_id, space, starts[lanes], lanes, element_offsets, size, "read")
+    values = space.read_rows(starts, count, None, m.elem, rt, op_id, active=mask)
+    np.copyto(values, 0, where=~mask[:, None])  # as for element reads: an inactive lane reads 0
+    return values
+
+
+def write(p: Program, op_id: int, m: MemRef, offsets: np.ndarray, element_offsets: np.ndarray, values: np.ndarray, mask: Any,
+          rows: bool = False) -> None:
+    """Store ``values`` (lanes or 1, count) in storage dtype at the active lanes' addresses (``rows`` as for :func:`read`)."""
     rt: Runtime = p.rt
     space = m.space
     count = element_offsets.shape[0]
     lanes = rt.active_lanes(mask)
+    values = values.reshape(values.shape[0], count)
+    if mask is not None or values.shape[0] != rt.lanes:
+        values = np.broadcast_to(values, (rt.lanes, count))[lanes]
+    if rows and not isinstance(space, Device):
+        starts = _lane_starts(rt, offsets, lanes, mask)
+        _check_rows(p, op_id, space, starts, lanes, element_offsets, m.elem.size)
+        _count_bank_rows(p, op_id, space, starts, lanes, element_offsets, m.elem.size, "write")
+        space.write_rows(starts, lanes, values, m.elem, rt, op_id)
+        return
     addresses = widen(offsets, rt.lanes)[lanes, None] + element_offsets
-    values = np.broadcast_to(values.reshape(values.shape[0], count), (rt.lanes, count))[lanes]
     if isinstance(space, Device):
         space.write(addresses, values, m.elem, lambda: p.op_name(op_id), p.op_location(op_id))
         return
     _check_space(p, op_id, space, addresses, lanes, m.elem.size)
     _count_banks(p, op_id, space, addresses, lanes, m.elem.size, "write")
     space.write(addresses, np.broadcast_to(lanes[:, None], addresses.shape), values, m.elem, rt, op_id)
+
+
+def _check_rows(p: Program, op_id: int, space: Space, starts: np.ndarray, lanes: np.ndarray, element_offsets: np.ndarray,
+                size: int) -> None:
+    """:func:`_check_space` of rows: each row's first and last element decide (the message comes from the full check)."""
+    base = space.lane_base if lanes.shape[0] == space.lane_base.shape[0] else space.lane_base[lanes]
+    relative = starts - base
+    if relative.size and ((relative < 0).any() or (relative > space.nbytes - size - int(element_offsets[-1])).any()):
+        _check_space(p, op_id, space, starts[:, None] + element_offsets, lanes, size)
+
+
+def _count_bank_rows(p: Program, op_id: int, space: Space, starts: np.ndarray, lanes: np.ndarray, element_offsets: np.ndarray,
+                     size: int, kind: str) -> None:
+    """:func:`_count_banks` of rows (their element addresses are only built while counting)."""
+    if space.kind == "lds" and lds_banks.counting():
+        _count_banks(p, op_id, space, starts[:, None] + element_offsets, lanes, size, kind)
 
 
 def _count_banks(p: Program, op_id: int, space: Space, addresses: np.ndarray, lanes: np.ndarray, size: int, kind: str) -> None:
@@ -189,15 +267,17 @@ def compile_load_store(p: Program, op: Any) -> Any:
         indices = [env[s] for s in index_slots]
         check_indices(p, op_id, m, indices, mask, shape)
         key = (m.strides, m.elem)
-        elements = cache.get(key)
-        if elements is None:
-            elements = cache[key] = vector_element_offsets(m, shape)
+        layout = cache.get(key)
+        if layout is None:
+            elements = vector_element_offsets(m, shape)
+            layout = cache[key] = (elements, contiguous(m, elements))
+        elements, rows = layout
         offsets = byte_offsets(m, indices)
         if storing:
             values = m.elem.to_storage(env[value_slot])
-            write(p, op_id, m, offsets, elements, values.reshape(values.shape[0], -1), mask)
+            write(p, op_id, m, offsets, elements, values.reshape(values.shape[0], -1), mask, rows)
             return
-        stored = read(p, op_id, m, offsets, elements, mask)
+        stored = read(p, op_id, m, offsets, elements, mask, rows)
         values = m.elem.to_compute(stored)
         env[result] = values.reshape((values.shape[0], *shape))
 
