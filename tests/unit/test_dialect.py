@@ -91,7 +91,7 @@ def test_effects_come_from_declarations_with_segments():
     source = """
     func.func @f(%mem: memref<4xf32>, %q: memref<1x4x1x64xf16>, %k: memref<1x4x8x64xf16>, %o: memref<1x4x1x64xf16>, %i: index) {
       %v = "rock.global_load"(%mem, %i) {operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4xf32>, index) -> f32
-      "rock.attention"(%q, %k, %k, %o) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+      "rock.attention"(%q, %k, %k, %o) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
         : (memref<1x4x1x64xf16>, memref<1x4x8x64xf16>, memref<1x4x8x64xf16>, memref<1x4x1x64xf16>) -> ()
       return
     }"""
@@ -108,7 +108,7 @@ def test_effects_come_from_declarations_with_segments():
 def test_optional_attribute_defaults_and_kinds_are_checked_in_python():
     source = """
     func.func @f(%q: memref<1x4x1x64xf16>, %k: memref<1x4x8x64xf16>, %o: memref<1x4x1x64xf16>) {
-      "rock.attention"(%q, %k, %k, %o) {num_heads_q = 4, num_heads_kv = 4, causal = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+      "rock.attention"(%q, %k, %k, %o) {num_heads_q = 4, num_heads_kv = 4, causal = 1 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
         : (memref<1x4x1x64xf16>, memref<1x4x8x64xf16>, memref<1x4x8x64xf16>, memref<1x4x1x64xf16>) -> ()
       return
     }"""

@@ -104,6 +104,52 @@ def test_fp8_kernels_pass_pagedir_run_check(name: str, tmp_path, capsys) -> None
     assert "L6 after rock-kernel-pipeline" in out and "FAIL" not in out
 
 
+#: Per-token-head scales (scale caches paged like K/V): every page-table form, decode and prefill, GQA 4/2.
+PER_TOKEN_HEAD_CASES = {
+    "decode-pointers-gfx942": "--kv-dtype fp8e4m3fnuz",
+    "decode-pointers-partial-page-e5m2fnuz": "--kv-dtype fp8e5m2fnuz --seq-len-k 40 --dtype bf16",
+    "prefill-pointers-causal": "--kv-dtype fp8e4m3fnuz --seq-len-q 7 --causal",
+    "decode-blocks-nhd": "--kv-dtype fp8e4m3fnuz --page-table blocks",
+    "prefill-blocks-hnd-causal-gfx950": "--kv-dtype fp8e4m3fn --arch gfx950 --page-table blocks --kv-layout hnd "
+                                        "--seq-len-q 5 --causal",
+    "decode-csr-nhd-gfx950": "--kv-dtype fp8e5m2 --arch gfx950 --page-table csr",
+    "prefill-csr-hnd-causal": "--kv-dtype fp8e5m2fnuz --page-table csr --kv-layout hnd --seq-len-q 6 --causal",
+    "decode-dense": "--kv-dtype fp8e4m3fnuz --dense",
+    "prefill-dense-causal-gfx950": "--kv-dtype fp8e5m2 --arch gfx950 --dense --seq-len-q 5 --causal",
+    "split-blocks": "--kv-dtype fp8e4m3fnuz --page-table blocks --num-splits 2",
+    "dynamic-csr-hnd": "--kv-dtype fp8e4m3fnuz --page-table csr --kv-layout hnd --dynamic",
+}
+
+
+@pytest.mark.parametrize("name", list(PER_TOKEN_HEAD_CASES))
+def test_per_token_head_scales_pass_pagedir_run_check(name: str, tmp_path, capsys) -> None:
+    """Ragged lengths with NaN/Inf in stale K/V slots and NaN scales past them (--check draws them)."""
+    path = tmp_path / "kernel.mlir"
+    flags = PER_TOKEN_HEAD_CASES[name].split()
+    lengths = [] if "csr" in flags else ["--seq-lens"]
+    seq_k = [] if "--seq-len-k" in flags else ["--seq-len-k", "64"]
+    argv = ["attention", "--num-heads-q", "4", "--num-heads-kv", "2", "--head-dim", "64", *seq_k, *lengths,
+            "--kv-scale", "per-token-head", *flags, "-o", str(path)]
+    assert gen_cli.main(argv) == 0
+    assert "k_scales" in path.read_text()
+    assert run_cli.main(["--check", str(path), "--seed", str(len(name))]) == 0
+    out = capsys.readouterr().out
+    assert "L6 after rock-kernel-pipeline" in out and "FAIL" not in out
+
+
+def test_per_token_head_quantization_follows_each_row() -> None:
+    """scale = amax of the (token, head) row / the format's largest value; a stale row's scale is NaN."""
+    from pagedir.interp.check import fp8_quantized_per_token
+
+    values = np.array([[[[1.0, -3.0], [0.5, 0.25], [0.0, 0.0], [np.nan, 1.0]]]], dtype=np.float32)
+    bits, dequantized, scales = fp8_quantized_per_token(values, "f8E4M3FNUZ")
+    assert scales.shape == (1, 1, 4)
+    np.testing.assert_allclose(scales[0, 0, :3], [3.0 / 240, 0.5 / 240, 1.0], rtol=1e-6)
+    assert np.isnan(scales[0, 0, 3])
+    np.testing.assert_allclose(dequantized[0, 0, :3], values[0, 0, :3], rtol=0.07)
+    assert reference.fp8_values(bits[0, 0, 0, 1:2], "f8E4M3FNUZ")[0] == -240.0  # the row's amax maps to the largest
+
+
 def decode_kv_bytes(kv_dtype: str | None) -> tuple[int, float]:
     """(K/V page bytes read, max error against the fp8-aware reference) of the decode kernel
     B=2, 16/2 heads, D 128, pages of 16, seq_lens 512 and 300."""
@@ -156,8 +202,60 @@ def test_fp8_decode_reads_half_the_bytes_of_f16() -> None:
     (["--kv-dtype", "fp8e5m2fnuz", "--arch", "gfx90a"], "not supported on gfx90a (its fp8 formats: none)"),
     (["--kv-dtype", "fp8e4m3fnuz", "--dtype", "f32"], "needs --dtype f16 or bf16 for Q and out, got f32"),
     (["--kv-scale", "per-tensor"], "--kv-scale needs an fp8 --kv-dtype"),
-    (["--kv-dtype", "fp8e4m3fnuz", "--kv-scale", "per-token-head"], "--kv-scale per-token-head is not supported yet"),
+    (["--kv-scale", "per-token-head"], "--kv-scale needs an fp8 --kv-dtype"),
 ])
 def test_gen_refuses_unsupported_fp8(flags: list[str], message: str, capsys) -> None:
     assert gen_cli.main(["attention", *flags]) == 1
     assert message in capsys.readouterr().err
+
+
+def test_per_token_head_scales_are_read_once_per_key_up_to_seq_len() -> None:
+    """Decode B=2, 16/2 heads, D 128, pages of 16, seq_lens 512 and 300, NaN in stale slots and their
+    scales: the scale pages give 4 bytes per key and KV head for K and for V (each scale read once,
+    none past seq_len), against 128 fp8 bytes of K/V; the result matches the dequantizing reference."""
+    from pagedir.interp.check import fp8_quantized_per_token
+
+    args = make_args(batch=2, num_heads_q=16, num_heads_kv=2, head_dim=128, seq_len_k=512, kv_dtype="fp8e4m3fnuz",
+                     kv_scale="per-token-head")
+    args.seq_lens = True
+    rng = np.random.default_rng(5)
+    q = host_values(rng.standard_normal((2, 16, 1, 128)), "f16")
+    lens = np.array([512, 300], dtype=np.int32)
+    k, v = (reference.fill_stale(host_values(rng.standard_normal((2, 2, 512, 128)), "f16"), lens) for _ in range(2))
+    (k_bits, k_ref, k_scales), (v_bits, v_ref, v_scales) = (fp8_quantized_per_token(x, "f8E4M3FNUZ") for x in (k, v))
+    assert np.isnan(k_scales[1, :, 300:]).all()
+    device = CountingDevice()
+    with make_context():
+        module = ir.Module.parse(gen.generate(args))
+        lower(module)
+        caches = [reference.paged_cache(device, x, 16, seq_lens=lens, rng=rng) for x in (k_bits, v_bits)]
+        scale_caches = [reference.paged_cache(device, x[..., None], 16, seq_lens=lens, rng=rng) for x in (k_scales, v_scales)]
+        kv_ranges = [(page.address, page.address + page.nbytes) for cache in caches for page in cache.pages]
+        scale_ranges = [(page.address, page.address + page.nbytes) for cache in scale_caches for page in cache.pages]
+        out = np.full((2, 16, 1, 128), np.nan, dtype=np.float32)
+        call = [q, caches[0].table, caches[1].table, lens, scale_caches[0].table, scale_caches[1].table, out]
+        device.watched = scale_ranges
+        got = interp.run(module, args.name, call, device=device)[-1]
+        scale_bytes = device.bytes_read
+        device.watched, device.bytes_read = kv_ranges, 0
+        interp.run(module, args.name, call, device=device)
+        kv_bytes = device.bytes_read
+    keys = 512 + 300
+    assert scale_bytes == 2 * keys * 2 * 4  # K and V, 2 KV heads, one f32 per key
+    assert kv_bytes == 2 * keys * 2 * 128  # K and V, 2 KV heads, 128 fp8 values per key
+    expected = reference.attention(q, k_ref, v_ref, seq_lens=lens)
+    assert np.abs(np.asarray(got, dtype=np.float32) - expected).max() < 2e-3
+
+
+def test_fp8_decode_keeps_the_valu_tiling_on_a_matrix_chip() -> None:
+    """fp8 K/V take the VALU loop (no fp8 matrix loop yet), so they must get its tiling too: the matrix
+    tiling (256 threads, 64-key tiles) run on the VALU loop needs ~250 VGPRs, 1 wave per SIMD."""
+    from pagedir import driver
+    from pagedir.backend.report import kernel_reports
+
+    args = make_args(num_heads_q=16, num_heads_kv=2, seq_len_k=512, head_dim=128, seq_lens=True, kv_dtype="fp8e4m3fnuz")
+    with make_context():
+        module = ir.Module.parse(gen.generate(args))
+        outputs = driver.run(module.operation, driver.CompileOptions(arch="gfx942", emit="asm"), start="L0", end="asm")
+    report = kernel_reports(outputs["asm"], "gfx942")[0]
+    assert report.vgpr_spills == 0 and report.occupancy >= 4, report

@@ -256,4 +256,4 @@ def test_gen_arguments_follow_seq_lens() -> None:
     text = gen.generate(args)
     assert "%seq_lens: memref<2xi32>, %alibi_slopes: memref<4xf32>, %sinks: memref<4xf32>, %out:" in text
     assert "window_left = 5, softcap = 2.5 : f32" in text
-    assert "operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 1>" in text
+    assert "operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1>" in text

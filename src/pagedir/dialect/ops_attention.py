@@ -101,6 +101,10 @@ class AttentionLike(OpDef):
                 doc="memref<Hq x f32>: per q head a logit joining the softmax denominator, attached to no value"),
         Operand("k_scale", MEMREF, OPTIONAL, effect=READ, doc="memref<1xf32>: K values are k * k_scale (fp8 caches)"),
         Operand("v_scale", MEMREF, OPTIONAL, effect=READ, doc="memref<1xf32>: V values are v * v_scale (fp8 caches)"),
+        Operand("k_scales", MEMREF, OPTIONAL, effect=READ,
+                doc="per (token, KV head) scales of K, f32 and paged like k: K[b, h, j] = k[b, h, j] * k_scales[b, h, j]"),
+        Operand("v_scales", MEMREF, OPTIONAL, effect=READ,
+                doc="per (token, KV head) scales of V, f32 and paged like v: V[b, h, j] = v[b, h, j] * v_scales[b, h, j]"),
         Operand("out", MEMREF, effect=WRITE, doc="memref<B x Hq x Sq x D x T>"),
     )
     common_attributes = (
@@ -120,9 +124,14 @@ class AttentionLike(OpDef):
         `memref<B x Hkv x Sk x D x T>` or paged K/V holding a whole number of tokens
         (P*S divisible by Hkv*D); k and v with the same Sk; `seq_lens` `memref<B x i32>`;
         `window_left` in [0, 2**31 - 1]; `softcap` finite and > 0; `alibi_slopes` and `sinks` `memref<Hq x f32>`;
-        fp8 K/V (both the same type) with an f16 or bf16 query; `k_scale` and `v_scale` `memref<1xf32>`."""
-        yield from verify_attention_shapes(op)
+        fp8 K/V (both the same type) with an f16 or bf16 query; `k_scale` and `v_scale` `memref<1xf32>`;
+        `k_scales` and `v_scales` (both or neither, fp8 K/V, no per-tensor scales) f32 scale caches
+        shaped like k and v with a head dim of 1 (same pages, block table, layout or dense tokens)."""
+        shape_errors = list(verify_attention_shapes(op))
+        yield from shape_errors
         yield from verify_variants(op)
+        if not shape_errors:
+            yield from verify_scale_caches(op)
 
 
 def kv_shape(value: ir.Value, num_heads_kv: int, head_dim: int) -> tuple[int, int, int] | str:
@@ -326,6 +335,65 @@ def verify_variants(op) -> Iterator[str]:
             yield f"{label} must be memref<1xf32> (one scale per tensor), got {t}"
 
 
+def scale_cache_shape(scales: ir.Value, kv: ir.Value, num_heads_kv: int, head_dim: int) -> str | None:
+    """Why the scale cache ``scales`` does not fit the K (or V) cache ``kv``, else None. A scale cache
+    is the cache with a head dim of 1 in f32: a view of an f32 pool ``[num_blocks, block_size, Hkv]``
+    (nhd) or ``[num_blocks, Hkv, block_size]`` (hnd) through kv's table in kv's layout, a
+    ``rock.deref`` of its own page table with kv's page count and one scale per token of a page
+    (``memref<B x P x (S / D) x f32>``), or dense ``[B, Hkv, Sk]`` for dense kv."""
+    t, f32 = scales.type, ir.F32Type.get()
+    if t.element_type != f32:
+        return f"element type must be f32, got {t.element_type}"
+    if is_block_table_view(kv):
+        if not is_block_table_view(scales):
+            return f"must be a rock.block_table_view like k and v, got {t}"
+        g, sg = PageGeometry.of(kv), PageGeometry.of(scales)
+        pool = scales.owner.operands[0].type
+        if pool.rank != 3:
+            return f"pool must be memref<num_blocks x block_size x Hkv x f32> ({g.layout}) or hnd, got {pool}"
+        if (sg.layout, sg.block_size, sg.heads_kv) != (g.layout, g.block_size, g.heads_kv):
+            return (f"pool {pool} ({sg.layout}) must hold {g.heads_kv} KV heads of blocks of {g.block_size} tokens "
+                    f"in the cache's layout {g.layout}")
+        if list(scales.owner.operands)[1:] != list(kv.owner.operands)[1:]:
+            return "must be read through the cache's block table (and csr lengths)"
+        return None
+    if is_deref(kv):
+        if not is_deref(scales):
+            return f"must be a rock.deref result like k and v, got {t}"
+        pages, page_size = kv.type.shape[1], kv.type.shape[2]
+        if page_size % head_dim:
+            return f"needs pages of whole tokens: the cache's {page_size}-element pages hold no whole number of {head_dim}-element rows"
+        wanted = [kv.type.shape[0], pages, page_size // head_dim]
+        if t.rank != 3 or list(t.shape) != wanted:
+            return f"must be memref<{'x'.join(dim_text(d) for d in wanted)}xf32> (one scale per token of each page), got {t}"
+        if deref_seq_len_k(scales) != deref_seq_len_k(kv):
+            return f"seq_len_k {deref_seq_len_k(scales)} differs from the cache's {deref_seq_len_k(kv)}"
+        return None
+    wanted = list(kv.type.shape[:3])
+    if t.rank != 3 or list(t.shape) != wanted:
+        return f"must be memref<{'x'.join(dim_text(d) for d in wanted)}xf32> (dense [B, Hkv, Sk]), got {t}"
+    return None
+
+
+def verify_scale_caches(op) -> Iterator[str]:
+    """``k_scales`` and ``v_scales``: per-token-head scales of fp8 K/V, shaped like their caches."""
+    present = (op.k_scales is not None, op.v_scales is not None)
+    if not any(present):
+        return
+    if not all(present):
+        yield "k_scales and v_scales go together: one was given without the other"
+        return
+    if str(op.k.type.element_type) not in FP8_TYPES:
+        yield f"k_scales and v_scales scale fp8 K/V, but k is {op.k.type.element_type}"
+    if op.k_scale is not None or op.v_scale is not None:
+        yield "takes per-tensor (k_scale, v_scale) or per-token-head (k_scales, v_scales) scales, not both"
+    head_dim = op.q.type.shape[3]
+    for label, scales, kv in (("k_scales", op.k_scales, op.k), ("v_scales", op.v_scales, op.v)):
+        problem = scale_cache_shape(scales, kv, op.num_heads_kv, head_dim)
+        if problem is not None:
+            yield f"{label} {problem} (cache {kv.type})"
+
+
 class AttentionOp(AttentionLike):
     name = "attention"
     summary = "out = softmax(scale * Q K^T + mask) V with K/V dense or paged"
@@ -346,10 +414,20 @@ without a value of its own. KV tiles wholly before the window are not loaded.
 
 fp8 KV cache: K and V may be `f8E4M3FNUZ`/`f8E5M2FNUZ` (gfx942) or `f8E4M3FN`/`f8E5M2` (gfx950)
 with Q and out f16 or bf16; `k_scale` and `v_scale` (`memref<1xf32>`, per tensor, any element
-type) make the keys and values `k * k_scale` and `v * v_scale`.
+type) make the keys and values `k * k_scale` and `v * v_scale`. Per token and KV head instead,
+`k_scales` and `v_scales` are f32 scale caches paged like K and V (a head dim of 1): `K[b, h, j] =
+k[b, h, j] * k_scales[b, h, j]`, likewise V (vLLM's and aiter's per-token-head quantization). Their
+forms follow the cache's: for `rock.block_table_view` K/V a view of a pool `[num_blocks, block_size,
+Hkv]` (nhd) or `[num_blocks, Hkv, block_size]` (hnd) through the same block table (or CSR table)
+in the same layout, result `memref<B x (Hkv * max_blocks) x block_size x f32>`; for `rock.deref`
+K/V a `rock.deref` of a page table of its own with the cache's page count, each page the scales of
+one K page's tokens (`memref<B x P x (S / D) x f32>`, the same `seq_len_k`); for dense K/V
+`memref<B x Hkv x Sk x f32>`. A tile's scales are loaded with it, once per tile and never past
+seq_len; K's scale multiplies each score once, V's each probability once before P V (a key's V
+scale weights its row and cannot be taken out of the sum).
 """
     example = """"rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 2, causal = false,
-    operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>} : (...) -> ()"""
+    operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>} : (...) -> ()"""
 
 
 OPS = (DerefOp, AttentionOp)

@@ -35,7 +35,9 @@ class BlockTableViewOp(OpDef):
     summary = "view a cache pool through a block table (vLLM) or a CSR page table (FlashInfer)"
     description = """
 `pool` is `memref<num_blocks x block_size x Hkv x D x T>` (`layout = "nhd"`) or
-`memref<num_blocks x Hkv x block_size x D x T>` (`layout = "hnd"`). Blocks form:
+`memref<num_blocks x Hkv x block_size x D x T>` (`layout = "hnd"`); a 3-d pool
+`[num_blocks, block_size, Hkv]` (or `[num_blocks, Hkv, block_size]`) is a scale cache, read
+as D = 1 (one f32 per token and KV head: `rock.attention`'s `k_scales`/`v_scales`). Blocks form:
 `table` is the `memref<B x max_blocks x i32>` block table, block slot `s` of
 sequence `b` is block `table[b, s]`. CSR form (with `kv_indptr` and
 `kv_last_page_len`): `table` is `kv_indices` `memref<nnz x i32>`, sequence `b`
@@ -80,13 +82,13 @@ pages). The id range check reads `num_blocks` from the pool.
         if op.layout not in KV_LAYOUTS:
             yield f'layout must be "nhd" or "hnd", got "{op.layout}"'
             return
-        if pool.rank != 4:
-            yield f"pool must be a 4-d memref ({op.layout}), got {pool}"
+        if pool.rank not in (3, 4):
+            yield f"pool must be a 4-d memref ({op.layout}), or a 3-d scale pool, got {pool}"
             return
         if pages.rank != 3 or pages.element_type != pool.element_type:
             yield f"result must be memref<B x P x S x {pool.element_type}>, got {pages}"
             return
-        for label, value, static in (("pool", pool, range(1, 4)), ("result", pages, [2])):
+        for label, value, static in (("pool", pool, range(1, pool.rank)), ("result", pages, [2])):
             if any(value.is_dynamic_dim(i) for i in static):
                 yield f"{label} {value} may be dynamic only in its {'blocks' if label == 'pool' else 'batch and pages'}"
                 return
@@ -132,10 +134,11 @@ class PageGeometry:
 
     @staticmethod
     def of_types(pool: ir.MemRefType, pages: ir.MemRefType, layout: str, csr: bool = False) -> PageGeometry:
+        shape = list(pool.shape) + [1] * (4 - pool.rank)  # a 3-d scale pool: one value per (token, head)
         if layout == "nhd":
-            num_blocks, block_size, heads_kv, head_dim = pool.shape
+            num_blocks, block_size, heads_kv, head_dim = shape
         else:
-            num_blocks, heads_kv, block_size, head_dim = pool.shape
+            num_blocks, heads_kv, block_size, head_dim = shape
         num_blocks = None if pool.is_dynamic_dim(0) else num_blocks
         max_blocks = None if pages.is_dynamic_dim(1) else pages.shape[1] // max(heads_kv, 1)
         return PageGeometry(layout, num_blocks, block_size, heads_kv, head_dim, max_blocks, csr)

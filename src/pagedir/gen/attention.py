@@ -27,7 +27,11 @@ Variants, in every form: ``--window N`` (``window_left``), ``--softcap X``, ``--
 (argument ``alibi_slopes``), ``--sinks`` (argument ``sinks``), ``--kv-dtype`` (fp8 K/V,
 pages or pools) with ``--kv-scale per-tensor`` (arguments ``k_scale``, ``v_scale``); the
 arguments follow the lengths: ``(..., [seq_lens], [alibi_slopes], [sinks], [k_scale,
-v_scale], out)``.
+v_scale], out)``. ``--kv-scale per-token-head`` takes two scale caches instead of ``k_scale,
+v_scale``, in the same place: ``k_scales, v_scales`` ``[B, Hkv, Sk]`` f32 (dense),
+``k_scales_table, v_scales_table`` page tables of their own (pointers: each page the scales of
+one K page's tokens), or ``k_scales_cache, v_scales_cache`` pools ``[num_blocks, page_size, Hkv]``
+(nhd) / ``[num_blocks, Hkv, page_size]`` (hnd) read through the cache's block table or CSR table.
 """
 
 from __future__ import annotations
@@ -86,7 +90,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kv-dtype", choices=list(KV_DTYPES), default=None,
                         help="fp8 K/V cache (Q and out stay --dtype, f16 or bf16); default: --dtype")
     parser.add_argument("--kv-scale", choices=KV_SCALES, default=None,
-                        help="per-tensor: take k_scale and v_scale (memref<1xf32>), K = k * k_scale, V = v * v_scale")
+                        help="per-tensor: take k_scale and v_scale (memref<1xf32>), K = k * k_scale, V = v * v_scale; "
+                             "per-token-head: take scale caches paged like K/V (f32, one scale per token and KV "
+                             "head), K[b, h, j] = k[b, h, j] * k_scales[b, h, j]")
     parser.add_argument("--dynamic", action="store_true",
                         help="batch, max blocks per sequence, pool blocks (and total query tokens with --varlen) are "
                              "'?' in the types: one kernel serves every batch size, its grid a formula of the argument "
@@ -171,8 +177,6 @@ def validate(args: argparse.Namespace) -> None:
 
 
 def validate_kv_dtype(args: argparse.Namespace) -> None:
-    if args.kv_scale == "per-token-head":
-        raise UserError("--kv-scale per-token-head is not supported yet: per-tensor scales only")
     if args.kv_dtype is None:
         if args.kv_scale is not None:
             raise UserError("--kv-scale needs an fp8 --kv-dtype")
@@ -195,7 +199,8 @@ def variant_parts(args: argparse.Namespace) -> tuple[list[tuple[str, str]], str,
     scaled = args.kv_scale == "per-tensor"
     arguments = [(name, per_head) for name, wanted in (("alibi_slopes", args.alibi), ("sinks", args.sinks)) if wanted]
     arguments += [("k_scale", "memref<1xf32>"), ("v_scale", "memref<1xf32>")] if scaled else []
-    segments = f"{int(args.alibi)}, {int(args.sinks)}, {int(scaled)}, {int(scaled)}"
+    per_token = args.kv_scale == "per-token-head"
+    segments = f"{int(args.alibi)}, {int(args.sinks)}, {int(scaled)}, {int(scaled)}, {int(per_token)}, {int(per_token)}"
     attributes = f", window_left = {args.window}" if args.window is not None else ""
     attributes += f", softcap = {args.softcap!r} : f32" if args.softcap is not None else ""
     return arguments, segments, attributes
@@ -228,6 +233,38 @@ def generate(args: argparse.Namespace) -> str:
     return text
 
 
+def scale_cache_parts(args: argparse.Namespace, kv_type: str, view: str = "") -> tuple[list[tuple[str, str]], str, str]:
+    """With ``--kv-scale per-token-head``: (the scale caches' arguments, the lines viewing them, the
+    operands' types). A scale cache is the K (or V) cache with a head dim of 1 in f32: dense ``[B, Hkv,
+    Sk]``; for pointers a page table of its own, each page one scale per token of a K page; for the
+    block-table forms a pool ``[num_blocks, block_size, Hkv]`` (nhd) or ``[num_blocks, Hkv,
+    block_size]`` (hnd) read through the cache's table (``view``: that view's operands and segments)."""
+    if args.kv_scale != "per-token-head":
+        return [], "", ""
+    shape = kv_type[len("memref<"):-1].split("x")[:3]
+    if args.dense:
+        scale_type = "memref<" + "x".join(shape) + "xf32>"
+        return [("k_scales", scale_type), ("v_scales", scale_type)], "", f", {scale_type}, {scale_type}"
+    shape[2] = str(args.page_size)  # one scale per token of a page
+    scale_type = "memref<" + "x".join(shape) + "xf32>"
+    if not view:
+        table_type = f"memref<{shape[0]}x{shape[1]}x1xi64>"
+        partial = (args.num_heads_kv * args.seq_len_k) % args.page_size != 0
+        tokens = f" {{seq_len_k = {args.seq_len_k}}}" if partial else ""
+        lines = "".join(f'  %{kv}_scales = "rock.deref"(%{kv}_scales_table){tokens} : ({table_type}) -> {scale_type}\n'
+                        for kv in ("k", "v"))
+        return [("k_scales_table", table_type), ("v_scales_table", table_type)], lines, f", {scale_type}, {scale_type}"
+    view_operands, view_segments, view_types, blocks = view.split(";")
+    hkv, page = args.num_heads_kv, args.page_size
+    pool_shape = [blocks, page, hkv] if args.kv_layout == "nhd" else [blocks, hkv, page]
+    pool_type = "memref<" + "x".join(map(str, pool_shape)) + "xf32>"
+    lines = "".join(
+        f'  %{kv}_scales = "rock.block_table_view"(%{kv}_scales_cache, {view_operands}) {{layout = "{args.kv_layout}", '
+        f"operandSegmentSizes = array<i32: {view_segments}>}}\n    : ({pool_type}, {view_types}) -> {scale_type}\n"
+        for kv in ("k", "v"))
+    return [("k_scales_cache", pool_type), ("v_scales_cache", pool_type)], lines, f", {scale_type}, {scale_type}"
+
+
 def function_text(args: argparse.Namespace) -> str:
     # --dynamic with pointer tables or dense K/V: the batch is '?' (their pages per sequence, or Sk, are compiled in).
     b, hq, hkv = "?" if args.dynamic else args.batch, args.num_heads_q, args.num_heads_kv
@@ -254,19 +291,26 @@ def function_text(args: argparse.Namespace) -> str:
         q_name, out_name = "q_padded", "out_padded"
     if args.dense:
         kv_type = f"memref<{b}x{hkv}x{sk}x{d}x{kv_t}>"
+        scale_args, scale_lines, scale_types = scale_cache_parts(args, kv_type)
+        lens += "".join(f"%{name}: {type_}, " for name, type_ in scale_args)
         params = f"{queries}%k: {kv_type}, %v: {kv_type}, {lens}%out: {out_type}"
         derefs = ""
     else:
         pages = pointer_pages(args)
         table_type = f"memref<{b}x{pages}x1xi64>"
         kv_type = f"memref<{b}x{pages}x{args.page_size * d}x{kv_t}>"
+        scale_args, scale_lines, scale_types = scale_cache_parts(args, kv_type)
+        lens += "".join(f"%{name}: {type_}, " for name, type_ in scale_args)
         params = f"{queries}%k_table: {table_type}, %v_table: {table_type}, {lens}%out: {out_type}"
         partial = (hkv * sk) % args.page_size != 0  # the last page partly filled: the capacity is stated
         tokens = f" {{seq_len_k = {sk}}}" if partial else ""
         derefs = (
             f'  %k = "rock.deref"(%k_table){tokens} : ({table_type}) -> {kv_type}\n'
             f'  %v = "rock.deref"(%v_table){tokens} : ({table_type}) -> {kv_type}\n'
-        )
+        ) + scale_lines
+    if scale_args:
+        lens_operand += ", %k_scales, %v_scales"
+        lens_type += scale_types
     splits = f", rock.num_splits = {args.num_splits}" if args.num_splits is not None else ""
     return f"""func.func @{args.name}({params}) attributes {{rock.kernel, rock.arch = "{args.arch}"{splits}}} {{
 {padded}{derefs}  "rock.attention"(%{q_name}, %k, %v{lens_operand}, %{out_name}) {{num_heads_q = {hq}, num_heads_kv = {hkv},
@@ -327,7 +371,10 @@ def serving_function_text(args: argparse.Namespace) -> str:
     packed = [("q", f"memref<{total_q}x{hq}x{d}x{t}>"), ("cu_seqlens_q", f"memref<{b1}xi32>")] if args.varlen else []
     queries = packed or [("q", q_type)]
     out_type = packed[0][1] if packed else q_type
-    arguments = [*queries, ("k_cache", pool_type), ("v_cache", pool_type), *tables, *lengths, *extras, ("out", out_type)]
+    scale_args, scale_lines, scale_types = scale_cache_parts(
+        args, kv_type, f"{view_operands};{view_segments};{view_types};{blocks}")
+    arguments = [*queries, ("k_cache", pool_type), ("v_cache", pool_type), *tables, *lengths, *extras, *scale_args,
+                 ("out", out_type)]
     params = ", ".join(f"%{name}: {type_}" for name, type_ in arguments)
     q_name, out_name = ("q_padded", "out_padded") if packed else ("q", "out")
     padded = "".join(
@@ -336,9 +383,12 @@ def serving_function_text(args: argparse.Namespace) -> str:
     views = "".join(
         f'  %{kv} = "rock.block_table_view"(%{kv}_cache, {view_operands}) {{layout = "{args.kv_layout}", '
         f"operandSegmentSizes = array<i32: {view_segments}>}}\n    : ({pool_type}, {view_types}) -> {kv_type}\n"
-        for kv in ("k", "v"))
+        for kv in ("k", "v")) + scale_lines
     lens_operand = (", %seq_lens" if lengths else "") + "".join(f", %{name}" for name, _ in extras)
     lens_types = (f", {lens_type}" if lengths else "") + "".join(f", {type_}" for _, type_ in extras)
+    if scale_args:
+        lens_operand += ", %k_scales, %v_scales"
+        lens_types += scale_types
     segments = f"1, 1, 1, {1 if lengths else 0}, {extra_segments}, 1"
     scale = (f", scale = {args.scale!r} : f32" if args.scale is not None else "") + variant_attrs
     splits = f", rock.num_splits = {args.num_splits}" if args.num_splits is not None else ""

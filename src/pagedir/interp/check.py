@@ -37,6 +37,7 @@ import numpy as np
 from pagedir import reference
 from pagedir.interp.launch import argument_count, as_module, check_arguments, functions, run_function, symbol_name
 from pagedir.interp.memory import Device, InterpError
+from pagedir.dialect.ops_page_table import is_block_table_view
 from pagedir.passes.ir_utils import find_ops
 
 TOLERANCE = {"f32": 1e-5, "f64": 1e-9, "f16": 2e-2, "bf16": 2e-2}
@@ -236,7 +237,7 @@ def _attention_attrs(func: ir.Operation) -> dict[str, Any]:
 
 
 #: The optional operands of rock.attention between v and out, in order.
-VARIANT_OPERANDS = ("seq_lens", "alibi_slopes", "sinks", "k_scale", "v_scale")
+VARIANT_OPERANDS = ("seq_lens", "alibi_slopes", "sinks", "k_scale", "v_scale", "k_scales", "v_scales")
 
 
 def variant_inputs(names: list[str], heads_q: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -260,6 +261,36 @@ def fp8_quantized(values: np.ndarray, name: str, scaled: bool) -> tuple[np.ndarr
     scale = np.float32(finite.max() / largest if scaled and finite.size and finite.max() > 0 else 1.0)
     bits = reference.fp8_bits(values / scale, name)
     return bits, reference.fp8_values(bits, name) * scale, np.array([scale], dtype=np.float32)
+
+
+def fp8_quantized_per_token(values: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(fp8 bits, the values they stand for, the scales ``[B, Hkv, Sk]``) of ``values`` ``[B, Hkv, Sk, D]``
+    quantized per (token, KV head) as vLLM's per-token-head quantization does: scale = amax of the
+    token's row / the format's largest value (1 for a row of zeros), bits = fp8(values / scale). A
+    stale row (NaN/Inf) gets a NaN scale: a kernel that reads a scale past seq_len sees NaN."""
+    table = reference.fp8_table(name)
+    largest = np.nanmax(np.abs(table[np.isfinite(table)]))
+    with np.errstate(invalid="ignore"):
+        amax = np.abs(values).max(axis=-1)
+    scales = np.where(amax > 0, amax / largest, 1.0).astype(np.float32)
+    scales[~np.isfinite(amax)] = np.nan
+    with np.errstate(invalid="ignore"):
+        bits = reference.fp8_bits(values / scales[..., None], name)
+    return bits, reference.fp8_values(bits, name) * scales[..., None], scales
+
+
+def scale_pool(scales: np.ndarray, block_table: np.ndarray, seq_lens: np.ndarray, block_size: int, layout: str,
+               num_blocks: int) -> np.ndarray:
+    """The scale cache pool ``[num_blocks, block_size, Hkv]`` (nhd) or ``[num_blocks, Hkv, block_size]``
+    (hnd) holding ``scales`` ``[B, Hkv, Sk]`` in the blocks the K/V caches' ``block_table`` gives each
+    sequence (up to seq_len, as :func:`reference.block_caches` fills them); NaN elsewhere."""
+    batch, heads_kv, seq_k = scales.shape
+    pool = np.full((num_blocks, heads_kv, block_size), np.nan, dtype=np.float32)
+    for b in range(batch):
+        for slot in range(-(-int(seq_lens[b]) // block_size)):
+            tokens = scales[b, :, slot * block_size : (slot + 1) * block_size]
+            pool[block_table[b, slot], :, : tokens.shape[1]] = tokens
+    return np.ascontiguousarray(np.transpose(pool, (0, 2, 1))) if layout == "nhd" else pool
 
 
 def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device, sizes: LaunchSizes | None = None) -> CheckCase:
@@ -297,7 +328,11 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device,
         k, v = reference.fill_stale(k, seq_lens), reference.fill_stale(v, seq_lens)
     kv_name = str(ir.MemRefType(derefs[0].results[0].type).element_type if derefs and not dense else table_type.element_type)
     scales = {}
-    if kv_name in reference.FP8_FORMATS:  # quantized: the device gets fp8 bits, the reference their values
+    per_token = "k_scales" in (attrs.get("optional") or [])
+    if kv_name in reference.FP8_FORMATS and per_token:  # per (token, head): the scales are caches of their own
+        (k, k_ref, k_scales), (v, v_ref, v_scales) = (fp8_quantized_per_token(x, kv_name) for x in (k, v))
+        scales = {"k_scales": k_scales, "v_scales": v_scales}
+    elif kv_name in reference.FP8_FORMATS:  # quantized: the device gets fp8 bits, the reference their values
         (k, k_ref, k_scale), (v, v_ref, v_scale) = (fp8_quantized(x, kv_name, "k_scale" in (attrs.get("optional") or []))
                                                    for x in (k, v))
         if "k_scale" in (attrs.get("optional") or []):
@@ -311,6 +346,11 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device,
         k_cache = reference.paged_cache(device, k, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(kv_name))
         v_cache = reference.paged_cache(device, v, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(kv_name))
         k_arg, v_arg, kept = k_cache.table, v_cache.table, k_cache.pages + v_cache.pages
+        if per_token:  # a page table per scale cache, each page the scales of one K page's tokens
+            for name in ("k_scales", "v_scales"):
+                cache = reference.paged_cache(device, scales[name][..., None], page_size=page_size // head_dim,
+                                              seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=np.float32)
+                scales[name], kept = cache.table, kept + cache.pages
     out = np.full((batch, *out_type.shape[1:]), np.nan, dtype=np.float32)
     queries, q_lens = [q], None
     if varlen:  # packed rows: a prefill chunk, a decode row, any others; rows past the last stay NaN
@@ -386,7 +426,9 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
 
     args = list(func.regions[0].blocks[0].arguments)[: argument_count(func)]
     views = find_ops(func, "rock.block_table_view")
-    k_view, v_view = views[0], views[-1]
+    # K's view and V's (the cache pools; 3-d pools are per-token-head scale caches, drawn with their caches)
+    caches = [view for view in views if ir.MemRefType(view.operands[0].type).rank == 4]
+    k_view, v_view = caches[0], caches[-1]
     varlen = find_ops(func, "rock.varlen_view")  # packed q and out (in that order)
     g = PageGeometry.of(k_view.results[0])
     pool_type = ir.MemRefType(k_view.operands[0].type)
@@ -424,13 +466,20 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
     variant_args = attention_variant_arguments(func)
     scales: dict[str, np.ndarray] = {}
     k_ref, v_ref = k, v
-    if name in reference.FP8_FORMATS:  # fp8 pools hold fp8 values (encoded on upload), the reference their scaled values
+    per_token = "k_scales" in variant_args
+    if name in reference.FP8_FORMATS and per_token:  # per (token, head): the scales go to pools of their own
+        (k_bits, k_ref, k_scales), (v_bits, v_ref, v_scales) = (fp8_quantized_per_token(x, name) for x in (k, v))
+        k, v = reference.fp8_values(k_bits, name), reference.fp8_values(v_bits, name)
+    elif name in reference.FP8_FORMATS:  # fp8 pools hold fp8 values (encoded on upload), the reference their scaled values
         (k_bits, k_ref, k_scale), (v_bits, v_ref, v_scale) = (fp8_quantized(x, name, "k_scale" in variant_args)
                                                              for x in (k, v))
         k, v = reference.fp8_values(k_bits, name), reference.fp8_values(v_bits, name)
         scales = {"k_scale": k_scale, "v_scale": v_scale}
     caches = reference.block_caches(k, v, g.block_size, seq_lens=seq_lens, layout=g.layout, num_blocks=g.num_blocks,
                                     rng=rng, dtype=dtype_of(name), share_first_block=batch > 1)
+    if per_token:  # the scale pools through the caches' block table
+        scales = {label: scale_pool(x, caches.block_table, seq_lens, g.block_size, g.layout, g.num_blocks)
+                  for label, x in (("k_scales", k_scales), ("v_scales", v_scales))}
     values: dict[Any, Any] = {}
     values[k_view.operands[0]], values[v_view.operands[0]] = caches.k_pool, caches.v_pool
     if g.csr:
@@ -471,15 +520,18 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
 
 def attention_variant_arguments(func: ir.Operation) -> dict[str, ir.Value]:
     """The variant operands (alibi_slopes, sinks, k_scale, v_scale) of the function's attention op,
-    by name, that are arguments of the function (the data drawn for them)."""
+    by name, that are arguments of the function (the data drawn for them); per-token-head scale caches
+    (``k_scales``, ``v_scales``) by name too, as the pool their view reads."""
     ops = find_ops(func, "rock.attention", "rock.gridwise_attention_accel")
     if not ops:
         return {}
     sizes = list(ir.DenseI32ArrayAttr(ops[0].attributes["operandSegmentSizes"]))
     operands, found, position = list(ops[0].operands), {}, 0
-    for name, size in zip(("q", "k", "v", "seq_lens", "alibi_slopes", "sinks", "k_scale", "v_scale", "out"), sizes):
+    for name, size in zip(("q", "k", "v", *VARIANT_OPERANDS, "out"), sizes):
         if size and name in ("alibi_slopes", "sinks", "k_scale", "v_scale") and isinstance(operands[position], ir.BlockArgument):
             found[name] = operands[position]
+        if size and name in ("k_scales", "v_scales") and is_block_table_view(operands[position]):
+            found[name] = operands[position].owner.operands[0]
         position += size
     return found
 

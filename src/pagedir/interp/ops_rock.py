@@ -481,11 +481,13 @@ def gather_pages(p: Program, op_id: int, label: str, source: PagedSource, heads_
 
 @handles("rock.attention", "rock.gridwise_attention_accel")
 def compile_attention(p: Program, op: Any) -> Any:
-    q_part, k_part, v_part, lens_part, slopes_part, sinks_part, k_scale_part, v_scale_part, out_part = segments(op)
+    (q_part, k_part, v_part, lens_part, slopes_part, sinks_part, k_scale_part, v_scale_part,
+     k_scales_part, v_scales_part, out_part) = segments(op)
     q, k, v, out = (p.slot(part[0]) for part in (q_part, k_part, v_part, out_part))
     lens = p.slot(lens_part[0]) if lens_part else None
     per_head = {name: p.slot(part[0]) for name, part in (("alibi_slopes", slopes_part), ("sinks", sinks_part)) if part}
     scales = [p.slot(part[0]) if part else None for part in (k_scale_part, v_scale_part)]
+    token_scales = [p.slot(part[0]) if part else None for part in (k_scales_part, v_scales_part)]
     attrs = op.operation.attributes
     heads_kv = int_attr(op, "num_heads_kv")
     causal = bool(ir.BoolAttr(attrs["causal"]).value) if "causal" in attrs else False
@@ -501,12 +503,17 @@ def compile_attention(p: Program, op: Any) -> Any:
         if seq_lens is None and isinstance(env[k], PagedSource) and env[k].view is not None:
             seq_lens = env[k].view.seq_lens(p, op_id)  # CSR: the lengths come with the page table
         kv = []
-        for label, slot, scale_slot in (("k", k, scales[0]), ("v", v, scales[1])):
+        for label, slot, scale_slot, token_slot in (("k", k, scales[0], token_scales[0]), ("v", v, scales[1], token_scales[1])):
             value = env[slot]
             kv.append(gather_pages(p, op_id, label, value, heads_kv, head_dim, seq_lens) if isinstance(value, PagedSource)
                       else read_dense(p, op_id, value))
             if scale_slot is not None:  # per-tensor scale of an fp8 cache: the values are stored * scale
                 kv[-1] = kv[-1] * np.float32(read_dense(p, op_id, env[scale_slot]).reshape(-1)[0])
+            if token_slot is not None:  # per-token-head scales: a cache of their own, paged like K/V with D = 1
+                cache = env[token_slot]
+                per_token = (gather_pages(p, op_id, f"{label}_scales", cache, heads_kv, 1, seq_lens)
+                             if isinstance(cache, PagedSource) else read_dense(p, op_id, cache)[..., None])
+                kv[-1] = kv[-1] * per_token.astype(np.float32)
         if seq_lens is not None and ((seq_lens < 0) | (seq_lens > kv[0].shape[2])).any():
             raise InterpError(f"{p.op_name(op_id)}: seq_lens {seq_lens.tolist()} outside [0, {kv[0].shape[2]}]", p.op_location(op_id))
         variants = {name: read_dense(p, op_id, env[slot]) for name, slot in per_head.items()}

@@ -35,7 +35,7 @@ then as few as give the same tiles per split (no split left empty by rounding).
 Default tuning (overridable with ``block-size``, ``m-per-block``,
 ``n-per-block``, like rocMLIR's perf_config): decode packs the group and nothing
 else; prefill takes query positions until 16 rows. On chips whose matrix cores
-the blockwise loop uses (``blockwise_gemm.matrix_instruction``) the block is up
+the blockwise loop uses (``blockwise_gemm.problem_matrix_instruction``; fp8 K/V do not) the block is up
 to 4 waves (256 threads) and the KV tile 64 keys, 32 with split-KV (more
 workgroups) and causal prefill (registers), halved while a K tile would pass 16 KB (K or V with its page
 pointers keeps 3 workgroups per CU) or there are fewer tiles than splits; prefill
@@ -66,8 +66,8 @@ from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import VECTOR_BITS, AttentionProblem, read_problem
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.base import ChipOptions, Pass
-from pagedir.passes.blockwise_gemm import (MFMA_TILE_KEYS, TILE, WAVE, key_slices, matrix_instruction, matrix_lds_bytes,
-                                            padded_rows)
+from pagedir.passes.blockwise_gemm import (MFMA_TILE_KEYS, TILE, WAVE, key_slices, matrix_lds_bytes, padded_rows,
+                                            problem_matrix_instruction)
 from pagedir.passes.ir_utils import enclosing_function, lower_kernel_ops, pow2_ceil
 
 MAX_HEAD_DIM = 256
@@ -148,7 +148,7 @@ def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool
         return False
     with op.location, ir.InsertionPoint(op):
         rock.gridwise_attention_accel(
-            op.q, op.k, op.v, op.seq_lens, op.alibi_slopes, op.sinks, op.k_scale, op.v_scale, op.out,
+            op.q, op.k, op.v, op.seq_lens, op.alibi_slopes, op.sinks, op.k_scale, op.v_scale, op.k_scales, op.v_scales, op.out,
             num_heads_q=op.num_heads_q, num_heads_kv=op.num_heads_kv, causal=op.causal, scale=op.scale,
             window_left=op.window_left, softcap=op.softcap,
             block_size=tiling.block_size, grid_size=tiling.grid_size,
@@ -199,7 +199,7 @@ def choose_tiling(p: AttentionProblem, options: AttentionToGridwiseOptions, chip
         m = group
     else:
         m = group * max(1, min(p.seq_q, PREFILL_ROWS // group))
-    if matrix_instruction(chip, p.element, MATRIX_BLOCK, m, TILE, p.head_dim) is not None:
+    if problem_matrix_instruction(chip, p, MATRIX_BLOCK, m, TILE) is not None:
         if not options.m_per_block and p.seq_q > 1:
             m = group * max(1, min(p.seq_q, MATRIX_PREFILL_ROWS // group))
         return matrix_tiling(p, m, options, splits, causal)
@@ -341,7 +341,7 @@ def peak_lds_bytes(needs: dict[str, int]) -> int:
 def check_lds(p: AttentionProblem, t: Tiling, chip):
     needs = lds_bytes(p, t)
     peak = peak_lds_bytes(needs)
-    matrix = matrix_instruction(chip, p.element, t.block_size, t.m_per_block, t.n_per_block, p.head_dim)
+    matrix = problem_matrix_instruction(chip, p, t.block_size, t.m_per_block, t.n_per_block)
     if matrix is not None:
         # The matrix loop keeps the scores in registers; Q is read once before the loop, K and V never
         # live together, the slices' exchange comes after the loop: any of them can take the others' bytes.

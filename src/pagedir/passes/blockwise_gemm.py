@@ -90,6 +90,14 @@ class MatrixInstruction:
         return min(self.waves, self.row_blocks * self.slices)
 
 
+def problem_matrix_instruction(chip: Chip | None, p, block: int, m: int, n: int) -> MatrixInstruction | None:
+    """:func:`matrix_instruction` for an attention problem: fp8 K/V (kept fp8 in LDS and converted
+    where the VALU loop reads them) take the VALU loop and its tiling."""
+    if p.kv_type != p.element:
+        return None
+    return matrix_instruction(chip, p.element, block, m, n, p.head_dim)
+
+
 def matrix_instruction(chip: Chip | None, element: ir.Type, block: int, m: int, n: int, head_dim: int) -> MatrixInstruction | None:
     """The MFMA form and wave split for this chip, element type and tiling, or None (the VALU loop)."""
     if chip is None or chip.name not in MFMA_CHIPS or chip.wave_size != WAVE:

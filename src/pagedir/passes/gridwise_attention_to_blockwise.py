@@ -97,7 +97,7 @@ from pagedir.dialect.ops_attention import AttentionProblem, csr_lengths, is_dere
 from pagedir.dialect.ops_page_table import slot_count_dim, varlen_parts
 from pagedir.arch import ChipError, kernel_chip
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
-from pagedir.passes.blockwise_gemm import MatrixInstruction, MatrixLoop, matrix_instruction
+from pagedir.passes.blockwise_gemm import MatrixInstruction, MatrixLoop, problem_matrix_instruction
 from pagedir.passes.ir_utils import apply, find_ops, index_const, lds_view, pow2_ceil
 
 LOG2_E = 1.4426950408889634
@@ -216,8 +216,7 @@ def lower_gridwise(op, func: ir.Operation, chip=None) -> bool:
                                    f"with num_splits = {plan.splits}: the combine kernel reads them")
             return False
     workspace = add_workspace_argument(func, plan, op.location) if plan.splits > 1 else None
-    # fp8 K/V stay fp8 in LDS and are converted where the VALU loop reads them: no matrix loop for them yet.
-    matrix = matrix_instruction(chip, p.element, block, m, n, p.head_dim) if p.kv_type == p.element else None
+    matrix = problem_matrix_instruction(chip, p, block, m, n)
     with op.location, ir.InsertionPoint(op):
         Builder(plan, op, workspace, matrix).build()
     if workspace is not None:
@@ -331,6 +330,10 @@ class Builder:
         self.seq_len = self.sequence_length()
         self.k_scale, self.v_scale = (None if s is None else memref.load(s, [index_const(0)])
                                       for s in (self.op.k_scale, self.op.v_scale))
+        # Per-token-head scales (fp8 caches): a tile's N scales of K and of V, loaded with the tile.
+        self.k_scale_tile = self.v_scale_tile = None
+        if self.op.k_scales is not None:
+            self.k_scale_tile, self.v_scale_tile = (lds_view([plan.n], self.f32) for _ in range(2))
         first, end = self.split_range(self.tiles_to_visit())
         first = self.after_window_start(first)
         places = None  # the output chunks are this thread's chunks of the VALU layout (chunk_position)
@@ -497,6 +500,32 @@ class Builder:
             index_bounds=bounds, valid=before_seq_len,
         )
 
+    def load_scales(self, source: ir.Value, tile: ir.Value, t: ir.Value) -> None:
+        """The ``N`` per-token-head scales of tile ``t`` (``k_scales`` or ``v_scales``: the cache with a
+        head dim of 1) into ``tile``, through the cache's page addressing (each page id read once per
+        tile); keys at or past seq_len are not read (a stale slot may hold NaN) and give 0."""
+        plan, p = self.plan, self.plan.p
+        if p.seq_k is None:
+            b, h, tt, length, head_page, n = (ir.AffineDimExpr.get(i) for i in range(6))
+            page_size = source.type.shape[2]
+            tile_map = ir.AffineMap.get(6, 0, [b, head_page * page_size + tt * plan.n + n])
+            indices = [self.b, self.h, t, self.seq_len, arith.muli(self.h, self.slots())]
+            bounds = [bound(p.batch), p.heads_kv, bound(plan.kv_tiles), bound(p.seq_k, 1), DYNAMIC_BOUND]
+        else:
+            b, h, tt, length, n = (ir.AffineDimExpr.get(i) for i in range(5))
+            paged = is_paged(source)
+            tile_map = ir.AffineMap.get(5, 0, [b, h * p.seq_k + tt * plan.n + n] if paged else [b, h, tt * plan.n + n])
+            indices, bounds = [self.b, self.h, t, self.seq_len], [bound(p.batch), p.heads_kv, bound(plan.kv_tiles), bound(p.seq_k, 1)]
+            page_size = source.type.shape[2] if paged else None
+        table = source.owner.operands[0 if is_deref(source) else 1] if is_paged(source) else None
+        key = ir.AffineDimExpr.get(2) * plan.n + ir.AffineDimExpr.get(tile_map.n_dims - 1)
+        scale_before_seq_len = ir.AffineMap.get(tile_map.n_dims, 0, [ir.AffineDimExpr.get(3) - key - 1])  # key < seq_len
+        rock.blockwise_load_tile(
+            source, tile, indices, table,
+            map=ir.AffineMapAttr.get(tile_map), block_size=plan.block, page_size=page_size,
+            index_bounds=bounds, valid=scale_before_seq_len,
+        )
+
     # --- the KV loop ----------------------------------------------------------------
 
     def kv_loop(self, first: ir.Value | None, end: ir.Value) -> list[ir.Value]:
@@ -510,9 +539,13 @@ class Builder:
             t = loop.induction_variable
             carried = list(loop.inner_iter_args)
             self.load_kv(self.op.k, self.k_tile, t)
+            if self.k_scale_tile is not None:
+                self.load_scales(self.op.k_scales, self.k_scale_tile, t)
             self.compute_scores(t)
             rock.lds_barrier()
             self.load_kv(self.op.v, self.v_tile, t)
+            if self.v_scale_tile is not None:
+                self.load_scales(self.op.v_scales, self.v_scale_tile, t)
             updated = []
             for k in range(per_thread):
                 acc, running_max, running_sum = carried[3 * k : 3 * k + 3]
@@ -558,6 +591,8 @@ class Builder:
         plan = self.plan
         if self.k_scale is not None:  # K = k * k_scale: one multiply per score, not per key element
             dot = arith.mulf(dot, self.k_scale)
+        if self.k_scale_tile is not None:  # K[n] = k[n] * k_scales[n]: one multiply per score too
+            dot = arith.mulf(dot, memref.load(self.k_scale_tile, [col]))
         if plan.softcap is None:
             score = arith.mulf(dot, f32_const(plan.scale))
         else:  # log2(e) is folded into plan.scale: take it out inside tanh, put it back outside
@@ -642,6 +677,9 @@ class Builder:
             new_sum = arith.addf(new_sum, vector.reduction(self.f32, vector.CombiningKind.ADD, prob))
         acc = arith.mulf(acc, splat(alpha, plan.chunk))
         value_type = ir.VectorType.get([plan.chunk], p.kv_type)
+        if self.v_scale_tile is not None:  # V[n] = v[n] * v_scales[n] weights key n's row: p_n * v_scales[n]
+            probs = [arith.mulf(prob, vector.load(score_type, self.v_scale_tile, [index_const(n0)]))
+                     for prob, n0 in zip(probs, range(0, plan.n, width))]
         for n in range(plan.n):
             prob = vector.extract(probs[n // width], [], [n % width])
             values = to_f32(vector.load(value_type, self.v_tile, [index_const(n), col]))

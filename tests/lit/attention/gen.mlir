@@ -24,11 +24,11 @@
 // PAGED: %k = "rock.deref"(%k_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
 // PAGED: %v = "rock.deref"(%v_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
 // PAGED: "rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 2,
-// PAGED-NEXT: causal = false, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+// PAGED-NEXT: causal = false, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
 
 // DENSE-LABEL: func.func @paged_attention(%q: memref<1x4x8x64xbf16>, %k: memref<1x4x32x64xbf16>, %v: memref<1x4x32x64xbf16>, %out: memref<1x4x8x64xbf16>)
 // DENSE-NOT: rock.deref
-// DENSE: causal = true, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>
+// DENSE: causal = true, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>
 
 // VERIFIED: "rock.attention"
 // VERIFIED-SAME: memref<1x3x1024xf32>
@@ -45,7 +45,7 @@
 // CSR-LABEL: func.func @paged_attention(%q: memref<2x8x1x128xf16>, %k_cache: memref<20x2x16x128xf16>, %v_cache: memref<20x2x16x128xf16>, %kv_indptr: memref<3xi32>, %kv_indices: memref<8xi32>, %kv_last_page_len: memref<2xi32>, %out: memref<2x8x1x128xf16>)
 // CSR: %k = "rock.block_table_view"(%k_cache, %kv_indices, %kv_indptr, %kv_last_page_len) {layout = "hnd", operandSegmentSizes = array<i32: 1, 1, 1, 1>}
 // CSR: "rock.attention"(%q, %k, %v, %out)
-// CSR-NEXT: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>
+// CSR-NEXT: operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>
 
 // FEW-BLOCKS: pagedir-gen: error: --num-blocks 3 is fewer than the 2 x 4 blocks the batch can fill (64 tokens in 16-token blocks per sequence)
 // POINTER-BLOCKS: pagedir-gen: error: --num-blocks sizes the cache pools of --page-table blocks or csr

@@ -34,7 +34,7 @@ func.func @decode_gqa(%q: memref<2x8x1x128xf16>, %k_table: memref<2x8x1xi64>, %v
   %k = "rock.deref"(%k_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
   %v = "rock.deref"(%v_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
   "rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 2, causal = false,
-      operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<2x8x1x128xf16>, memref<2x8x2048xf16>, memref<2x8x2048xf16>, memref<2xi32>, memref<2x8x1x128xf16>) -> ()
   return
 }
@@ -56,7 +56,7 @@ func.func @prefill_causal(%q: memref<1x2x64x64xf32>, %k_table: memref<1x8x1xi64>
   %k = "rock.deref"(%k_table) : (memref<1x8x1xi64>) -> memref<1x8x1024xf32>
   %v = "rock.deref"(%v_table) : (memref<1x8x1xi64>) -> memref<1x8x1024xf32>
   "rock.attention"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 2, causal = true, scale = 0.125 : f32,
-      operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+      operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x2x64x64xf32>, memref<1x8x1024xf32>, memref<1x8x1024xf32>, memref<1x2x64x64xf32>) -> ()
   return
 }
@@ -72,13 +72,13 @@ func.func @prefill_causal(%q: memref<1x2x64x64xf32>, %k_table: memref<1x8x1xi64>
 // CHECK: "rock.attention"
 func.func @dense(%q: memref<1x1x1x64xf16>, %k: memref<1x1x40x64xf16>, %v: memref<1x1x40x64xf16>,
                  %out: memref<1x1x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x1x1x64xf16>, memref<1x1x40x64xf16>, memref<1x1x40x64xf16>, memref<1x1x1x64xf16>) -> ()
   return
 }
 func.func @not_a_kernel(%q: memref<1x1x1x64xf16>, %k: memref<1x1x40x64xf16>, %v: memref<1x1x40x64xf16>,
                         %out: memref<1x1x1x64xf16>) {
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x1x1x64xf16>, memref<1x1x40x64xf16>, memref<1x1x40x64xf16>, memref<1x1x1x64xf16>) -> ()
   return
 }
@@ -100,7 +100,7 @@ func.func @not_a_kernel(%q: memref<1x1x1x64xf16>, %k: memref<1x1x40x64xf16>, %v:
 // SPLIT2: num_splits = 2 : i64
 func.func @split_by_attribute(%q: memref<1x4x1x64xf16>, %k: memref<1x1x128x64xf16>, %v: memref<1x1x128x64xf16>,
                               %out: memref<1x4x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.num_splits = 3} {
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x4x1x64xf16>, memref<1x1x128x64xf16>, memref<1x1x128x64xf16>, memref<1x4x1x64xf16>) -> ()
   return
 }
@@ -119,7 +119,7 @@ func.func @split_chosen(%q: memref<1x8x1x128xf16>, %k_table: memref<1x512x1xi64>
                         %seq_lens: memref<1xi32>, %out: memref<1x8x1x128xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.num_splits = 0} {
   %k = "rock.deref"(%k_table) : (memref<1x512x1xi64>) -> memref<1x512x2048xf16>
   %v = "rock.deref"(%v_table) : (memref<1x512x1xi64>) -> memref<1x512x2048xf16>
-  "rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x8x1x128xf16>, memref<1x512x2048xf16>, memref<1x512x2048xf16>, memref<1xi32>, memref<1x8x1x128xf16>) -> ()
   return
 }
@@ -132,13 +132,13 @@ func.func @split_chosen(%q: memref<1x8x1x128xf16>, %k_table: memref<1x512x1xi64>
 // CHECK-LABEL: func.func @variants
 // CHECK-SAME: %[[Q:[^:]+]]: memref<2x4x1x64xf16>, %[[K:[^:]+]]: memref<2x2x64x64xf16>, %[[V:[^:]+]]: memref<2x2x64x64xf16>, %[[LENS:[^:]+]]: memref<2xi32>, %[[SLOPES:[^:]+]]: memref<4xf32>, %[[SINKS:[^:]+]]: memref<4xf32>, %[[OUT:[^:]+]]: memref<2x4x1x64xf16>
 // CHECK: "rock.gridwise_attention_accel"(%[[Q]], %[[K]], %[[V]], %[[LENS]], %[[SLOPES]], %[[SINKS]], %[[OUT]])
-// CHECK-SAME: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 1>
+// CHECK-SAME: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1>
 // CHECK-SAME: softcap = 3.000000e+01 : f32
 // CHECK-SAME: window_left = 16 : i64
 func.func @variants(%q: memref<2x4x1x64xf16>, %k: memref<2x2x64x64xf16>, %v: memref<2x2x64x64xf16>, %seq_lens: memref<2xi32>,
                     %slopes: memref<4xf32>, %sinks: memref<4xf32>, %out: memref<2x4x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
   "rock.attention"(%q, %k, %v, %seq_lens, %slopes, %sinks, %out) {num_heads_q = 4, num_heads_kv = 2, window_left = 16, softcap = 30.0 : f32,
-      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 1>}
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1>}
     : (memref<2x4x1x64xf16>, memref<2x2x64x64xf16>, memref<2x2x64x64xf16>, memref<2xi32>, memref<4xf32>, memref<4xf32>, memref<2x4x1x64xf16>) -> ()
   return
 }
@@ -165,7 +165,7 @@ func.func @dynamic_varlen(%q: memref<?x8x64xf16>, %cu_seqlens_q: memref<?xi32>, 
   %v = "rock.block_table_view"(%v_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
     : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
   "rock.attention"(%q_padded, %k, %v, %seq_lens, %out_padded) {num_heads_q = 8, num_heads_kv = 2,
-      causal = true, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+      causal = true, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<?x8x4x64xf16>, memref<?x?x1024xf16>, memref<?x?x1024xf16>, memref<?xi32>, memref<?x8x4x64xf16>) -> ()
   return
 }

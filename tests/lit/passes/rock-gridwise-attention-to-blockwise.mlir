@@ -65,7 +65,7 @@ func.func @decode(%q: memref<1x2x1x64xf16>, %k_table: memref<1x4x1xi64>, %v_tabl
   %k = "rock.deref"(%k_table) : (memref<1x4x1xi64>) -> memref<1x4x1024xf16>
   %v = "rock.deref"(%v_table) : (memref<1x4x1xi64>) -> memref<1x4x1024xf16>
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
-      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x4x1024xf16>, memref<1x4x1024xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
   return
 }
@@ -106,7 +106,7 @@ func.func @decode(%q: memref<1x2x1x64xf16>, %k_table: memref<1x4x1xi64>, %v_tabl
 func.func @dense_causal(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, %v: memref<1x1x32x64xf32>,
                         %seq_lens: memref<1xi32>, %out: memref<1x1x4x64xf32>) attributes {rock.kernel, rock.arch = "gfx1030", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 1, num_heads_kv = 1, causal = true,
-      block_size = 64, grid_size = 1, m_per_block = 4, n_per_block = 16, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+      block_size = 64, grid_size = 1, m_per_block = 4, n_per_block = 16, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x1x4x64xf32>, memref<1x1x32x64xf32>, memref<1x1x32x64xf32>, memref<1xi32>, memref<1x1x4x64xf32>) -> ()
   return
 }
@@ -171,7 +171,7 @@ func.func @dense_causal(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, %v:
 func.func @split_decode(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v: memref<1x1x128x64xf16>,
                         %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx1030", rock.block_size = 64 : i64, rock.grid_size = 2 : i64} {
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
-      block_size = 64, grid_size = 2, m_per_block = 2, n_per_block = 32, num_splits = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+      block_size = 64, grid_size = 2, m_per_block = 2, n_per_block = 32, num_splits = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x128x64xf16>, memref<1x1x128x64xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
   return
 }
@@ -224,7 +224,7 @@ func.func @split_decode(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v
 func.func @decode_mfma(%q: memref<1x2x1x64xf16>, %k: memref<1x1x32x64xf16>, %v: memref<1x1x32x64xf16>,
                        %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
-      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x32x64xf16>, memref<1x1x32x64xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
   return
 }
@@ -268,7 +268,7 @@ func.func @window_softcap_alibi(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64x
                                 %slopes: memref<2xf32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx1030"} {
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %slopes, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
       window_left = 40, softcap = 2.0 : f32,
-      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 1>}
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x128x64xf16>, memref<1x1x128x64xf16>, memref<1xi32>, memref<2xf32>, memref<1x2x1x64xf16>) -> ()
   return
 }
@@ -309,7 +309,7 @@ func.func @window_softcap_alibi(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64x
 func.func @causal_f32_mfma(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, %v: memref<1x1x32x64xf32>,
                            %seq_lens: memref<1xi32>, %out: memref<1x1x4x64xf32>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 1, num_heads_kv = 1, causal = true,
-      block_size = 64, grid_size = 1, m_per_block = 4, n_per_block = 16, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+      block_size = 64, grid_size = 1, m_per_block = 4, n_per_block = 16, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x1x4x64xf32>, memref<1x1x32x64xf32>, memref<1x1x32x64xf32>, memref<1xi32>, memref<1x1x4x64xf32>) -> ()
   return
 }
@@ -333,7 +333,7 @@ func.func @causal_f32_mfma(%q: memref<1x1x4x64xf32>, %k: memref<1x1x32x64xf32>, 
 func.func @sinks(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf16>, %v: memref<1x1x64x64xf16>,
                  %sinks: memref<2xf32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx1030"} {
   "rock.gridwise_attention_accel"(%q, %k, %v, %sinks, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
-      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 1>}
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x64x64xf16>, memref<1x1x64x64xf16>, memref<2xf32>, memref<1x2x1x64xf16>) -> ()
   return
 }
@@ -375,7 +375,7 @@ func.func @sinks(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf16>, %v: memref
 func.func @decode_mfma_slices(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf16>, %v: memref<1x1x64x64xf16>,
                               %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 256 : i64, rock.grid_size = 1 : i64} {
   "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
-      block_size = 256, grid_size = 1, m_per_block = 2, n_per_block = 64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+      block_size = 256, grid_size = 1, m_per_block = 2, n_per_block = 64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x64x64xf16>, memref<1x1x64x64xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
   return
 }
@@ -397,7 +397,7 @@ func.func @decode_mfma_slices(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf16
 func.func @split_sinks(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf16>, %v: memref<1x1x64x64xf16>,
                        %sinks: memref<2xf32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx1030"} {
   "rock.gridwise_attention_accel"(%q, %k, %v, %sinks, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
-      block_size = 64, grid_size = 2, m_per_block = 2, n_per_block = 32, num_splits = 2, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 1>}
+      block_size = 64, grid_size = 2, m_per_block = 2, n_per_block = 32, num_splits = 2, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 1, 0, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x64x64xf16>, memref<1x1x64x64xf16>, memref<2xf32>, memref<1x2x1x64xf16>) -> ()
   return
 }
@@ -427,7 +427,7 @@ func.func @split_sinks(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf16>, %v: 
 func.func @csr_decode(%arg0: memref<1x2x1x32xf16>, %arg1: memref<4x8x1x32xf16>, %arg2: memref<4x8x1x32xf16>, %arg3: memref<2xi32>, %arg4: memref<4xi32>, %arg5: memref<1xi32>, %arg6: memref<1x2x1x32xf16>) attributes {rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64, rock.kernel} {
   %0 = "rock.block_table_view"(%arg1, %arg4, %arg3, %arg5) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<4x8x1x32xf16>, memref<4xi32>, memref<2xi32>, memref<1xi32>) -> memref<1x4x256xf16>
   %1 = "rock.block_table_view"(%arg2, %arg4, %arg3, %arg5) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<4x8x1x32xf16>, memref<4xi32>, memref<2xi32>, memref<1xi32>) -> memref<1x4x256xf16>
-  "rock.gridwise_attention_accel"(%arg0, %0, %1, %arg6) {block_size = 64 : i64, causal = false, grid_size = 1 : i64, m_per_block = 2 : i64, n_per_block = 32 : i64, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>} : (memref<1x2x1x32xf16>, memref<1x4x256xf16>, memref<1x4x256xf16>, memref<1x2x1x32xf16>) -> ()
+  "rock.gridwise_attention_accel"(%arg0, %0, %1, %arg6) {block_size = 64 : i64, causal = false, grid_size = 1 : i64, m_per_block = 2 : i64, n_per_block = 32 : i64, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>} : (memref<1x2x1x32xf16>, memref<1x4x256xf16>, memref<1x4x256xf16>, memref<1x2x1x32xf16>) -> ()
   return
 }
 
@@ -455,8 +455,44 @@ func.func @csr_decode(%arg0: memref<1x2x1x32xf16>, %arg1: memref<4x8x1x32xf16>, 
 func.func @fp8_scaled(%q: memref<1x2x1x64xf16>, %k: memref<1x1x64x64xf8E4M3FNUZ>, %v: memref<1x1x64x64xf8E4M3FNUZ>,
                       %k_scale: memref<1xf32>, %v_scale: memref<1xf32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
   "rock.gridwise_attention_accel"(%q, %k, %v, %k_scale, %v_scale, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
-      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 1>}
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 1, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x64x64xf8E4M3FNUZ>, memref<1x1x64x64xf8E4M3FNUZ>, memref<1xf32>, memref<1xf32>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// fp8 K/V with per-token-head scales in scale pools read through the cache's block table: each
+// tile's 32 K scales and 32 V scales are staged in LDS by tile loads of their own (a block id per
+// page, read once per tile; keys past seq_len not read), the K scale of key col multiplies its
+// score once, the V scales multiply the probabilities (4 per vector) before P V.
+
+// CHECK-LABEL: func.func @fp8_per_token_head
+// CHECK-SAME: %[[KSC:[^:]+]]: memref<4x16x1xf32>, %[[VSC:[^:]+]]: memref<4x16x1xf32>
+// CHECK: %[[KS:.*]] = "rock.block_table_view"(%[[KSC]], %[[TABLE:[^)]+]])
+// CHECK: %[[VS:.*]] = "rock.block_table_view"(%[[VSC]], %[[TABLE]])
+// CHECK: %[[KSTILE:.*]] = memref.view {{.*}} to memref<32xf32, #gpu.address_space<workgroup>>
+// CHECK: %[[VSTILE:.*]] = memref.view {{.*}} to memref<32xf32, #gpu.address_space<workgroup>>
+// CHECK: scf.for
+// CHECK: "rock.blockwise_load_tile"(%[[KS]], %[[KSTILE]], {{.*}}, %[[TABLE]]) {{.*}}page_size = 16
+// CHECK: %[[DOT:.*]] = vector.reduction <add>
+// CHECK: %[[SCALE:.*]] = memref.load %[[KSTILE]]
+// CHECK: arith.mulf %[[DOT]], %[[SCALE]] : f32
+// CHECK: "rock.blockwise_load_tile"(%[[VS]], %[[VSTILE]], {{.*}}, %[[TABLE]]) {{.*}}page_size = 16
+// CHECK: %[[PROB:.*]] = math.exp2 %{{.*}} : vector<4xf32>
+// CHECK: %[[VSV:.*]] = vector.load %[[VSTILE]][%{{.*}}] : memref<32xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: arith.mulf %[[PROB]], %[[VSV]] : vector<4xf32>
+// CHECK: scf.yield
+func.func @fp8_per_token_head(%q: memref<1x2x1x64xf16>, %kc: memref<4x16x1x64xf8E4M3FNUZ>, %vc: memref<4x16x1x64xf8E4M3FNUZ>,
+                              %table: memref<1x4xi32>, %lens: memref<1xi32>, %ksc: memref<4x16x1xf32>, %vsc: memref<4x16x1xf32>,
+                              %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %k = "rock.block_table_view"(%kc, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x16x1x64xf8E4M3FNUZ>, memref<1x4xi32>) -> memref<1x4x1024xf8E4M3FNUZ>
+  %v = "rock.block_table_view"(%vc, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x16x1x64xf8E4M3FNUZ>, memref<1x4xi32>) -> memref<1x4x1024xf8E4M3FNUZ>
+  %ks = "rock.block_table_view"(%ksc, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x16x1xf32>, memref<1x4xi32>) -> memref<1x4x16xf32>
+  %vs = "rock.block_table_view"(%vsc, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x16x1xf32>, memref<1x4xi32>) -> memref<1x4x16xf32>
+  "rock.gridwise_attention_accel"(%q, %k, %v, %lens, %ks, %vs, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x4x1024xf8E4M3FNUZ>, memref<1x4x1024xf8E4M3FNUZ>, memref<1xi32>, memref<1x4x16xf32>, memref<1x4x16xf32>, memref<1x2x1x64xf16>) -> ()
   return
 }
 
@@ -492,7 +528,7 @@ func.func @varlen_prefill(%arg0: memref<4x2x32xf16>, %arg1: memref<3xi32>, %arg2
   %1 = "rock.varlen_view"(%arg6, %arg1) : (memref<4x2x32xf16>, memref<3xi32>) -> memref<2x2x2x32xf16>
   %2 = "rock.block_table_view"(%arg2, %arg4) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x8x1x32xf16>, memref<2x2xi32>) -> memref<2x2x256xf16>
   %3 = "rock.block_table_view"(%arg3, %arg4) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x8x1x32xf16>, memref<2x2xi32>) -> memref<2x2x256xf16>
-  "rock.gridwise_attention_accel"(%0, %2, %3, %arg5, %1) {block_size = 64 : i64, causal = true, grid_size = 2 : i64, m_per_block = 4 : i64, n_per_block = 32 : i64, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>} : (memref<2x2x2x32xf16>, memref<2x2x256xf16>, memref<2x2x256xf16>, memref<2xi32>, memref<2x2x2x32xf16>) -> ()
+  "rock.gridwise_attention_accel"(%0, %2, %3, %arg5, %1) {block_size = 64 : i64, causal = true, grid_size = 2 : i64, m_per_block = 4 : i64, n_per_block = 32 : i64, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>} : (memref<2x2x2x32xf16>, memref<2x2x256xf16>, memref<2x2x256xf16>, memref<2xi32>, memref<2x2x2x32xf16>) -> ()
   return
 }
 
@@ -532,7 +568,7 @@ func.func @varlen_split(%arg0: memref<4x2x32xf16>, %arg1: memref<3xi32>, %arg2: 
   %1 = "rock.varlen_view"(%arg6, %arg1) : (memref<4x2x32xf16>, memref<3xi32>) -> memref<2x2x2x32xf16>
   %2 = "rock.block_table_view"(%arg2, %arg4) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<16x8x1x32xf16>, memref<2x8xi32>) -> memref<2x8x256xf16>
   %3 = "rock.block_table_view"(%arg3, %arg4) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<16x8x1x32xf16>, memref<2x8xi32>) -> memref<2x8x256xf16>
-  "rock.gridwise_attention_accel"(%0, %2, %3, %arg5, %1) {block_size = 64 : i64, causal = false, grid_size = 4 : i64, num_splits = 2 : i64, m_per_block = 4 : i64, n_per_block = 32 : i64, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>} : (memref<2x2x2x32xf16>, memref<2x8x256xf16>, memref<2x8x256xf16>, memref<2xi32>, memref<2x2x2x32xf16>) -> ()
+  "rock.gridwise_attention_accel"(%0, %2, %3, %arg5, %1) {block_size = 64 : i64, causal = false, grid_size = 4 : i64, num_splits = 2 : i64, m_per_block = 4 : i64, n_per_block = 32 : i64, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>} : (memref<2x2x2x32xf16>, memref<2x8x256xf16>, memref<2x8x256xf16>, memref<2xi32>, memref<2x2x2x32xf16>) -> ()
   return
 }
 
@@ -559,7 +595,7 @@ func.func @dynamic_blocks(%q: memref<?x8x1x64xf16>, %k_cache: memref<?x16x2x64xf
     : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
   %v = "rock.block_table_view"(%v_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
     : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
-  "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {block_size = 64 : i64, causal = false, m_per_block = 4 : i64, n_per_block = 32 : i64, num_heads_kv = 2 : i64, num_heads_q = 8 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+  "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {block_size = 64 : i64, causal = false, m_per_block = 4 : i64, n_per_block = 32 : i64, num_heads_kv = 2 : i64, num_heads_q = 8 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<?x8x1x64xf16>, memref<?x?x1024xf16>, memref<?x?x1024xf16>, memref<?xi32>, memref<?x8x1x64xf16>) -> ()
   return
 }

@@ -11,7 +11,7 @@
 // CHECK-SAME: (%[[Q:.+]]: memref<1x2x1x8xf32>, %[[K:.+]]: memref<1x1x4x8xf32>, %[[V:.+]]: memref<1x1x4x8xf32>, %[[OUT:.+]]: memref<1x2x1x8xf32>)
 // CHECK-SAME: rock.kernel
 // CHECK-NEXT: "rock.attention"(%[[Q]], %[[K]], %[[V]], %[[OUT]])
-// CHECK-SAME: causal = false, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>, scale = 0.353553385 : f32
+// CHECK-SAME: causal = false, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>, scale = 0.353553385 : f32
 // CHECK-NEXT: return
 func.func @dense_generic(%q: memref<1x2x1x8xf32>, %k: memref<1x1x4x8xf32>, %v: memref<1x1x4x8xf32>, %out: memref<1x2x1x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
   %qt = bufferization.to_tensor %q restrict : memref<1x2x1x8xf32> to tensor<1x2x1x8xf32>
@@ -86,7 +86,7 @@ func.func @dense_generic(%q: memref<1x2x1x8xf32>, %k: memref<1x1x4x8xf32>, %v: m
 // CHECK-LABEL: func.func @gqa_causal_seq_lens
 // CHECK-SAME: (%[[Q:.+]]: memref<1x4x2x8xf16>, %[[K:.+]]: memref<1x2x4x8xf16>, %[[V:.+]]: memref<1x2x4x8xf16>, %[[LENS:.+]]: memref<1xi32>, %[[OUT:.+]]: memref<1x4x2x8xf16>)
 // CHECK-NEXT: "rock.attention"(%[[Q]], %[[K]], %[[V]], %[[LENS]], %[[OUT]])
-// CHECK-SAME: causal = true, num_heads_kv = 2 : i64, num_heads_q = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>
+// CHECK-SAME: causal = true, num_heads_kv = 2 : i64, num_heads_q = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>
 // CHECK-NEXT: return
 func.func @gqa_causal_seq_lens(%q: memref<1x4x2x8xf16>, %k: memref<1x2x4x8xf16>, %v: memref<1x2x4x8xf16>, %seq_lens: memref<1xi32>, %out: memref<1x4x2x8xf16>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
   %qt = bufferization.to_tensor %q restrict : memref<1x4x2x8xf16> to tensor<1x4x2x8xf16>
@@ -304,7 +304,7 @@ func.func @paged_additive_linalg_softmax(%q: memref<1x4x1x8xbf16>, %k_table: mem
 // CHECK-LABEL: func.func @batch_matmul_causal
 // CHECK-SAME: (%[[Q:.+]]: memref<1x2x4x8xf32>, %[[K:.+]]: memref<1x1x4x8xf32>, %[[V:.+]]: memref<1x1x4x8xf32>, %[[OUT:.+]]: memref<1x2x4x8xf32>)
 // CHECK-NEXT: "rock.attention"(%[[Q]], %[[K]], %[[V]], %[[OUT]])
-// CHECK-SAME: causal = true, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>, scale = 5.000000e-01 : f32
+// CHECK-SAME: causal = true, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>, scale = 5.000000e-01 : f32
 // CHECK-NEXT: return
 func.func @batch_matmul_causal(%q: memref<1x2x4x8xf32>, %k: memref<1x1x4x8xf32>, %v: memref<1x1x4x8xf32>, %out: memref<1x2x4x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
   %qt = bufferization.to_tensor %q restrict : memref<1x2x4x8xf32> to tensor<1x2x4x8xf32>
@@ -395,7 +395,7 @@ func.func @batch_matmul_causal(%q: memref<1x2x4x8xf32>, %k: memref<1x1x4x8xf32>,
 // CHECK-NEXT: %[[K:.+]] = "rock.block_table_view"(%[[KC]], %[[TABLE]]) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x4x1x8xf32>, memref<2x2xi32>) -> memref<2x2x32xf32>
 // CHECK-NEXT: %[[V:.+]] = "rock.block_table_view"(%[[VC]], %[[TABLE]]) {layout = "nhd"
 // CHECK-NEXT: "rock.attention"(%[[Q]], %[[K]], %[[V]], %[[LENS]], %[[OUT]])
-// CHECK-SAME: causal = false, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>
+// CHECK-SAME: causal = false, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>
 // CHECK-NEXT: return
 func.func @blocks_nhd(%q: memref<2x2x1x8xf32>, %k_cache: memref<4x4x1x8xf32>, %v_cache: memref<4x4x1x8xf32>, %block_table: memref<2x2xi32>, %seq_lens: memref<2xi32>, %out: memref<2x2x1x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
   %qt = bufferization.to_tensor %q restrict : memref<2x2x1x8xf32> to tensor<2x2x1x8xf32>
@@ -640,7 +640,7 @@ func.func @blocks_hnd_extract(%q: memref<2x2x2x8xf32>, %k_cache: memref<4x1x4x8x
 // CHECK-NEXT: %[[K:.+]] = "rock.block_table_view"(%[[KC]], %[[INDICES]], %[[INDPTR]], %[[LAST]]) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 1, 1>}
 // CHECK-NEXT: %[[V:.+]] = "rock.block_table_view"(%[[VC]], %[[INDICES]], %[[INDPTR]], %[[LAST]]) {layout = "nhd"
 // CHECK-NEXT: "rock.attention"(%[[Q]], %[[K]], %[[V]], %[[OUT]])
-// CHECK-SAME: causal = true, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>
+// CHECK-SAME: causal = true, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>
 func.func @csr_nhd(%q: memref<2x2x2x8xf32>, %k_cache: memref<4x4x1x8xf32>, %v_cache: memref<4x4x1x8xf32>, %kv_indptr: memref<3xi32>, %kv_indices: memref<4xi32>, %kv_last_page_len: memref<2xi32>, %out: memref<2x2x2x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
   %qt = bufferization.to_tensor %q restrict : memref<2x2x2x8xf32> to tensor<2x2x2x8xf32>
   %zero = arith.constant 0.000000e+00 : f32
@@ -1018,7 +1018,7 @@ func.func @window_softcap(%q: memref<1x2x2x8xf32>, %k: memref<1x1x8x8xf32>, %v: 
 // CHECK-LABEL: func.func @alibi_bias
 // CHECK-SAME: (%[[Q:.+]]: memref<1x2x1x8xf32>, %[[K:.+]]: memref<1x1x8x8xf32>, %[[V:.+]]: memref<1x1x8x8xf32>, %[[LENS:.+]]: memref<1xi32>, %[[SLOPES:.+]]: memref<2xf32>, %[[OUT:.+]]: memref<1x2x1x8xf32>)
 // CHECK-NEXT: "rock.attention"(%[[Q]], %[[K]], %[[V]], %[[LENS]], %[[SLOPES]], %[[OUT]])
-// CHECK-SAME: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 1>
+// CHECK-SAME: operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 1>
 func.func @alibi_bias(%q: memref<1x2x1x8xf32>, %k: memref<1x1x8x8xf32>, %v: memref<1x1x8x8xf32>, %seq_lens: memref<1xi32>, %alibi_slopes: memref<2xf32>, %out: memref<1x2x1x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
   %qt = bufferization.to_tensor %q restrict : memref<1x2x1x8xf32> to tensor<1x2x1x8xf32>
   %lens = bufferization.to_tensor %seq_lens restrict : memref<1xi32> to tensor<1xi32>

@@ -111,7 +111,7 @@ func.func @deref_empty_page(%t: memref<2x8x1xi64>) {
 
 func.func @attention_gqa(%q: memref<1x6x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x6x1x64xf16>) {
   // expected-error @+1 {{'rock.attention' op num_heads_q (6) must be a multiple of num_heads_kv (4)}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 6, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 6, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x6x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1x6x1x64xf16>) -> ()
   return
 }
@@ -120,7 +120,7 @@ func.func @attention_gqa(%q: memref<1x6x1x64xf16>, %k: memref<1x4x32x64xf16>, %v
 
 func.func @attention_heads_attr(%q: memref<1x8x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x8x1x64xf16>) {
   // expected-error @+1 {{'rock.attention' op num_heads_q = 4 but the query has 8 heads}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x8x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1x8x1x64xf16>) -> ()
   return
 }
@@ -129,7 +129,7 @@ func.func @attention_heads_attr(%q: memref<1x8x1x64xf16>, %k: memref<1x4x32x64xf
 
 func.func @attention_head_dim(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x128xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x4x1x64xf16>) {
   // expected-error @+1 {{'rock.attention' op k: K/V head dim 128 differs from the query head dim 64}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x4x1x64xf16>, memref<1x4x32x128xf16>, memref<1x4x32x64xf16>, memref<1x4x1x64xf16>) -> ()
   return
 }
@@ -138,7 +138,7 @@ func.func @attention_head_dim(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x128xf1
 
 func.func @attention_out_shape(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x4x2x64xf16>) {
   // expected-error @+1 {{'rock.attention' op out shape [1, 4, 2, 64] must equal the query shape [1, 4, 1, 64]}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1x4x2x64xf16>) -> ()
   return
 }
@@ -147,7 +147,7 @@ func.func @attention_out_shape(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf1
 
 func.func @attention_element_types(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf32>, %v: memref<1x4x32x64xf16>, %out: memref<1x4x1x64xf16>) {
   // expected-error @+1 {{'rock.attention' op k element type f32 differs from the query's f16}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x4x1x64xf16>, memref<1x4x32x64xf32>, memref<1x4x32x64xf16>, memref<1x4x1x64xf16>) -> ()
   return
 }
@@ -156,7 +156,7 @@ func.func @attention_element_types(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x6
 
 func.func @attention_kv_tokens(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x16x64xf16>, %out: memref<1x4x1x64xf16>) {
   // expected-error @+1 {{'rock.attention' op k holds 32 tokens per sequence but v holds 16}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x16x64xf16>, memref<1x4x1x64xf16>) -> ()
   return
 }
@@ -168,7 +168,7 @@ func.func @attention_paged_capacity(%q: memref<2x8x1x128xf16>, %kt: memref<2x8x1
   %k = "rock.deref"(%kt) : (memref<2x8x1xi64>) -> memref<2x8x100xf16>
   %v = "rock.deref"(%vt) : (memref<2x8x1xi64>) -> memref<2x8x100xf16>
   // expected-error @+1 {{'rock.attention' op k: paged K/V hold 8 pages x 100 elements = 800 elements per batch, not a whole number of tokens of num_heads_kv x head_dim = 2 x 128}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<2x8x1x128xf16>, memref<2x8x100xf16>, memref<2x8x100xf16>, memref<2x8x1x128xf16>) -> ()
   return
 }
@@ -179,7 +179,7 @@ func.func @attention_paged_batch(%q: memref<2x8x1x128xf16>, %kt: memref<3x8x1xi6
   %k = "rock.deref"(%kt) : (memref<3x8x1xi64>) -> memref<3x8x2048xf16>
   %v = "rock.deref"(%vt) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
   // expected-error @+1 {{'rock.attention' op k batch 3 differs from the query batch 2}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<2x8x1x128xf16>, memref<3x8x2048xf16>, memref<2x8x2048xf16>, memref<2x8x1x128xf16>) -> ()
   return
 }
@@ -188,7 +188,7 @@ func.func @attention_paged_batch(%q: memref<2x8x1x128xf16>, %kt: memref<3x8x1xi6
 
 func.func @attention_seq_lens(%q: memref<2x4x1x64xf16>, %k: memref<2x4x32x64xf16>, %v: memref<2x4x32x64xf16>, %lens: memref<2xi64>, %out: memref<2x4x1x64xf16>) {
   // expected-error @+1 {{'rock.attention' op seq_lens must be memref<2xi32>, got memref<2xi64>}}
-  "rock.attention"(%q, %k, %v, %lens, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %lens, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<2x4x1x64xf16>, memref<2x4x32x64xf16>, memref<2x4x32x64xf16>, memref<2xi64>, memref<2x4x1x64xf16>) -> ()
   return
 }
@@ -197,7 +197,7 @@ func.func @attention_seq_lens(%q: memref<2x4x1x64xf16>, %k: memref<2x4x32x64xf16
 
 func.func @attention_element_type(%q: memref<1x4x1x64xi8>, %k: memref<1x4x32x64xi8>, %v: memref<1x4x32x64xi8>, %out: memref<1x4x1x64xi8>) {
   // expected-error @+1 {{'rock.attention' op element type must be f16, bf16 or f32, got i8}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x4x1x64xi8>, memref<1x4x32x64xi8>, memref<1x4x32x64xi8>, memref<1x4x1x64xi8>) -> ()
   return
 }
@@ -206,7 +206,7 @@ func.func @attention_element_type(%q: memref<1x4x1x64xi8>, %k: memref<1x4x32x64x
 
 func.func @attention_scale_type(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x4x1x64xf16>) {
   // expected-error @+1 {{'rock.attention' op attribute 'scale' must be f32 float, got 1.250000e-01 : f64}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, scale = 0.125 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, scale = 0.125 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1x4x1x64xf16>) -> ()
   return
 }
@@ -215,7 +215,7 @@ func.func @attention_scale_type(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf
 
 func.func @attention_missing_heads(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x4x1x64xf16>) {
   // expected-error @+1 {{attribute "num_heads_kv" is expected but not provided}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1x4x1x64xf16>) -> ()
   return
 }
@@ -280,8 +280,8 @@ func.func @valid_inputs(%q: memref<64x64xf16>, %i: index) {
 // more than one optional or variadic operand, as rock.attention now has).
 
 func.func @segments_past_the_operands(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %s: memref<1xi32>, %out: memref<1x4x1x64xf16>) {
-  // expected-error @+1 {{element 8 in 'operandSegmentSizes' attribute must be equal to 1}}
-  "rock.attention"(%q, %k, %v, %s, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 3>}
+  // expected-error @+1 {{element 10 in 'operandSegmentSizes' attribute must be equal to 1}}
+  "rock.attention"(%q, %k, %v, %s, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 3>}
     : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1xi32>, memref<1x4x1x64xf16>) -> ()
   return
 }
@@ -300,8 +300,8 @@ func.func @valid_no_result(%q: memref<64x64xf16>, %i: index) {
 // -----
 
 func.func @segments_too_few(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x4x1x64xf16>) {
-  // expected-error @+1 {{'operandSegmentSizes' attribute for specifying operand segments must have 9 elements, but got 8}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>}
+  // expected-error @+1 {{'operandSegmentSizes' attribute for specifying operand segments must have 11 elements, but got 10}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0>}
     : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1x4x1x64xf16>) -> ()
   return
 }
@@ -310,7 +310,7 @@ func.func @segments_too_few(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>,
 
 func.func @segments_not_i32(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x4x1x64xf16>) {
   // expected-error @+1 {{'operandSegmentSizes' attribute is expected to be a dense i32 array}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i8: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i8: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1x4x1x64xf16>) -> ()
   return
 }
@@ -319,7 +319,7 @@ func.func @segments_not_i32(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>,
 
 func.func @segments_negative(%q: memref<1x4x1x64xf16>, %k: memref<1x4x32x64xf16>, %v: memref<1x4x32x64xf16>, %out: memref<1x4x1x64xf16>) {
   // expected-error @+1 {{'operandSegmentSizes' attribute for specifying operand segments must have non-negative values}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, -1, 0, 0, 0, 0, 2>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, operandSegmentSizes = array<i32: 1, 1, 1, -1, 0, 0, 0, 0, 0, 0, 2>}
     : (memref<1x4x1x64xf16>, memref<1x4x32x64xf16>, memref<1x4x32x64xf16>, memref<1x4x1x64xf16>) -> ()
   return
 }
@@ -347,7 +347,7 @@ func.func @gridwise_zero_splits(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64x
                                 %out: memref<1x2x1x64xf16>) {
   // expected-error @+1 {{'rock.gridwise_attention_accel' op num_splits must be at least 1, got 0}}
   "rock.gridwise_attention_accel"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
-      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, num_splits = 0, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, num_splits = 0, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x128x64xf16>, memref<1x1x128x64xf16>, memref<1x2x1x64xf16>) -> ()
   return
 }
@@ -379,7 +379,7 @@ func.func @gridwise_more_splits_than_tiles(%q: memref<1x2x1x64xf16>, %k: memref<
                                            %out: memref<1x2x1x64xf16>) {
   // expected-error @+1 {{'rock.gridwise_attention_accel' op num_splits 5 exceeds the 4 KV tiles of 32 tokens a sequence holds: a split takes at least one tile}}
   "rock.gridwise_attention_accel"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
-      block_size = 64, grid_size = 5, m_per_block = 2, n_per_block = 32, num_splits = 5, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+      block_size = 64, grid_size = 5, m_per_block = 2, n_per_block = 32, num_splits = 5, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x128x64xf16>, memref<1x1x128x64xf16>, memref<1x2x1x64xf16>) -> ()
   return
 }
@@ -443,7 +443,7 @@ func.func @attention_pool_heads(%q: memref<2x8x1x128xf16>, %kc: memref<8x16x4x12
   %k = "rock.block_table_view"(%kc, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x16x4x128xf16>, memref<2x2xi32>) -> memref<2x8x2048xf16>
   %v = "rock.block_table_view"(%vc, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x16x4x128xf16>, memref<2x2xi32>) -> memref<2x8x2048xf16>
   // expected-error @+1 {{'rock.attention' op k: the cache pool holds 4 heads of dim 128, the attention 2 KV heads of dim 128}}
-  "rock.attention"(%q, %k, %v, %lens, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %lens, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<2x8x1x128xf16>, memref<2x8x2048xf16>, memref<2x8x2048xf16>, memref<2xi32>, memref<2x8x1x128xf16>) -> ()
   return
 }
@@ -455,7 +455,7 @@ func.func @attention_csr_seq_lens(%q: memref<2x8x1x128xf16>, %kc: memref<8x16x2x
   %k = "rock.block_table_view"(%kc, %indices, %indptr, %last) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<8x16x2x128xf16>, memref<8xi32>, memref<3xi32>, memref<2xi32>) -> memref<2x8x2048xf16>
   %v = "rock.block_table_view"(%vc, %indices, %indptr, %last) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 1, 1>} : (memref<8x16x2x128xf16>, memref<8xi32>, memref<3xi32>, memref<2xi32>) -> memref<2x8x2048xf16>
   // expected-error @+1 {{'rock.attention' op takes no seq_lens with csr page tables: the lengths come from kv_indptr and kv_last_page_len}}
-  "rock.attention"(%q, %k, %v, %lens, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %lens, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<2x8x1x128xf16>, memref<2x8x2048xf16>, memref<2x8x2048xf16>, memref<2xi32>, memref<2x8x1x128xf16>) -> ()
   return
 }
@@ -467,7 +467,7 @@ func.func @attention_deref_seq_len_k(%q: memref<2x8x1x128xf16>, %kt: memref<2x3x
   %k = "rock.deref"(%kt) {seq_len_k = 40} : (memref<2x3x1xi64>) -> memref<2x3x2048xf16>
   %v = "rock.deref"(%vt) {seq_len_k = 40} : (memref<2x3x1xi64>) -> memref<2x3x2048xf16>
   // expected-error @+1 {{'rock.attention' op k: seq_len_k = 40 tokens of num_heads_kv x head_dim = 2 x 128 are 10240 elements per batch, which 3 pages of 2048 elements do not end in}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<2x8x1x128xf16>, memref<2x3x2048xf16>, memref<2x3x2048xf16>, memref<2x8x1x128xf16>) -> ()
   return
 }
@@ -530,7 +530,7 @@ func.func @dynamic_varlen_sq(%q: memref<?x8x128xf16>, %cu: memref<?xi32>) {
 // The attention's head dim (or heads) cannot be dynamic.
 func.func @dynamic_head_dim(%q: memref<?x8x1x?xf16>, %k: memref<2x2x16x128xf16>, %v: memref<2x2x16x128xf16>, %out: memref<?x8x1x?xf16>) {
   // expected-error @+1 {{'rock.attention' op q memref<?x8x1x?xf16> has a dynamic dim 3: only the batch (of q, out, seq_lens and k/v together) and a block-table view's pages may be dynamic}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<?x8x1x?xf16>, memref<2x2x16x128xf16>, memref<2x2x16x128xf16>, memref<?x8x1x?xf16>) -> ()
   return
 }
@@ -541,7 +541,7 @@ func.func @dynamic_head_dim(%q: memref<?x8x1x?xf16>, %k: memref<2x2x16x128xf16>,
 func.func @dynamic_q_static_kv(%q: memref<?x8x1x128xf16>, %k: memref<2x2x16x128xf16>, %v: memref<2x2x16x128xf16>, %out: memref<?x8x1x128xf16>) {
   // expected-error @+2 {{'rock.attention' op k batch 2 differs from the query batch ?}}
   // expected-error @+1 {{'rock.attention' op v batch 2 differs from the query batch ?}}
-  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<?x8x1x128xf16>, memref<2x2x16x128xf16>, memref<2x2x16x128xf16>, memref<?x8x1x128xf16>) -> ()
   return
 }

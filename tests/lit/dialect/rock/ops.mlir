@@ -29,24 +29,24 @@ func.func @memory_and_ids() {
 // CHECK: %[[K:.*]] = "rock.deref"(%{{\w+}}) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
 // CHECK: %[[V:.*]] = "rock.deref"(%{{\w+}}) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
 // CHECK: "rock.attention"(%{{\w+}}, %[[K]], %[[V]], %{{\w+}}, %{{\w+}})
-// CHECK-SAME: causal = false, num_heads_kv = 2 : i64, num_heads_q = 8 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>, scale = 1.250000e-01 : f32
+// CHECK-SAME: causal = false, num_heads_kv = 2 : i64, num_heads_q = 8 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>, scale = 1.250000e-01 : f32
 func.func @paged_attention(%q: memref<2x8x1x128xf16>, %k_table: memref<2x8x1xi64>, %v_table: memref<2x8x1xi64>,
                            %seq_lens: memref<2xi32>, %out: memref<2x8x1x128xf16>) attributes {rock.kernel, rock.arch = "gfx942"} {
   %k = "rock.deref"(%k_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
   %v = "rock.deref"(%v_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
   "rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 2, causal = false, scale = 0.125 : f32,
-      operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 1>}
+      operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<2x8x1x128xf16>, memref<2x8x2048xf16>, memref<2x8x2048xf16>, memref<2xi32>, memref<2x8x1x128xf16>) -> ()
   return
 }
 
 // Dense K/V and no seq_lens: the optional operand is absent from the segment sizes.
 // CHECK-LABEL: func.func @dense_attention
-// CHECK: "rock.attention"(%{{\w+}}, %{{\w+}}, %{{\w+}}, %{{\w+}}) {causal = true, num_heads_kv = 4 : i64, num_heads_q = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+// CHECK: "rock.attention"(%{{\w+}}, %{{\w+}}, %{{\w+}}, %{{\w+}}) {causal = true, num_heads_kv = 4 : i64, num_heads_q = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
 func.func @dense_attention(%q: memref<1x4x16x64xf32>, %k: memref<1x4x32x64xf32>, %v: memref<1x4x32x64xf32>,
                            %out: memref<1x4x16x64xf32>) {
   "rock.attention"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, causal = true,
-      operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+      operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x4x16x64xf32>, memref<1x4x32x64xf32>, memref<1x4x32x64xf32>, memref<1x4x16x64xf32>) -> ()
   return
 }
@@ -61,7 +61,7 @@ func.func @gridwise(%q: memref<1x4x16x64xf32>, %k: memref<1x4x32x64xf32>, %v: me
                     %out: memref<1x4x16x64xf32>) {
   "rock.gridwise_attention_accel"(%q, %k, %v, %out) {num_heads_q = 4, num_heads_kv = 4, causal = false,
       block_size = 256, grid_size = 4, m_per_block = 32, n_per_block = 64,
-      operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1>}
+      operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x4x16x64xf32>, memref<1x4x32x64xf32>, memref<1x4x32x64xf32>, memref<1x4x16x64xf32>) -> ()
   return
 }
