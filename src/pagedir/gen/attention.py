@@ -15,7 +15,13 @@ out)`` or ``(q, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len, out)`
 with ``ceil(Sk / page_size)`` block slots per sequence (docs/serving.md). ``--dynamic``
 writes ``?`` for the batch, the block slots, the pool's blocks, nnz and total_q: one kernel
 for every batch size, its grid a formula of the argument sizes (``rock.grid_map``); with
-pointer tables or ``--dense`` only the batch is ``?``.
+pointer tables or ``--dense`` only the batch (and total_q) is ``?``.
+
+``--varlen`` packs the queries, in every form: ``q`` and ``out`` ``[total_q, Hq, D]`` with
+``cu_seqlens_q [B+1]`` right after ``q`` (``rock.varlen_view`` presents them as the padded
+``[B, Hq, Sq, D]``); with pointer tables or ``--dense`` it implies ``seq_lens`` (a decode row and a
+prefill chunk of one launch each have their own key length): ``(q, cu_seqlens_q, k_table,
+v_table, seq_lens, ..., out)``.
 
 Variants, in every form: ``--window N`` (``window_left``), ``--softcap X``, ``--alibi``
 (argument ``alibi_slopes``), ``--sinks`` (argument ``sinks``), ``--kv-dtype`` (fp8 K/V,
@@ -71,7 +77,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--varlen", action="store_true",
                         help="packed queries: q and out [B * Sq, Hq, D] with cu_seqlens_q [B+1] (sequence b's rows "
                              "start at cu_seqlens_q[b], at most Sq of them; causal aligned to the end of each "
-                             "sequence); with --page-table blocks or csr")
+                             "sequence); with pointer tables or --dense it implies --seq-lens (each sequence's "
+                             "key length)")
     parser.add_argument("--window", type=int, default=None, metavar="N",
                         help="sliding window: a query at absolute position i sees keys j >= i - N (window_left)")
     parser.add_argument("--softcap", type=softcap_value, default=None, metavar="X",
@@ -89,7 +96,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dynamic", action="store_true",
                         help="batch, max blocks per sequence, pool blocks (and total query tokens with --varlen) are "
                              "'?' in the types: one kernel serves every batch size, its grid a formula of the argument "
-                             "sizes (blocks and csr; with pointer tables or --dense the batch only)")
+                             "sizes (blocks and csr; with pointer tables or --dense the batch and total_q only)")
     parser.add_argument("--num-splits", type=int, default=None, metavar="N",
                         help="split-KV: record rock.num_splits = N on the kernel (0: chosen from the chip's compute "
                              "units; default: no split)")
@@ -136,10 +143,6 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError(f"--dense takes no page table, got --page-table {args.page_table}")
     if args.page_table == "csr" and args.seq_lens:
         raise UserError("--seq-lens: csr page tables carry the lengths (kv_indptr and kv_last_page_len)")
-    if args.varlen and not serving:
-        raise UserError("--varlen takes --page-table blocks or csr")
-    if args.varlen and args.num_splits not in (None, 1):
-        raise UserError(f"--varlen does not combine with split-KV: --num-splits {args.num_splits}")
     if args.dynamic and args.num_splits not in (None, 1):
         raise UserError(f"--dynamic does not combine with split-KV: --num-splits {args.num_splits} (the split count "
                         "would depend on the batch, which a dynamic kernel only knows at launch)")
@@ -267,24 +270,30 @@ def function_text(args: argparse.Namespace) -> str:
     b, hq, hkv = "?" if args.dynamic else args.batch, args.num_heads_q, args.num_heads_kv
     sq, sk, d, t = args.seq_len_q, args.seq_len_k, args.head_dim, args.dtype
     q_type = f"memref<{b}x{hq}x{sq}x{d}x{t}>"
-    lens = f"%seq_lens: memref<{b}xi32>, " if args.seq_lens else ""
-    lens_operand = ", %seq_lens" if args.seq_lens else ""
-    lens_type = f", memref<{b}xi32>" if args.seq_lens else ""
+    has_lens = takes_seq_lens(args)
+    lens = f"%seq_lens: memref<{b}xi32>, " if has_lens else ""
+    lens_operand = ", %seq_lens" if has_lens else ""
+    lens_type = f", memref<{b}xi32>" if has_lens else ""
     extras, extra_segments, variant_attrs = variant_parts(args)
     lens += "".join(f"%{name}: {type_}, " for name, type_ in extras)
     lens_operand += "".join(f", %{name}" for name, _ in extras)
     lens_type += "".join(f", {type_}" for _, type_ in extras)
-    segments = f"1, 1, 1, {1 if args.seq_lens else 0}, {extra_segments}, 1"
+    segments = f"1, 1, 1, {1 if has_lens else 0}, {extra_segments}, 1"
     scale = f", scale = {args.scale!r} : f32" if args.scale is not None else ""
     scale += variant_attrs
     kv_t = KV_DTYPES[args.kv_dtype] if args.kv_dtype else t
     if args.page_table != "pointers" and not args.dense:
         return serving_function_text(args)
+    queries, padded = f"%q: {q_type}, ", ""
+    q_name, out_name, out_type = "q", "out", q_type
+    if args.varlen:  # packed rows viewed as the padded q and out (the same view as the serving forms')
+        queries, out_type, padded = varlen_parts(args, q_type)
+        q_name, out_name = "q_padded", "out_padded"
     if args.dense:
         kv_type = f"memref<{b}x{hkv}x{sk}x{d}x{kv_t}>"
         scale_args, scale_lines, scale_types = scale_cache_parts(args, kv_type)
         lens += "".join(f"%{name}: {type_}, " for name, type_ in scale_args)
-        params = f"%q: {q_type}, %k: {kv_type}, %v: {kv_type}, {lens}%out: {q_type}"
+        params = f"{queries}%k: {kv_type}, %v: {kv_type}, {lens}%out: {out_type}"
         derefs = ""
     else:
         pages = pointer_pages(args)
@@ -292,7 +301,7 @@ def function_text(args: argparse.Namespace) -> str:
         kv_type = f"memref<{b}x{pages}x{args.page_size * d}x{kv_t}>"
         scale_args, scale_lines, scale_types = scale_cache_parts(args, kv_type)
         lens += "".join(f"%{name}: {type_}, " for name, type_ in scale_args)
-        params = f"%q: {q_type}, %k_table: {table_type}, %v_table: {table_type}, {lens}%out: {q_type}"
+        params = f"{queries}%k_table: {table_type}, %v_table: {table_type}, {lens}%out: {out_type}"
         partial = (hkv * sk) % args.page_size != 0  # the last page partly filled: the capacity is stated
         tokens = f" {{seq_len_k = {sk}}}" if partial else ""
         derefs = (
@@ -304,12 +313,30 @@ def function_text(args: argparse.Namespace) -> str:
         lens_type += scale_types
     splits = f", rock.num_splits = {args.num_splits}" if args.num_splits is not None else ""
     return f"""func.func @{args.name}({params}) attributes {{rock.kernel, rock.arch = "{args.arch}"{splits}}} {{
-{derefs}  "rock.attention"(%q, %k, %v{lens_operand}, %out) {{num_heads_q = {hq}, num_heads_kv = {hkv},
+{padded}{derefs}  "rock.attention"(%{q_name}, %k, %v{lens_operand}, %{out_name}) {{num_heads_q = {hq}, num_heads_kv = {hkv},
       causal = {str(args.causal).lower()}{scale}, operandSegmentSizes = array<i32: {segments}>}}
     : ({q_type}, {kv_type}, {kv_type}{lens_type}, {q_type}) -> ()
   return
 }}
 """
+
+
+def takes_seq_lens(args: argparse.Namespace) -> bool:
+    """seq_lens with pointer tables or dense K/V: asked for, or implied by packed queries (a decode row
+    and a prefill chunk of one launch have their own key lengths, the queries aligned to their ends)."""
+    return args.seq_lens or args.varlen
+
+
+def varlen_parts(args: argparse.Namespace, q_type: str) -> tuple[str, str, str]:
+    """Packed queries of the pointer and dense forms: (the q and cu_seqlens_q parameters, the packed
+    out type, the rock.varlen_view ops presenting q and out as ``q_type``). total_q and B+1 are '?'
+    with --dynamic."""
+    b, hq, d, t = args.batch, args.num_heads_q, args.head_dim, args.dtype
+    total_q, b1 = ("?", "?") if args.dynamic else (b * args.seq_len_q, b + 1)
+    packed_type, cu_type = f"memref<{total_q}x{hq}x{d}x{t}>", f"memref<{b1}xi32>"
+    views = "".join(f'  %{name}_padded = "rock.varlen_view"(%{name}, %cu_seqlens_q) : ({packed_type}, {cu_type}) '
+                    f"-> {q_type}\n" for name in ("q", "out"))
+    return f"%q: {packed_type}, %cu_seqlens_q: {cu_type}, ", packed_type, views
 
 
 def serving_function_text(args: argparse.Namespace) -> str:

@@ -297,7 +297,9 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device,
     """Random Q, paged K/V (shuffled pages, null past ragged seq_lens) or dense K/V, NaN out, the reference result;
     a dynamic batch is ``sizes.batch``."""
     args = list(func.regions[0].blocks[0].arguments)[: argument_count(func)]
-    q_type, table_type, out_type = args[0].type, args[1].type, args[-1].type
+    varlen = find_ops(func, "rock.varlen_view")  # packed q and out: (q, cu_seqlens_q, k, v, ...)
+    q_type = ir.MemRefType(varlen[0].results[0].type) if varlen else args[0].type
+    table_type, out_type = args[2 if varlen else 1].type, q_type
     optional = _attention_attrs(func).get("optional")
     has_lens = "seq_lens" in optional if optional is not None else len(args) == 5
     batch, heads_q, seq_q, head_dim = q_type.shape
@@ -350,14 +352,35 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device,
                                               seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=np.float32)
                 scales[name], kept = cache.table, kept + cache.pages
     out = np.full((batch, *out_type.shape[1:]), np.nan, dtype=np.float32)
+    queries, q_lens = [q], None
+    if varlen:  # packed rows: a prefill chunk, a decode row, any others; rows past the last stay NaN
+        q = host_values(rng.standard_normal((batch * seq_q, heads_q, head_dim)), name)
+        q_lens = varlen_query_lengths(batch, seq_q, rng)
+        queries = [q, np.concatenate([[0], np.cumsum(q_lens)]).astype(np.int32)]
+        out = np.full(q.shape, np.nan, dtype=np.float32)
     variants = variant_inputs(optional or [], heads_q, rng)  # drawn last: the other data do not change with them
-    call = [q, k_arg, v_arg] + ([seq_lens] if has_lens else []) + list(variants.values()) + list(scales.values()) + [out]
+    call = queries + [k_arg, v_arg] + ([seq_lens] if has_lens else []) + list(variants.values()) + list(scales.values()) + [out]
     expected = {}
     if attrs["known"]:
-        expected[len(call) - 1] = reference.attention(q, k_ref, v_ref, seq_lens=seq_lens, causal=attrs.get("causal", False),
-                                                      scale=attrs.get("scale"), window_left=attrs.get("window_left"),
-                                                      softcap=attrs.get("softcap"), **variants)
+        options = dict(causal=attrs.get("causal", False), scale=attrs.get("scale"), window_left=attrs.get("window_left"),
+                       softcap=attrs.get("softcap"), **variants)
+        expected[len(call) - 1] = (reference.attention(q, k_ref, v_ref, seq_lens=seq_lens, **options) if q_lens is None
+                                   else packed_attention(q, q_lens, out, k_ref, v_ref, seq_lens, **options))
     return CheckCase(args=call, expected=expected, keep_alive=kept)
+
+
+def packed_attention(q: np.ndarray, q_lens: np.ndarray, out: np.ndarray, k: np.ndarray, v: np.ndarray,
+                     seq_lens: np.ndarray | None, **options: Any) -> np.ndarray:
+    """The reference for packed queries ``[total_q, Hq, D]``: each sequence on its own, its ``q_lens[b]``
+    rows aligned to the end of its keys; rows past the last keep ``out``'s contents."""
+    packed, first = np.array(out), 0
+    for b, count in enumerate(q_lens):
+        rows = q[first : first + count]  # [count, Hq, D]
+        lens = seq_lens[b : b + 1] if seq_lens is not None else None
+        result = reference.attention(np.swapaxes(rows, 0, 1)[None], k[b : b + 1], v[b : b + 1], seq_lens=lens, **options)
+        packed[first : first + count] = np.swapaxes(result[0], 0, 1)
+        first += count
+    return packed
 
 
 @dataclass(frozen=True)
@@ -490,15 +513,8 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
             expected[args.index(out_arg)] = reference.attention(values[q_arg], k, v, seq_lens=seq_lens, causal=causal,
                                                                 scale=scale, **variants)
         else:  # each sequence on its own, its queries aligned to the end of its keys; rows past the last stay NaN
-            packed = np.array(values[out_arg])
-            first = 0
-            for b, count in enumerate(q_lens):
-                rows = values[q_arg][first : first + count]  # [count, Hq, D]
-                result = reference.attention(np.swapaxes(rows, 0, 1)[None], k[b : b + 1], v[b : b + 1],
-                                             seq_lens=seq_lens[b : b + 1], causal=causal, scale=scale, **variants)
-                packed[first : first + count] = np.swapaxes(result[0], 0, 1)
-                first += count
-            expected[args.index(out_arg)] = packed
+            expected[args.index(out_arg)] = packed_attention(values[q_arg], q_lens, values[out_arg], k, v, seq_lens,
+                                                             causal=causal, scale=scale, **variants)
     return CheckCase(args=call, expected=expected)
 
 

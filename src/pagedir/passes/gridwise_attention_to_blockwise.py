@@ -25,7 +25,10 @@ view's table is the tile loads' page table); with a CSR table the sequence lengt
 Packed queries (``q`` and ``out`` ``rock.varlen_view`` results): sequence ``b`` owns rows
 ``[cu[b], cu[b + 1])``, padded position ``p`` is row ``cu[b + 1] - Sq + p`` when ``p >= Sq -
 (cu[b + 1] - cu[b])``; the Q tile reads those rows (absent positions are not read) and the
-epilogue stores to them (absent positions are not stored). Not with split-KV.
+epilogue stores to them (absent positions are not stored). With split-KV the workspace keeps
+the padded rows: a split writes only the present ones, the combine merges only those and
+stores each to its packed row (it reads ``cu_seqlens_q`` and the packed ``out``, arguments of
+the kernel); an absent position is neither read nor written.
 
 Split-KV (``num_splits`` = S > 1). Workgroup ``w`` is split ``s = w mod S`` of
 the workgroup ``w floordiv S`` above; it visits tiles ``[s * T, min((s + 1) * T,
@@ -80,6 +83,7 @@ iteration overwrites them or the page pointers placed on their bytes.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 
@@ -194,10 +198,14 @@ def lower_gridwise(op, func: ir.Operation, chip=None) -> bool:
         op.location.emit_error("'rock.gridwise_attention_accel' op q and out must both be rock.varlen_view results "
                                "of the same cu_seqlens_q, or neither")
         return False
-    if varlen_parts(op.q) is not None and op.num_splits > 1:
-        op.location.emit_error(f"'rock.gridwise_attention_accel' op packed queries (rock.varlen_view) are not supported "
-                               f"with split-KV: num_splits is {op.num_splits}, the limit is 1")
-        return False
+    packed_arguments = None
+    if varlen_parts(op.q) is not None and op.num_splits > 1:  # the combine kernel reads cu_seqlens_q, writes out
+        packed_arguments = [kernel_argument_number(func, value) for value in reversed(varlen_parts(op.out))]
+        if None in packed_arguments:
+            op.location.emit_error("'rock.gridwise_attention_accel' op packed queries with num_splits = "
+                                   f"{op.num_splits}: the packed out and cu_seqlens_q must be arguments of the "
+                                   "kernel, the combine kernel reads and writes them")
+            return False
     scale = op.scale if op.scale is not None else 1.0 / math.sqrt(p.head_dim)
     plan = Plan(p, block, m, n, op.causal, scale * LOG2_E, op.num_splits, op.window_left, op.softcap)
     sinks_argument = None
@@ -212,7 +220,7 @@ def lower_gridwise(op, func: ir.Operation, chip=None) -> bool:
     with op.location, ir.InsertionPoint(op):
         Builder(plan, op, workspace, matrix).build()
     if workspace is not None:
-        build_combine_kernel(func, plan, op.out.type, op.location, sinks_argument)
+        build_combine_kernel(func, plan, op.out.type, op.location, sinks_argument, packed_arguments)
     op.operation.erase()
     return True
 
@@ -756,6 +764,8 @@ class Builder:
             lse = arith.select(has_keys, arith.addf(running_max, mlir_math.log2(total)), f32_const(-math.inf))
             split_row = apply(lambda s, b, h, i: ((s * p.batch + b) * p.heads_q + h) * p.seq_q + i,
                               self.split, self.b, head, position)
+            if (rows := self.varlen_rows()) is not None:  # packed queries: absent positions are not written
+                stored = arith.andi(stored, arith.cmpi(arith.CmpIPredicate.uge, position, rows[1]))
             if_op = scf.IfOp(stored)
             with ir.InsertionPoint(if_op.then_block):
                 vector.store(partial, self.workspace, [apply(lambda r, c: r * d + c, split_row, col)])
@@ -774,10 +784,13 @@ COMBINE_CHUNK = 4
 
 
 def build_combine_kernel(split_func: ir.Operation, plan: Plan, out_type: ir.MemRefType, location: ir.Location,
-                         sinks_argument: int | None = None) -> None:
+                         sinks_argument: int | None = None, packed_arguments: list[int] | None = None) -> None:
     """``@<kernel>_combine``, right after the split kernel, with its arguments: thread ``i`` merges
     columns ``[c, c + COMBINE_CHUNK)`` of one output row over the splits (module docstring).
-    With sinks (argument ``sinks_argument``) the row's sink joins the denominator here, once."""
+    With sinks (argument ``sinks_argument``) the row's sink joins the denominator here, once.
+    Packed queries (``packed_arguments``: cu_seqlens_q and the packed out): the workspace keeps
+    the padded rows; a row present in its sequence is merged and stored to its packed row, an
+    absent one reads and writes nothing (the splits did not write it)."""
     p = plan.p
     per_row = p.head_dim // COMBINE_CHUNK
     items = plan.rows * per_row
@@ -807,39 +820,59 @@ def build_combine_kernel(split_func: ir.Operation, plan: Plan, out_type: ir.MemR
         with ir.InsertionPoint(inside.then_block):
             row = apply(lambda i: ir.AffineExpr.get_floor_div(i, per_row), item)
             col = apply(lambda i: (i % per_row) * COMBINE_CHUNK, item)
-            # M = max_s lse_s (-inf when no split saw a key)
-            loop = scf.ForOp(index_const(0), index_const(plan.splits), index_const(1), [f32_const(-math.inf)])
-            with ir.InsertionPoint(loop.body):
-                lse = memref.load(workspace, [apply(lambda s, r: lse_base + s * plan.rows + r, loop.induction_variable, row)])
-                scf.YieldOp([arith.maxnumf(loop.inner_iter_args[0], lse)])
-            lse_max = loop.results[0]
-            nothing_seen = arith.cmpf(arith.CmpFPredicate.OEQ, lse_max, f32_const(-math.inf))
-            safe_max = arith.select(nothing_seen, f32_const(0.0), lse_max)
-            loop = scf.ForOp(index_const(0), index_const(plan.splits), index_const(1),
-                             [splat(f32_const(0.0), COMBINE_CHUNK), f32_const(0.0)])
-            with ir.InsertionPoint(loop.body):
-                s = loop.induction_variable
-                acc, weights = loop.inner_iter_args
-                lse = memref.load(workspace, [apply(lambda s, r: lse_base + s * plan.rows + r, s, row)])
-                # NaN (a split that saw a NaN key) counts as seen: it reaches the row, as in one kernel.
-                seen = arith.cmpf(arith.CmpFPredicate.UNE, lse, f32_const(-math.inf))
-                weight = mlir_math.exp2(arith.subf(lse, safe_max))
-                partial = vector.load(chunk_type, workspace, [apply(lambda s, r, c: (s * plan.rows + r) * p.head_dim + c, s, row, col)])
-                # A split that saw no key is skipped, not weighted by 0: its partial is never needed.
-                scf.YieldOp([arith.select(seen, vector.fma(splat(weight, COMBINE_CHUNK), partial, acc), acc),
-                             arith.select(seen, arith.addf(weights, weight), weights)])
-            acc, weights = loop.results
-            if sinks_argument is not None:  # weights are relative to exp2(safe_max), like a running sum
-                head = apply(lambda r: ir.AffineExpr.get_floor_div(r, p.seq_q) % p.heads_q, row)
-                sink = memref.load(args[sinks_argument], [head])
-                acc, weights = with_sink(acc, safe_max, weights, sink)
-            result = divided(acc, weights, arith.cmpf(arith.CmpFPredicate.OGT, weights, f32_const(0.0)))
-            if not isinstance(p.element, ir.F32Type):
-                result = arith.truncf(ir.VectorType.get([COMBINE_CHUNK], p.element), result)
             b = apply(lambda r: ir.AffineExpr.get_floor_div(r, p.heads_q * p.seq_q), row)
             head = apply(lambda r: ir.AffineExpr.get_floor_div(r, p.seq_q) % p.heads_q, row)
             position = apply(lambda r: r % p.seq_q, row)
-            vector.store(result, out, [b, head, position, col])
+            out_ref, out_indices, guard = out, [b, head, position, col], None
+            if packed_arguments is not None:  # merge only a present row, inside this guard
+                present, out_ref, out_indices = packed_output_place(args[packed_arguments[0]], args[packed_arguments[1]],
+                                                                    p.seq_q, b, head, position, col)
+                guard = scf.IfOp(present)
+            with ir.InsertionPoint(guard.then_block) if guard is not None else contextlib.nullcontext():
+                # M = max_s lse_s (-inf when no split saw a key)
+                loop = scf.ForOp(index_const(0), index_const(plan.splits), index_const(1), [f32_const(-math.inf)])
+                with ir.InsertionPoint(loop.body):
+                    lse = memref.load(workspace, [apply(lambda s, r: lse_base + s * plan.rows + r, loop.induction_variable, row)])
+                    scf.YieldOp([arith.maxnumf(loop.inner_iter_args[0], lse)])
+                lse_max = loop.results[0]
+                nothing_seen = arith.cmpf(arith.CmpFPredicate.OEQ, lse_max, f32_const(-math.inf))
+                safe_max = arith.select(nothing_seen, f32_const(0.0), lse_max)
+                loop = scf.ForOp(index_const(0), index_const(plan.splits), index_const(1),
+                                 [splat(f32_const(0.0), COMBINE_CHUNK), f32_const(0.0)])
+                with ir.InsertionPoint(loop.body):
+                    s = loop.induction_variable
+                    acc, weights = loop.inner_iter_args
+                    lse = memref.load(workspace, [apply(lambda s, r: lse_base + s * plan.rows + r, s, row)])
+                    # NaN (a split that saw a NaN key) counts as seen: it reaches the row, as in one kernel.
+                    seen = arith.cmpf(arith.CmpFPredicate.UNE, lse, f32_const(-math.inf))
+                    weight = mlir_math.exp2(arith.subf(lse, safe_max))
+                    partial = vector.load(chunk_type, workspace, [apply(lambda s, r, c: (s * plan.rows + r) * p.head_dim + c, s, row, col)])
+                    # A split that saw no key is skipped, not weighted by 0: its partial is never needed.
+                    scf.YieldOp([arith.select(seen, vector.fma(splat(weight, COMBINE_CHUNK), partial, acc), acc),
+                                 arith.select(seen, arith.addf(weights, weight), weights)])
+                acc, weights = loop.results
+                if sinks_argument is not None:  # weights are relative to exp2(safe_max), like a running sum
+                    sink = memref.load(args[sinks_argument], [head])
+                    acc, weights = with_sink(acc, safe_max, weights, sink)
+                result = divided(acc, weights, arith.cmpf(arith.CmpFPredicate.OGT, weights, f32_const(0.0)))
+                if not isinstance(p.element, ir.F32Type):
+                    result = arith.truncf(ir.VectorType.get([COMBINE_CHUNK], p.element), result)
+                vector.store(result, out_ref, out_indices)
+                if guard is not None:
+                    scf.YieldOp([])
             scf.YieldOp([])
         func_dialect.ReturnOp([])
+
+
+def packed_output_place(cu_seqlens: ir.Value, packed_out: ir.Value, seq_q: int, b: ir.Value, head: ir.Value,
+                        position: ir.Value, col: ir.Value) -> tuple[ir.Value, ir.Value, list[ir.Value]]:
+    """(present, packed out, its indices) of padded position ``position`` of sequence ``b``: right-aligned
+    as rock.varlen_view presents it, row ``cu[b + 1] - Sq + position``, present when ``position >= Sq -
+    (cu[b + 1] - cu[b])``."""
+    index = ir.IndexType.get()
+    first = arith.index_cast(index, memref.load(cu_seqlens, [b]))
+    end = arith.index_cast(index, memref.load(cu_seqlens, [apply(lambda x: x + 1, b)]))
+    padding = apply(lambda f, e: seq_q - (e - f), first, end)
+    present = arith.cmpi(arith.CmpIPredicate.uge, position, padding)
+    return present, packed_out, [apply(lambda e, i: e - seq_q + i, end, position), head, col]
 

@@ -11,7 +11,8 @@
 // RUN: not pagedir-gen attention --page-table blocks --num-blocks 3 2>&1 | FileCheck %s --check-prefix=FEW-BLOCKS
 // RUN: not pagedir-gen attention --num-blocks 30 2>&1 | FileCheck %s --check-prefix=POINTER-BLOCKS
 // RUN: pagedir-gen attention --page-table blocks --varlen --seq-len-q 4 --causal | FileCheck %s --check-prefix=VARLEN
-// RUN: not pagedir-gen attention --varlen 2>&1 | FileCheck %s --check-prefix=VARLEN-POINTERS
+// RUN: pagedir-gen attention --varlen --seq-len-q 4 --causal | FileCheck %s --check-prefix=VARLEN-POINTERS
+// RUN: pagedir-gen attention --varlen --dense --dynamic | FileCheck %s --check-prefix=VARLEN-DENSE
 // RUN: not pagedir-gen attention --page-table csr --seq-lens 2>&1 | FileCheck %s --check-prefix=CSR-LENS
 // RUN: not pagedir-gen attention --scale nan 2>&1 | FileCheck %s --check-prefix=SCALE
 // RUN: not pagedir-gen attention --name 1abc 2>&1 | FileCheck %s --check-prefix=NAME
@@ -53,7 +54,15 @@
 // VARLEN: %q_padded = "rock.varlen_view"(%q, %cu_seqlens_q) : (memref<8x8x128xf16>, memref<3xi32>) -> memref<2x8x4x128xf16>
 // VARLEN: %out_padded = "rock.varlen_view"(%out, %cu_seqlens_q)
 // VARLEN: "rock.attention"(%q_padded, %k, %v, %seq_lens, %out_padded)
-// VARLEN-POINTERS: pagedir-gen: error: --varlen takes --page-table blocks or csr
+// Pointer tables and dense K/V: --varlen implies seq_lens (each sequence's keys).
+// VARLEN-POINTERS-LABEL: func.func @paged_attention(%q: memref<8x8x128xf16>, %cu_seqlens_q: memref<3xi32>, %k_table: memref<2x8x1xi64>, %v_table: memref<2x8x1xi64>, %seq_lens: memref<2xi32>, %out: memref<8x8x128xf16>)
+// VARLEN-POINTERS: %q_padded = "rock.varlen_view"(%q, %cu_seqlens_q) : (memref<8x8x128xf16>, memref<3xi32>) -> memref<2x8x4x128xf16>
+// VARLEN-POINTERS: %out_padded = "rock.varlen_view"(%out, %cu_seqlens_q)
+// VARLEN-POINTERS: %k = "rock.deref"(%k_table)
+// VARLEN-POINTERS: "rock.attention"(%q_padded, %k, %v, %seq_lens, %out_padded)
+// VARLEN-DENSE-LABEL: func.func @paged_attention(%q: memref<?x8x128xf16>, %cu_seqlens_q: memref<?xi32>, %k: memref<?x2x64x128xf16>, %v: memref<?x2x64x128xf16>, %seq_lens: memref<?xi32>, %out: memref<?x8x128xf16>)
+// VARLEN-DENSE: "rock.varlen_view"(%q, %cu_seqlens_q) : (memref<?x8x128xf16>, memref<?xi32>) -> memref<?x8x1x128xf16>
+// VARLEN-DENSE: "rock.attention"(%q_padded, %k, %v, %seq_lens, %out_padded)
 // CSR-LENS: pagedir-gen: error: --seq-lens: csr page tables carry the lengths (kv_indptr and kv_last_page_len)
 // SCALE: pagedir-gen: error: argument --scale: nan is not a finite positive f32 value (1.1754943508222875e-38 .. 3.4028234663852886e+38)
 // NAME: pagedir-gen: error: --name '1abc' is not a valid symbol name: use letters, digits, '_', '$' or '.', not starting with a digit

@@ -26,13 +26,14 @@ func.func @split_sinks_not_an_argument(%q: memref<1x2x1x64xf16>, %k: memref<1x1x
 
 // -----
 
-// Packed queries are not combined with split-KV (the combine kernel writes the padded rows).
-func.func @varlen_split(%arg0: memref<4x2x32xf16>, %arg1: memref<3xi32>, %arg2: memref<16x8x1x32xf16>, %arg3: memref<16x8x1x32xf16>, %arg4: memref<2x8xi32>, %arg5: memref<2xi32>, %arg6: memref<4x2x32xf16>) attributes {rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 2 : i64, rock.kernel} {
+// Packed queries with split-KV: the combine kernel writes the packed out, so it must be an argument.
+func.func @varlen_split_local_out(%arg0: memref<4x2x32xf16>, %arg1: memref<3xi32>, %arg2: memref<16x8x1x32xf16>, %arg3: memref<16x8x1x32xf16>, %arg4: memref<2x8xi32>, %arg5: memref<2xi32>) attributes {rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 2 : i64, rock.kernel} {
+  %out = memref.alloc() : memref<4x2x32xf16>
   %0 = "rock.varlen_view"(%arg0, %arg1) : (memref<4x2x32xf16>, memref<3xi32>) -> memref<2x2x2x32xf16>
-  %1 = "rock.varlen_view"(%arg6, %arg1) : (memref<4x2x32xf16>, memref<3xi32>) -> memref<2x2x2x32xf16>
+  %1 = "rock.varlen_view"(%out, %arg1) : (memref<4x2x32xf16>, memref<3xi32>) -> memref<2x2x2x32xf16>
   %2 = "rock.block_table_view"(%arg2, %arg4) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<16x8x1x32xf16>, memref<2x8xi32>) -> memref<2x8x256xf16>
   %3 = "rock.block_table_view"(%arg3, %arg4) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<16x8x1x32xf16>, memref<2x8xi32>) -> memref<2x8x256xf16>
-  // expected-error @+1 {{'rock.gridwise_attention_accel' op packed queries (rock.varlen_view) are not supported with split-KV: num_splits is 2, the limit is 1}}
+  // expected-error @+1 {{'rock.gridwise_attention_accel' op packed queries with num_splits = 2: the packed out and cu_seqlens_q must be arguments of the kernel, the combine kernel reads and writes them}}
   "rock.gridwise_attention_accel"(%0, %2, %3, %arg5, %1) {block_size = 64 : i64, causal = false, grid_size = 4 : i64, num_splits = 2 : i64, m_per_block = 4 : i64, n_per_block = 32 : i64, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>} : (memref<2x2x2x32xf16>, memref<2x8x256xf16>, memref<2x8x256xf16>, memref<2xi32>, memref<2x2x2x32xf16>) -> ()
   return
 }

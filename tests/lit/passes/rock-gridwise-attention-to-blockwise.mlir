@@ -588,6 +588,46 @@ func.func @varlen_prefill(%arg0: memref<4x2x32xf16>, %arg1: memref<3xi32>, %arg2
 
 // -----
 
+// Packed queries with split-KV (VALU loop, gfx1030): the workspace keeps the padded rows
+// (b, q head, position); a split stores a row's partial only where the position is present
+// in its sequence (p >= the padding). The combine loads cu[b] and cu[b + 1] first and merges
+// only a present row (nothing read for an absent one), storing it to packed row
+// cu[b + 1] - Sq + p of the packed out.
+
+// CHECK-DAG: #[[CPAD:map[0-9]*]] = affine_map<(d0, d1) -> (-(d1 - d0) + 2)>
+// CHECK-DAG: #[[CROW:map[0-9]*]] = affine_map<(d0, d1) -> (d0 + d1 - 2)>
+// CHECK-LABEL: func.func @varlen_split(
+// CHECK-SAME: %[[WS:[^:]*]]: memref<528xf32>)
+// CHECK-SAME: rock.combine = "varlen_split_combine"
+// CHECK: %[[SPAD:.*]] = affine.apply #[[CPAD]](
+// CHECK: %[[SPRESENT:.*]] = arith.cmpi uge, %{{.*}}, %[[SPAD]] : index
+// CHECK: %[[STORED:.*]] = arith.andi %{{.*}}, %[[SPRESENT]] : i1
+// CHECK: scf.if %[[STORED]] {
+// CHECK: vector.store %{{.*}}, %[[WS]][%{{.*}}] : memref<528xf32>, vector<2xf32>
+// CHECK-LABEL: func.func @varlen_split_combine
+// CHECK-SAME: (%{{[^:]*}}: memref<4x2x32xf16>, %[[CU:[^:]*]]: memref<3xi32>,
+// CHECK-SAME: %[[OUT:[^:]*]]: memref<4x2x32xf16>, %[[CWS:[^:]*]]: memref<528xf32>)
+// CHECK: %[[FIRST:.*]] = memref.load %[[CU]][%{{.*}}] : memref<3xi32>
+// CHECK: %[[FIRST_INDEX:.*]] = arith.index_cast %[[FIRST]]
+// CHECK: %[[END:.*]] = memref.load %[[CU]][%{{.*}}] : memref<3xi32>
+// CHECK: %[[END_INDEX:.*]] = arith.index_cast %[[END]]
+// CHECK: %[[PAD:.*]] = affine.apply #[[CPAD]](%[[FIRST_INDEX]], %[[END_INDEX]])
+// CHECK: %[[PRESENT:.*]] = arith.cmpi uge, %[[POSITION:.*]], %[[PAD]] : index
+// CHECK: %[[ROW:.*]] = affine.apply #[[CROW]](%[[END_INDEX]], %[[POSITION]])
+// CHECK: scf.if %[[PRESENT]] {
+// CHECK: memref.load %[[CWS]]
+// CHECK: vector.store %{{.*}}, %[[OUT]][%[[ROW]], %{{.*}}, %{{.*}}] : memref<4x2x32xf16>, vector<4xf16>
+func.func @varlen_split(%arg0: memref<4x2x32xf16>, %arg1: memref<3xi32>, %arg2: memref<16x8x1x32xf16>, %arg3: memref<16x8x1x32xf16>, %arg4: memref<2x8xi32>, %arg5: memref<2xi32>, %arg6: memref<4x2x32xf16>) attributes {rock.arch = "gfx1030", rock.block_size = 64 : i64, rock.grid_size = 4 : i64, rock.kernel} {
+  %0 = "rock.varlen_view"(%arg0, %arg1) : (memref<4x2x32xf16>, memref<3xi32>) -> memref<2x2x2x32xf16>
+  %1 = "rock.varlen_view"(%arg6, %arg1) : (memref<4x2x32xf16>, memref<3xi32>) -> memref<2x2x2x32xf16>
+  %2 = "rock.block_table_view"(%arg2, %arg4) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<16x8x1x32xf16>, memref<2x8xi32>) -> memref<2x8x256xf16>
+  %3 = "rock.block_table_view"(%arg3, %arg4) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<16x8x1x32xf16>, memref<2x8xi32>) -> memref<2x8x256xf16>
+  "rock.gridwise_attention_accel"(%0, %2, %3, %arg5, %1) {block_size = 64 : i64, causal = false, grid_size = 4 : i64, num_splits = 2 : i64, m_per_block = 4 : i64, n_per_block = 32 : i64, num_heads_kv = 1 : i64, num_heads_q = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>} : (memref<2x2x2x32xf16>, memref<2x8x256xf16>, memref<2x8x256xf16>, memref<2xi32>, memref<2x2x2x32xf16>) -> ()
+  return
+}
+
+// -----
+
 // Dynamic sizes (one kernel for every batch): the block slots are the block table's dim 1,
 // read at run time; head h's pages start at page h * slots, passed to the tile loads as an
 // index of its own (the map stays linear: d4 * 1024 is whole pages). Bounds that are
