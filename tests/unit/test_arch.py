@@ -190,8 +190,8 @@ def test_compile_refuses_a_bad_arch(arch: str, message: str, tmp_path, capsys) -
 
 
 def test_check_never_runs_a_kernel_lowered_for_another_chip(tmp_path, capsys) -> None:
-    # Lowered for gfx1100 while it says gfx942, the kernel would carry RDNA descriptor flags that the
-    # interpreter (following rock.arch, as the hardware would) reads as CDNA's: the lowering must stop first.
+    # Lowered for gfx1100 while it says gfx942, the kernel would carry RDNA descriptor flags and WMMA ops that
+    # the interpreter (following rock.arch, as the hardware would) reads as CDNA's: the lowering must stop first.
     from pagedir.cli import gen, run
 
     source = tmp_path / "gfx942.mlir"
