@@ -26,6 +26,8 @@ from pagedir.interp.check import DYNAMIC_SIZES, TOLERANCE, check_pass, make_case
 from pagedir.interp.memory import Device
 from pagedir.pipelines import KERNEL_PASSES
 
+from test_serving_forms import check_kernel
+
 
 def make_args(**overrides) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
@@ -36,19 +38,6 @@ def make_args(**overrides) -> argparse.Namespace:
     for key, value in {**defaults, **overrides}.items():
         setattr(args, key, value)
     return args
-
-
-def check_kernel(args: argparse.Namespace, tmp_path, seed: int = 0) -> str:
-    """``pagedir-run --check`` of the generated kernel (L0 and after rock-kernel-pipeline); its output."""
-    path = tmp_path / "kernel.mlir"
-    path.write_text(gen.generate(args))
-    out = io.StringIO()
-    with redirect_stdout(out):
-        code = run_cli.main(["--check", str(path), "--seed", str(seed)])
-    text = out.getvalue()
-    assert code == 0, text
-    assert "L0 as written" in text and "L6 after rock-kernel-pipeline" in text and "FAIL" not in text, text
-    return text
 
 
 FORMS = {"pointers": dict(), "dense": dict(dense=True)}

@@ -49,13 +49,18 @@ KV_DTYPES = {"fp8e4m3fnuz": "f8E4M3FNUZ", "fp8e5m2fnuz": "f8E5M2FNUZ", "fp8e4m3f
 KV_SCALES = ("per-tensor", "per-token-head")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
+def add_shape_arguments(parser: argparse.ArgumentParser) -> None:
+    """The attention problem's sizes, shared with ``pagedir-gen linalg-attention``."""
     parser.add_argument("--batch", type=int, default=2, help="sequences (B)")
     parser.add_argument("--num-heads-q", type=int, default=8, help="query heads (Hq)")
     parser.add_argument("--num-heads-kv", type=int, default=2, help="key/value heads (Hkv); Hq / Hkv query heads share one")
     parser.add_argument("--seq-len-q", type=int, default=1, help="query positions (Sq; 1 for decode)")
     parser.add_argument("--seq-len-k", type=int, default=64, help="KV capacity per sequence in tokens (Sk)")
     parser.add_argument("--head-dim", type=int, default=128, help="head dimension (D)")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_shape_arguments(parser)
     parser.add_argument("--page-size", type=int, default=16, help="tokens per page")
     parser.add_argument("--dtype", choices=DTYPES, default="f16", help="element type of Q, K, V and out")
     parser.add_argument("--causal", action="store_true", help="query i sees keys j <= i + seq_len - Sq")

@@ -40,22 +40,15 @@ import numpy as np
 
 from pagedir.cli.args import UserError
 from pagedir.gen import checks
-from pagedir.gen.attention import DTYPES, scale_value, softcap_value
+from pagedir.gen.attention import DTYPES, KV_LAYOUTS, PAGE_TABLES, add_shape_arguments, scale_value, softcap_value
 
 MATMUL_FORMS = ("generic", "batch-matmul")
 SOFTMAX_FORMS = ("generic", "linalg")
 MASK_FORMS = ("select", "additive")
-PAGE_TABLES = ("pointers", "blocks", "csr")
-KV_LAYOUTS = ("nhd", "hnd")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--batch", type=int, default=2, help="sequences (B)")
-    parser.add_argument("--num-heads-q", type=int, default=8, help="query heads (Hq)")
-    parser.add_argument("--num-heads-kv", type=int, default=2, help="key/value heads (Hkv); Hq / Hkv query heads share one")
-    parser.add_argument("--seq-len-q", type=int, default=1, help="query positions (Sq; 1 for decode)")
-    parser.add_argument("--seq-len-k", type=int, default=64, help="KV capacity per sequence in tokens (Sk)")
-    parser.add_argument("--head-dim", type=int, default=128, help="head dimension (D)")
+    add_shape_arguments(parser)
     parser.add_argument("--page-size", type=int, default=None,
                         help="tokens per page: gather K/V through page pointer tables (default: dense K/V; 16 with "
                              "--page-table blocks or csr)")
@@ -567,7 +560,7 @@ def apply_masks(w: Writer, args: argparse.Namespace, scores: str, b: int, hq: in
 
 
 def softmax(w: Writer, form: str, scores: str, b: int, hq: int, sq: int, sk: int) -> str:
-    scores_t, rows_t = tensor([b, hq, sq, sk], "f32"), tensor([b, hq, sq], "f32")
+    scores_t = tensor([b, hq, sq, sk], "f32")
     if form == "linalg":
         empty, result = w.fresh("empty"), w.fresh("softmax")
         w.emit(f"{empty} = tensor.empty() : {scores_t}")
