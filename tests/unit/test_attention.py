@@ -225,15 +225,20 @@ def test_options_override_the_tiling() -> None:
     assert attrs["block_size"] == 128 and attrs["n_per_block"] == 16
 
 
+def check_before_pass(args: argparse.Namespace, argument: str, seed: int):
+    """check_pass of kernel pass ``argument`` on the generated kernel lowered up to that pass."""
+    with make_context():
+        module = ir.Module.parse(gen.generate(args))
+        stages = driver.stages(driver.CompileOptions(), "linalg", "L6")  # from the first kernel pass
+        driver.run_stages(module.operation, stages[: KERNEL_PASSES.index(argument)])
+        return check_pass(module, argument, seed=seed)
+
+
 @pytest.mark.parametrize("argument", KERNEL_PASSES)
 def test_each_pass_preserves_the_computation(argument: str) -> None:
     # The module is lowered up to the pass, then check_pass runs the pass's input and output on the same data.
     args = make_args(num_heads_q=4, num_heads_kv=1, seq_len_q=2, seq_len_k=32, causal=True, seq_lens=True)
-    with make_context():
-        module = ir.Module.parse(gen.generate(args))
-        stages = driver.stages(driver.CompileOptions(), "linalg", "L6")
-        driver.run_stages(module.operation, stages[: KERNEL_PASSES.index(argument)])
-        result = check_pass(module, argument, seed=3)
+    result = check_before_pass(args, argument, seed=3)
     assert result.ok and result.functions, result.report()
 
 

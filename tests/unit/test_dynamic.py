@@ -24,10 +24,12 @@ from pagedir.cli import run as run_cli
 from pagedir.cli.args import UserError
 from pagedir.context import make_context
 from pagedir.gen import attention as gen
-from pagedir.interp.check import DYNAMIC_SIZES, check_pass, make_case
+from pagedir.interp.check import DYNAMIC_SIZES, make_case
 from pagedir.interp.launch import functions, launch_size
 from pagedir.interp.memory import Device
 from pagedir.pipelines import KERNEL_PASSES
+
+from test_attention import check_before_pass
 
 
 def make_args(**overrides) -> argparse.Namespace:
@@ -91,11 +93,7 @@ def test_one_kernel_serves_two_batch_sizes(page_table: str, layout: str, varlen:
 @pytest.mark.parametrize(("page_table", "layout", "varlen"), [("blocks", "nhd", True), ("csr", "hnd", False)])
 def test_each_pass_preserves_dynamic_kernels(page_table: str, layout: str, varlen: bool, argument: str) -> None:
     args = make_args(page_table=page_table, kv_layout=layout, varlen=varlen, seq_len_q=3, causal=True, page_size=4)
-    with make_context():
-        module = ir.Module.parse(gen.generate(args))
-        stages = driver.stages(driver.CompileOptions(), "linalg", "L6")  # from the first kernel pass
-        driver.run_stages(module.operation, stages[: KERNEL_PASSES.index(argument)])
-        result = check_pass(module, argument, seed=3)
+    result = check_before_pass(args, argument, seed=3)
     assert result.ok and len(result.functions) == len(DYNAMIC_SIZES), result.report()
 
 

@@ -21,9 +21,11 @@ from pagedir import driver, interp, reference
 from pagedir.cli import run as run_cli
 from pagedir.context import make_context
 from pagedir.gen import attention as gen
-from pagedir.interp.check import TOLERANCE, check_pass, make_case
+from pagedir.interp.check import TOLERANCE, make_case
 from pagedir.interp.memory import Device
 from pagedir.pipelines import KERNEL_PASSES
+
+from test_attention import check_before_pass
 
 
 def make_args(**overrides) -> argparse.Namespace:
@@ -100,11 +102,7 @@ def test_split_kv_kernels_read_the_tables(page_table: str, layout: str, tmp_path
 def test_each_pass_preserves_the_computation(page_table: str, layout: str, argument: str) -> None:
     args = make_args(page_table=page_table, kv_layout=layout, num_heads_q=4, num_heads_kv=2, seq_len_q=2,
                      seq_len_k=37, causal=True)
-    with make_context():
-        module = ir.Module.parse(gen.generate(args))
-        stages = driver.stages(driver.CompileOptions(), "linalg", "L6")  # from the first kernel pass
-        driver.run_stages(module.operation, stages[: KERNEL_PASSES.index(argument)])
-        result = check_pass(module, argument, seed=5)
+    result = check_before_pass(args, argument, seed=5)
     assert result.ok and result.functions, result.report()
 
 
@@ -209,11 +207,7 @@ def test_packed_variable_length_queries(page_table: str, layout: str, shape: dic
                                       "rock-threadwise-lowering", "rock-buffer-load", "rock-to-gpu"])
 def test_each_pass_preserves_packed_queries(argument: str) -> None:
     args = make_args(page_table="blocks", kv_layout="nhd", varlen=True, seq_len_q=3, seq_len_k=37, causal=True)
-    with make_context():
-        module = ir.Module.parse(gen.generate(args))
-        stages = driver.stages(driver.CompileOptions(), "linalg", "L6")  # from the first kernel pass
-        driver.run_stages(module.operation, stages[: KERNEL_PASSES.index(argument)])
-        result = check_pass(module, argument, seed=7)
+    result = check_before_pass(args, argument, seed=7)
     assert result.ok and result.functions, result.report()
 
 

@@ -22,9 +22,10 @@ from pagedir import driver, interp, reference
 from pagedir.cli import run as run_cli
 from pagedir.context import make_context
 from pagedir.gen import attention as gen
-from pagedir.interp.check import DYNAMIC_SIZES, TOLERANCE, check_pass, make_case
+from pagedir.interp.check import DYNAMIC_SIZES, TOLERANCE, make_case
 from pagedir.interp.memory import Device
-from pagedir.pipelines import KERNEL_PASSES
+
+from test_attention import check_before_pass
 
 from test_serving_forms import check_kernel
 
@@ -99,11 +100,7 @@ def test_the_check_packs_decode_rows_and_prefill_chunks() -> None:
                                       "rock-threadwise-lowering", "rock-buffer-load", "rock-to-gpu"])
 def test_each_pass_preserves_packed_queries(form: str, argument: str) -> None:
     args = make_args(**FORMS[form], seq_len_q=3, seq_len_k=37, causal=True)
-    with make_context():
-        module = ir.Module.parse(gen.generate(args))
-        stages = driver.stages(driver.CompileOptions(), "linalg", "L6")  # from the first kernel pass
-        driver.run_stages(module.operation, stages[: KERNEL_PASSES.index(argument)])
-        result = check_pass(module, argument, seed=7)
+    result = check_before_pass(args, argument, seed=7)
     assert result.ok and result.functions, result.report()
 
 
@@ -191,9 +188,5 @@ def test_split_kv_by_hand_leaves_the_other_rows_alone() -> None:
                                       "rock-threadwise-lowering", "rock-buffer-load", "rock-to-gpu"])
 def test_each_pass_preserves_packed_split_kv(argument: str) -> None:
     args = make_args(seq_len_q=4, seq_len_k=100, causal=True, num_splits=3)
-    with make_context():
-        module = ir.Module.parse(gen.generate(args))
-        stages = driver.stages(driver.CompileOptions(), "linalg", "L6")
-        driver.run_stages(module.operation, stages[: KERNEL_PASSES.index(argument)])
-        result = check_pass(module, argument, seed=3)
+    result = check_before_pass(args, argument, seed=3)
     assert result.ok and result.functions, result.report()
