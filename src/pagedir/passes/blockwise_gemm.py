@@ -344,7 +344,7 @@ class MatrixLoop:
 
     def data_row(self, rb: ir.Value) -> ir.Value:
         """Row ``16 rb + q`` of the tile, padding rows (past M) taken as row M - 1: they compute a copy
-        of it (Q row, ALiBi slope, visibility) that is never stored."""
+        of it (Q row, ALiBi slope, visibility, sink) that is never stored."""
         row = self.row_of(rb)
         if self.rows != self.plan.m:
             row = arith.minui(row, index_const(self.plan.m - 1))
@@ -532,7 +532,7 @@ class MatrixLoop:
         final, places = [], []
         for i, rb in enumerate(self.row_blocks):
             running_max, running_sum = results[i * per_block + self.d_tiles:(i + 1) * per_block]
-            row, stored = self.row_of(rb), self.stored_rows(i)
+            row, stored = self.data_row(rb), self.stored_rows(i)  # a padding row is not stored
             for dt, acc in enumerate(results[i * per_block:i * per_block + self.d_tiles]):
                 final += [acc, running_max, running_sum]
                 places.append((row, self.apply(lambda g: g * self.mi.acc + dt * TILE, self.lane_g), stored))

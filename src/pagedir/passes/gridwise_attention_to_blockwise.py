@@ -702,9 +702,8 @@ class Builder:
         for k in range(len(final) // 3):
             acc, running_max, total = final[3 * k : 3 * k + 3]
             head, position, stored, col = self.output_place(k, places)
-            if self.op.sinks is not None:  # a padding row of the matrix loop (never stored) reads the last head's
-                sink = memref.load(self.op.sinks, [arith.minui(head, index_const(p.heads_q - 1))])
-                acc, total = with_sink(acc, running_max, total, sink)
+            if self.op.sinks is not None:
+                acc, total = with_sink(acc, running_max, total, memref.load(self.op.sinks, [head]))
             acc = self.scaled_values(acc)
             has_keys = arith.cmpf(arith.CmpFPredicate.OGT, total, f32_const(0.0))
             result = divided(acc, total, has_keys)
