@@ -40,13 +40,20 @@ static sizes.
         Attr("n_per_block", I64_ATTR, doc="KV tokens per tile"),
         Attr("num_splits", I64_ATTR, required=False, default=1,
              doc="KV ranges computed by separate workgroups and combined by a second kernel; 1: no split"),
+        Attr("pipeline_depth", I64_ATTR, required=False, default=1,
+             doc="KV tiles in flight: 1 loads a tile and waits for it; 2 issues tile t + 1's loads before tile t's "
+                 "math (rock-pipeline)"),
     )
 
     def verify(self, op) -> Iterator[str]:
-        """as `rock.attention`; `num_splits` at least 1 and at most the KV tiles of a sequence."""
+        """as `rock.attention`; `pipeline_depth` 1 or 2; `num_splits` at least 1 and at most the KV tiles of a sequence."""
         shape_errors = list(super().verify(op))
         if shape_errors:
             yield from shape_errors
+            return
+        depth = op.pipeline_depth
+        if not 1 <= depth <= 2:
+            yield f"pipeline_depth must be 1 or 2, got {depth}"
             return
         splits = op.num_splits
         if splits < 1:

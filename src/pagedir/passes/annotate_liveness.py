@@ -147,6 +147,8 @@ class Use:
     writes: bool
     overwrites: bool = False
     last: ir.Operation | None = None
+    #: For an overwrite under a conditional: the innermost one (it overwrites whenever that runs).
+    guard: ir.Operation | None = None
 
 
 @dataclass(frozen=True)
@@ -168,9 +170,18 @@ def annotate(alloc: ir.Operation, func: ir.Operation, order: ProgramOrder) -> bo
             f"'{err.op.name}' op uses LDS buffer {buffer.get_name()} but its memory effects are unknown"
         )
         return False
-    ranges = live_ranges(alloc, uses_of(alloc, func, found, order))
-    if ranges is None:
-        return False
+    uses = uses_of(alloc, func, found, order)
+    while True:
+        ranges = live_ranges(alloc, uses, order)
+        if ranges is None:
+            return False
+        # A guarded overwrite starts a range only when the range ends under the same guard: on the
+        # path skipping the write, nothing of the range reads the buffer.
+        escaping = {id(start) for start, end in ranges if start.guard is not None and not order.contains(start.guard, end)}
+        if not escaping:
+            break
+        uses = [Use(u.op, u.reads, u.writes) if id(u) in escaping else u for u in uses]
+    ranges = [LiveRange(start.op, end, start.overwrites) for start, end in ranges]
     erase_markers(buffer)
     for live_range in settle(ranges, order):
         rock.live_in(buffer, loc=alloc.location, ip=ir.InsertionPoint(live_range.start))
@@ -182,14 +193,22 @@ def annotate(alloc: ir.Operation, func: ir.Operation, order: ProgramOrder) -> bo
 # The scan: ranges in program order.
 
 
-def live_ranges(alloc: ir.Operation, uses: list[Use]) -> list[LiveRange] | None:
-    """The ranges of the use list, or None after reporting a malformed pattern."""
+def live_ranges(alloc: ir.Operation, uses: list[Use], order: ProgramOrder) -> list[tuple[Use, ir.Operation]] | None:
+    """The ranges of the use list as (opening use, last read), or None after reporting a malformed pattern.
+
+    A write that a read earlier in the same loop body may see in the next iteration (no read follows it
+    inside the loop, one precedes it: multi-buffered tiles, a value handed over the back edge) is carried:
+    it neither ends the range open at it nor starts one, and the range lasts to the end of that loop."""
     name = alloc.results[0].get_name()
-    ranges: list[LiveRange] = []
+    reads = [u.op for u in uses if u.reads]
+    ranges: list[tuple[Use, ir.Operation]] = []
     opened: Use | None = None  # the first write of the open range
     last_read: ir.Operation | None = None
     unread: list[ir.Operation] = []  # writes since the last read
     for use in uses:
+        if use.writes and not use.reads and opened is not None and (loop := carrying_loop(use, reads, order)):
+            last_read = loop if last_read is None else later_end(last_read, loop, order)
+            continue
         if use.reads and use.writes:
             alloc.location.emit_error(
                 f"'rock.alloc' op LDS buffer {name} is both read and written by one op, {describe(use.op)}; "
@@ -198,7 +217,7 @@ def live_ranges(alloc: ir.Operation, uses: list[Use]) -> list[LiveRange] | None:
             return None
         if use.writes:
             if use.overwrites and last_read is not None:
-                ranges.append(LiveRange(opened.op, last_read, opened.overwrites))
+                ranges.append((opened, last_read))
                 opened = last_read = None
             if opened is None:
                 opened = use
@@ -218,8 +237,24 @@ def live_ranges(alloc: ir.Operation, uses: list[Use]) -> list[LiveRange] | None:
         )
         return None
     if opened is not None:
-        ranges.append(LiveRange(opened.op, last_read, opened.overwrites))
+        ranges.append((opened, last_read))
     return ranges
+
+
+def carrying_loop(write: Use, reads: list[ir.Operation], order: ProgramOrder) -> ir.Operation | None:
+    """The outermost loop around the write whose body reads the buffer before it and not after it:
+    the write's value reaches those reads through the back edge (None when there is no such loop)."""
+    end = write.last or write.op
+    found = None
+    for parent in ancestors(write.op):
+        if parent.name not in LOOP_OPS:
+            continue
+        inside = [r for r in reads if order.contains(parent, r)]
+        if any(order.position[r] > order.last_inside[end] for r in inside):
+            break
+        if any(order.position[r] < order.position[write.op] for r in inside):
+            found = parent
+    return found
 
 
 # ----------------------------------------------------------------------------
@@ -316,7 +351,7 @@ def uses_of(alloc: ir.Operation, func: ir.Operation, found: list[Access], order:
 
     def overwrites(run: list[ir.Operation]) -> bool:
         if run[0] not in proved:
-            proved[run[0]] = runs_with_function(run[0]) and covers(run, alloc, func, writes)
+            proved[run[0]] = runs_with(run[0], guard_of(run[0])) and covers(run, alloc, func, writes)
         return proved[run[0]]
 
     uses: list[Use] = []
@@ -325,7 +360,7 @@ def uses_of(alloc: ir.Operation, func: ir.Operation, found: list[Access], order:
             continue  # inside the write run already counted
         run = write_run(access, reads, order) if access.writes and not access.reads else None
         if run is not None and overwrites(run):
-            uses.append(Use(run[0], reads=False, writes=True, overwrites=True, last=run[-1]))
+            uses.append(Use(run[0], reads=False, writes=True, overwrites=True, last=run[-1], guard=guard_of(run[0])))
         else:
             uses.append(Use(access.op, access.reads, access.writes))
     return uses
@@ -347,10 +382,17 @@ def write_run(access: Access, reads: list[ir.Operation], order: ProgramOrder) ->
     return run
 
 
-def runs_with_function(op: ir.Operation) -> bool:
-    """``op`` runs whenever the function does (or, inside a loop body, the iteration)."""
+def guard_of(op: ir.Operation) -> ir.Operation | None:
+    """The innermost conditional around ``op`` (None: none)."""
+    return next((parent for parent in ancestors(op) if parent.name in CONDITIONAL_OPS), None)
+
+
+def runs_with(op: ir.Operation, guard: ir.Operation | None = None) -> bool:
+    """``op`` runs whenever ``guard`` (None: the function, or inside a loop body, the iteration) does."""
     parent = op.parent
     while parent is not None:
+        if guard is not None and parent == guard:
+            return True
         if any(len(region.blocks) != 1 for region in parent.regions):
             return False
         if parent.name == "func.func":

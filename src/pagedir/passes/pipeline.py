@@ -1,0 +1,294 @@
+"""rock-pipeline: software-pipeline the tile loads of a loop over KV tiles (L3 -> L3).
+
+Mirrors rocMLIR's rock-pipeline, on the stages ``rock-blockwise-load`` leaves: a loop whose
+body holds, per tile load, the stages that *issue* it (``PagePtrLoad``: page pointers into LDS;
+``GlobalRead``: the tile's global loads into a private register buffer) and the stage that
+*consumes* the registers (``LDSWrite``: registers into the LDS tile), with the tile's math after
+it. Today each iteration issues a load and waits for it at once. With depth 2 the loads of tile
+``t + 1`` are issued in iteration ``t``, right after the registers of tile ``t`` have been
+written to LDS, so they are in flight during tile ``t``'s math (register staging: the LDS tiles
+stay single-buffered, the register buffers carry tile ``t + 1`` across the back edge):
+
+```
+for t in [lb, ub):                      if lb < ub:  issue(lb)           (prologue)
+  issue(t)                              for t in [lb, ub):
+  consume(t)                 becomes      consume(t)
+  math(t)                                 if t + 1 < ub: issue(t + 1)
+                                          math(t)
+```
+
+The algorithm, per ``scf.for`` with ``rock.pipeline_depth = 2`` (or the ``depth`` option):
+
+1. Find the load groups of the body: each ``GlobalRead`` stage with the issue stages right
+   before it (a run of ``PagePtrLoad`` stages) and its consumer, the first later op of the body
+   using one of the private buffers it writes.
+2. Keep the groups that can move: every value their issue stages use is defined before the loop,
+   is the induction variable or is a result of an earlier issue stage of the group; and every
+   buffer they touch is used in the loop by the group alone (its issue stages and consumer).
+   Other groups stay as they are (the loop is still correct, only not overlapped).
+3. Prologue: before the loop, under ``lb < ub`` (a split or window may leave nothing to visit),
+   the issue stages of every group for tile ``lb``, one ``scf.if`` per group (``rock-reuse-lds``
+   places no barrier inside a conditional, so two groups' pointer buffers could not share bytes).
+4. In the body: the issue stages move right after their consumer, for tile ``t + 1`` (the
+   induction variable replaced by ``t + 1``), under ``t + 1 < ub``: the last tile issues nothing.
+   The registers of tile ``t`` are consumed before the loads of ``t + 1`` overwrite them.
+5. The loop's ``rock.pipeline_depth`` is replaced by ``rock.pipelined`` (the depth done), so the
+   pass can run again and leave the loop alone.
+
+Depth 1 leaves the loop as it is. The guards are uniform over the workgroup (``t``, ``lb``,
+``ub`` are), so the barriers inside the issue stages stay in uniform control flow. The
+pointer buffers are written and read within one iteration (or the prologue); the register
+buffers are private, so no LDS buffer becomes loop-carried: ``rock-annotate-liveness`` sees
+a guarded pointer write as the start of a range that ends inside the same guard.
+The waits are the backend's: the consumer of tile ``t`` needs only the loads of tile ``t``,
+issued one tile earlier, while the loads of ``t + 1`` issued after it stay in flight
+(``s_waitcnt vmcnt(N)`` with N > 0, see ``pagedir-compile --report``, "global waits per tile").
+
+Cost: each moved group keeps its register buffer live across the loop's math (the GlobalRead
+buffer, ``rows x vector_len`` elements per thread: 16 VGPRs for a 64 x 128 f16 tile on 256
+threads) and its pointer buffer live across its consumer (``rock-reuse-lds`` may no longer
+place it on the tile's bytes).
+
+```mlir
+scf.for %t = %lb to %ub step %c1 {
+  scf.execute_region no_inline { ... %t ... } {rock.stage = "PagePtrLoad"}
+  scf.execute_region no_inline { "rock.threadwise_read_into"(.., %regs, .., %t, ..) } {rock.stage = "GlobalRead"}
+  scf.execute_region no_inline { ... %regs -> %tile ... } {rock.stage = "LDSWrite"}
+  ... math on %tile ...
+} {rock.pipeline_depth = 2 : i64}
+// becomes
+%any = arith.cmpi ult, %lb, %ub : index
+scf.if %any { PagePtrLoad(%lb) ; GlobalRead(%lb) }    // one per group
+scf.for %t = %lb to %ub step %c1 {
+  LDSWrite
+  %next = arith.addi %t, %c1 : index
+  %more = arith.cmpi ult, %next, %ub : index
+  scf.if %more { PagePtrLoad(%next) ; GlobalRead(%next) }
+  ... math on %tile ...
+} {rock.pipelined = 2 : i64}
+```
+
+Options: ``depth`` (0: each loop's ``rock.pipeline_depth``, 1 when it has none; 1 or 2).
+Preconditions: the loop's step is 1 (the KV loops' is).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import mlir.ir as ir
+from mlir.dialects import arith, scf
+
+from pagedir.dialect.types import memory_space
+from pagedir.passes.base import Pass, kernel_functions
+from pagedir.passes.ir_utils import find_ops, index_const
+
+DEPTH_ATTR = "rock.pipeline_depth"
+DONE_ATTR = "rock.pipelined"
+#: Stages that issue a tile's loads (moved a tile ahead) and the one that ends the issue.
+ISSUE_STAGES = frozenset({"PagePtrLoad", "GlobalRead"})
+LAST_ISSUE_STAGE = "GlobalRead"
+MAX_DEPTH = 2
+#: Ops that only give another name to a buffer (followed back to the buffer they view).
+VIEW_OPS = frozenset({"memref.view", "memref.subview", "memref.expand_shape", "memref.collapse_shape",
+                      "memref.cast", "memref.reinterpret_cast"})
+
+
+@dataclass(frozen=True)
+class PipelineOptions:
+    #: Tiles in flight: 1 leaves the loop as it is, 2 issues tile t + 1's loads during tile t; 0 takes
+    #: each loop's ``rock.pipeline_depth`` (1 when it has none).
+    depth: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.depth <= MAX_DEPTH:
+            raise ValueError(f"depth must be 0 (the loop's), 1 or 2, got {self.depth}")
+
+
+class PipelinePass(Pass):
+    argument = "rock-pipeline"
+    summary = "Issue the tile loads of tile t + 1 during tile t of a KV loop (register staging)"
+    Options = PipelineOptions
+
+    def run(self, module: ir.Operation) -> bool:
+        ok = True
+        for func in kernel_functions(module):
+            for loop in find_ops(func, "scf.for"):
+                depth = self.options.depth or loop_depth(loop)
+                if depth is None:
+                    loop.location.emit_error(f"'scf.for' op {DEPTH_ATTR} must be 1 or 2, got {loop.attributes[DEPTH_ATTR]}")
+                    ok = False
+                elif depth > 1 and DONE_ATTR not in loop.attributes:
+                    pipeline_loop(loop, depth)
+        return ok
+
+
+def loop_depth(loop: ir.Operation) -> int | None:
+    """The loop's ``rock.pipeline_depth`` (1 without one), None when it is not 1 or 2."""
+    if DEPTH_ATTR not in loop.attributes:
+        return 1
+    attr = loop.attributes[DEPTH_ATTR]
+    depth = ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else -1
+    return depth if 1 <= depth <= MAX_DEPTH else None
+
+
+# ----------------------------------------------------------------------------
+# 1. and 2.: the load groups of the body that can move.
+
+
+@dataclass
+class LoadGroup:
+    issue: list[ir.Operation]  # PagePtrLoad stages, then the GlobalRead stage
+    consumer: ir.Operation
+    buffers: set = field(default_factory=set)  # the private and LDS buffers the issue stages use
+
+
+def stage_name(op: ir.Operation) -> str | None:
+    if op.name != "scf.execute_region" or "rock.stage" not in op.attributes:
+        return None
+    return ir.StringAttr(op.attributes["rock.stage"]).value
+
+
+def load_groups(body: ir.Block) -> list[LoadGroup]:
+    ops = [op.operation for op in body.operations]
+    groups = []
+    for i, op in enumerate(ops):
+        if stage_name(op) != LAST_ISSUE_STAGE:
+            continue
+        first = i
+        while first > 0 and stage_name(ops[first - 1]) in ISSUE_STAGES - {LAST_ISSUE_STAGE}:
+            first -= 1
+        registers = {root_buffer(v) for v in written_buffers(op) if memory_space(v.type) == "private"}
+        consumer = next((later for later in ops[i + 1:] if registers & used_buffers(later)), None)
+        if consumer is None:
+            continue
+        issue = ops[first:i + 1]
+        groups.append(LoadGroup(issue, consumer, set().union(*(used_buffers(s) for s in issue))))
+    return [g for g in groups if movable(g, body, ops)]
+
+
+def movable(group: LoadGroup, body: ir.Block, ops: list[ir.Operation]) -> bool:
+    loop = body.owner
+    iv = body.arguments[0]
+    produced = {result for stage in group.issue for result in stage.results}
+    for value in outside_values(group.issue):
+        if value != iv and value not in produced and defined_inside(value, loop):
+            return False
+    own = set(group.issue) | {group.consumer}
+    return all(op in own or not (group.buffers & used_buffers(op)) for op in ops)
+
+
+def outside_values(stages: list[ir.Operation]) -> list[ir.Value]:
+    """The values the stages use that none of their own ops defines."""
+    inside: set = set()
+    used: list[ir.Value] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        for result in op.results:
+            inside.add(result)
+        for region in op.regions:
+            for block in region.blocks:
+                inside.update(block.arguments)
+        used.extend(op.operands)
+        return ir.WalkResult.ADVANCE
+
+    for stage in stages:
+        stage.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return [v for v in used if v not in inside]
+
+
+def defined_inside(value: ir.Value, loop: ir.Operation) -> bool:
+    owner = value.owner if isinstance(value, ir.OpResult) else value.owner.owner
+    while owner is not None:
+        if owner == loop:
+            return True
+        owner = owner.parent
+    return False
+
+
+def root_buffer(value: ir.Value) -> ir.Value:
+    """The buffer a view chain starts from."""
+    while isinstance(value, ir.OpResult) and value.owner.name in VIEW_OPS:
+        value = value.owner.operands[0]
+    return value
+
+
+def used_buffers(op: ir.Operation) -> set:
+    """The root buffers of the memref operands of ``op`` and of the ops nested in it."""
+    found: set = set()
+
+    def visit(inner: ir.Operation) -> ir.WalkResult:
+        found.update(root_buffer(v) for v in inner.operands if isinstance(v.type, ir.MemRefType))
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit)
+    return found
+
+
+def written_buffers(stage: ir.Operation) -> list[ir.Value]:
+    """Memref operands of the stage's ops that write: the GlobalRead's register buffer (its op's
+    ``dest``, the second operand of ``rock.threadwise_read_into``, or a store's target)."""
+    found: list[ir.Value] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "rock.threadwise_read_into":
+            found.append(op.operands[1])
+        elif op.name in ("memref.store", "vector.store"):
+            found.append(op.operands[1])
+        return ir.WalkResult.ADVANCE
+
+    stage.walk(visit)
+    return found
+
+
+# ----------------------------------------------------------------------------
+# 3. to 5.: prologue, rotation, marking.
+
+
+def pipeline_loop(loop: ir.Operation, depth: int) -> None:
+    body = loop.regions[0].blocks[0]
+    groups = load_groups(body)
+    lower, upper, iv = loop.operands[0], loop.operands[1], body.arguments[0]
+    with loop.location:
+        if groups:
+            with ir.InsertionPoint(loop):
+                any_tile = arith.cmpi(arith.CmpIPredicate.ult, lower, upper)
+        for group in groups:  # one conditional each: rock-reuse-lds may need a barrier between two groups
+            with ir.InsertionPoint(loop):
+                prologue = scf.IfOp(any_tile)
+            with ir.InsertionPoint(prologue.then_block):
+                copy_stages(group.issue, iv, lower)
+                scf.YieldOp([])
+        for group in groups:
+            with ir.InsertionPoint.after(group.consumer):
+                next_tile = arith.addi(iv, index_const(1))
+                more = arith.cmpi(arith.CmpIPredicate.ult, next_tile, upper)
+                ahead = scf.IfOp(more)
+            with ir.InsertionPoint(ahead.then_block):
+                copy_stages(group.issue, iv, next_tile)
+                scf.YieldOp([])
+            for stage in group.issue:
+                stage.erase()
+    if DEPTH_ATTR in loop.attributes:
+        del loop.attributes[DEPTH_ATTR]
+    loop.attributes[DONE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64, loop.context), depth)
+
+
+def copy_stages(stages: list[ir.Operation], iv: ir.Value, tile: ir.Value) -> None:
+    """Clones of ``stages`` at the insertion point for ``tile``: ``iv`` replaced by ``tile``, and the
+    results of an earlier stage by those of its clone."""
+    replaced = {iv: tile}
+    for stage in stages:
+        clone = stage.clone()
+        substitute(clone, replaced)
+        replaced.update(zip(stage.results, clone.results))
+
+
+def substitute(op: ir.Operation, replaced: dict) -> None:
+    def visit(inner: ir.Operation) -> ir.WalkResult:
+        for i, operand in enumerate(inner.operands):
+            if operand in replaced:
+                inner.operands[i] = replaced[operand]
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit)
