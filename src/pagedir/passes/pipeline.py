@@ -253,20 +253,24 @@ def pipeline_loop(loop: ir.Operation, depth: int) -> None:
         if groups:
             with ir.InsertionPoint(loop):
                 any_tile = arith.cmpi(arith.CmpIPredicate.ult, lower, upper)
+            with ir.InsertionPoint(body.operations[0]):
+                # The last iteration issues its own tile again rather than nothing: a load issued on
+                # every path lets the backend wait with vmcnt(N > 0) for the tile issued one iteration
+                # earlier (behind a conditional issue it must assume none followed and wait for all).
+                next_tile = arith.minui(arith.addi(iv, index_const(1)), arith.subi(upper, index_const(1)))
         for group in groups:  # one conditional each: rock-reuse-lds may need a barrier between two groups
             with ir.InsertionPoint(loop):
                 prologue = scf.IfOp(any_tile)
             with ir.InsertionPoint(prologue.then_block):
-                copy_stages(group.issue, iv, lower)
+                copy_stages(group.issue, {iv: lower})
                 scf.YieldOp([])
+        copied = {}
+        with ir.InsertionPoint.after(next_tile.owner):
+            for group in groups:
+                copied[id(group)] = copy_stages(early_stages(group), {iv: next_tile})
         for group in groups:
             with ir.InsertionPoint.after(group.consumer):
-                next_tile = arith.addi(iv, index_const(1))
-                more = arith.cmpi(arith.CmpIPredicate.ult, next_tile, upper)
-                ahead = scf.IfOp(more)
-            with ir.InsertionPoint(ahead.then_block):
-                copy_stages(group.issue, iv, next_tile)
-                scf.YieldOp([])
+                copy_stages(group.issue[len(early_stages(group)):], copied[id(group)])
             for stage in group.issue:
                 stage.erase()
     if DEPTH_ATTR in loop.attributes:
@@ -274,14 +278,22 @@ def pipeline_loop(loop: ir.Operation, depth: int) -> None:
     loop.attributes[DONE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64, loop.context), depth)
 
 
-def copy_stages(stages: list[ir.Operation], iv: ir.Value, tile: ir.Value) -> None:
-    """Clones of ``stages`` at the insertion point for ``tile``: ``iv`` replaced by ``tile``, and the
-    results of an earlier stage by those of its clone."""
-    replaced = {iv: tile}
+def early_stages(group: LoadGroup) -> list[ir.Operation]:
+    """The issue stages before the GlobalRead (page pointers), which go to the top of the iteration:
+    their waits on the page table then come before any tile load of the iteration is in flight."""
+    return group.issue[:-1]
+
+
+def copy_stages(stages: list[ir.Operation], replaced: dict) -> dict:
+    """Clones of ``stages`` at the insertion point, their operands in ``replaced`` (the induction
+    variable: the tile to issue) replaced; the clones' results replace the originals' in later stages.
+    Returns ``replaced`` with those results added."""
+    replaced = dict(replaced)
     for stage in stages:
         clone = stage.clone()
         substitute(clone, replaced)
         replaced.update(zip(stage.results, clone.results))
+    return replaced
 
 
 def substitute(op: ir.Operation, replaced: dict) -> None:
