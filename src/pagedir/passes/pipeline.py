@@ -79,6 +79,7 @@ from dataclasses import dataclass, field
 import mlir.ir as ir
 from mlir.dialects import arith, scf
 
+from pagedir.dialect import rock
 from pagedir.dialect.types import memory_space
 from pagedir.passes.base import Pass, kernel_functions
 from pagedir.passes.ir_utils import find_ops, index_const
@@ -264,6 +265,14 @@ def pipeline_loop(loop: ir.Operation, depth: int) -> None:
             with ir.InsertionPoint(prologue.then_block):
                 copy_stages(group.issue, {iv: lower})
                 scf.YieldOp([])
+        if groups and any(early_stages(g) for g in groups):
+            # The pointers of tile lb + 1 are written at the top of the first iteration: every thread
+            # must be done reading those of tile lb (the prologue's GlobalRead) first.
+            with ir.InsertionPoint(loop):
+                rock.lds_barrier()
+            if not barrier_after(groups, body):
+                with ir.InsertionPoint.after(next_tile.owner):
+                    rock.lds_barrier()
         copied = {}
         with ir.InsertionPoint.after(next_tile.owner):
             for group in groups:
@@ -276,6 +285,14 @@ def pipeline_loop(loop: ir.Operation, depth: int) -> None:
     if DEPTH_ATTR in loop.attributes:
         del loop.attributes[DEPTH_ATTR]
     loop.attributes[DONE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64, loop.context), depth)
+
+
+def barrier_after(groups: list[LoadGroup], body: ir.Block) -> bool:
+    """Whether the body has a barrier (at its top level) after the last consumer: it closes the reads of
+    the pointers of tile t + 1 (behind the consumers) before the next iteration writes those of t + 2."""
+    ops = [op.operation for op in body.operations]
+    last = max(ops.index(group.consumer) for group in groups)
+    return any(op.name == "rock.lds_barrier" for op in ops[last + 1:])
 
 
 def early_stages(group: LoadGroup) -> list[ir.Operation]:
