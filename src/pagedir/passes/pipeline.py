@@ -23,8 +23,10 @@ The algorithm, per ``scf.for`` with ``rock.pipeline_depth = 2`` (or the ``depth`
    before it (a run of ``PagePtrLoad`` stages) and its consumer, the first later op of the body
    using one of the private buffers it writes.
 2. Keep the groups that can move: every value their issue stages use is defined before the loop,
-   is the induction variable or is a result of an earlier issue stage of the group; and every
-   buffer they touch is used in the loop by the group alone (its issue stages and consumer).
+   is the induction variable or is a result of an earlier issue stage of the group; every LDS and
+   private buffer they touch is used in the loop by the group alone (its issue stages and
+   consumer), and any other buffer is global memory the loop does not write (the K and V loads
+   share a block table).
    Other groups stay as they are (the loop is still correct, only not overlapped).
 3. Prologue: before the loop, under ``lb < ub`` (a split or window may leave nothing to visit),
    the issue stages of every group for tile ``lb``, one ``scf.if`` per group (``rock-reuse-lds``
@@ -80,6 +82,7 @@ import mlir.ir as ir
 from mlir.dialects import arith, scf
 
 from pagedir.dialect import rock
+from pagedir.dialect.effects import UnknownEffects, accesses
 from pagedir.dialect.types import memory_space
 from pagedir.passes.base import Pass, kernel_functions
 from pagedir.passes.ir_utils import find_ops, index_const
@@ -176,7 +179,19 @@ def movable(group: LoadGroup, body: ir.Block, ops: list[ir.Operation]) -> bool:
         if value != iv and value not in produced and defined_inside(value, loop):
             return False
     own = set(group.issue) | {group.consumer}
-    return all(op in own or not (group.buffers & used_buffers(op)) for op in ops)
+    shared = set().union(*(group.buffers & used_buffers(op) for op in ops if op not in own))
+    return all(read_only_memory(buffer, loop) for buffer in shared)
+
+
+def read_only_memory(buffer: ir.Value, loop: ir.Operation) -> bool:
+    """Global memory the loop never writes (K and V, their tables, shared by the K and V loads):
+    reading it a tile earlier reads the same values. LDS and registers are the group's own."""
+    if memory_space(buffer.type) in ("workgroup", "private"):
+        return False
+    try:
+        return not any(access.writes for access in accesses(buffer, loop))
+    except UnknownEffects:
+        return False
 
 
 def outside_values(stages: list[ir.Operation]) -> list[ir.Value]:
@@ -248,43 +263,47 @@ def written_buffers(stage: ir.Operation) -> list[ir.Value]:
 
 def pipeline_loop(loop: ir.Operation, depth: int) -> None:
     body = loop.regions[0].blocks[0]
+    if DEPTH_ATTR in loop.attributes:
+        del loop.attributes[DEPTH_ATTR]
+    loop.attributes[DONE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64, loop.context), depth)
     groups = load_groups(body)
+    if not groups:
+        return
     lower, upper, iv = loop.operands[0], loop.operands[1], body.arguments[0]
     with loop.location:
-        if groups:
-            with ir.InsertionPoint(loop):
-                any_tile = arith.cmpi(arith.CmpIPredicate.ult, lower, upper)
-            with ir.InsertionPoint(body.operations[0]):
-                # The last iteration issues its own tile again rather than nothing: a load issued on
-                # every path lets the backend wait with vmcnt(N > 0) for the tile issued one iteration
-                # earlier (behind a conditional issue it must assume none followed and wait for all).
-                next_tile = arith.minui(arith.addi(iv, index_const(1)), arith.subi(upper, index_const(1)))
-        for group in groups:  # one conditional each: rock-reuse-lds may need a barrier between two groups
+        # 3. The prologue, one conditional per group: rock-reuse-lds may need a barrier between two groups.
+        with ir.InsertionPoint(loop):
+            any_tile = arith.cmpi(arith.CmpIPredicate.ult, lower, upper)
+        for group in groups:
             with ir.InsertionPoint(loop):
                 prologue = scf.IfOp(any_tile)
             with ir.InsertionPoint(prologue.then_block):
                 copy_stages(group.issue, {iv: lower})
                 scf.YieldOp([])
-        if groups and any(early_stages(g) for g in groups):
+        # 4. The tile to issue: t + 1, and in the last iteration its own tile again rather than nothing
+        # (a load issued on every path lets the backend wait with vmcnt(N > 0) for the tile issued one
+        # iteration earlier; behind a conditional issue it must assume none followed and wait for all).
+        with ir.InsertionPoint(body.operations[0]):
+            next_tile = arith.minui(arith.addi(iv, index_const(1)), arith.subi(upper, index_const(1)))
+        top = ir.InsertionPoint.after(next_tile.owner)
+        if any(early_stages(g) for g in groups):
             # The pointers of tile lb + 1 are written at the top of the first iteration: every thread
-            # must be done reading those of tile lb (the prologue's GlobalRead) first.
+            # must be done reading those of tile lb (the prologue's GlobalRead) first; likewise in
+            # later iterations, unless the body has a barrier after its last consumer.
             with ir.InsertionPoint(loop):
                 rock.lds_barrier()
             if not barrier_after(groups, body):
-                with ir.InsertionPoint.after(next_tile.owner):
+                with top:
                     rock.lds_barrier()
-        copied = {}
-        with ir.InsertionPoint.after(next_tile.owner):
+        issued = {}
+        with top:
             for group in groups:
-                copied[id(group)] = copy_stages(early_stages(group), {iv: next_tile})
+                issued[id(group)] = copy_stages(early_stages(group), {iv: next_tile})
         for group in groups:
             with ir.InsertionPoint.after(group.consumer):
-                copy_stages(group.issue[len(early_stages(group)):], copied[id(group)])
+                copy_stages(group.issue[len(early_stages(group)):], issued[id(group)])
             for stage in group.issue:
                 stage.erase()
-    if DEPTH_ATTR in loop.attributes:
-        del loop.attributes[DEPTH_ATTR]
-    loop.attributes[DONE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64, loop.context), depth)
 
 
 def barrier_after(groups: list[LoadGroup], body: ir.Block) -> bool:
