@@ -4,17 +4,18 @@ Mirrors rocMLIR's rock-pipeline, on the stages ``rock-blockwise-load`` leaves: a
 body holds, per tile load, the stages that *issue* it (``PagePtrLoad``: page pointers into LDS;
 ``GlobalRead``: the tile's global loads into a private register buffer) and the stage that
 *consumes* the registers (``LDSWrite``: registers into the LDS tile), with the tile's math after
-it. Today each iteration issues a load and waits for it at once. With depth 2 the loads of tile
-``t + 1`` are issued in iteration ``t``, right after the registers of tile ``t`` have been
-written to LDS, so they are in flight during tile ``t``'s math (register staging: the LDS tiles
-stay single-buffered, the register buffers carry tile ``t + 1`` across the back edge):
+it. Unpipelined, each iteration issues a load and waits for it at once. With depth 2 the loads
+of tile ``t + 1`` are issued in iteration ``t``, right after the registers of tile ``t`` have
+been written to LDS, so they are in flight during tile ``t``'s math (register staging: the LDS
+tiles stay single-buffered, the register buffers carry tile ``t + 1`` across the back edge):
 
 ```
-for t in [lb, ub):                      if lb < ub:  issue(lb)           (prologue)
-  issue(t)                              for t in [lb, ub):
-  consume(t)                 becomes      consume(t)
-  math(t)                                 if t + 1 < ub: issue(t + 1)
-                                          math(t)
+                                         if lb < ub: issue(lb)                    (prologue)
+for t in [lb, ub):                       for t in [lb, last):      last = max(lb, ub - 1)
+  issue(t)                                 pointers(t + 1)
+  consume(t)                 becomes       consume(t); reads(t + 1)
+  math(t)                                  math(t)
+                                         for t in [last, ub): consume(t); math(t)   (the last tile)
 ```
 
 The algorithm, per ``scf.for`` with ``rock.pipeline_depth = 2`` (or the ``depth`` option):
@@ -26,30 +27,38 @@ The algorithm, per ``scf.for`` with ``rock.pipeline_depth = 2`` (or the ``depth`
    is the induction variable or is a result of an earlier issue stage of the group; every LDS and
    private buffer they touch is used in the loop by the group alone (its issue stages and
    consumer), and any other buffer is global memory the loop does not write (the K and V loads
-   share a block table).
-   Other groups stay as they are (the loop is still correct, only not overlapped).
+   share a block table). Other groups stay as they are (correct, only not overlapped).
 3. Prologue: before the loop, under ``lb < ub`` (a split or window may leave nothing to visit),
    the issue stages of every group for tile ``lb``, one ``scf.if`` per group (``rock-reuse-lds``
-   places no barrier inside a conditional, so two groups' pointer buffers could not share bytes).
-4. In the body: the issue stages move right after their consumer, for tile ``t + 1`` (the
-   induction variable replaced by ``t + 1``), under ``t + 1 < ub``: the last tile issues nothing.
-   The registers of tile ``t`` are consumed before the loads of ``t + 1`` overwrite them.
-5. The loop's ``rock.pipeline_depth`` is replaced by ``rock.pipelined`` (the depth done), so the
-   pass can run again and leave the loop alone.
+   places no barrier inside a conditional, so two groups' pointer buffers could not share bytes),
+   then a barrier (the first iteration writes the pointers a slow thread may still be reading).
+4. Rotation, for tile ``t + 1`` (the induction variable replaced): the pointer stages of every
+   group go to the top of the body, so their waits on the page table come before any tile load
+   of the iteration is in flight; each ``GlobalRead`` goes right after its consumer, which has
+   taken the registers of tile ``t``. A barrier goes to the top too when none follows the last
+   consumer in the body.
+5. Epilogue: the loop stops at ``last`` and a copy of it without the moved stages runs the last
+   tile. The main loop thus issues on every path, and never a tile past ``ub``: behind a
+   conditional issue the backend would have to assume no load followed and wait for all of them
+   (``vmcnt(0)``); issuing tile ``ub - 1`` again would read it twice. Both loops get
+   ``rock.pipelined`` (the depth done) in place of ``rock.pipeline_depth``, so the pass can run
+   again and leave them alone.
 
-Depth 1 leaves the loop as it is. The guards are uniform over the workgroup (``t``, ``lb``,
-``ub`` are), so the barriers inside the issue stages stay in uniform control flow. The
-pointer buffers are written and read within one iteration (or the prologue); the register
-buffers are private, so no LDS buffer becomes loop-carried: ``rock-annotate-liveness`` sees
-a guarded pointer write as the start of a range that ends inside the same guard.
-The waits are the backend's: the consumer of tile ``t`` needs only the loads of tile ``t``,
-issued one tile earlier, while the loads of ``t + 1`` issued after it stay in flight
-(``s_waitcnt vmcnt(N)`` with N > 0, see ``pagedir-compile --report``, "global waits per tile").
+Depth 1 leaves the loop as it is. The guards are uniform over the workgroup (``lb``, ``ub``
+are), so the barriers inside the issue stages stay in uniform control flow. The pointer buffers
+are written and read within one iteration (or the prologue) and the register buffers are
+private, so no LDS buffer becomes loop-carried; ``rock-annotate-liveness`` sees the prologue's
+guarded pointer write as the start of a range that ends inside the same guard.
+
+Waits are the backend's. On gfx942 the consumer of tile ``t`` waits with ``s_waitcnt vmcnt(4)``:
+for the four loads of tile ``t`` issued one iteration earlier, the four of the other tile stay in
+flight (decode D 128, ``pagedir-compile --report``: "global waits"); the page-table loads still
+wait with ``vmcnt(0)`` (vector loads: their wait counts every load before them).
 
 Cost: each moved group keeps its register buffer live across the loop's math (the GlobalRead
 buffer, ``rows x vector_len`` elements per thread: 16 VGPRs for a 64 x 128 f16 tile on 256
-threads) and its pointer buffer live across its consumer (``rock-reuse-lds`` may no longer
-place it on the tile's bytes).
+threads), its pointer buffer live across its consumer (``rock-reuse-lds`` can no longer place it
+on the tile's bytes), and the loop body is there twice.
 
 ```mlir
 scf.for %t = %lb to %ub step %c1 {
@@ -60,14 +69,17 @@ scf.for %t = %lb to %ub step %c1 {
 } {rock.pipeline_depth = 2 : i64}
 // becomes
 %any = arith.cmpi ult, %lb, %ub : index
+%last = arith.maxsi %lb, (%ub - 1) : index
 scf.if %any { PagePtrLoad(%lb) ; GlobalRead(%lb) }    // one per group
-scf.for %t = %lb to %ub step %c1 {
-  LDSWrite
+"rock.lds_barrier"()
+%r = scf.for %t = %lb to %last step %c1 {
   %next = arith.addi %t, %c1 : index
-  %more = arith.cmpi ult, %next, %ub : index
-  scf.if %more { PagePtrLoad(%next) ; GlobalRead(%next) }
+  PagePtrLoad(%next)
+  LDSWrite
+  GlobalRead(%next)
   ... math on %tile ...
 } {rock.pipelined = 2 : i64}
+scf.for %t = %last to %ub step %c1 iter_args(... = %r) { LDSWrite ; ... math on %tile ... } {rock.pipelined = 2 : i64}
 ```
 
 Options: ``depth`` (0: each loop's ``rock.pipeline_depth``, 1 when it has none; 1 or 2).
@@ -274,17 +286,18 @@ def pipeline_loop(loop: ir.Operation, depth: int) -> None:
         # 3. The prologue, one conditional per group: rock-reuse-lds may need a barrier between two groups.
         with ir.InsertionPoint(loop):
             any_tile = arith.cmpi(arith.CmpIPredicate.ult, lower, upper)
+            last = arith.maxsi(lower, arith.subi(upper, index_const(1)))  # the last tile (lb when none)
         for group in groups:
             with ir.InsertionPoint(loop):
                 prologue = scf.IfOp(any_tile)
             with ir.InsertionPoint(prologue.then_block):
                 copy_stages(group.issue, {iv: lower})
                 scf.YieldOp([])
-        # 4. The tile to issue: t + 1, and in the last iteration its own tile again rather than nothing
-        # (a load issued on every path lets the backend wait with vmcnt(N > 0) for the tile issued one
-        # iteration earlier; behind a conditional issue it must assume none followed and wait for all).
+        # 4. The rotation: iteration t issues tile t + 1 on every path (the backend can then wait with
+        # vmcnt(N > 0) for the tile issued one iteration earlier; behind a conditional issue it would
+        # have to assume none followed and wait for everything).
         with ir.InsertionPoint(body.operations[0]):
-            next_tile = arith.minui(arith.addi(iv, index_const(1)), arith.subi(upper, index_const(1)))
+            next_tile = arith.addi(iv, index_const(1))
         top = ir.InsertionPoint.after(next_tile.owner)
         if any(early_stages(g) for g in groups):
             # The pointers of tile lb + 1 are written at the top of the first iteration: every thread
@@ -295,15 +308,43 @@ def pipeline_loop(loop: ir.Operation, depth: int) -> None:
             if not barrier_after(groups, body):
                 with top:
                     rock.lds_barrier()
-        issued = {}
+        issued: dict = {}
         with top:
             for group in groups:
                 issued[id(group)] = copy_stages(early_stages(group), {iv: next_tile})
+        ahead: list[ir.Operation] = []  # every clone issuing tile t + 1
         for group in groups:
             with ir.InsertionPoint.after(group.consumer):
-                copy_stages(group.issue[len(early_stages(group)):], issued[id(group)])
+                ahead += copy_stages(group.issue[len(early_stages(group)):], issued[id(group)])[AHEAD]
             for stage in group.issue:
                 stage.erase()
+        # 5. The epilogue: the last tile runs in a copy of the loop without the issue stages, so the
+        # main loop stops one tile early and never issues a tile past ub.
+        peel_last_iteration(loop, last, upper, ahead)
+
+
+#: Key under which :func:`copy_stages` lists the clones it made.
+AHEAD = "clones"
+
+
+def peel_last_iteration(loop: ir.Operation, last: ir.Value, upper: ir.Value, ahead: list[ir.Operation]) -> None:
+    """``loop`` over [lb, last) and a copy of it over [last, ub) after it, without the ``ahead`` stages."""
+    for stage in ahead:
+        stage.attributes["rock.ahead"] = ir.UnitAttr.get()
+    epilogue = loop.clone(ip=ir.InsertionPoint.after(loop))
+    loop.operands[1] = last
+    epilogue.operands[0] = last
+    epilogue.operands[1] = upper
+    for result, init in zip(loop.results, range(3, 3 + len(loop.results))):
+        for use in list(result.uses):
+            if use.owner != epilogue:
+                use.owner.operands[use.operand_number] = epilogue.results[result.result_number]
+        epilogue.operands[init] = result
+    for stage in find_ops(epilogue, "scf.execute_region"):
+        if "rock.ahead" in stage.attributes:
+            stage.erase()
+    for stage in ahead:
+        del stage.attributes["rock.ahead"]
 
 
 def barrier_after(groups: list[LoadGroup], body: ir.Block) -> bool:
@@ -323,12 +364,14 @@ def early_stages(group: LoadGroup) -> list[ir.Operation]:
 def copy_stages(stages: list[ir.Operation], replaced: dict) -> dict:
     """Clones of ``stages`` at the insertion point, their operands in ``replaced`` (the induction
     variable: the tile to issue) replaced; the clones' results replace the originals' in later stages.
-    Returns ``replaced`` with those results added."""
+    Returns ``replaced`` with those results added, and the clones under :data:`AHEAD`."""
     replaced = dict(replaced)
+    replaced[AHEAD] = list(replaced.get(AHEAD, []))
     for stage in stages:
         clone = stage.clone()
         substitute(clone, replaced)
         replaced.update(zip(stage.results, clone.results))
+        replaced[AHEAD].append(clone)
     return replaced
 
 

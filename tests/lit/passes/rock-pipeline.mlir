@@ -4,7 +4,7 @@
 // A loop over tiles [lb, ub) of 16 x 64 f16 (one page each) as rock-blockwise-load leaves it:
 // PagePtrLoad (the tile's page pointer into LDS), GlobalRead (the tile into registers %regs),
 // LDSWrite (%regs into the LDS tile), then the math reading the tile. With depth 2 the pass
-// issues tile t + 1 during tile t.
+// issues tile t + 1 during tile t, and runs the last tile in a copy of the loop that issues nothing.
 
 // CHECK-LABEL: func.func @sum_tiles
 // CHECK: %[[REGS:.*]] = "rock.alloc"() : () -> memref<1x8xf16, #gpu.address_space<private>>
@@ -13,6 +13,8 @@
 // CHECK: %[[UB:.*]] = arith.index_cast
 // The prologue: tile lb's pointers and registers, only when the loop runs at all.
 // CHECK: %[[ANY:.*]] = arith.cmpi ult, %[[LB]], %[[UB]] : index
+// CHECK: %[[UB_1:.*]] = arith.subi %[[UB]], %{{.*}} : index
+// CHECK: %[[LAST:.*]] = arith.maxsi %[[LB]], %[[UB_1]] : index
 // CHECK: scf.if %[[ANY]] {
 // CHECK:   memref.load %arg0
 // CHECK:   memref.store %{{.*}}, %[[PTRS]]
@@ -22,26 +24,32 @@
 // CHECK: }
 // Every thread is done reading tile lb's pointer before the first iteration writes tile lb + 1's.
 // CHECK-NEXT: "rock.lds_barrier"()
-// CHECK-NEXT: scf.for %[[T:.*]] = %[[LB]] to %[[UB]] step %{{.*}} iter_args
-// The tile issued at the top of the loop is t + 1, the last iteration's own tile again (issued on every path).
+// The loop over every tile but the last issues tile t + 1 on every path.
+// CHECK-NEXT: %[[MAIN:.*]] = scf.for %[[T:.*]] = %[[LB]] to %[[LAST]] step %{{.*}} iter_args(%{{.*}} = %{{.*}})
 // CHECK:   %[[NEXT:.*]] = arith.addi %[[T]], %{{.*}} : index
-// CHECK:   %[[LAST:.*]] = arith.subi %[[UB]], %{{.*}} : index
-// CHECK:   %[[AHEAD:.*]] = arith.minui %[[NEXT]], %[[LAST]] : index
 // First the next tile's page pointer ...
 // CHECK:   scf.execute_region no_inline {
-// CHECK:     affine.apply #{{.*}}(%{{.*}}, %[[AHEAD]])
+// CHECK:     affine.apply #{{.*}}(%{{.*}}, %[[NEXT]])
 // CHECK:     memref.store %{{.*}}, %[[PTRS]]
 // CHECK:   } {rock.stage = "PagePtrLoad"}
 // ... then tile t's registers into LDS ...
 // CHECK:   vector.load %[[REGS]]
 // CHECK:   } {rock.stage = "LDSWrite"}
 // ... and at once tile t + 1's reads into the same registers, in flight during tile t's math.
-// CHECK:   "rock.threadwise_read_into"(%{{.*}}, %[[REGS]], %{{.*}}, %[[AHEAD]], %[[PTRS]], %{{.*}})
+// CHECK:   "rock.threadwise_read_into"(%{{.*}}, %[[REGS]], %{{.*}}, %[[NEXT]], %[[PTRS]], %{{.*}})
 // CHECK:   } {rock.stage = "GlobalRead"}
 // CHECK:   memref.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<16x64xf16, #gpu.address_space<workgroup>>
 // CHECK:   arith.addf
 // CHECK-NOT: rock.stage
 // CHECK: } {rock.pipelined = 2 : i64}
+// The last tile: its registers into LDS and its math, nothing issued.
+// CHECK-NEXT: %[[SUM:.*]] = scf.for %{{.*}} = %[[LAST]] to %[[UB]] step %{{.*}} iter_args(%{{.*}} = %[[MAIN]])
+// CHECK-NOT: rock.stage = "PagePtrLoad"
+// CHECK-NOT: rock.stage = "GlobalRead"
+// CHECK:   } {rock.stage = "LDSWrite"}
+// CHECK-NOT: rock.stage
+// CHECK: } {rock.pipelined = 2 : i64}
+// CHECK-NEXT: memref.store %[[SUM]]
 
 // The option overrides the loop's depth: 1 leaves the loop as it is.
 // DEPTH1-LABEL: func.func @sum_tiles
