@@ -17,7 +17,7 @@ import mlir.ir as ir
 import pytest
 
 from pagedir import driver
-from pagedir.backend.report import global_waits_per_tile
+from pagedir.backend.report import global_waits_per_tile, kernel_reports
 from pagedir.context import make_context
 from pagedir.gen import attention as gen
 from pagedir.interp.check import apply_pass, check_pass
@@ -135,6 +135,24 @@ def test_depth_is_chosen_recorded_and_overridable() -> None:
         assert depth_of(dict(batch=512)) == 1  # 1024 workgroups share the compute units: keep the waves
         assert depth_of(dict(batch=512), pipeline_depth=2) == 2
         assert depth_of(dict(batch=512, pipeline_depth=2)) == 2  # the kernel's rock.pipeline_depth
+
+
+def test_gfx942_decode_waits_for_the_tile_issued_an_iteration_earlier() -> None:
+    # Decode B=2, 16/2 heads, D 128, pages of 16 f16 tokens: K and V tiles of 4 dwordx4 per thread.
+    def hot_loop_waits(depth: int) -> tuple[int, int, str]:
+        with make_context():
+            module = ir.Module.parse(gen.generate(make_args(num_heads_q=16, num_heads_kv=2, head_dim=128, seq_len_k=512)))
+            asm = driver.run(module.operation, driver.CompileOptions(arch="gfx942", pipeline_depth=depth), start="L0")["asm"]
+        report = [r for r in kernel_reports(asm, "gfx942") if r.name == "paged_attention"][0]
+        return report.global_waits_per_tile, report.draining_waits_per_tile, asm
+
+    waits, drains, _ = hot_loop_waits(1)
+    assert (waits, drains) == (4, 4)  # page table, K, page table, V: each waits for everything in flight
+    waits, drains, asm = hot_loop_waits(2)
+    # K of tile t waits with V of tile t in flight, V of tile t with K of tile t + 1: vmcnt(4). Only the
+    # page-table reads (vector loads, wave 0) still drain.
+    assert (waits, drains) == (4, 2)
+    assert "s_waitcnt vmcnt(4)" in asm
 
 
 def test_global_waits_count_runs_and_drains() -> None:
