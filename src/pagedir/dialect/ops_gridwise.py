@@ -23,6 +23,11 @@ counts them): each writes its partial output and log-sum-exp to a workspace, and
 combine kernel, launched after it, merges the partials into `out`
 (rock-gridwise-attention-to-blockwise has the details).
 
+`pipeline_depth` is how many KV tiles a workgroup has in flight: 1 loads a tile and
+waits for it before its math; 2 requests tile t + 1's page pointers and K and V
+before tile t's math (register staging, `rock-pipeline`). rock-attention-to-gridwise
+chooses 2 when every workgroup has a compute unit of its own, else 1.
+
 With a dynamic batch (`?`: one kernel for every batch size) `grid_size` is absent:
 the kernel function carries the grid as a formula of its argument sizes instead,
 `rock.grid_map` (an affine map, e.g. `affine_map<(d0) -> ((d0 - 1) * 2)>`) applied to

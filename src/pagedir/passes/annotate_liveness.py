@@ -37,7 +37,11 @@ it, up to the reads that may still see it. A write is a definite overwrite when:
    ``scf.index_switch``, ``affine.if`` and no region op other than ``scf.for``,
    ``affine.for`` and ``scf.execute_region`` encloses it, and every region on
    the way has one block (loops are dealt with below). The range then opens
-   before the run.
+   before the run. Under a conditional, the run must run whenever the innermost
+   conditional around it does, and the range it starts must end inside that
+   conditional (rock-pipeline's next-tile pointers, written and read under
+   ``lb < ub``): on the path that skips the write nothing of the range reads the
+   buffer. A range that leaves the conditional makes the write an ordinary one.
 2. The writes of the run provably cover every byte of the alloc, the
    threads ``0 .. rock.block_size - 1`` of the workgroup together. The pass
    proves it by evaluating the run for every thread at once: integer
@@ -80,12 +84,13 @@ before write``), writes after the buffer's last read (``found a non closed
 read-write pattern``), and one op both reading and writing the buffer (a range
 cannot start and end at the same op).
 
-Not modelled: loop-carried values behind a definite overwrite inside one loop
-body (``for { read A; overwrite A }``): the scan sees program order only, so
-that pattern is reported as a read before write or a non closed pattern (or,
-when a write before the loop feeds the first read, folds into a range covering
-the loop). Our pipeline (docs/levels.md) writes every LDS tile and page-pointer
-buffer and then reads it within one iteration of the KV loop.
+Values carried over a back edge (``write A; for { read A; ...; write A }``: a
+tile loaded for the next iteration into a second LDS buffer): a write inside a
+loop whose body reads the buffer before the write and not after it feeds the
+next iteration's reads. It neither ends the range open at it nor starts one,
+and that range lasts to the end of the loop, so nothing else takes the bytes
+while the loop runs. A carried write with no range open before it (no write
+before the loop) is a read before write, as the first iteration reads nothing.
 
 No options.
 """
