@@ -135,6 +135,7 @@ def test_depth_is_chosen_recorded_and_overridable() -> None:
         assert depth_of(dict(batch=512)) == 1  # 1024 workgroups share the compute units: keep the waves
         assert depth_of(dict(batch=512), pipeline_depth=2) == 2
         assert depth_of(dict(batch=512, pipeline_depth=2)) == 2  # the kernel's rock.pipeline_depth
+        assert depth_of(dict(seq_len_q=8, causal=True)) == 1  # prefill: registers before latency
 
 
 def test_gfx942_decode_waits_for_the_tile_issued_an_iteration_earlier() -> None:

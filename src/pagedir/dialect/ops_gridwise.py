@@ -26,7 +26,7 @@ combine kernel, launched after it, merges the partials into `out`
 `pipeline_depth` is how many KV tiles a workgroup has in flight: 1 loads a tile and
 waits for it before its math; 2 requests tile t + 1's page pointers and K and V
 before tile t's math (register staging, `rock-pipeline`). rock-attention-to-gridwise
-chooses 2 when every workgroup has a compute unit of its own, else 1.
+chooses 2 for decode when every workgroup has a compute unit of its own, else 1.
 
 With a dynamic batch (`?`: one kernel for every batch size) `grid_size` is absent:
 the kernel function carries the grid as a formula of its argument sizes instead,

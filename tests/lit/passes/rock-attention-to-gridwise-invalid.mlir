@@ -294,3 +294,16 @@ func.func @kv_scales_pointer_pages(%q: memref<1x2x1x64xf16>, %kt: memref<1x2x1xi
     : (memref<1x2x1x64xf16>, memref<1x2x1024xf8E4M3FNUZ>, memref<1x2x1024xf8E4M3FNUZ>, memref<1x2x1024xf32>, memref<1x1x32xf32>, memref<1x2x1x64xf16>) -> ()
   return
 }
+
+// -----
+
+func.func @bad_depth(%q: memref<2x8x1x128xf16>, %k_table: memref<2x8x1xi64>, %v_table: memref<2x8x1xi64>,
+                     %out: memref<2x8x1x128xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.pipeline_depth = 3} {
+  %k = "rock.deref"(%k_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
+  %v = "rock.deref"(%v_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
+  // expected-error @+1 {{'rock.attention' op has rock.pipeline_depth = 3 : i64 on its kernel: expected 1 or 2}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 8, num_heads_kv = 2, causal = false,
+      operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
+    : (memref<2x8x1x128xf16>, memref<2x8x2048xf16>, memref<2x8x2048xf16>, memref<2x8x1x128xf16>) -> ()
+  return
+}
