@@ -23,6 +23,8 @@ from pagedir.gen import attention as gen
 from pagedir.interp.check import apply_pass, check_pass
 from pagedir.passes.ir_utils import find_ops
 
+from test_attention import make_args as attention_args
+
 #: name -> (generator overrides, chip). Lengths are drawn by the check (ragged, some under a tile).
 CASES = {
     "decode-gqa8-d128": (dict(num_heads_q=16, num_heads_kv=2, head_dim=128, seq_len_k=192), "gfx942"),
@@ -37,14 +39,8 @@ CASES = {
 
 
 def make_args(**overrides) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    gen.add_arguments(parser)
-    args = parser.parse_args([])
-    defaults = dict(batch=2, num_heads_q=4, num_heads_kv=2, seq_len_q=1, seq_len_k=64, head_dim=64, page_size=16,
-                    seq_lens=True)
-    for key, value in {**defaults, **overrides}.items():
-        setattr(args, key, value)
-    return args
+    """test_attention's arguments, with seq_lens (ragged lengths, some under a tile) and 64 keys."""
+    return attention_args(**{"seq_len_k": 64, "seq_lens": True, **overrides})
 
 
 def l3_module(overrides: dict, chip: str, depth: int = 2) -> ir.Module:

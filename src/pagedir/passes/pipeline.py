@@ -94,7 +94,7 @@ import mlir.ir as ir
 from mlir.dialects import arith, scf
 
 from pagedir.dialect import rock
-from pagedir.dialect.effects import UnknownEffects, accesses
+from pagedir.dialect.effects import UnknownEffects, accesses, view_source
 from pagedir.dialect.types import memory_space
 from pagedir.passes.base import Pass, kernel_functions
 from pagedir.passes.ir_utils import find_ops, index_const
@@ -105,9 +105,6 @@ DONE_ATTR = "rock.pipelined"
 ISSUE_STAGES = frozenset({"PagePtrLoad", "GlobalRead"})
 LAST_ISSUE_STAGE = "GlobalRead"
 MAX_DEPTH = 2
-#: Ops that only give another name to a buffer (followed back to the buffer they view).
-VIEW_OPS = frozenset({"memref.view", "memref.subview", "memref.expand_shape", "memref.collapse_shape",
-                      "memref.cast", "memref.reinterpret_cast"})
 
 
 @dataclass(frozen=True)
@@ -174,7 +171,7 @@ def load_groups(body: ir.Block) -> list[LoadGroup]:
         first = i
         while first > 0 and stage_name(ops[first - 1]) in ISSUE_STAGES - {LAST_ISSUE_STAGE}:
             first -= 1
-        registers = {root_buffer(v) for v in written_buffers(op) if memory_space(v.type) == "private"}
+        registers = {view_source(v) for v in written_buffers(op) if memory_space(v.type) == "private"}
         consumer = next((later for later in ops[i + 1:] if registers & used_buffers(later)), None)
         if consumer is None:
             continue
@@ -234,19 +231,12 @@ def defined_inside(value: ir.Value, loop: ir.Operation) -> bool:
     return False
 
 
-def root_buffer(value: ir.Value) -> ir.Value:
-    """The buffer a view chain starts from."""
-    while isinstance(value, ir.OpResult) and value.owner.name in VIEW_OPS:
-        value = value.owner.operands[0]
-    return value
-
-
 def used_buffers(op: ir.Operation) -> set:
     """The root buffers of the memref operands of ``op`` and of the ops nested in it."""
     found: set = set()
 
     def visit(inner: ir.Operation) -> ir.WalkResult:
-        found.update(root_buffer(v) for v in inner.operands if isinstance(v.type, ir.MemRefType))
+        found.update(view_source(v) for v in inner.operands if isinstance(v.type, ir.MemRefType))
         return ir.WalkResult.ADVANCE
 
     op.walk(visit)
