@@ -83,7 +83,8 @@ scf.for %t = %last to %ub step %c1 iter_args(... = %r) { LDSWrite ; ... math on 
 ```
 
 Options: ``depth`` (0: each loop's ``rock.pipeline_depth``, 1 when it has none; 1 or 2).
-Preconditions: the loop's step is 1 (the KV loops' is).
+Errors: a loop's ``rock.pipeline_depth`` other than 1 or 2, a pipelined loop whose step is not the
+constant 1 (the next tile is ``t + 1``).
 """
 
 from __future__ import annotations
@@ -132,8 +133,19 @@ class PipelinePass(Pass):
                     loop.location.emit_error(f"'scf.for' op {DEPTH_ATTR} must be 1 or 2, got {loop.attributes[DEPTH_ATTR]}")
                     ok = False
                 elif depth > 1 and DONE_ATTR not in loop.attributes:
+                    if not unit_step(loop):
+                        loop.location.emit_error(f"'scf.for' op with {DEPTH_ATTR} = {depth} must step by 1 (one tile "
+                                                 f"per iteration), got step {loop.operands[2].get_name()}")
+                        ok = False
+                        continue
                     pipeline_loop(loop, depth)
         return ok
+
+
+def unit_step(loop: ir.Operation) -> bool:
+    step = loop.operands[2].owner
+    return (isinstance(step, ir.Operation | ir.OpView) and step.name == "arith.constant"
+            and ir.IntegerAttr(step.attributes["value"]).value == 1)
 
 
 def loop_depth(loop: ir.Operation) -> int | None:
@@ -153,7 +165,7 @@ def loop_depth(loop: ir.Operation) -> int | None:
 class LoadGroup:
     issue: list[ir.Operation]  # PagePtrLoad stages, then the GlobalRead stage
     consumer: ir.Operation
-    buffers: set = field(default_factory=set)  # the private and LDS buffers the issue stages use
+    buffers: set = field(default_factory=set)  # every buffer the issue stages use (views followed back)
 
 
 def stage_name(op: ir.Operation) -> str | None:

@@ -19,3 +19,14 @@ func.func @not_an_integer(%n: index) attributes {rock.kernel, rock.arch = "gfx94
   } {rock.pipeline_depth = "two"}
   return
 }
+
+// -----
+
+func.func @step_two(%n: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  // expected-error @+1 {{'scf.for' op with rock.pipeline_depth = 2 must step by 1 (one tile per iteration), got step %c2}}
+  scf.for %t = %c0 to %n step %c2 {
+  } {rock.pipeline_depth = 2 : i64}
+  return
+}
