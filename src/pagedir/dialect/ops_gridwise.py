@@ -29,8 +29,9 @@ the kernel function carries the grid as a formula of its argument sizes instead,
 the sizes `rock.grid_sizes` names (`array<i64: arg, dim, ...>`, one pair per map
 input: dim `dim` of argument `arg`). The batch is q's dim 0, or `cu_seqlens_q`'s dim 0
 minus 1 for packed queries, times the static `Hkv * ceil(Sq / (m_per_block / G))`;
-the interpreter's launch and `pagedir-compile --plan` evaluate it. Split-KV needs
-static sizes.
+the interpreter's launch and `pagedir-compile --plan` evaluate it. Split-KV with
+dynamic sizes has `num_splits = 0`: the split count is chosen at launch (the kernel's
+`rock.split_map`, pagedir.backend.split_cost) and read from the workspace's dim 0.
 """
     attributes = AttentionLike.common_attributes + (
         Attr("block_size", I64_ATTR, doc="threads per workgroup"),
@@ -49,14 +50,15 @@ static sizes.
             yield from shape_errors
             return
         splits = op.num_splits
-        if splits < 1:
-            yield f"num_splits must be at least 1, got {splits}"
+        dynamic = op.q.type.is_dynamic_dim(0) or read_problem(op).seq_k is None
+        if splits < 0 or (splits == 0 and not dynamic):
+            yield f"num_splits must be at least 1 (0: chosen at launch, with dynamic sizes only), got {splits}"
             return
         n = op.n_per_block
         if op.grid_size is None and not op.q.type.is_dynamic_dim(0):
             yield "grid_size is required with a static batch"
-        if splits > 1 and (op.q.type.is_dynamic_dim(0) or read_problem(op).seq_k is None):
-            yield f"num_splits {splits} is not supported with dynamic sizes, the limit is 1"
+        if splits > 1 and dynamic:
+            yield f"num_splits {splits} is not supported with dynamic sizes: 1, or 0 (chosen at launch)"
             return
         if splits > 1 and n > 0:
             tiles = -(-read_problem(op).seq_k // n)
