@@ -250,3 +250,51 @@ def test_argument_attributes_get_one_for_the_workspace() -> None:
         for func in interp.launch.functions(module.operation):
             attrs = [str(a) for a in ir.ArrayAttr(func.attributes["arg_attrs"])]
             assert attrs == ["{llvm.noalias}", "{}", "{}", "{}", "{}"], interp.launch.symbol_name(func)
+
+
+# --- the correctness matrix under pagedir-run --check ----------------------------------------
+# The check draws the lengths of a split kernel's sequences with one full, one of a single key
+# (shorter than any split: every split but the first sees none) and the others ragged, ending
+# inside pages and tiles. A split is whole KV tiles, so it ends inside a page when pages are longer
+# than tiles (64-token pages, 32-key tiles) and inside a tile only where seq_len does.
+CHECK_MATRIX = {
+    "pointers-f16-splits-end-mid-page": "--page-size 64 --seq-len-k 256 --num-splits 8",
+    "pointers-bf16-capacity-mid-tile": "--dtype bf16 --seq-len-k 200 --num-splits 3",
+    "pointers-f32": "--dtype f32 --seq-len-k 128 --num-splits 4",
+    "blocks-nhd-f16": "--page-table blocks --kv-layout nhd --seq-len-k 100 --num-splits 3",
+    "blocks-hnd-bf16": "--page-table blocks --kv-layout hnd --dtype bf16 --seq-len-k 100 --num-splits 4",
+    "csr-nhd-f32": "--page-table csr --kv-layout nhd --dtype f32 --seq-len-k 100 --num-splits 3",
+    "csr-hnd-f16-chosen": "--page-table csr --kv-layout hnd --seq-len-k 2048 --head-dim 128 --num-splits 0",
+    "dense-bf16": "--dense --dtype bf16 --seq-len-k 96 --num-splits 3",
+    "causal-prefill-pointers-bf16": "--seq-len-q 5 --causal --dtype bf16 --seq-len-k 128 --num-splits 3",
+    "causal-prefill-blocks-f32": "--page-table blocks --seq-len-q 4 --causal --dtype f32 --seq-len-k 96 --num-splits 2",
+}
+
+
+@pytest.mark.parametrize("name", list(CHECK_MATRIX))
+def test_pagedir_run_checks_the_split_matrix(name: str, tmp_path, capsys) -> None:
+    from pagedir.cli import gen as gen_cli
+
+    path = tmp_path / "split.mlir"
+    flags = CHECK_MATRIX[name].split()
+    lengths = [] if "csr" in flags else ["--seq-lens"]
+    assert gen_cli.main(["attention", "--batch", "3", "--num-heads-q", "4", "--num-heads-kv", "2", "--head-dim", "64",
+                         *lengths, *flags, "-o", str(path)]) == 0
+    capsys.readouterr()
+    assert run_cli.main(["--check", str(path), "--seed", str(len(name))]) == 0
+    out = capsys.readouterr().out
+    assert "FAIL" not in out and "then @paged_attention_combine" in out, out
+
+
+def test_the_check_gives_a_split_kernel_a_sequence_of_one_key() -> None:
+    from pagedir.interp.check import make_case
+    from pagedir.interp.memory import Device
+
+    for flags in (dict(), dict(page_table="blocks")):
+        args = make_args(batch=3, seq_len_k=100, **flags)
+        args.seq_lens, args.num_splits = True, 3
+        with make_context():
+            module = ir.Module.parse(gen.generate(args))
+            func = interp.launch.functions(module.operation)[0]
+            lengths = make_case(func, np.random.default_rng(0), Device()).args[-2]
+        assert min(lengths) == 1 and max(lengths) >= 100  # the full one: the capacity (whole pages for blocks)

@@ -323,6 +323,8 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device,
         seq_lens[0] = seq_k  # one full sequence, the others ragged
         if 1 < seq_q and 1 < seq_k:  # and one shorter than the queries (causal: rows that see no key)
             seq_lens[-1] = rng.integers(1, min(seq_q, seq_k))
+    if has_lens and batch > 2 and "rock.num_splits" in func.attributes:
+        seq_lens[1] = 1  # split-KV: a sequence of one key, shorter than any split (the others see none)
     nulls_ok = attrs["known"]
     if nulls_ok:  # slots past seq_lens hold NaN/Inf, as a reused cache's may: masked keys must not be read
         k, v = reference.fill_stale(k, seq_lens), reference.fill_stale(v, seq_lens)
@@ -466,6 +468,8 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
             seq_lens[-1] = rng.integers(1, min(seq_q, seq_k))
         if seq_lens[1] < g.block_size:  # sequence 1 shares sequence 0's first block: it reaches past it
             seq_lens[1] = min(seq_k, g.block_size + int(rng.integers(0, g.block_size)))
+    if batch > 2 and "rock.num_splits" in func.attributes:
+        seq_lens[2] = 1  # split-KV: a sequence of one key, shorter than any split (the others see none)
     shape = (batch, g.heads_kv, seq_k, g.head_dim)
     q_name = str(q_type.element_type)
     k = host_values(rng.standard_normal(shape), q_name)
