@@ -40,11 +40,12 @@ dynamic sizes has `num_splits = 0`: the split count is chosen at launch (the ker
         Attr("m_per_block", I64_ATTR, doc="query rows per workgroup tile"),
         Attr("n_per_block", I64_ATTR, doc="KV tokens per tile"),
         Attr("num_splits", I64_ATTR, required=False, default=1,
-             doc="KV ranges computed by separate workgroups and combined by a second kernel; 1: no split"),
+             doc="KV ranges computed by separate workgroups and combined by a second kernel; 1: no split; "
+                 "0: chosen at launch (dynamic sizes)"),
     )
 
     def verify(self, op) -> Iterator[str]:
-        """as `rock.attention`; `num_splits` at least 1 and at most the KV tiles of a sequence."""
+        """as `rock.attention`; `num_splits` at least 1 (0 with dynamic sizes) and at most the KV tiles of a sequence."""
         shape_errors = list(super().verify(op))
         if shape_errors:
             yield from shape_errors

@@ -19,18 +19,23 @@ The work decomposition (what the blockwise pass implements):
   the sizes ``rock.grid_sizes`` names (argument, dim pairs): q's dim 0, or for packed
   queries ``cu_seqlens_q``'s dim 0 minus 1, times ``Hkv * ceil(Sq / (m_per_block / G))``.
   Sq is static (for packed queries the longest query a sequence may have), so the grid
-  never depends on a value inside a tensor. Split-KV is refused there.
+  never depends on a value inside a tensor. Split-KV there chooses its count at launch
+  (``num_splits`` 0 on the op; a fixed count is refused).
 
 Split-KV (flash decoding): with few sequences and KV heads the grid above leaves
 most compute units idle (batch 1, one KV head: one workgroup). ``num_splits`` = S
 cuts each workgroup's KV tiles into S ranges computed by S workgroups and merged
 by a combine kernel (rock-gridwise-attention-to-blockwise). S comes from the
 ``num-splits`` option, else the kernel's ``rock.num_splits`` attribute, else 1
-(today's kernel, nothing recorded). A count of 0 asks for the automatic choice:
-no split when the grid already has a workgroup per compute unit
-(``pagedir.arch.Chip.compute_units``, or the ``compute-units`` option); otherwise
-enough splits to reach one workgroup per compute unit, at most one per KV tile,
-then as few as give the same tiles per split (no split left empty by rounding).
+(today's kernel, nothing recorded). A count of 0 asks for the cost model's choice
+(``pagedir.backend.split_cost``): the cheapest S in ``[1, KV tiles]`` of the split kernel's
+busiest compute unit at its share of the bandwidth plus the combine's read of the partials
+by its workgroups and one more launch, with the chip's compute units
+(``pagedir.arch.Chip.compute_units``, or the ``compute-units`` option). A split kernel gets
+``rock.split_model`` (the model's constants and the count, 0: at launch) and
+``rock.split_map`` / ``rock.split_sizes``: the model's per-launch inputs (workgroups, KV
+tiles, partial bytes, combine workgroups) as an affine map of argument sizes (no inputs
+with static sizes), which the launch plan writes and the interpreter evaluates at launch.
 
 Default tuning (overridable with ``block-size``, ``m-per-block``,
 ``n-per-block``, like rocMLIR's perf_config): decode packs the group and nothing

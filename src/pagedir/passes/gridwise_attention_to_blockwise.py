@@ -40,7 +40,11 @@ output ``acc / l`` (0 when the split saw no key) and its base-2 log-sum-exp
 ``m + log2(l)`` (``-inf`` when it saw none) to an f32 workspace appended to the
 kernel's arguments (``memref<S * R * (D + 1) x f32>``: partials at ``(s * R + r) *
 D``, then the LSEs at ``S * R * D + s * R + r``). Every split writes every one of
-its rows, so the combine reads nothing the splits left unwritten.
+its rows, so the combine reads nothing the splits left unwritten. With ``num_splits`` 0
+(dynamic sizes: the count chosen at launch) the workspace is ``memref<? x ? x f32>``,
+``[S, R * (D + 1)]`` with the same layout: both kernels read S and R from its sizes, the
+split kernel's ``rock.grid_map`` is multiplied by a symbol, the workspace's dim 0, and the
+combine's grid is a map of its dim 1; the divisions by S are 32-bit.
 
 A second kernel, ``@<kernel>_combine`` (same arguments; ``rock.combine`` on the
 first names it, ``rock.workspace_bytes`` states the workspace), merges them: per
@@ -369,8 +373,7 @@ class Builder:
             self.split = apply(lambda w: w % plan.splits, wg)
             wg = apply(lambda w: ir.AffineExpr.get_floor_div(w, plan.splits), wg)
         elif plan.splits == 0:  # the split count chosen at launch
-            self.split = arith.remui(wg, self.split_count)
-            wg = arith.divui(wg, self.split_count)
+            wg, self.split = divide_u32(wg, self.split_count)
         per_batch = p.heads_kv * plan.query_blocks
         b = apply(lambda w: ir.AffineExpr.get_floor_div(w, per_batch), wg)
         h = apply(lambda w: ir.AffineExpr.get_floor_div(w, plan.query_blocks) % p.heads_kv, wg)
@@ -431,7 +434,7 @@ class Builder:
             return None, num_tiles
         if plan.splits == 0:  # ceil(tiles of the capacity / S) each, both known at launch
             kv_tiles = apply(lambda c: ir.AffineExpr.get_ceil_div(c, plan.n), self.capacity())
-            per_split = arith.ceildivui(kv_tiles, self.split_count)
+            per_split, _ = divide_u32(apply(lambda t, s: t + s - 1, kv_tiles, self.split_count), self.split_count)
             first = arith.muli(self.split, per_split)
             return first, arith.minui(arith.addi(first, per_split), num_tiles)
         first = apply(lambda s: s * plan.tiles_per_split, self.split)
@@ -815,6 +818,18 @@ def workspace_parts(workspace: ir.Value, plan: Plan) -> tuple[ir.Value, ir.Value
     flat = memref.reinterpret_cast(flat_type, workspace, [], [arith.muli(splits, per_split)], [],
                                    static_offsets=[0], static_sizes=[dynamic], static_strides=[1])
     return flat, splits, rows
+
+
+def divide_u32(dividend: ir.Value, divisor: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(quotient, remainder) of two index values known to fit 32 bits (workgroup ids, tile and split
+    counts), divided in 32 bits: a 64-bit division by a value known only at run time is a ~100-instruction
+    expansion on AMDGPU, the 32-bit one a few."""
+    i32 = ir.IntegerType.get_signless(32)
+    a, b = arith.index_cast(i32, dividend), arith.index_cast(i32, divisor)
+    quotient = arith.divui(a, b)
+    remainder = arith.subi(a, arith.muli(quotient, b))
+    index = ir.IndexType.get()
+    return arith.index_cast(index, quotient), arith.index_cast(index, remainder)
 
 
 def workspace_lse_base(splits: ir.Value, rows: ir.Value, plan: Plan) -> ir.Value | int:
