@@ -264,6 +264,9 @@ def check_dynamic(op, splits: int):
     if batch_dimension(op) is None:
         yield ("has a dynamic batch that is not read from a kernel argument (q, or the cu_seqlens_q of a "
                "rock.varlen_view): the grid could not be derived from the argument sizes")
+    if splits == 0 and read_problem(op).seq_k is None and not isinstance(slot_count_dim(op.k)[0].owner, ir.Block):
+        yield ("has dynamic block slots that are not read from a kernel argument (the block table, or kv_indices): "
+               "the split count chosen at launch could not be derived from the argument sizes")
 
 
 def batch_dimension(op) -> tuple[int, int, int] | None:
