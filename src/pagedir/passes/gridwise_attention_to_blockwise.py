@@ -102,7 +102,7 @@ from pagedir.dialect.ops_page_table import slot_count_dim, varlen_parts
 from pagedir.arch import ChipError, kernel_chip
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 from pagedir.passes.blockwise_gemm import MatrixInstruction, MatrixLoop, problem_matrix_instruction
-from pagedir.passes.ir_utils import apply, find_ops, index_const, lds_view, pow2_ceil
+from pagedir.passes.ir_utils import apply, find_ops, index_const, lds_view
 
 LOG2_E = 1.4426950408889634
 #: Output columns a thread accumulates per chunk, at most (f32 registers).
