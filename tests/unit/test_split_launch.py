@@ -24,7 +24,9 @@ from pagedir.gen import attention as gen
 from pagedir.interp.check import DYNAMIC_SIZES, LONG_SEQUENCE_SIZES, make_case
 from pagedir.interp.launch import functions, launch_size, launch_splits, symbol_name, workspace_given
 from pagedir.interp.memory import Device
+from pagedir.pipelines import KERNEL_PASSES
 
+from test_attention import check_before_pass
 from test_dynamic import check_kernel, make_args
 
 DYNAMIC_SPLITS = {
@@ -156,3 +158,13 @@ def test_the_plan_expression_is_the_model(always: bool) -> None:
     for m in (inputs(combine_always=always), inputs(workgroups=3, kv_tiles=40, combine_always=always),
               inputs(workgroups=700, kv_tiles=9, combine_workgroups=900, combine_always=always)):
         assert eval(split_cost.plan_expression(), dict(vars(m))) == split_cost.choose_splits(m)  # noqa: S307
+
+
+@pytest.mark.parametrize("argument", KERNEL_PASSES)
+def test_each_pass_preserves_a_split_chosen_at_launch(argument: str) -> None:
+    # check_pass runs the pass's input and output at every launch size set: after
+    # rock-gridwise-attention-to-blockwise the split and combine kernels with a workspace sized by the
+    # count chosen for those sizes.
+    args = make_args(page_table="blocks", kv_layout="hnd", varlen=True, seq_len_q=2, causal=True, num_splits=0)
+    result = check_before_pass(args, argument, seed=5)
+    assert result.ok and len(result.functions) == len(DYNAMIC_SIZES) + 1, result.report()
