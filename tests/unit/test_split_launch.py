@@ -35,6 +35,7 @@ DYNAMIC_SPLITS = {
     "blocks-hnd-bf16": dict(page_table="blocks", kv_layout="hnd", dtype="bf16"),
     "csr-nhd-f32": dict(page_table="csr", kv_layout="nhd", dtype="f32"),
     "csr-hnd-mqa-f16": dict(page_table="csr", kv_layout="hnd", num_heads_kv=1),
+    "csr-sinks-softcap-window": dict(page_table="csr", sinks=True, softcap=20.0, window=40),  # the combine adds sinks
     "blocks-causal-prefill-bf16": dict(page_table="blocks", seq_len_q=3, causal=True, dtype="bf16"),
     "blocks-varlen-causal": dict(page_table="blocks", varlen=True, seq_len_q=3, causal=True),
     "pointers-f16": dict(page_table="pointers", seq_lens=True, seq_len_k=200),
