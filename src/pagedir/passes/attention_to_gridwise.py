@@ -76,8 +76,8 @@ from pagedir.dialect.types import element_bytes
 from pagedir.passes.base import ChipOptions, Pass
 from pagedir.passes.blockwise_gemm import (MATRIX_WAVES, MFMA_TILE_KEYS, TILE, key_slices, matrix_lds_bytes, padded_rows,
                                             problem_matrix_instruction)
-from pagedir.passes.gridwise_attention_to_blockwise import COMBINE_BLOCK, COMBINE_CHUNK
-from pagedir.passes.ir_utils import enclosing_function, lower_kernel_ops, pow2_ceil
+from pagedir.passes.ir_utils import (COMBINE_BLOCK, COMBINE_CHUNK, combine_workgroups, enclosing_function,
+                                     lower_kernel_ops, pow2_ceil)
 
 MAX_HEAD_DIM = 256
 #: Query rows a prefill tile aims for; decode packs the whole group instead. 16 rows keep an f16
@@ -328,10 +328,6 @@ def static_split_inputs(p: AttentionProblem, t: Tiling, constants: dict) -> spli
     return split_cost.SplitInputs(workgroups=t.grid_size // max(1, t.num_splits), kv_tiles=math.ceil(p.seq_k / t.n_per_block),
                                   partial_bytes=rows * (p.head_dim + 1) * 4,
                                   combine_workgroups=combine_workgroups(rows, p.head_dim), **constants)
-
-
-def combine_workgroups(rows: int, head_dim: int) -> int:
-    return math.ceil(rows * head_dim // COMBINE_CHUNK / COMBINE_BLOCK)
 
 
 def record_split_model(func: ir.Operation, op, t: Tiling, constants: dict) -> None:

@@ -102,7 +102,8 @@ from pagedir.dialect.ops_page_table import slot_count_dim, varlen_parts
 from pagedir.arch import ChipError, kernel_chip
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 from pagedir.passes.blockwise_gemm import MatrixInstruction, MatrixLoop, problem_matrix_instruction
-from pagedir.passes.ir_utils import apply, find_ops, index_const, lds_view
+from pagedir.passes.ir_utils import (COMBINE_BLOCK, COMBINE_CHUNK, apply, combine_workgroups, find_ops, index_const,
+                                     lds_view)
 
 LOG2_E = 1.4426950408889634
 #: Output columns a thread accumulates per chunk, at most (f32 registers).
@@ -842,12 +843,6 @@ def workspace_lse_base(splits: ir.Value, rows: ir.Value, plan: Plan) -> ir.Value
 # ----------------------------------------------------------------------------
 # The combine kernel
 
-#: f32 output columns a thread of the combine kernel merges (one 128-bit load per split).
-COMBINE_CHUNK = 4
-#: Threads per combine workgroup: one wave, so that few rows (decode at batch 1) still spread over
-#: several compute units (8 rows of 128 columns: 4 workgroups).
-COMBINE_BLOCK = 64
-
 
 def build_combine_kernel(split_func: ir.Operation, plan: Plan, out_type: ir.MemRefType, location: ir.Location,
                          sinks_argument: int | None = None, packed_arguments: list[int] | None = None) -> None:
@@ -870,7 +865,7 @@ def build_combine_kernel(split_func: ir.Operation, plan: Plan, out_type: ir.MemR
             combine.attributes[name] = split_func.attributes[name]
     combine.attributes["rock.block_size"] = ir.IntegerAttr.get(i64, block)
     if plan.splits != 0:
-        combine.attributes["rock.grid_size"] = ir.IntegerAttr.get(i64, math.ceil(plan.rows * per_row / block))
+        combine.attributes["rock.grid_size"] = ir.IntegerAttr.get(i64, combine_workgroups(plan.rows, p.head_dim))
     else:  # its rows R from the workspace's dim 1, R * (D + 1)
         rows = ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), p.head_dim + 1)
         combine.attributes["rock.grid_map"] = ir.AffineMapAttr.get(
