@@ -32,7 +32,7 @@ CASES = {
     "decode-splits": (dict(seq_len_k=256, num_splits=4), "gfx942"),
     "decode-window": (dict(seq_len_k=256, window=40), "gfx942"),
     "prefill-causal": (dict(seq_len_q=8, seq_len_k=96, causal=True), "gfx942"),
-    "decode-blocks": (dict(seq_len_k=128, page_table="blocks"), "gfx942"),
+    "decode-blocks-bf16": (dict(seq_len_k=128, page_table="blocks", dtype="bf16"), "gfx942"),
     "decode-csr-f32": (dict(seq_len_k=96, page_table="csr", dtype="f32", seq_lens=False), "gfx942"),
     "decode-valu-loop": (dict(seq_len_k=128), "gfx1030"),
 }
