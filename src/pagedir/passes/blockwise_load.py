@@ -72,7 +72,8 @@ from mlir.dialects import affine, arith, memref, scf, vector
 from pagedir.dialect import rock
 from pagedir.dialect.ops_page_table import PageGeometry, is_block_table_view, slot_count_dim
 from pagedir.dialect.types import element_bytes, is_lds, lds_bytes_type, private_space, strides_and_offset
-from pagedir.passes.base import Pass, kernel_functions
+from pagedir.arch import kernel_chip_or_none
+from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 from pagedir.passes.ir_utils import LinearForm, NotLinear, dims_of, find_ops, index_const, linear_form, thread_item, vector_coords
 
 MAX_VECTOR_BITS = 128
@@ -146,6 +147,41 @@ def choose_vector(form: LinearForm, tile_shape: list[int], elem_bits: int, exten
     return vector_dim, vector_len
 
 
+def pages_uniform(form: LinearForm, tile_shape: list[int], vector_dim: int, vector_len: int, page_size: int,
+                  block_size: int, wave_size: int) -> bool:
+    """True when, for every row and wave, all lanes' vectors lie in one page for any reachable origin.
+
+    The tile is read in vectors ``i * block_size + tid`` (row-major over ``tile_shape`` with the
+    ``vector_dim`` extent divided by ``vector_len``); the page of each (row, wave) group's lowest and
+    highest offsets must agree for every residue of the origin modulo the page size that the
+    coefficients of the indices allow."""
+    grid = list(tile_shape)
+    grid[vector_dim] //= vector_len
+    points = np.indices(grid).reshape(len(grid), -1)
+    points[vector_dim] *= vector_len
+    offsets = np.tensordot(np.array(form.tile_coeffs), points, axes=1)
+    step = math.gcd(page_size, *(m for m, _ in form.index_terms)) if form.index_terms else page_size
+    residues = np.arange(form.const % step, page_size, step)
+    group_size = min(wave_size, block_size)
+    for start in range(0, len(offsets), group_size):
+        # Rows are block_size vectors long; a wave never spans two rows when block_size is a multiple of it.
+        group = offsets[start : start + group_size]
+        lowest = (residues + group.min()) // page_size
+        highest = (residues + group.max() + vector_len - 1) // page_size
+        if np.any(lowest != highest):
+            return False
+    return block_size % group_size == 0
+
+
+def plan_pages_uniform_per_wave(op, plan: TilePlan, wave_size: int) -> bool:
+    """:func:`pages_uniform` for the tile as ``plan`` reads it."""
+    try:
+        form = linear_form(plan.read_map.results[1], len(op.indices), len(plan.read_shape))
+    except NotLinear:
+        return False
+    return pages_uniform(form, plan.read_shape, plan.vector_dim, plan.vector_len, op.page_size, op.block_size, wave_size)
+
+
 # ----------------------------------------------------------------------------
 # IR helpers.
 
@@ -185,16 +221,30 @@ class TilePlan:
 
 class BlockwiseLoadPass(Pass):
     argument = "rock-blockwise-load"
-    summary = "Lower rock.blockwise_load_tile: page pointers staged in LDS, then per-thread reads"
+    summary = "Lower rock.blockwise_load_tile: page pointers read per wave or staged in LDS, then per-thread reads"
+    Options = ChipOptions
 
     def run(self, module: ir.Operation) -> bool:
         ok = True
         for func in kernel_functions(module):
+            wave_size = kernel_wave_size(func, self.options.arch)
+            if wave_size is False:
+                ok = False
+                continue
             entry = func.regions[0].blocks[0]
             hoist_point = ir.InsertionPoint(entry.operations[0])
             for op in find_ops(func, "rock.blockwise_load_tile"):
-                ok = lower_blockwise_load(op.opview, hoist_point) and ok
+                ok = lower_blockwise_load(op.opview, hoist_point, wave_size) and ok
         return ok
+
+
+def kernel_wave_size(func: ir.Operation, arch: str) -> int | None | bool:
+    """The wave size of the kernel's chip; None when neither the kernel nor the option names a chip
+    (pages are then staged in LDS, which needs no wave size); False after an error (a conflict)."""
+    if not arch and "rock.arch" not in func.attributes:
+        return None
+    chip = kernel_chip_or_none(func, arch)
+    return False if chip is None else chip.wave_size
 
 
 def plan_tile(op) -> TilePlan | str:
@@ -247,24 +297,27 @@ def permute_tile_inputs(affine_map: ir.AffineMap, num_indices: int, read_order: 
     return ir.AffineMap.get(affine_map.n_dims, 0, [expr.compose(substitution) for expr in affine_map.results])
 
 
-def lower_blockwise_load(op, hoist_point: ir.InsertionPoint) -> bool:
+def lower_blockwise_load(op, hoist_point: ir.InsertionPoint, wave_size: int | None = None) -> bool:
     plan = plan_tile(op)
     if isinstance(plan, str):
         op.location.emit_error(f"'rock.blockwise_load_tile' op {plan}")
         return False
     loc = op.location
     element = op.source.type.element_type
+    # Each wave reads one page per row: the wave reads that page's pointer itself (a scalar load,
+    # in rock-threadwise-lowering), no LDS pointer buffer, no PagePtrLoad stage, no barrier.
+    per_wave = op.page_size is not None and wave_size is not None and plan_pages_uniform_per_wave(op, plan, wave_size)
     with loc, hoist_point:
         registers = rock.alloc(ir.MemRefType.get([plan.rows, plan.vector_len], element, memory_space=private_space()))
         page_ptrs = None
-        if op.page_size is not None:
+        if op.page_size is not None and not per_wave:
             ptr_bytes = rock.alloc(lds_bytes_type(plan.num_pages * 8))
             ptr_type = ir.MemRefType.get([plan.num_pages], ir.IntegerType.get_signless(64), memory_space=lds_bytes_type(1).memory_space)
             page_ptrs = memref.ViewOp(ptr_type, ptr_bytes, index_const(0), []).result
     with loc, ir.InsertionPoint(op):
         if page_ptrs is not None:
             emit_page_ptr_load(op, plan, page_ptrs)
-        emit_global_read(op, plan, registers, page_ptrs)
+        emit_global_read(op, plan, registers, page_ptrs, wave_size if per_wave else None)
         emit_lds_write(op, plan, registers)
     op.operation.erase()
     return True
@@ -371,10 +424,12 @@ def block_page_address(view: ir.Value, batch: ir.Value, page: ir.Value) -> ir.Va
     return arith.select(live, address, arith.constant(i64, 0))
 
 
-def emit_global_read(op, plan: TilePlan, registers: ir.Value, page_ptrs: ir.Value | None) -> None:
-    paged = page_ptrs is not None
+def emit_global_read(op, plan: TilePlan, registers: ir.Value, page_ptrs: ir.Value | None,
+                     wave_size: int | None = None) -> None:
+    """The GlobalRead stage; paged with ``page_ptrs`` (staged in LDS) or ``wave_size`` (each wave reads its own)."""
+    paged = op.page_size is not None
     with ir.InsertionPoint(open_stage("GlobalRead", op.location)):
-        first_page = affine.apply(plan.first_page_map, list(op.indices)) if paged else None
+        first_page = affine.apply(plan.first_page_map, list(op.indices)) if page_ptrs is not None else None
         rock.threadwise_read_into(
             op.source,
             registers,
@@ -390,6 +445,7 @@ def emit_global_read(op, plan: TilePlan, registers: ir.Value, page_ptrs: ir.Valu
             # A dynamic page count is checked where the pointers are staged: past it they are null.
             num_pages_per_batch=op.source.type.shape[1] if paged and not op.source.type.is_dynamic_dim(1) else None,
             valid=permute_tile_inputs(op.valid, len(op.indices), plan.read_order) if op.valid is not None else None,
+            wave_size=wave_size,
         )
         scf.YieldOp([])
 

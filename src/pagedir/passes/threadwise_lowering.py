@@ -56,13 +56,13 @@ import math
 from dataclasses import dataclass
 
 import mlir.ir as ir
-import numpy as np
-from mlir.dialects import affine, arith, memref, scf, vector
+from mlir.dialects import affine, arith, memref, rocdl, scf, vector
 
 from pagedir.dialect import rock
 from pagedir.dialect.ops_core import UNIFORM_PAGE_PTR_ATTR
 from pagedir.dialect.ops_page_table import PageGeometry, is_block_table_view
 from pagedir.passes.base import ChipOptions, Pass
+from pagedir.passes.blockwise_load import block_page_address, page_count, pages_uniform
 from pagedir.passes.ir_utils import (
     NotLinear,
     dims_of,
@@ -104,16 +104,22 @@ def lower_read_into(op, wave_size: int) -> bool:
             f"of vectors of {op.vector_len} elements: a load would be valid for part of its vector"
         )
         return False
-    uniform = paged and pages_uniform_per_wave(op, wave_size)
+    per_wave = paged and op.wave_size is not None
+    uniform = paged and not per_wave and pages_uniform_per_wave(op, wave_size)
     tile_shape = list(op.tile_shape)
     num_vectors = math.prod(tile_shape) // op.vector_len
     rows = op.dest.type.shape[0]
     with op.location, ir.InsertionPoint(op):
         tid = rock.workitem_id(ir.IndexType.get())
+        wave_first = None
+        if per_wave:  # at the function's entry: loop-invariant, and LLVM does not hoist the readfirstlane
+            with ir.InsertionPoint.at_block_begin(entry_block(op)):
+                wave_first = first_lane_of_wave(rock.workitem_id(ir.IndexType.get()), op.wave_size)
         loop = scf.ForOp(index_const(0), index_const(rows), index_const(1))
         with ir.InsertionPoint(loop.body):
             row = loop.induction_variable
             vector_index = thread_item(row, tid, op.block_size)
+            wave_ptr = wave_page_pointer(op, thread_item(row, wave_first, op.block_size)) if per_wave else None
             guarded = num_vectors % op.block_size != 0
             body_point = ir.InsertionPoint.current
             if guarded:
@@ -121,7 +127,10 @@ def lower_read_into(op, wave_size: int) -> bool:
                 body_point = ir.InsertionPoint(scf.IfOp(in_tile).then_block)
             with body_point:
                 coords = vector_coords(vector_index, tile_shape, op.vector_dim, op.vector_len)
-                value = emit_paged_load(op, coords, uniform) if paged else emit_dense_load(op, coords)
+                if per_wave:
+                    value = emit_wave_paged_load(op, coords, wave_ptr)
+                else:
+                    value = emit_paged_load(op, coords, uniform) if paged else emit_dense_load(op, coords)
                 store_row(value, op.dest, row)
                 if guarded:
                     scf.YieldOp([])
@@ -184,6 +193,63 @@ def emit_paged_load(op, coords: list[ir.Value], uniform: bool) -> ir.Value:
     return load
 
 
+def entry_block(op) -> ir.Block:
+    """The entry block of the function holding ``op``."""
+    parent = op.operation.parent
+    while parent.name != "func.func":
+        parent = parent.parent
+    return parent.regions[0].blocks[0]
+
+
+def first_lane_of_wave(tid: ir.Value, wave_size: int) -> ir.Value:
+    """``(tid floordiv wave_size) * wave_size`` made wave-uniform (one ``readfirstlane`` of the wave's
+    index, loop-invariant): what is computed from it stays in scalar registers, so LLVM reads the
+    page table with scalar loads."""
+    i32 = ir.IntegerType.get_signless(32)
+    wave = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), wave_size)]), [tid])
+    uniform = rocdl.readfirstlane(i32, arith.index_cast(i32, wave))
+    return arith.muli(arith.index_castui(ir.IndexType.get(), uniform), index_const(wave_size))
+
+
+def wave_page_pointer(op, wave_vector: ir.Value) -> ir.Value:
+    """The i64 pointer of the page the wave's vectors of this row lie in (one page: rock-blockwise-load
+    proved it), read from the page table at wave-uniform indices; 0 past the batch's pages."""
+    coords = vector_coords(wave_vector, list(op.tile_shape), op.vector_dim, op.vector_len)
+    batch = apply_result(op, 0, coords)
+    page = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), op.page_size)]),
+                        [apply_result(op, 1, coords)])
+    return table_page_pointer(op.source, batch, page)
+
+
+def table_page_pointer(source: ir.Value, batch: ir.Value, page: ir.Value) -> ir.Value:
+    """``page``'s pointer of ``batch`` from a ``rock.deref`` table or a ``rock.block_table_view``;
+    0 when ``page`` is past the batch's pages. Branch-free: the page is clamped into the table and the
+    pointer selected, so a wave-uniform ``page`` gives scalar loads and no branch."""
+    i64 = ir.IntegerType.get_signless(64)
+    count = page_count(source)
+    in_table = arith.cmpi(arith.CmpIPredicate.ult, page, count)
+    clamped = arith.select(in_table, page, index_const(0))
+    if is_block_table_view(source):
+        pointer = block_page_address(source, batch, clamped)
+    else:
+        pointer = memref.load(source.owner.operands[0], [batch, clamped, index_const(0)])
+    return arith.select(in_table, pointer, arith.constant(i64, 0))
+
+
+def emit_wave_paged_load(op, coords: list[ir.Value], pointer: ir.Value) -> ir.Value:
+    """A paged load through the wave's page pointer: the element offset of the lane's vector in that page."""
+    page_size = op.page_size
+    flat = apply_result(op, 1, coords)
+    offset = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineDimExpr.get(0) % page_size]), [flat])
+    non_null = arith.cmpi(arith.CmpIPredicate.ne, pointer, arith.constant(ir.IntegerType.get_signless(64), 0))
+    valid = with_op_validity(op, coords, non_null)
+    if is_block_table_view(op.source):
+        g = PageGeometry.of(op.source)
+        offset = affine.apply(ir.AffineMap.get(1, 0, [g.element_offset(ir.AffineDimExpr.get(0))]), [offset])
+        page_size = g.page_extent
+    return rock.global_load(result_type(op), op.source, [offset], valid, pointer, page_size=page_size)
+
+
 def emit_dense_load(op, coords: list[ir.Value]) -> ir.Value:
     source_shape = op.source.type.shape
     indices, valid = [], None
@@ -205,27 +271,8 @@ def store_row(value: ir.Value, registers: ir.Value, row: ir.Value) -> None:
 
 def pages_uniform_per_wave(op, wave_size: int) -> bool:
     """True when, for every row and wave, all lanes' vectors lie in one page for any reachable origin."""
-    tile_shape = list(op.tile_shape)
-    num_indices = len(op.indices)
     try:
-        form = linear_form(op.map.results[1], num_indices, len(tile_shape))
+        form = linear_form(op.map.results[1], len(op.indices), len(op.tile_shape))
     except NotLinear:
         return False
-    grid = list(tile_shape)
-    grid[op.vector_dim] //= op.vector_len
-    points = np.indices(grid).reshape(len(grid), -1)
-    points[op.vector_dim] *= op.vector_len
-    offsets = np.tensordot(np.array(form.tile_coeffs), points, axes=1)
-    page_size = op.page_size
-    # Residues of the origin modulo the page size: the congruence class its coefficients allow.
-    step = math.gcd(page_size, *(m for m, _ in form.index_terms)) if form.index_terms else page_size
-    residues = np.arange(form.const % step, page_size, step)
-    group_size = min(wave_size, op.block_size)
-    for start in range(0, len(offsets), group_size):
-        # Rows are block_size vectors long; a wave never spans two rows when block_size is a multiple of it.
-        group = offsets[start : start + group_size]
-        lowest = (residues + group.min()) // page_size
-        highest = (residues + group.max() + op.vector_len - 1) // page_size
-        if np.any(lowest != highest):
-            return False
-    return op.block_size % group_size == 0
+    return pages_uniform(form, list(op.tile_shape), op.vector_dim, op.vector_len, op.page_size, op.block_size, wave_size)
