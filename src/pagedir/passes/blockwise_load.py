@@ -147,6 +147,22 @@ def choose_vector(form: LinearForm, tile_shape: list[int], elem_bits: int, exten
     return vector_dim, vector_len
 
 
+def vector_offsets(form: LinearForm, tile_shape: list[int], vector_dim: int, vector_len: int) -> np.ndarray:
+    """The flat offset from the origin of each vector's first point, in vector order (row-major over the
+    tile shape whose ``vector_dim`` extent is divided by ``vector_len``)."""
+    grid = list(tile_shape)
+    grid[vector_dim] //= vector_len
+    points = np.indices(grid).reshape(len(grid), -1)
+    points[vector_dim] *= vector_len
+    return np.tensordot(np.array(form.tile_coeffs), points, axes=1)
+
+
+def origin_residues(form: LinearForm, page_size: int) -> np.ndarray:
+    """Residues of the origin modulo the page size: the congruence class the coefficients of the indices allow."""
+    step = math.gcd(page_size, *(m for m, _ in form.index_terms)) if form.index_terms else page_size
+    return np.arange(form.const % step, page_size, step)
+
+
 def pages_uniform(form: LinearForm, tile_shape: list[int], vector_dim: int, vector_len: int, page_size: int,
                   block_size: int, wave_size: int) -> bool:
     """True when, for every row and wave, all lanes' vectors lie in one page for any reachable origin.
@@ -155,13 +171,8 @@ def pages_uniform(form: LinearForm, tile_shape: list[int], vector_dim: int, vect
     ``vector_dim`` extent divided by ``vector_len``); the page of each (row, wave) group's lowest and
     highest offsets must agree for every residue of the origin modulo the page size that the
     coefficients of the indices allow."""
-    grid = list(tile_shape)
-    grid[vector_dim] //= vector_len
-    points = np.indices(grid).reshape(len(grid), -1)
-    points[vector_dim] *= vector_len
-    offsets = np.tensordot(np.array(form.tile_coeffs), points, axes=1)
-    step = math.gcd(page_size, *(m for m, _ in form.index_terms)) if form.index_terms else page_size
-    residues = np.arange(form.const % step, page_size, step)
+    offsets = vector_offsets(form, tile_shape, vector_dim, vector_len)
+    residues = origin_residues(form, page_size)
     group_size = min(wave_size, block_size)
     for start in range(0, len(offsets), group_size):
         # Rows are block_size vectors long; a wave never spans two rows when block_size is a multiple of it.

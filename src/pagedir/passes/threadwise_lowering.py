@@ -62,7 +62,9 @@ from pagedir.dialect import rock
 from pagedir.dialect.ops_core import UNIFORM_PAGE_PTR_ATTR
 from pagedir.dialect.ops_page_table import PageGeometry, is_block_table_view
 from pagedir.passes.base import ChipOptions, Pass
-from pagedir.passes.blockwise_load import block_page_address, page_count, pages_uniform
+from pagedir.passes.blockwise_load import block_page_address, origin_residues, page_count, pages_uniform, vector_offsets
+from pagedir.passes.buffer_load import MAX_LOAD_BYTES
+from pagedir.dialect.types import element_bytes
 from pagedir.passes.ir_utils import (
     NotLinear,
     dims_of,
@@ -106,37 +108,45 @@ def lower_read_into(op, wave_size: int) -> bool:
         return False
     per_wave = paged and op.wave_size is not None
     uniform = paged and not per_wave and pages_uniform_per_wave(op, wave_size)
+    with op.location, ir.InsertionPoint(op):
+        if not per_wave:
+            emit_rows(op, None, lambda coords, _: emit_paged_load(op, coords, uniform) if paged else emit_dense_load(op, coords))
+        else:
+            with ir.InsertionPoint.at_block_begin(entry_block(op)):  # loop-invariant; LLVM does not hoist a readfirstlane
+                wave_first = first_lane_of_wave(rock.workitem_id(ir.IndexType.get()), op.wave_size)
+            per_page = lambda row: wave_page_pointer(op, wave_page(op, wave_first, row)[0])  # noqa: E731
+            span = wave_page_span(op)
+            if span is None:
+                emit_rows(op, per_page, lambda coords, pointer: emit_wave_paged_load(op, coords, pointer))
+            else:
+                emit_adjacent_or_per_page(op, wave_first, span, per_page)
+    op.operation.erase()
+    return True
+
+
+def emit_rows(op, per_row, load) -> None:
+    """Thread ``tid`` fills each register row ``i`` with ``load(coords, per_row(i))`` at the coordinates of its
+    vector ``i * block_size + tid`` (skipped past the tile); ``per_row`` (or None) runs before that guard."""
     tile_shape = list(op.tile_shape)
     num_vectors = math.prod(tile_shape) // op.vector_len
     rows = op.dest.type.shape[0]
-    with op.location, ir.InsertionPoint(op):
-        tid = rock.workitem_id(ir.IndexType.get())
-        wave_first = None
-        if per_wave:  # at the function's entry: loop-invariant, and LLVM does not hoist the readfirstlane
-            with ir.InsertionPoint.at_block_begin(entry_block(op)):
-                wave_first = first_lane_of_wave(rock.workitem_id(ir.IndexType.get()), op.wave_size)
-        loop = scf.ForOp(index_const(0), index_const(rows), index_const(1))
-        with ir.InsertionPoint(loop.body):
-            row = loop.induction_variable
-            vector_index = thread_item(row, tid, op.block_size)
-            wave_ptr = wave_page_pointer(op, thread_item(row, wave_first, op.block_size)) if per_wave else None
-            guarded = num_vectors % op.block_size != 0
-            body_point = ir.InsertionPoint.current
+    tid = rock.workitem_id(ir.IndexType.get())
+    loop = scf.ForOp(index_const(0), index_const(rows), index_const(1))
+    with ir.InsertionPoint(loop.body):
+        row = loop.induction_variable
+        vector_index = thread_item(row, tid, op.block_size)
+        row_value = per_row(row) if per_row is not None else None
+        guarded = num_vectors % op.block_size != 0
+        body_point = ir.InsertionPoint.current
+        if guarded:
+            in_tile = arith.cmpi(arith.CmpIPredicate.ult, vector_index, index_const(num_vectors))
+            body_point = ir.InsertionPoint(scf.IfOp(in_tile).then_block)
+        with body_point:
+            coords = vector_coords(vector_index, tile_shape, op.vector_dim, op.vector_len)
+            store_row(load(coords, row_value), op.dest, row)
             if guarded:
-                in_tile = arith.cmpi(arith.CmpIPredicate.ult, vector_index, index_const(num_vectors))
-                body_point = ir.InsertionPoint(scf.IfOp(in_tile).then_block)
-            with body_point:
-                coords = vector_coords(vector_index, tile_shape, op.vector_dim, op.vector_len)
-                if per_wave:
-                    value = emit_wave_paged_load(op, coords, wave_ptr)
-                else:
-                    value = emit_paged_load(op, coords, uniform) if paged else emit_dense_load(op, coords)
-                store_row(value, op.dest, row)
-                if guarded:
-                    scf.YieldOp([])
-            scf.YieldOp([])
-    op.operation.erase()
-    return True
+                scf.YieldOp([])
+        scf.YieldOp([])
 
 
 def result_type(op) -> ir.Type:
@@ -211,14 +221,20 @@ def first_lane_of_wave(tid: ir.Value, wave_size: int) -> ir.Value:
     return arith.muli(arith.index_castui(ir.IndexType.get(), uniform), index_const(wave_size))
 
 
-def wave_page_pointer(op, wave_vector: ir.Value) -> ir.Value:
-    """The i64 pointer of the page the wave's vectors of this row lie in (one page: rock-blockwise-load
-    proved it), read from the page table at wave-uniform indices; 0 past the batch's pages."""
-    coords = vector_coords(wave_vector, list(op.tile_shape), op.vector_dim, op.vector_len)
+def wave_page(op, wave_first: ir.Value, row: ir.Value) -> tuple[tuple[ir.Value, ir.Value], ir.Value]:
+    """((batch, page), page) of the wave's vectors in ``row`` (one page: rock-blockwise-load proved it),
+    from the wave's first lane: wave-uniform values."""
+    coords = vector_coords(thread_item(row, wave_first, op.block_size), list(op.tile_shape), op.vector_dim, op.vector_len)
     batch = apply_result(op, 0, coords)
     page = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), op.page_size)]),
                         [apply_result(op, 1, coords)])
-    return table_page_pointer(op.source, batch, page)
+    return (batch, page), page
+
+
+def wave_page_pointer(op, batch_page: tuple[ir.Value, ir.Value]) -> ir.Value:
+    """The i64 pointer of ``(batch, page)``, read from the page table at wave-uniform indices; 0 past the
+    batch's pages."""
+    return table_page_pointer(op.source, *batch_page)
 
 
 def table_page_pointer(source: ir.Value, batch: ir.Value, page: ir.Value) -> ir.Value:
@@ -248,6 +264,88 @@ def emit_wave_paged_load(op, coords: list[ir.Value], pointer: ir.Value) -> ir.Va
         offset = affine.apply(ir.AffineMap.get(1, 0, [g.element_offset(ir.AffineDimExpr.get(0))]), [offset])
         page_size = g.page_extent
     return rock.global_load(result_type(op), op.source, [offset], valid, pointer, page_size=page_size)
+
+
+# ----------------------------------------------------------------------------
+# Adjacent pages: one pointer and one descriptor for a wave's rows (chosen at run time).
+
+
+def page_stride_and_extent(op) -> tuple[int, int]:
+    """(elements from a page's base to the base of the page physically after it, elements a page spans):
+    the page size for a ``rock.deref`` table; a block's stride and one head's rows of it for a view."""
+    if is_block_table_view(op.source):
+        g = PageGeometry.of(op.source)
+        return g.block_stride, g.page_extent
+    return op.page_size, op.page_size
+
+
+def wave_page_span(op) -> int | None:
+    """The most pages one wave's rows reach, counted from the page of its first row, for every origin the
+    coefficients of the indices allow; None where the adjacent-page path does not apply: one row or one
+    page (nothing to share), a partial last row, a row whose page precedes the first row's, a run past 32 bits."""
+    tile_shape = list(op.tile_shape)
+    num_vectors = math.prod(tile_shape) // op.vector_len
+    rows = num_vectors // op.block_size
+    if num_vectors % op.block_size or rows < 2:
+        return None
+    try:
+        form = linear_form(op.map.results[1], len(op.indices), len(tile_shape))
+    except NotLinear:
+        return None
+    offsets = vector_offsets(form, tile_shape, op.vector_dim, op.vector_len)
+    firsts = offsets.reshape(rows, op.block_size)[:, :: min(op.wave_size, op.block_size)]  # [rows, waves]
+    pages = (origin_residues(form, op.page_size)[:, None, None] + firsts[None]) // op.page_size
+    distance = pages - pages[:, :1, :]
+    if distance.min() < 0:
+        return None
+    span = int(distance.max()) + 1
+    if span == 1:
+        return None  # the rows share one page: one pointer already
+    stride, extent = page_stride_and_extent(op)
+    run_bytes = ((span - 1) * stride + extent) * element_bytes(op.source.type.element_type)
+    return span if run_bytes + MAX_LOAD_BYTES <= 1 << 32 else None
+
+
+def emit_adjacent_or_per_page(op, wave_first: ir.Value, span: int, per_page) -> None:
+    """Each wave checks whether the pages of its rows lie back to back in memory (pointer of page ``p`` =
+    pointer of the first row's page ``p0`` + ``(p - p0)`` pages; none null) and then reads them through
+    that one pointer (one descriptor, offsets from ``p0``), else page by page. A uniform branch: block
+    tables do not promise adjacency, so the choice is made at run time; both read the same elements."""
+    i64 = ir.IntegerType.get_signless(64)
+    stride, _ = page_stride_and_extent(op)
+    page_bytes = stride * element_bytes(op.source.type.element_type)
+    first, first_page = wave_page(op, wave_first, index_const(0))
+    first_ptr = wave_page_pointer(op, first)
+    non_null = arith.cmpi(arith.CmpIPredicate.ne, first_ptr, arith.constant(i64, 0))
+    check = scf.ForOp(index_const(1), index_const(op.dest.type.shape[0]), index_const(1), [non_null])
+    with ir.InsertionPoint(check.body):
+        batch_page, page = wave_page(op, wave_first, check.induction_variable)
+        distance = arith.index_cast(i64, arith.subi(page, first_page))
+        expected = arith.addi(first_ptr, arith.muli(distance, arith.constant(i64, page_bytes)))
+        same = arith.cmpi(arith.CmpIPredicate.eq, wave_page_pointer(op, batch_page), expected)
+        scf.YieldOp([arith.andi(check.inner_iter_args[0], same)])
+    choice = scf.IfOp(check.results[0], has_else=True)
+    with ir.InsertionPoint(choice.then_block):
+        emit_rows(op, None, lambda coords, _: emit_adjacent_load(op, coords, first_ptr, first_page, span))
+        scf.YieldOp([])
+    with ir.InsertionPoint(choice.else_block):
+        emit_rows(op, per_page, lambda coords, pointer: emit_wave_paged_load(op, coords, pointer))
+        scf.YieldOp([])
+
+
+def emit_adjacent_load(op, coords: list[ir.Value], first_ptr: ir.Value, first_page: ir.Value, span: int) -> ir.Value:
+    """A load through the first row's page pointer over ``span`` adjacent pages: the element offset is the
+    lane's page distance from ``first_page`` times the page stride plus its offset in its page."""
+    stride, extent = page_stride_and_extent(op)
+    flat, p0 = ir.AffineDimExpr.get(0), ir.AffineDimExpr.get(1)
+    if is_block_table_view(op.source):
+        in_page = PageGeometry.of(op.source).element_offset(flat % op.page_size)
+        offset_expr = (ir.AffineExpr.get_floor_div(flat, op.page_size) - p0) * stride + in_page
+    else:  # pages of a table are page_size apart: the offset from the first page's base
+        offset_expr = flat - p0 * op.page_size
+    offset = affine.apply(ir.AffineMap.get(2, 0, [offset_expr]), [apply_result(op, 1, coords), first_page])
+    valid = with_op_validity(op, coords, None)
+    return rock.global_load(result_type(op), op.source, [offset], valid, first_ptr, page_size=(span - 1) * stride + extent)
 
 
 def emit_dense_load(op, coords: list[ir.Value]) -> ir.Value:
