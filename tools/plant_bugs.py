@@ -300,8 +300,8 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "threadwise-nhd-rows-contiguous",
         "rock-threadwise-lowering reads a page of an nhd block-table view as contiguous rows (the hnd stride)",
-        (Edit(THREADWISE, "        offset = affine.apply(ir.AffineMap.get(1, 0, [g.element_offset(ir.AffineDimExpr.get(0))]), [offset])\n",
-              "        pass  # PLANTED\n"),),
+        (Edit(THREADWISE, "    offset = affine.apply(ir.AffineMap.get(1, 0, [g.element_offset(ir.AffineDimExpr.get(0))]), [offset])\n",
+              "    pass  # PLANTED\n"),),
         (Catcher("tests/unit/test_serving_forms.py::test_serving_forms_match_the_reference[blocks-nhd-decode-gqa-f16]",
                  CHECK_FAILED),
          Catcher("pagedir-gen attention --page-table blocks --kv-layout nhd --seq-lens | pagedir-run --check -",

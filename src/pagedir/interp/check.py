@@ -421,9 +421,11 @@ def page_placements(func: ir.Operation) -> list[str]:
     def pointer_table(type_: ir.Type) -> bool:  # [B, P, 1] i64 (the signature of a lowered kernel has no rock.deref)
         return isinstance(type_, ir.MemRefType) and type_.rank == 3 and str(type_.element_type) == "i64"
 
-    paged = bool(find_ops(func, "rock.block_table_view", "rock.deref")) or (
-        "rock.check" not in func.attributes and attention_signature(func)
-        and any(pointer_table(a.type) for a in func.regions[0].blocks[0].arguments))
+    if "rock.check" in func.attributes:  # its generator draws its own case
+        return ["shuffled"]
+    attention = find_ops(func, "rock.attention", "rock.gridwise_attention_accel") or attention_signature(func)
+    paged = bool(find_ops(func, "rock.block_table_view")) or bool(attention and (
+        find_ops(func, "rock.deref") or any(pointer_table(a.type) for a in func.regions[0].blocks[0].arguments)))
     return list(reference.PAGE_PLACEMENTS) if paged else ["shuffled"]
 
 

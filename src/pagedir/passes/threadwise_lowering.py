@@ -56,6 +56,7 @@ import math
 from dataclasses import dataclass
 
 import mlir.ir as ir
+import numpy as np
 from mlir.dialects import affine, arith, memref, rocdl, scf, vector
 
 from pagedir.dialect import rock
@@ -114,12 +115,13 @@ def lower_read_into(op, wave_size: int) -> bool:
         else:
             with ir.InsertionPoint.at_block_begin(entry_block(op)):  # loop-invariant; LLVM does not hoist a readfirstlane
                 wave_first = first_lane_of_wave(rock.workitem_id(ir.IndexType.get()), op.wave_size)
-            per_page = lambda row: wave_page_pointer(op, wave_page(op, wave_first, row)[0])  # noqa: E731
+            row_pages = wave_row_pages(op, wave_first)
+            per_page = lambda row: wave_page_pointer(op, row_pages(row)[0])  # noqa: E731
             span = wave_page_span(op)
             if span is None:
                 emit_rows(op, per_page, lambda coords, pointer: emit_wave_paged_load(op, coords, pointer))
             else:
-                emit_adjacent_or_per_page(op, wave_first, span, per_page)
+                emit_adjacent_or_per_page(op, row_pages, span, per_page)
     op.operation.erase()
     return True
 
@@ -181,7 +183,7 @@ def emit_paged_load(op, coords: list[ir.Value], uniform: bool) -> ir.Value:
     page_size = op.page_size
     flat = apply_result(op, 1, coords)
     page = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), page_size)]), [flat])
-    offset = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineDimExpr.get(0) % page_size]), [flat])
+    offset = in_page_offset(flat, page_size)
     local = arith.subi(page, op.first_page_index)
     num_ptrs = op.lds_page_ptrs.type.shape[0]
     slot = arith.minsi(arith.maxsi(local, index_const(0)), index_const(num_ptrs - 1))
@@ -192,15 +194,27 @@ def emit_paged_load(op, coords: list[ir.Value], uniform: bool) -> ir.Value:
     in_buffer = arith.cmpi(arith.CmpIPredicate.eq, local, slot)
     non_null = arith.cmpi(arith.CmpIPredicate.ne, ptr, arith.constant(ir.IntegerType.get_signless(64), 0))
     valid = with_op_validity(op, coords, arith.andi(arith.andi(in_table, in_buffer), non_null))
-    if is_block_table_view(op.source):
-        # A view's page is one head's rows of a block: rows lie token_stride apart in the pool.
-        g = PageGeometry.of(op.source)
-        offset = affine.apply(ir.AffineMap.get(1, 0, [g.element_offset(ir.AffineDimExpr.get(0))]), [offset])
-        page_size = g.page_extent
+    offset, page_size = view_offset(op, offset, page_size)
     load = rock.global_load(result_type(op), op.source, [offset], valid, ptr, page_size=page_size)
     if uniform:
         load.owner.attributes[UNIFORM_PAGE_PTR_ATTR] = ir.UnitAttr.get()
     return load
+
+
+def in_page_offset(flat: ir.Value, page_size: int) -> ir.Value:
+    """The element offset of flat position ``flat`` inside its page."""
+    return affine.apply(ir.AffineMap.get(1, 0, [ir.AffineDimExpr.get(0) % page_size]), [flat])
+
+
+def view_offset(op, offset: ir.Value, page_size: int) -> tuple[ir.Value, int]:
+    """(element offset from the page's base, the load's page_size) of in-page ``offset``: as they are for a
+    table's pages; for a block-table view's page (one head's rows of a block, rows token_stride apart in
+    the pool) the row's place in the pool and the page's extent."""
+    if not is_block_table_view(op.source):
+        return offset, page_size
+    g = PageGeometry.of(op.source)
+    offset = affine.apply(ir.AffineMap.get(1, 0, [g.element_offset(ir.AffineDimExpr.get(0))]), [offset])
+    return offset, g.page_extent
 
 
 def entry_block(op) -> ir.Block:
@@ -231,6 +245,43 @@ def wave_page(op, wave_first: ir.Value, row: ir.Value) -> tuple[tuple[ir.Value, 
     return (batch, page), page
 
 
+def row_page_step(op) -> int | None:
+    """``k`` when the page of every wave's row ``r`` is the page of its row 0 plus ``r * k`` for every origin
+    the coefficients of the indices allow (rows of one tile walk the pages evenly); else None."""
+    tile_shape = list(op.tile_shape)
+    num_vectors = math.prod(tile_shape) // op.vector_len
+    rows = num_vectors // op.block_size
+    if num_vectors % op.block_size or rows < 2:
+        return None
+    try:
+        form = linear_form(op.map.results[1], len(op.indices), len(tile_shape))
+    except NotLinear:
+        return None
+    firsts = vector_offsets(form, tile_shape, op.vector_dim, op.vector_len).reshape(rows, op.block_size)
+    firsts = firsts[:, :: min(op.wave_size, op.block_size)]  # [rows, waves]
+    pages = (origin_residues(form, op.page_size)[:, None, None] + firsts[None]) // op.page_size
+    steps = pages - pages[:, :1, :]
+    step = int(steps[0, 1, 0])
+    return step if np.array_equal(steps, np.broadcast_to(np.arange(rows)[None, :, None] * step, steps.shape)) else None
+
+
+def wave_row_pages(op, wave_first: ir.Value):
+    """``row -> ((batch, page), page)`` of the wave's row (:func:`wave_page`); when the rows walk the pages
+    evenly (:func:`row_page_step`), row 0's page is computed here once and row ``r``'s is ``page0 + r * k``
+    (an add, where the division of the flat position by the page size would be redone per row)."""
+    step = row_page_step(op)
+    if step is None:
+        return lambda row: wave_page(op, wave_first, row)
+    (batch, first_page), _ = wave_page(op, wave_first, index_const(0))
+    walk = ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) + ir.AffineDimExpr.get(1) * step])
+
+    def at(row: ir.Value) -> tuple[tuple[ir.Value, ir.Value], ir.Value]:
+        page = affine.apply(walk, [first_page, row])
+        return (batch, page), page
+
+    return at
+
+
 def wave_page_pointer(op, batch_page: tuple[ir.Value, ir.Value]) -> ir.Value:
     """The i64 pointer of ``(batch, page)``, read from the page table at wave-uniform indices; 0 past the
     batch's pages."""
@@ -254,15 +305,10 @@ def table_page_pointer(source: ir.Value, batch: ir.Value, page: ir.Value) -> ir.
 
 def emit_wave_paged_load(op, coords: list[ir.Value], pointer: ir.Value) -> ir.Value:
     """A paged load through the wave's page pointer: the element offset of the lane's vector in that page."""
-    page_size = op.page_size
-    flat = apply_result(op, 1, coords)
-    offset = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineDimExpr.get(0) % page_size]), [flat])
+    offset = in_page_offset(apply_result(op, 1, coords), op.page_size)
     non_null = arith.cmpi(arith.CmpIPredicate.ne, pointer, arith.constant(ir.IntegerType.get_signless(64), 0))
     valid = with_op_validity(op, coords, non_null)
-    if is_block_table_view(op.source):
-        g = PageGeometry.of(op.source)
-        offset = affine.apply(ir.AffineMap.get(1, 0, [g.element_offset(ir.AffineDimExpr.get(0))]), [offset])
-        page_size = g.page_extent
+    offset, page_size = view_offset(op, offset, op.page_size)
     return rock.global_load(result_type(op), op.source, [offset], valid, pointer, page_size=page_size)
 
 
@@ -306,7 +352,7 @@ def wave_page_span(op) -> int | None:
     return span if run_bytes + MAX_LOAD_BYTES <= 1 << 32 else None
 
 
-def emit_adjacent_or_per_page(op, wave_first: ir.Value, span: int, per_page) -> None:
+def emit_adjacent_or_per_page(op, row_pages, span: int, per_page) -> None:
     """Each wave checks whether the pages of its rows lie back to back in memory (pointer of page ``p`` =
     pointer of the first row's page ``p0`` + ``(p - p0)`` pages; none null) and then reads them through
     that one pointer (one descriptor, offsets from ``p0``), else page by page. A uniform branch: block
@@ -314,12 +360,12 @@ def emit_adjacent_or_per_page(op, wave_first: ir.Value, span: int, per_page) -> 
     i64 = ir.IntegerType.get_signless(64)
     stride, _ = page_stride_and_extent(op)
     page_bytes = stride * element_bytes(op.source.type.element_type)
-    first, first_page = wave_page(op, wave_first, index_const(0))
+    first, first_page = row_pages(index_const(0))
     first_ptr = wave_page_pointer(op, first)
     non_null = arith.cmpi(arith.CmpIPredicate.ne, first_ptr, arith.constant(i64, 0))
     check = scf.ForOp(index_const(1), index_const(op.dest.type.shape[0]), index_const(1), [non_null])
     with ir.InsertionPoint(check.body):
-        batch_page, page = wave_page(op, wave_first, check.induction_variable)
+        batch_page, page = row_pages(check.induction_variable)
         distance = arith.index_cast(i64, arith.subi(page, first_page))
         expected = arith.addi(first_ptr, arith.muli(distance, arith.constant(i64, page_bytes)))
         same = arith.cmpi(arith.CmpIPredicate.eq, wave_page_pointer(op, batch_page), expected)

@@ -44,9 +44,11 @@ func.func @paged_read(%pages: memref<2x4x1024xf16>, %ptrs: memref<2xi64, #gpu.ad
 
 // The same tile with wave_size (rock-blockwise-load proved each wave reads one
 // page per row): no pointer buffer. At the function's entry the wave's first
-// lane, made uniform by one readfirstlane of the wave index; per row the wave's
-// page from its first lane's vector, its pointer read from the table at a
-// clamped (wave-uniform) page and selected to 0 past the batch's 4 pages. The
+// lane, made uniform by one readfirstlane of the wave index; the page of the
+// wave's first vector in row 0, and row r's page that plus r times the rows'
+// page step (0 here: both rows of a wave lie in one page); per row its pointer
+// read from the table at a clamped (wave-uniform) page and selected to 0 past
+// the batch's 4 pages. The
 // load is valid where that pointer is non-null; it needs no readfirstlane
 // (not marked uniform): the pointer is wave-uniform by construction.
 
@@ -58,11 +60,12 @@ func.func @paged_read(%pages: memref<2x4x1024xf16>, %ptrs: memref<2xi64, #gpu.ad
 // CHECK: %[[UNIFORM:.*]] = rocdl.readfirstlane %[[WAVE_I32]] : i32
 // CHECK: %[[WAVE_INDEX:.*]] = arith.index_castui %[[UNIFORM]] : i32 to index
 // CHECK: %[[FIRST_LANE:.*]] = arith.muli %[[WAVE_INDEX]], %c64
+// CHECK: %[[WAVE_V:.*]] = affine.apply #{{.*}}(%c0{{.*}}, %[[FIRST_LANE]])
+// CHECK: %[[BATCH:.*]] = affine.apply #{{.*}}(%[[B]], %[[T]], %{{.*}}, %{{.*}})
+// CHECK: %[[WAVE_FLAT:.*]] = affine.apply #{{.*}}(%[[B]], %[[T]], %{{.*}}, %{{.*}})
+// CHECK: %[[ROW0_PAGE:.*]] = affine.apply #{{.*}}(%[[WAVE_FLAT]])
 // CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %c2{{.*}} step
-// CHECK:   %[[WAVE_V:.*]] = affine.apply #{{.*}}(%[[ROW]], %[[FIRST_LANE]])
-// CHECK:   %[[BATCH:.*]] = affine.apply #{{.*}}(%[[B]], %[[T]], %{{.*}}, %{{.*}})
-// CHECK:   %[[WAVE_FLAT:.*]] = affine.apply #{{.*}}(%[[B]], %[[T]], %{{.*}}, %{{.*}})
-// CHECK:   %[[WAVE_PAGE:.*]] = affine.apply #{{.*}}(%[[WAVE_FLAT]])
+// CHECK:   %[[WAVE_PAGE:.*]] = affine.apply #[[WALK:.*]](%[[ROW0_PAGE]], %[[ROW]])
 // CHECK:   %[[IN_TABLE:.*]] = arith.cmpi ult, %[[WAVE_PAGE]], %c4
 // CHECK:   %[[CLAMPED:.*]] = arith.select %[[IN_TABLE]], %[[WAVE_PAGE]], %c0
 // CHECK:   %[[LOADED:.*]] = memref.load %[[TABLE]][%[[BATCH]], %[[CLAMPED]], %c0{{.*}}] : memref<2x4x1xi64>
