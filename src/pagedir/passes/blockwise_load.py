@@ -19,6 +19,15 @@ paged tile load becomes three stages:
   vector dimension is contiguous in ``dest``, else scalar stores), then
   ``rock.lds_barrier``.
 
+Pointers read per wave. When every wave reads one page per row of the tile (the proof
+of :func:`pages_uniform`, for the kernel's chip: the ``arch`` option or ``rock.arch``),
+there is no PagePtrLoad stage, no pointer buffer and no barrier for them:
+``rock.threadwise_read_into`` gets ``wave_size`` instead, and ``rock-threadwise-lowering``
+has each wave read its pages' pointers (block ids) from the table at wave-uniform
+indices, which LLVM selects as scalar loads (``s_load_dwordx2`` / ``s_load_dword``).
+Tiles whose waves read several pages per row (1-token pages, small pages against wide
+waves), and kernels naming no chip, keep the LDS stage.
+
 A dense tile load gets the same GlobalRead and LDSWrite stages without paging.
 The op's ``valid`` map (points not read) travels to ``rock.threadwise_read_into``;
 when it varies along the vector dimension the tile is read one point per load.
@@ -54,6 +63,8 @@ none between them). The write-after-read hazard on the pointer buffer (the next
 iteration's PagePtrLoad overwriting pointers a slow thread still reads) is closed
 by the trailing LDSWrite barrier: a thread only passes it once every thread has
 finished its GlobalRead. ``dest`` must therefore be in LDS.
+
+Options: ``arch`` (chip or target; empty = each kernel's ``rock.arch``, none: LDS pointers).
 
 Not modelled: global prefetch, double buffering, direct-to-LDS loads, private
 destinations, maps that are not affine-linear in the tile coordinates, and a

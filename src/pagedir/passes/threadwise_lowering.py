@@ -44,6 +44,23 @@ kernel's chip's (the ``arch`` option, else the kernel's ``rock.arch``; another
 chip than the kernel names, or neither, is an error: ``pagedir.arch.kernel_chip``);
 the proof needs the map to be affine-linear in the tile coordinates.
 
+Pointers read per wave (the op's ``wave_size``, set by ``rock-blockwise-load``). The
+wave's first lane is ``readfirstlane(tid floordiv wave_size) * wave_size``, computed
+once at the function's entry; per row the page of the wave's first vector (row 0's
+page plus ``r`` times the rows' page step when the rows walk the pages evenly) gives,
+at wave-uniform indices, the page's pointer from the ``rock.deref`` table or the
+address from a ``rock.block_table_view``'s block id (the page clamped into the table,
+the pointer selected to 0 past it): scalar loads, no LDS, no ``readfirstlane`` of
+pointers. A load is valid where that pointer is non-null (and the op's ``valid``).
+
+Adjacent pages. When a wave's rows span several pages (``wave_page_span``), each wave
+checks at run time that every row's pointer is the first row's plus the page distance
+times the page stride (page bytes; a block's stride for a view) and the first is not
+null. Then one pointer and one descriptor over the run cover every row (offsets from
+the first row's page, the load's ``page_size`` the run's extent); otherwise the rows
+load page by page. Block tables promise no adjacency: the choice is a uniform
+``scf.if`` and both sides read the same elements.
+
 Options: ``arch`` (chip or target; empty = each kernel's ``rock.arch``).
 
 Not modelled: validity records returned to the caller, index-difference
