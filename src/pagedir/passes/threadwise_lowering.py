@@ -389,11 +389,46 @@ def emit_adjacent_or_per_page(op, row_pages, span: int, per_page) -> None:
         scf.YieldOp([arith.andi(check.inner_iter_args[0], same)])
     choice = scf.IfOp(check.results[0], has_else=True)
     with ir.InsertionPoint(choice.then_block):
-        emit_rows(op, None, lambda coords, _: emit_adjacent_load(op, coords, first_ptr, first_page, span))
+        pages_per_row = rows_whole_pages_apart(op)
+        if pages_per_row is None:
+            emit_rows(op, None, lambda coords, _: emit_adjacent_load(op, coords, first_ptr, first_page, span))
+        else:  # each lane's offset: its row 0 offset in the page, plus whole pages per row
+            stride, extent = page_stride_and_extent(op)
+            tid = rock.workitem_id(ir.IndexType.get())
+            row0 = vector_coords(tid, list(op.tile_shape), op.vector_dim, op.vector_len)
+            in_page, _ = view_offset(op, in_page_offset(apply_result(op, 1, row0), op.page_size), op.page_size)
+            step = ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) + ir.AffineDimExpr.get(1) * (pages_per_row * stride)])
+
+            def load(coords: list[ir.Value], row: ir.Value) -> ir.Value:
+                offset = affine.apply(step, [in_page, row])
+                return rock.global_load(result_type(op), op.source, [offset], with_op_validity(op, coords, None), first_ptr,
+                                        page_size=(span - 1) * stride + extent)
+
+            emit_rows(op, lambda row: row, load)
         scf.YieldOp([])
     with ir.InsertionPoint(choice.else_block):
         emit_rows(op, per_page, lambda coords, pointer: emit_wave_paged_load(op, coords, pointer))
         scf.YieldOp([])
+
+
+def rows_whole_pages_apart(op) -> int | None:
+    """``k`` when every lane's vector in row ``r`` lies ``r * k`` whole pages after its vector in row 0 (the same
+    offset inside the page, for any origin); else None."""
+    tile_shape = list(op.tile_shape)
+    num_vectors = math.prod(tile_shape) // op.vector_len
+    rows = num_vectors // op.block_size
+    if num_vectors % op.block_size or rows < 2:
+        return None
+    try:
+        form = linear_form(op.map.results[1], len(op.indices), len(tile_shape))
+    except NotLinear:
+        return None
+    offsets = vector_offsets(form, tile_shape, op.vector_dim, op.vector_len).reshape(rows, op.block_size)
+    apart = offsets - offsets[:1]
+    distance = int(apart[1, 0])
+    if distance % op.page_size or not np.array_equal(apart, np.arange(rows)[:, None] * distance * np.ones_like(apart)):
+        return None
+    return distance // op.page_size
 
 
 def emit_adjacent_load(op, coords: list[ir.Value], first_ptr: ir.Value, first_page: ir.Value, span: int) -> ir.Value:
