@@ -79,18 +79,23 @@ from mlir.dialects import affine, arith, memref, rocdl, scf, vector
 from pagedir.dialect import rock
 from pagedir.dialect.ops_core import UNIFORM_PAGE_PTR_ATTR
 from pagedir.dialect.ops_page_table import PageGeometry, is_block_table_view
-from pagedir.passes.base import ChipOptions, Pass
-from pagedir.passes.blockwise_load import block_page_address, origin_residues, page_count, pages_uniform, vector_offsets
-from pagedir.passes.buffer_load import MAX_LOAD_BYTES
 from pagedir.dialect.types import element_bytes
+from pagedir.passes.base import ChipOptions, Pass
 from pagedir.passes.ir_utils import (
+    MAX_LOAD_BYTES,
     NotLinear,
+    block_page_address,
     dims_of,
+    enclosing_function,
     index_const,
     linear_form,
     lower_kernel_ops,
+    origin_residues,
+    page_count,
+    pages_uniform,
     thread_item,
     vector_coords,
+    vector_offsets,
 )
 
 
@@ -130,7 +135,7 @@ def lower_read_into(op, wave_size: int) -> bool:
         if not per_wave:
             emit_rows(op, None, lambda coords, _: emit_paged_load(op, coords, uniform) if paged else emit_dense_load(op, coords))
         else:
-            with ir.InsertionPoint.at_block_begin(entry_block(op)):  # loop-invariant; LLVM does not hoist a readfirstlane
+            with ir.InsertionPoint.at_block_begin(enclosing_function(op.operation).regions[0].blocks[0]):  # loop-invariant; LLVM does not hoist a readfirstlane
                 wave_first = first_lane_of_wave(rock.workitem_id(ir.IndexType.get()), op.wave_size)
             row_pages = wave_row_pages(op, wave_first)
             per_page = lambda row: wave_page_pointer(op, row_pages(row)[0])  # noqa: E731
@@ -234,14 +239,6 @@ def view_offset(op, offset: ir.Value, page_size: int) -> tuple[ir.Value, int]:
     return offset, g.page_extent
 
 
-def entry_block(op) -> ir.Block:
-    """The entry block of the function holding ``op``."""
-    parent = op.operation.parent
-    while parent.name != "func.func":
-        parent = parent.parent
-    return parent.regions[0].blocks[0]
-
-
 def first_lane_of_wave(tid: ir.Value, wave_size: int) -> ir.Value:
     """``(tid floordiv wave_size) * wave_size`` made wave-uniform (one ``readfirstlane`` of the wave's
     index, loop-invariant): what is computed from it stays in scalar registers, so LLVM reads the
@@ -342,28 +339,19 @@ def page_stride_and_extent(op) -> tuple[int, int]:
     return op.page_size, op.page_size
 
 
+#: Rows whose page pointers the adjacent-page check holds at once (2 SGPRs each): past it, page by page.
+MAX_ADJACENT_ROWS = 8
+
+
 def wave_page_span(op) -> int | None:
-    """The most pages one wave's rows reach, counted from the page of its first row, for every origin the
-    coefficients of the indices allow; None where the adjacent-page path does not apply: one row or one
-    page (nothing to share), a partial last row, a row whose page precedes the first row's, a run past 32 bits."""
-    tile_shape = list(op.tile_shape)
-    num_vectors = math.prod(tile_shape) // op.vector_len
-    rows = num_vectors // op.block_size
-    if num_vectors % op.block_size or rows < 2:
+    """The pages one wave's rows reach, counted from its first row's page, when the adjacent-page path
+    applies: every row lies whole pages after row 0 (:func:`rows_whole_pages_apart`: each lane's offset is
+    then its row-0 offset plus whole pages), at most MAX_ADJACENT_ROWS rows, a run inside 32 bits; else None."""
+    pages_per_row = rows_whole_pages_apart(op)
+    rows = op.dest.type.shape[0]
+    if not pages_per_row or rows > MAX_ADJACENT_ROWS:
         return None
-    try:
-        form = linear_form(op.map.results[1], len(op.indices), len(tile_shape))
-    except NotLinear:
-        return None
-    offsets = vector_offsets(form, tile_shape, op.vector_dim, op.vector_len)
-    firsts = offsets.reshape(rows, op.block_size)[:, :: min(op.wave_size, op.block_size)]  # [rows, waves]
-    pages = (origin_residues(form, op.page_size)[:, None, None] + firsts[None]) // op.page_size
-    distance = pages - pages[:, :1, :]
-    if distance.min() < 0:
-        return None
-    span = int(distance.max()) + 1
-    if span == 1:
-        return None  # the rows share one page: one pointer already
+    span = (rows - 1) * pages_per_row + 1
     stride, extent = page_stride_and_extent(op)
     run_bytes = ((span - 1) * stride + extent) * element_bytes(op.source.type.element_type)
     return span if run_bytes + MAX_LOAD_BYTES <= 1 << 32 else None
@@ -375,7 +363,7 @@ def emit_adjacent_or_per_page(op, row_pages, span: int, per_page) -> None:
     that one pointer (one descriptor, offsets from ``p0``), else page by page. A uniform branch: block
     tables do not promise adjacency, so the choice is made at run time; both read the same elements."""
     i64 = ir.IntegerType.get_signless(64)
-    stride, _ = page_stride_and_extent(op)
+    stride, extent = page_stride_and_extent(op)
     page_bytes = stride * element_bytes(op.source.type.element_type)
     first, first_page = row_pages(index_const(0))
     first_ptr = wave_page_pointer(op, first)
@@ -388,23 +376,19 @@ def emit_adjacent_or_per_page(op, row_pages, span: int, per_page) -> None:
         same = arith.cmpi(arith.CmpIPredicate.eq, wave_page_pointer(op, batch_page), expected)
         scf.YieldOp([arith.andi(check.inner_iter_args[0], same)])
     choice = scf.IfOp(check.results[0], has_else=True)
-    with ir.InsertionPoint(choice.then_block):
-        pages_per_row = rows_whole_pages_apart(op)
-        if pages_per_row is None:
-            emit_rows(op, None, lambda coords, _: emit_adjacent_load(op, coords, first_ptr, first_page, span))
-        else:  # each lane's offset: its row 0 offset in the page, plus whole pages per row
-            stride, extent = page_stride_and_extent(op)
-            tid = rock.workitem_id(ir.IndexType.get())
-            row0 = vector_coords(tid, list(op.tile_shape), op.vector_dim, op.vector_len)
-            in_page, _ = view_offset(op, in_page_offset(apply_result(op, 1, row0), op.page_size), op.page_size)
-            step = ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) + ir.AffineDimExpr.get(1) * (pages_per_row * stride)])
+    with ir.InsertionPoint(choice.then_block):  # each lane's offset: its row-0 offset in the page, plus whole pages
+        tid = rock.workitem_id(ir.IndexType.get())
+        row0 = vector_coords(tid, list(op.tile_shape), op.vector_dim, op.vector_len)
+        in_page, _ = view_offset(op, in_page_offset(apply_result(op, 1, row0), op.page_size), op.page_size)
+        row_stride = rows_whole_pages_apart(op) * stride  # elements from a lane's vector in one row to the next
+        pages_apart = ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) + ir.AffineDimExpr.get(1) * row_stride])
 
-            def load(coords: list[ir.Value], row: ir.Value) -> ir.Value:
-                offset = affine.apply(step, [in_page, row])
-                return rock.global_load(result_type(op), op.source, [offset], with_op_validity(op, coords, None), first_ptr,
-                                        page_size=(span - 1) * stride + extent)
+        def load(coords: list[ir.Value], row: ir.Value) -> ir.Value:
+            offset = affine.apply(pages_apart, [in_page, row])
+            return rock.global_load(result_type(op), op.source, [offset], with_op_validity(op, coords, None), first_ptr,
+                                    page_size=(span - 1) * stride + extent)
 
-            emit_rows(op, lambda row: row, load)
+        emit_rows(op, lambda row: row, load)
         scf.YieldOp([])
     with ir.InsertionPoint(choice.else_block):
         emit_rows(op, per_page, lambda coords, pointer: emit_wave_paged_load(op, coords, pointer))
@@ -429,21 +413,6 @@ def rows_whole_pages_apart(op) -> int | None:
     if distance % op.page_size or not np.array_equal(apart, np.arange(rows)[:, None] * distance * np.ones_like(apart)):
         return None
     return distance // op.page_size
-
-
-def emit_adjacent_load(op, coords: list[ir.Value], first_ptr: ir.Value, first_page: ir.Value, span: int) -> ir.Value:
-    """A load through the first row's page pointer over ``span`` adjacent pages: the element offset is the
-    lane's page distance from ``first_page`` times the page stride plus its offset in its page."""
-    stride, extent = page_stride_and_extent(op)
-    flat, p0 = ir.AffineDimExpr.get(0), ir.AffineDimExpr.get(1)
-    if is_block_table_view(op.source):
-        in_page = PageGeometry.of(op.source).element_offset(flat % op.page_size)
-        offset_expr = (ir.AffineExpr.get_floor_div(flat, op.page_size) - p0) * stride + in_page
-    else:  # pages of a table are page_size apart: the offset from the first page's base
-        offset_expr = flat - p0 * op.page_size
-    offset = affine.apply(ir.AffineMap.get(2, 0, [offset_expr]), [apply_result(op, 1, coords), first_page])
-    valid = with_op_validity(op, coords, None)
-    return rock.global_load(result_type(op), op.source, [offset], valid, first_ptr, page_size=(span - 1) * stride + extent)
 
 
 def emit_dense_load(op, coords: list[ir.Value]) -> ir.Value:
