@@ -83,7 +83,10 @@ from pagedir.dialect.types import element_bytes
 from pagedir.passes.base import ChipOptions, Pass
 from pagedir.passes.ir_utils import (
     MAX_LOAD_BYTES,
+    BlockRead,
     NotLinear,
+    block_address,
+    block_live,
     block_page_address,
     dims_of,
     enclosing_function,
@@ -93,6 +96,7 @@ from pagedir.passes.ir_utils import (
     origin_residues,
     page_count,
     pages_uniform,
+    read_block_ids,
     thread_item,
     vector_coords,
     vector_offsets,
@@ -138,39 +142,52 @@ def lower_read_into(op, wave_size: int) -> bool:
             with ir.InsertionPoint.at_block_begin(enclosing_function(op.operation).regions[0].blocks[0]):  # loop-invariant; LLVM does not hoist a readfirstlane
                 wave_first = first_lane_of_wave(rock.workitem_id(ir.IndexType.get()), op.wave_size)
             row_pages = wave_row_pages(op, wave_first)
-            per_page = lambda row: wave_page_pointer(op, row_pages(row)[0])  # noqa: E731
+            rows = op.dest.type.shape[0]
             span = wave_page_span(op)
-            if span is None:
-                emit_rows(op, per_page, lambda coords, pointer: emit_wave_paged_load(op, coords, pointer))
+            if span is not None:
+                emit_adjacent_or_per_page(op, row_pages, span)
+            elif rows <= MAX_ADJACENT_ROWS:  # every row's table read issued at once
+                pointers = [table_page_address(op, entry) for entry in read_row_pages(op, row_pages, rows)]
+                emit_rows(op, pointers, lambda coords, pointer: emit_wave_paged_load(op, coords, pointer))
             else:
-                emit_adjacent_or_per_page(op, row_pages, span, per_page)
+                per_page = lambda row: wave_page_pointer(op, row_pages(row)[0])  # noqa: E731
+                emit_rows(op, per_page, lambda coords, pointer: emit_wave_paged_load(op, coords, pointer))
     op.operation.erase()
     return True
 
 
 def emit_rows(op, per_row, load) -> None:
     """Thread ``tid`` fills each register row ``i`` with ``load(coords, per_row(i))`` at the coordinates of its
-    vector ``i * block_size + tid`` (skipped past the tile); ``per_row`` (or None) runs before that guard."""
-    tile_shape = list(op.tile_shape)
-    num_vectors = math.prod(tile_shape) // op.vector_len
+    vector ``i * block_size + tid`` (skipped past the tile); ``per_row`` (or None) runs before that guard.
+    A list ``per_row`` holds each row's value, computed before: the rows are then unrolled here."""
     rows = op.dest.type.shape[0]
     tid = rock.workitem_id(ir.IndexType.get())
+    if isinstance(per_row, list):
+        for row in range(rows):
+            emit_row(op, tid, index_const(row), per_row[row], load)
+        return
     loop = scf.ForOp(index_const(0), index_const(rows), index_const(1))
     with ir.InsertionPoint(loop.body):
         row = loop.induction_variable
-        vector_index = thread_item(row, tid, op.block_size)
-        row_value = per_row(row) if per_row is not None else None
-        guarded = num_vectors % op.block_size != 0
-        body_point = ir.InsertionPoint.current
-        if guarded:
-            in_tile = arith.cmpi(arith.CmpIPredicate.ult, vector_index, index_const(num_vectors))
-            body_point = ir.InsertionPoint(scf.IfOp(in_tile).then_block)
-        with body_point:
-            coords = vector_coords(vector_index, tile_shape, op.vector_dim, op.vector_len)
-            store_row(load(coords, row_value), op.dest, row)
-            if guarded:
-                scf.YieldOp([])
+        emit_row(op, tid, row, per_row(row) if per_row is not None else None, load)
         scf.YieldOp([])
+
+
+def emit_row(op, tid: ir.Value, row: ir.Value, row_value, load) -> None:
+    """Register row ``row`` of thread ``tid``: ``load(coords, row_value)`` (see :func:`emit_rows`)."""
+    tile_shape = list(op.tile_shape)
+    num_vectors = math.prod(tile_shape) // op.vector_len
+    vector_index = thread_item(row, tid, op.block_size)
+    guarded = num_vectors % op.block_size != 0
+    body_point = ir.InsertionPoint.current
+    if guarded:
+        in_tile = arith.cmpi(arith.CmpIPredicate.ult, vector_index, index_const(num_vectors))
+        body_point = ir.InsertionPoint(scf.IfOp(in_tile).then_block)
+    with body_point:
+        coords = vector_coords(vector_index, tile_shape, op.vector_dim, op.vector_len)
+        store_row(load(coords, row_value), op.dest, row)
+        if guarded:
+            scf.YieldOp([])
 
 
 def result_type(op) -> ir.Type:
@@ -180,6 +197,9 @@ def result_type(op) -> ir.Type:
 
 def apply_result(op, position: int, coords: list[ir.Value]) -> ir.Value:
     affine_map = op.map
+    expr = affine_map.results[position]
+    if isinstance(expr, ir.AffineDimExpr):  # an operand itself (a batch index): no op that would tie it to the others
+        return [*op.indices, *coords][expr.position]
     single = ir.AffineMap.get(affine_map.n_dims, 0, [affine_map.results[position]])
     return affine.apply(single, [*op.indices, *coords])
 
@@ -317,6 +337,43 @@ def table_page_pointer(source: ir.Value, batch: ir.Value, page: ir.Value) -> ir.
     return arith.select(in_table, pointer, arith.constant(i64, 0))
 
 
+@dataclass
+class RowPage:
+    """A wave's row's page as read from its table: whether the page is inside the table, and the entry
+    read at the page (clamped into the table): a pointer, or a block table's :class:`BlockRead`."""
+
+    in_table: ir.Value
+    entry: ir.Value | BlockRead
+
+
+def read_row_pages(op, row_pages, rows: int) -> list[RowPage]:
+    """The :class:`RowPage` of each of the wave's ``rows``, every table read issued after all the index
+    arithmetic and before any use: one wait on the wave's scalar loads per tile, not one per row. Pages in
+    32 bits (a sequence's pages are counted by i32 table sizes; a row is at most a few tiles past them)."""
+    i32, index = ir.IntegerType.get_signless(32), ir.IndexType.get()
+    count = arith.index_cast(i32, page_count(op.source))
+    places = []
+    for r in range(rows):
+        (batch, page), _ = row_pages(index_const(r))
+        page32 = arith.index_cast(i32, page)
+        in_table = arith.cmpi(arith.CmpIPredicate.ult, page32, count)
+        places.append((batch, in_table, arith.select(in_table, page32, arith.constant(i32, 0))))
+    if is_block_table_view(op.source):
+        entries = read_block_ids(op.source, [(batch, clamped) for batch, _, clamped in places])
+    else:
+        table = op.source.owner.operands[0]
+        entries = [memref.load(table, [batch, arith.index_castui(index, clamped), index_const(0)])
+                   for batch, _, clamped in places]
+    return [RowPage(in_table, entry) for (_, in_table, _), entry in zip(places, entries)]
+
+
+def table_page_address(op, row: RowPage) -> ir.Value:
+    """The i64 pointer of ``row``'s page; 0 past the table (or a block table's page not live)."""
+    i64 = ir.IntegerType.get_signless(64)
+    pointer = block_address(op.source, row.entry) if is_block_table_view(op.source) else row.entry
+    return arith.select(row.in_table, pointer, arith.constant(i64, 0))
+
+
 def emit_wave_paged_load(op, coords: list[ir.Value], pointer: ir.Value) -> ir.Value:
     """A paged load through the wave's page pointer: the element offset of the lane's vector in that page."""
     offset = in_page_offset(apply_result(op, 1, coords), op.page_size)
@@ -357,25 +414,16 @@ def wave_page_span(op) -> int | None:
     return span if run_bytes + MAX_LOAD_BYTES <= 1 << 32 else None
 
 
-def emit_adjacent_or_per_page(op, row_pages, span: int, per_page) -> None:
-    """Each wave checks whether the pages of its rows lie back to back in memory (pointer of page ``p`` =
-    pointer of the first row's page ``p0`` + ``(p - p0)`` pages; none null) and then reads them through
-    that one pointer (one descriptor, offsets from ``p0``), else page by page. A uniform branch: block
-    tables do not promise adjacency, so the choice is made at run time; both read the same elements."""
-    i64 = ir.IntegerType.get_signless(64)
+def emit_adjacent_or_per_page(op, row_pages, span: int) -> None:
+    """Each wave reads every row's table entry at once and checks whether the pages lie back to back in
+    memory (:func:`pages_adjacent`); then it reads them through the first row's pointer (one descriptor,
+    offsets from its page), else page by page, computing the other rows' addresses only there. A uniform
+    branch: block tables do not promise adjacency, so the choice is made at run time; both read the same
+    elements."""
     stride, extent = page_stride_and_extent(op)
-    page_bytes = stride * element_bytes(op.source.type.element_type)
-    first, first_page = row_pages(index_const(0))
-    first_ptr = wave_page_pointer(op, first)
-    non_null = arith.cmpi(arith.CmpIPredicate.ne, first_ptr, arith.constant(i64, 0))
-    check = scf.ForOp(index_const(1), index_const(op.dest.type.shape[0]), index_const(1), [non_null])
-    with ir.InsertionPoint(check.body):
-        batch_page, page = row_pages(check.induction_variable)
-        distance = arith.index_cast(i64, arith.subi(page, first_page))
-        expected = arith.addi(first_ptr, arith.muli(distance, arith.constant(i64, page_bytes)))
-        same = arith.cmpi(arith.CmpIPredicate.eq, wave_page_pointer(op, batch_page), expected)
-        scf.YieldOp([arith.andi(check.inner_iter_args[0], same)])
-    choice = scf.IfOp(check.results[0], has_else=True)
+    read = read_row_pages(op, row_pages, op.dest.type.shape[0])
+    first_ptr = table_page_address(op, read[0])
+    choice = scf.IfOp(pages_adjacent(op, read, first_ptr), has_else=True)
     with ir.InsertionPoint(choice.then_block):  # each lane's offset: its row-0 offset in the page, plus whole pages
         tid = rock.workitem_id(ir.IndexType.get())
         row0 = vector_coords(tid, list(op.tile_shape), op.vector_dim, op.vector_len)
@@ -391,8 +439,35 @@ def emit_adjacent_or_per_page(op, row_pages, span: int, per_page) -> None:
         emit_rows(op, lambda row: row, load)
         scf.YieldOp([])
     with ir.InsertionPoint(choice.else_block):
-        emit_rows(op, per_page, lambda coords, pointer: emit_wave_paged_load(op, coords, pointer))
+        pointers = [first_ptr] + [table_page_address(op, entry) for entry in read[1:]]
+        emit_rows(op, pointers, lambda coords, pointer: emit_wave_paged_load(op, coords, pointer))
         scf.YieldOp([])
+
+
+def pages_adjacent(op, read: list[RowPage], first_ptr: ir.Value) -> ir.Value:
+    """Whether row ``r``'s page lies ``r * k`` pages after row 0's in memory for every row (``k``:
+    :func:`rows_whole_pages_apart`, so row ``r``'s virtual page is row 0's plus ``r * k``) and row 0's is
+    not null. For a pointer table: each pointer is the first plus ``r * k`` page strides. For a block
+    table: each block id is the first plus ``r * k`` (32-bit), and the last row is in the table, live and of
+    row 0's head; the pages are monotone in ``r``, so every row between is too."""
+    i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+    pages_per_row = rows_whole_pages_apart(op)
+    adjacent = arith.cmpi(arith.CmpIPredicate.ne, first_ptr, arith.constant(i64, 0))
+    if is_block_table_view(op.source):
+        first, last = read[0].entry, read[-1].entry
+        same_head = arith.cmpi(arith.CmpIPredicate.eq, last.head, first.head)
+        adjacent = arith.andi(adjacent, arith.andi(read[-1].in_table, arith.andi(same_head, block_live(op.source, last))))
+    stride, _ = page_stride_and_extent(op)
+    page_bytes = stride * element_bytes(op.source.type.element_type)
+    for r, row in enumerate(read[1:], start=1):
+        if is_block_table_view(op.source):
+            expected = arith.addi(read[0].entry.block_id, arith.constant(i32, r * pages_per_row))
+            same = arith.cmpi(arith.CmpIPredicate.eq, row.entry.block_id, expected)
+        else:
+            expected = arith.addi(first_ptr, arith.constant(i64, r * pages_per_row * page_bytes))
+            same = arith.cmpi(arith.CmpIPredicate.eq, table_page_address(op, row), expected)
+        adjacent = arith.andi(adjacent, same)
+    return adjacent
 
 
 def rows_whole_pages_apart(op) -> int | None:
