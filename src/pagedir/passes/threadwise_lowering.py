@@ -147,8 +147,8 @@ def lower_read_into(op, wave_size: int) -> bool:
             if span is not None:
                 emit_adjacent_or_per_page(op, row_pages, span)
             elif rows <= MAX_ADJACENT_ROWS:  # every row's table read issued at once
-                pointers = [table_page_address(op, entry) for entry in read_row_pages(op, row_pages, rows)]
-                emit_rows(op, pointers, lambda coords, pointer: emit_wave_paged_load(op, coords, pointer))
+                pages = [(page_address(op, row), page_live(op, row)) for row in read_row_pages(op, row_pages, rows)]
+                emit_rows(op, pages, lambda coords, page: emit_wave_paged_load(op, coords, *page))
             else:
                 per_page = lambda row: wave_page_pointer(op, row_pages(row)[0])  # noqa: E731
                 emit_rows(op, per_page, lambda coords, pointer: emit_wave_paged_load(op, coords, pointer))
@@ -367,18 +367,27 @@ def read_row_pages(op, row_pages, rows: int) -> list[RowPage]:
     return [RowPage(in_table, entry) for (_, in_table, _), entry in zip(places, entries)]
 
 
-def table_page_address(op, row: RowPage) -> ir.Value:
-    """The i64 pointer of ``row``'s page; 0 past the table (or a block table's page not live)."""
-    i64 = ir.IntegerType.get_signless(64)
-    pointer = block_address(op.source, row.entry) if is_block_table_view(op.source) else row.entry
-    return arith.select(row.in_table, pointer, arith.constant(i64, 0))
+def page_address(op, row: RowPage) -> ir.Value:
+    """The i64 address of ``row``'s page, meaningful where :func:`page_live` (a load is invalid elsewhere:
+    its offset lies past the descriptor's range, the address is never formed)."""
+    return block_address(op.source, row.entry) if is_block_table_view(op.source) else row.entry
 
 
-def emit_wave_paged_load(op, coords: list[ir.Value], pointer: ir.Value) -> ir.Value:
-    """A paged load through the wave's page pointer: the element offset of the lane's vector in that page."""
+def page_live(op, row: RowPage) -> ir.Value:
+    """Whether ``row``'s page is inside the table and names memory: a non-null pointer, a live block."""
+    if is_block_table_view(op.source):
+        return arith.andi(row.in_table, block_live(op.source, row.entry))
+    non_null = arith.cmpi(arith.CmpIPredicate.ne, row.entry, arith.constant(ir.IntegerType.get_signless(64), 0))
+    return arith.andi(row.in_table, non_null)
+
+
+def emit_wave_paged_load(op, coords: list[ir.Value], pointer: ir.Value, live: ir.Value | None = None) -> ir.Value:
+    """A paged load through the wave's page pointer: the element offset of the lane's vector in that page;
+    valid where ``live`` (default: the pointer is not null) and the op's ``valid``."""
     offset = in_page_offset(apply_result(op, 1, coords), op.page_size)
-    non_null = arith.cmpi(arith.CmpIPredicate.ne, pointer, arith.constant(ir.IntegerType.get_signless(64), 0))
-    valid = with_op_validity(op, coords, non_null)
+    if live is None:
+        live = arith.cmpi(arith.CmpIPredicate.ne, pointer, arith.constant(ir.IntegerType.get_signless(64), 0))
+    valid = with_op_validity(op, coords, live)
     offset, page_size = view_offset(op, offset, op.page_size)
     return rock.global_load(result_type(op), op.source, [offset], valid, pointer, page_size=page_size)
 
@@ -422,7 +431,7 @@ def emit_adjacent_or_per_page(op, row_pages, span: int) -> None:
     elements."""
     stride, extent = page_stride_and_extent(op)
     read = read_row_pages(op, row_pages, op.dest.type.shape[0])
-    first_ptr = table_page_address(op, read[0])
+    first_ptr = page_address(op, read[0])
     choice = scf.IfOp(pages_adjacent(op, read, first_ptr), has_else=True)
     with ir.InsertionPoint(choice.then_block):  # each lane's offset: its row-0 offset in the page, plus whole pages
         tid = rock.workitem_id(ir.IndexType.get())
@@ -439,24 +448,24 @@ def emit_adjacent_or_per_page(op, row_pages, span: int) -> None:
         emit_rows(op, lambda row: row, load)
         scf.YieldOp([])
     with ir.InsertionPoint(choice.else_block):
-        pointers = [first_ptr] + [table_page_address(op, entry) for entry in read[1:]]
-        emit_rows(op, pointers, lambda coords, pointer: emit_wave_paged_load(op, coords, pointer))
+        pages = [(first_ptr if r == 0 else page_address(op, row), page_live(op, row)) for r, row in enumerate(read)]
+        emit_rows(op, pages, lambda coords, page: emit_wave_paged_load(op, coords, *page))
         scf.YieldOp([])
 
 
 def pages_adjacent(op, read: list[RowPage], first_ptr: ir.Value) -> ir.Value:
     """Whether row ``r``'s page lies ``r * k`` pages after row 0's in memory for every row (``k``:
     :func:`rows_whole_pages_apart`, so row ``r``'s virtual page is row 0's plus ``r * k``) and row 0's is
-    not null. For a pointer table: each pointer is the first plus ``r * k`` page strides. For a block
-    table: each block id is the first plus ``r * k`` (32-bit), and the last row is in the table, live and of
-    row 0's head; the pages are monotone in ``r``, so every row between is too."""
+    live. For a pointer table: each pointer is the first plus ``r * k`` page strides (in the table: a
+    clamped page's pointer would not be). For a block table: each block id is the first plus ``r * k``
+    (32-bit), and the last row is live and of row 0's head; the pages are monotone in ``r``, so every row
+    between is too."""
     i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
     pages_per_row = rows_whole_pages_apart(op)
-    adjacent = arith.cmpi(arith.CmpIPredicate.ne, first_ptr, arith.constant(i64, 0))
+    adjacent = page_live(op, read[0])
     if is_block_table_view(op.source):
-        first, last = read[0].entry, read[-1].entry
-        same_head = arith.cmpi(arith.CmpIPredicate.eq, last.head, first.head)
-        adjacent = arith.andi(adjacent, arith.andi(read[-1].in_table, arith.andi(same_head, block_live(op.source, last))))
+        same_head = arith.cmpi(arith.CmpIPredicate.eq, read[-1].entry.head, read[0].entry.head)
+        adjacent = arith.andi(adjacent, arith.andi(page_live(op, read[-1]), same_head))
     stride, _ = page_stride_and_extent(op)
     page_bytes = stride * element_bytes(op.source.type.element_type)
     for r, row in enumerate(read[1:], start=1):
@@ -465,7 +474,7 @@ def pages_adjacent(op, read: list[RowPage], first_ptr: ir.Value) -> ir.Value:
             same = arith.cmpi(arith.CmpIPredicate.eq, row.entry.block_id, expected)
         else:
             expected = arith.addi(first_ptr, arith.constant(i64, r * pages_per_row * page_bytes))
-            same = arith.cmpi(arith.CmpIPredicate.eq, table_page_address(op, row), expected)
+            same = arith.andi(row.in_table, arith.cmpi(arith.CmpIPredicate.eq, row.entry, expected))
         adjacent = arith.andi(adjacent, same)
     return adjacent
 
