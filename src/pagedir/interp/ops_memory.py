@@ -739,6 +739,29 @@ def compile_readfirstlane(p: Program, op: Any) -> Any:
     return run
 
 
+@handles("rocdl.readlane")
+def compile_readlane(p: Program, op: Any) -> Any:
+    """``v_readlane_b32``: every lane of a wave gets the value of the wave's lane ``lane`` (a uniform
+    index), whether that lane is active or not."""
+    source, lane = (p.slot(v) for v in op.operation.operands)
+    result = p.slot(op.operation.results[0])
+
+    def run(env: list, mask: Any) -> None:
+        rt = p.rt
+        value = env[source]
+        if value.shape[0] == 1:
+            env[result] = value
+            return
+        wave = min(p.wave_size, rt.block)
+        index = np.broadcast_to(env[lane], (rt.lanes,)).reshape(-1, wave)[:, 0].astype(np.int64)
+        if np.any((index < 0) | (index >= wave)):
+            raise InterpError(f"'rocdl.readlane' reads lane {int(index.max())} of waves of {wave} lanes", op.operation.location)
+        picked = value[index + np.arange(index.shape[0]) * wave]
+        env[result] = np.repeat(picked, wave, axis=0)
+
+    return run
+
+
 def chip_family(p: Program) -> str | None:
     """The kernel's chip family ("cdna" / "rdna") by ``pagedir.arch.kernel_chip``, or None when it names none."""
     from pagedir.arch import ChipError, kernel_chip

@@ -297,9 +297,9 @@ def block_page_address(view: ir.Value, batch: ir.Value, page: ir.Value) -> ir.Va
     block_stride + head * head_stride) * elem_bytes`` for the id of block slot ``page mod max_blocks``,
     head ``page floordiv max_blocks``; 0 (a null page) when the sequence does not own the slot or
     the id is outside the pool."""
-    i32 = ir.IntegerType.get_signless(32)
+    i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
     (block,) = read_block_ids(view, [(batch, arith.index_cast(i32, page))])
-    return block_address(view, block)
+    return arith.select(block_live(view, block), block_address(view, block), arith.constant(i64, 0))
 
 
 @dataclass
@@ -312,22 +312,32 @@ class BlockRead:
     owned: ir.Value | None
 
 
-def read_block_ids(view: ir.Value, pages: list[tuple[ir.Value, ir.Value]]) -> list[BlockRead]:
+def block_slots_per_sequence(view: ir.Value) -> ir.Value:
+    """A ``rock.block_table_view``'s block slots per sequence as an i32: static, or read at run time."""
+    g = PageGeometry.of(view)
+    i32 = ir.IntegerType.get_signless(32)
+    if g.max_blocks is not None:
+        return arith.constant(i32, g.max_blocks)
+    table_of_slots, dim = slot_count_dim(view)
+    return arith.index_cast(i32, memref.dim(table_of_slots, index_const(dim)))
+
+
+def read_block_ids(view: ir.Value, pages: list[tuple[ir.Value, ir.Value]],
+                   heads_slots: list[tuple[ir.Value, ir.Value]] | None = None) -> list[BlockRead]:
     """The :class:`BlockRead` of each ``(batch, page)`` (``page`` an i32 inside the table) of a
     ``rock.block_table_view``. Every table read is issued after all index arithmetic and before any
     use, so that wave-uniform pages cost one wait on their scalar loads, not one per page; a CSR row's
-    ``indptr`` pair is read once per batch value. 32-bit arithmetic throughout (page counts fit: ids are i32)."""
+    ``indptr`` pair is read once per batch value. 32-bit arithmetic throughout (page counts fit: ids are i32).
+    ``heads_slots``: each page's (head, slot) = (page floordiv slots, page mod slots) when the caller has them."""
     g = PageGeometry.of(view)
     operands = view.owner.operands
     table = operands[1]
     i32, index = ir.IntegerType.get_signless(32), ir.IndexType.get()
-    if g.max_blocks is None:  # dynamic slots: head and slot by a run-time division
-        table_of_slots, dim = slot_count_dim(view)
-        slots = arith.index_cast(i32, memref.dim(table_of_slots, index_const(dim)))
-    else:
-        slots = arith.constant(i32, g.max_blocks)
-    heads = [arith.divui(page, slots) for _, page in pages]
-    block_slots = [arith.remui(page, slots) for _, page in pages]
+    if heads_slots is None:
+        slots = block_slots_per_sequence(view)
+        heads_slots = [(arith.divui(page, slots), arith.remui(page, slots)) for _, page in pages]
+    heads = [head for head, _ in heads_slots]
+    block_slots = [block_slot for _, block_slot in heads_slots]
     if not g.csr:
         return [BlockRead(head, memref.load(table, [batch, arith.index_castui(index, block_slot)]), None)
                 for (batch, _), head, block_slot in zip(pages, heads, block_slots)]
@@ -411,8 +421,8 @@ def block_live(view: ir.Value, block: BlockRead) -> ir.Value:
 
 
 def block_address(view: ir.Value, block: BlockRead) -> ir.Value:
-    """The i64 address of ``block``'s page (0 when not :func:`block_live`): ``pool + id * block_bytes +
-    head * head_bytes``. The byte offset is 32-bit when every live page's fits (a static pool of at
+    """The i64 address of ``block``'s page, meaningful where :func:`block_live`: ``pool + id * block_bytes
+    + head * head_bytes``. The byte offset is 32-bit when every live page's fits (a static pool of at
     most 4 GiB), else the id's product is 32x32->64."""
     g = PageGeometry.of(view)
     pool = view.owner.operands[0]
@@ -426,4 +436,4 @@ def block_address(view: ir.Value, block: BlockRead) -> ir.Value:
         in_block = arith.muli(arith.extui(i64, block.block_id), arith.constant(i64, g.block_stride * elem_bytes))
         offset = arith.addi(in_block, arith.extui(i64, head_offset))
     base = arith.index_cast(i64, memref.extract_aligned_pointer_as_index(pool))
-    return arith.select(block_live(view, block), arith.addi(base, offset), arith.constant(i64, 0))
+    return arith.addi(base, offset)

@@ -88,6 +88,7 @@ from pagedir.passes.ir_utils import (
     block_address,
     block_live,
     block_page_address,
+    block_slots_per_sequence,
     dims_of,
     enclosing_function,
     index_const,
@@ -145,9 +146,10 @@ def lower_read_into(op, wave_size: int) -> bool:
             rows = op.dest.type.shape[0]
             span = wave_page_span(op)
             if span is not None:
-                emit_adjacent_or_per_page(op, row_pages, span)
+                emit_adjacent_or_per_page(op, row_pages, span, wave_first)
             elif rows <= MAX_ADJACENT_ROWS:  # every row's table read issued at once
-                pages = [(page_address(op, row), page_live(op, row)) for row in read_row_pages(op, row_pages, rows)]
+                pages = [(page_address(op, row), page_live(op, row))
+                         for row in read_row_pages(op, row_pages, rows, wave_first)]
                 emit_rows(op, pages, lambda coords, page: emit_wave_paged_load(op, coords, *page))
             else:
                 per_page = lambda row: wave_page_pointer(op, row_pages(row)[0])  # noqa: E731
@@ -274,9 +276,23 @@ def wave_page(op, wave_first: ir.Value, row: ir.Value) -> tuple[tuple[ir.Value, 
     from the wave's first lane: wave-uniform values."""
     coords = vector_coords(thread_item(row, wave_first, op.block_size), list(op.tile_shape), op.vector_dim, op.vector_len)
     batch = apply_result(op, 0, coords)
-    page = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), op.page_size)]),
-                        [apply_result(op, 1, coords)])
+    flat = apply_result(op, 1, coords)
+    if position_non_negative(op):  # a shift, where a signed floordiv of 64 bits is a dozen scalar instructions
+        page = arith.divui(flat, index_const(op.page_size))
+        return (batch, page), page
+    page = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), op.page_size)]), [flat])
     return (batch, page), page
+
+
+def position_non_negative(op) -> bool:
+    """Whether the map's position is >= 0 at every tile point: a constant and coefficients >= 0 on the
+    tile coordinates and on indices used as they are (tile indices are non-negative: grid ids, loop counters)."""
+    try:
+        form = linear_form(op.map.results[1], len(op.indices), len(op.tile_shape))
+    except NotLinear:
+        return False
+    return (form.const >= 0 and all(c >= 0 for c in form.tile_coeffs)
+            and all(m >= 0 and isinstance(e, ir.AffineDimExpr) for m, e in form.index_terms))
 
 
 def row_page_step(op) -> int | None:
@@ -346,7 +362,7 @@ class RowPage:
     entry: ir.Value | BlockRead
 
 
-def read_row_pages(op, row_pages, rows: int) -> list[RowPage]:
+def read_row_pages(op, row_pages, rows: int, wave_first: ir.Value) -> list[RowPage]:
     """The :class:`RowPage` of each of the wave's ``rows``, every table read issued after all the index
     arithmetic and before any use: one wait on the wave's scalar loads per tile, not one per row. Pages in
     32 bits (a sequence's pages are counted by i32 table sizes; a row is at most a few tiles past them)."""
@@ -359,12 +375,34 @@ def read_row_pages(op, row_pages, rows: int) -> list[RowPage]:
         in_table = arith.cmpi(arith.CmpIPredicate.ult, page32, count)
         places.append((batch, in_table, arith.select(in_table, page32, arith.constant(i32, 0))))
     if is_block_table_view(op.source):
-        entries = read_block_ids(op.source, [(batch, clamped) for batch, _, clamped in places])
+        heads_slots = lane_divided_pages(op, row_pages, rows, wave_first, count)
+        entries = read_block_ids(op.source, [(batch, clamped) for batch, _, clamped in places], heads_slots)
     else:
         table = op.source.owner.operands[0]
         entries = [memref.load(table, [batch, arith.index_castui(index, clamped), index_const(0)])
                    for batch, _, clamped in places]
     return [RowPage(in_table, entry) for (_, in_table, _), entry in zip(places, entries)]
+
+
+def lane_divided_pages(op, row_pages, rows: int, wave_first: ir.Value, count: ir.Value):
+    """Each row's (head, slot) of a block table whose slots per sequence are known only at run time,
+    divided by the lanes at once: lane ``r`` divides row ``r``'s page (clamped into the table) and each
+    row reads its lane's quotient and remainder (``readlane``), where the wave would divide row after
+    row in scalar code (a 32-bit division by a run-time value is a dozen instructions). None for a
+    static slot count (a shift or multiply, done per row) or rows not evenly apart."""
+    step = row_page_step(op)
+    if PageGeometry.of(op.source).max_blocks is not None or step is None or rows > op.wave_size:
+        return None
+    i32, index = ir.IntegerType.get_signless(32), ir.IndexType.get()
+    lane_row = arith.minui(arith.subi(rock.workitem_id(index), wave_first), index_const(rows - 1))
+    (_, first_page), _ = row_pages(index_const(0))
+    page = arith.index_cast(i32, affine.apply(
+        ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) + ir.AffineDimExpr.get(1) * step]), [first_page, lane_row]))
+    clamped = arith.select(arith.cmpi(arith.CmpIPredicate.ult, page, count), page, arith.constant(i32, 0))
+    slots = block_slots_per_sequence(op.source)
+    head, block_slot = arith.divui(clamped, slots), arith.remui(clamped, slots)
+    return [(rocdl.readlane(i32, head, arith.constant(i32, r)), rocdl.readlane(i32, block_slot, arith.constant(i32, r)))
+            for r in range(rows)]
 
 
 def page_address(op, row: RowPage) -> ir.Value:
@@ -423,14 +461,14 @@ def wave_page_span(op) -> int | None:
     return span if run_bytes + MAX_LOAD_BYTES <= 1 << 32 else None
 
 
-def emit_adjacent_or_per_page(op, row_pages, span: int) -> None:
+def emit_adjacent_or_per_page(op, row_pages, span: int, wave_first: ir.Value) -> None:
     """Each wave reads every row's table entry at once and checks whether the pages lie back to back in
     memory (:func:`pages_adjacent`); then it reads them through the first row's pointer (one descriptor,
     offsets from its page), else page by page, computing the other rows' addresses only there. A uniform
     branch: block tables do not promise adjacency, so the choice is made at run time; both read the same
     elements."""
     stride, extent = page_stride_and_extent(op)
-    read = read_row_pages(op, row_pages, op.dest.type.shape[0])
+    read = read_row_pages(op, row_pages, op.dest.type.shape[0], wave_first)
     first_ptr = page_address(op, read[0])
     choice = scf.IfOp(pages_adjacent(op, read, first_ptr), has_else=True)
     with ir.InsertionPoint(choice.then_block):  # each lane's offset: its row-0 offset in the page, plus whole pages
