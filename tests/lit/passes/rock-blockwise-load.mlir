@@ -212,12 +212,12 @@ func.func @valid_along_vector(%q: memref<64x64xf16>, %i: index, %width: index) a
 // -----
 
 // A V-like tile [N = 8, D = 32] from cache pools viewed through a vLLM block table (nhd):
-// the page address is pool + (id * block_stride + head * head_stride) * 2 bytes, with
-// block_stride = 4 tokens x 2 heads x 32 = 256 and head_stride = D = 32 elements; an id
-// outside the pool's 8 blocks (-1 padding) gives a null page.
+// the page address is pool + id * block_bytes + head * head_bytes, with block_stride =
+// 4 tokens x 2 heads x 32 = 256 elements (512 bytes) and head_stride = D = 32 elements
+// (64 bytes); the pool's 4 KiB fit 32 bits, so the byte offset is an i32 product widened
+// once. Head and slot of the page in 32 bits. An id outside the pool's 8 blocks (-1
+// padding) gives a null page.
 
-// CHECK-DAG: #[[SLOT_MAP:map[0-9]*]] = affine_map<(d0) -> (d0 mod 4)>
-// CHECK-DAG: #[[ADDRESS_MAP:map[0-9]*]] = affine_map<(d0, d1) -> (d0 * 256 + d1 * 32)>
 // CHECK-LABEL: func.func @blocks_nhd_v_tile
 // CHECK-SAME: (%[[POOL:.*]]: memref<8x4x2x32xf16>, %[[TABLE:.*]]: memref<2x4xi32>)
 // CHECK: %[[PTRS:.*]] = memref.view %{{.*}} to memref<2xi64, #gpu.address_space<workgroup>>
@@ -225,15 +225,19 @@ func.func @valid_along_vector(%q: memref<64x64xf16>, %i: index, %width: index) a
 // CHECK:   %[[PAGE:.*]] = arith.addi %{{.*}}, %[[TID:.*]] : index
 // CHECK:   %[[IN_TABLE:.*]] = arith.cmpi ult, %[[PAGE]], %c8
 // CHECK:   %[[PTR:.*]] = scf.if %[[IN_TABLE]] -> (i64) {
-// CHECK:     %[[HEAD:.*]] = affine.apply #{{.*}}(%[[PAGE]])
-// CHECK:     %[[SLOT:.*]] = affine.apply #[[SLOT_MAP]](%[[PAGE]])
-// CHECK:     %[[ID:.*]] = memref.load %[[TABLE]][%{{.*}}, %[[SLOT]]] : memref<2x4xi32>
+// CHECK:     %[[PAGE32:.*]] = arith.index_cast %[[PAGE]] : index to i32
+// CHECK:     %[[HEAD:.*]] = arith.divui %[[PAGE32]], %c4_i32 : i32
+// CHECK:     %[[SLOT:.*]] = arith.remui %[[PAGE32]], %c4_i32 : i32
+// CHECK:     %[[SLOT_INDEX:.*]] = arith.index_castui %[[SLOT]] : i32 to index
+// CHECK:     %[[ID:.*]] = memref.load %[[TABLE]][%{{.*}}, %[[SLOT_INDEX]]] : memref<2x4xi32>
 // CHECK:     %[[IN_POOL:.*]] = arith.cmpi ult, %[[ID]], %c8_i32 : i32
-// CHECK:     %[[ID_INDEX:.*]] = arith.index_cast %[[ID]] : i32 to index
-// CHECK:     %[[ELEMENT:.*]] = affine.apply #[[ADDRESS_MAP]](%[[ID_INDEX]], %[[HEAD]])
+// CHECK:     %[[HEAD_BYTES:.*]] = arith.muli %[[HEAD]], %c64_i32 : i32
+// CHECK:     %[[BLOCK_BYTES:.*]] = arith.muli %[[ID]], %c512_i32 : i32
+// CHECK:     %[[OFFSET:.*]] = arith.addi %[[BLOCK_BYTES]], %[[HEAD_BYTES]] : i32
+// CHECK:     %[[WIDE:.*]] = arith.extui %[[OFFSET]] : i32 to i64
 // CHECK:     %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[POOL]]
-// CHECK:     %[[BYTES:.*]] = arith.muli %[[ELEMENT]], %c2
-// CHECK:     %[[ADDRESS:.*]] = arith.addi %{{.*}}, %{{.*}} : i64
+// CHECK:     %[[BASE64:.*]] = arith.index_cast %[[BASE]] : index to i64
+// CHECK:     %[[ADDRESS:.*]] = arith.addi %[[BASE64]], %[[WIDE]] : i64
 // CHECK:     %[[LIVE:.*]] = arith.select %[[IN_POOL]], %[[ADDRESS]], %c0_i64 : i64
 // CHECK:     scf.yield %[[LIVE]] : i64
 // CHECK:   memref.store %[[PTR]], %[[PTRS]][%[[TID]]]
@@ -260,26 +264,27 @@ func.func @blocks_nhd_v_tile(%pool: memref<8x4x2x32xf16>, %block_table: memref<2
 // slot s of sequence b is kv_indices[kv_indptr[b] + s] when s < kv_indptr[b + 1] - kv_indptr[b];
 // the position is clamped into kv_indices and a slot the sequence does not own is a null page.
 
-// CHECK-DAG: #[[HND_MAP:map[0-9]*]] = affine_map<(d0, d1) -> (d0 * 256 + d1 * 128)>
 // CHECK-LABEL: func.func @csr_hnd_k_tile
 // CHECK-SAME: (%[[POOL:.*]]: memref<8x2x4x32xf16>, %[[INDICES:.*]]: memref<6xi32>, %[[INDPTR:.*]]: memref<3xi32>, %{{.*}}: memref<2xi32>)
 // CHECK: scf.execute_region no_inline {
 // CHECK:   scf.if %{{.*}} -> (i64) {
-// CHECK:     %[[HEAD:.*]] = affine.apply #{{.*}}(%{{.*}})
-// CHECK:     %[[SLOT:.*]] = affine.apply #{{.*}}(%{{.*}})
+// CHECK:     %[[HEAD:.*]] = arith.divui %{{.*}}, %c4_i32 : i32
+// CHECK:     %[[SLOT:.*]] = arith.remui %{{.*}}, %c4_i32 : i32
 // CHECK:     %[[START:.*]] = memref.load %[[INDPTR]][%[[B:.*]]] : memref<3xi32>
 // CHECK:     %[[NEXT:.*]] = arith.addi %[[B]], %c1
 // CHECK:     %[[END:.*]] = memref.load %[[INDPTR]][%[[NEXT]]] : memref<3xi32>
 // CHECK:     %[[COUNT:.*]] = arith.subi %[[END]], %[[START]] : i32
-// CHECK:     %[[OWNED:.*]] = arith.cmpi slt, %{{.*}}, %[[COUNT]] : i32
-// CHECK:     %[[POSITION:.*]] = arith.addi %{{.*}}, %[[SLOT]] : index
-// CHECK:     %[[IN_INDICES:.*]] = arith.cmpi ult, %[[POSITION]], %c6 : index
+// CHECK:     %[[POSITION:.*]] = arith.addi %[[START]], %[[SLOT]] : i32
+// CHECK:     %[[OWNED:.*]] = arith.cmpi slt, %[[SLOT]], %[[COUNT]] : i32
+// CHECK:     %[[IN_INDICES:.*]] = arith.cmpi ult, %[[POSITION]], %c6_i32 : i32
 // CHECK:     %[[USABLE:.*]] = arith.andi %[[OWNED]], %[[IN_INDICES]] : i1
-// CHECK:     %[[CLAMPED:.*]] = arith.select %[[USABLE]], %[[POSITION]], %{{.*}} : index
-// CHECK:     %[[ID:.*]] = memref.load %[[INDICES]][%[[CLAMPED]]] : memref<6xi32>
+// CHECK:     %[[CLAMPED:.*]] = arith.select %[[USABLE]], %[[POSITION]], %{{.*}} : i32
+// CHECK:     %[[CLAMPED_INDEX:.*]] = arith.index_castui %[[CLAMPED]] : i32 to index
+// CHECK:     %[[ID:.*]] = memref.load %[[INDICES]][%[[CLAMPED_INDEX]]] : memref<6xi32>
 // CHECK:     %[[IN_POOL:.*]] = arith.cmpi ult, %[[ID]], %c8_i32 : i32
 // CHECK:     %[[LIVE:.*]] = arith.andi %[[USABLE]], %[[IN_POOL]] : i1
-// CHECK:     affine.apply #[[HND_MAP]](%{{.*}}, %{{.*}})
+// CHECK:     arith.muli %[[HEAD]], %c256_i32 : i32
+// CHECK:     arith.muli %[[ID]], %c512_i32 : i32
 // CHECK:     memref.extract_aligned_pointer_as_index %[[POOL]]
 // CHECK:     arith.select %[[LIVE]], %{{.*}}, %c0_i64 : i64
 // CHECK: } {rock.stage = "PagePtrLoad"}

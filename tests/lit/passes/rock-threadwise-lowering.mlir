@@ -45,12 +45,13 @@ func.func @paged_read(%pages: memref<2x4x1024xf16>, %ptrs: memref<2xi64, #gpu.ad
 // The same tile with wave_size (rock-blockwise-load proved each wave reads one
 // page per row): no pointer buffer. At the function's entry the wave's first
 // lane, made uniform by one readfirstlane of the wave index; the page of the
-// wave's first vector in row 0, and row r's page that plus r times the rows'
-// page step (0 here: both rows of a wave lie in one page); per row its pointer
-// read from the table at a clamped (wave-uniform) page and selected to 0 past
-// the batch's 4 pages. The
-// load is valid where that pointer is non-null; it needs no readfirstlane
-// (not marked uniform): the pointer is wave-uniform by construction.
+// wave's first vector in row 0 (a shift: the position is non-negative), and row
+// r's page that plus r times the rows' page step (0 here: both rows of a wave
+// lie in one page), in 32 bits. Every row's pointer is read from the table at a
+// clamped (wave-uniform) page before any of them is used (one wait on the
+// scalar loads); a row's load is valid where its page is in the batch's 4 pages
+// and its pointer non-null. It needs no readfirstlane (not marked uniform): the
+// pointer is wave-uniform by construction.
 
 // CHECK-LABEL: func.func @paged_read_per_wave
 // CHECK-SAME: (%[[TABLE:.*]]: memref<2x4x1xi64>, %[[B:.*]]: index, %[[T:.*]]: index)
@@ -61,17 +62,25 @@ func.func @paged_read(%pages: memref<2x4x1024xf16>, %ptrs: memref<2xi64, #gpu.ad
 // CHECK: %[[WAVE_INDEX:.*]] = arith.index_castui %[[UNIFORM]] : i32 to index
 // CHECK: %[[FIRST_LANE:.*]] = arith.muli %[[WAVE_INDEX]], %c64
 // CHECK: %[[WAVE_V:.*]] = affine.apply #{{.*}}(%c0{{.*}}, %[[FIRST_LANE]])
-// CHECK: %[[BATCH:.*]] = affine.apply #{{.*}}(%[[B]], %[[T]], %{{.*}}, %{{.*}})
 // CHECK: %[[WAVE_FLAT:.*]] = affine.apply #{{.*}}(%[[B]], %[[T]], %{{.*}}, %{{.*}})
-// CHECK: %[[ROW0_PAGE:.*]] = affine.apply #{{.*}}(%[[WAVE_FLAT]])
-// CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %c2{{.*}} step
-// CHECK:   %[[WAVE_PAGE:.*]] = affine.apply #[[WALK:.*]](%[[ROW0_PAGE]], %[[ROW]])
-// CHECK:   %[[IN_TABLE:.*]] = arith.cmpi ult, %[[WAVE_PAGE]], %c4
-// CHECK:   %[[CLAMPED:.*]] = arith.select %[[IN_TABLE]], %[[WAVE_PAGE]], %c0
-// CHECK:   %[[LOADED:.*]] = memref.load %[[TABLE]][%[[BATCH]], %[[CLAMPED]], %c0{{.*}}] : memref<2x4x1xi64>
-// CHECK:   %[[PTR:.*]] = arith.select %[[IN_TABLE]], %[[LOADED]], %c0_i64
-// CHECK:   %[[VALID:.*]] = arith.cmpi ne, %[[PTR]], %c0_i64
-// CHECK:   "rock.global_load"(%{{.*}}, %{{.*}}, %[[VALID]], %[[PTR]]) {operandSegmentSizes = array<i32: 1, 1, 1, 1>, page_size = 1024 : i64} : (memref<2x4x1024xf16>, index, i1, i64) -> vector<8xf16>
+// CHECK: %[[ROW0_PAGE:.*]] = arith.divui %[[WAVE_FLAT]], %c1024 : index
+// CHECK: %[[PAGE0:.*]] = affine.apply #[[WALK:.*]](%[[ROW0_PAGE]], %c0{{.*}})
+// CHECK: %[[PAGE0_I32:.*]] = arith.index_cast %[[PAGE0]] : index to i32
+// CHECK: %[[IN_TABLE0:.*]] = arith.cmpi ult, %[[PAGE0_I32]], %{{.*}} : i32
+// CHECK: %[[CLAMPED0:.*]] = arith.select %[[IN_TABLE0]], %[[PAGE0_I32]], %c0_i32
+// CHECK: %[[PAGE1:.*]] = affine.apply #[[WALK]](%[[ROW0_PAGE]], %c1)
+// CHECK: %[[IN_TABLE1:.*]] = arith.cmpi ult
+// CHECK: %[[CLAMPED1:.*]] = arith.select %[[IN_TABLE1]]
+// CHECK: %[[SLOT0:.*]] = arith.index_castui %[[CLAMPED0]] : i32 to index
+// CHECK: %[[PTR0:.*]] = memref.load %[[TABLE]][%[[B]], %[[SLOT0]], %c0{{.*}}] : memref<2x4x1xi64>
+// CHECK: %[[SLOT1:.*]] = arith.index_castui %[[CLAMPED1]] : i32 to index
+// CHECK: %[[PTR1:.*]] = memref.load %[[TABLE]][%[[B]], %[[SLOT1]], %c0{{.*}}] : memref<2x4x1xi64>
+// CHECK: %[[NON_NULL0:.*]] = arith.cmpi ne, %[[PTR0]], %c0_i64
+// CHECK: %[[LIVE0:.*]] = arith.andi %[[IN_TABLE0]], %[[NON_NULL0]]
+// CHECK: %[[NON_NULL1:.*]] = arith.cmpi ne, %[[PTR1]], %c0_i64
+// CHECK: %[[LIVE1:.*]] = arith.andi %[[IN_TABLE1]], %[[NON_NULL1]]
+// CHECK: "rock.global_load"(%{{.*}}, %{{.*}}, %[[LIVE0]], %[[PTR0]]) {operandSegmentSizes = array<i32: 1, 1, 1, 1>, page_size = 1024 : i64} : (memref<2x4x1024xf16>, index, i1, i64) -> vector<8xf16>
+// CHECK: "rock.global_load"(%{{.*}}, %{{.*}}, %[[LIVE1]], %[[PTR1]]) {operandSegmentSizes = array<i32: 1, 1, 1, 1>, page_size = 1024 : i64} : (memref<2x4x1024xf16>, index, i1, i64) -> vector<8xf16>
 // CHECK-NOT: rock.threadwise_read_into
 func.func @paged_read_per_wave(%table: memref<2x4x1xi64>, %b: index, %t: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
   %pages = "rock.deref"(%table) : (memref<2x4x1xi64>) -> memref<2x4x1024xf16>
@@ -83,30 +92,32 @@ func.func @paged_read_per_wave(%table: memref<2x4x1xi64>, %b: index, %t: index) 
 // -----
 
 // Pages of 8 tokens (512 elements): each wave reads page first + 0 in row 0 and
-// first + 1 in row 1, so its rows span 2 pages. Each wave checks at run time
-// that row 1's page pointer is row 0's plus 1024 bytes (and row 0's is not null):
+// first + 1 in row 1, so its rows span 2 pages. Both rows' pointers are read
+// first (one wait); each wave then checks at run time that row 1's page is in
+// the table and its pointer is row 0's plus 1024 bytes (and row 0's is live):
 // then one pointer, one descriptor over both pages (page_size 1024) and offsets
-// from row 0's page; otherwise the loads go page by page. Block tables do not
-// promise adjacency, hence the uniform scf.if.
+// from row 0's page; otherwise the loads go page by page through the pointers
+// already read. Block tables do not promise adjacency, hence the uniform scf.if.
 
 // CHECK-LABEL: func.func @adjacent_or_per_page
 // CHECK-SAME: (%[[TABLE:.*]]: memref<2x8x1xi64>, %[[B:.*]]: index, %[[T:.*]]: index)
-// CHECK: %[[FIRST_PTR:.*]] = arith.select %{{.*}}, %{{.*}}, %c0_i64 : i64
-// CHECK: %[[NON_NULL:.*]] = arith.cmpi ne, %[[FIRST_PTR]], %c0_i64
-// CHECK: %[[ADJACENT:.*]] = scf.for %[[ROW:.*]] = %c1 to %c2 step %c1{{.*}} iter_args(%[[SO_FAR:.*]] = %[[NON_NULL]]) -> (i1) {
-// CHECK:   %[[PAGES_ON:.*]] = arith.muli %{{.*}}, %c1024_i64 : i64
-// CHECK:   %[[EXPECTED:.*]] = arith.addi %[[FIRST_PTR]], %[[PAGES_ON]] : i64
-// CHECK:   %[[PTR:.*]] = arith.select %{{.*}}, %{{.*}}, %c0_i64{{.*}} : i64
-// CHECK:   %[[SAME:.*]] = arith.cmpi eq, %[[PTR]], %[[EXPECTED]] : i64
-// CHECK:   %[[BOTH:.*]] = arith.andi %[[SO_FAR]], %[[SAME]] : i1
-// CHECK:   scf.yield %[[BOTH]] : i1
+// CHECK: %[[IN_TABLE0:.*]] = arith.cmpi ult, %{{.*}}, %{{.*}} : i32
+// CHECK: %[[IN_TABLE1:.*]] = arith.cmpi ult, %{{.*}}, %{{.*}} : i32
+// CHECK: %[[PTR0:.*]] = memref.load %[[TABLE]]
+// CHECK: %[[PTR1:.*]] = memref.load %[[TABLE]]
+// CHECK: %[[NON_NULL:.*]] = arith.cmpi ne, %[[PTR0]], %c0_i64
+// CHECK: %[[LIVE0:.*]] = arith.andi %[[IN_TABLE0]], %[[NON_NULL]]
+// CHECK: %[[EXPECTED:.*]] = arith.addi %[[PTR0]], %c1024_i64 : i64
+// CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[PTR1]], %[[EXPECTED]] : i64
+// CHECK: %[[ROW1:.*]] = arith.andi %[[IN_TABLE1]], %[[SAME]]
+// CHECK: %[[ADJACENT:.*]] = arith.andi %[[LIVE0]], %[[ROW1]]
 // CHECK: scf.if %[[ADJACENT]] {
 // CHECK:   scf.for
-// CHECK:     "rock.global_load"(%{{.*}}, %{{.*}}, %[[FIRST_PTR]]) {operandSegmentSizes = array<i32: 1, 1, 0, 1>, page_size = 1024 : i64}
+// CHECK:     "rock.global_load"(%{{.*}}, %{{.*}}, %[[PTR0]]) {operandSegmentSizes = array<i32: 1, 1, 0, 1>, page_size = 1024 : i64}
 // CHECK: } else {
-// CHECK:   scf.for
-// CHECK:     memref.load %[[TABLE]]
-// CHECK:     "rock.global_load"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {operandSegmentSizes = array<i32: 1, 1, 1, 1>, page_size = 512 : i64}
+// CHECK-NOT: memref.load
+// CHECK:   "rock.global_load"(%{{.*}}, %{{.*}}, %{{.*}}, %[[PTR0]]) {operandSegmentSizes = array<i32: 1, 1, 1, 1>, page_size = 512 : i64}
+// CHECK:   "rock.global_load"(%{{.*}}, %{{.*}}, %{{.*}}, %[[PTR1]]) {operandSegmentSizes = array<i32: 1, 1, 1, 1>, page_size = 512 : i64}
 func.func @adjacent_or_per_page(%table: memref<2x8x1xi64>, %b: index, %t: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
   %pages = "rock.deref"(%table) : (memref<2x8x1xi64>) -> memref<2x8x512xf16>
   %regs = "rock.alloc"() : () -> memref<2x8xf16, #gpu.address_space<private>>
@@ -137,7 +148,8 @@ func.func @small_pages(%pages: memref<2x16x256xf16>, %ptrs: memref<4xi64, #gpu.a
 // -----
 
 // Dense read with a partial last row: vectors past the tile are skipped, and
-// each coordinate is checked against the source bounds.
+// each coordinate is checked against the source bounds (the column is the
+// vector's tile coordinate itself: no affine.apply).
 
 // CHECK-LABEL: func.func @dense_read
 // CHECK-SAME: (%[[Q:.*]]: memref<10x8xf32>, %[[I:.*]]: index)
@@ -147,8 +159,7 @@ func.func @small_pages(%pages: memref<2x16x256xf16>, %ptrs: memref<4xi64, #gpu.a
 // CHECK:   scf.if %[[IN_TILE]] {
 // CHECK:     %[[R:.*]] = affine.apply #{{.*}}(%[[I]], %{{.*}}, %{{.*}})
 // CHECK:     %[[R_OK:.*]] = arith.cmpi ult, %[[R]], %c10
-// CHECK:     %[[C:.*]] = affine.apply #{{.*}}(%[[I]], %{{.*}}, %{{.*}})
-// CHECK:     %[[C_OK:.*]] = arith.cmpi ult, %[[C]], %c8
+// CHECK:     %[[C_OK:.*]] = arith.cmpi ult, %[[C:.*]], %c8
 // CHECK:     %[[VALID:.*]] = arith.andi %[[R_OK]], %[[C_OK]]
 // CHECK:     %[[X:.*]] = "rock.global_load"(%[[Q]], %[[R]], %[[C]], %[[VALID]]) {operandSegmentSizes = array<i32: 1, 2, 1, 0>} : (memref<10x8xf32>, index, index, i1) -> vector<4xf32>
 func.func @dense_read(%q: memref<10x8xf32>, %i: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 6 : i64, rock.grid_size = 1 : i64} {
