@@ -152,9 +152,6 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError(f"--dense takes no page table, got --page-table {args.page_table}")
     if args.page_table == "csr" and args.seq_lens:
         raise UserError("--seq-lens: csr page tables carry the lengths (kv_indptr and kv_last_page_len)")
-    if args.dynamic and args.num_splits not in (None, 0, 1):
-        raise UserError(f"--dynamic takes --num-splits 0 (the split count chosen at launch from the batch and the "
-                        f"block slots) or 1, got --num-splits {args.num_splits}: the sizes are known only at launch")
     if args.num_blocks is not None and not serving:
         raise UserError("--num-blocks sizes the cache pools of --page-table blocks or csr")
     if args.num_blocks is not None and args.num_blocks < max_blocks(args) * args.batch:
