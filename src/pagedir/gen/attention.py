@@ -104,7 +104,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "sizes (blocks and csr; with pointer tables or --dense the batch and total_q only)")
     parser.add_argument("--num-splits", type=int, default=None, metavar="N",
                         help="split-KV: record rock.num_splits = N on the kernel (0: chosen by the split cost model "
-                             "from the chip's compute units, with --dynamic at launch; default: no split)")
+                             "from the chip's compute units, with --dynamic at launch; with --dynamic, N >= 2 is fixed and "
+                             "the grid is a formula of the batch; default: no split)")
     parser.add_argument("--pipeline-depth", type=int, default=None, metavar="N", choices=(1, 2),
                         help="KV tiles in flight: record rock.pipeline_depth = N on the kernel (1: load a tile and wait "
                              "for it; 2: issue tile t + 1's loads before tile t's math; default: chosen by "

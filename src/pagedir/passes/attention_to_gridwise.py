@@ -20,7 +20,9 @@ The work decomposition (what the blockwise pass implements):
   queries ``cu_seqlens_q``'s dim 0 minus 1, times ``Hkv * ceil(Sq / (m_per_block / G))``.
   Sq is static (for packed queries the longest query a sequence may have), so the grid
   never depends on a value inside a tensor. Split-KV there chooses its count at launch
-  (``num_splits`` 0 on the op; a fixed count is refused).
+  (``num_splits`` 0 on the op) or takes a fixed one (rock-gridwise-attention-to-blockwise
+  multiplies the grid map by it); a fixed count past the tiles of a static capacity is refused
+  as for a static kernel.
 
 Split-KV (flash decoding): with few sequences and KV heads the grid above leaves
 most compute units idle (batch 1, one KV head: one workgroup). ``num_splits`` = S
