@@ -54,7 +54,7 @@ dynamic sizes has `num_splits = 0`: the split count is chosen at launch (the ker
 
     def verify(self, op) -> Iterator[str]:
         """as `rock.attention`; `pipeline_depth` 1 or 2; `num_splits` at least 1 (0 with dynamic sizes) and at most
-        the KV tiles of a sequence."""
+        the KV tiles of a sequence (when its capacity is static)."""
         shape_errors = list(super().verify(op))
         if shape_errors:
             yield from shape_errors
@@ -71,10 +71,7 @@ dynamic sizes has `num_splits = 0`: the split count is chosen at launch (the ker
         n = op.n_per_block
         if op.grid_size is None and not op.q.type.is_dynamic_dim(0):
             yield "grid_size is required with a static batch"
-        if splits > 1 and dynamic:
-            yield f"num_splits {splits} is not supported with dynamic sizes: 1, or 0 (chosen at launch)"
-            return
-        if splits > 1 and n > 0:
+        if splits > 1 and n > 0 and read_problem(op).seq_k is not None:  # a dynamic capacity: checked at launch
             tiles = -(-read_problem(op).seq_k // n)
             if splits > tiles:
                 yield (f"num_splits {splits} exceeds the {tiles} KV tiles of {n} tokens a sequence holds: "
