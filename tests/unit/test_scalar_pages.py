@@ -133,3 +133,108 @@ def test_each_pass_check_runs_every_page_placement() -> None:
     assert [f.name for f in result.functions] == [
         "paged_attention", "paged_attention (adjacent pages)", "paged_attention (switching pages)"]
     assert result.ok, result.report()
+
+
+def global_read_stages(module) -> list[ir.Operation]:
+    return [op for op in find_ops(module.operation, "scf.execute_region")
+            if "rock.stage" in op.attributes and ir.StringAttr(op.attributes["rock.stage"]).value == "GlobalRead"]
+
+
+def table_operands(func) -> set:
+    """The page table's memrefs: a deref's table, a block-table view's ids (and CSR indptr)."""
+    tables = set()
+    for op in find_ops(func, "rock.deref", "rock.block_table_view"):
+        tables.update(op.operands[i] for i in ([0] if op.name == "rock.deref" else [1]))
+    return tables
+
+
+@pytest.mark.parametrize("form", ["pointers", "blocks-nhd", "csr-nhd", "csr-hnd-dynamic"])
+def test_a_tiles_table_reads_are_issued_before_any_is_used(form: str) -> None:
+    """Each wave reads the table entries of all its rows (4 pages per 64-token tile) and only then computes with
+    them, so the scalar loads are waited on once per tile, not once per row."""
+    flags, _ = FORMS[form]
+    with make_context():
+        module, _ = lowered(decode_args(**flags), "L4")
+        (func,) = find_ops(module.operation, "func.func")
+        tables = table_operands(func)
+        checked = 0
+        for stage in global_read_stages(module):
+            block = stage.regions[0].blocks[0]
+            ops = list(block.operations)
+            reads = [i for i, op in enumerate(ops) if op.name == "memref.load" and op.operands[0] in tables]
+            if not reads:
+                continue
+            assert len(reads) == 4, [str(ops[i]) for i in reads]
+            first_use = min(ops.index(use.owner) for i in reads for use in ops[i].result.uses
+                            if use.owner.parent == stage)
+            assert first_use > reads[-1]
+            checked += 1
+    assert checked >= 2  # K's and V's, in the loop and the pipeline's prologue
+
+
+def test_the_csr_row_start_is_read_outside_the_kv_loop() -> None:
+    """kv_indptr[b] and kv_indptr[b + 1] do not change along the KV loop: read once before it, not per tile
+    (the loop's barriers keep LLVM from hoisting a load)."""
+    flags, _ = FORMS["csr-nhd"]
+    with make_context():
+        module, _ = lowered(decode_args(**flags), "L4")
+        (func,) = find_ops(module.operation, "func.func")
+        (view, *_) = find_ops(func, "rock.block_table_view")
+        indptr = view.operands[2]
+        loads = [op for op in find_ops(func, "memref.load") if op.operands[0] == indptr]
+        assert loads
+        for load in loads:
+            op = load.parent
+            while op.name != "func.func":
+                assert op.name != "scf.for", load
+                op = op.parent
+
+
+def test_a_run_time_slot_count_is_divided_by_the_lanes_at_once() -> None:
+    """With slots per sequence known only at launch, lane r divides row r's page and each row reads its
+    quotient and remainder with readlane: one division per K/V read, not one per row."""
+    flags, _ = FORMS["blocks-nhd-dynamic"]
+    with make_context():
+        module, _ = lowered(decode_args(**flags), "L4")
+        for stage in global_read_stages(module):
+            divisions = [op for op in find_ops(stage, "arith.divui") if op.result.type == ir.IntegerType.get_signless(32)]
+            if not divisions:
+                continue
+            assert len(divisions) == 1
+            assert len(find_ops(stage, "rocdl.readlane")) == 2 * 4  # head and slot of each of 4 rows
+
+
+READLANE = """
+func.func @k(%out: memref<128xi32>)
+    attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 128 : i64, rock.grid_size = 1 : i64} {
+  %tid = "rock.workitem_id"() : () -> index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : i32
+  %t = arith.index_cast %tid : index to i32
+  %x = arith.muli %t, %c3 : i32
+  %lane = arith.constant 5 : i32
+  %odd = arith.remui %tid, %c2 : index
+  %keep = arith.cmpi eq, %odd, %c1 : index
+  %y = scf.if %keep -> (i32) {
+    scf.yield %t : i32
+  } else {
+    %picked = rocdl.readlane %x, %lane : (i32, i32) -> i32
+    scf.yield %picked : i32
+  }
+  memref.store %y, %out[%tid] : memref<128xi32>
+  return
+}
+"""
+
+
+def test_readlane_gives_every_lane_of_a_wave_that_waves_lane() -> None:
+    """v_readlane_b32: the even lanes of each wave of 64 get the wave's lane 5's value (3 x 5, 3 x 69), though
+    lane 5 (odd) is not active in that branch; the odd lanes keep their own."""
+    from pagedir.interp.launch import run
+
+    with make_context():
+        (result,) = run(ir.Module.parse(READLANE), "k", [np.zeros(128, np.int32)])
+    lanes = np.arange(128)
+    assert list(result[lanes % 2 == 0]) == [15] * 32 + [3 * 69] * 32
+    assert list(result[lanes % 2 == 1]) == list(lanes[lanes % 2 == 1])
