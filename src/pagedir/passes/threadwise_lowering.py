@@ -356,7 +356,8 @@ def table_page_pointer(source: ir.Value, batch: ir.Value, page: ir.Value) -> ir.
 @dataclass
 class RowPage:
     """A wave's row's page as read from its table: whether the page is inside the table, and the entry
-    read at the page (clamped into the table): a pointer, or a block table's :class:`BlockRead`."""
+    read at the page clamped into the table (any page of it: the entry is used only where the page is in
+    it): a pointer, or a block table's :class:`BlockRead`."""
 
     in_table: ir.Value
     entry: ir.Value | BlockRead
@@ -368,12 +369,17 @@ def read_row_pages(op, row_pages, rows: int, wave_first: ir.Value) -> list[RowPa
     32 bits (a sequence's pages are counted by i32 table sizes; a row is at most a few tiles past them)."""
     i32, index = ir.IntegerType.get_signless(32), ir.IndexType.get()
     count = arith.index_cast(i32, page_count(op.source))
+    static_count = None if ir.MemRefType(op.source.type).is_dynamic_dim(1) else op.source.type.shape[1]
     places = []
     for r in range(rows):
         (batch, page), _ = row_pages(index_const(r))
         page32 = arith.index_cast(i32, page)
         in_table = arith.cmpi(arith.CmpIPredicate.ult, page32, count)
-        places.append((batch, in_table, arith.select(in_table, page32, arith.constant(i32, 0))))
+        if static_count:  # the last page past the table: a bound LLVM sees, so the read's offset is 32-bit
+            clamped = arith.minui(page32, arith.constant(i32, static_count - 1))
+        else:
+            clamped = arith.select(in_table, page32, arith.constant(i32, 0))
+        places.append((batch, in_table, clamped))
     if is_block_table_view(op.source):
         heads_slots = lane_divided_pages(op, row_pages, rows, wave_first, count)
         entries = read_block_ids(op.source, [(batch, clamped) for batch, _, clamped in places], heads_slots)

@@ -47,8 +47,9 @@ func.func @paged_read(%pages: memref<2x4x1024xf16>, %ptrs: memref<2xi64, #gpu.ad
 // lane, made uniform by one readfirstlane of the wave index; the page of the
 // wave's first vector in row 0 (a shift: the position is non-negative), and row
 // r's page that plus r times the rows' page step (0 here: both rows of a wave
-// lie in one page), in 32 bits. Every row's pointer is read from the table at a
-// clamped (wave-uniform) page before any of them is used (one wait on the
+// lie in one page), in 32 bits. Every row's pointer is read from the table at
+// its page clamped to the table's last (wave-uniform; a bound LLVM sees, so the
+// scalar load's offset is 32-bit) before any of them is used (one wait on the
 // scalar loads); a row's load is valid where its page is in the batch's 4 pages
 // and its pointer non-null. It needs no readfirstlane (not marked uniform): the
 // pointer is wave-uniform by construction.
@@ -67,10 +68,11 @@ func.func @paged_read(%pages: memref<2x4x1024xf16>, %ptrs: memref<2xi64, #gpu.ad
 // CHECK: %[[PAGE0:.*]] = affine.apply #[[WALK:.*]](%[[ROW0_PAGE]], %c0{{.*}})
 // CHECK: %[[PAGE0_I32:.*]] = arith.index_cast %[[PAGE0]] : index to i32
 // CHECK: %[[IN_TABLE0:.*]] = arith.cmpi ult, %[[PAGE0_I32]], %{{.*}} : i32
-// CHECK: %[[CLAMPED0:.*]] = arith.select %[[IN_TABLE0]], %[[PAGE0_I32]], %c0_i32
+// CHECK: %[[CLAMPED0:.*]] = arith.minui %[[PAGE0_I32]], %c3_i32
 // CHECK: %[[PAGE1:.*]] = affine.apply #[[WALK]](%[[ROW0_PAGE]], %c1)
-// CHECK: %[[IN_TABLE1:.*]] = arith.cmpi ult
-// CHECK: %[[CLAMPED1:.*]] = arith.select %[[IN_TABLE1]]
+// CHECK: %[[PAGE1_I32:.*]] = arith.index_cast %[[PAGE1]] : index to i32
+// CHECK: %[[IN_TABLE1:.*]] = arith.cmpi ult, %[[PAGE1_I32]]
+// CHECK: %[[CLAMPED1:.*]] = arith.minui %[[PAGE1_I32]], %c3_i32
 // CHECK: %[[SLOT0:.*]] = arith.index_castui %[[CLAMPED0]] : i32 to index
 // CHECK: %[[PTR0:.*]] = memref.load %[[TABLE]][%[[B]], %[[SLOT0]], %c0{{.*}}] : memref<2x4x1xi64>
 // CHECK: %[[SLOT1:.*]] = arith.index_castui %[[CLAMPED1]] : i32 to index
