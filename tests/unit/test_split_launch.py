@@ -13,7 +13,7 @@ from __future__ import annotations
 import io
 import json
 import re
-from contextlib import redirect_stderr
+from contextlib import redirect_stderr, redirect_stdout
 
 import mlir.ir as ir
 import numpy as np
@@ -250,3 +250,22 @@ def test_a_fixed_count_past_a_static_capacity_is_refused(tmp_path) -> None:
         code = run_cli.main(["--check", str(path)])
     assert code == 1, out.getvalue()
     assert "kernel.mlir:" in out.getvalue() and "num_splits 16 exceeds the 13 KV tiles of 16 tokens" in out.getvalue()
+
+
+def test_a_static_batch_with_a_split_count_chosen_at_launch_launches_every_split(tmp_path) -> None:
+    # Block slots known only at launch, the batch static: the grid still depends on the count chosen at
+    # launch (it used to be the batch's workgroups alone, and the splits past the first wrote nothing).
+    text = gen.generate(make_args(num_splits=0, page_table="blocks", num_heads_kv=1))
+    for dynamic, static in (("memref<?x4x1x64xf16>", "memref<2x4x1x64xf16>"), ("memref<?x?xi32>", "memref<2x?xi32>"),
+                            ("memref<?xi32>", "memref<2xi32>"), ("memref<?x?x1024xf16>", "memref<2x?x1024xf16>")):
+        assert dynamic in text
+        text = text.replace(dynamic, static)
+    path = tmp_path / "static_batch.mlir"
+    path.write_text(text)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = run_cli.main(["--check", str(path)])
+    output = out.getvalue()
+    assert code == 0 and "FAIL" not in output, output
+    for workgroups, splits in re.findall(r"@paged_attention on (\d+) workgroups.*?(\d+) splits chosen at launch", output):
+        assert int(workgroups) == 2 * int(splits), output

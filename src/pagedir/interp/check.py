@@ -497,6 +497,11 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
             seq_lens[1] = min(seq_k, g.block_size + int(rng.integers(0, g.block_size)))
     if batch > 2 and "rock.num_splits" in func.attributes:
         seq_lens[2] = 1  # split-KV: a sequence of one key, shorter than any split (the others see none)
+    if g.num_blocks < batch * slots:  # a pool smaller than the table can address: the sequences share it
+        if g.num_blocks < batch - 1:
+            raise InterpError(f"the cache pool's {g.num_blocks} blocks cannot hold a block for each of the "
+                              f"{batch} sequences (the first two share one)")
+        seq_lens = np.minimum(seq_lens, max(1, g.num_blocks // batch) * g.block_size).astype(np.int32)
     shape = (batch, g.heads_kv, seq_k, g.head_dim)
     q_name = str(q_type.element_type)
     k = host_values(rng.standard_normal(shape), q_name)

@@ -301,8 +301,14 @@ def batch_dimension(op) -> tuple[int, int, int] | None:
 def record_grid_formula(func: ir.Operation, op, tiling: Tiling) -> None:
     """``rock.grid_map`` / ``rock.grid_sizes``: the workgroups as an affine map of argument sizes
     (input i is dim ``grid_sizes[2i + 1]`` of argument ``grid_sizes[2i]``), evaluated at launch."""
+    problem = read_problem(op)
+    per_sequence = workgroups_per_sequence(problem, tiling.m_per_block)
+    if problem.batch is not None:  # a static batch (the split count alone is chosen at launch): a constant map
+        func.attributes["rock.grid_map"] = ir.AffineMapAttr.get(ir.AffineMap.get(0, 0, [
+            ir.AffineConstantExpr.get(problem.batch * per_sequence)]))
+        func.attributes["rock.grid_sizes"] = ir.DenseI64ArrayAttr.get([])
+        return
     argument, dim, offset = batch_dimension(op)
-    per_sequence = workgroups_per_sequence(read_problem(op), tiling.m_per_block)
     batch = ir.AffineDimExpr.get(0) + offset if offset else ir.AffineDimExpr.get(0)
     func.attributes["rock.grid_map"] = ir.AffineMapAttr.get(ir.AffineMap.get(1, 0, [batch * per_sequence]))
     func.attributes["rock.grid_sizes"] = ir.DenseI64ArrayAttr.get([argument, dim])
@@ -341,6 +347,8 @@ def dynamic_split_tiling(t: Tiling, splits: int) -> Tiling:
     """``t`` of a dynamic kernel with ``splits`` KV splits (0: chosen at launch): a static grid (the
     batch known, the capacity not) multiplied by a fixed count; a dynamic one is a formula
     (gridwise-attention-to-blockwise multiplies ``rock.grid_map`` by the count)."""
+    if splits == 0:  # the count is known at launch only: so is the grid, even where the batch is static
+        return Tiling(t.block_size, t.m_per_block, t.n_per_block, None, splits)
     grid = t.grid_size * splits if t.grid_size is not None and splits > 1 else t.grid_size
     return Tiling(t.block_size, t.m_per_block, t.n_per_block, grid, splits)
 
