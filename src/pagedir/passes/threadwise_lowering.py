@@ -395,9 +395,12 @@ def lane_divided_pages(op, row_pages, rows: int, wave_first: ir.Value, count: ir
     divided by the lanes at once: lane ``r`` divides row ``r``'s page (clamped into the table) and each
     row reads its lane's quotient and remainder (``readlane``), where the wave would divide row after
     row in scalar code (a 32-bit division by a run-time value is a dozen instructions). None for a
-    static slot count (a shift or multiply, done per row) or rows not evenly apart."""
+    static slot count (a shift or multiply, done per row), rows not evenly apart, or a CSR table, whose
+    scalar row checks then cost more than the divisions save (the gfx942 decode kernel's KV loop:
+    553 instructions per tile on the page-by-page path, 573 with the lanes' division)."""
     step = row_page_step(op)
-    if PageGeometry.of(op.source).max_blocks is not None or step is None or rows > op.wave_size:
+    g = PageGeometry.of(op.source)
+    if g.max_blocks is not None or g.csr or step is None or rows > op.wave_size:
         return None
     i32, index = ir.IntegerType.get_signless(32), ir.IndexType.get()
     lane_row = arith.minui(arith.subi(rock.workitem_id(index), wave_first), index_const(rows - 1))
