@@ -147,7 +147,7 @@ def lower_read_into(op, wave_size: int) -> bool:
             span = wave_page_span(op)
             if span is not None:
                 emit_adjacent_or_per_page(op, row_pages, span, wave_first)
-            elif rows <= MAX_ADJACENT_ROWS:  # every row's table read issued at once
+            elif rows <= MAX_GROUPED_ROWS:  # every row's table read issued at once
                 pages = [(page_address(op, row), page_live(op, row))
                          for row in read_row_pages(op, row_pages, rows, wave_first)]
                 emit_rows(op, pages, lambda coords, page: emit_wave_paged_load(op, coords, *page))
@@ -454,6 +454,9 @@ def page_stride_and_extent(op) -> tuple[int, int]:
 
 #: Rows whose page pointers the adjacent-page check holds at once (2 SGPRs each): past it, page by page.
 MAX_ADJACENT_ROWS = 8
+#: Rows (not whole pages apart) whose table entries a wave reads at once: with 8 (f32 tiles, two rows to a
+#: page) the pipelined loop's addresses and descriptors spill scalar registers; past it, row by row.
+MAX_GROUPED_ROWS = 4
 
 
 def wave_page_span(op) -> int | None:
