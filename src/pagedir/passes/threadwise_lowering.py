@@ -49,14 +49,21 @@ wave's first lane is ``readfirstlane(tid floordiv wave_size) * wave_size``, comp
 once at the function's entry; per row the page of the wave's first vector (row 0's
 page plus ``r`` times the rows' page step when the rows walk the pages evenly) gives,
 at wave-uniform indices, the page's pointer from the ``rock.deref`` table or the
-address from a ``rock.block_table_view``'s block id (the page clamped into the table,
-the pointer selected to 0 past it): scalar loads, no LDS, no ``readfirstlane`` of
-pointers. A load is valid where that pointer is non-null (and the op's ``valid``).
+address from a ``rock.block_table_view``'s block id (the page clamped into the table):
+scalar loads, no LDS, no ``readfirstlane`` of pointers. A load is valid where the page
+is in the table and its entry live (a non-null pointer; a block id inside the pool,
+its slot owned), and the op's ``valid``. Up to 4 rows (or the adjacent-page rows), every
+row's entry is read before any is used, so the wave waits once on its scalar loads per
+tile; pages, heads, slots and the block's byte offset are 32-bit (the offset widened
+once, or a 32x32->64 product for a pool of unknown size); a CSR row's ``indptr`` pair is
+read before the loops it does not vary in; a slot count known only at run time is
+divided by the lanes at once (``readlane`` per row) for block tables.
 
 Adjacent pages. When a wave's rows span several pages (``wave_page_span``), each wave
 checks at run time that every row's pointer is the first row's plus the page distance
-times the page stride (page bytes; a block's stride for a view) and the first is not
-null. Then one pointer and one descriptor over the run cover every row (offsets from
+times the page stride (page bytes), or for a view that every block id is the first's
+plus the page distance with the last row live and of the first row's head, and the
+first is live. Then one pointer and one descriptor over the run cover every row (offsets from
 the first row's page, the load's ``page_size`` the run's extent); otherwise the rows
 load page by page. Block tables promise no adjacency: the choice is a uniform
 ``scf.if`` and both sides read the same elements.
