@@ -17,11 +17,11 @@ Everything comes from the text LLVM prints, so the figures match the assembly:
 * the kernel's instructions (from its label to ``.Lfunc_end``): memory operations by
   width, ``s_barrier`` count, buffer loads inside waterfall loops, matrix instructions
   (``v_mfma*``, ``v_smfmac*``, ``v_wmma*``, ``v_swmmac*``), conversions (``v_cvt*``), and
-  the instructions of the largest loop (the most instructions between a label and a
-  backward branch to it, ``s_branch`` or ``s_cbranch_*``, nested loops included; every
-  instruction of the body counts once, whichever branch a wave takes): the attention
-  kernels' KV loop, whose count divided by the KV tile's tokens is the instructions
-  per KV token (benchmarks/measure.py).
+  the instructions of the hot loop: of the natural loops of the control-flow graph
+  (:mod:`pagedir.backend.loops`), the one with the most instructions, each instruction of
+  its blocks counted once whichever branch a wave takes, loops nested in it included (0
+  without a loop): the attention kernels' KV loop, whose count divided by the KV tile's
+  tokens is the instructions per KV token (benchmarks/bench.py).
 
 Widths are named like the CDNA mnemonics for global/buffer/flat accesses
 (``dword``, ``dwordx2``, ``dwordx3``, ``dwordx4``; ``byte``/``short`` below 32 bits) and
@@ -45,6 +45,8 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from pagedir.arch import Chip, get_chip
+from pagedir.backend.loops import LABEL_RE as _LABEL_RE
+from pagedir.backend.loops import hot_loop, instruction
 from pagedir.backend.occupancy import occupancy, total_vgprs
 
 
@@ -176,20 +178,9 @@ def kernel_bodies(asm: str, names: list[str]) -> dict[str, list[str]]:
 
 _MEMORY_WIDTHS = {8: "byte", 16: "short", 32: "dword", 64: "dwordx2", 96: "dwordx3", 128: "dwordx4"}
 _WIDTH_TOKEN_RE = re.compile(r"^(?:dword(?:x(\d))?|[bui](8|16|32|64|96|128)|s?byte|s?short|ubyte|ushort)$")
-_LABEL_RE = re.compile(r"^([.\w$]+):")
 #: The back edge of a waterfall loop: repeat while some lane is left (a uniform loop branches on SCC instead).
 _BRANCH_RE = re.compile(r"^s_cbranch_execnz\s+([.\w$]+)")
-#: Any branch to a label (a loop's back edge when the label comes first).
-_ANY_BRANCH_RE = re.compile(r"^s_(?:c)?branch(?:_\w+)?\s+([.\w$]+)")
 _MATRIX_PREFIXES = ("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")
-
-
-def instruction(line: str) -> str | None:
-    """The instruction text of an assembly line (no comment), or None for labels/directives/blank."""
-    text = line.split(";", 1)[0].split("//", 1)[0].strip()
-    if not text or text.startswith(".") or _LABEL_RE.match(text):
-        return None
-    return text
 
 
 def access_width_bits(suffixes: list[str]) -> int | None:
@@ -253,8 +244,6 @@ def instruction_statistics(body: list[str]) -> dict[str, object]:
     barriers = 0
     count = 0
     matrix = conversions = 0
-    counted: list[int] = []  # line index of each instruction
-    loops: list[tuple[str, int]] = []  # (target label, line index) of each branch
     labels: dict[str, int] = {}
     readfirstlanes: list[int] = []
     buffer_loads: list[int] = []
@@ -267,14 +256,11 @@ def instruction_statistics(body: list[str]) -> dict[str, object]:
         if text is None:
             continue
         count += 1
-        counted.append(index)
         mnemonic = text.split()[0]
         if mnemonic.startswith(_MATRIX_PREFIXES):
             matrix += 1
         if mnemonic.startswith("v_cvt"):
             conversions += 1
-        if any_branch := _ANY_BRANCH_RE.match(text):
-            loops.append((any_branch.group(1), index))
         if mnemonic in ("s_barrier", "s_barrier_signal"):
             barriers += 1
         if mnemonic.startswith("v_readfirstlane"):
@@ -291,11 +277,8 @@ def instruction_statistics(body: list[str]) -> dict[str, object]:
     stats["instructions"] = count
     stats["matrix_instructions"] = matrix
     stats["conversions"] = conversions
-    stats["loop_instructions"] = max(
-        (sum(1 for line in counted if labels[target] < line <= at) for target, at in loops
-         if target in labels and labels[target] < at),
-        default=0,
-    )
+    loop = hot_loop(body)
+    stats["loop_instructions"] = loop[0].instructions if loop else 0
     stats["waterfall_buffer_loads"] = sum(
         1 for load in buffer_loads if _in_waterfall(load, labels, readfirstlanes, back_branches)
     )
