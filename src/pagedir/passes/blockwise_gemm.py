@@ -465,11 +465,15 @@ class MatrixLoop:
                 seen = self.seen_keys(hidden, keys) if hidden else None
                 rows = []
                 for dt in range(self.d_tiles):
-                    if dt % self.group == 0:  # this lane's columns of a group of d-tiles, per key: one read each
-                        col = self.apply(lambda q: q * self.group + dt * TILE, self.lane_q)
-                        rows = [vector.load(ir.VectorType.get([self.group], element), self.b.v_tile, [key, col])
-                                for key in keys]
-                    values = [vector.extract(row, [], [dt % self.group]) for row in rows]
+                    if self.group == 1:
+                        col = self.apply(lambda q: q + dt * TILE, self.lane_q)
+                        values = [memref.load(self.b.v_tile, [key, col]) for key in keys]
+                    else:
+                        if dt % self.group == 0:  # this lane's columns of a group of d-tiles, per key: one read each
+                            col = self.apply(lambda q: q * self.group + dt * TILE, self.lane_q)
+                            rows = [vector.load(ir.VectorType.get([self.group], element), self.b.v_tile, [key, col])
+                                    for key in keys]
+                        values = [vector.extract(row, [], [dt % self.group]) for row in rows]
                     v_t = values[0] if len(values) == 1 else vector.from_elements(ir.VectorType.get([len(values)], element), values)
                     if seen is None:
                         outputs[dt] = self.mfma(v_t, operand, outputs[dt])
