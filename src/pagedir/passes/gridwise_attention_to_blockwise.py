@@ -223,11 +223,22 @@ def lower_gridwise(op, func: ir.Operation, chip=None) -> bool:
     workspace = add_workspace_argument(func, plan, op.location) if plan.splits != 1 else None
     matrix = problem_matrix_instruction(chip, p, block, m, n)
     with op.location, ir.InsertionPoint(op):
-        Builder(plan, op, workspace, matrix).build()
+        builder = Builder(plan, op, workspace, matrix)
+        builder.build()
+    if op.pipeline_depth != 1:
+        mark_kv_loop(builder.k_tile, op.pipeline_depth)
     if workspace is not None:
         build_combine_kernel(func, plan, op.out.type, op.location, sinks_argument, packed_arguments)
     op.operation.erase()
     return True
+
+
+def mark_kv_loop(k_tile: ir.Value, depth: int) -> None:
+    """``rock.pipeline_depth`` on the KV loop (the loop around the K tile's load), for rock-pipeline."""
+    for use in k_tile.uses:
+        if use.owner.name == "rock.blockwise_load_tile" and use.owner.parent.name == "scf.for":
+            use.owner.parent.attributes["rock.pipeline_depth"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), depth)
+            return
 
 
 def kernel_argument_number(func: ir.Operation, value: ir.Value) -> int | None:
