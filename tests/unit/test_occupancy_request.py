@@ -22,9 +22,9 @@ REQUEST = '"amdgpu-waves-per-eu"'
 
 
 def test_the_split_decode_kernel_gets_the_waves_its_lds_allows():
-    # make demo's kernel: 32-key tiles, 2 waves, 8192 bytes of LDS: 4 waves per SIMD by LDS. Left to
-    # itself LLVM took 137 VGPRs (3 waves); asked, it fits 128 without spilling.
-    asm = assembly("gfx942", num_splits=0)
+    # make demo's kernel with one KV tile in flight: 32-key tiles, 2 waves, 8192 bytes of LDS: 4 waves
+    # per SIMD by LDS. Left to itself LLVM took 137 VGPRs (3 waves); asked, it fits 128 without spilling.
+    asm = assembly("gfx942", num_splits=0, pipeline_depth=1)
     report = next(r for r in kernel_reports(asm, "gfx942") if r.name == "paged_attention")
     assert report.occupancy_limits["lds"] == 4
     assert report.vgprs + report.agprs <= 128
@@ -41,8 +41,10 @@ def llvm_ir(arch: str, **overrides) -> str:
 
 
 @pytest.mark.parametrize(("overrides", "asks"), [
-    ({"num_splits": 0, "seq_lens": True}, True),
-    ({"seq_lens": True}, True),
+    ({"num_splits": 0, "seq_lens": True, "pipeline_depth": 1}, True),
+    ({"seq_lens": True, "pipeline_depth": 1}, True),
+    ({"batch": 64, "num_heads_q": 64, "num_heads_kv": 8, "seq_lens": True}, True),  # 512 workgroups: depth 1
+    ({"seq_lens": True}, False),  # 4 workgroups, a CU each: two tiles in flight, no request
     ({"seq_len_q": 64, "seq_len_k": 64, "causal": True}, False),  # hidden-key products: no request
     ({"seq_lens": True, "window": 100}, False),
 ])
