@@ -4,7 +4,6 @@ the request when meeting it would spill."""
 
 from __future__ import annotations
 
-import re
 
 import mlir.ir as ir
 import pytest
@@ -54,14 +53,14 @@ def test_which_kernels_ask(overrides, asks):
 
 
 def test_a_request_that_would_spill_is_dropped():
-    # The causal prefill kernel needs 152 VGPRs; asked for 4 waves (128 VGPRs) LLVM spills.
-    text = llvm_ir("gfx942", num_heads_q=16, num_heads_kv=2, seq_len_q=256, seq_len_k=256, head_dim=128, causal=True)
-    assert REQUEST not in text
-    asking = re.sub(r"(attributes #0 = \{)", r'\1 "amdgpu-waves-per-eu"="4"', text, count=1)
+    # The D 64 decode kernel's LDS allows 8 waves; asked for them (64 VGPRs) LLVM spills.
+    text = llvm_ir("gfx942", num_heads_q=8, num_heads_kv=2, seq_len_k=512, head_dim=64, pipeline_depth=1)
+    assert '"amdgpu-waves-per-eu"="4"' in text  # its own request: 4 waves, which it meets
+    asking = text.replace('"amdgpu-waves-per-eu"="4"', '"amdgpu-waves-per-eu"="8"')
     chip = get_chip("gfx942")
     module = codegen.optimize(asking, chip)
     forced = codegen.target_machine(chip).emit_assembly(codegen._copy(module))
     assert kernel_reports(forced, chip)[0].vgpr_spills > 0  # what the request alone gives
     (report,) = kernel_reports(codegen.emit_assembly(module, chip), chip)
     assert report.vgpr_spills == report.sgpr_spills == report.scratch_bytes == 0
-    assert report.occupancy == 3
+    assert report.occupancy >= 5
