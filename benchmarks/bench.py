@@ -35,9 +35,16 @@ def measure_config(config: Config, repeat: int) -> dict:
                             "lds_after_reuse": first["lds"].get("after_reuse"), **first["work"]}
         if "n_per_block" in record["kernel"]:
             record["kernel"]["kv_tiles"] = -(-config.seq_k // record["kernel"]["n_per_block"])
-            # The KV loop's instructions (one wave's program) per token of the workgroup's KV tile.
-            record["kernel"]["loop_instructions_per_kv_token"] = round(
-                record["kernel"].get("loop_instructions", 0) / record["kernel"]["n_per_block"], 2)
+            # The KV loop's instructions (one wave's program) per token of the workgroup's KV tile. Without a
+            # loop (LLVM unrolled a workgroup's few tiles, or a split has one tile) the whole kernel counts,
+            # over the KV tokens one workgroup reads, marked straight-line.
+            kernel = record["kernel"]
+            kernel["straight_line"] = not kernel.get("loop_instructions")
+            if kernel["straight_line"]:
+                tokens = -(-config.seq_k // kernel.get("num_splits", 1))
+                kernel["loop_instructions_per_kv_token"] = round(kernel["instructions"] / tokens, 2)
+            else:
+                kernel["loop_instructions_per_kv_token"] = round(kernel["loop_instructions"] / kernel["n_per_block"], 2)
         record["bytes_required"] = config.required_bytes()
         if config.interpret:
             record["interp"] = measure.interpret(text, first["l6"], first["entry"])

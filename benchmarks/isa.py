@@ -10,8 +10,9 @@ instructions by width, barriers, instructions) and adds:
 * scalar loads (``s_load_*``, ``s_buffer_load_*``): kernel arguments and uniform data;
 * vector loads by width, buffer/global/flat together (the comparison is about bytes per
   instruction, not about the addressing form);
-* the *hot loop*: of the loops (a branch to an earlier label spans one), the one holding the most
-  vector loads and matrix instructions, the shortest on a tie: the KV loop of an attention kernel.
+* the *hot loop*: of the natural loops of the control-flow graph (:mod:`pagedir.backend.loops`), the
+  one holding the most vector loads and matrix instructions, the shortest on a tie: the KV loop of
+  an attention kernel.
   Its static instruction count per wave, times the waves of a workgroup, over the KV tokens
   one iteration consumes, is the *hot-loop instructions per KV token* of a workgroup;
 * the kernel's lines from its label even when the label line carries a comment (Triton's
@@ -32,11 +33,11 @@ from typing import Any
 
 from pagedir.arch import get_chip
 from pagedir.backend.occupancy import occupancy, waves_per_workgroup
-from pagedir.backend.report import _LABEL_RE, access_width_bits, instruction, instruction_statistics, kernel_reports
+from pagedir.backend.loops import basic_blocks, natural_loops
+from pagedir.backend.report import access_width_bits, instruction, instruction_statistics, kernel_reports
 
 _MATRIX = {"mfma": ("v_mfma", "v_smfmac"), "wmma": ("v_wmma", "v_swmmac")}
 _VECTOR_LOADS = ("buffer_loads", "global_loads", "flat_loads")
-_BRANCH_RE = re.compile(r"^s_(?:cbranch_\w+|branch)\s+([.\w$]+)")
 
 
 def matrix_kind(mnemonic: str) -> str | None:
@@ -93,25 +94,17 @@ def kernel_bodies(asm: str, names: list[str]) -> dict[str, list[str]]:
     return bodies
 
 
-def loops(body: list[str]) -> list[tuple[int, int]]:
-    """``(first, last)`` line indices of each loop: a label and a later branch back to it."""
-    labels: dict[str, int] = {}
-    spans = []
-    for index, line in enumerate(body):
-        if label := _LABEL_RE.match(line.strip()):
-            labels[label.group(1)] = index
-            continue
-        text = instruction(line)
-        if text and (branch := _BRANCH_RE.match(text)) and branch.group(1) in labels:
-            spans.append((labels[branch.group(1)], index))
-    return spans
+def loops(body: list[str]) -> list[list[int]]:
+    """The line indices of each natural loop's instructions (its blocks, nested loops included)."""
+    blocks = basic_blocks(body)
+    return [sorted(line for b in loop.blocks for line in blocks[b].lines) for loop in natural_loops(blocks)]
 
 
-def span_statistics(body: list[str], first: int = 0, last: int | None = None) -> dict[str, int]:
-    """Instructions, matrix instructions, vector and scalar loads, barriers of ``body[first:last + 1]``."""
+def span_statistics(body: list[str], lines: list[int] | None = None) -> dict[str, int]:
+    """Instructions, matrix instructions, vector and scalar loads, barriers of ``body``'s ``lines`` (all by default)."""
     stats = {"instructions": 0, "mfma": 0, "wmma": 0, "matrix_flops": 0, "vector_loads": 0, "vector_load_bytes": 0,
              "scalar_loads": 0, "barriers": 0}
-    for line in body[first : None if last is None else last + 1]:
+    for line in body if lines is None else [body[i] for i in lines]:
         text = instruction(line)
         if text is None:
             continue
@@ -131,8 +124,8 @@ def span_statistics(body: list[str], first: int = 0, last: int | None = None) ->
 def hot_loop(body: list[str]) -> dict[str, int] | None:
     """The statistics of the loop with the most vector loads + matrix instructions (shortest on a tie)."""
     best = None
-    for first, last in loops(body):
-        stats = span_statistics(body, first, last)
+    for lines in loops(body):
+        stats = span_statistics(body, lines)
         key = (stats["vector_loads"] + stats["mfma"] + stats["wmma"], -stats["instructions"])
         if best is None or key > best[0]:
             best = (key, stats)

@@ -31,7 +31,10 @@ How the figures are obtained:
   times of one configuration vary by tens of percent between runs: compare within a run.
 * **Kernel quality** is the kernel report of `pagedir-compile --report` (read from the
   assembly). LDS before/after is `rock-reuse-lds`'s own `plan()` on the kernel after
-  `rock-annotate-liveness` (sum of the LDS buffers vs the pooled allocation).
+  `rock-annotate-liveness` (sum of the LDS buffers vs the pooled allocation). *Loop instr / KV
+  token*: the hot loop's instructions (the largest natural loop of the assembly's control-flow
+  graph, one wave's program) over the KV tile's tokens; `*`: no loop is left (LLVM unrolled the
+  workgroup's tiles, or a split has one tile), the whole kernel over the KV tokens of a workgroup.
 * **Bytes.** *Required*: what any kernel computing the result must move at least once:
   K and V of every live token (no configuration is ragged), the page pointers of both
   tables, Q, and `out` (written). *Read*: the lowered L6 kernel (`gpu.func`, the same code
@@ -228,7 +231,8 @@ def quality_table(records: list[dict]) -> str:
                      lds, k["lds_bytes"], f"{k['occupancy']} ({limiter})", loads, widths(k["lds_reads"]),
                      widths(k["lds_writes"]), k["barriers"], k["waterfall_buffer_loads"], k["instructions"],
                      k.get("matrix_instructions", "-"), k.get("conversions", "-"),
-                     k.get("loop_instructions_per_kv_token", "-"), k.get("pipeline_depth", "-"), global_waits(k)])
+                     f"{k.get('loop_instructions_per_kv_token', '-')}{'*' if k.get('straight_line') else ''}",
+                     k.get("pipeline_depth", "-"), global_waits(k)])
     return table(["configuration", "workgroups", "VGPR", "SGPR", "AGPR", "spills V/S", "scratch B",
                   "LDS plan before -> after B", "LDS (asm) B", "occupancy (limit)", "buffer loads", "LDS reads",
                   "LDS writes", "barriers", "waterfall", "instr", "MFMA/WMMA", "v_cvt", "loop instr / KV token",

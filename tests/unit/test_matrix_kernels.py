@@ -164,3 +164,20 @@ def test_keys_before_a_window_do_not_reach_rows_on_matrix_cores(arch: str, dtype
     assert np.isnan(expected[:, :, :12]).all() and np.isfinite(expected[:, :, 12:]).all()
     assert np.isnan(got[:, :, :12]).all()
     np.testing.assert_allclose(got[:, :, 12:], expected[:, :, 12:], atol=1e-5 if dtype == "f32" else 2e-2)
+
+
+def test_decode_reads_v_in_wide_pieces():
+    # Output columns are mapped so that a lane's V columns of 8 d-tiles sit side by side in a key row:
+    # per 16 keys a lane reads 4 rows with one ds_read_b128 each, not 32 single elements (main: 32
+    # ds_read_u16 per tile, 464 loop instructions per 64-key tile, 7.25 per KV token).
+    from pagedir.backend.loops import hot_loop
+    from pagedir.backend.report import kernel_bodies
+
+    asm = assembly("gfx942")
+    (report,) = kernel_reports(asm, "gfx942")
+    body = kernel_bodies(asm, [report.name])[report.name]
+    _, lines = hot_loop(body)
+    loop = [body[i].split()[0] for i in lines]
+    assert loop.count("ds_read_u16") == 0
+    assert loop.count("ds_read_b128") >= 4
+    assert report.loop_instructions / 64 <= 6.5

@@ -10,6 +10,12 @@ The wave size is passed as an explicit target feature (``+wavefrontsize32`` or
 kernel's ``rock.wave_size``, whatever LLVM's default for the chip is (LLVM 22
 defaults gfx10+ to wave32 and gfx9 to wave64, the same as the table).
 
+A kernel may ask for a number of waves per SIMD (``"amdgpu-waves-per-eu"``, from
+``rocdl.waves_per_eu``: backend/kernel_attrs.py); LLVM meets such a request by spilling if
+it must. The request is a hint for the scheduler, never worth a spill: when a kernel that
+asks spills, every request is dropped and the code generated again
+(:func:`settle_occupancy_requests`), so an object and its assembly always agree.
+
 A ``.hsaco`` is the object linked as a shared library by ``ld.lld``: the ``zig ld.lld``
 of the ``ziglang`` dependency (LLD 22), or the path in ``PAGEDIR_LD_LLD``
 (:mod:`pagedir.backend.linker`).
@@ -18,6 +24,7 @@ of the ``ziglang`` dependency (LLD 22), or the path in ``PAGEDIR_LD_LLD``
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import tempfile
 from functools import cache
@@ -63,11 +70,30 @@ def optimize(llvm_ir: str, chip: Chip, opt_level: int = 3):
 
 
 def emit_assembly(module, chip: Chip, opt_level: int = 3) -> str:
-    return target_machine(chip, opt_level).emit_assembly(_copy(module))
+    return settle_occupancy_requests(module, chip, opt_level)[1]
 
 
 def emit_object(module, chip: Chip, opt_level: int = 3) -> bytes:
+    module, _ = settle_occupancy_requests(module, chip, opt_level)
     return target_machine(chip, opt_level).emit_object(_copy(module))
+
+
+_WAVES_REQUEST_RE = re.compile(r' ?"amdgpu-waves-per-eu"="[0-9,]+"')
+
+
+def settle_occupancy_requests(module, chip: Chip, opt_level: int = 3):
+    """``(module, assembly)``: ``module`` as given when no kernel asking for waves per SIMD spills,
+    else the module without any request (module docstring)."""
+    from pagedir.backend.report import kernel_reports
+
+    text = str(module)
+    asm = target_machine(chip, opt_level).emit_assembly(_copy(module))
+    if not _WAVES_REQUEST_RE.search(text):
+        return module, asm
+    if not any(r.vgpr_spills or r.sgpr_spills or r.scratch_bytes for r in kernel_reports(asm, chip)):
+        return module, asm
+    module = llvm.parse_assembly(_WAVES_REQUEST_RE.sub("", text))
+    return module, target_machine(chip, opt_level).emit_assembly(_copy(module))
 
 
 def _copy(module):

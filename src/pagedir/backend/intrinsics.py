@@ -4,7 +4,10 @@
 from the ROCm device library, which nothing links here; the call would also
 follow the calling convention, clobbering registers around every softmax
 exponential. ``llvm.exp2`` is what that library function computes, and the AMDGPU
-backend selects it to ``v_exp_f32`` (with its denormal range fix-up):
+backend selects it to ``v_exp_f32`` (with its denormal range fix-up); ``math.log2``
+(a split's log-sum-exp) likewise becomes ``llvm.log2`` (``v_log_f32``) instead of
+``__ocml_log2_f32``, whose call made the split kernel an indirect caller with
+callee-saved VGPRs and AGPRs:
 
 ```mlir
 %p = math.exp2 %x : vector<4xf32>
@@ -29,7 +32,7 @@ from mlir.dialects import arith, llvm
 from mlir.dialects import math as mlir_math
 
 #: math op -> LLVM intrinsic base name.
-INTRINSICS = {"math.exp2": "llvm.exp2"}
+INTRINSICS = {"math.exp2": "llvm.exp2", "math.log2": "llvm.log2"}
 #: math ops expanded into arithmetic and intrinsics (no instruction of their own).
 EXPANDED = ("math.tanh",)
 LOG2_E = 1.4426950408889634

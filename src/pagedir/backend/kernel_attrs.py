@@ -13,6 +13,13 @@ LDS limits, wave size), so the backend refuses, at the kernel's location:
 
 A kernel without ``rock.wave_size`` gets the chip's, so later stages and the
 report see what the code assumes.
+
+A kernel marked ``rock.lds_occupancy`` (rock-attention-to-gridwise marks the decode loop on
+the matrix cores) asks the code generator for the waves per SIMD its LDS and workgroup size
+allow, at most the waves that leave a wave 128 VGPRs: ``rocdl.waves_per_eu`` (LLVM's ``amdgpu-waves-per-eu``), which bounds the registers the
+scheduler and the allocator may use. Without it LLVM's scheduler spends registers on latency
+(the split decode kernel: 137 VGPRs, 3 waves, where its LDS allows 4). The code generator
+drops the request again when meeting it would spill (:mod:`pagedir.backend.codegen`).
 """
 
 from __future__ import annotations
@@ -22,6 +29,10 @@ import mlir.ir as ir
 from pagedir.arch import Chip, kernel_chip_or_none
 
 INDEX32_MAX_ELEMENTS = 2**31 - 1
+#: A request for waves per SIMD leaves a wave at least this many VGPRs (4 waves on CDNA): the decode
+#: kernels asked for more spilled (D 64: 2 VGPRs at 7 waves, 14 at 8), so the code generator would
+#: only run twice to drop the request.
+REQUEST_MIN_VGPRS = 128
 FUNCTION_OPS = frozenset({"func.func", "gpu.func", "llvm.func"})
 
 
@@ -52,7 +63,24 @@ def check_kernels(module: ir.Operation, chip: Chip, index_bitwidth: int) -> bool
         ok &= _check_arch(kernel, chip)
         ok &= _check_wave_size(kernel, chip)
         ok &= _check_memrefs(kernel, index_bitwidth)
+        if ok and "rock.lds_occupancy" in kernel.attributes:
+            _request_lds_occupancy(kernel, chip)
     return ok
+
+
+def _request_lds_occupancy(kernel: ir.Operation, chip: Chip) -> None:
+    from pagedir.backend.occupancy import waves_by_lds, waves_by_workgroup
+    from pagedir.backend.plan import kernel_entry
+
+    entry = kernel_entry(kernel)
+    block = entry["block"][0] * entry["block"][1] * entry["block"][2]
+    if entry["lds_bytes"] is None:
+        return
+    waves = min(waves_by_lds(chip, entry["lds_bytes"], block), waves_by_workgroup(chip, block),
+                chip.vgpr_budget // REQUEST_MIN_VGPRS)
+    if waves > 1:
+        with kernel.context:
+            kernel.attributes["rocdl.waves_per_eu"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), waves)
 
 
 def _check_arch(kernel: ir.Operation, chip: Chip) -> bool:

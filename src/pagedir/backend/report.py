@@ -17,11 +17,11 @@ Everything comes from the text LLVM prints, so the figures match the assembly:
 * the kernel's instructions (from its label to ``.Lfunc_end``): memory operations by
   width, ``s_barrier`` count, buffer loads inside waterfall loops, matrix instructions
   (``v_mfma*``, ``v_smfmac*``, ``v_wmma*``, ``v_swmmac*``), conversions (``v_cvt*``), and
-  the instructions of the largest loop (the most instructions between a label and a
-  backward branch to it, ``s_branch`` or ``s_cbranch_*``, nested loops included; every
-  instruction of the body counts once, whichever branch a wave takes): the attention
-  kernels' KV loop, whose count divided by the KV tile's tokens is the instructions
-  per KV token (benchmarks/measure.py).
+  the instructions of the hot loop: of the natural loops of the control-flow graph
+  (:mod:`pagedir.backend.loops`), the one with the most instructions, each instruction of
+  its blocks counted once whichever branch a wave takes, loops nested in it included (0
+  without a loop): the attention kernels' KV loop, whose count divided by the KV tile's
+  tokens is the instructions per KV token (benchmarks/bench.py).
 
 Widths are named like the CDNA mnemonics for global/buffer/flat accesses
 (``dword``, ``dwordx2``, ``dwordx3``, ``dwordx4``; ``byte``/``short`` below 32 bits) and
@@ -45,6 +45,8 @@ import re
 from dataclasses import asdict, dataclass, field
 
 from pagedir.arch import Chip, get_chip
+from pagedir.backend.loops import LABEL_RE as _LABEL_RE
+from pagedir.backend.loops import hot_loop, instruction
 from pagedir.backend.occupancy import occupancy, total_vgprs
 
 
@@ -178,20 +180,9 @@ def kernel_bodies(asm: str, names: list[str]) -> dict[str, list[str]]:
 
 _MEMORY_WIDTHS = {8: "byte", 16: "short", 32: "dword", 64: "dwordx2", 96: "dwordx3", 128: "dwordx4"}
 _WIDTH_TOKEN_RE = re.compile(r"^(?:dword(?:x(\d))?|[bui](8|16|32|64|96|128)|s?byte|s?short|ubyte|ushort)$")
-_LABEL_RE = re.compile(r"^([.\w$]+):")
 #: The back edge of a waterfall loop: repeat while some lane is left (a uniform loop branches on SCC instead).
 _BRANCH_RE = re.compile(r"^s_cbranch_execnz\s+([.\w$]+)")
-#: Any branch to a label (a loop's back edge when the label comes first).
-_ANY_BRANCH_RE = re.compile(r"^s_(?:c)?branch(?:_\w+)?\s+([.\w$]+)")
 _MATRIX_PREFIXES = ("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")
-
-
-def instruction(line: str) -> str | None:
-    """The instruction text of an assembly line (no comment), or None for labels/directives/blank."""
-    text = line.split(";", 1)[0].split("//", 1)[0].strip()
-    if not text or text.startswith(".") or _LABEL_RE.match(text):
-        return None
-    return text
 
 
 def access_width_bits(suffixes: list[str]) -> int | None:
@@ -255,8 +246,6 @@ def instruction_statistics(body: list[str]) -> dict[str, object]:
     barriers = 0
     count = 0
     matrix = conversions = 0
-    counted: list[int] = []  # line index of each instruction
-    loops: list[tuple[str, int]] = []  # (target label, line index) of each branch
     labels: dict[str, int] = {}
     readfirstlanes: list[int] = []
     buffer_loads: list[int] = []
@@ -269,14 +258,11 @@ def instruction_statistics(body: list[str]) -> dict[str, object]:
         if text is None:
             continue
         count += 1
-        counted.append(index)
         mnemonic = text.split()[0]
         if mnemonic.startswith(_MATRIX_PREFIXES):
             matrix += 1
         if mnemonic.startswith("v_cvt"):
             conversions += 1
-        if any_branch := _ANY_BRANCH_RE.match(text):
-            loops.append((any_branch.group(1), index))
         if mnemonic in ("s_barrier", "s_barrier_signal"):
             barriers += 1
         if mnemonic.startswith("v_readfirstlane"):
@@ -293,25 +279,24 @@ def instruction_statistics(body: list[str]) -> dict[str, object]:
     stats["instructions"] = count
     stats["matrix_instructions"] = matrix
     stats["conversions"] = conversions
-    stats["loop_instructions"] = max(
-        (sum(1 for line in counted if labels[target] < line <= at) for target, at in loops
-         if target in labels and labels[target] < at),
-        default=0,
-    )
+    loop = hot_loop(body)
+    stats["loop_instructions"] = loop[0].instructions if loop else 0
     stats["waterfall_buffer_loads"] = sum(
         1 for load in buffer_loads if _in_waterfall(load, labels, readfirstlanes, back_branches)
     )
     return stats
 
 
+#: Any branch to a label.
+_ANY_BRANCH_RE = re.compile(r"^s_(?:c)?branch(?:_\w+)?\s+([.\w$]+)")
 #: A wait on vector memory (global, buffer, flat loads and stores): ``s_waitcnt vmcnt(N)``, alone or with other counters.
 _VMCNT_WAIT_RE = re.compile(r"^s_waitcnt(?:_vscnt)?\b.*\bvmcnt\((\d+)\)")
 _VECTOR_MEMORY_RE = re.compile(r"^(?:buffer|global|flat)_")
 
 
 def global_waits_per_tile(body: list[str]) -> tuple[int, int]:
-    """(waits, draining waits) on global data in one iteration of the hot loop (the backward branch
-    spanning the most instructions: the KV loop of an attention kernel).
+    """(waits, draining waits) on global data in one iteration of the hot loop (the natural loop with
+    the most instructions, :mod:`pagedir.backend.loops`: the KV loop of an attention kernel).
 
     A wait is an ``s_waitcnt`` with a ``vmcnt``; a run of them with nothing but ALU and LDS
     instructions in between (``vmcnt(7)``, ``ds_write``, ``vmcnt(6)``, ...: a batch of loads taken
@@ -319,22 +304,17 @@ def global_waits_per_tile(body: list[str]) -> tuple[int, int]:
     A wait *drains* when its run ends at ``vmcnt(0)``: nothing stays in flight, so it also waits for
     the loads issued last. A pipelined loop waits with ``vmcnt(N > 0)`` for the tile issued one
     iteration earlier while the next tile's loads stay in flight. (0, 0) without a loop."""
-    labels = {m.group(1): i for i, line in enumerate(body) if (m := _LABEL_RE.match(line.strip()))}
-    spans = []
-    for index, line in enumerate(body):
-        text = instruction(line)
-        if text and (branch := _ANY_BRANCH_RE.match(text)) and labels.get(branch.group(1), index) < index:
-            spans.append((labels[branch.group(1)], index))
-    if not spans:
+    found = hot_loop(body)
+    if found is None:
         return 0, 0
-    start, end = max(spans, key=lambda span: sum(1 for line in body[span[0]:span[1] + 1] if instruction(line)))
     runs: list[int] = []  # the last vmcnt of each run
     in_run = False
-    for line in body[start:end + 1]:
-        text = instruction(line)
-        if text is None:
-            in_run = in_run and not _LABEL_RE.match(line.strip())
-            continue
+    previous = None
+    for index in found[1]:  # the loop's instructions in text order; a label between two ends a run
+        if previous is not None and any(_LABEL_RE.match(line.strip()) for line in body[previous + 1:index]):
+            in_run = False
+        previous = index
+        text = instruction(body[index])
         if wait := _VMCNT_WAIT_RE.match(text):
             if in_run:
                 runs[-1] = int(wait.group(1))

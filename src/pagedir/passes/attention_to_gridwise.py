@@ -187,6 +187,8 @@ def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool
         )
     i64 = ir.IntegerType.get_signless(64)
     func.attributes["rock.block_size"] = ir.IntegerAttr.get(i64, tiling.block_size)
+    if asks_lds_occupancy(problem, tiling, chip, bool(op.causal) or op.window_left is not None, depth):
+        func.attributes["rock.lds_occupancy"] = ir.UnitAttr.get()
     if tiling.grid_size is not None:
         func.attributes["rock.grid_size"] = ir.IntegerAttr.get(i64, tiling.grid_size)
     else:
@@ -266,6 +268,22 @@ def matrix_tiling(p: AttentionProblem, m: int, options: AttentionToGridwiseOptio
     block = options.block_size or busy * wave
     grid = None if p.batch is None else p.batch * workgroups_per_sequence(p, m)
     return Tiling(block, m, n, grid)
+
+
+def asks_lds_occupancy(p: AttentionProblem, t: Tiling, chip: Chip | None, hides_keys: bool, depth: int = 1) -> bool:
+    """Whether the kernel asks the code generator for the waves per SIMD its LDS allows
+    (``rock.lds_occupancy``, backend/kernel_attrs.py): the decode loop on the matrix cores (one row
+    block), where LLVM otherwise spends registers on latency: the split decode kernel (32-key tiles,
+    2 waves, 8 KB of LDS) takes 137 VGPRs (3 waves per SIMD) on its own and 126 (4 waves, 0 spills,
+    26 more loop instructions per 32-key tile) when asked. A loop with the hidden-key products
+    (causal, window) keeps three products' accumulators and spills when asked (causal prefill D 128:
+    17 VGPRs at 4 waves), so it keeps LLVM's choice; any other request that would spill is dropped
+    by the code generator. Only with one KV tile in flight: depth 2 is chosen where every workgroup
+    has a compute unit of its own (waves per SIMD do not matter there), and its staging registers
+    leave no room (every decode kernel asked at depth 2 spilled: 146-167 VGPRs against 128), so the
+    request would only cost a second code generation."""
+    matrix = problem_matrix_instruction(chip, p, t.block_size, t.m_per_block, t.n_per_block)
+    return matrix is not None and not matrix.wmma and matrix.row_blocks == 1 and not hides_keys and depth == 1
 
 
 def workgroups_per_sequence(p: AttentionProblem, m: int) -> int:

@@ -33,6 +33,19 @@ rows). The accumulator ``O^T[d0 + 4 g + j][q]`` is row ``q``'s output columns ``
 With 16x16x4 (f32) the 16 keys of a tile run in 4 MFMAs, MFMA ``i`` taking keys ``4 g + i``
 (any order of the summed index is the same product): again the lane's own element ``i``.
 
+V's columns. Which output column an accumulator row stands for is free (the products of
+different columns never meet), and it is chosen so that a lane reads V in wide pieces: output
+tile ``dt``'s row ``m`` is column ``16 G (dt div G) + G m + dt mod G``, so lane ``q`` finds the
+columns of G consecutive d-tiles side by side in each key row: one LDS read of G elements
+per key (``ds_read_b128`` for f16 D 128, G = 8) instead of one 2-byte read per d-tile (the
+decode kernel: 4 instead of 32 reads per 16 keys, 50 fewer loop instructions per 64-key tile).
+G is the largest power of two dividing the d-tiles with G elements in 16 bytes; the lane's
+accumulators then hold G acc consecutive columns of its row, regrouped after the loop into
+chunks of ``acc`` for the epilogue (no instruction). Loops with hidden keys (causal, window)
+keep G = 1, the mapping ``d0 + m`` above (causal masking below: their diagonal tiles hold
+three products per d-tile, and the grouped reads cost 14 VGPRs there), and so does WMMA (8 or 16
+keys per lane and product: gfx1100 decode D 64 went from 116 to 154 VGPRs).
+
 WMMA (RDNA, wave32, 16x16x16 f16/bf16; ``g = l div 16`` is 0 or 1). gfx12 is the scheme
 above with 8 values per lane: A ``A[q][8 g + j]``, B ``B[8 g + j][q]``, the accumulator
 ``D[8 g + j][q]``, j < 8; a row's statistics take one shuffle (lane l xor 16). gfx11 gives
@@ -176,6 +189,15 @@ def key_slices(waves: int, row_blocks: int, n: int) -> int:
     return slices
 
 
+def column_group(d_tiles: int, element_bits: int) -> int:
+    """G: the d-tiles whose V columns a lane reads with one LDS read per key row (up to 16 bytes, a
+    power of two dividing the d-tiles; 1 keeps the plain mapping, column ``16 dt + q``)."""
+    group = 1
+    while group * 2 * element_bits <= 128 and d_tiles % (group * 2) == 0:
+        group *= 2
+    return group
+
+
 def padded_rows(m: int) -> int:
     return math.ceil(m / TILE) * TILE
 
@@ -199,6 +221,13 @@ class MatrixLoop:
         self.rows = padded_rows(plan.m)
         self.slice_keys = plan.n // instruction.slices
         self.d_tiles = plan.p.head_dim // TILE
+        # A loop with hidden keys (causal, window) keeps the plain column mapping: its diagonal tiles run
+        # three products per d-tile, and the grouped columns took 14 more VGPRs there (causal prefill
+        # D 128: 166, 3 waves per SIMD at the edge of 2).
+        # WMMA keeps it too: a lane reads 8 or 16 keys per product there, and grouped reads of them took
+        # more registers than they saved (gfx1100 decode D 64: 154 VGPRs, 9 waves per SIMD, against 116, 12).
+        hides_keys = plan.causal or plan.window is not None
+        self.group = 1 if hides_keys or instruction.wmma else column_group(self.d_tiles, self.p.element.width)
 
     # --- the loop -------------------------------------------------------------------
 
@@ -238,6 +267,7 @@ class MatrixLoop:
         results = list(loop.results)
         if self.mi.replicated:
             results = self.contiguous_columns(results)
+        results = self.column_chunks(results)
         if self.mi.slices > 1:
             results = self.merge_slices(results)
             receiver = arith.cmpi(arith.CmpIPredicate.eq, self.slice, index_const(0))
@@ -433,9 +463,17 @@ class MatrixLoop:
                 operands = [arith.truncf(ir.VectorType.get([self.mi.acc], element), prob)]
             for keys, operand in zip(steps, operands):
                 seen = self.seen_keys(hidden, keys) if hidden else None
+                rows = []
                 for dt in range(self.d_tiles):
-                    col = self.apply(lambda q: q + dt * TILE, self.lane_q)
-                    values = [memref.load(self.b.v_tile, [key, col]) for key in keys]
+                    if self.group == 1:
+                        col = self.apply(lambda q: q + dt * TILE, self.lane_q)
+                        values = [memref.load(self.b.v_tile, [key, col]) for key in keys]
+                    else:
+                        if dt % self.group == 0:  # this lane's columns of a group of d-tiles, per key: one read each
+                            col = self.apply(lambda q: q * self.group + dt * TILE, self.lane_q)
+                            rows = [vector.load(ir.VectorType.get([self.group], element), self.b.v_tile, [key, col])
+                                    for key in keys]
+                        values = [vector.extract(row, [], [dt % self.group]) for row in rows]
                     v_t = values[0] if len(values) == 1 else vector.from_elements(ir.VectorType.get([len(values)], element), values)
                     if seen is None:
                         outputs[dt] = self.mfma(v_t, operand, outputs[dt])
@@ -526,16 +564,39 @@ class MatrixLoop:
                 results[i * per_block + dt] = self.both_halves(kept, self.from_partner(sent), alternate=True)
         return results
 
+    def column_chunks(self, results: list[ir.Value]) -> list[ir.Value]:
+        """Each row block's output accumulators regrouped into chunks of ``acc`` consecutive columns
+        (module docstring, the V reads): accumulator ``dt``'s element ``j`` is column
+        ``16 G (dt div G) + G (acc g + j) + dt mod G``, so a group of G accumulators holds the lane's
+        ``G acc`` consecutive columns, and chunk ``c`` takes ``acc`` of them (no instruction: the
+        values stay in their registers)."""
+        group, acc, per_block = self.group, self.mi.acc, self.d_tiles + 2
+        if group == 1:
+            return results
+        chunked = list(results)
+        for i in range(len(self.row_blocks)):
+            accs = results[i * per_block:i * per_block + self.d_tiles]
+            for c in range(self.d_tiles):
+                first, offset = c - c % group, (c % group) * acc
+                values = [vector.extract(accs[first + o % group], [], [o // group]) for o in range(offset, offset + acc)]
+                chunked[i * per_block + c] = vector.from_elements(accs[0].type, values)
+        return chunked
+
+    def chunk_column(self, c: int) -> ir.Value:
+        """The first column of this lane's output chunk ``c`` (:meth:`column_chunks`)."""
+        group, acc = self.group, self.mi.acc
+        return self.apply(lambda g: g * group * acc + (c - c % group) * TILE + (c % group) * acc, self.lane_g)
+
     def in_place(self, results: list[ir.Value]) -> tuple[list[ir.Value], list]:
-        """One slice: each lane's output columns ``16 dt + acc g + j`` of its row are an output chunk."""
+        """One slice: each lane's output chunks of its row (:meth:`chunk_column`)."""
         per_block = self.d_tiles + 2
         final, places = [], []
         for i, rb in enumerate(self.row_blocks):
             running_max, running_sum = results[i * per_block + self.d_tiles:(i + 1) * per_block]
             row, stored = self.data_row(rb), self.stored_rows(i)  # a padding row is not stored
-            for dt, acc in enumerate(results[i * per_block:i * per_block + self.d_tiles]):
+            for c, acc in enumerate(results[i * per_block:i * per_block + self.d_tiles]):
                 final += [acc, running_max, running_sum]
-                places.append((row, self.apply(lambda g: g * self.mi.acc + dt * TILE, self.lane_g), stored))
+                places.append((row, self.chunk_column(c), stored))
         return final, places
 
     def merge_slices(self, results: list[ir.Value]) -> list[ir.Value]:
@@ -551,7 +612,7 @@ class MatrixLoop:
         (rb,) = self.row_blocks  # several slices: one row block per wave
         row = self.row_of(rb)
         inside = self.stored_rows(0)
-        cols = [self.apply(lambda g: g * mi.acc + dt * TILE, self.lane_g) for dt in range(self.d_tiles)]
+        cols = [self.chunk_column(c) for c in range(self.d_tiles)]
         merged = list(results)
         for s in range(1, mi.slices):
             rock.lds_barrier()  # the previous round's reads are done

@@ -184,8 +184,10 @@ func.func @split_decode(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v
 // Each wave's Q fragments (4 f16 of one row) are loaded once before the loop. The 64
 // threads are one wave: both 16-key blocks of the tile are its slice. The row max and
 // sum: in-lane, then across the 4 lanes of a row by shuffles (xor 16, xor 32). P goes to
-// f16 once and straight into the MFMA with 4 V elements of 4 keys as A. After the loop,
-// one slice per row block: each lane stores its row's 4 output columns (rows < 2).
+// f16 once and straight into the MFMA with 4 V elements of 4 keys as A: output tile dt's
+// row m is column 4 m + dt, so a lane reads its columns of all 4 d-tiles with one 4-element
+// load per key row. After the loop, one slice per row block: each lane stores 4 chunks of its
+// row's 16 consecutive output columns (rows < 2).
 
 // CHECK-LABEL: func.func @decode_mfma
 // CHECK: %[[QROWS:.*]] = memref.view %{{.*}} to memref<2x64xf16, #gpu.address_space<workgroup>>
@@ -211,8 +213,9 @@ func.func @split_decode(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v
 // CHECK:   %[[ALPHAS:.*]] = vector.broadcast %[[ALPHA]] : f32 to vector<4xf32>
 // CHECK:   %[[SCALED:.*]] = arith.mulf %{{.*}}, %[[ALPHAS]] : vector<4xf32>
 // CHECK:   %[[PB:.*]] = arith.truncf %[[P]] : vector<4xf32> to vector<4xf16>
-// CHECK:   memref.load %[[VTILE]]
-// CHECK:   %[[VA:.*]] = vector.from_elements %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf16>
+// CHECK:   %[[V0:.*]] = vector.load %[[VTILE]][%{{.*}}, %{{.*}}] : memref<32x64xf16, #gpu.address_space<workgroup>>, vector<4xf16>
+// CHECK:   %[[E0:.*]] = vector.extract %[[V0]][0] : f16 from vector<4xf16>
+// CHECK:   %[[VA:.*]] = vector.from_elements %[[E0]], %{{.*}}, %{{.*}}, %{{.*}} : vector<4xf16>
 // CHECK:   amdgpu.mfma 16x16x16 %[[VA]] * %[[PB]] + %[[SCALED]]
 // CHECK:   "rock.lds_barrier"()
 // CHECK:   scf.yield
