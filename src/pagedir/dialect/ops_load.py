@@ -87,6 +87,14 @@ inputs as `map`), a point is read only when every result of `valid` is `>= 0`;
 the others are not read and give 0 (keys past a sequence's length, whatever
 their slots hold).
 
+With `lds_swizzle = array<i64: c, s, n, m>` the tile's rows are stored swizzled:
+with `dest` seen as rows of its last dimension (D columns; row `r` is the
+row-major number of the point's other coordinates), the chunk of `c` columns
+number `k = d floordiv c` of row `r` is stored as chunk
+`k xor (((r floordiv s) mod n) * m)` of that row (`n` and `m` powers of two, `n * m`
+dividing `D / c`), moved whole. Readers of `dest` address it the same way; rows stay
+dense (no padding bytes) while a column read by many rows spreads over the LDS banks.
+
 After the op every thread of the workgroup sees the whole tile in `dest` (its
 lowering ends with `rock.lds_barrier`). The op does not order earlier reads of
 `dest`: the producer places a barrier before it when `dest` was read since the
@@ -105,6 +113,7 @@ last one. `index_bounds` (exclusive bounds of the indices) lets
         Attr("page_size", I64_ATTR, required=False, doc="elements per page (paged)"),
         Attr("index_bounds", I64_ARRAY_ATTR, required=False, doc="upper bounds of indices (exact page counts)"),
         Attr("valid", MAP_ATTR, required=False, doc="(indices..., tile coords...) -> values all >= 0 where a point is read"),
+        Attr("lds_swizzle", I64_ARRAY_ATTR, required=False, doc="[c, s, n, m]: row r's chunk k of c elements stored as k xor ((r div s) mod n) m"),
     )
     example = """"rock.blockwise_load_tile"(%k_pages, %k_tile, %b, %h, %t, %k_table)
   {map = affine_map<(b, h, t, n, d) -> (b, (h * 64 + t * 16 + n) * 128 + d)>,
@@ -132,6 +141,18 @@ last one. `index_bounds` (exclusive bounds of the indices) lets
             yield f"index_bounds has {len(bounds)} entries for {len(op.indices)} indices"
         if bounds is not None and any(b <= 0 for b in bounds):
             yield f"index_bounds must be positive, got {list(bounds)}"
+        yield from _check_swizzle(op, dest)
+
+
+def _check_swizzle(op, dest: ir.MemRefType) -> Iterator[str]:
+    swizzle = op.lds_swizzle
+    if swizzle is None:
+        return
+    if len(swizzle) != 4 or min(swizzle) <= 0 or any(v & (v - 1) for v in swizzle[2:]):
+        yield f"lds_swizzle must be [chunk, rows per step, steps, multiplier], positive, the last two powers of two, got {list(swizzle)}"
+    elif dest.rank < 2 or not dest.has_static_shape or dest.shape[-1] % (swizzle[0] * swizzle[2] * swizzle[3]):
+        yield (f"lds_swizzle {list(swizzle)}: chunk * steps * multiplier must divide the last dim of a static dest "
+               f"of rank >= 2, got {dest}")
 
 
 class ThreadwiseReadIntoOp(OpDef):

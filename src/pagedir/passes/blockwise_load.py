@@ -73,7 +73,8 @@ from pagedir.dialect import rock
 from pagedir.dialect.ops_page_table import PageGeometry, is_block_table_view, slot_count_dim
 from pagedir.dialect.types import element_bytes, is_lds, lds_bytes_type, private_space, strides_and_offset
 from pagedir.passes.base import Pass, kernel_functions
-from pagedir.passes.ir_utils import LinearForm, NotLinear, dims_of, find_ops, index_const, linear_form, thread_item, vector_coords
+from pagedir.passes.ir_utils import (LinearForm, NotLinear, dims_of, find_ops, index_const, linear_form, swizzled_column, thread_item,
+                                     vector_coords)
 
 MAX_VECTOR_BITS = 128
 #: Beyond this many (residue, step) pairs the reachable residues are over-approximated by a congruence class.
@@ -415,7 +416,9 @@ def emit_lds_write(op, plan: TilePlan, registers: ir.Value) -> None:
             with body_point:
                 read_coords = vector_coords(vector_index, plan.read_shape, plan.vector_dim, plan.vector_len)
                 coords = [read_coords[plan.read_order.index(j)] for j in range(dest_type.rank)]
-                if vector_stores:
+                if op.lds_swizzle is not None:
+                    store_swizzled(op, registers, row, coords, plan.vector_len, dest_vector_dim)
+                elif vector_stores:
                     vector_type = ir.VectorType.get([plan.vector_len], element)
                     value = vector.load(vector_type, registers, [row, index_const(0)])
                     vector.store(value, dest, coords)
@@ -431,3 +434,36 @@ def emit_lds_write(op, plan: TilePlan, registers: ir.Value) -> None:
             scf.YieldOp([])
         rock.lds_barrier()
         scf.YieldOp([])
+
+
+def store_swizzled(op, registers: ir.Value, row: ir.Value, coords: list[ir.Value], vector_len: int, vector_dim: int) -> None:
+    """Store register row ``row`` (the tile vector at ``coords``) into the swizzled ``dest``: a chunk (or
+    the vector, if shorter) per store, each at its rotated column; a vector along another dimension than
+    the columns, one element per store."""
+    dest = op.dest
+    dest_type = ir.MemRefType(dest.type)
+    element, rank = dest_type.element_type, dest_type.rank
+    chunk = list(op.lds_swizzle)[0]
+    along_columns = vector_dim == rank - 1 and unit_stride_last(dest_type)
+    piece = min(chunk, vector_len) if along_columns else 1
+    for first in range(0, vector_len, piece):
+        point = list(coords)
+        if first:
+            point[vector_dim] = arith.addi(coords[vector_dim], index_const(first))
+        point[-1] = swizzled_column(list(op.lds_swizzle), flat_row(point[:-1], dest_type.shape[:-1]), point[-1])
+        if piece == 1:
+            memref.store(memref.load(registers, [row, index_const(first)]), dest, point)
+        else:
+            value = vector.load(ir.VectorType.get([piece], element), registers, [row, index_const(first)])
+            vector.store(value, dest, point)
+
+
+def flat_row(coords: list[ir.Value], shape: list[int]) -> ir.Value:
+    """The row-major number of ``coords`` in ``shape`` (the row of a tile seen as rows of its last dimension)."""
+    if len(coords) == 1:
+        return coords[0]
+    dims = [ir.AffineDimExpr.get(i) for i in range(len(coords))]
+    expr = dims[0]
+    for dim, extent in zip(dims[1:], shape[1:]):
+        expr = expr * extent + dim
+    return affine.apply(ir.AffineMap.get(len(coords), 0, [expr]), list(coords))
