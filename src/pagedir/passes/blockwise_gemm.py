@@ -375,13 +375,22 @@ class MatrixLoop:
             return (lambda q, g: g * 8), 32 * (i // 2) + 4 * (i % 2)
         return (lambda q, g: g * kl), i * k
 
+    def shifted(self, col: ir.Value, by: int) -> ir.Value:
+        return col if by == 0 else self.apply(lambda c: c + by, col)
+
+    def column_value(self, i: int) -> ir.Value:
+        """:meth:`lane_column` of step ``i`` as an index value (a constant where no lane part)."""
+        lane, offset = self.lane_column(i)
+        if self.mi.replicated:
+            return index_const(offset)
+        return self.apply(lambda q, g: lane(q, g) + offset, self.lane_q, self.lane_g)
+
     def fragment(self, tile: ir.Value, row: ir.Value, i: int, swizzle: tuple[int, int, int, int] | None = None) -> ir.Value:
         """This lane's ``per_lane`` values of ``tile[row]`` for MFMA step ``i`` (:meth:`lane_column`)."""
-        lane, offset = self.lane_column(i)
-        col = self.apply(lambda q, g: lane(q, g) + offset, self.lane_q, self.lane_g)
+        col = self.column_value(i)
         if swizzle is None:
-            return self.read_row(tile, row, self.mi.per_lane, lambda first: self.apply(lambda c: c + first, col))
-        return self.read_row(tile, row, self.mi.per_lane, lambda first: swizzled_column(swizzle, row, self.apply(lambda c: c + first, col)),
+            return self.read_row(tile, row, self.mi.per_lane, lambda first: self.shifted(col, first))
+        return self.read_row(tile, row, self.mi.per_lane, lambda first: swizzled_column(swizzle, row, self.shifted(col, first)),
                              swizzle[0])
 
     def key_fragments(self, first_key: ir.Value) -> Iterator[ir.Value]:
@@ -395,8 +404,8 @@ class MatrixLoop:
         for i, count in reads:
             lane, offset = self.lane_column(i)
             if swizzle is None:
-                col = self.apply(lambda q, g: lane(q, g) + offset, self.lane_q, self.lane_g)
-                values = self.read_row(self.b.k_tile, key, count, lambda first: self.apply(lambda c: c + first, col))
+                col = self.column_value(i)
+                values = self.read_row(self.b.k_tile, key, count, lambda first: self.shifted(col, first))
             else:
                 values = self.read_row(self.b.k_tile, key, count, lambda first: self.tile_column(
                     swizzle, (lambda q, g: q), 0, lane, offset + first), swizzle[0])

@@ -327,3 +327,37 @@ func.func @dynamic_blocks_k_tile(%pool: memref<?x4x2x32xf16>, %block_table: memr
   "rock.blockwise_load_tile"(%pages, %tile, %b, %t, %head_page, %block_table) {map = affine_map<(b, t, hp, n, d) -> (b, hp * 128 + (t * 8 + n) * 32 + d)>, block_size = 64, page_size = 128, index_bounds = array<i64: 2147483647, 2147483647, 2147483647>, operandSegmentSizes = array<i32: 1, 1, 3, 1>} : (memref<?x?x128xf16>, memref<8x32xf16, #gpu.address_space<workgroup>>, index, index, index, memref<?x?xi32>) -> ()
   return
 }
+
+// -----
+
+// A swizzled tile (lds_swizzle = [4, 1, 4, 1]: row r's chunk k of 4 elements is stored as chunk
+// k xor (r mod 4)): each thread's 8-element vector goes to LDS as two chunks of 4, each at its
+// swizzled column (the registers are read as they were loaded).
+
+// CHECK-LABEL: func.func @swizzled_tile
+// CHECK: scf.execute_region no_inline {
+// CHECK:   scf.for
+// CHECK:     %[[COLUMN:.*]] = affine.apply #{{.*}}(%[[VECTOR:[^,)]+]])
+// CHECK:     %[[ROW:.*]] = affine.apply #{{.*}}(%[[VECTOR]])
+// CHECK:     %[[FLIP:.*]] = affine.apply #[[ROW_MOD_4:.*]](%[[ROW]])
+// CHECK:     %[[CHUNK:.*]] = affine.apply #[[CHUNK_OF:.*]](%[[COLUMN]])
+// CHECK:     %[[MOVED:.*]] = arith.xori %[[CHUNK]], %[[FLIP]] : index
+// CHECK:     %[[AT:.*]] = affine.apply #{{.*}}(%[[MOVED]], %[[COLUMN]])
+// CHECK:     %[[LOW:.*]] = vector.load %{{.*}}[%{{.*}}, %c0{{.*}}] : memref<1x8xf16, #gpu.address_space<private>>, vector<4xf16>
+// CHECK:     vector.store %[[LOW]], %[[TILE:.*]][%[[ROW]], %[[AT]]] : memref<16x32xf16, #gpu.address_space<workgroup>>, vector<4xf16>
+// CHECK:     %[[NEXT:.*]] = arith.addi %[[COLUMN]], %c4
+// CHECK:     %[[FLIP2:.*]] = affine.apply #[[ROW_MOD_4]](%[[ROW]])
+// CHECK:     %[[CHUNK2:.*]] = affine.apply #[[CHUNK_OF]](%[[NEXT]])
+// CHECK:     %[[MOVED2:.*]] = arith.xori %[[CHUNK2]], %[[FLIP2]] : index
+// CHECK:     %[[AT2:.*]] = affine.apply #{{.*}}(%[[MOVED2]], %[[NEXT]])
+// CHECK:     %[[HIGH:.*]] = vector.load %{{.*}}[%{{.*}}, %c4{{.*}}] : memref<1x8xf16, #gpu.address_space<private>>, vector<4xf16>
+// CHECK:     vector.store %[[HIGH]], %[[TILE]][%[[ROW]], %[[AT2]]]
+// CHECK:   "rock.lds_barrier"()
+// CHECK: } {rock.stage = "LDSWrite"}
+func.func @swizzled_tile(%src: memref<16x32xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %raw = "rock.alloc"() : () -> memref<1024xi8, #gpu.address_space<workgroup>>
+  %tile = memref.view %raw[%c0][] : memref<1024xi8, #gpu.address_space<workgroup>> to memref<16x32xf16, #gpu.address_space<workgroup>>
+  "rock.blockwise_load_tile"(%src, %tile) {map = affine_map<(n, d) -> (n, d)>, block_size = 64, lds_swizzle = array<i64: 4, 1, 4, 1>, operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<16x32xf16>, memref<16x32xf16, #gpu.address_space<workgroup>>) -> ()
+  return
+}
