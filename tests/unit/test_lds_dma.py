@@ -123,3 +123,82 @@ def test_vmcnt_1_leaves_the_newest_load_in_flight() -> None:
 def test_chips_without_the_load_size_are_refused() -> None:
     with pytest.raises(InterpError, match="4-byte loads to LDS are not modelled on gfx1100"):
         run_dma(arch="gfx1100")
+
+
+# ----------------------------------------------------------------------------
+# Kernels whose K/V tiles come in by direct-to-LDS loads (pagedir-gen --lds-dma).
+
+from pagedir.cli import gen as gen_cli  # noqa: E402
+from pagedir.cli import opt as opt_cli  # noqa: E402
+from pagedir.cli import run as run_cli  # noqa: E402
+
+DECODE = ["--batch", "2", "--seq-len-q", "1", "--seq-len-k", "96", "--page-size", "16", "--seq-lens"]
+
+
+def lowered(tmp_path, flags: list[str]) -> tuple[str, str]:
+    """(L0 path, its rock-kernel-pipeline output as text) of ``pagedir-gen attention flags``."""
+    source, target = tmp_path / "kernel.mlir", tmp_path / "kernel.l6.mlir"
+    assert gen_cli.main(["attention", *flags, "-o", str(source)]) == 0
+    assert opt_cli.main([str(source), "--rock-kernel-pipeline", "-o", str(target)]) == 0
+    return str(source), target.read_text()
+
+
+@pytest.mark.parametrize(
+    ("flags", "direct"),
+    [
+        (["--num-heads-q", "16", "--num-heads-kv", "2", "--head-dim", "128", "--dtype", "f16", *DECODE], True),
+        (["--num-heads-q", "4", "--num-heads-kv", "4", "--head-dim", "256", "--dtype", "bf16", *DECODE], True),
+        (["--num-heads-q", "8", "--num-heads-kv", "2", "--head-dim", "128", "--dtype", "f32", *DECODE], True),
+        (["--num-heads-q", "8", "--num-heads-kv", "2", "--head-dim", "128", "--dtype", "f16", *DECODE, "--lds-swizzle"], True),
+        (["--num-heads-q", "8", "--num-heads-kv", "2", "--head-dim", "128", "--dtype", "f16", *DECODE,
+          "--page-table", "blocks", "--num-splits", "2"], True),
+        (["--num-heads-q", "8", "--num-heads-kv", "2", "--head-dim", "128", "--dtype", "f16", *DECODE[:-1],
+          "--page-table", "csr", "--kv-layout", "hnd"], True),
+        (["--num-heads-q", "8", "--num-heads-kv", "2", "--head-dim", "128", "--dtype", "f16", *DECODE,
+          "--page-table", "blocks", "--dynamic"], True),
+        (["--batch", "1", "--num-heads-q", "4", "--num-heads-kv", "2", "--seq-len-q", "48", "--seq-len-k", "80",
+          "--head-dim", "128", "--page-size", "16", "--dtype", "f16", "--causal", "--seq-lens"], True),
+        # A row of 64 f16 is 128 bytes, half a wave's 256: the register path.
+        (["--num-heads-q", "8", "--num-heads-kv", "2", "--head-dim", "64", "--dtype", "f16", *DECODE], False),
+    ],
+    ids=["gqa8-f16-d128", "mha-bf16-d256", "f32-d128", "swizzled", "blocks-split", "csr-hnd", "blocks-dynamic", "prefill-causal",
+         "d64-register-path"],
+)
+def test_direct_to_lds_kernels_match_the_reference(flags, direct: bool, tmp_path, capsys) -> None:
+    source, text = lowered(tmp_path, [*flags, "--arch", "gfx942", "--lds-dma"])
+    assert ("rocdl.raw.ptr.buffer.load.lds" in text) == direct
+    assert ("rocdl.s.waitcnt" in text) == direct
+    capsys.readouterr()
+    status = run_cli.main(["--check", source])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "L6 after rock-kernel-pipeline" in out and "PASS" in out
+
+
+def test_rdna_keeps_the_register_path(tmp_path, capsys) -> None:
+    """gfx1100 has no direct-to-LDS loads: --lds-dma loads through registers there, with the same results."""
+    flags = ["--num-heads-q", "8", "--num-heads-kv", "2", "--head-dim", "128", "--dtype", "f16", *DECODE]
+    source, text = lowered(tmp_path, [*flags, "--arch", "gfx1100", "--lds-dma"])
+    assert "buffer.load.lds" not in text
+    capsys.readouterr()
+    assert run_cli.main(["--check", source]) == 0, capsys.readouterr().out
+
+
+def test_a_kernel_without_its_wait_reads_lds_in_flight(tmp_path, capsys) -> None:
+    """The compiled kernel with its s_waitcnt removed: the first read of the K tile is reported as a race
+    with the direct-to-LDS load that writes it."""
+    flags = ["--batch", "1", "--num-heads-q", "8", "--num-heads-kv", "1", "--seq-len-q", "1", "--seq-len-k", "64",
+             "--head-dim", "128", "--page-size", "16", "--seq-lens", "--dtype", "f16"]
+    _, text = lowered(tmp_path, [*flags, "--arch", "gfx942", "--lds-dma"])
+    intact = tmp_path / "intact.mlir"
+    intact.write_text(text)
+    capsys.readouterr()
+    assert run_cli.main(["--check", str(intact)]) == 0, capsys.readouterr().out
+    broken = tmp_path / "no_wait.mlir"
+    broken.write_text("\n".join(line for line in text.splitlines() if "rocdl.s.waitcnt" not in line))
+    capsys.readouterr()
+    status = run_cli.main(["--check", str(broken)])
+    captured = capsys.readouterr()
+    assert status == 1
+    assert "loads into LDS, before its wave waited for that load (s_waitcnt vmcnt)" in captured.err
+    assert "rocdl.raw.ptr.buffer.load.lds at" in captured.err

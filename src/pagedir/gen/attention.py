@@ -105,6 +105,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lds-swizzle", action="store_true",
                         help="record rock.lds_swizzle on the kernel: the matrix-core loop stores its Q/K/V tiles "
                              "swizzled in LDS (conflict-free reads; more VGPRs)")
+    parser.add_argument("--lds-dma", action="store_true",
+                        help="record rock.lds_dma on the kernel: the matrix-core loop loads its K/V tiles with direct "
+                             "global -> LDS loads where the chip and tile allow (gfx90a/gfx942/gfx950)")
     parser.add_argument("--num-splits", type=int, default=None, metavar="N",
                         help="split-KV: record rock.num_splits = N on the kernel (0: chosen from the chip's compute "
                              "units; default: no split)")
@@ -320,7 +323,8 @@ def function_text(args: argparse.Namespace) -> str:
         lens_operand += ", %k_scales, %v_scales"
         lens_type += scale_types
     splits = (f", rock.num_splits = {args.num_splits}" if args.num_splits is not None else "") + \
-        (", rock.lds_swizzle" if getattr(args, "lds_swizzle", False) else "")
+        (", rock.lds_swizzle" if getattr(args, "lds_swizzle", False) else "") + \
+        (", rock.lds_dma" if getattr(args, "lds_dma", False) else "")
     return f"""func.func @{args.name}({params}) attributes {{rock.kernel, rock.arch = "{args.arch}"{splits}}} {{
 {padded}{derefs}  "rock.attention"(%{q_name}, %k, %v{lens_operand}, %{out_name}) {{num_heads_q = {hq}, num_heads_kv = {hkv},
       causal = {str(args.causal).lower()}{scale}, operandSegmentSizes = array<i32: {segments}>}}
@@ -401,7 +405,8 @@ def serving_function_text(args: argparse.Namespace) -> str:
     segments = f"1, 1, 1, {1 if lengths else 0}, {extra_segments}, 1"
     scale = (f", scale = {args.scale!r} : f32" if args.scale is not None else "") + variant_attrs
     splits = (f", rock.num_splits = {args.num_splits}" if args.num_splits is not None else "") + \
-        (", rock.lds_swizzle" if getattr(args, "lds_swizzle", False) else "")
+        (", rock.lds_swizzle" if getattr(args, "lds_swizzle", False) else "") + \
+        (", rock.lds_dma" if getattr(args, "lds_dma", False) else "")
     return f"""func.func @{args.name}({params}) attributes {{rock.kernel, rock.arch = "{args.arch}"{splits}}} {{
 {padded}{views}  "rock.attention"(%{q_name}, %k, %v{lens_operand}, %{out_name}) {{num_heads_q = {hq}, num_heads_kv = {hkv},
       causal = {str(args.causal).lower()}{scale}, operandSegmentSizes = array<i32: {segments}>}}

@@ -38,7 +38,7 @@ import numpy as np
 
 from pagedir.interp.buffer_descriptor import BufferResource, components_in_range, descriptor_error
 from pagedir.interp.memory import InterpError, Space, elem_named
-from pagedir.interp.ops_memory import LDS_POINTER_SHIFT, MemRef, _masked_read, chip_family
+from pagedir.interp.ops_memory import LDS_POINTER_SHIFT, MemRef, chip_family
 from pagedir.interp.simt import Program, handles, widen
 
 #: Bytes per lane a direct-to-LDS load moves, per chip (gfx950 adds 12 and 16).
@@ -123,8 +123,7 @@ def compile_buffer_load_lds(p: Program, op: Any) -> Any:
         lane_r = BufferResource(*(widen(np.atleast_1d(f), rt.lanes)[lanes] for f in (r.base, r.stride, r.num_records, r.flags)))
         inside = components_in_range(lane_r, family, voff, soff, words, 4)
         addresses = (lane_r.base + soff + voff).reshape(-1, 1) + words[None]
-        m = MemRef(rt.device, np.zeros(1, np.int64), np.zeros(1, np.int64), (), (), elem_named("i32"))
-        data = np.ascontiguousarray(_masked_read(p, op_id, m, addresses, inside, None))
+        data = global_dwords(p, op_id, addresses, inside)
         lane_in_wave = rt.tid[lanes] % p.wave_size
         for pointer in np.unique(base):
             space, start = lds_space(rt, int(pointer), where)
@@ -134,13 +133,75 @@ def compile_buffer_load_lds(p: Program, op: Any) -> Any:
                 raise InterpError(f"{operation.name}: LDS bytes [{int(at.min())}, {int(at.max()) + nbytes}) past the "
                                   f"{space.nbytes} bytes of {space.name}", where)
             offsets = (space.lane_base[lanes[these]] + at)[:, None] + words[None]
-            who = np.broadcast_to(lanes[these][:, None], offsets.shape)
-            space.write(offsets.reshape(-1), who.reshape(-1), data[these].reshape(-1), elem_named("i32"), rt, op_id)
-            units, issuers = space._units(offsets.reshape(-1), who.reshape(-1), 4)
-            issuing = wave_ids(p, issuers)
-            state = Waves.of(rt)
-            for wave in np.unique(issuing):
-                state.issue(int(wave), op_id, space, units[issuing == wave])
+            land(p, op_id, space, offsets, lanes[these], data[these])
+
+    return run
+
+
+def global_dwords(p: Program, op_id: int, addresses: np.ndarray, inside: np.ndarray) -> np.ndarray:
+    """The device dwords at ``addresses`` where ``inside`` (0 elsewhere, memory untouched: out of range)."""
+    out = np.zeros(addresses.shape, dtype=elem_named("i32").storage)
+    if inside.any():
+        out[inside] = p.rt.device.read(addresses[inside], elem_named("i32"), lambda: p.op_name(op_id), p.op_location(op_id))
+    return out
+
+
+def land(p: Program, op_id: int, space: Space, offsets: np.ndarray, lanes: np.ndarray, words: np.ndarray) -> None:
+    """Write the dwords ``words`` (lanes x dwords) of direct-to-LDS loads at the byte ``offsets`` of ``space`` by
+    ``lanes``, and keep them in flight for their waves until a wait retires the load."""
+    rt = p.rt
+    who = np.broadcast_to(lanes[:, None], offsets.shape).reshape(-1)
+    space.write(offsets.reshape(-1), who, words.reshape(-1), elem_named("i32"), rt, op_id)
+    units, issuers = space._units(offsets.reshape(-1), who, 4)
+    issuing = wave_ids(p, issuers)
+    state = Waves.of(rt)
+    for wave in np.unique(issuing):
+        state.issue(int(wave), op_id, space, units[issuing == wave])
+
+
+@handles("rock.global_load_lds")
+def compile_global_load_lds(p: Program, op: Any) -> Any:
+    """``rock.global_load_lds`` (docs/rock.md): lane l of a wave copies ``bytes`` bytes of its page from element
+    ``offset`` (0 when invalid or past the page) to dest element ``dest_offset + l * bytes / element bytes``."""
+    from pagedir.interp.ops_rock import segments
+
+    operation = op.operation
+    mem, offset, dest, dest_offset, valid, page_ptr = (part[0] if part else None for part in segments(op))
+    slots = {name: p.slot(v) for name, v in (("offset", offset), ("dest", dest), ("dest_offset", dest_offset),
+                                              ("page_ptr", page_ptr))}
+    valid_slot = p.slot(valid) if valid is not None else None
+    attrs = operation.attributes
+    nbytes, page_size = int(attrs["bytes"].value), int(attrs["page_size"].value)
+    op_id = p.op_id(op)
+
+    def run(env: list, mask: Any) -> None:
+        rt = p.rt
+        where = p.op_location(op_id)
+        lanes = rt.active_lanes(mask)
+        if lanes.size == 0:
+            return
+        m: MemRef = env[slots["dest"]]
+        size = m.elem.size
+        waves = wave_ids(p, lanes)
+        base = widen(np.asarray(env[slots["dest_offset"]], dtype=np.int64), rt.lanes)[lanes]
+        pointer = widen(np.asarray(env[slots["page_ptr"]], dtype=np.int64), rt.lanes)[lanes]
+        for name, value in (("dest_offset", base), ("page_ptr", pointer)):
+            for wave in np.unique(waves):
+                if np.unique(value[waves == wave]).size > 1:
+                    raise InterpError(f"{operation.name}: {name} differs between lanes of one wave", where)
+        element = widen(np.asarray(env[slots["offset"]], dtype=np.int64), rt.lanes)[lanes]
+        ok = (pointer != 0) & (element >= 0) & (element * size + nbytes <= page_size * size)
+        if valid_slot is not None:
+            ok &= widen(np.asarray(env[valid_slot]).astype(bool), rt.lanes)[lanes]
+        words = np.arange(nbytes // 4, dtype=np.int64) * 4
+        addresses = (pointer + element * size)[:, None] + words[None]
+        data = global_dwords(p, op_id, addresses, np.broadcast_to(ok[:, None], addresses.shape))
+        lane_in_wave = rt.tid[lanes] % p.wave_size
+        starts = widen(np.asarray(m.origin, dtype=np.int64), rt.lanes)[lanes] + (base + lane_in_wave * (nbytes // size)) * size
+        space = m.space
+        if (starts - space.lane_base[lanes] < 0).any() or (starts - space.lane_base[lanes] + nbytes > space.nbytes).any():
+            raise InterpError(f"{operation.name}: LDS bytes past the {space.nbytes} bytes of {space.name}", where)
+        land(p, op_id, space, starts[:, None] + words[None], lanes, data)
 
     return run
 

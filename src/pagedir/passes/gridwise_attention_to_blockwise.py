@@ -104,6 +104,8 @@ from pagedir.passes.ir_utils import apply, find_ops, index_const, lds_view, pow2
 LOG2_E = 1.4426950408889634
 #: Kernel unit attribute asking for the swizzled LDS tiles (the pass's ``lds-swizzle`` option).
 LDS_SWIZZLE_ATTR = "rock.lds_swizzle"
+#: Kernel unit attribute asking for direct global -> LDS loads of the K/V tiles (``lds-dma``).
+LDS_DMA_ATTR = "rock.lds_dma"
 #: Output columns a thread accumulates per chunk, at most (f32 registers).
 MAX_CHUNK = 8
 #: Scores read per LDS vector load in the output phase.
@@ -117,6 +119,9 @@ class GridwiseAttentionToBlockwiseOptions(ChipOptions):
     #: Store the matrix loop's Q, K and V tiles swizzled (blockwise_gemm: conflict-free LDS reads), as a
     #: kernel's ``rock.lds_swizzle`` unit attribute asks too.
     lds_swizzle: bool = False
+    #: Load the matrix loop's K and V tiles with direct global -> LDS loads where the chip and the tile
+    #: allow (``lds_dma`` on their loads: rock-blockwise-load), as a kernel's ``rock.lds_dma`` asks too.
+    lds_dma: bool = False
 
 
 class GridwiseAttentionToBlockwisePass(Pass):
@@ -136,8 +141,9 @@ class GridwiseAttentionToBlockwisePass(Pass):
                     ok = False
                     continue
             swizzle = self.options.lds_swizzle or LDS_SWIZZLE_ATTR in func.attributes
+            dma = self.options.lds_dma or LDS_DMA_ATTR in func.attributes
             for op in find_ops(func, "rock.gridwise_attention_accel"):
-                ok = lower_gridwise(op.opview, func, chip, swizzle) and ok
+                ok = lower_gridwise(op.opview, func, chip, swizzle, dma) and ok
         return ok
 
 
@@ -191,7 +197,7 @@ class Plan:
         return self.m * self.p.head_dim // self.chunk
 
 
-def lower_gridwise(op, func: ir.Operation, chip=None, swizzle: bool = False) -> bool:
+def lower_gridwise(op, func: ir.Operation, chip=None, swizzle: bool = False, dma: bool = False) -> bool:
     p = read_problem(op)
     m, n, block = op.m_per_block, op.n_per_block, op.block_size
     if m % p.group or m <= 0 or n <= 0 or block <= 0:
@@ -225,7 +231,7 @@ def lower_gridwise(op, func: ir.Operation, chip=None, swizzle: bool = False) -> 
     workspace = add_workspace_argument(func, plan, op.location) if plan.splits > 1 else None
     matrix = problem_matrix_instruction(chip, p, block, m, n)
     with op.location, ir.InsertionPoint(op):
-        Builder(plan, op, workspace, matrix, swizzle).build()
+        Builder(plan, op, workspace, matrix, swizzle, dma).build()
     if workspace is not None:
         build_combine_kernel(func, plan, op.out.type, op.location, sinks_argument, packed_arguments)
     op.operation.erase()
@@ -316,9 +322,10 @@ class Builder:
     """Emits the blockwise kernel for one gridwise op at the current insertion point."""
 
     def __init__(self, plan: Plan, op, workspace: ir.Value | None = None, matrix: MatrixInstruction | None = None,
-                 swizzle: bool = False):
+                 swizzle: bool = False, dma: bool = False):
         self.plan = plan
         self.swizzle = swizzle  # the matrix loop's tiles swizzled in LDS (blockwise_gemm.tile_swizzle)
+        self.dma = dma  # the matrix loop's K/V tiles loaded straight into LDS where they can be
         self.op = op
         self.workspace = workspace
         self.matrix = matrix  # the MFMA form of both products (blockwise_gemm), None: the VALU loop
@@ -520,6 +527,7 @@ class Builder:
             source, tile, indices, table,
             map=ir.AffineMapAttr.get(tile_map), block_size=plan.block, page_size=page_size,
             index_bounds=bounds, valid=before_seq_len, lds_swizzle=self.lds_swizzle(swizzle),
+            lds_dma=True if self.dma and self.matrix is not None else None,
         )
 
     def load_scales(self, source: ir.Value, tile: ir.Value, t: ir.Value) -> None:
