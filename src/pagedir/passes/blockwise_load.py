@@ -55,7 +55,20 @@ iteration's PagePtrLoad overwriting pointers a slow thread still reads) is close
 by the trailing LDSWrite barrier: a thread only passes it once every thread has
 finished its GlobalRead. ``dest`` must therefore be in LDS.
 
-Not modelled: global prefetch, double buffering, direct-to-LDS loads, private
+Swizzled tiles (``lds_swizzle``): LDSWrite stores a chunk at a time, each at its swizzled column.
+
+Direct-to-LDS loads (``lds_dma``, where :func:`dma_fallback` finds none of its reasons: a CDNA
+chip, a paged row-major 2-D tile whose rows are whole runs of their pages, a row a whole number
+of a wave's 256 bytes): GlobalRead and LDSWrite become one ``GlobalToLDS`` stage with no
+registers: phase 0 reads every load's page pointer, phase A issues every ``rock.global_load_lds``
+of the wave (64 lanes x 4 bytes, one run of a row; the waves take the tile's loads in turn),
+phase B waits (``rocdl.s.waitcnt`` vmcnt(0)), then ``rock.lds_barrier``. With ``lds_swizzle``
+a lane reads the global element whose swizzled place is its LDS dword (inverse swizzle: the
+LDS writes stay linear). Elsewhere the op keeps the register path (gfx1100/RDNA: no such loads;
+D 64 f16: a row is 128 bytes, half a wave's load). rocMLIR has no direct-to-LDS path for
+paged loads: here the page pointer of each load is the wave's own.
+
+Not modelled: global prefetch, double buffering, private
 destinations, maps that are not affine-linear in the tile coordinates, and a
 compacted pointer buffer for strided tiles (their buffer spans skipped pages).
 """

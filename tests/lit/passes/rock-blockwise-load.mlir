@@ -361,3 +361,59 @@ func.func @swizzled_tile(%src: memref<16x32xf16>) attributes {rock.kernel, rock.
   "rock.blockwise_load_tile"(%src, %tile) {map = affine_map<(n, d) -> (n, d)>, block_size = 64, lds_swizzle = array<i64: 4, 1, 4, 1>, operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<16x32xf16>, memref<16x32xf16, #gpu.address_space<workgroup>>) -> ()
   return
 }
+
+// -----
+
+// lds_dma: a V-like [32, 128] f16 tile from pages of 16 tokens, 128 threads (2 waves) on gfx942.
+// A wave's direct-to-LDS load moves 64 lanes x 4 bytes = one 128-element row; the 32 loads are
+// dealt to the waves in turn (16 each). Every load's page pointer and offsets are read first,
+// then every load is issued, then the wave waits for all of them (s_waitcnt vmcnt(0): 3952),
+// then the barrier. No registers: no GlobalRead / LDSWrite stages.
+
+// CHECK-LABEL: func.func @dma_v_tile
+// CHECK-NOT: #gpu.address_space<private>
+// CHECK: } {rock.stage = "PagePtrLoad"}
+// CHECK: scf.execute_region no_inline {
+// CHECK:   %[[TID:.*]] = "rock.workitem_id"()
+// CHECK:   %[[WAVE:.*]] = affine.apply #{{.*}}(%[[TID]])
+// CHECK:   %[[LANE:.*]] = affine.apply #{{.*}}(%[[TID]])
+// CHECK:   %[[PTR0:.*]] = memref.load %[[PTRS:.*]][%{{.*}}] : memref<2xi64, #gpu.address_space<workgroup>>
+// CHECK:   %[[NONNULL:.*]] = arith.cmpi ne, %[[PTR0]], %c0_i64
+// CHECK-COUNT-15: memref.load %[[PTRS]]
+// CHECK:   "rock.global_load_lds"(%{{.*}}, %{{.*}}, %[[TILE:.*]], %{{.*}}, %{{.*}}, %[[PTR0]]) {bytes = 4 : i64, {{.*}}page_size = 2048 : i64}
+// CHECK-COUNT-15: "rock.global_load_lds"
+// CHECK-NEXT:   rocdl.s.waitcnt 3952
+// CHECK-NEXT:   "rock.lds_barrier"()
+// CHECK: } {rock.stage = "GlobalToLDS"}
+// CHECK-NOT: rock.threadwise_read_into
+func.func @dma_v_tile(%table: memref<2x8x1xi64>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 128 : i64, rock.grid_size = 8 : i64} {
+  %pages = "rock.deref"(%table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
+  %bid = "rock.workgroup_id"() : () -> index
+  %raw = "rock.alloc"() : () -> memref<8192xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %tile = memref.view %raw[%c0][] : memref<8192xi8, #gpu.address_space<workgroup>> to memref<32x128xf16, #gpu.address_space<workgroup>>
+  %b = affine.apply affine_map<(d0) -> (d0 floordiv 4)>(%bid)
+  %t = affine.apply affine_map<(d0) -> (d0 mod 4)>(%bid)
+  "rock.blockwise_load_tile"(%pages, %tile, %b, %t, %table) {map = affine_map<(b, t, n, d) -> (b, (t * 32 + n) * 128 + d)>, block_size = 128, page_size = 2048, index_bounds = array<i64: 2, 4>, lds_dma, operandSegmentSizes = array<i32: 1, 1, 2, 1>} : (memref<2x8x2048xf16>, memref<32x128xf16, #gpu.address_space<workgroup>>, index, index, memref<2x8x1xi64>) -> ()
+  return
+}
+
+// -----
+
+// lds_dma on gfx1100: RDNA has no direct-to-LDS loads; the register path.
+
+// CHECK-LABEL: func.func @dma_on_rdna
+// CHECK: {rock.stage = "GlobalRead"}
+// CHECK: {rock.stage = "LDSWrite"}
+// CHECK-NOT: rock.global_load_lds
+func.func @dma_on_rdna(%table: memref<2x8x1xi64>) attributes {rock.kernel, rock.arch = "gfx1100", rock.block_size = 64 : i64, rock.grid_size = 8 : i64} {
+  %pages = "rock.deref"(%table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
+  %bid = "rock.workgroup_id"() : () -> index
+  %raw = "rock.alloc"() : () -> memref<8192xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %tile = memref.view %raw[%c0][] : memref<8192xi8, #gpu.address_space<workgroup>> to memref<32x128xf16, #gpu.address_space<workgroup>>
+  %b = affine.apply affine_map<(d0) -> (d0 floordiv 4)>(%bid)
+  %t = affine.apply affine_map<(d0) -> (d0 mod 4)>(%bid)
+  "rock.blockwise_load_tile"(%pages, %tile, %b, %t, %table) {map = affine_map<(b, t, n, d) -> (b, (t * 32 + n) * 128 + d)>, block_size = 64, page_size = 2048, index_bounds = array<i64: 2, 4>, lds_dma, operandSegmentSizes = array<i32: 1, 1, 2, 1>} : (memref<2x8x2048xf16>, memref<32x128xf16, #gpu.address_space<workgroup>>, index, index, memref<2x8x1xi64>) -> ()
+  return
+}
