@@ -181,7 +181,9 @@ def segment_sizes(rng: random.Random, data: bytes) -> bytes:
         return index_arrays(rng, data)
     start, end = rng.choice(spans)
     values = [rng.choice([0, 1, 2, 3, -1, 2**31 - 1]) for _ in range(rng.randint(0, 7))]
-    return data[:start] + b"operandSegmentSizes = array<i32: " + b", ".join(str(v).encode() for v in values) + b">" + data[end:]
+    element = rng.choice([b"i32", b"i32", b"i8", b"i64"])  # the verifier wants i32: other widths must be refused too
+    text = element + (b": " + b", ".join(str(v).encode() for v in values) if values else b"")
+    return data[:start] + b"operandSegmentSizes = array<" + text + b">" + data[end:]
 
 
 TEXT_MUTATIONS = [truncate, flip_bytes, delete_tokens, duplicate_tokens, deep_nesting, huge_numbers, nan_numbers,

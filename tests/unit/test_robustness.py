@@ -10,14 +10,19 @@ number, wrong operandSegmentSizes and byte garbage. The runs are in-process
 
 from __future__ import annotations
 
+import os
 import random
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
-from pagedir.cli import opt
-from pagedir.passes import PASSES
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from benchmarks.fuzz import TOKEN, flip_bytes, segment_sizes, truncate  # noqa: E402
+from pagedir.cli import opt  # noqa: E402
+from pagedir.passes import PASSES  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = [
@@ -35,18 +40,6 @@ FLAG_SETS = [
     ["--pass-pipeline=builtin.module(rock-verify,func.func(canonicalize),cse)"],
 ]
 CASES_PER_KIND = 120
-TOKEN = re.compile(rb"%?[\w.]+|\S")
-
-
-def truncate(rng: random.Random, data: bytes) -> bytes:
-    return data[: rng.randrange(len(data))]
-
-
-def flip_bytes(rng: random.Random, data: bytes) -> bytes:
-    out = bytearray(data)
-    for _ in range(rng.randint(1, 4)):
-        out[rng.randrange(len(out))] = rng.randrange(256)
-    return bytes(out)
 
 
 def swap_tokens(rng: random.Random, data: bytes) -> bytes:
@@ -93,7 +86,6 @@ def deep_nesting(rng: random.Random, data: bytes) -> bytes:
     at = rng.randrange(len(data))
     return data[:at] + opener * depth + inner + closer * depth + data[at:]
 
-
 def index_array(rng: random.Random, data: bytes) -> bytes:
     arrays = [m.span(1) for m in re.finditer(rb"array<\s*(i32|i64)", data)]
     if not arrays:
@@ -114,17 +106,6 @@ def bad_affine_map(rng: random.Random, data: bytes) -> bytes:
         return data + b"\n#bad = affine_map<(d0) -> (d0 mod " + divisor + b")>\n"
     at = rng.choice(results)
     return data[:at] + rng.choice([b" mod ", b" floordiv ", b" ceildiv "]) + divisor + data[at:]
-
-
-def segment_sizes(rng: random.Random, data: bytes) -> bytes:
-    arrays = [m.span(1) for m in re.finditer(rb"operandSegmentSizes = (array<[^>]*>)", data)]
-    if not arrays:
-        return flip_bytes(rng, data)
-    start, end = rng.choice(arrays)
-    sizes = [rng.choice([-1, 0, 1, 1, 2, 3]) for _ in range(rng.randint(0, 6))]
-    element = rng.choice([b"i32", b"i32", b"i8", b"i64"])
-    text = element + (b": " + b", ".join(str(n).encode() for n in sizes) if sizes else b"")
-    return data[:start] + b"array<" + text + b">" + data[end:]
 
 
 def byte_garbage(rng: random.Random, data: bytes) -> bytes:
