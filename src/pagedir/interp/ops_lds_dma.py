@@ -82,6 +82,16 @@ class Waves:
             space.in_flight[units[still]] = 0
 
 
+def chip_name(p: Program) -> str:
+    """The kernel's chip (``rock.arch``), "" when it names none."""
+    from pagedir.arch import ChipError, kernel_chip
+
+    try:
+        return kernel_chip(p.func).name
+    except ChipError:
+        return ""
+
+
 def wave_ids(p: Program, lanes: np.ndarray) -> np.ndarray:
     """The batch-wide wave number of each lane (waves never span workgroups)."""
     rt, wave = p.rt, p.wave_size
@@ -99,8 +109,7 @@ def compile_buffer_load_lds(p: Program, op: Any) -> Any:
     def run(env: list, mask: Any) -> None:
         rt = p.rt
         where = p.op_location(op_id)
-        chip = p.func.attributes["rock.arch"] if "rock.arch" in p.func.attributes else None
-        name = str(chip).strip('"').split(":")[-1] if chip is not None else ""
+        name = chip_name(p)
         nbytes = int(np.asarray(env[size]).reshape(-1)[0])
         if family != "cdna" or nbytes not in DMA_SIZES.get(name, ()):
             raise InterpError(f"{operation.name}: {nbytes}-byte loads to LDS are not modelled on {name or 'this chip'} "
@@ -166,7 +175,7 @@ def compile_global_load_lds(p: Program, op: Any) -> Any:
     from pagedir.interp.ops_rock import segments
 
     operation = op.operation
-    mem, offset, dest, dest_offset, valid, page_ptr = (part[0] if part else None for part in segments(op))
+    _, offset, dest, dest_offset, valid, page_ptr = (part[0] if part else None for part in segments(op))
     slots = {name: p.slot(v) for name, v in (("offset", offset), ("dest", dest), ("dest_offset", dest_offset),
                                               ("page_ptr", page_ptr))}
     valid_slot = p.slot(valid) if valid is not None else None

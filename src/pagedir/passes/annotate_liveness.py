@@ -100,7 +100,7 @@ from dataclasses import dataclass
 import mlir.ir as ir
 import numpy as np
 
-from pagedir.arch import MAX_WORKGROUP_SIZE, kernel_chip_or_none
+from pagedir.arch import MAX_WORKGROUP_SIZE, ChipError, kernel_chip
 from pagedir.diagnostics import file_position
 from pagedir.dialect import rock
 from pagedir.dialect.effects import Access, UnknownEffects, accesses, overwritten_operands, walk_ops
@@ -375,12 +375,20 @@ def covers(run: list[ir.Operation], alloc: ir.Operation, func: ir.Operation, wri
     if threads > MAX_WORKGROUP_SIZE:  # not a launchable kernel (rock-verify says so): prove nothing
         return False
     evaluation = BlockEvaluation(alloc.results[0], memref_bytes(alloc_type), threads, writes)
-    evaluation.wave = chip.wave_size if (chip := kernel_chip_or_none(func)) is not None else None
+    evaluation.wave = kernel_wave_size(func)
     lanes = np.ones(max(threads, 1), dtype=bool)
     env: dict = {}
     for op in run:
         evaluation.run(op, env, lanes)
     return bool(evaluation.written.all())
+
+
+def kernel_wave_size(func: ir.Operation) -> int | None:
+    """The wave size of the kernel's chip (``rock.arch``), None when it names none (no error here)."""
+    try:
+        return kernel_chip(func).wave_size
+    except ChipError:
+        return None
 
 
 class BlockEvaluation:

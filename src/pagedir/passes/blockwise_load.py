@@ -85,7 +85,7 @@ from mlir.dialects import affine, arith, memref, rocdl, scf, vector
 from pagedir.dialect import rock
 from pagedir.dialect.ops_page_table import PageGeometry, is_block_table_view, slot_count_dim
 from pagedir.dialect.types import element_bytes, is_lds, lds_bytes_type, private_space, strides_and_offset
-from pagedir.arch import kernel_chip_or_none
+from pagedir.arch import ChipError, kernel_chip
 from pagedir.passes.base import Pass, kernel_functions
 from pagedir.passes.ir_utils import (LinearForm, NotLinear, dims_of, find_ops, index_const, linear_form, swizzled_column, thread_item,
                                      vector_coords)
@@ -207,7 +207,7 @@ class BlockwiseLoadPass(Pass):
         for func in kernel_functions(module):
             entry = func.regions[0].blocks[0]
             hoist_point = ir.InsertionPoint(entry.operations[0])
-            chip = kernel_chip_or_none(func)
+            chip = chip_for_direct_loads(func)
             for op in find_ops(func, "rock.blockwise_load_tile"):
                 ok = lower_blockwise_load(op.opview, hoist_point, chip) and ok
         return ok
@@ -500,6 +500,15 @@ DMA_BYTES = 4
 #: ``s_waitcnt`` immediate (gfx9 encoding) that waits for every vector memory load of the wave: vmcnt 0,
 #: expcnt (bits 6:4) and lgkmcnt (11:8) at their maximum, so they do not wait.
 WAIT_VMCNT_0 = 0x0F70
+
+
+def chip_for_direct_loads(func: ir.Operation):
+    """The kernel's chip when it names one (direct-to-LDS loads need it), else None: without ``lds_dma``
+    the lowering needs no chip, so a kernel naming none is no error here."""
+    try:
+        return kernel_chip(func)
+    except ChipError:
+        return None
 
 
 def dma_fallback(op, plan: TilePlan, chip) -> str | None:

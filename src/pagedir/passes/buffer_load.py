@@ -72,10 +72,11 @@ class BufferLoadPass(Pass):
     Options = ChipOptions
 
     def run(self, module: ir.Operation) -> bool:
-        ok = lower_kernel_ops(module, self.options.arch, "rock.global_load",
-                              lambda op, chip: lower_global_load(op, chip.buffer_flags))
+        if not lower_kernel_ops(module, self.options.arch, "rock.global_load",
+                                lambda op, chip: lower_global_load(op, chip.buffer_flags)):
+            return False  # a kernel without a chip was reported once
         return lower_kernel_ops(module, self.options.arch, "rock.global_load_lds",
-                                lambda op, chip: lower_global_load_lds(op, chip.buffer_flags)) and ok
+                                lambda op, chip: lower_global_load_lds(op, chip.buffer_flags))
 
 
 def i32_const(value: int) -> ir.Value:
@@ -242,17 +243,17 @@ def lower_global_load_lds(op, flags: int) -> bool:
     """``rock.global_load_lds`` -> ``rocdl.raw.ptr.buffer.load.lds`` (module docstring)."""
     i32 = ir.IntegerType.get_signless(32)
     elem_bytes = element_bytes(op.dest.type.element_type)
-    num_records = op.page_size * elem_bytes
-    if why := out_of_32_bits(f"page of {num_records} bytes", num_records, op.bytes):
+    page_bytes = op.page_size * elem_bytes
+    if why := out_of_32_bits(f"page of {page_bytes} bytes", page_bytes, op.bytes):
         op.location.emit_error(f"'rock.global_load_lds' op {why}")
         return False
     with op.location, ir.InsertionPoint(op):
         pointer = rocdl.readfirstlane(op.page_ptr.type, op.page_ptr)
-        rsrc = make_descriptor(pointer, num_records, flags)
+        rsrc = make_descriptor(pointer, page_bytes, flags)
         index = ir.IndexType.get()
         byte_offset = arith.index_cast(i32, arith.muli(op.offset, arith.constant(index, elem_bytes)))
         if op.valid is not None:
-            byte_offset = arith.select(op.valid, byte_offset, i32_const(num_records))
+            byte_offset = arith.select(op.valid, byte_offset, i32_const(page_bytes))
         base = arith.addi(memref.extract_aligned_pointer_as_index(op.dest), arith.muli(op.dest_offset, arith.constant(index, elem_bytes)))
         base32 = rocdl.readfirstlane(i32, arith.index_cast(i32, base))
         lds = llvm.inttoptr(ir.Type.parse("!llvm.ptr<3>"), base32)
