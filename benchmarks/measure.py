@@ -146,7 +146,7 @@ def launch_of(module: ir.Operation) -> dict[str, Any]:
                  "lds_bytes": kernels[name]["lds_bytes"]} for name in plan["launch_order"]]
     return {"entry": launches[0]["name"], "grid": launches[0]["grid"], "block": launches[0]["block"],
             "launches": launches, "workgroups": sum(launch["grid"] for launch in launches),
-            "workspace_bytes": plan["workspace_bytes"]}
+            "workspace_bytes": plan["workspace_bytes"], "split_model": kernels[launches[0]["name"]].get("split_model")}
 
 
 def volume(dims: list[int]) -> int:

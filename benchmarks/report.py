@@ -50,7 +50,10 @@ How the figures are obtained:
   output and log-sum-exp, f32) once and the combine kernel reads it once, 2 x the plan's
   workspace bytes; for interpreted configurations the counted bytes of the workspace argument
   are shown beside it. *K+V bytes* is the K/V the attention needs (Bytes, above). The report
-  columns of a split configuration are those of its split kernel.
+  columns of a split configuration are those of its split kernel. *Cost model* is the estimate
+  that chose the split count (`pagedir.backend.split_cost`, the plan's `split_model`): the split
+  kernel's busiest compute unit at its share of the chip's bandwidth, plus the combine (its
+  workgroups reading the partials at their share, and a launch), against the unsplit kernel.
 * **Interpreter speed.** The same L6 run with a counter of executed ops x active lanes
   (`pagedir.interp` counts when `Program.count_instructions` is set): thread-instructions.
   Rate = thread-instructions / the time of an uncounted run of the same kernel; the
@@ -247,10 +250,14 @@ def split_table(records: list[dict]) -> str:
         if interp and interp.get("workspace_argument") is not None:
             got, index = interp["bytes"], interp["workspace_argument"]
             measured = f"{kib(got['arguments_written'][index])} + {kib(got['arguments_read'][index])}"
+        model = k.get("split_model")
+        estimate = "-" if not model else f"{model['split_us']:.1f} + {model['combine_us']:.1f} us ({model['unsplit_us']:.1f})"
         rows.append([c["name"], k.get("num_splits", 1), launches or "-", workgroups(k), get_chip(c["arch"]).compute_units,
-                     kib(kv), kib(k.get("workspace_bytes", 0)), kib(combine), measured, f"{100 * combine / max(1, kv):.1f}%"])
+                     kib(kv), kib(k.get("workspace_bytes", 0)), kib(combine), measured, f"{100 * combine / max(1, kv):.1f}%",
+                     estimate])
     return table(["configuration", "splits", "launches (kernel x workgroups)", "workgroups", "CUs", "K+V bytes",
-                  "workspace", "combine bytes (2 x workspace)", "interpreter: written + read", "combine / K+V"], rows)
+                  "workspace", "combine bytes (2 x workspace)", "interpreter: written + read", "combine / K+V",
+                  "cost model: split + combine (unsplit)"], rows)
 
 
 def bytes_table(records: list[dict]) -> str:

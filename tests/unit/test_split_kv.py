@@ -88,17 +88,21 @@ def gridwise_op(**options) -> tuple[int, int, int, bool]:
 
 
 GRIDS = {
-    # The shapes on gfx942 (304 compute units), f16, D 128, pages of 16 tokens:
-    # (B, Hq, Hkv, Sk): (workgroups without splitting, with num-splits=0)
-    "decode-b1-hkv1-sk8192": ((1, 8, 1, 8192), 1, 256),  # one split per 32-token tile: 256 tiles
-    "decode-b1-hkv1-sk4096": ((1, 8, 1, 4096), 1, 128),
-    "decode-b2-hkv2-sk512": ((2, 16, 2, 512), 4, 64),  # 16 tiles per sequence
+    # The shapes on gfx942 (304 compute units), f16, D 128, pages of 16 tokens, 32-key tiles:
+    # (B, Hq, Hkv, Sk): (workgroups without splitting, with num-splits=0). The cost model
+    # (pagedir.backend.split_cost) weighs the busiest CU's K/V against the partials the combine's
+    # workgroups read back: 8 rows of one sequence give the combine 4 workgroups, so 256 splits of one
+    # tile (19.4 us estimated) lose to 64 splits of 4 tiles (10.9 us).
+    "decode-b1-hkv1-sk8192": ((1, 8, 1, 8192), 1, 64),
+    "decode-b1-hkv1-sk4096": ((1, 8, 1, 4096), 1, 43),  # 3 tiles per split
+    "decode-b2-hkv2-sk512": ((2, 16, 2, 512), 4, 64),  # 16 tiles per sequence: one per split
     "decode-b64-hkv8-sk512": ((64, 64, 8, 512), 512, 512),  # the grid already fills the chip: no split
+    "decode-b1-mha8-sk4096": ((1, 8, 8, 4096), 8, 256),  # 32 splits: 4 tiles each, as with 38 (304 busy)
 }
 
 
 @pytest.mark.parametrize("name", list(GRIDS))
-def test_chosen_splits_fill_the_compute_units(name: str) -> None:
+def test_chosen_splits_follow_the_cost_model(name: str) -> None:
     (b, hq, hkv, sk), unsplit, split = GRIDS[name]
     shape = dict(batch=b, num_heads_q=hq, num_heads_kv=hkv, seq_len_k=sk, head_dim=128)
     grid, splits, _, recorded = gridwise_op(**shape)
@@ -108,19 +112,21 @@ def test_chosen_splits_fill_the_compute_units(name: str) -> None:
 
 
 def test_compute_units_override_and_no_empty_split() -> None:
-    # MI300A: 228 compute units. 16 tiles, 4 workgroups: 57 wanted, at most 16 splits.
+    # MI300A: 228 compute units. 16 tiles, 4 workgroups: still one tile per split.
     _, splits, _, _ = gridwise_op(num_splits=0, compute_units=228, batch=2, num_heads_q=16, num_heads_kv=2,
                                   seq_len_k=512, head_dim=128)
     assert splits == 16
-    # 10 tiles, 3 splits wanted -> 4 tiles per split -> 3 splits (not 3 with one left empty); 4 wanted -> 3
-    # tiles per split -> 4 splits.
-    for units, splits in ((3, 3), (4, 4), (6, 5)):
+    # 10 tiles, one workgroup: the fewer the compute units, the fewer splits pay for their partials, and
+    # never a count that leaves a split empty (6 splits of 2 tiles: the sixth has none; 5 do the same).
+    chosen_counts = []
+    for units in (2, 3, 4, 6, 304):
         _, chosen, n, _ = gridwise_op(num_splits=0, compute_units=units, batch=1, num_heads_q=2, num_heads_kv=1,
                                       seq_len_k=320)
-        assert chosen == splits
         tiles = math.ceil(320 / n)
-        per_split = math.ceil(tiles / splits)
-        assert (splits - 1) * per_split < tiles  # the last split has a tile
+        per_split = math.ceil(tiles / chosen)
+        assert (chosen - 1) * per_split < tiles  # the last split has a tile
+        chosen_counts.append(chosen)
+    assert chosen_counts == sorted(chosen_counts) and chosen_counts[0] < chosen_counts[-1] <= 10
 
 
 def test_kernel_attribute_asks_for_splits_and_the_option_wins() -> None:
@@ -244,3 +250,51 @@ def test_argument_attributes_get_one_for_the_workspace() -> None:
         for func in interp.launch.functions(module.operation):
             attrs = [str(a) for a in ir.ArrayAttr(func.attributes["arg_attrs"])]
             assert attrs == ["{llvm.noalias}", "{}", "{}", "{}", "{}"], interp.launch.symbol_name(func)
+
+
+# --- the correctness matrix under pagedir-run --check ----------------------------------------
+# The check draws the lengths of a split kernel's sequences with one full, one of a single key
+# (shorter than any split: every split but the first sees none) and the others ragged, ending
+# inside pages and tiles. A split is whole KV tiles, so it ends inside a page when pages are longer
+# than tiles (64-token pages, 32-key tiles) and inside a tile only where seq_len does.
+CHECK_MATRIX = {
+    "pointers-f16-splits-end-mid-page": "--page-size 64 --seq-len-k 256 --num-splits 8",
+    "pointers-bf16-capacity-mid-tile": "--dtype bf16 --seq-len-k 200 --num-splits 3",
+    "pointers-f32": "--dtype f32 --seq-len-k 128 --num-splits 4",
+    "blocks-nhd-f16": "--page-table blocks --kv-layout nhd --seq-len-k 100 --num-splits 3",
+    "blocks-hnd-bf16": "--page-table blocks --kv-layout hnd --dtype bf16 --seq-len-k 100 --num-splits 4",
+    "csr-nhd-f32": "--page-table csr --kv-layout nhd --dtype f32 --seq-len-k 100 --num-splits 3",
+    "csr-hnd-f16-chosen": "--page-table csr --kv-layout hnd --seq-len-k 2048 --head-dim 128 --num-splits 0",
+    "dense-bf16": "--dense --dtype bf16 --seq-len-k 96 --num-splits 3",
+    "causal-prefill-pointers-bf16": "--seq-len-q 5 --causal --dtype bf16 --seq-len-k 128 --num-splits 3",
+    "causal-prefill-blocks-f32": "--page-table blocks --seq-len-q 4 --causal --dtype f32 --seq-len-k 96 --num-splits 2",
+}
+
+
+@pytest.mark.parametrize("name", list(CHECK_MATRIX))
+def test_pagedir_run_checks_the_split_matrix(name: str, tmp_path, capsys) -> None:
+    from pagedir.cli import gen as gen_cli
+
+    path = tmp_path / "split.mlir"
+    flags = CHECK_MATRIX[name].split()
+    lengths = [] if "csr" in flags else ["--seq-lens"]
+    assert gen_cli.main(["attention", "--batch", "3", "--num-heads-q", "4", "--num-heads-kv", "2", "--head-dim", "64",
+                         *lengths, *flags, "-o", str(path)]) == 0
+    capsys.readouterr()
+    assert run_cli.main(["--check", str(path), "--seed", str(len(name))]) == 0
+    out = capsys.readouterr().out
+    assert "FAIL" not in out and "then @paged_attention_combine" in out, out
+
+
+def test_the_check_gives_a_split_kernel_a_sequence_of_one_key() -> None:
+    from pagedir.interp.check import make_case
+    from pagedir.interp.memory import Device
+
+    for flags in (dict(), dict(page_table="blocks")):
+        args = make_args(batch=3, seq_len_k=100, **flags)
+        args.seq_lens, args.num_splits = True, 3
+        with make_context():
+            module = ir.Module.parse(gen.generate(args))
+            func = interp.launch.functions(module.operation)[0]
+            lengths = make_case(func, np.random.default_rng(0), Device()).args[-2]
+        assert min(lengths) == 1 and max(lengths) >= 100  # the full one: the capacity (whole pages for blocks)

@@ -143,7 +143,7 @@ SPLIT_CASES = {
     "pointers-causal-3-splits": dict(seq_len_q=5, seq_len_k=100, causal=True, num_splits=3),
     "pointers-gqa4-f32-2-splits": dict(seq_len_q=3, seq_len_k=96, num_heads_q=8, num_heads_kv=2, dtype="f32",
                                        num_splits=2),
-    "dense-bf16-causal-chosen": dict(dense=True, seq_len_q=4, seq_len_k=128, causal=True, dtype="bf16", num_splits=0),
+    "dense-bf16-causal-2-splits": dict(dense=True, seq_len_q=4, seq_len_k=128, causal=True, dtype="bf16", num_splits=2),
     "blocks-nhd-causal-4-splits": dict(page_table="blocks", seq_len_q=6, seq_len_k=100, causal=True, num_splits=4),
     "csr-hnd-mqa-sinks-3-splits": dict(page_table="csr", kv_layout="hnd", seq_len_q=4, seq_len_k=80, num_heads_kv=1,
                                        sinks=True, num_splits=3),

@@ -19,7 +19,11 @@ gpu.func @k(%q: memref<1x8x128xf16>, %table: memref<1x1xi32>, %q_0: index, %tabl
 ```
 
 ``rock.dynamic_sizes`` lists, per appended argument, the (argument, dim) whose size it
-is; the launch plan states it (``pagedir-compile --plan``). The memrefs keep the
+is; the launch plan states it (``pagedir-compile --plan``). A split-KV kernel whose split
+count is chosen at launch (``--dynamic --num-splits 0``) takes the count this way: its
+workspace is ``memref<?x?xf32>``, ``[num_splits, R * (D + 1)]``, so the count arrives as the
+i64 size argument of the workspace's dim 0 (the plan's ``num_splits_formula`` says how a
+runtime chooses it), and its combine kernel reads it from the same argument. The memrefs keep the
 identity (row-major) layout, so the strides follow from the sizes; ``memref.dim`` of
 a reinterpret_cast folds to the size argument, and the buffer descriptors of dense
 loads take their num_records from it (rock-buffer-load).

@@ -33,6 +33,8 @@ from typing import Any
 
 import mlir.ir as ir
 
+from pagedir.backend import split_cost
+
 FORMAT = 1
 
 
@@ -78,6 +80,9 @@ def kernel_entry(kernel: ir.Operation) -> dict[str, Any]:
     function_type = ir.FunctionType(ir.TypeAttr(kernel.attributes["function_type"]).value)
     inputs = list(function_type.inputs)
     workspace = _int(kernel, "rock.workspace_bytes")
+    # The workspace: a split kernel's last memref argument (index size arguments may follow it).
+    memrefs = [i for i, t in enumerate(inputs) if isinstance(t, ir.MemRefType)]
+    workspace_index = memrefs[-1] if "rock.combine" in kernel.attributes and memrefs else None
     workgroup = _int(kernel, "workgroup_attributions")
     attributions = list(kernel.regions[0].blocks[0].arguments)[len(inputs): len(inputs) + workgroup]
     arguments = []
@@ -89,7 +94,7 @@ def kernel_entry(kernel: ir.Operation) -> dict[str, Any]:
             entry.update(shape=shape, dtype=str(memref.element_type), bytes=_bytes(memref))
         else:
             entry.update(dtype=str(type_))
-        entry["workspace"] = bool(workspace) and index == len(inputs) - 1
+        entry["workspace"] = index == workspace_index
         arguments.append(entry)
     return {
         "symbol": _symbol(kernel),
@@ -101,9 +106,48 @@ def kernel_entry(kernel: ir.Operation) -> dict[str, Any]:
         "block": _dims(kernel, "known_block_size", "rock.block_size"),
         "lds_bytes": sum(_bytes(ir.MemRefType(a.type)) for a in attributions),
         "arguments": arguments,
-        "workspace_bytes": workspace,
+        "workspace_bytes": workspace if "rock.split_map" not in kernel.attributes or workspace else None,
         "then": ir.StringAttr(kernel.attributes["rock.combine"]).value if "rock.combine" in kernel.attributes else None,
+        **split_entries(kernel, workspace_index),
     }
+
+
+def split_entries(kernel: ir.Operation, workspace_index: int | None) -> dict[str, Any]:
+    """A split kernel's split count: ``split_model``, the cost model's inputs and estimate for the
+    count chosen at compile time; or with the count chosen at launch ``num_splits_formula``: the
+    inputs as expressions in ``arguments[i].shape[d]``, the model's constants, the choice as a
+    Python ``expression`` of them (:func:`pagedir.backend.split_cost.plan_expression`) and the
+    workspace's shape ``[num_splits, partial_bytes // 4]`` (f32) that carries the count."""
+    if "rock.split_map" not in kernel.attributes:
+        return {}
+    split_map = ir.AffineMapAttr(kernel.attributes["rock.split_map"]).value
+    pairs = list(ir.DenseI64ArrayAttr(kernel.attributes["rock.split_sizes"]))
+    constants = split_cost.model_constants(kernel)
+    if split_map.n_dims == 0:  # static sizes: chosen at compile time
+        values = [ir.AffineConstantExpr(e).value for e in split_map.results]
+        inputs = split_cost.SplitInputs(**dict(zip(split_cost.LAUNCH_INPUTS, values)), **constants)
+        chosen = ir.IntegerAttr(ir.DictAttr(kernel.attributes["rock.split_model"])["num_splits"]).value
+        return {"split_model": split_cost.explain(inputs, chosen)}
+    sizes = [{"argument": pairs[i], "dim": pairs[i + 1]} for i in range(0, len(pairs), 2)]
+    formula = {name: map_expression(split_map, sizes, result) for result, name in enumerate(split_cost.LAUNCH_INPUTS)}
+    return {"num_splits_formula": {
+        "inputs": formula,
+        "constants": {**constants, "combine_always": True},
+        "expression": split_cost.plan_expression(),
+        "workspace_shape": ["num_splits", "partial_bytes // 4"],
+        "workspace_argument": workspace_index,
+    }}
+
+
+def map_expression(affine_map: ir.AffineMap, inputs: list[dict[str, int]], result: int = 0) -> str:
+    """Result ``result`` of ``affine_map`` as Python text in ``arguments[i].shape[d]``: dims, then
+    symbols, are the sizes ``inputs`` names (``floordiv`` is ``//``)."""
+    expression = str(affine_map.results[result])
+    names = [f"d{i}" for i in range(affine_map.n_dims)] + [f"s{i}" for i in range(affine_map.n_symbols)]
+    for position, name in reversed(list(enumerate(names))):  # d10 before d1
+        size = inputs[position]
+        expression = expression.replace(name, f"arguments[{size['argument']}].shape[{size['dim']}]")
+    return expression.replace("floordiv", "//").replace(" mod ", " % ")
 
 
 def grid_formula(kernel: ir.Operation) -> dict[str, Any] | None:
@@ -114,10 +158,7 @@ def grid_formula(kernel: ir.Operation) -> dict[str, Any] | None:
     grid_map = ir.AffineMapAttr(kernel.attributes["rock.grid_map"]).value
     pairs = list(ir.DenseI64ArrayAttr(kernel.attributes["rock.grid_sizes"]))
     inputs = [{"argument": pairs[i], "dim": pairs[i + 1]} for i in range(0, len(pairs), 2)]
-    expression = str(grid_map.results[0])
-    for position, size in reversed(list(enumerate(inputs))):  # d10 before d1
-        expression = expression.replace(f"d{position}", f"arguments[{size['argument']}].shape[{size['dim']}]")
-    return {"affine_map": str(grid_map), "inputs": inputs, "expression": expression.replace("floordiv", "//")}
+    return {"affine_map": str(grid_map), "inputs": inputs, "expression": map_expression(grid_map, inputs)}
 
 
 def size_arguments(inputs: list[ir.Type]) -> list[dict[str, int]]:
@@ -141,11 +182,14 @@ def launch_plan(module: ir.Operation) -> dict[str, Any]:
             order.append(kernel["then"])
             combine = by_symbol[kernel["then"]]  # reads the same workspace, the same last argument
             combine["workspace_bytes"] = kernel["workspace_bytes"]
-            combine["arguments"][-1]["workspace"] = True
+            for mine, theirs in zip(kernel["arguments"], combine["arguments"]):
+                theirs["workspace"] = mine["workspace"]
     return {
         "format": FORMAT,
         "kernels": kernels,
-        "workspace_bytes": sum(k["workspace_bytes"] for k in kernels if k["symbol"] not in combines),
+        # null when a split count chosen at launch sizes a workspace (num_splits_formula)
+        "workspace_bytes": (None if any(k["workspace_bytes"] is None for k in kernels)
+                            else sum(k["workspace_bytes"] for k in kernels if k["symbol"] not in combines)),
         "launch_order": order,
     }
 

@@ -54,6 +54,7 @@ from pagedir.interp.check import (
     runnable,
 )
 from pagedir.interp.launch import (argument_count, find_function, functions, launch_plan, launch_size, run_function,
+                                   workspace_given,
                                    symbol_name)
 from pagedir.passes.ir_utils import find_ops
 from pagedir.passes.verify import verify_rock_ops
@@ -474,14 +475,18 @@ def launches_note(func: ir.Operation, args: list | None = None) -> str:
     """`` (launches @a on 64 workgroups, then @b on 4 workgroups)`` when a call of ``func`` runs several
     kernels (a split-KV kernel and its combine kernel), so the check says it ran the whole plan;
     `` (launches @a on 10 workgroups)`` for a grid formula evaluated on the sizes of ``args``."""
-    shapes = [np.shape(a) for a in args] if args is not None else None
+    shapes = [np.shape(a) for a in workspace_given(func, list(args))] if args is not None else None
     try:
         kernels = [(symbol_name(kernel), launch_size(kernel, None, shapes)[0]) for kernel in launch_plan(func)]
     except InterpError:
         return ""  # the run reports it
     if len(kernels) == 1 and "rock.grid_map" not in func.attributes:
         return ""
-    return " (launches " + ", then ".join(f"@{name} on {groups} workgroups" for name, groups in kernels) + ")"
+    chosen = ""
+    if shapes is not None and "rock.split_map" in func.attributes and not ir.MemRefType(
+            list(func.regions[0].blocks[0].arguments)[argument_count(func) - 1].type).has_static_shape:
+        chosen = f"; {shapes[argument_count(func) - 1][0]} splits chosen at launch"
+    return " (launches " + ", then ".join(f"@{name} on {groups} workgroups" for name, groups in kernels) + chosen + ")"
 
 
 def run_level(func: ir.Operation, how: str, signature: ir.Operation, seed: int, sizes: LaunchSizes | None = None) -> Level:

@@ -29,8 +29,9 @@ the kernel function carries the grid as a formula of its argument sizes instead,
 the sizes `rock.grid_sizes` names (`array<i64: arg, dim, ...>`, one pair per map
 input: dim `dim` of argument `arg`). The batch is q's dim 0, or `cu_seqlens_q`'s dim 0
 minus 1 for packed queries, times the static `Hkv * ceil(Sq / (m_per_block / G))`;
-the interpreter's launch and `pagedir-compile --plan` evaluate it. Split-KV needs
-static sizes.
+the interpreter's launch and `pagedir-compile --plan` evaluate it. Split-KV with
+dynamic sizes has `num_splits = 0`: the split count is chosen at launch (the kernel's
+`rock.split_map`, pagedir.backend.split_cost) and read from the workspace's dim 0.
 """
     attributes = AttentionLike.common_attributes + (
         Attr("block_size", I64_ATTR, doc="threads per workgroup"),
@@ -39,24 +40,26 @@ static sizes.
         Attr("m_per_block", I64_ATTR, doc="query rows per workgroup tile"),
         Attr("n_per_block", I64_ATTR, doc="KV tokens per tile"),
         Attr("num_splits", I64_ATTR, required=False, default=1,
-             doc="KV ranges computed by separate workgroups and combined by a second kernel; 1: no split"),
+             doc="KV ranges computed by separate workgroups and combined by a second kernel; 1: no split; "
+                 "0: chosen at launch (dynamic sizes)"),
     )
 
     def verify(self, op) -> Iterator[str]:
-        """as `rock.attention`; `num_splits` at least 1 and at most the KV tiles of a sequence."""
+        """as `rock.attention`; `num_splits` at least 1 (0 with dynamic sizes) and at most the KV tiles of a sequence."""
         shape_errors = list(super().verify(op))
         if shape_errors:
             yield from shape_errors
             return
         splits = op.num_splits
-        if splits < 1:
-            yield f"num_splits must be at least 1, got {splits}"
+        dynamic = op.q.type.is_dynamic_dim(0) or read_problem(op).seq_k is None
+        if splits < 0 or (splits == 0 and not dynamic):
+            yield f"num_splits must be at least 1 (0: chosen at launch, with dynamic sizes only), got {splits}"
             return
         n = op.n_per_block
         if op.grid_size is None and not op.q.type.is_dynamic_dim(0):
             yield "grid_size is required with a static batch"
-        if splits > 1 and (op.q.type.is_dynamic_dim(0) or read_problem(op).seq_k is None):
-            yield f"num_splits {splits} is not supported with dynamic sizes, the limit is 1"
+        if splits > 1 and dynamic:
+            yield f"num_splits {splits} is not supported with dynamic sizes: 1, or 0 (chosen at launch)"
             return
         if splits > 1 and n > 0:
             tiles = -(-read_problem(op).seq_k // n)

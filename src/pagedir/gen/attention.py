@@ -109,8 +109,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="record rock.lds_dma on the kernel: the matrix-core loop loads its K/V tiles with direct "
                              "global -> LDS loads where the chip and tile allow (gfx90a/gfx942/gfx950)")
     parser.add_argument("--num-splits", type=int, default=None, metavar="N",
-                        help="split-KV: record rock.num_splits = N on the kernel (0: chosen from the chip's compute "
-                             "units; default: no split)")
+                        help="split-KV: record rock.num_splits = N on the kernel (0: chosen by the split cost model "
+                             "from the chip's compute units, with --dynamic at launch; default: no split)")
 
 
 #: --scale is an f32 attribute: a positive normal f32 value.
@@ -154,9 +154,9 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError(f"--dense takes no page table, got --page-table {args.page_table}")
     if args.page_table == "csr" and args.seq_lens:
         raise UserError("--seq-lens: csr page tables carry the lengths (kv_indptr and kv_last_page_len)")
-    if args.dynamic and args.num_splits not in (None, 1):
-        raise UserError(f"--dynamic does not combine with split-KV: --num-splits {args.num_splits} (the split count "
-                        "would depend on the batch, which a dynamic kernel only knows at launch)")
+    if args.dynamic and args.num_splits not in (None, 0, 1):
+        raise UserError(f"--dynamic takes --num-splits 0 (the split count chosen at launch from the batch and the "
+                        f"block slots) or 1, got --num-splits {args.num_splits}: the sizes are known only at launch")
     if args.num_blocks is not None and not serving:
         raise UserError("--num-blocks sizes the cache pools of --page-table blocks or csr")
     if args.num_blocks is not None and args.num_blocks < max_blocks(args) * args.batch:

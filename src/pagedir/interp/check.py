@@ -323,6 +323,8 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device,
         seq_lens[0] = seq_k  # one full sequence, the others ragged
         if 1 < seq_q and 1 < seq_k:  # and one shorter than the queries (causal: rows that see no key)
             seq_lens[-1] = rng.integers(1, min(seq_q, seq_k))
+    if has_lens and batch > 2 and "rock.num_splits" in func.attributes:
+        seq_lens[1] = 1  # split-KV: a sequence of one key, shorter than any split (the others see none)
     nulls_ok = attrs["known"]
     if nulls_ok:  # slots past seq_lens hold NaN/Inf, as a reused cache's may: masked keys must not be read
         k, v = reference.fill_stale(k, seq_lens), reference.fill_stale(v, seq_lens)
@@ -405,9 +407,19 @@ def has_dynamic_arguments(func: ir.Operation) -> bool:
                for a in list(func.regions[0].blocks[0].arguments)[: argument_count(func)])
 
 
+#: A third launch for a dynamic kernel whose split count is chosen at launch (``rock.num_splits = 0``): one
+#: long sequence, where the cost model picks more splits than at the two sizes above.
+LONG_SEQUENCE_SIZES = LaunchSizes(batch=1, max_blocks=12, num_blocks=13)
+
+
 def launch_size_sets(func: ir.Operation) -> list[LaunchSizes | None]:
-    """:data:`DYNAMIC_SIZES` for a function with dynamic arguments, else ``[None]`` (its types say)."""
-    return list(DYNAMIC_SIZES) if has_dynamic_arguments(func) else [None]
+    """:data:`DYNAMIC_SIZES` for a function with dynamic arguments (and :data:`LONG_SEQUENCE_SIZES` when
+    it splits at launch), else ``[None]`` (its types say)."""
+    if not has_dynamic_arguments(func):
+        return [None]
+    splits = func.attributes["rock.num_splits"] if "rock.num_splits" in func.attributes else None
+    at_launch = isinstance(splits, ir.IntegerAttr) and splits.value == 0
+    return list(DYNAMIC_SIZES) + ([LONG_SEQUENCE_SIZES] if at_launch else [])
 
 
 def _resolve(extent: int, value: int) -> int:
@@ -456,6 +468,8 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
             seq_lens[-1] = rng.integers(1, min(seq_q, seq_k))
         if seq_lens[1] < g.block_size:  # sequence 1 shares sequence 0's first block: it reaches past it
             seq_lens[1] = min(seq_k, g.block_size + int(rng.integers(0, g.block_size)))
+    if batch > 2 and "rock.num_splits" in func.attributes:
+        seq_lens[2] = 1  # split-KV: a sequence of one key, shorter than any split (the others see none)
     shape = (batch, g.heads_kv, seq_k, g.head_dim)
     q_name = str(q_type.element_type)
     k = host_values(rng.standard_normal(shape), q_name)
@@ -672,10 +686,13 @@ def check_pass(module: Any, pass_argument: str, seed: int = 0, *, options: Any =
     after = apply_pass(before, pass_argument, options).operation
     after_functions = {symbol_name(f): f for f in functions(after)}
     result = CheckResult(pass_argument, seed, [])
+    combines = {ir.StringAttr(f.attributes["rock.combine"]).value for f in functions(before) if "rock.combine" in f.attributes}
     for func in functions(before):
         name = symbol_name(func)
         if not len(func.regions[0].blocks):
             continue
+        if name in combines and has_dynamic_arguments(func):  # its sizes follow the split kernel's launch,
+            continue  # which runs it (launch_plan): no case of its own
         if not runnable(func):
             result.skipped.append(name)
             continue

@@ -15,6 +15,7 @@ import mlir.ir as ir
 import numpy as np
 
 from pagedir.arch import MAX_GRID_SIZE, MAX_WORKGROUP_SIZE
+from pagedir.backend import split_cost
 
 from pagedir.interp import ops_arith, ops_control, ops_lds_dma, ops_linalg, ops_matrix, ops_memory, ops_rock  # noqa: F401 - register the op handlers
 from pagedir.interp.memory import BASE, Device, DeviceArray, InterpError, check_memory_limit, storage_array
@@ -278,11 +279,30 @@ def launch_plan(func: ir.Operation) -> list[ir.Operation]:
 
 def workspace_given(func: ir.Operation, args: list) -> list:
     """``args`` with the workspace of a split kernel appended when the caller left it out: filled with
-    NaN, since a runtime hands over memory in any state and the kernels must write what they read."""
-    if "rock.workspace_bytes" not in func.attributes or len(args) != argument_count(func) - 1:
+    NaN, since a runtime hands over memory in any state and the kernels must write what they read.
+    A workspace with dynamic sizes is ``[S, R * (D + 1)]`` with the split count S the cost model
+    chooses for these arguments (:func:`launch_splits`), as a runtime following the plan would."""
+    if "rock.combine" not in func.attributes or len(args) != argument_count(func) - 1:
         return args
-    type_ = list(func.regions[0].blocks[0].arguments)[argument_count(func) - 1].type
-    return args + [np.full(tuple(ir.MemRefType(type_).shape), np.nan, dtype=np.float32)]
+    type_ = ir.MemRefType(list(func.regions[0].blocks[0].arguments)[argument_count(func) - 1].type)
+    if type_.has_static_shape:
+        shape = tuple(type_.shape)
+    else:
+        splits, inputs = launch_splits(func, [np.shape(a) for a in args])
+        shape = (splits, inputs.partial_bytes // 4)
+    return args + [np.full(shape, np.nan, dtype=np.float32)]
+
+
+def launch_splits(func: ir.Operation, shapes: list[tuple]) -> tuple[int, split_cost.SplitInputs]:
+    """The split count of a kernel whose count is chosen at launch, and the cost model's inputs: the
+    kernel's ``rock.split_map`` on the sizes ``rock.split_sizes`` names, with ``rock.split_model``."""
+    split_map = ir.AffineMapAttr(func.attributes["rock.split_map"]).value
+    pairs = list(ir.DenseI64ArrayAttr(func.attributes["rock.split_sizes"]))
+    sizes = [np.array([shapes[pairs[i]][pairs[i + 1]]], dtype=np.int64) for i in range(0, len(pairs), 2)]
+    values = [int(np.asarray(v).reshape(-1)[0]) for v in ops_control.affine_function(split_map)(sizes)]
+    inputs = split_cost.SplitInputs(**dict(zip(split_cost.LAUNCH_INPUTS, values)), **split_cost.model_constants(func),
+                                    combine_always=True)
+    return split_cost.choose_splits(inputs), inputs
 
 
 def run_function(func: ir.Operation, args: list, *, device: Device | None = None, grid: Any = None,

@@ -19,18 +19,23 @@ The work decomposition (what the blockwise pass implements):
   the sizes ``rock.grid_sizes`` names (argument, dim pairs): q's dim 0, or for packed
   queries ``cu_seqlens_q``'s dim 0 minus 1, times ``Hkv * ceil(Sq / (m_per_block / G))``.
   Sq is static (for packed queries the longest query a sequence may have), so the grid
-  never depends on a value inside a tensor. Split-KV is refused there.
+  never depends on a value inside a tensor. Split-KV there chooses its count at launch
+  (``num_splits`` 0 on the op; a fixed count is refused).
 
 Split-KV (flash decoding): with few sequences and KV heads the grid above leaves
 most compute units idle (batch 1, one KV head: one workgroup). ``num_splits`` = S
 cuts each workgroup's KV tiles into S ranges computed by S workgroups and merged
 by a combine kernel (rock-gridwise-attention-to-blockwise). S comes from the
 ``num-splits`` option, else the kernel's ``rock.num_splits`` attribute, else 1
-(today's kernel, nothing recorded). A count of 0 asks for the automatic choice:
-no split when the grid already has a workgroup per compute unit
-(``pagedir.arch.Chip.compute_units``, or the ``compute-units`` option); otherwise
-enough splits to reach one workgroup per compute unit, at most one per KV tile,
-then as few as give the same tiles per split (no split left empty by rounding).
+(today's kernel, nothing recorded). A count of 0 asks for the cost model's choice
+(``pagedir.backend.split_cost``): the cheapest S in ``[1, KV tiles]`` of the split kernel's
+busiest compute unit at its share of the bandwidth plus the combine's read of the partials
+by its workgroups and one more launch, with the chip's compute units
+(``pagedir.arch.Chip.compute_units``, or the ``compute-units`` option). A split kernel gets
+``rock.split_model`` (the model's constants and the count, 0: at launch) and
+``rock.split_map`` / ``rock.split_sizes``: the model's per-launch inputs (workgroups, KV
+tiles, partial bytes, combine workgroups) as an affine map of argument sizes (no inputs
+with static sizes), which the launch plan writes and the interpreter evaluates at launch.
 
 Default tuning (overridable with ``block-size``, ``m-per-block``,
 ``n-per-block``, like rocMLIR's perf_config): decode packs the group and nothing
@@ -56,19 +61,23 @@ no placement by ``rock-reuse-lds`` can go below.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
 import mlir.ir as ir
 
 from pagedir.arch import Chip
+from pagedir.backend import split_cost
 from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import VECTOR_BITS, AttentionProblem, read_problem
+from pagedir.dialect.ops_page_table import slot_count_dim
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.base import ChipOptions, Pass
 from pagedir.passes.blockwise_gemm import (MATRIX_WAVES, MFMA_TILE_KEYS, TILE, key_slices, matrix_lds_bytes, padded_rows,
                                             problem_matrix_instruction)
-from pagedir.passes.ir_utils import enclosing_function, lower_kernel_ops, pow2_ceil
+from pagedir.passes.ir_utils import (COMBINE_BLOCK, COMBINE_CHUNK, combine_workgroups, enclosing_function,
+                                     lower_kernel_ops, pow2_ceil)
 
 MAX_HEAD_DIM = 256
 #: Query rows a prefill tile aims for; decode packs the whole group instead. 16 rows keep an f16
@@ -139,8 +148,10 @@ def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool
                           "non-negative integer (0: chosen from the compute units)")
         elif problem.batch is None or problem.seq_k is None:
             errors.extend(check_dynamic(op, splits))
+            if not errors and splits == 0:
+                tiling = dataclasses.replace(tiling, num_splits=0)  # chosen at launch: rock.split_map
         else:
-            tiling = split_tiling(problem, tiling, splits, options.compute_units or chip.compute_units)
+            tiling = split_tiling(problem, tiling, splits, split_constants(problem, tiling, chip, options))
             errors.extend(check_splits(problem, tiling))
     if errors:
         for message in errors:
@@ -161,6 +172,8 @@ def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool
         func.attributes["rock.grid_size"] = ir.IntegerAttr.get(i64, tiling.grid_size)
     else:
         record_grid_formula(func, op, tiling)
+    if tiling.num_splits != 1:
+        record_split_model(func, op, tiling, split_constants(problem, tiling, chip, options))
     op.operation.erase()
     return True
 
@@ -243,13 +256,17 @@ def workgroups_per_sequence(p: AttentionProblem, m: int) -> int:
 
 
 def check_dynamic(op, splits: int):
-    """A dynamic kernel: its batch must be read from an argument (the grid formula's input), no split-KV."""
-    if splits != 1:
+    """A dynamic kernel: its batch must be read from an argument (the grid formula's input); its split
+    count, if it splits, is chosen at launch (0), never fixed at compile time."""
+    if splits > 1:
         yield (f"num_splits {splits} is not supported with dynamic sizes (batch or KV capacity '?'): the split "
-               "count would depend on sizes known only at launch; the limit is 1")
+               "count is chosen at launch from the sizes (num_splits 0), or 1")
     if batch_dimension(op) is None:
         yield ("has a dynamic batch that is not read from a kernel argument (q, or the cu_seqlens_q of a "
                "rock.varlen_view): the grid could not be derived from the argument sizes")
+    if splits == 0 and read_problem(op).seq_k is None and not isinstance(slot_count_dim(op.k)[0].owner, ir.Block):
+        yield ("has dynamic block slots that are not read from a kernel argument (the block table, or kv_indices): "
+               "the split count chosen at launch could not be derived from the argument sizes")
 
 
 def batch_dimension(op) -> tuple[int, int, int] | None:
@@ -287,14 +304,64 @@ def requested_splits(func: ir.Operation, options: AttentionToGridwiseOptions) ->
     return attr.value
 
 
-def split_tiling(p: AttentionProblem, t: Tiling, splits: int, compute_units: int) -> Tiling:
-    """``t`` with ``splits`` KV splits (0: chosen to fill ``compute_units``), the grid multiplied."""
-    tiles = math.ceil(p.seq_k / t.n_per_block)
+def split_tiling(p: AttentionProblem, t: Tiling, splits: int, constants: dict) -> Tiling:
+    """``t`` with ``splits`` KV splits (0: chosen by the cost model, :mod:`pagedir.backend.split_cost`),
+    the grid multiplied."""
     if splits == 0:
-        wanted = math.ceil(compute_units / t.grid_size) if t.grid_size < compute_units else 1
-        splits = max(1, min(wanted, tiles))
-        splits = math.ceil(tiles / math.ceil(tiles / splits))  # as few splits as give the same tiles per split
+        splits = split_cost.choose_splits(static_split_inputs(p, t, constants))
     return Tiling(t.block_size, t.m_per_block, t.n_per_block, t.grid_size * splits, splits)
+
+
+def split_constants(p: AttentionProblem, t: Tiling, chip: Chip, options: AttentionToGridwiseOptions) -> dict:
+    """The cost model's inputs that do not depend on the batch or the capacity."""
+    return {
+        "tile_bytes": 2 * t.n_per_block * p.head_dim * element_bytes(p.kv_type),
+        "q_bytes": t.m_per_block * p.head_dim * element_bytes(p.element),
+        "compute_units": options.compute_units or chip.compute_units,
+        "bandwidth": split_cost.BANDWIDTH.get(chip.name, split_cost.BANDWIDTH["gfx942"]),
+        "launch_seconds": split_cost.LAUNCH_SECONDS,
+    }
+
+
+def static_split_inputs(p: AttentionProblem, t: Tiling, constants: dict) -> split_cost.SplitInputs:
+    rows = p.batch * p.heads_q * p.seq_q
+    return split_cost.SplitInputs(workgroups=t.grid_size // max(1, t.num_splits), kv_tiles=math.ceil(p.seq_k / t.n_per_block),
+                                  partial_bytes=rows * (p.head_dim + 1) * 4,
+                                  combine_workgroups=combine_workgroups(rows, p.head_dim), **constants)
+
+
+def record_split_model(func: ir.Operation, op, t: Tiling, constants: dict) -> None:
+    """``rock.split_model`` (the cost model's constants, and the split count chosen, 0: at launch) and
+    ``rock.split_map`` / ``rock.split_sizes``: the per-launch inputs (workgroups, kv_tiles,
+    partial_bytes, combine_workgroups) as an affine map of argument sizes, like ``rock.grid_map``
+    (a static kernel's map has no inputs)."""
+    p = read_problem(op)
+    per_sequence_rows = p.heads_q * p.seq_q
+    inputs: list[int] = []
+    if p.batch is None:
+        argument, dim, offset = batch_dimension(op)
+        inputs += [argument, dim]
+        batch = ir.AffineDimExpr.get(0) + offset if offset else ir.AffineDimExpr.get(0)
+    else:
+        batch = ir.AffineConstantExpr.get(p.batch)
+    if p.seq_k is None:
+        table, dim = slot_count_dim(op.k)
+        inputs += [ir.BlockArgument(table).arg_number, dim]
+        capacity = ir.AffineDimExpr.get(len(inputs) // 2 - 1) * (p.page_elements // p.head_dim)
+    else:
+        capacity = ir.AffineConstantExpr.get(p.seq_k)
+    # ceil(x / n) as (x + n - 1) floordiv n: the plan writes the map as Python (floordiv: //)
+    results = [batch * workgroups_per_sequence(p, t.m_per_block),
+               ir.AffineExpr.get_floor_div(capacity + (t.n_per_block - 1), t.n_per_block),
+               batch * (per_sequence_rows * (p.head_dim + 1) * 4),
+               ir.AffineExpr.get_floor_div(batch * (per_sequence_rows * p.head_dim // COMBINE_CHUNK) + (COMBINE_BLOCK - 1),
+                                           COMBINE_BLOCK)]
+    func.attributes["rock.split_map"] = ir.AffineMapAttr.get(ir.AffineMap.get(len(inputs) // 2, 0, results))
+    func.attributes["rock.split_sizes"] = ir.DenseI64ArrayAttr.get(inputs)
+    i64, f64 = ir.IntegerType.get_signless(64), ir.F64Type.get()
+    entries = {k: ir.FloatAttr.get(f64, v) if isinstance(v, float) else ir.IntegerAttr.get(i64, v) for k, v in constants.items()}
+    entries["num_splits"] = ir.IntegerAttr.get(i64, t.num_splits)
+    func.attributes["rock.split_model"] = ir.DictAttr.get(entries)
 
 
 def check_splits(p: AttentionProblem, t: Tiling):

@@ -40,7 +40,11 @@ output ``acc / l`` (0 when the split saw no key) and its base-2 log-sum-exp
 ``m + log2(l)`` (``-inf`` when it saw none) to an f32 workspace appended to the
 kernel's arguments (``memref<S * R * (D + 1) x f32>``: partials at ``(s * R + r) *
 D``, then the LSEs at ``S * R * D + s * R + r``). Every split writes every one of
-its rows, so the combine reads nothing the splits left unwritten.
+its rows, so the combine reads nothing the splits left unwritten. With ``num_splits`` 0
+(dynamic sizes: the count chosen at launch) the workspace is ``memref<? x ? x f32>``,
+``[S, R * (D + 1)]`` with the same layout: both kernels read S and R from its sizes, the
+split kernel's ``rock.grid_map`` is multiplied by a symbol, the workspace's dim 0, and the
+combine's grid is a map of its dim 1; the divisions by S are 32-bit.
 
 A second kernel, ``@<kernel>_combine`` (same arguments; ``rock.combine`` on the
 first names it, ``rock.workspace_bytes`` states the workspace), merges them: per
@@ -99,7 +103,8 @@ from pagedir.arch import ChipError, kernel_chip
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.blockwise_gemm import MatrixInstruction, MatrixLoop, problem_matrix_instruction, tile_swizzle
-from pagedir.passes.ir_utils import apply, find_ops, index_const, lds_view, pow2_ceil
+from pagedir.passes.ir_utils import (COMBINE_BLOCK, COMBINE_CHUNK, apply, combine_workgroups, find_ops, index_const,
+                                     lds_view)
 
 LOG2_E = 1.4426950408889634
 #: Kernel unit attribute asking for the swizzled LDS tiles (the pass's ``lds-swizzle`` option).
@@ -157,7 +162,7 @@ class Plan:
     n: int  # KV tokens per tile
     causal: bool
     scale: float  # includes log2(e)
-    splits: int = 1
+    splits: int = 1  # 0: chosen at launch, the workspace's dim 0 (a dynamic kernel)
     window: int | None = None  # window_left
     softcap: float | None = None
 
@@ -212,7 +217,7 @@ def lower_gridwise(op, func: ir.Operation, chip=None, swizzle: bool = False, dma
                                "of the same cu_seqlens_q, or neither")
         return False
     packed_arguments = None
-    if varlen_parts(op.q) is not None and op.num_splits > 1:  # the combine kernel reads cu_seqlens_q, writes out
+    if varlen_parts(op.q) is not None and op.num_splits != 1:  # the combine kernel reads cu_seqlens_q, writes out
         packed_arguments = [kernel_argument_number(func, value) for value in reversed(varlen_parts(op.out))]
         if None in packed_arguments:
             op.location.emit_error("'rock.gridwise_attention_accel' op packed queries with num_splits = "
@@ -222,13 +227,13 @@ def lower_gridwise(op, func: ir.Operation, chip=None, swizzle: bool = False, dma
     scale = op.scale if op.scale is not None else 1.0 / math.sqrt(p.head_dim)
     plan = Plan(p, block, m, n, op.causal, scale * LOG2_E, op.num_splits, op.window_left, op.softcap)
     sinks_argument = None
-    if plan.splits > 1 and op.sinks is not None:  # the combine kernel adds the sinks: it must reach them too
+    if plan.splits != 1 and op.sinks is not None:  # the combine kernel adds the sinks: it must reach them too
         sinks_argument = kernel_argument_number(func, op.sinks)
         if sinks_argument is None:
             op.location.emit_error("'rock.gridwise_attention_accel' op sinks must be an argument of the kernel "
                                    f"with num_splits = {plan.splits}: the combine kernel reads them")
             return False
-    workspace = add_workspace_argument(func, plan, op.location) if plan.splits > 1 else None
+    workspace = add_workspace_argument(func, plan, op.location) if plan.splits != 1 else None
     matrix = problem_matrix_instruction(chip, p, block, m, n)
     with op.location, ir.InsertionPoint(op):
         Builder(plan, op, workspace, matrix, swizzle, dma).build()
@@ -247,8 +252,12 @@ def kernel_argument_number(func: ir.Operation, value: ir.Value) -> int | None:
 
 
 def add_workspace_argument(func: ir.Operation, plan: Plan, location: ir.Location) -> ir.Value:
-    """Append the split kernel's f32 workspace to ``func``'s arguments and state its size."""
-    workspace_type = ir.MemRefType.get([plan.workspace_elements], ir.F32Type.get())
+    """Append the split kernel's f32 workspace to ``func``'s arguments and state its size; with the
+    split count chosen at launch (``plan.splits`` 0) it is ``memref<? x ? x f32>``: dim 0 the split
+    count S, dim 1 one split's elements ``R * (D + 1)`` (the layout is the same, row-major)."""
+    dynamic = ir.ShapedType.get_dynamic_size()
+    shape = [dynamic, dynamic] if plan.splits == 0 else [plan.workspace_elements]
+    workspace_type = ir.MemRefType.get(shape, ir.F32Type.get())
     workspace = func.regions[0].blocks[0].add_argument(workspace_type, location)
     function_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
     func.attributes["function_type"] = ir.TypeAttr.get(
@@ -256,8 +265,16 @@ def add_workspace_argument(func: ir.Operation, plan: Plan, location: ir.Location
     if "arg_attrs" in func.attributes:  # one dictionary per argument: the workspace gets an empty one
         func.attributes["arg_attrs"] = ir.ArrayAttr.get(list(ir.ArrayAttr(func.attributes["arg_attrs"])) + [ir.DictAttr.get({})])
     i64 = ir.IntegerType.get_signless(64)
-    func.attributes["rock.workspace_bytes"] = ir.IntegerAttr.get(i64, plan.workspace_elements * 4)
+    if plan.splits != 0:  # else a formula of the split count and the batch (the launch plan)
+        func.attributes["rock.workspace_bytes"] = ir.IntegerAttr.get(i64, plan.workspace_elements * 4)
     func.attributes["rock.combine"] = ir.StringAttr.get(combine_name(func))
+    if plan.splits == 0 and "rock.grid_map" in func.attributes:  # the grid times S, the workspace's dim 0
+        grid_map = ir.AffineMapAttr(func.attributes["rock.grid_map"]).value
+        split_count = ir.AffineSymbolExpr.get(grid_map.n_symbols)
+        func.attributes["rock.grid_map"] = ir.AffineMapAttr.get(
+            ir.AffineMap.get(grid_map.n_dims, grid_map.n_symbols + 1, [grid_map.results[0] * split_count]))
+        func.attributes["rock.grid_sizes"] = ir.DenseI64ArrayAttr.get(
+            list(ir.DenseI64ArrayAttr(func.attributes["rock.grid_sizes"])) + [len(function_type.inputs), 0])
     return workspace
 
 
@@ -334,6 +351,8 @@ class Builder:
 
     def build(self) -> None:
         plan, p = self.plan, self.plan.p
+        if self.workspace is not None:
+            self.workspace, self.split_count, self.rows = workspace_parts(self.workspace, plan)
         self.tid = rock.workitem_id(self.index)
         self.b, self.h, self.qt = self.workgroup_coordinates()
         # With lds_swizzle the matrix loop's tiles are stored with swizzled rows, for conflict-free reads
@@ -376,6 +395,8 @@ class Builder:
         if plan.splits > 1:
             self.split = apply(lambda w: w % plan.splits, wg)
             wg = apply(lambda w: ir.AffineExpr.get_floor_div(w, plan.splits), wg)
+        elif plan.splits == 0:  # the split count chosen at launch
+            wg, self.split = divide_u32(wg, self.split_count)
         per_batch = p.heads_kv * plan.query_blocks
         b = apply(lambda w: ir.AffineExpr.get_floor_div(w, per_batch), wg)
         h = apply(lambda w: ir.AffineExpr.get_floor_div(w, plan.query_blocks) % p.heads_kv, wg)
@@ -434,6 +455,11 @@ class Builder:
         plan = self.plan
         if plan.splits == 1:
             return None, num_tiles
+        if plan.splits == 0:  # ceil(tiles of the capacity / S) each, both known at launch
+            kv_tiles = apply(lambda c: ir.AffineExpr.get_ceil_div(c, plan.n), self.capacity())
+            per_split, _ = divide_u32(apply(lambda t, s: t + s - 1, kv_tiles, self.split_count), self.split_count)
+            first = arith.muli(self.split, per_split)
+            return first, arith.minui(arith.addi(first, per_split), num_tiles)
         first = apply(lambda s: s * plan.tiles_per_split, self.split)
         end = arith.minui(apply(lambda s: (s + 1) * plan.tiles_per_split, self.split), num_tiles)
         return first, end
@@ -781,7 +807,8 @@ class Builder:
         """Split-KV epilogue: the split's normalized partial output and base-2 log-sum-exp of each
         of its rows, to the workspace (0 and -inf for a row that saw no key)."""
         plan, p = self.plan, self.plan.p
-        d, lse_base = p.head_dim, plan.splits * plan.rows * p.head_dim
+        d = p.head_dim
+        lse_base = workspace_lse_base(self.split_count, self.rows, plan)
         for k in range(len(final) // 3):
             acc, running_max, total = final[3 * k : 3 * k + 3]
             acc = self.scaled_values(acc)
@@ -791,8 +818,12 @@ class Builder:
             has_keys = arith.cmpf(arith.CmpFPredicate.UNE, total, f32_const(0.0))
             partial = divided(acc, total, has_keys)
             lse = arith.select(has_keys, arith.addf(running_max, mlir_math.log2(total)), f32_const(-math.inf))
-            split_row = apply(lambda s, b, h, i: ((s * p.batch + b) * p.heads_q + h) * p.seq_q + i,
-                              self.split, self.b, head, position)
+            if plan.splits:
+                split_row = apply(lambda s, b, h, i: ((s * p.batch + b) * p.heads_q + h) * p.seq_q + i,
+                                  self.split, self.b, head, position)
+            else:  # R known at launch
+                row = apply(lambda b, h, i: (b * p.heads_q + h) * p.seq_q + i, self.b, head, position)
+                split_row = arith.addi(arith.muli(self.split, self.rows), row)
             if (rows := self.varlen_rows()) is not None:  # packed queries: absent positions are not written
                 stored = arith.andi(stored, arith.cmpi(arith.CmpIPredicate.uge, position, rows[1]))
             if_op = scf.IfOp(stored)
@@ -800,16 +831,47 @@ class Builder:
                 vector.store(partial, self.workspace, [apply(lambda r, c: r * d + c, split_row, col)])
                 first_chunk = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, col, index_const(0)))
                 with ir.InsertionPoint(first_chunk.then_block):  # one thread per row writes its LSE
-                    memref.store(lse, self.workspace, [apply(lambda r: lse_base + r, split_row)])
+                    memref.store(lse, self.workspace, [offset(lse_base, split_row)])
                     scf.YieldOp([])
                 scf.YieldOp([])
 
 
+def workspace_parts(workspace: ir.Value, plan: Plan) -> tuple[ir.Value, ir.Value, ir.Value]:
+    """(the workspace as one f32 vector, the split count S, the output rows R): constants, or with the
+    split count chosen at launch the sizes of ``memref<S x (R * (D + 1)) x f32>`` and a 1-D view of it."""
+    if plan.splits != 0:
+        return workspace, index_const(plan.splits), index_const(plan.rows)
+    splits = memref.dim(workspace, index_const(0))
+    per_split = memref.dim(workspace, index_const(1))
+    rows = apply(lambda e: ir.AffineExpr.get_floor_div(e, plan.p.head_dim + 1), per_split)
+    dynamic = ir.ShapedType.get_dynamic_size()
+    flat_type = ir.MemRefType.get([dynamic], ir.F32Type.get())
+    flat = memref.reinterpret_cast(flat_type, workspace, [], [arith.muli(splits, per_split)], [],
+                                   static_offsets=[0], static_sizes=[dynamic], static_strides=[1])
+    return flat, splits, rows
+
+
+def divide_u32(dividend: ir.Value, divisor: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(quotient, remainder) of two index values known to fit 32 bits (workgroup ids, tile and split
+    counts), divided in 32 bits: a 64-bit division by a value known only at run time is a ~100-instruction
+    expansion on AMDGPU, the 32-bit one a few."""
+    i32 = ir.IntegerType.get_signless(32)
+    a, b = arith.index_cast(i32, dividend), arith.index_cast(i32, divisor)
+    quotient = arith.divui(a, b)
+    remainder = arith.subi(a, arith.muli(quotient, b))
+    index = ir.IndexType.get()
+    return arith.index_cast(index, quotient), arith.index_cast(index, remainder)
+
+
+def workspace_lse_base(splits: ir.Value, rows: ir.Value, plan: Plan) -> ir.Value | int:
+    """Where the LSEs start in the workspace: after the ``S * R * D`` partial outputs (an int when static)."""
+    if plan.splits != 0:
+        return plan.splits * plan.rows * plan.p.head_dim
+    return arith.muli(arith.muli(splits, rows), index_const(plan.p.head_dim))
+
+
 # ----------------------------------------------------------------------------
 # The combine kernel
-
-#: f32 output columns a thread of the combine kernel merges (one 128-bit load per split).
-COMBINE_CHUNK = 4
 
 
 def build_combine_kernel(split_func: ir.Operation, plan: Plan, out_type: ir.MemRefType, location: ir.Location,
@@ -822,9 +884,7 @@ def build_combine_kernel(split_func: ir.Operation, plan: Plan, out_type: ir.MemR
     absent one reads and writes nothing (the splits did not write it)."""
     p = plan.p
     per_row = p.head_dim // COMBINE_CHUNK
-    items = plan.rows * per_row
-    block = min(256, max(64, pow2_ceil(items)))
-    grid = math.ceil(items / block)
+    block = COMBINE_BLOCK
     function_type = ir.FunctionType(ir.TypeAttr(split_func.attributes["function_type"]).value)
     i64 = ir.IntegerType.get_signless(64)
     with location, ir.InsertionPoint.after(split_func):
@@ -834,18 +894,26 @@ def build_combine_kernel(split_func: ir.Operation, plan: Plan, out_type: ir.MemR
         if name in split_func.attributes:
             combine.attributes[name] = split_func.attributes[name]
     combine.attributes["rock.block_size"] = ir.IntegerAttr.get(i64, block)
-    combine.attributes["rock.grid_size"] = ir.IntegerAttr.get(i64, grid)
+    if plan.splits != 0:
+        combine.attributes["rock.grid_size"] = ir.IntegerAttr.get(i64, combine_workgroups(plan.rows, p.head_dim))
+    else:  # its rows R from the workspace's dim 1, R * (D + 1)
+        rows = ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), p.head_dim + 1)
+        combine.attributes["rock.grid_map"] = ir.AffineMapAttr.get(
+            ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(rows * per_row + (block - 1), block)]))
+        combine.attributes["rock.grid_sizes"] = ir.DenseI64ArrayAttr.get([len(function_type.inputs) - 1, 1])
     entry = combine.add_entry_block()
     args = list(entry.arguments)
     out, workspace = args[-2], args[-1]
     f32 = ir.F32Type.get()
     index = ir.IndexType.get()
     chunk_type = ir.VectorType.get([COMBINE_CHUNK], f32)
-    lse_base = plan.splits * plan.rows * p.head_dim
     with location, ir.InsertionPoint(entry):
+        workspace, splits, rows = workspace_parts(workspace, plan)
+        lse_base = workspace_lse_base(splits, rows, plan)
         wg, tid = rock.workgroup_id(index), rock.workitem_id(index)
         item = apply(lambda w, t: w * block + t, wg, tid)
-        inside = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, item, index_const(items)))
+        items = arith.muli(rows, index_const(per_row))
+        inside = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, item, items))
         with ir.InsertionPoint(inside.then_block):
             row = apply(lambda i: ir.AffineExpr.get_floor_div(i, per_row), item)
             col = apply(lambda i: (i % per_row) * COMBINE_CHUNK, item)
@@ -859,23 +927,27 @@ def build_combine_kernel(split_func: ir.Operation, plan: Plan, out_type: ir.MemR
                 guard = scf.IfOp(present)
             with ir.InsertionPoint(guard.then_block) if guard is not None else contextlib.nullcontext():
                 # M = max_s lse_s (-inf when no split saw a key)
-                loop = scf.ForOp(index_const(0), index_const(plan.splits), index_const(1), [f32_const(-math.inf)])
+                loop = scf.ForOp(index_const(0), splits, index_const(1), [f32_const(-math.inf)])
                 with ir.InsertionPoint(loop.body):
-                    lse = memref.load(workspace, [apply(lambda s, r: lse_base + s * plan.rows + r, loop.induction_variable, row)])
+                    lse = memref.load(workspace, [lse_index(plan, lse_base, loop.induction_variable, rows, row)])
                     scf.YieldOp([arith.maxnumf(loop.inner_iter_args[0], lse)])
                 lse_max = loop.results[0]
                 nothing_seen = arith.cmpf(arith.CmpFPredicate.OEQ, lse_max, f32_const(-math.inf))
                 safe_max = arith.select(nothing_seen, f32_const(0.0), lse_max)
-                loop = scf.ForOp(index_const(0), index_const(plan.splits), index_const(1),
+                loop = scf.ForOp(index_const(0), splits, index_const(1),
                                  [splat(f32_const(0.0), COMBINE_CHUNK), f32_const(0.0)])
                 with ir.InsertionPoint(loop.body):
                     s = loop.induction_variable
                     acc, weights = loop.inner_iter_args
-                    lse = memref.load(workspace, [apply(lambda s, r: lse_base + s * plan.rows + r, s, row)])
+                    lse = memref.load(workspace, [lse_index(plan, lse_base, s, rows, row)])
                     # NaN (a split that saw a NaN key) counts as seen: it reaches the row, as in one kernel.
                     seen = arith.cmpf(arith.CmpFPredicate.UNE, lse, f32_const(-math.inf))
                     weight = mlir_math.exp2(arith.subf(lse, safe_max))
-                    partial = vector.load(chunk_type, workspace, [apply(lambda s, r, c: (s * plan.rows + r) * p.head_dim + c, s, row, col)])
+                    if plan.splits:
+                        at = apply(lambda s, r, c: (s * plan.rows + r) * p.head_dim + c, s, row, col)
+                    else:
+                        at = apply(lambda r, c: r * p.head_dim + c, arith.addi(arith.muli(s, rows), row), col)
+                    partial = vector.load(chunk_type, workspace, [at])
                     # A split that saw no key is skipped, not weighted by 0: its partial is never needed.
                     scf.YieldOp([arith.select(seen, vector.fma(splat(weight, COMBINE_CHUNK), partial, acc), acc),
                                  arith.select(seen, arith.addf(weights, weight), weights)])
@@ -891,6 +963,18 @@ def build_combine_kernel(split_func: ir.Operation, plan: Plan, out_type: ir.MemR
                     scf.YieldOp([])
             scf.YieldOp([])
         func_dialect.ReturnOp([])
+
+
+def lse_index(plan: Plan, lse_base: ir.Value | int, split: ir.Value, rows: ir.Value, row: ir.Value) -> ir.Value:
+    """The workspace slot of split ``split``'s log-sum-exp of ``row``."""
+    if plan.splits:
+        return apply(lambda s, r: lse_base + s * plan.rows + r, split, row)
+    return arith.addi(lse_base, arith.addi(arith.muli(split, rows), row))
+
+
+def offset(base: ir.Value | int, index: ir.Value) -> ir.Value:
+    """``base + index``: an affine map for a constant base, else an addition."""
+    return apply(lambda i: base + i, index) if isinstance(base, int) else arith.addi(base, index)
 
 
 def packed_output_place(cu_seqlens: ir.Value, packed_out: ir.Value, seq_q: int, b: ir.Value, head: ir.Value,

@@ -208,6 +208,18 @@ def lower_kernel_ops(module: ir.Operation, arch: str, op_name: str, lower: Calla
     return ok
 
 
+#: f32 output columns a thread of the split-KV combine kernel merges (one 128-bit load per split).
+COMBINE_CHUNK = 4
+#: Threads per combine workgroup: one wave, so that few rows (decode at batch 1) still spread over
+#: several compute units (8 rows of 128 columns: 4 workgroups).
+COMBINE_BLOCK = 64
+
+
+def combine_workgroups(rows: int, head_dim: int) -> int:
+    """Workgroups of the combine kernel for ``rows`` output rows of ``head_dim`` columns."""
+    return math.ceil(rows * (head_dim // COMBINE_CHUNK) / COMBINE_BLOCK)
+
+
 def apply(expr, *values: ir.Value) -> ir.Value:
     """``affine.apply`` of ``expr(d0, d1, ...)`` to ``values``."""
     dims = [ir.AffineDimExpr.get(i) for i in range(len(values))]

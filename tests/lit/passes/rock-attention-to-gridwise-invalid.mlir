@@ -199,13 +199,13 @@ func.func @pool_head_dim(%q: memref<1x2x1x128xf16>, %kc: memref<4x16x1x64xf16>, 
 
 // -----
 
-// Split-KV with a dynamic batch: the split count would depend on sizes known only at launch.
-func.func @dynamic_split(%q: memref<?x8x1x64xf16>, %k_cache: memref<?x16x2x64xf16>, %v_cache: memref<?x16x2x64xf16>, %block_table: memref<?x?xi32>, %seq_lens: memref<?xi32>, %out: memref<?x8x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.num_splits = 0} {
+// Split-KV with a dynamic batch: the split count is chosen at launch (0), never fixed at compile time.
+func.func @dynamic_split(%q: memref<?x8x1x64xf16>, %k_cache: memref<?x16x2x64xf16>, %v_cache: memref<?x16x2x64xf16>, %block_table: memref<?x?xi32>, %seq_lens: memref<?xi32>, %out: memref<?x8x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.num_splits = 3} {
   %k = "rock.block_table_view"(%k_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
     : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
   %v = "rock.block_table_view"(%v_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
     : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
-  // expected-error @+1 {{'rock.attention' op num_splits 0 is not supported with dynamic sizes (batch or KV capacity '?'): the split count would depend on sizes known only at launch; the limit is 1}}
+  // expected-error @+1 {{'rock.attention' op num_splits 3 is not supported with dynamic sizes (batch or KV capacity '?'): the split count is chosen at launch from the sizes (num_splits 0), or 1}}
   "rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<?x8x1x64xf16>, memref<?x?x1024xf16>, memref<?x?x1024xf16>, memref<?xi32>, memref<?x8x1x64xf16>) -> ()
   return
@@ -292,5 +292,21 @@ func.func @kv_scales_pointer_pages(%q: memref<1x2x1x64xf16>, %kt: memref<1x2x1xi
   // expected-error @+1 {{'rock.attention' op v_scales must be a rock.deref result like k and v, got memref<1x1x32xf32> (cache memref<1x2x1024xf8E4M3FNUZ>)}}
   "rock.attention"(%q, %k, %v, %ks, %ks_dense, %out) {num_heads_q = 2, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 1, 1, 1>}
     : (memref<1x2x1x64xf16>, memref<1x2x1024xf8E4M3FNUZ>, memref<1x2x1024xf8E4M3FNUZ>, memref<1x2x1024xf32>, memref<1x1x32xf32>, memref<1x2x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// A split count chosen at launch reads the block slots from an argument's size: here the block
+// table is a cast, not an argument.
+func.func @dynamic_split_table_not_an_argument(%q: memref<?x8x1x64xf16>, %k_cache: memref<?x16x2x64xf16>, %v_cache: memref<?x16x2x64xf16>, %block_table: memref<?x?xi32>, %seq_lens: memref<?xi32>, %out: memref<?x8x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.num_splits = 0} {
+  %table = memref.cast %block_table : memref<?x?xi32> to memref<?x?xi32>
+  %k = "rock.block_table_view"(%k_cache, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
+    : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
+  %v = "rock.block_table_view"(%v_cache, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
+    : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
+  // expected-error @+1 {{'rock.attention' op has dynamic block slots that are not read from a kernel argument (the block table, or kv_indices): the split count chosen at launch could not be derived from the argument sizes}}
+  "rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
+    : (memref<?x8x1x64xf16>, memref<?x?x1024xf16>, memref<?x?x1024xf16>, memref<?xi32>, memref<?x8x1x64xf16>) -> ()
   return
 }

@@ -107,14 +107,18 @@ func.func @split_by_attribute(%q: memref<1x4x1x64xf16>, %k: memref<1x1x128x64xf1
 
 // -----
 
-// rock.num_splits = 0 chooses: batch 1 with one KV head is one workgroup, gfx942 has 304
-// compute units and 8192 tokens make 256 tiles of 32 (the matrix tiling's split-KV tile, 2
-// waves): one split per tile, 256 workgroups.
+// rock.num_splits = 0 chooses with the split cost model: batch 1 with one KV head is one
+// workgroup, gfx942 has 304 compute units and 8192 tokens make 256 tiles of 32 (the matrix
+// tiling's split-KV tile, 2 waves). One split per tile would leave the 8 output rows' 256 splits
+// of partials to the combine's 4 workgroups; 64 splits of 4 tiles cost least. rock.split_map
+// (no inputs: static sizes) holds the model's per-launch inputs, rock.split_model its constants.
 
+// CHECK: #[[STATIC:map[0-9]*]] = affine_map<() -> (1, 256, 4128, 4)>
 // CHECK-LABEL: func.func @split_chosen
-// CHECK-SAME: rock.block_size = 128 : i64, rock.grid_size = 256 : i64
+// CHECK-SAME: rock.block_size = 128 : i64, rock.grid_size = 64 : i64
+// CHECK-SAME: rock.split_map = #[[STATIC]], rock.split_model = {{{.*}}num_splits = 64 : i64, q_bytes = 2048 : i64, tile_bytes = 16384 : i64}
 // CHECK: "rock.gridwise_attention_accel"
-// CHECK-SAME: num_splits = 256 : i64
+// CHECK-SAME: num_splits = 64 : i64
 func.func @split_chosen(%q: memref<1x8x1x128xf16>, %k_table: memref<1x512x1xi64>, %v_table: memref<1x512x1xi64>,
                         %seq_lens: memref<1xi32>, %out: memref<1x8x1x128xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.num_splits = 0} {
   %k = "rock.deref"(%k_table) : (memref<1x512x1xi64>) -> memref<1x512x2048xf16>
@@ -145,7 +149,7 @@ func.func @variants(%q: memref<2x4x1x64xf16>, %k: memref<2x2x64x64xf16>, %v: mem
 
 // -----
 
-// Dynamic sizes (the chunks from here on are not split: split-KV is refused with '?').
+// Dynamic sizes (the chunks from here on are not split with a fixed count; the last one splits at launch).
 // A packed-query kernel for every batch size: no rock.grid_size, the grid is the formula
 // rock.grid_map of the argument sizes rock.grid_sizes names: B = dim 0 of cu_seqlens_q
 // (argument 1) minus 1, times Hkv = 2 query-block tiles. Sq (4) stays static.
@@ -167,5 +171,31 @@ func.func @dynamic_varlen(%q: memref<?x8x64xf16>, %cu_seqlens_q: memref<?xi32>, 
   "rock.attention"(%q_padded, %k, %v, %seq_lens, %out_padded) {num_heads_q = 8, num_heads_kv = 2,
       causal = true, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<?x8x4x64xf16>, memref<?x?x1024xf16>, memref<?x?x1024xf16>, memref<?xi32>, memref<?x8x4x64xf16>) -> ()
+  return
+}
+
+// -----
+
+// Split-KV with dynamic sizes: the split count is chosen at launch (num_splits = 0 on the op).
+// rock.split_map gives the cost model's per-launch inputs from the argument sizes rock.split_sizes
+// names (q's dim 0: the batch; the block table's dim 1: the slots): workgroups without splitting
+// (B * Hkv), KV tiles of the capacity (slots * 16 tokens in 32-key tiles), the partials' bytes
+// (B * 8 rows * 65 * 4) and the combine's workgroups (B * 8 * 16 chunks / 64); rock.split_model
+// holds the constants (gfx942: 304 compute units, 5.3 TB/s).
+
+// CHECK: #[[SPLITS:map[0-9]*]] = affine_map<(d0, d1) -> (d0 * 2, (d1 * 16 + 31) floordiv 32, d0 * 2080, d0 * 2)>
+// CHECK-LABEL: func.func @dynamic_split
+// CHECK-SAME: rock.split_map = #[[SPLITS]]
+// CHECK-SAME: rock.split_model = {bandwidth = 5.300000e+12 : f64, compute_units = 304 : i64, launch_seconds = 3.000000e-06 : f64, num_splits = 0 : i64, q_bytes = 512 : i64, tile_bytes = 8192 : i64}
+// CHECK-SAME: rock.split_sizes = array<i64: 0, 0, 3, 1>
+// CHECK: "rock.gridwise_attention_accel"
+// CHECK-SAME: n_per_block = 32 : i64, num_heads_kv = 2 : i64, num_heads_q = 8 : i64, num_splits = 0 : i64
+func.func @dynamic_split(%q: memref<?x8x1x64xf16>, %k_cache: memref<?x16x2x64xf16>, %v_cache: memref<?x16x2x64xf16>, %block_table: memref<?x?xi32>, %seq_lens: memref<?xi32>, %out: memref<?x8x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.num_splits = 0} {
+  %k = "rock.block_table_view"(%k_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
+    : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
+  %v = "rock.block_table_view"(%v_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
+    : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
+  "rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
+    : (memref<?x8x1x64xf16>, memref<?x?x1024xf16>, memref<?x?x1024xf16>, memref<?xi32>, memref<?x8x1x64xf16>) -> ()
   return
 }

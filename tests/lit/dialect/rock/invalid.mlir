@@ -367,7 +367,7 @@ func.func @block_size_too_large() attributes {rock.kernel, rock.block_size = 922
 
 func.func @gridwise_zero_splits(%q: memref<1x2x1x64xf16>, %k: memref<1x1x128x64xf16>, %v: memref<1x1x128x64xf16>,
                                 %out: memref<1x2x1x64xf16>) {
-  // expected-error @+1 {{'rock.gridwise_attention_accel' op num_splits must be at least 1, got 0}}
+  // expected-error @+1 {{'rock.gridwise_attention_accel' op num_splits must be at least 1 (0: chosen at launch, with dynamic sizes only), got 0}}
   "rock.gridwise_attention_accel"(%q, %k, %v, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
       block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, num_splits = 0, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x2x1x64xf16>, memref<1x1x128x64xf16>, memref<1x1x128x64xf16>, memref<1x2x1x64xf16>) -> ()

@@ -1,0 +1,121 @@
+"""The split count of a split-KV kernel: a cost model of busy compute units against combine bytes.
+
+Splitting the KV sequence of each workgroup into S ranges gives ``W * S`` workgroups (W
+without splitting) that each read ``ceil(T / S)`` of the T KV tiles. The model charges:
+
+* **the split kernel**: the bytes of the busiest compute unit at its share of the chip's
+  bandwidth, ``BW / CU``. A CU runs ``ceil(W * S / CU)`` of the workgroups, each reading its
+  tiles' K and V (``tile_bytes`` each) and its Q rows (``q_bytes``):
+  ``ceil(W * S / CU) * (ceil(T / S) * tile_bytes + q_bytes) * CU / BW``.
+  With every CU busy this is the KV bytes at full bandwidth; with fewer, the idle CUs'
+  share is lost (a CU draws at most its share: the premise of filling the chip).
+* **the combine** (S > 1 only): the partial outputs and log-sum-exps the splits write and the
+  combine reads back, ``2 * S * partial_bytes / BW`` (``partial_bytes``: one split's, f32,
+  ``R * (D + 1) * 4`` for the R output rows), plus one more kernel launch (``launch_seconds``).
+
+S is the cheapest count in ``[1, T]``, the fewest splits on a tie (fewer partials, and the
+same time means the extra splits bought nothing). The inputs are recorded on the kernel
+(``rock.split_model``) and in the launch plan, so a runtime evaluates the same choice for a
+``--dynamic`` kernel at launch (:func:`plan_expression`), where W, T and R follow from the
+batch and the block slots.
+
+Bandwidths are the parts' HBM/GDDR peaks (MI300X 5.3 TB/s, ...); only their ratio to the
+launch cost matters, since every other term is bytes over the same bandwidth.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import mlir.ir as ir
+
+#: Peak memory bandwidth in bytes per second of the largest part with each chip (Chip.compute_units).
+BANDWIDTH = {
+    "gfx908": 1.23e12, "gfx90a": 1.6e12, "gfx942": 5.3e12, "gfx950": 8.0e12, "gfx1030": 0.512e12,
+    "gfx1100": 0.96e12, "gfx1101": 0.624e12, "gfx1200": 0.64e12, "gfx1201": 0.64e12,
+}
+#: What one more kernel launch on the same stream costs (the combine kernel): a few microseconds.
+LAUNCH_SECONDS = 3e-6
+
+
+#: The inputs that depend on the launch's sizes, in the order of a kernel's ``rock.split_map`` results.
+LAUNCH_INPUTS = ("workgroups", "kv_tiles", "partial_bytes", "combine_workgroups")
+
+
+@dataclass(frozen=True)
+class SplitInputs:
+    """What the split count depends on, for one launch."""
+
+    workgroups: int  # W: workgroups without splitting
+    kv_tiles: int  # T: KV tiles of a sequence's capacity
+    tile_bytes: int  # K and V bytes of one KV tile
+    q_bytes: int  # Q bytes a workgroup reads once
+    partial_bytes: int  # workspace bytes one split writes (all rows), read back by the combine
+    combine_workgroups: int  # workgroups of the combine kernel
+    compute_units: int
+    bandwidth: float  # bytes per second
+    launch_seconds: float = LAUNCH_SECONDS
+    #: The combine runs whatever the count (a kernel whose count is chosen at launch writes the workspace
+    #: even with one split); else only with splits.
+    combine_always: bool = False
+
+
+def split_seconds(m: SplitInputs, splits: int) -> float:
+    """The split kernel's time with ``splits`` splits: its busiest compute unit at its bandwidth share."""
+    rounds = math.ceil(m.workgroups * splits / m.compute_units)
+    written = m.partial_bytes / m.workgroups if splits > 1 or m.combine_always else 0  # its rows' partials
+    busiest = rounds * (math.ceil(m.kv_tiles / splits) * m.tile_bytes + m.q_bytes + written)
+    return busiest * m.compute_units / m.bandwidth
+
+
+def combine_seconds(m: SplitInputs, splits: int) -> float:
+    """The combine's time: the partials read back by its workgroups at their bandwidth share, one
+    more launch (0 without splitting)."""
+    if splits == 1 and not m.combine_always:
+        return 0.0
+    busy = min(m.compute_units, m.combine_workgroups)
+    return splits * m.partial_bytes * m.compute_units / (busy * m.bandwidth) + m.launch_seconds
+
+
+def estimate_seconds(m: SplitInputs, splits: int) -> float:
+    return split_seconds(m, splits) + combine_seconds(m, splits)
+
+
+def choose_splits(m: SplitInputs) -> int:
+    """The cheapest split count in ``[1, T]`` (the fewest on a tie)."""
+    return min(range(1, max(1, m.kv_tiles) + 1), key=lambda s: (estimate_seconds(m, s), s))
+
+
+def explain(m: SplitInputs, splits: int) -> dict:
+    """The model's inputs and its estimate for ``splits`` (and for no split), for the plan and reports."""
+    kv_bytes = m.workgroups * m.kv_tiles * m.tile_bytes
+    return {
+        "inputs": asdict(m),
+        "num_splits": splits,
+        "workgroups": m.workgroups * splits,
+        "busy_compute_units": min(m.compute_units, m.workgroups * splits),
+        "split_us": round(split_seconds(m, splits) * 1e6, 3),
+        "combine_us": round(combine_seconds(m, splits) * 1e6, 3),
+        "unsplit_us": round(estimate_seconds(m, 1) * 1e6, 3),
+        "combine_bytes": 2 * splits * m.partial_bytes if splits > 1 or m.combine_always else 0,
+        "kv_bytes": kv_bytes,
+    }
+
+
+def plan_expression() -> str:
+    """The choice as a Python expression a runtime evaluates (names: the fields of SplitInputs,
+    W/T/R's per-launch values already multiplied out): :func:`choose_splits`, written out."""
+    cost = ("-(-workgroups * s // compute_units) * (-(-kv_tiles // s) * tile_bytes + q_bytes + (s > 1 or combine_always) "
+            "* partial_bytes / workgroups) * compute_units / bandwidth + (s > 1 or combine_always) * (s * partial_bytes "
+            "* compute_units / (min(compute_units, combine_workgroups) * bandwidth) + launch_seconds)")
+    return f"min(range(1, max(1, kv_tiles) + 1), key=lambda s: ({cost}, s))"
+
+
+def model_constants(kernel: ir.Operation) -> dict[str, Any]:
+    """The inputs that do not depend on the sizes, from the kernel's ``rock.split_model``."""
+    model = ir.DictAttr(kernel.attributes["rock.split_model"])
+    names = ("tile_bytes", "q_bytes", "compute_units", "bandwidth", "launch_seconds")
+    return {name: (ir.FloatAttr(model[name]).value if name in ("bandwidth", "launch_seconds")
+                   else ir.IntegerAttr(model[name]).value) for name in names}

@@ -1,0 +1,171 @@
+"""Split-KV counts chosen at launch (``--dynamic --num-splits 0``) and the split cost model.
+
+A dynamic kernel takes its split count as the size of its workspace's dim 0 (an index
+argument of the kernel ABI, like every ``?`` size); the launch plan states how a runtime
+chooses it (``num_splits_formula``). ``pagedir-run --check`` runs such a kernel at three
+launch size sets, two of the dynamic kernels' usual ones and one long sequence, so that
+different split counts occur, each against the reference.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import mlir.ir as ir
+import numpy as np
+import pytest
+
+from pagedir import driver
+from pagedir.backend import split_cost
+from pagedir.cli import compile as compile_cli
+from pagedir.context import make_context
+from pagedir.gen import attention as gen
+from pagedir.interp.check import DYNAMIC_SIZES, LONG_SEQUENCE_SIZES, make_case
+from pagedir.interp.launch import functions, launch_size, launch_splits, symbol_name, workspace_given
+from pagedir.interp.memory import Device
+from pagedir.pipelines import KERNEL_PASSES
+
+from test_attention import check_before_pass
+from test_dynamic import check_kernel, make_args
+
+DYNAMIC_SPLITS = {
+    # name: generator overrides (every one --dynamic --num-splits 0, Hq 4 / Hkv 2, D 64, pages of 16)
+    "blocks-nhd-f16": dict(page_table="blocks", kv_layout="nhd"),
+    "blocks-hnd-bf16": dict(page_table="blocks", kv_layout="hnd", dtype="bf16"),
+    "csr-nhd-f32": dict(page_table="csr", kv_layout="nhd", dtype="f32"),
+    "csr-hnd-mqa-f16": dict(page_table="csr", kv_layout="hnd", num_heads_kv=1),
+    "csr-sinks-softcap-window": dict(page_table="csr", sinks=True, softcap=20.0, window=40),  # the combine adds sinks
+    "blocks-causal-prefill-bf16": dict(page_table="blocks", seq_len_q=3, causal=True, dtype="bf16"),
+    "blocks-varlen-causal": dict(page_table="blocks", varlen=True, seq_len_q=3, causal=True),
+    "pointers-f16": dict(page_table="pointers", seq_lens=True, seq_len_k=200),
+    "dense-f32": dict(dense=True, seq_lens=True, seq_len_k=150, dtype="f32"),
+}
+
+
+@pytest.mark.parametrize("name", list(DYNAMIC_SPLITS))
+def test_split_count_chosen_at_launch_passes_the_check(name: str, tmp_path) -> None:
+    out = check_kernel(make_args(num_splits=0, **DYNAMIC_SPLITS[name]), tmp_path)
+    launches = [line for line in out.splitlines() if line.startswith("@")]
+    assert len(launches) == len(DYNAMIC_SIZES) + 1 and all("PASS" in line for line in launches), out
+    chosen = [int(s) for s in re.findall(r"(\d+) splits chosen at launch", out)]
+    assert len(chosen) == len(launches), out
+    if DYNAMIC_SPLITS[name].get("page_table") in ("blocks", "csr"):  # the long sequence gets more splits
+        assert chosen[-1] > min(chosen[:-1]), out
+    else:  # the capacity is compiled in: at batches 1 to 5 every one of its 7 (5) tiles gets a split
+        assert len(set(chosen)) == 1, out
+
+
+def lowered_dynamic_split(**overrides) -> tuple[ir.Context, ir.Module, ir.Operation]:
+    context = make_context()
+    with context:
+        module = ir.Module.parse(gen.generate(make_args(num_splits=0, **overrides)))
+        signature = ir.Module.parse(gen.generate(make_args(num_splits=0, **overrides)))
+        driver.run(module.operation, driver.CompileOptions(arch="gfx942"), start="L0", end="L6")
+    return context, module, signature
+
+
+def test_plan_states_how_a_runtime_chooses_the_split_count() -> None:
+    # The plan's formula, evaluated on this launch's arrays as a runtime would, gives the count the
+    # interpreter launched with, the workspace shape and both kernels' grids.
+    args = make_args(page_table="blocks", num_splits=0)
+    plan = json.loads(compile_cli.compile_source(gen.generate(args), plan=True, cache=False).plan_json)
+    split, combine = plan["kernels"]
+    formula = split["num_splits_formula"]
+    assert plan["workspace_bytes"] is None and split["workspace_bytes"] is None
+    assert split["arguments"][formula["workspace_argument"]]["workspace"]
+    assert combine["arguments"][formula["workspace_argument"]]["workspace"]
+    assert split["arguments"][formula["workspace_argument"]]["shape"] == [None, None]
+    context, module, signature = lowered_dynamic_split(page_table="blocks")
+    with context:
+        kernel = next(f for f in functions(module.operation) if symbol_name(f) == "paged_attention")
+        combine_kernel = next(f for f in functions(module.operation) if symbol_name(f) == "paged_attention_combine")
+        l0 = functions(signature.operation)[0]
+        counts = []
+        for sizes in (*DYNAMIC_SIZES, LONG_SEQUENCE_SIZES):
+            case = make_case(l0, np.random.default_rng(0), Device(), sizes)
+            names = {name: eval(text, {"arguments": case.args}) for name, text in formula["inputs"].items()}  # noqa: S307
+            splits = eval(formula["expression"], {**names, **formula["constants"]})  # noqa: S307
+            chosen, _ = launch_splits(kernel, [np.shape(a) for a in case.args])
+            assert splits == chosen
+            workspace = workspace_given(kernel, list(case.args))[-1]
+            assert workspace.shape == (splits, names["partial_bytes"] // 4)
+            arguments = [*case.args, workspace]
+            shapes = [np.shape(a) for a in arguments]
+            assert eval(split["grid_formula"]["expression"], {"arguments": arguments}) == launch_size(kernel, None, shapes)[0]  # noqa: S307
+            assert eval(combine["grid_formula"]["expression"], {"arguments": arguments}) == launch_size(combine_kernel, None, shapes)[0]  # noqa: S307
+            assert launch_size(kernel, None, shapes)[0] == sizes.batch * 2 * splits
+            counts.append(splits)
+    assert counts[-1] > counts[0]
+
+
+def test_a_larger_batch_takes_fewer_splits() -> None:
+    # Pointer tables compile the capacity in (200 keys: 7 tiles); only the batch changes at launch.
+    context, module, _ = lowered_dynamic_split(page_table="pointers", seq_lens=True, seq_len_k=200)
+    with context:
+        kernel = next(f for f in functions(module.operation) if symbol_name(f) == "paged_attention")
+        counts = [launch_splits(kernel, [(batch, 4, 1, 64), (batch, 26, 1), (batch, 26, 1), (batch,), (batch, 4, 1, 64)])[0]
+                  for batch in (1, 5, 22)]
+    # 22 x 2 workgroups x 7 splits would need 2 rounds of the 304 compute units for 1 tile each: 4 splits
+    # of 2 tiles take as long in one round and write fewer partials.
+    assert counts == [7, 7, 4]
+
+
+def test_static_plan_records_the_cost_model() -> None:
+    # B=1, Hq 8, Hkv 1, Sk 8192 (f16, D 128): the model's inputs and estimate are in the plan.
+    args = make_args(dynamic=False, batch=1, num_heads_q=8, num_heads_kv=1, seq_len_k=8192, head_dim=128,
+                     seq_lens=True, num_splits=0)
+    plan = json.loads(compile_cli.compile_source(gen.generate(args), plan=True, cache=False).plan_json)
+    model = plan["kernels"][0]["split_model"]
+    assert model["inputs"]["workgroups"] == 1 and model["inputs"]["kv_tiles"] == 256
+    assert model["inputs"]["combine_workgroups"] == 4 and model["num_splits"] == 64
+    assert plan["kernels"][0]["grid"] == [64, 1, 1]
+    assert model["split_us"] + model["combine_us"] < model["unsplit_us"] / 10
+    assert "split_model" not in plan["kernels"][1]
+
+
+# --- the model ---------------------------------------------------------------------------
+
+def inputs(**overrides) -> split_cost.SplitInputs:
+    """gfx942, f16, D 128, 32-key tiles: B=1, Hq 8, Hkv 1, Sk 8192 unless overridden."""
+    values = dict(workgroups=1, kv_tiles=256, tile_bytes=16384, q_bytes=2048, partial_bytes=8 * 129 * 4,
+                  combine_workgroups=4, compute_units=304, bandwidth=5.3e12)
+    return split_cost.SplitInputs(**{**values, **overrides})
+
+
+def test_a_full_grid_is_not_split() -> None:
+    # B=64, Hkv 8, Sk 512: 512 workgroups on 304 compute units already.
+    assert split_cost.choose_splits(inputs(workgroups=512, kv_tiles=16, partial_bytes=64 * 64 * 129 * 4,
+                                           combine_workgroups=1024)) == 1
+
+
+def test_the_combine_bounds_the_split_count() -> None:
+    # The same K/V with partials merged by 4 workgroups or by a whole chip of them: one tile per split
+    # (256) pays only when the combine reads its partials at the chip's full bandwidth.
+    few, many = inputs(), inputs(combine_workgroups=304)
+    assert split_cost.choose_splits(few) == 64 and split_cost.choose_splits(many) == 256
+    assert split_cost.estimate_seconds(few, 64) < split_cost.estimate_seconds(few, 256)
+
+
+def test_ties_take_the_fewest_splits() -> None:
+    # MHA, B=1, Hkv 8, Sk 4096: 32 splits of 4 tiles keep 256 CUs busy, 38 (304 busy) need 4 tiles as well.
+    m = inputs(workgroups=8, kv_tiles=128, q_bytes=256, partial_bytes=8 * 129 * 4)
+    assert split_cost.split_seconds(m, 32) == split_cost.split_seconds(m, 38)
+    assert split_cost.choose_splits(m) == 32
+
+
+@pytest.mark.parametrize("always", [False, True])
+def test_the_plan_expression_is_the_model(always: bool) -> None:
+    for m in (inputs(combine_always=always), inputs(workgroups=3, kv_tiles=40, combine_always=always),
+              inputs(workgroups=700, kv_tiles=9, combine_workgroups=900, combine_always=always)):
+        assert eval(split_cost.plan_expression(), dict(vars(m))) == split_cost.choose_splits(m)  # noqa: S307
+
+
+@pytest.mark.parametrize("argument", KERNEL_PASSES)
+def test_each_pass_preserves_a_split_chosen_at_launch(argument: str) -> None:
+    # check_pass runs the pass's input and output at every launch size set: after
+    # rock-gridwise-attention-to-blockwise the split and combine kernels with a workspace sized by the
+    # count chosen for those sizes.
+    args = make_args(page_table="blocks", kv_layout="hnd", varlen=True, seq_len_q=2, causal=True, num_splits=0)
+    result = check_before_pass(args, argument, seed=5)
+    assert result.ok and len(result.functions) == len(DYNAMIC_SIZES) + 1, result.report()
