@@ -120,13 +120,13 @@ def compile_kernel(text: str, arch: str) -> dict[str, Any]:
 
 def tiling(module: ir.Operation) -> dict[str, int]:
     """The tuning parameters rock-attention-to-gridwise chose (integer attributes of the gridwise op;
-    ``num_splits`` is 1 when the op has none)."""
+    ``num_splits`` and ``pipeline_depth`` are 1 when the op has none)."""
     found: dict[str, int] = {}
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         if op.name == "rock.gridwise_attention_accel":
-            found["num_splits"] = 1
-            for name in ("m_per_block", "n_per_block", "num_splits"):
+            found["num_splits"] = found["pipeline_depth"] = 1
+            for name in ("m_per_block", "n_per_block", "num_splits", "pipeline_depth"):
                 if name in op.attributes:
                     found[name] = ir.IntegerAttr(op.attributes[name]).value
         return ir.WalkResult.ADVANCE

@@ -222,10 +222,19 @@ def quality_table(records: list[dict]) -> str:
                      lds, k["lds_bytes"], f"{k['occupancy']} ({limiter})", loads, widths(k["lds_reads"]),
                      widths(k["lds_writes"]), k["barriers"], k["waterfall_buffer_loads"], k["instructions"],
                      k.get("matrix_instructions", "-"), k.get("conversions", "-"),
-                     k.get("loop_instructions_per_kv_token", "-")])
+                     k.get("loop_instructions_per_kv_token", "-"), k.get("pipeline_depth", "-"), global_waits(k)])
     return table(["configuration", "workgroups", "VGPR", "SGPR", "AGPR", "spills V/S", "scratch B",
                   "LDS plan before -> after B", "LDS (asm) B", "occupancy (limit)", "buffer loads", "LDS reads",
-                  "LDS writes", "barriers", "waterfall", "instr", "MFMA/WMMA", "v_cvt", "loop instr / KV token"], rows)
+                  "LDS writes", "barriers", "waterfall", "instr", "MFMA/WMMA", "v_cvt", "loop instr / KV token",
+                  "pipeline depth", "global waits per tile (vmcnt(0))"], rows)
+
+
+def global_waits(kernel: dict) -> str:
+    """``s_waitcnt vmcnt`` waits per iteration of the hot loop, and in parentheses those draining to vmcnt(0)
+    (pagedir.backend.report.global_waits_per_tile); "-" for a record made before the report counted them."""
+    if "global_waits_per_tile" not in kernel:
+        return "-"
+    return f"{kernel['global_waits_per_tile']} ({kernel.get('draining_waits_per_tile', 0)})"
 
 
 def workgroups(kernel: dict) -> int:

@@ -110,6 +110,7 @@ GEMM = "passes/blockwise_gemm.py"
 BUFFER_LOAD = "passes/buffer_load.py"
 THREADWISE = "passes/threadwise_lowering.py"
 REUSE_LDS = "passes/reuse_lds.py"
+PIPELINE = "passes/pipeline.py"
 
 #: An attention kernel with ragged lengths, checked by pagedir-run against the reference (NaN/Inf past seq_lens).
 CHECK_ATTENTION = "pagedir-gen attention --ragged --num-heads-q 4 --num-heads-kv 2 | pagedir-run --check -"
@@ -344,6 +345,22 @@ PLANTS = {plant.name: plant for plant in (
         (Edit(GRIDWISE, "has_keys = arith.cmpf(arith.CmpFPredicate.UNE, total, f32_const(0.0))",
               "has_keys = arith.cmpf(arith.CmpFPredicate.OGT, total, f32_const(0.0))  # PLANTED"),),
         (Catcher("tests/unit/test_split_kv.py::test_causally_hidden_keys_never_reach_a_split", WRONG_VALUES),),
+    ),
+    Plant(
+        "pipeline-no-barrier-after-prologue",
+        "rock-pipeline writes tile lb + 1's page pointers while a thread still reads tile lb's from the prologue",
+        (Edit(PIPELINE, "            with ir.InsertionPoint(loop):\n                rock.lds_barrier()\n",
+              "            pass  # PLANTED\n"),),
+        (Catcher("tests/unit/test_pipeline.py::test_pipelined_loop_over_random_tile_ranges[0]", r"LDS race"),),
+    ),
+    Plant(
+        "pipeline-last-tile-issued-again",
+        "rock-pipeline's last iteration issues its own tile again instead of running in a copy without issue stages",
+        (Edit(PIPELINE, "next_tile = arith.addi(iv, index_const(1))",
+              "next_tile = arith.minui(arith.addi(iv, index_const(1)), arith.subi(upper, index_const(1)))  # PLANTED"),
+         Edit(PIPELINE, "        peel_last_iteration(loop, last, upper, ahead)\n", "        pass  # PLANTED\n")),
+        (Catcher("tests/unit/test_variants.py::test_window_256_at_8192_reads_the_window_not_the_sequence",
+                 r"assert \d+ == "),),
     ),
 )}
 

@@ -17,6 +17,7 @@ stage                                  level           what it runs
 rock-attention-to-gridwise             L1              rock-kernel-pipeline: pagedir passes
 rock-gridwise-attention-to-blockwise   L2
 rock-blockwise-load                    L3
+rock-pipeline                          L3
 rock-annotate-liveness, rock-reuse-lds L3
 rock-threadwise-lowering               L4
 rock-buffer-load                       L5
@@ -75,6 +76,7 @@ KERNEL_STAGES = (
     ("rock-attention-to-gridwise", "L1"),
     ("rock-gridwise-attention-to-blockwise", "L2"),
     ("rock-blockwise-load", "L3"),
+    ("rock-pipeline", "L3"),
     ("rock-annotate-liveness", "L3"),
     ("rock-reuse-lds", "L3"),
     ("rock-threadwise-lowering", "L4"),
@@ -83,7 +85,7 @@ KERNEL_STAGES = (
 )
 
 #: The options that go to the kernel passes: each to every pass whose Options have a field of that name, when set.
-KERNEL_PASS_FIELDS = ("arch", "block_size", "m_per_block", "n_per_block", "num_splits", "compute_units")
+KERNEL_PASS_FIELDS = ("arch", "block_size", "m_per_block", "n_per_block", "num_splits", "compute_units", "pipeline_depth")
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,8 @@ class CompileOptions:
     #: compute units the choice fills (0: the chip's).
     num_splits: int = -1
     compute_units: int = 0
+    #: KV tiles in flight (rock-pipeline): 1 or 2, 0 the kernel's ``rock.pipeline_depth``, else chosen.
+    pipeline_depth: int = 0
     #: Width of ``index`` in the kernel: 64 or 32 (rock-backend-pipeline).
     index_bitwidth: int = 64
     #: LLVM optimization level, 0 to 3.

@@ -67,3 +67,8 @@ def test_split_configuration_counts_the_workgroups_of_every_launch():
     assert f"| {config.name} | 4 | paged_attention x 4, then paged_attention_combine x {combine['grid']} | " \
            f"{4 + combine['grid']} | 304 |" in text
     assert "| workgroups |" in report.summary_table([record])
+    # Pipelined (4 workgroups on 304 compute units): the quality table shows the depth and the hot loop's
+    # waits on global data, those draining to vmcnt(0) in parentheses (here one tile per split: no KV loop).
+    assert kernel["pipeline_depth"] == 2
+    waits, drains = kernel["global_waits_per_tile"], kernel["draining_waits_per_tile"]
+    assert f"| 2 | {waits} ({drains}) |" in report.quality_table([record])

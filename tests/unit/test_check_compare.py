@@ -8,6 +8,7 @@ import pytest
 
 from pagedir.context import make_context
 from pagedir.interp.check import CheckFailure, check_pass, compare
+from pagedir.reference import bf16_bits
 
 F32 = "memref<4xf32>"
 
@@ -40,6 +41,20 @@ def test_nan_against_nan_matches_only_where_the_output_was_nan_before_the_run() 
     computed = compare_f32([1, np.nan, 3, 4], [1, np.nan, 3, 4], initial=[0, 0, 0, 0])
     assert computed.mismatches == 1 and computed.worst == (1,)
     assert not compare_f32([np.nan] * 4, [np.nan] * 4).ok  # nothing known about the argument before the run
+
+
+def test_a_bf16_argument_given_as_bits_keeps_its_untouched_nan() -> None:
+    # Pools from reference.block_caches hold bf16 as uint16 bit patterns, NaN in the blocks no sequence owns;
+    # the runs give back decoded values. An untouched NaN slot is the same slot on both sides.
+    initial = bf16_bits([1.0, np.nan, 2.0, np.nan])
+    with make_context():
+        pool = ir.MemRefType.parse("memref<4xbf16>")
+        untouched = compare(1, pool, np.array([1, np.nan, 2, np.nan], np.float32),
+                            np.array([1, np.nan, 2, np.nan], np.float32), None, initial=initial)
+        assert untouched.ok, untouched.describe()
+        computed = compare(1, pool, np.array([np.nan, np.nan, 2, np.nan], np.float32),
+                           np.array([np.nan, np.nan, 2, np.nan], np.float32), None, initial=initial)
+        assert computed.mismatches == 1 and computed.worst == (0,)
 
 
 def test_check_pass_fails_a_function_that_computes_nan_on_both_sides() -> None:

@@ -53,7 +53,7 @@ def test_stages_from_linalg_to_the_code_object_in_order() -> None:
     table = stages(CompileOptions(arch="gfx942", emit="hsaco", want_asm=True), "linalg")
     assert [s.name for s in table] == [*KERNEL_PASSES, *BACKEND_STEPS, "extract-llvm-module", "mlir-translate", "llvm-O3",
                                        "llvm-codegen", "llvm-codegen-obj", "ld.lld"]
-    assert [s.level for s in table] == ["L0", "L1", "L2", "L3", "L3", "L3", "L4", "L5", "L6", *["L7"] * len(BACKEND_STEPS),
+    assert [s.level for s in table] == ["L0", "L1", "L2", "L3", "L3", "L3", "L3", "L4", "L5", "L6", *["L7"] * len(BACKEND_STEPS),
                                         "llvm-module", "llvm-ir", "llvm-ir-opt", "asm", "obj", "hsaco"]
     # Each kernel pass and each level after L7 is dumped under its own name; the backend pipeline once, at its end.
     assert [s.dump for s in table if s.dump] == [*KERNEL_PASSES, "llvm-dialect", "llvm-module", "llvm-ir", "llvm-ir-opt",
@@ -135,7 +135,7 @@ def test_a_failing_stage_names_itself_and_stops_the_run() -> None:
             run(module, CompileOptions(), end="L6", on_stage=lambda stage, *_: seen.append(stage.name))
     error = failure.value
     assert error.stage.name == "rock-reuse-lds"
-    assert seen == ["rock-blockwise-load", "rock-annotate-liveness"]
+    assert seen == ["rock-blockwise-load", "rock-pipeline", "rock-annotate-liveness"]
     message = "'func.func' op @big requires too much LDS memory: 200000 bytes (hardware max for gfx942 is 65536 bytes)"
     assert [(d.severity, d.message, d.file, d.line) for d in error.diags] == [("error", message, "big.mlir", 1)]
     assert str(error) == f"stage rock-reuse-lds failed:\nbig.mlir:1:1: error: {message}"
@@ -195,7 +195,7 @@ def test_each_pass_takes_the_options_its_own_options_have() -> None:
                           "rock-threadwise-lowering", "rock-buffer-load", "rock-to-gpu"}
     assert all(given[name]["arch"] == "gfx950" for name in takes_arch)
     assert given["rock-attention-to-gridwise"] == {"arch": "gfx950", "block_size": 0, "m_per_block": 0, "n_per_block": 16,
-                                                   "num_splits": -1, "compute_units": 0}
+                                                   "num_splits": -1, "compute_units": 0, "pipeline_depth": 0}
     # Unset options are not given: each kernel's rock.arch decides.
     assert all(not getattr(stage.step.options, "arch", "") for stage in stages(CompileOptions(), "L0", "L6"))
 

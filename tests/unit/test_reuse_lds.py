@@ -137,6 +137,47 @@ KERNELS = {
     memref.store %t, %out[%k, %tid] : memref<4x64xf32>
   }
 """, [256, 256]),
+    # A carries a value over the back edge (a tile loaded for the next iteration): written before the
+    # loop and at the end of each iteration, read at the start of the next. B is used in between,
+    # after A's write: A is live across the back edge there, so B must not take its bytes, or B's
+    # write destroys the value A's next read expects.
+    "carried_to_next_iteration": ("""
+  %w = memref.load %in[%c0, %tid] : memref<4x64xf32>
+  memref.store %w, %a[%tid] : memref<64xf32, #wg>
+  "rock.lds_barrier"() : () -> ()
+  scf.for %k = %c0 to %c4 step %c1 {
+    %y = memref.load %a[%next] : memref<64xf32, #wg>
+    %x = memref.load %in[%k, %tid] : memref<4x64xf32>
+    %s = arith.addf %x, %y : f32
+    "rock.lds_barrier"() : () -> ()
+    memref.store %s, %a[%tid] : memref<64xf32, #wg>
+    memref.store %x, %b[%tid] : memref<64xf32, #wg>
+    "rock.lds_barrier"() : () -> ()
+    %z = memref.load %b[%next] : memref<64xf32, #wg>
+    %t = arith.addf %y, %z : f32
+    memref.store %t, %out[%k, %tid] : memref<4x64xf32>
+    "rock.lds_barrier"() : () -> ()
+  }
+""", [256, 256]),
+    # A guarded overwrite (a next tile's pointers issued under a condition): A is written and read
+    # under the same scf.if, so its range stays there and B, used before the scf.if, shares A's bytes.
+    "guarded_write_and_read": ("""
+  %all = arith.cmpi ult, %c0, %c4 : index
+  scf.for %k = %c0 to %c4 step %c1 {
+    %x = memref.load %in[%k, %tid] : memref<4x64xf32>
+    memref.store %x, %b[%tid] : memref<64xf32, #wg>
+    "rock.lds_barrier"() : () -> ()
+    %z = memref.load %b[%next] : memref<64xf32, #wg>
+    "rock.lds_barrier"() : () -> ()
+    scf.if %all {
+      memref.store %z, %a[%tid] : memref<64xf32, #wg>
+      "rock.lds_barrier"() : () -> ()
+      %y = memref.load %a[%next] : memref<64xf32, #wg>
+      memref.store %y, %out[%k, %tid] : memref<4x64xf32>
+    }
+    "rock.lds_barrier"() : () -> ()
+  }
+""", [256]),
 }
 
 

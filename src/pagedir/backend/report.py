@@ -78,6 +78,8 @@ class KernelReport:
     matrix_instructions: int = 0
     conversions: int = 0
     loop_instructions: int = 0
+    global_waits_per_tile: int = 0
+    draining_waits_per_tile: int = 0
 
     @property
     def total_vgprs(self) -> int:
@@ -302,6 +304,48 @@ def instruction_statistics(body: list[str]) -> dict[str, object]:
     return stats
 
 
+#: A wait on vector memory (global, buffer, flat loads and stores): ``s_waitcnt vmcnt(N)``, alone or with other counters.
+_VMCNT_WAIT_RE = re.compile(r"^s_waitcnt(?:_vscnt)?\b.*\bvmcnt\((\d+)\)")
+_VECTOR_MEMORY_RE = re.compile(r"^(?:buffer|global|flat)_")
+
+
+def global_waits_per_tile(body: list[str]) -> tuple[int, int]:
+    """(waits, draining waits) on global data in one iteration of the hot loop (the backward branch
+    spanning the most instructions: the KV loop of an attention kernel).
+
+    A wait is an ``s_waitcnt`` with a ``vmcnt``; a run of them with nothing but ALU and LDS
+    instructions in between (``vmcnt(7)``, ``ds_write``, ``vmcnt(6)``, ...: a batch of loads taken
+    as it arrives) counts once, a label, branch, barrier or vector-memory instruction ends a run.
+    A wait *drains* when its run ends at ``vmcnt(0)``: nothing stays in flight, so it also waits for
+    the loads issued last. A pipelined loop waits with ``vmcnt(N > 0)`` for the tile issued one
+    iteration earlier while the next tile's loads stay in flight. (0, 0) without a loop."""
+    labels = {m.group(1): i for i, line in enumerate(body) if (m := _LABEL_RE.match(line.strip()))}
+    spans = []
+    for index, line in enumerate(body):
+        text = instruction(line)
+        if text and (branch := _ANY_BRANCH_RE.match(text)) and labels.get(branch.group(1), index) < index:
+            spans.append((labels[branch.group(1)], index))
+    if not spans:
+        return 0, 0
+    start, end = max(spans, key=lambda span: sum(1 for line in body[span[0]:span[1] + 1] if instruction(line)))
+    runs: list[int] = []  # the last vmcnt of each run
+    in_run = False
+    for line in body[start:end + 1]:
+        text = instruction(line)
+        if text is None:
+            in_run = in_run and not _LABEL_RE.match(line.strip())
+            continue
+        if wait := _VMCNT_WAIT_RE.match(text):
+            if in_run:
+                runs[-1] = int(wait.group(1))
+            else:
+                runs.append(int(wait.group(1)))
+            in_run = True
+        elif _VECTOR_MEMORY_RE.match(text) or _ANY_BRANCH_RE.match(text) or text.startswith("s_barrier"):
+            in_run = False
+    return len(runs), sum(1 for last in runs if last == 0)
+
+
 def _in_waterfall(load: int, labels: dict[str, int], readfirstlanes: list[int], branches: list[tuple[int, str]]) -> bool:
     for at, target in branches:
         start = labels.get(target)
@@ -352,6 +396,7 @@ def kernel_reports(asm: str, chip: Chip | str) -> list[KernelReport]:
         lds_bytes = directives.get("group_segment_fixed_size", 0)
         occ = occupancy(chip, vgprs=vgprs, agprs=agprs, sgprs=sgprs, lds_bytes=lds_bytes, workgroup_size=workgroup_size)
         stats = instruction_statistics(bodies.get(name, []))
+        stats["global_waits_per_tile"], stats["draining_waits_per_tile"] = global_waits_per_tile(bodies.get(name, []))
         reports.append(
             KernelReport(
                 name=name, chip=chip.name, vgprs=int(vgprs), agprs=agprs, sgprs=sgprs, next_free_sgpr=next_free_sgpr,
@@ -405,6 +450,7 @@ def format_table(reports: list[KernelReport]) -> str:
             ("matrix instrs", str(r.matrix_instructions)),
             ("v_cvt", str(r.conversions)),
             ("loop instrs", str(r.loop_instructions)),
+            ("global waits", f"{r.global_waits_per_tile} per loop iteration, {r.draining_waits_per_tile} at vmcnt(0)"),
         ]
         out.append(f"kernel {r.name} ({r.chip})")
         out.extend(f"  {label:<16} {value}" for label, value in rows)

@@ -23,6 +23,11 @@ counts them): each writes its partial output and log-sum-exp to a workspace, and
 combine kernel, launched after it, merges the partials into `out`
 (rock-gridwise-attention-to-blockwise has the details).
 
+`pipeline_depth` is how many KV tiles a workgroup has in flight: 1 loads a tile and
+waits for it before its math; 2 requests tile t + 1's page pointers and K and V
+before tile t's math (register staging, `rock-pipeline`). rock-attention-to-gridwise
+chooses 2 for decode when every workgroup has a compute unit of its own, else 1.
+
 With a dynamic batch (`?`: one kernel for every batch size) `grid_size` is absent:
 the kernel function carries the grid as a formula of its argument sizes instead,
 `rock.grid_map` (an affine map, e.g. `affine_map<(d0) -> ((d0 - 1) * 2)>`) applied to
@@ -42,13 +47,21 @@ dynamic sizes has `num_splits = 0`: the split count is chosen at launch (the ker
         Attr("num_splits", I64_ATTR, required=False, default=1,
              doc="KV ranges computed by separate workgroups and combined by a second kernel; 1: no split; "
                  "0: chosen at launch (dynamic sizes)"),
+        Attr("pipeline_depth", I64_ATTR, required=False, default=1,
+             doc="KV tiles in flight: 1 loads a tile and waits for it; 2 issues tile t + 1's loads before tile t's "
+                 "math (rock-pipeline)"),
     )
 
     def verify(self, op) -> Iterator[str]:
-        """as `rock.attention`; `num_splits` at least 1 (0 with dynamic sizes) and at most the KV tiles of a sequence."""
+        """as `rock.attention`; `pipeline_depth` 1 or 2; `num_splits` at least 1 (0 with dynamic sizes) and at most
+        the KV tiles of a sequence."""
         shape_errors = list(super().verify(op))
         if shape_errors:
             yield from shape_errors
+            return
+        depth = op.pipeline_depth
+        if not 1 <= depth <= 2:
+            yield f"pipeline_depth must be 1 or 2, got {depth}"
             return
         splits = op.num_splits
         dynamic = op.q.type.is_dynamic_dim(0) or read_problem(op).seq_k is None

@@ -111,6 +111,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--num-splits", type=int, default=None, metavar="N",
                         help="split-KV: record rock.num_splits = N on the kernel (0: chosen by the split cost model "
                              "from the chip's compute units, with --dynamic at launch; default: no split)")
+    parser.add_argument("--pipeline-depth", type=int, default=None, metavar="N", choices=(1, 2),
+                        help="KV tiles in flight: record rock.pipeline_depth = N on the kernel (1: load a tile and wait "
+                             "for it; 2: issue tile t + 1's loads before tile t's math; default: chosen by "
+                             "rock-attention-to-gridwise)")
 
 
 #: --scale is an f32 attribute: a positive normal f32 value.
@@ -322,8 +326,9 @@ def function_text(args: argparse.Namespace) -> str:
     if scale_args:
         lens_operand += ", %k_scales, %v_scales"
         lens_type += scale_types
-    splits = (f", rock.num_splits = {args.num_splits}" if args.num_splits is not None else "") + \
-        (", rock.lds_swizzle" if getattr(args, "lds_swizzle", False) else "") + \
+    splits = f", rock.num_splits = {args.num_splits}" if args.num_splits is not None else ""
+    splits += f", rock.pipeline_depth = {args.pipeline_depth}" if getattr(args, "pipeline_depth", None) else ""
+    splits += (", rock.lds_swizzle" if getattr(args, "lds_swizzle", False) else "") + \
         (", rock.lds_dma" if getattr(args, "lds_dma", False) else "")
     return f"""func.func @{args.name}({params}) attributes {{rock.kernel, rock.arch = "{args.arch}"{splits}}} {{
 {padded}{derefs}  "rock.attention"(%{q_name}, %k, %v{lens_operand}, %{out_name}) {{num_heads_q = {hq}, num_heads_kv = {hkv},
@@ -404,8 +409,9 @@ def serving_function_text(args: argparse.Namespace) -> str:
         lens_types += scale_types
     segments = f"1, 1, 1, {1 if lengths else 0}, {extra_segments}, 1"
     scale = (f", scale = {args.scale!r} : f32" if args.scale is not None else "") + variant_attrs
-    splits = (f", rock.num_splits = {args.num_splits}" if args.num_splits is not None else "") + \
-        (", rock.lds_swizzle" if getattr(args, "lds_swizzle", False) else "") + \
+    splits = f", rock.num_splits = {args.num_splits}" if args.num_splits is not None else ""
+    splits += f", rock.pipeline_depth = {args.pipeline_depth}" if getattr(args, "pipeline_depth", None) else ""
+    splits += (", rock.lds_swizzle" if getattr(args, "lds_swizzle", False) else "") + \
         (", rock.lds_dma" if getattr(args, "lds_dma", False) else "")
     return f"""func.func @{args.name}({params}) attributes {{rock.kernel, rock.arch = "{args.arch}"{splits}}} {{
 {padded}{views}  "rock.attention"(%{q_name}, %k, %v{lens_operand}, %{out_name}) {{num_heads_q = {hq}, num_heads_kv = {hkv},

@@ -29,6 +29,8 @@ _ENTRIES = (
              "Validate rock.attention and choose its tiling: rock.gridwise_attention_accel"),
     PassInfo("rock-gridwise-attention-to-blockwise", "gridwise_attention_to_blockwise", "GridwiseAttentionToBlockwisePass",
              "Flash-attention loop over KV tiles with LDS tiles and online softmax"),
+    PassInfo("rock-pipeline", "pipeline", "PipelinePass",
+             "Issue the tile loads of tile t + 1 during tile t of a KV loop (register staging)"),
     PassInfo("rock-annotate-liveness", "annotate_liveness", "AnnotateLivenessPass",
              "Mark the live ranges of LDS buffers with rock.live_in/rock.live_out"),
     PassInfo("rock-reuse-lds", "reuse_lds", "ReuseLDSPass",

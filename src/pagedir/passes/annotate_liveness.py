@@ -37,7 +37,11 @@ it, up to the reads that may still see it. A write is a definite overwrite when:
    ``scf.index_switch``, ``affine.if`` and no region op other than ``scf.for``,
    ``affine.for`` and ``scf.execute_region`` encloses it, and every region on
    the way has one block (loops are dealt with below). The range then opens
-   before the run.
+   before the run. Under a conditional, the run must run whenever the innermost
+   conditional around it does, and the range it starts must end inside that
+   conditional (rock-pipeline's next-tile pointers, written and read under
+   ``lb < ub``): on the path that skips the write nothing of the range reads the
+   buffer. A range that leaves the conditional makes the write an ordinary one.
 2. The writes of the run provably cover every byte of the alloc, the
    threads ``0 .. rock.block_size - 1`` of the workgroup together. The pass
    proves it by evaluating the run for every thread at once: integer
@@ -81,12 +85,13 @@ before write``), writes after the buffer's last read (``found a non closed
 read-write pattern``), and one op both reading and writing the buffer (a range
 cannot start and end at the same op).
 
-Not modelled: loop-carried values behind a definite overwrite inside one loop
-body (``for { read A; overwrite A }``): the scan sees program order only, so
-that pattern is reported as a read before write or a non closed pattern (or,
-when a write before the loop feeds the first read, folds into a range covering
-the loop). Our pipeline (docs/levels.md) writes every LDS tile and page-pointer
-buffer and then reads it within one iteration of the KV loop.
+Values carried over a back edge (``write A; for { read A; ...; write A }``: a
+tile loaded for the next iteration into a second LDS buffer): a write inside a
+loop whose body reads the buffer before the write and not after it feeds the
+next iteration's reads. It neither ends the range open at it nor starts one,
+and that range lasts to the end of the loop, so nothing else takes the bytes
+while the loop runs. A carried write with no range open before it (no write
+before the loop) is a read before write, as the first iteration reads nothing.
 
 No options.
 """
@@ -148,6 +153,8 @@ class Use:
     writes: bool
     overwrites: bool = False
     last: ir.Operation | None = None
+    #: For an overwrite under a conditional: the innermost one (it overwrites whenever that runs).
+    guard: ir.Operation | None = None
 
 
 @dataclass(frozen=True)
@@ -169,9 +176,18 @@ def annotate(alloc: ir.Operation, func: ir.Operation, order: ProgramOrder) -> bo
             f"'{err.op.name}' op uses LDS buffer {buffer.get_name()} but its memory effects are unknown"
         )
         return False
-    ranges = live_ranges(alloc, uses_of(alloc, func, found, order))
-    if ranges is None:
-        return False
+    uses = uses_of(alloc, func, found, order)
+    while True:
+        ranges = live_ranges(alloc, uses, order)
+        if ranges is None:
+            return False
+        # A guarded overwrite starts a range only when the range ends under the same guard: on the
+        # path skipping the write, nothing of the range reads the buffer.
+        escaping = {id(start) for start, end in ranges if start.guard is not None and not order.contains(start.guard, end)}
+        if not escaping:
+            break
+        uses = [Use(u.op, u.reads, u.writes) if id(u) in escaping else u for u in uses]
+    ranges = [LiveRange(start.op, end, start.overwrites) for start, end in ranges]
     erase_markers(buffer)
     for live_range in settle(ranges, order):
         rock.live_in(buffer, loc=alloc.location, ip=ir.InsertionPoint(live_range.start))
@@ -183,14 +199,22 @@ def annotate(alloc: ir.Operation, func: ir.Operation, order: ProgramOrder) -> bo
 # The scan: ranges in program order.
 
 
-def live_ranges(alloc: ir.Operation, uses: list[Use]) -> list[LiveRange] | None:
-    """The ranges of the use list, or None after reporting a malformed pattern."""
+def live_ranges(alloc: ir.Operation, uses: list[Use], order: ProgramOrder) -> list[tuple[Use, ir.Operation]] | None:
+    """The ranges of the use list as (opening use, last read), or None after reporting a malformed pattern.
+
+    A write that a read earlier in the same loop body may see in the next iteration (no read follows it
+    inside the loop, one precedes it: multi-buffered tiles, a value handed over the back edge) is carried:
+    it neither ends the range open at it nor starts one, and the range lasts to the end of that loop."""
     name = alloc.results[0].get_name()
-    ranges: list[LiveRange] = []
+    reads = [u.op for u in uses if u.reads]
+    ranges: list[tuple[Use, ir.Operation]] = []
     opened: Use | None = None  # the first write of the open range
     last_read: ir.Operation | None = None
     unread: list[ir.Operation] = []  # writes since the last read
     for use in uses:
+        if use.writes and not use.reads and opened is not None and (loop := carrying_loop(use, reads, order)):
+            last_read = loop if last_read is None else later_end(last_read, loop, order)
+            continue
         if use.reads and use.writes:
             alloc.location.emit_error(
                 f"'rock.alloc' op LDS buffer {name} is both read and written by one op, {describe(use.op)}; "
@@ -199,7 +223,7 @@ def live_ranges(alloc: ir.Operation, uses: list[Use]) -> list[LiveRange] | None:
             return None
         if use.writes:
             if use.overwrites and last_read is not None:
-                ranges.append(LiveRange(opened.op, last_read, opened.overwrites))
+                ranges.append((opened, last_read))
                 opened = last_read = None
             if opened is None:
                 opened = use
@@ -219,8 +243,24 @@ def live_ranges(alloc: ir.Operation, uses: list[Use]) -> list[LiveRange] | None:
         )
         return None
     if opened is not None:
-        ranges.append(LiveRange(opened.op, last_read, opened.overwrites))
+        ranges.append((opened, last_read))
     return ranges
+
+
+def carrying_loop(write: Use, reads: list[ir.Operation], order: ProgramOrder) -> ir.Operation | None:
+    """The outermost loop around the write whose body reads the buffer before it and not after it:
+    the write's value reaches those reads through the back edge (None when there is no such loop)."""
+    end = write.last or write.op
+    found = None
+    for parent in ancestors(write.op):
+        if parent.name not in LOOP_OPS:
+            continue
+        inside = [r for r in reads if order.contains(parent, r)]
+        if any(order.position[r] > order.last_inside[end] for r in inside):
+            break
+        if any(order.position[r] < order.position[write.op] for r in inside):
+            found = parent
+    return found
 
 
 # ----------------------------------------------------------------------------
@@ -317,7 +357,7 @@ def uses_of(alloc: ir.Operation, func: ir.Operation, found: list[Access], order:
 
     def overwrites(run: list[ir.Operation]) -> bool:
         if run[0] not in proved:
-            proved[run[0]] = runs_with_function(run[0]) and covers(run, alloc, func, writes)
+            proved[run[0]] = runs_with(run[0], guard_of(run[0])) and covers(run, alloc, func, writes)
         return proved[run[0]]
 
     uses: list[Use] = []
@@ -326,7 +366,7 @@ def uses_of(alloc: ir.Operation, func: ir.Operation, found: list[Access], order:
             continue  # inside the write run already counted
         run = write_run(access, reads, order) if access.writes and not access.reads else None
         if run is not None and overwrites(run):
-            uses.append(Use(run[0], reads=False, writes=True, overwrites=True, last=run[-1]))
+            uses.append(Use(run[0], reads=False, writes=True, overwrites=True, last=run[-1], guard=guard_of(run[0])))
         else:
             uses.append(Use(access.op, access.reads, access.writes))
     return uses
@@ -348,10 +388,17 @@ def write_run(access: Access, reads: list[ir.Operation], order: ProgramOrder) ->
     return run
 
 
-def runs_with_function(op: ir.Operation) -> bool:
-    """``op`` runs whenever the function does (or, inside a loop body, the iteration)."""
+def guard_of(op: ir.Operation) -> ir.Operation | None:
+    """The innermost conditional around ``op`` (None: none)."""
+    return next((parent for parent in ancestors(op) if parent.name in CONDITIONAL_OPS), None)
+
+
+def runs_with(op: ir.Operation, guard: ir.Operation | None = None) -> bool:
+    """``op`` runs whenever ``guard`` (None: the function, or inside a loop body, the iteration) does."""
     parent = op.parent
     while parent is not None:
+        if guard is not None and parent == guard:
+            return True
         if any(len(region.blocks) != 1 for region in parent.regions):
             return False
         if parent.name == "func.func":

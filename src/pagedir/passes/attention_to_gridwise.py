@@ -51,6 +51,12 @@ Elsewhere (the VALU loop) the block gets one thread per four output elements (64
 to 256 threads), and a KV tile gives each thread at least one score when the
 tile is short of rows.
 
+Pipeline depth (``pipeline_depth`` on the op, recorded when not 1): 2 has the KV loop issue tile
+t + 1's loads during tile t's math (``rock-pipeline``). Chosen for decode when every workgroup
+has a compute unit of its own (the registers holding the next tile cost waves per SIMD, which
+only matter when workgroups share one); else 1. The ``pipeline-depth`` option, else the kernel's
+``rock.pipeline_depth``, overrides the choice.
+
 Checks, each a located error naming the value and the limit: element type, head
 dim (a multiple of the 128-bit vector width, at most 256), page size (a multiple
 of the vector width, so no vector straddles two pages), the GQA ratio and the
@@ -101,9 +107,13 @@ class AttentionToGridwiseOptions(ChipOptions):
     num_splits: int = -1
     #: Compute units to fill when choosing the splits; 0 means the chip's.
     compute_units: int = 0
+    #: KV tiles in flight (rock-pipeline): 1 or 2; 0 takes the kernel's ``rock.pipeline_depth``, else chooses.
+    pipeline_depth: int = 0
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.pipeline_depth not in (0, 1, 2):
+            raise ValueError(f"pipeline-depth must be 1, 2 or 0 (choose), got {self.pipeline_depth}")
         if self.num_splits < -1:
             raise ValueError(f"num-splits must be positive, 0 (choose) or -1 (the kernel's), got {self.num_splits}")
         for name in ("block_size", "m_per_block", "n_per_block", "compute_units"):
@@ -153,6 +163,12 @@ def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool
         else:
             tiling = split_tiling(problem, tiling, splits, split_constants(problem, tiling, chip, options))
             errors.extend(check_splits(problem, tiling))
+    depth = None
+    if not errors:
+        depth = pipeline_depth(func, options, problem, tiling, options.compute_units or chip.compute_units)
+        if depth is None:
+            errors.append(f"has rock.pipeline_depth = {func.attributes['rock.pipeline_depth']} on its kernel: "
+                          "expected 1 or 2")
     if errors:
         for message in errors:
             op.location.emit_error(f"'rock.attention' op {message}")
@@ -165,6 +181,7 @@ def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool
             block_size=tiling.block_size, grid_size=tiling.grid_size,
             m_per_block=tiling.m_per_block, n_per_block=tiling.n_per_block,
             num_splits=tiling.num_splits if tiling.num_splits != 1 else None,
+            pipeline_depth=depth if depth != 1 else None,
         )
     i64 = ir.IntegerType.get_signless(64)
     func.attributes["rock.block_size"] = ir.IntegerAttr.get(i64, tiling.block_size)
@@ -302,6 +319,23 @@ def requested_splits(func: ir.Operation, options: AttentionToGridwiseOptions) ->
     if not isinstance(attr, ir.IntegerAttr) or attr.value < 0:
         return None
     return attr.value
+
+
+def pipeline_depth(func: ir.Operation, options: AttentionToGridwiseOptions, p: AttentionProblem, t: Tiling,
+                   compute_units: int) -> int | None:
+    """KV tiles in flight: the option, else the kernel's ``rock.pipeline_depth``, else the choice (None when the
+    attribute is not 1 or 2). The choice is 2 for decode (Sq = 1: memory-bound) when every workgroup has a compute
+    unit of its own (the grid, splits included, at most ``compute_units``): the registers that hold tile t + 1
+    during tile t's math may cost a wave per SIMD (gfx942 decode D 128: 146 VGPRs against 120), which only
+    matters when workgroups share a CU. Prefill keeps 1: its math hides less of a tile's latency than it needs
+    registers (gfx942 causal 256, D 128: 256 VGPRs and 1 wave at depth 2, 149 and 3 at depth 1). A grid known
+    only at launch keeps 1."""
+    if options.pipeline_depth:
+        return options.pipeline_depth
+    if "rock.pipeline_depth" in func.attributes:
+        attr = func.attributes["rock.pipeline_depth"]
+        return attr.value if isinstance(attr, ir.IntegerAttr) and attr.value in (1, 2) else None
+    return 2 if p.seq_q == 1 and t.grid_size is not None and t.grid_size <= compute_units else 1
 
 
 def split_tiling(p: AttentionProblem, t: Tiling, splits: int, constants: dict) -> Tiling:

@@ -236,11 +236,24 @@ def lower_gridwise(op, func: ir.Operation, chip=None, swizzle: bool = False, dma
     workspace = add_workspace_argument(func, plan, op.location) if plan.splits != 1 else None
     matrix = problem_matrix_instruction(chip, p, block, m, n)
     with op.location, ir.InsertionPoint(op):
-        Builder(plan, op, workspace, matrix, swizzle, dma).build()
+        builder = Builder(plan, op, workspace, matrix, swizzle, dma)
+        builder.build()
+    # rock-pipeline moves PagePtrLoad and GlobalRead of the next tile ahead; a GlobalToLDS stage (lds_dma)
+    # both issues and consumes its loads, and reads the page pointers PagePtrLoad writes: not pipelined yet.
+    if op.pipeline_depth != 1 and not (dma and matrix is not None):
+        mark_kv_loop(builder.k_tile, op.pipeline_depth)
     if workspace is not None:
         build_combine_kernel(func, plan, op.out.type, op.location, sinks_argument, packed_arguments)
     op.operation.erase()
     return True
+
+
+def mark_kv_loop(k_tile: ir.Value, depth: int) -> None:
+    """``rock.pipeline_depth`` on the KV loop (the loop around the K tile's load), for rock-pipeline."""
+    for use in k_tile.uses:
+        if use.owner.name == "rock.blockwise_load_tile" and use.owner.parent.name == "scf.for":
+            use.owner.parent.attributes["rock.pipeline_depth"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), depth)
+            return
 
 
 def kernel_argument_number(func: ir.Operation, value: ir.Value) -> int | None:

@@ -517,6 +517,86 @@ func.func @read_through_metadata(%x: f32, %i: index) -> f32 attributes {rock.ker
 
 // -----
 
+// A value carried over the back edge (a tile loaded for the next iteration): A is written
+// before the loop and at the end of each iteration, and read at the start of the next. Its
+// range runs from the first write to the end of the loop; B lives within an iteration.
+// CHECK-LABEL: func.func @carried_over_back_edge
+// CHECK: %[[A:.*]] = "rock.alloc"() : () -> memref<256xi8
+// CHECK: %[[B:.*]] = "rock.alloc"() : () -> memref<256xi8
+// CHECK: "rock.live_in"(%[[A]])
+// CHECK-NEXT: memref.store
+// CHECK: scf.for
+// CHECK-NOT: rock.live_{{.*}}(%[[A]])
+// CHECK: "rock.live_in"(%[[B]])
+// CHECK: "rock.live_out"(%[[B]])
+// CHECK-NOT: rock.live_{{.*}}(%[[A]])
+// CHECK: }
+// CHECK-NEXT: "rock.live_out"(%[[A]])
+// CHECK-NEXT: return
+func.func @carried_over_back_edge(%in: memref<4x64xf32>, %out: memref<4x64xf32>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  %tid = "rock.workitem_id"() : () -> index
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %a = "rock.alloc"() : () -> memref<256xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<256xi8, #gpu.address_space<workgroup>>
+  %va = memref.view %a[%c0][] : memref<256xi8, #gpu.address_space<workgroup>> to memref<64xf32, #gpu.address_space<workgroup>>
+  %vb = memref.view %b[%c0][] : memref<256xi8, #gpu.address_space<workgroup>> to memref<64xf32, #gpu.address_space<workgroup>>
+  %w = memref.load %in[%c0, %tid] : memref<4x64xf32>
+  memref.store %w, %va[%tid] : memref<64xf32, #gpu.address_space<workgroup>>
+  "rock.lds_barrier"() : () -> ()
+  scf.for %k = %c0 to %c4 step %c1 {
+    %y = memref.load %va[%tid] : memref<64xf32, #gpu.address_space<workgroup>>
+    %x = memref.load %in[%k, %tid] : memref<4x64xf32>
+    "rock.lds_barrier"() : () -> ()
+    memref.store %x, %vb[%tid] : memref<64xf32, #gpu.address_space<workgroup>>
+    "rock.lds_barrier"() : () -> ()
+    %z = memref.load %vb[%tid] : memref<64xf32, #gpu.address_space<workgroup>>
+    %s = arith.addf %y, %z : f32
+    memref.store %s, %out[%k, %tid] : memref<4x64xf32>
+    memref.store %s, %va[%tid] : memref<64xf32, #gpu.address_space<workgroup>>
+    "rock.lds_barrier"() : () -> ()
+  }
+  return
+}
+
+// -----
+
+// An overwrite under a conditional whose reads are under the same conditional (the next tile's
+// page pointers, issued only when there is a next tile): the range stays inside the scf.if.
+// CHECK-LABEL: func.func @guarded_overwrite
+// CHECK: %[[A:.*]] = "rock.alloc"() : () -> memref<256xi8
+// CHECK: scf.for
+// CHECK: scf.if
+// CHECK: "rock.live_in"(%[[A]])
+// CHECK-NEXT: memref.store
+// CHECK: memref.load
+// CHECK-NEXT: "rock.live_out"(%[[A]])
+// CHECK: }
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @guarded_overwrite(%in: memref<4x64xf32>, %out: memref<4x64xf32>, %more: i1) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  %tid = "rock.workitem_id"() : () -> index
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %a = "rock.alloc"() : () -> memref<256xi8, #gpu.address_space<workgroup>>
+  %va = memref.view %a[%c0][] : memref<256xi8, #gpu.address_space<workgroup>> to memref<64xf32, #gpu.address_space<workgroup>>
+  scf.for %k = %c0 to %c4 step %c1 {
+    scf.if %more {
+      %x = memref.load %in[%k, %tid] : memref<4x64xf32>
+      memref.store %x, %va[%tid] : memref<64xf32, #gpu.address_space<workgroup>>
+      "rock.lds_barrier"() : () -> ()
+      %y = memref.load %va[%tid] : memref<64xf32, #gpu.address_space<workgroup>>
+      memref.store %y, %out[%k, %tid] : memref<4x64xf32>
+      "rock.lds_barrier"() : () -> ()
+    }
+  }
+  return
+}
+
+// -----
+
 // Direct-to-LDS loads (rock.global_load_lds): lane l of the 64-lane wave writes 4 bytes at element
 // dest_offset + 2 l. Two loads (dest_offset 0 and 128) write all 512 bytes: the second pair is a
 // definite overwrite, so the buffer has two live ranges.

@@ -297,6 +297,19 @@ func.func @kv_scales_pointer_pages(%q: memref<1x2x1x64xf16>, %kt: memref<1x2x1xi
 
 // -----
 
+func.func @bad_depth(%q: memref<2x8x1x128xf16>, %k_table: memref<2x8x1xi64>, %v_table: memref<2x8x1xi64>,
+                     %out: memref<2x8x1x128xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.pipeline_depth = 3} {
+  %k = "rock.deref"(%k_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
+  %v = "rock.deref"(%v_table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
+  // expected-error @+1 {{'rock.attention' op has rock.pipeline_depth = 3 : i64 on its kernel: expected 1 or 2}}
+  "rock.attention"(%q, %k, %v, %out) {num_heads_q = 8, num_heads_kv = 2, causal = false,
+      operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
+    : (memref<2x8x1x128xf16>, memref<2x8x2048xf16>, memref<2x8x2048xf16>, memref<2x8x1x128xf16>) -> ()
+  return
+}
+
+// -----
+
 // A split count chosen at launch reads the block slots from an argument's size: here the block
 // table is a cast, not an argument.
 func.func @dynamic_split_table_not_an_argument(%q: memref<?x8x1x64xf16>, %k_cache: memref<?x16x2x64xf16>, %v_cache: memref<?x16x2x64xf16>, %block_table: memref<?x?xi32>, %seq_lens: memref<?xi32>, %out: memref<?x8x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.num_splits = 0} {

@@ -1,5 +1,6 @@
 // RUN: pagedir-opt %s --split-input-file --rock-attention-to-gridwise | FileCheck %s
 // RUN: pagedir-opt %s --split-input-file --rock-attention-to-gridwise='block-size=128 n-per-block=16' | FileCheck %s --check-prefix=OPTS
+// RUN: pagedir-opt %s --split-input-file --rock-attention-to-gridwise='pipeline-depth=1' | FileCheck %s --check-prefix=DEPTH1
 // RUN: sed '/^\/\/ Dynamic sizes/,$d' %s | pagedir-opt --split-input-file --rock-attention-to-gridwise='n-per-block=16 num-splits=2' | FileCheck %s --check-prefix=SPLIT2
 
 // Decode with GQA 4: one workgroup per (sequence, KV head) holds the 4 query
@@ -18,7 +19,13 @@
 // CHECK-SAME: m_per_block = 4 : i64
 // CHECK-SAME: n_per_block = 64 : i64
 // CHECK-SAME: num_heads_kv = 2 : i64, num_heads_q = 8 : i64
+// Decode with a compute unit per workgroup: the KV loop is pipelined (rock-pipeline).
+// CHECK-SAME: pipeline_depth = 2 : i64
 // CHECK-NOT: "rock.attention"
+// DEPTH1-LABEL: func.func @decode_gqa
+// DEPTH1: "rock.gridwise_attention_accel"
+// DEPTH1-NOT: pipeline_depth
+// DEPTH1: return
 // OPTS-LABEL: func.func @decode_gqa
 // OPTS-SAME: rock.block_size = 128 : i64
 // OPTS: "rock.gridwise_attention_accel"
@@ -51,6 +58,9 @@ func.func @decode_gqa(%q: memref<2x8x1x128xf16>, %k_table: memref<2x8x1xi64>, %v
 // CHECK-SAME: causal = true
 // CHECK-SAME: m_per_block = 64 : i64
 // CHECK-SAME: scale = 1.250000e-01 : f32
+// Prefill keeps depth 1 (nothing recorded).
+// CHECK-NOT: pipeline_depth
+// CHECK: return
 func.func @prefill_causal(%q: memref<1x2x64x64xf32>, %k_table: memref<1x8x1xi64>, %v_table: memref<1x8x1xi64>,
                           %out: memref<1x2x64x64xf32>) attributes {rock.kernel, rock.arch = "gfx942"} {
   %k = "rock.deref"(%k_table) : (memref<1x8x1xi64>) -> memref<1x8x1024xf32>

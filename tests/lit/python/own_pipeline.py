@@ -49,7 +49,7 @@ def readme_example():
 
 # Both named pipelines through add_pass: L0 -> L6 -> LLVM dialect with ROCDL.
 # CHECK-LABEL: TEST: named_pipelines
-# CHECK: kernel pipeline steps: 9
+# CHECK: kernel pipeline steps: 10
 # CHECK: gpu.func @paged_decode
 # CHECK-SAME: kernel
 # CHECK: backend pipeline steps: 11

@@ -1,0 +1,387 @@
+"""rock-pipeline: software-pipeline the tile loads of a loop over KV tiles (L3 -> L3).
+
+Mirrors rocMLIR's rock-pipeline, on the stages ``rock-blockwise-load`` leaves: a loop whose
+body holds, per tile load, the stages that *issue* it (``PagePtrLoad``: page pointers into LDS;
+``GlobalRead``: the tile's global loads into a private register buffer) and the stage that
+*consumes* the registers (``LDSWrite``: registers into the LDS tile), with the tile's math after
+it. Unpipelined, each iteration issues a load and waits for it at once. With depth 2 the loads
+of tile ``t + 1`` are issued in iteration ``t``, right after the registers of tile ``t`` have
+been written to LDS, so they are in flight during tile ``t``'s math (register staging: the LDS
+tiles stay single-buffered, the register buffers carry tile ``t + 1`` across the back edge):
+
+```
+                                         if lb < ub: issue(lb)                    (prologue)
+for t in [lb, ub):                       for t in [lb, last):      last = max(lb, ub - 1)
+  issue(t)                                 pointers(t + 1)
+  consume(t)                 becomes       consume(t); reads(t + 1)
+  math(t)                                  math(t)
+                                         for t in [last, ub): consume(t); math(t)   (the last tile)
+```
+
+The algorithm, per ``scf.for`` with ``rock.pipeline_depth = 2`` (or the ``depth`` option):
+
+1. Find the load groups of the body: each ``GlobalRead`` stage with the issue stages right
+   before it (a run of ``PagePtrLoad`` stages) and its consumer, the first later op of the body
+   using one of the private buffers it writes.
+2. Keep the groups that can move: every value their issue stages use is defined before the loop,
+   is the induction variable or is a result of an earlier issue stage of the group; every LDS and
+   private buffer they touch is used in the loop by the group alone (its issue stages and
+   consumer), and any other buffer is global memory the loop does not write (the K and V loads
+   share a block table). Other groups stay as they are (correct, only not overlapped).
+3. Prologue: before the loop, under ``lb < ub`` (a split or window may leave nothing to visit),
+   the issue stages of every group for tile ``lb``, one ``scf.if`` per group (``rock-reuse-lds``
+   places no barrier inside a conditional, so two groups' pointer buffers could not share bytes),
+   then a barrier (the first iteration writes the pointers a slow thread may still be reading).
+4. Rotation, for tile ``t + 1`` (the induction variable replaced): the pointer stages of every
+   group go to the top of the body, so their waits on the page table come before any tile load
+   of the iteration is in flight; each ``GlobalRead`` goes right after its consumer, which has
+   taken the registers of tile ``t``. A barrier goes to the top too when none follows the last
+   consumer in the body.
+5. Epilogue: the loop stops at ``last`` and a copy of it without the moved stages runs the last
+   tile. The main loop thus issues on every path, and never a tile past ``ub``: behind a
+   conditional issue the backend would have to assume no load followed and wait for all of them
+   (``vmcnt(0)``); issuing tile ``ub - 1`` again would read it twice. Both loops get
+   ``rock.pipelined`` (the depth done) in place of ``rock.pipeline_depth``, so the pass can run
+   again and leave them alone.
+
+Depth 1 leaves the loop as it is. The guards are uniform over the workgroup (``lb``, ``ub``
+are), so the barriers inside the issue stages stay in uniform control flow. The pointer buffers
+are written and read within one iteration (or the prologue) and the register buffers are
+private, so no LDS buffer becomes loop-carried; ``rock-annotate-liveness`` sees the prologue's
+guarded pointer write as the start of a range that ends inside the same guard.
+
+Waits are the backend's. On gfx942 the consumer of tile ``t`` waits with ``s_waitcnt vmcnt(4)``:
+for the four loads of tile ``t`` issued one iteration earlier, the four of the other tile stay in
+flight (decode D 128, ``pagedir-compile --report``: "global waits"); the page-table loads still
+wait with ``vmcnt(0)`` (vector loads: their wait counts every load before them).
+
+Cost: each moved group keeps its register buffer live across the loop's math (the GlobalRead
+buffer, ``rows x vector_len`` elements per thread: 16 VGPRs for a 64 x 128 f16 tile on 256
+threads), its pointer buffer live across its consumer (``rock-reuse-lds`` can no longer place it
+on the tile's bytes), and the loop body is there twice.
+
+```mlir
+scf.for %t = %lb to %ub step %c1 {
+  scf.execute_region no_inline { ... %t ... } {rock.stage = "PagePtrLoad"}
+  scf.execute_region no_inline { "rock.threadwise_read_into"(.., %regs, .., %t, ..) } {rock.stage = "GlobalRead"}
+  scf.execute_region no_inline { ... %regs -> %tile ... } {rock.stage = "LDSWrite"}
+  ... math on %tile ...
+} {rock.pipeline_depth = 2 : i64}
+// becomes
+%any = arith.cmpi ult, %lb, %ub : index
+%last = arith.maxsi %lb, (%ub - 1) : index
+scf.if %any { PagePtrLoad(%lb) ; GlobalRead(%lb) }    // one per group
+"rock.lds_barrier"()
+%r = scf.for %t = %lb to %last step %c1 {
+  %next = arith.addi %t, %c1 : index
+  PagePtrLoad(%next)
+  LDSWrite
+  GlobalRead(%next)
+  ... math on %tile ...
+} {rock.pipelined = 2 : i64}
+scf.for %t = %last to %ub step %c1 iter_args(... = %r) { LDSWrite ; ... math on %tile ... } {rock.pipelined = 2 : i64}
+```
+
+Options: ``depth`` (0: each loop's ``rock.pipeline_depth``, 1 when it has none; 1 or 2).
+Errors: a loop's ``rock.pipeline_depth`` other than 1 or 2, a pipelined loop whose step is not the
+constant 1 (the next tile is ``t + 1``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import mlir.ir as ir
+from mlir.dialects import arith, scf
+
+from pagedir.dialect import rock
+from pagedir.dialect.effects import UnknownEffects, accesses, view_source
+from pagedir.dialect.types import memory_space
+from pagedir.passes.base import Pass, kernel_functions
+from pagedir.passes.ir_utils import find_ops, index_const
+
+DEPTH_ATTR = "rock.pipeline_depth"
+DONE_ATTR = "rock.pipelined"
+#: Stages that issue a tile's loads (moved a tile ahead) and the one that ends the issue.
+ISSUE_STAGES = frozenset({"PagePtrLoad", "GlobalRead"})
+LAST_ISSUE_STAGE = "GlobalRead"
+MAX_DEPTH = 2
+
+
+@dataclass(frozen=True)
+class PipelineOptions:
+    #: Tiles in flight: 1 leaves the loop as it is, 2 issues tile t + 1's loads during tile t; 0 takes
+    #: each loop's ``rock.pipeline_depth`` (1 when it has none).
+    depth: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.depth <= MAX_DEPTH:
+            raise ValueError(f"depth must be 0 (the loop's), 1 or 2, got {self.depth}")
+
+
+class PipelinePass(Pass):
+    argument = "rock-pipeline"
+    summary = "Issue the tile loads of tile t + 1 during tile t of a KV loop (register staging)"
+    Options = PipelineOptions
+
+    def run(self, module: ir.Operation) -> bool:
+        ok = True
+        for func in kernel_functions(module):
+            for loop in find_ops(func, "scf.for"):
+                depth = self.options.depth or loop_depth(loop)
+                if depth is None:
+                    loop.location.emit_error(f"'scf.for' op {DEPTH_ATTR} must be 1 or 2, got {loop.attributes[DEPTH_ATTR]}")
+                    ok = False
+                elif depth > 1 and DONE_ATTR not in loop.attributes:
+                    if not unit_step(loop):
+                        loop.location.emit_error(f"'scf.for' op with {DEPTH_ATTR} = {depth} must step by 1 (one tile "
+                                                 f"per iteration), got step {loop.operands[2].get_name()}")
+                        ok = False
+                        continue
+                    pipeline_loop(loop, depth)
+        return ok
+
+
+def unit_step(loop: ir.Operation) -> bool:
+    step = loop.operands[2].owner
+    return (isinstance(step, ir.Operation | ir.OpView) and step.name == "arith.constant"
+            and ir.IntegerAttr(step.attributes["value"]).value == 1)
+
+
+def loop_depth(loop: ir.Operation) -> int | None:
+    """The loop's ``rock.pipeline_depth`` (1 without one), None when it is not 1 or 2."""
+    if DEPTH_ATTR not in loop.attributes:
+        return 1
+    attr = loop.attributes[DEPTH_ATTR]
+    depth = ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else -1
+    return depth if 1 <= depth <= MAX_DEPTH else None
+
+
+# ----------------------------------------------------------------------------
+# 1. and 2.: the load groups of the body that can move.
+
+
+@dataclass
+class LoadGroup:
+    issue: list[ir.Operation]  # PagePtrLoad stages, then the GlobalRead stage
+    consumer: ir.Operation
+    buffers: set = field(default_factory=set)  # every buffer the issue stages use (views followed back)
+
+
+def stage_name(op: ir.Operation) -> str | None:
+    if op.name != "scf.execute_region" or "rock.stage" not in op.attributes:
+        return None
+    return ir.StringAttr(op.attributes["rock.stage"]).value
+
+
+def load_groups(body: ir.Block) -> list[LoadGroup]:
+    ops = [op.operation for op in body.operations]
+    groups = []
+    for i, op in enumerate(ops):
+        if stage_name(op) != LAST_ISSUE_STAGE:
+            continue
+        first = i
+        while first > 0 and stage_name(ops[first - 1]) in ISSUE_STAGES - {LAST_ISSUE_STAGE}:
+            first -= 1
+        registers = {view_source(v) for v in written_buffers(op) if memory_space(v.type) == "private"}
+        consumer = next((later for later in ops[i + 1:] if registers & used_buffers(later)), None)
+        if consumer is None:
+            continue
+        issue = ops[first:i + 1]
+        groups.append(LoadGroup(issue, consumer, set().union(*(used_buffers(s) for s in issue))))
+    return [g for g in groups if movable(g, body, ops)]
+
+
+def movable(group: LoadGroup, body: ir.Block, ops: list[ir.Operation]) -> bool:
+    loop = body.owner
+    iv = body.arguments[0]
+    produced = {result for stage in group.issue for result in stage.results}
+    for value in outside_values(group.issue):
+        if value != iv and value not in produced and defined_inside(value, loop):
+            return False
+    own = set(group.issue) | {group.consumer}
+    shared = set().union(*(group.buffers & used_buffers(op) for op in ops if op not in own))
+    return all(read_only_memory(buffer, loop) for buffer in shared)
+
+
+def read_only_memory(buffer: ir.Value, loop: ir.Operation) -> bool:
+    """Global memory the loop never writes (K and V, their tables, shared by the K and V loads):
+    reading it a tile earlier reads the same values. LDS and registers are the group's own."""
+    if memory_space(buffer.type) in ("workgroup", "private"):
+        return False
+    try:
+        return not any(access.writes for access in accesses(buffer, loop))
+    except UnknownEffects:
+        return False
+
+
+def outside_values(stages: list[ir.Operation]) -> list[ir.Value]:
+    """The values the stages use that none of their own ops defines."""
+    inside: set = set()
+    used: list[ir.Value] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        for result in op.results:
+            inside.add(result)
+        for region in op.regions:
+            for block in region.blocks:
+                inside.update(block.arguments)
+        used.extend(op.operands)
+        return ir.WalkResult.ADVANCE
+
+    for stage in stages:
+        stage.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return [v for v in used if v not in inside]
+
+
+def defined_inside(value: ir.Value, loop: ir.Operation) -> bool:
+    owner = value.owner if isinstance(value, ir.OpResult) else value.owner.owner
+    while owner is not None:
+        if owner == loop:
+            return True
+        owner = owner.parent
+    return False
+
+
+def used_buffers(op: ir.Operation) -> set:
+    """The root buffers of the memref operands of ``op`` and of the ops nested in it."""
+    found: set = set()
+
+    def visit(inner: ir.Operation) -> ir.WalkResult:
+        found.update(view_source(v) for v in inner.operands if isinstance(v.type, ir.MemRefType))
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit)
+    return found
+
+
+def written_buffers(stage: ir.Operation) -> list[ir.Value]:
+    """Memref operands of the stage's ops that write: the GlobalRead's register buffer (its op's
+    ``dest``, the second operand of ``rock.threadwise_read_into``, or a store's target)."""
+    found: list[ir.Value] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "rock.threadwise_read_into":
+            found.append(op.operands[1])
+        elif op.name in ("memref.store", "vector.store"):
+            found.append(op.operands[1])
+        return ir.WalkResult.ADVANCE
+
+    stage.walk(visit)
+    return found
+
+
+# ----------------------------------------------------------------------------
+# 3. to 5.: prologue, rotation, marking.
+
+
+def pipeline_loop(loop: ir.Operation, depth: int) -> None:
+    body = loop.regions[0].blocks[0]
+    if DEPTH_ATTR in loop.attributes:
+        del loop.attributes[DEPTH_ATTR]
+    loop.attributes[DONE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64, loop.context), depth)
+    groups = load_groups(body)
+    if not groups:
+        return
+    lower, upper, iv = loop.operands[0], loop.operands[1], body.arguments[0]
+    with loop.location:
+        # 3. The prologue, one conditional per group: rock-reuse-lds may need a barrier between two groups.
+        with ir.InsertionPoint(loop):
+            any_tile = arith.cmpi(arith.CmpIPredicate.ult, lower, upper)
+            last = arith.maxsi(lower, arith.subi(upper, index_const(1)))  # the last tile (lb when none)
+        for group in groups:
+            with ir.InsertionPoint(loop):
+                prologue = scf.IfOp(any_tile)
+            with ir.InsertionPoint(prologue.then_block):
+                copy_stages(group.issue, {iv: lower})
+                scf.YieldOp([])
+        # 4. The rotation: iteration t issues tile t + 1 on every path (the backend can then wait with
+        # vmcnt(N > 0) for the tile issued one iteration earlier; behind a conditional issue it would
+        # have to assume none followed and wait for everything).
+        with ir.InsertionPoint(body.operations[0]):
+            next_tile = arith.addi(iv, index_const(1))
+        top = ir.InsertionPoint.after(next_tile.owner)
+        if any(early_stages(g) for g in groups):
+            # The pointers of tile lb + 1 are written at the top of the first iteration: every thread
+            # must be done reading those of tile lb (the prologue's GlobalRead) first; likewise in
+            # later iterations, unless the body has a barrier after its last consumer.
+            with ir.InsertionPoint(loop):
+                rock.lds_barrier()
+            if not barrier_after(groups, body):
+                with top:
+                    rock.lds_barrier()
+        issued: dict = {}
+        with top:
+            for group in groups:
+                issued[id(group)] = copy_stages(early_stages(group), {iv: next_tile})
+        ahead: list[ir.Operation] = []  # every clone issuing tile t + 1
+        for group in groups:
+            with ir.InsertionPoint.after(group.consumer):
+                ahead += copy_stages(group.issue[len(early_stages(group)):], issued[id(group)])[AHEAD]
+            for stage in group.issue:
+                stage.erase()
+        # 5. The epilogue: the last tile runs in a copy of the loop without the issue stages, so the
+        # main loop stops one tile early and never issues a tile past ub.
+        peel_last_iteration(loop, last, upper, ahead)
+
+
+#: Key under which :func:`copy_stages` lists the clones it made.
+AHEAD = "clones"
+
+
+def peel_last_iteration(loop: ir.Operation, last: ir.Value, upper: ir.Value, ahead: list[ir.Operation]) -> None:
+    """``loop`` over [lb, last) and a copy of it over [last, ub) after it, without the ``ahead`` stages."""
+    for stage in ahead:
+        stage.attributes["rock.ahead"] = ir.UnitAttr.get()
+    epilogue = loop.clone(ip=ir.InsertionPoint.after(loop))
+    loop.operands[1] = last
+    epilogue.operands[0] = last
+    epilogue.operands[1] = upper
+    for result, init in zip(loop.results, range(3, 3 + len(loop.results))):
+        for use in list(result.uses):
+            if use.owner != epilogue:
+                use.owner.operands[use.operand_number] = epilogue.results[result.result_number]
+        epilogue.operands[init] = result
+    for stage in find_ops(epilogue, "scf.execute_region"):
+        if "rock.ahead" in stage.attributes:
+            stage.erase()
+    for stage in ahead:
+        del stage.attributes["rock.ahead"]
+
+
+def barrier_after(groups: list[LoadGroup], body: ir.Block) -> bool:
+    """Whether the body has a barrier (at its top level) after the last consumer: it closes the reads of
+    the pointers of tile t + 1 (behind the consumers) before the next iteration writes those of t + 2."""
+    ops = [op.operation for op in body.operations]
+    last = max(ops.index(group.consumer) for group in groups)
+    return any(op.name == "rock.lds_barrier" for op in ops[last + 1:])
+
+
+def early_stages(group: LoadGroup) -> list[ir.Operation]:
+    """The issue stages before the GlobalRead (page pointers), which go to the top of the iteration:
+    their waits on the page table then come before any tile load of the iteration is in flight."""
+    return group.issue[:-1]
+
+
+def copy_stages(stages: list[ir.Operation], replaced: dict) -> dict:
+    """Clones of ``stages`` at the insertion point, their operands in ``replaced`` (the induction
+    variable: the tile to issue) replaced; the clones' results replace the originals' in later stages.
+    Returns ``replaced`` with those results added, and the clones under :data:`AHEAD`."""
+    replaced = dict(replaced)
+    replaced[AHEAD] = list(replaced.get(AHEAD, []))
+    for stage in stages:
+        clone = stage.clone()
+        substitute(clone, replaced)
+        replaced.update(zip(stage.results, clone.results))
+        replaced[AHEAD].append(clone)
+    return replaced
+
+
+def substitute(op: ir.Operation, replaced: dict) -> None:
+    def visit(inner: ir.Operation) -> ir.WalkResult:
+        for i, operand in enumerate(inner.operands):
+            if operand in replaced:
+                inner.operands[i] = replaced[operand]
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit)
