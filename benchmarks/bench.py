@@ -41,6 +41,8 @@ def measure_config(config: Config, repeat: int) -> dict:
         record["bytes_required"] = config.required_bytes()
         if config.interpret:
             record["interp"] = measure.interpret(text, first["l6"], first["entry"])
+            if config.kind == "attention" and not config.dense:
+                record["interp"]["hot_loop_per_tile"] = measure.hot_loop_instructions(text, first["l6"], first["entry"])
     except measure.NotAvailable as err:
         record.update(status="not available", error=str(err))
     except Exception as err:  # report it and go on with the other configurations

@@ -348,6 +348,84 @@ def interpret(l0_text: str, l6_text: str, entry: str, seed: int = 0) -> dict[str
     }
 
 
+def hot_loop(func: ir.Operation) -> ir.Operation | None:
+    """The kernel's KV loop: the ``scf.for`` holding the most ops (its tile's loads and math)."""
+    best, best_size = None, 0
+
+    def size(op: ir.Operation) -> int:
+        return sum(1 + size(inner) for region in op.regions for block in region.blocks for inner in block.operations)
+
+    def visit(op: ir.Operation) -> None:
+        nonlocal best, best_size
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    if inner.operation.name == "scf.for" and (count := size(inner.operation)) > best_size:
+                        best, best_size = inner.operation, count
+                    visit(inner.operation)
+
+    visit(func)
+    return best
+
+
+def loop_program(func: ir.Operation, loop: ir.Operation):
+    """A Program counting only the ops inside ``loop`` (ops x active lanes, its ``executed``) and the lanes
+    entering its body (``iterations``, lanes x iterations)."""
+    from pagedir.interp.simt import Program
+
+    def inside(block: ir.Block) -> bool:
+        op = block.owner
+        while op is not None and op.name not in ("func.func", "gpu.func"):
+            if op == loop:
+                return True
+            op = op.parent
+        return False
+
+    class LoopCounting(Program):
+        iterations = 0
+
+        def compile_block(self, block):
+            self.count_instructions = inside(block)
+            closures, results = super().compile_block(block)
+            if block.owner == loop and closures:  # the body's first closure: once per iteration and lane
+                first = closures[0]
+
+                def entered(env, mask, first=first):
+                    self.iterations += self.rt.lanes if mask is None else int(mask.sum())
+                    first(env, mask)
+
+                closures = [entered, *closures[1:]]
+            return closures, results
+
+    return LoopCounting(func)
+
+
+def hot_loop_instructions(l0_text: str, l6_text: str, entry: str, seed: int = 0) -> dict[str, float]:
+    """Per page placement (shuffled, adjacent, switching: :data:`pagedir.reference.PAGE_PLACEMENTS`), the ops of
+    the kernel's KV loop that one wave executes per tile: thread-instructions inside the loop over the lanes x
+    iterations that entered it (a lane runs in lockstep with its wave). The L6 ops the interpreter runs,
+    not ISA instructions; a uniform branch counts the side taken only."""
+    from pagedir.context import make_context
+    from pagedir.interp.check import make_case
+    from pagedir.interp.launch import find_function, run_function
+    from pagedir.reference import PAGE_PLACEMENTS
+
+    counts = {}
+    with make_context():
+        modules = [ir.Module.parse(l0_text), ir.Module.parse(l6_text)]
+        l0, l6 = (find_function(m.operation, entry) for m in modules)
+        loop = hot_loop(l6)
+        if loop is None:
+            return counts
+        for placement in PAGE_PLACEMENTS:
+            device = Device()
+            case = make_case(l0, np.random.default_rng(seed), device, placement=placement)
+            program = loop_program(l6, loop)
+            run_function(l6, case.args, device=device, program=program)
+            counts[placement] = round(program.executed / max(1, program.iterations), 1)
+    return counts
+
+
 def padded(table: np.ndarray, count: int) -> np.ndarray:
     out = np.zeros(count, dtype=np.int64)
     out[: min(count, len(table))] = table[:count]

@@ -54,6 +54,12 @@ How the figures are obtained:
   that chose the split count (`pagedir.backend.split_cost`, the plan's `split_model`): the split
   kernel's busiest compute unit at its share of the chip's bandwidth, plus the combine (its
   workgroups reading the partials at their share, and a launch), against the unsplit kernel.
+* **Hot-loop instructions, contiguous vs shuffled.** The L6 kernel runs on the same case with its pages
+  shuffled, adjacent (each sequence's pages back to back) and switching between the two mid-sequence;
+  the ops executed inside the KV loop (ops x active lanes) over the lanes x iterations that entered it
+  give the ops one wave runs per tile (`benchmarks/measure.py`, `hot_loop_instructions`). They are
+  the interpreter's L6 ops (constants and index arithmetic included), not ISA instructions; a uniform
+  branch counts the side taken.
 * **Interpreter speed.** The same L6 run with a counter of executed ops x active lanes
   (`pagedir.interp` counts when `Program.count_instructions` is set): thread-instructions.
   Rate = thread-instructions / the time of an uncounted run of the same kernel; the
@@ -332,6 +338,19 @@ def interp_table(records: list[dict]) -> str:
                   "counter cost", "check s", "check"], rows)
 
 
+def hot_loop_table(records: list[dict]) -> str:
+    """Ops of the KV loop one wave runs per tile, by where the pages lie: the adjacent-page path against page by page."""
+    rows = []
+    for r in ok(records):
+        counts = (r.get("interp") or {}).get("hot_loop_per_tile")
+        if not counts or "shuffled" not in counts:
+            continue
+        fewer = 1 - counts["adjacent"] / max(1e-9, counts["shuffled"])
+        rows.append([r["config"]["name"], f"{counts['shuffled']:.1f}", f"{counts['adjacent']:.1f}",
+                     f"{counts.get('switching', 0):.1f}", f"{fewer * 100:.0f}%"])
+    return table(["configuration", "shuffled pages", "adjacent pages", "switching", "adjacent: fewer"], rows)
+
+
 def unavailable(records: list[dict]) -> str:
     missing = [r for r in records if r["status"] != "ok"]
     if not missing:
@@ -368,6 +387,7 @@ def markdown(m: dict, records: list[dict], plots: list[str], command: dict | Non
         "\n## Split-KV decode: workgroups and the combine's bytes (gfx942)\n", split_table(records),
         "\n## Bytes: required vs requested by the kernel's loads\n", bytes_table(records),
         "\n## Paged vs dense K/V (same attention, same pipeline)\n", dense_table(records),
+        "\n## Hot-loop instructions, contiguous vs shuffled (interpreter, per wave and KV tile)\n", hot_loop_table(records),
         "\n## Interpreter speed\n", interp_table(records),
         unavailable(records),
         "\n## Method\n\n" + METHOD,

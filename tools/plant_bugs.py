@@ -301,8 +301,8 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "threadwise-nhd-rows-contiguous",
         "rock-threadwise-lowering reads a page of an nhd block-table view as contiguous rows (the hnd stride)",
-        (Edit(THREADWISE, "        offset = affine.apply(ir.AffineMap.get(1, 0, [g.element_offset(ir.AffineDimExpr.get(0))]), [offset])\n",
-              "        pass  # PLANTED\n"),),
+        (Edit(THREADWISE, "    offset = affine.apply(ir.AffineMap.get(1, 0, [g.element_offset(ir.AffineDimExpr.get(0))]), [offset])\n",
+              "    pass  # PLANTED\n"),),
         (Catcher("tests/unit/test_serving_forms.py::test_serving_forms_match_the_reference[blocks-nhd-decode-gqa-f16]",
                  CHECK_FAILED),
          Catcher("pagedir-gen attention --page-table blocks --kv-layout nhd --seq-lens | pagedir-run --check -",
@@ -310,8 +310,8 @@ PLANTS = {plant.name: plant for plant in (
     ),
     Plant(
         "blockwise-block-id-without-head-offset",
-        "rock-blockwise-load stages every KV head's page at head 0 of its block",
-        (Edit("passes/blockwise_load.py", "ir.AffineDimExpr.get(1) * g.head_stride]", "ir.AffineDimExpr.get(1) * 0]"),),
+        "a block-table view's page address (rock-blockwise-load, rock-threadwise-lowering) is at head 0 of its block",
+        (Edit("passes/ir_utils.py", "ir.AffineDimExpr.get(1) * g.head_stride]", "ir.AffineDimExpr.get(1) * 0]"),),
         (Catcher("tests/unit/test_serving_forms.py::test_serving_forms_match_the_reference[csr-hnd-decode-gqa-f16]",
                  CHECK_FAILED),),
     ),

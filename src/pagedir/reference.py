@@ -342,6 +342,7 @@ def paged_cache(
     seq_lens: Any = None,
     rng: np.random.Generator | None = None,
     dtype: Any = None,
+    placement: str = "shuffled",
 ) -> PagedCache:
     """Upload dense K or V ``[B, Hkv, Sk, D]`` as shuffled pages; returns the pointer table.
 
@@ -352,8 +353,14 @@ def paged_cache(
     Pages are uploaded in a random order (``rng``), so consecutive pages live at
     unrelated addresses; pages wholly past ``seq_lens`` are not uploaded and get a
     null pointer. ``dtype`` is the element type stored on the device (numpy dtype,
-    or ``"bf16"`` for uint16 bit patterns); default: the array's own.
+    or ``"bf16"`` for uint16 bit patterns); default: the array's own. ``placement``
+    (:data:`PAGE_PLACEMENTS`): "adjacent" uploads each sequence's pages back to back
+    (page ``p + 1`` right after page ``p``), "switching" alternates runs of
+    :data:`SWITCH_RUN` adjacent pages with runs of as many pages uploaded one by one
+    in a random order, so a sequence switches between the two mid-way.
     """
+    if placement not in PAGE_PLACEMENTS:
+        raise ValueError(f"unknown page placement {placement!r} (known: {', '.join(PAGE_PLACEMENTS)})")
     dense = np.asarray(dense)
     batch, heads_kv, seq_k, head_dim = dense.shape
     if page_size is None:
@@ -376,6 +383,12 @@ def paged_cache(
     rng = rng if rng is not None else np.random.default_rng(0)
     table = np.zeros((batch, num_pages, 1), dtype=np.int64)
     pages = []
+    if placement != "shuffled":
+        for b, run in adjacent_runs(~null, placement, rng):  # each run of pages in one allocation
+            block = device.upload(np.ascontiguousarray(flat[b, run[0] : run[-1] + 1]))
+            pages.append(block)
+            table[b, run, 0] = block.address + np.arange(len(run)) * page_size * stored.dtype.itemsize
+        return PagedCache(table=table, page_size=page_size, pages=pages)
     for slot in rng.permutation(batch * num_pages):
         b, p = divmod(int(slot), num_pages)
         if null[b, p]:
@@ -384,6 +397,47 @@ def paged_cache(
         pages.append(page)
         table[b, p, 0] = page.address
     return PagedCache(table=table, page_size=page_size, pages=pages)
+
+
+#: Where a checked cache's pages lie: shuffled (unrelated addresses), adjacent (each sequence's pages
+#: back to back), switching (runs of adjacent pages alternating with shuffled ones).
+PAGE_PLACEMENTS = ("shuffled", "adjacent", "switching")
+#: Pages per run of a "switching" placement (not a multiple of a tile's pages, so runs start mid-tile).
+SWITCH_RUN = 6
+
+
+def adjacent_runs(live: np.ndarray, placement: str, rng: np.random.Generator) -> list[tuple[int, np.ndarray]]:
+    """(sequence, consecutive page indices) to upload as one allocation each, in upload order: per sequence
+    each stretch of live pages ``live[b]`` (null pages cut them: a head's pages past its length) as one run
+    ("adjacent"), or cut into runs of SWITCH_RUN pages alternately whole and cut into single pages
+    ("switching"); the single pages in a random order."""
+    runs, singles = [], []
+    for b in range(live.shape[0]):
+        pages = np.nonzero(live[b])[0]
+        stretches = np.split(pages, np.nonzero(np.diff(pages) != 1)[0] + 1) if pages.size else []
+        chunk = 0
+        for stretch in stretches:
+            step = SWITCH_RUN if placement == "switching" else max(len(stretch), 1)
+            for start in range(0, len(stretch), step):
+                run = stretch[start : start + step]
+                if placement == "switching" and chunk % 2:
+                    singles += [(b, run[i : i + 1]) for i in range(len(run))]
+                else:
+                    runs.append((b, run))
+                chunk += 1
+    return runs + [singles[i] for i in rng.permutation(len(singles))]
+
+
+def block_id_order(num_blocks: int, placement: str, rng: np.random.Generator) -> np.ndarray:
+    """The order block ids are handed to the sequences' slots: shuffled, in order ("adjacent": each sequence's
+    ids consecutive), or runs of SWITCH_RUN ids alternately in order and shuffled ("switching")."""
+    if placement == "shuffled":
+        return rng.permutation(num_blocks)
+    ids = np.arange(num_blocks)
+    if placement == "switching":
+        for start in range(SWITCH_RUN, num_blocks, 2 * SWITCH_RUN):
+            ids[start : start + SWITCH_RUN] = rng.permutation(ids[start : start + SWITCH_RUN])
+    return ids
 
 
 def to_device_dtype(array: np.ndarray, dtype: Any) -> np.ndarray:
@@ -496,6 +550,7 @@ def block_caches(
     dtype: Any = None,
     share_first_block: bool = False,
     fill: float = np.nan,
+    placement: str = "shuffled",
 ) -> BlockCaches:
     """Scatter dense K and V ``[B, Hkv, Sk, D]`` into cache pools through a shuffled block table.
 
@@ -505,7 +560,8 @@ def block_caches(
     last block what the dense tensors hold there. With ``share_first_block``,
     sequence 1's first block is sequence 0's (prefix sharing): their first
     ``block_size`` tokens must be equal. ``num_blocks`` defaults to ``B * max_blocks``
-    (``max_blocks = ceil(Sk / block_size)``); ``dtype`` as in :func:`paged_cache`.
+    (``max_blocks = ceil(Sk / block_size)``); ``dtype`` and ``placement`` (the order of the
+    ids, :func:`block_id_order`) as in :func:`paged_cache`.
     """
     if layout not in KV_LAYOUTS:
         raise ValueError(f"unknown layout {layout!r} (known: {', '.join(KV_LAYOUTS)})")
@@ -523,7 +579,9 @@ def block_caches(
     if needed > num_blocks:
         raise ValueError(f"the sequences need {needed} blocks, the pool has {num_blocks}")
     rng = rng if rng is not None else np.random.default_rng(0)
-    ids = iter(rng.permutation(num_blocks))
+    if placement not in PAGE_PLACEMENTS:
+        raise ValueError(f"unknown page placement {placement!r} (known: {', '.join(PAGE_PLACEMENTS)})")
+    ids = iter(block_id_order(num_blocks, placement, rng))
     table = rng.integers(0, num_blocks, size=(batch, max_blocks)).astype(np.int32)  # unused slots: any block
     padded = max_blocks * block_size
     pools = []

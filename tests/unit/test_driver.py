@@ -191,7 +191,7 @@ def test_each_pass_takes_the_options_its_own_options_have() -> None:
     table = stages(CompileOptions(arch="gfx950", n_per_block=16), "L0", "L6")
     given = {stage.name: dataclasses.asdict(stage.step.options) for stage in table}
     takes_arch = {name for name, values in given.items() if "arch" in values}
-    assert takes_arch == {"rock-attention-to-gridwise", "rock-gridwise-attention-to-blockwise", "rock-reuse-lds",
+    assert takes_arch == {"rock-attention-to-gridwise", "rock-gridwise-attention-to-blockwise", "rock-blockwise-load", "rock-reuse-lds",
                           "rock-threadwise-lowering", "rock-buffer-load", "rock-to-gpu"}
     assert all(given[name]["arch"] == "gfx950" for name in takes_arch)
     assert given["rock-attention-to-gridwise"] == {"arch": "gfx950", "block_size": 0, "m_per_block": 0, "n_per_block": 16,

@@ -27,6 +27,7 @@ from pagedir.gen import attention as gen
 from pagedir.interp.check import DYNAMIC_SIZES, make_case
 from pagedir.interp.launch import functions, launch_size
 from pagedir.interp.memory import Device
+from pagedir.reference import PAGE_PLACEMENTS
 from pagedir.pipelines import KERNEL_PASSES
 
 from test_attention import check_before_pass
@@ -80,13 +81,14 @@ CASES = [  # every form, layout, padded/packed and decode/prefill appears
 @pytest.mark.parametrize(("page_table", "layout", "varlen", "shape"), CASES)
 def test_one_kernel_serves_two_batch_sizes(page_table: str, layout: str, varlen: bool, shape: str, tmp_path) -> None:
     text = check_kernel(make_args(page_table=page_table, kv_layout=layout, varlen=varlen, **SHAPES[shape]), tmp_path)
-    # Lowered once, checked at both launch size sets against the reference, each with its own grid.
-    assert text.count("@paged_attention: PASS") == 2, text
+    # Lowered once, checked at both launch size sets against the reference, each with its own grid
+    # (and each on shuffled, adjacent and switching pages).
+    assert text.count("@paged_attention: PASS") == 2 * len(PAGE_PLACEMENTS), text
     for sizes in DYNAMIC_SIZES:
         assert f"batch {sizes.batch}, {sizes.max_blocks} block slots, {sizes.num_blocks} pool blocks" in text
     per_sequence = 2  # Hkv x query blocks: 2 KV heads, every query position of a sequence in one tile
     grids = [int(g) for g in re.findall(r"launches @paged_attention on (\d+) workgroups", text)]
-    assert grids == [s.batch * per_sequence for s in DYNAMIC_SIZES], text
+    assert grids == [s.batch * per_sequence for s in DYNAMIC_SIZES for _ in PAGE_PLACEMENTS], text
 
 
 @pytest.mark.parametrize("argument", KERNEL_PASSES)
@@ -94,7 +96,7 @@ def test_one_kernel_serves_two_batch_sizes(page_table: str, layout: str, varlen:
 def test_each_pass_preserves_dynamic_kernels(page_table: str, layout: str, varlen: bool, argument: str) -> None:
     args = make_args(page_table=page_table, kv_layout=layout, varlen=varlen, seq_len_q=3, causal=True, page_size=4)
     result = check_before_pass(args, argument, seed=3)
-    assert result.ok and len(result.functions) == len(DYNAMIC_SIZES), result.report()
+    assert result.ok and len(result.functions) == len(DYNAMIC_SIZES) * len(PAGE_PLACEMENTS), result.report()
 
 
 def lowered(args: argparse.Namespace, end: str = "L6") -> tuple[ir.Context, ir.Module]:
@@ -168,6 +170,8 @@ def test_pointer_tables_and_dense_kv_take_a_dynamic_batch(form: dict, tmp_path) 
     assert "%q: memref<?x4x" in text and "%seq_lens: memref<?xi32>" in text
     assert ("memref<?x13x1xi64>" in text) if not args.dense else ("%k: memref<?x2x48x64xf16>" in text)
     out = check_kernel(args, tmp_path)
+    placements = [""] if args.dense else ["", ", adjacent pages", ", switching pages"]  # dense K/V has no pages
     assert [line.split(", seed 0, ")[1] for line in out.splitlines() if line.startswith("@")] == [
-        f"batch {s.batch})" for s in DYNAMIC_SIZES]
-    assert [int(g) for g in re.findall(r"on (\d+) workgroups", out)] == [2 * s.batch for s in DYNAMIC_SIZES]
+        f"batch {s.batch}{placement})" for s in DYNAMIC_SIZES for placement in placements]
+    assert [int(g) for g in re.findall(r"on (\d+) workgroups", out)] == [
+        2 * s.batch for s in DYNAMIC_SIZES for _ in placements]

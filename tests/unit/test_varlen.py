@@ -65,9 +65,11 @@ def test_one_dynamic_kernel_serves_two_batches_of_packed_queries(form: str, caus
     text = gen.generate(args)
     assert "%q: memref<?x4x64x" in text and "%cu_seqlens_q: memref<?xi32>" in text and "%seq_lens: memref<?xi32>" in text
     out = check_kernel(args, tmp_path)
+    placements = [""] if args.dense else ["", ", adjacent pages", ", switching pages"]  # dense K/V has no pages
     assert [line.split(", seed 0, ")[1] for line in out.splitlines() if line.startswith("@")] == [
-        f"batch {s.batch})" for s in DYNAMIC_SIZES]
-    assert [int(g) for g in re.findall(r"on (\d+) workgroups", out)] == [2 * s.batch for s in DYNAMIC_SIZES]
+        f"batch {s.batch}{placement})" for s in DYNAMIC_SIZES for placement in placements]
+    assert [int(g) for g in re.findall(r"on (\d+) workgroups", out)] == [
+        2 * s.batch for s in DYNAMIC_SIZES for _ in placements]
 
 
 def test_arguments_in_the_serving_order() -> None:

@@ -50,6 +50,7 @@ from pagedir.interp.check import (
     error_summary,
     launch_size_sets,
     make_case,
+    page_placements,
     run_case,
     runnable,
 )
@@ -425,19 +426,20 @@ def check_function(func: ir.Operation, lowered: ir.Operation | None, seed: int, 
     signature, _keep = case_function(func)
     passed = True
     for sizes in launch_size_sets(signature):
-        passed &= check_launch(func, lowered, seed, signature, sizes, banks)
+        for placement in page_placements(signature):  # shuffled pages, adjacent ones, both in one sequence
+            passed &= check_launch(func, lowered, seed, signature, sizes, banks, placement)
     return passed
 
 
 def check_launch(func: ir.Operation, lowered: ir.Operation | None, seed: int, signature: ir.Operation,
-                 sizes: LaunchSizes | None, banks: bool = False) -> bool:
-    case = make_case(signature, np.random.default_rng(seed), Device(), sizes)  # each run below draws the same one
-    levels = [run_level(func, "as written", signature, seed, sizes)]
+                 sizes: LaunchSizes | None, banks: bool = False, placement: str = "shuffled") -> bool:
+    case = make_case(signature, np.random.default_rng(seed), Device(), sizes, placement)  # each run below draws the same one
+    levels = [run_level(func, "as written", signature, seed, sizes, placement)]
     counted = None
     if lowered is not None:
         note = launches_note(lowered, case.args)
         with lds_banks.tally() if banks else contextlib.nullcontext() as counted:
-            levels.append(run_level(lowered, "after rock-kernel-pipeline" + note, signature, seed, sizes))
+            levels.append(run_level(lowered, "after rock-kernel-pipeline" + note, signature, seed, sizes, placement))
     arguments = list(signature.regions[0].blocks[0].arguments)
     if case.expected:
         reference, compared = case.expected, levels
@@ -451,6 +453,7 @@ def check_launch(func: ir.Operation, lowered: ir.Operation | None, seed: int, si
                                  for i, want in reference.items()]
     passed = all(level.ok for level in levels)
     launch = f", {sizes.describe(bool(find_ops(signature, 'rock.block_table_view')))}" if sizes is not None else ""
+    launch += f", {placement} pages" if placement != "shuffled" else ""
     print(f"@{symbol_name(func)}: {'PASS' if passed else 'FAIL'} (levels {' -> '.join(l.level for l in levels)}, "
           f"seed {seed}{launch})")
     for level in levels:
@@ -489,9 +492,10 @@ def launches_note(func: ir.Operation, args: list | None = None) -> str:
     return " (launches " + ", then ".join(f"@{name} on {groups} workgroups" for name, groups in kernels) + chosen + ")"
 
 
-def run_level(func: ir.Operation, how: str, signature: ir.Operation, seed: int, sizes: LaunchSizes | None = None) -> Level:
+def run_level(func: ir.Operation, how: str, signature: ir.Operation, seed: int, sizes: LaunchSizes | None = None,
+              placement: str = "shuffled") -> Level:
     try:
-        outputs, _ = run_case(func, seed, case_func=signature, sizes=sizes)
+        outputs, _ = run_case(func, seed, case_func=signature, sizes=sizes, placement=placement)
     except InterpError as err:
         print_error(interp_error_text(err))
         return Level(level_of(func), how, error=err)

@@ -184,6 +184,13 @@ The op reads `lds_page_ptrs` (declared, so liveness sees the pointer buffer's
 reads). Dense: `source[map(...)]`, 0 out of bounds. With `valid`, a point whose
 `valid` results are not all `>= 0` is not read and gives 0, as in
 `rock.blockwise_load_tile`.
+
+Paged with `wave_size` instead of `lds_page_ptrs` and `first_page_index`: the
+lanes of each wave of `wave_size` threads read one page per row (the pass that
+sets it proved so), and each wave reads that page's pointer from the page table
+itself (the `rock.deref` table, or the block id of a `rock.block_table_view`); a
+page past the batch's pages, a slot the sequence does not own or a block id
+outside the pool reads 0.
 """
     operands = (
         Operand("source", MEMREF, effect=READ),
@@ -201,6 +208,8 @@ reads). Dense: `source[map(...)]`, 0 out of bounds. With `valid`, a point whose
         Attr("page_size", I64_ATTR, required=False),
         Attr("num_pages_per_batch", I64_ATTR, required=False),
         Attr("valid", MAP_ATTR, required=False, doc="(indices..., tile coords...) -> values all >= 0 where a point is read"),
+        Attr("wave_size", I64_ATTR, required=False,
+             doc="paged without lds_page_ptrs: each wave of this many lanes reads its pages' pointers itself"),
     )
 
     def verify(self, op) -> Iterator[str]:
@@ -215,8 +224,15 @@ reads). Dense: `source[map(...)]`, 0 out of bounds. With `valid`, a point whose
         if vector_len <= 0 or tile_shape[vector_dim] % vector_len:
             yield f"vector_len {vector_len} does not divide the tile extent {tile_shape[vector_dim]} along vector_dim"
             return
+        if op.wave_size is not None:
+            if op.page_size is None or op.lds_page_ptrs is not None or op.first_page_index is not None:
+                yield "wave_size needs page_size and no lds_page_ptrs or first_page_index: each wave reads its own pointers"
+                return
+            if op.wave_size <= 0:
+                yield f"wave_size must be positive, got {op.wave_size}"
+                return
         paged_parts = (op.lds_page_ptrs, op.first_page_index, op.page_size)
-        if any(p is None for p in paged_parts) and any(p is not None for p in paged_parts):
+        if op.wave_size is None and any(p is None for p in paged_parts) and any(p is not None for p in paged_parts):
             yield "a paged read needs lds_page_ptrs, first_page_index, page_size and num_pages_per_batch"
             return
         dynamic_pages = op.source.type.rank == 3 and op.source.type.is_dynamic_dim(1)
@@ -227,8 +243,8 @@ reads). Dense: `source[map(...)]`, 0 out of bounds. With `valid`, a point whose
             return
         if op.page_size is not None:
             yield from _check_page_size(op, op.source.type)
-            ptrs = op.lds_page_ptrs.type
-            if ptrs.rank != 1 or ptrs.element_type != ir.IntegerType.get_signless(64):
+            ptrs = op.lds_page_ptrs.type if op.lds_page_ptrs is not None else None
+            if ptrs is not None and (ptrs.rank != 1 or ptrs.element_type != ir.IntegerType.get_signless(64)):
                 yield f"lds_page_ptrs must be a rank-1 memref of i64, got {ptrs}"
         yield from _check_map(op, len(tile_shape))
         yield from _check_valid(op, len(tile_shape))

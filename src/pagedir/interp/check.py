@@ -299,9 +299,10 @@ def scale_pool(scales: np.ndarray, block_table: np.ndarray, seq_lens: np.ndarray
     return np.ascontiguousarray(np.transpose(pool, (0, 2, 1))) if layout == "nhd" else pool
 
 
-def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device, sizes: LaunchSizes | None = None) -> CheckCase:
-    """Random Q, paged K/V (shuffled pages, null past ragged seq_lens) or dense K/V, NaN out, the reference result;
-    a dynamic batch is ``sizes.batch``."""
+def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device, sizes: LaunchSizes | None = None,
+                   placement: str = "shuffled") -> CheckCase:
+    """Random Q, paged K/V (pages placed by ``placement``, :data:`pagedir.reference.PAGE_PLACEMENTS`; null past
+    ragged seq_lens) or dense K/V, NaN out, the reference result; a dynamic batch is ``sizes.batch``."""
     args = list(func.regions[0].blocks[0].arguments)[: argument_count(func)]
     varlen = find_ops(func, "rock.varlen_view")  # packed q and out: (q, cu_seqlens_q, k, v, ...)
     q_type = ir.MemRefType(varlen[0].results[0].type) if varlen else args[0].type
@@ -351,13 +352,16 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device,
     if dense:
         k_arg, v_arg = k, v
     else:
-        k_cache = reference.paged_cache(device, k, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(kv_name))
-        v_cache = reference.paged_cache(device, v, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(kv_name))
+        k_cache = reference.paged_cache(device, k, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng,
+                                        dtype=dtype_of(kv_name), placement=placement)
+        v_cache = reference.paged_cache(device, v, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng,
+                                        dtype=dtype_of(kv_name), placement=placement)
         k_arg, v_arg, kept = k_cache.table, v_cache.table, k_cache.pages + v_cache.pages
         if per_token:  # a page table per scale cache, each page the scales of one K page's tokens
             for name in ("k_scales", "v_scales"):
                 cache = reference.paged_cache(device, scales[name][..., None], page_size=page_size // head_dim,
-                                              seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=np.float32)
+                                              seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=np.float32,
+                                              placement=placement)
                 scales[name], kept = cache.table, kept + cache.pages
     out = np.full((batch, *out_type.shape[1:]), np.nan, dtype=np.float32)
     queries, q_lens = [q], None
@@ -428,13 +432,29 @@ def launch_size_sets(func: ir.Operation) -> list[LaunchSizes | None]:
     return list(DYNAMIC_SIZES) + ([LONG_SEQUENCE_SIZES] if at_launch else [])
 
 
+def page_placements(func: ir.Operation) -> list[str]:
+    """Where the pages of ``func``'s checks lie: every placement of :data:`pagedir.reference.PAGE_PLACEMENTS`
+    (shuffled, adjacent, switching mid-sequence) for an attention function reading pages, else shuffled only
+    (the placement draws nothing for it)."""
+    def pointer_table(type_: ir.Type) -> bool:  # [B, P, 1] i64 (the signature of a lowered kernel has no rock.deref)
+        return isinstance(type_, ir.MemRefType) and type_.rank == 3 and str(type_.element_type) == "i64"
+
+    if "rock.check" in func.attributes:  # its generator draws its own case
+        return ["shuffled"]
+    attention = find_ops(func, "rock.attention", "rock.gridwise_attention_accel") or attention_signature(func)
+    paged = bool(find_ops(func, "rock.block_table_view")) or bool(attention and (
+        find_ops(func, "rock.deref") or any(pointer_table(a.type) for a in func.regions[0].blocks[0].arguments)))
+    return list(reference.PAGE_PLACEMENTS) if paged else ["shuffled"]
+
+
 def _resolve(extent: int, value: int) -> int:
     return value if extent == ir.ShapedType.get_dynamic_size() else extent
 
 
-def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, sizes: LaunchSizes | None = None) -> CheckCase:
+def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, sizes: LaunchSizes | None = None,
+                 placement: str = "shuffled") -> CheckCase:
     """Random Q and K/V placed in cache pools through a block table (or a CSR table) as a server
-    would: shuffled block ids, sequence 1's first block shared with sequence 0 (prefix sharing),
+    would: shuffled block ids (or ids in ``placement``'s order: :func:`pagedir.reference.block_id_order`), sequence 1's first block shared with sequence 0 (prefix sharing),
     lengths that end inside a block, NaN/Inf past them and NaN in unused blocks; the reference result.
 
     The arguments are read from the ``rock.block_table_view`` ops (K's first): their pools and
@@ -496,7 +516,7 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
         k, v = reference.fp8_values(k_bits, name), reference.fp8_values(v_bits, name)
         scales = {"k_scale": k_scale, "v_scale": v_scale}
     caches = reference.block_caches(k, v, g.block_size, seq_lens=seq_lens, layout=g.layout, num_blocks=g.num_blocks,
-                                    rng=rng, dtype=dtype_of(name), share_first_block=batch > 1)
+                                    rng=rng, dtype=dtype_of(name), share_first_block=batch > 1, placement=placement)
     if per_token:  # the scale pools through the caches' block table
         scales = {label: scale_pool(x, caches.block_table, seq_lens, g.block_size, g.layout, g.num_blocks)
                   for label, x in (("k_scales", k_scales), ("v_scales", v_scales))}
@@ -629,15 +649,17 @@ def case_generator(func: ir.Operation) -> Any:
     return importlib.import_module(f"pagedir.gen.{name}")
 
 
-def make_case(func: ir.Operation, rng: np.random.Generator, device: Device, sizes: LaunchSizes | None = None) -> CheckCase:
-    """The case of ``func``; ``sizes`` gives its dynamic (``?``) sizes (default: the first of DYNAMIC_SIZES)."""
+def make_case(func: ir.Operation, rng: np.random.Generator, device: Device, sizes: LaunchSizes | None = None,
+              placement: str = "shuffled") -> CheckCase:
+    """The case of ``func``; ``sizes`` gives its dynamic (``?``) sizes (default: the first of DYNAMIC_SIZES),
+    ``placement`` where its pages lie (:func:`page_placements`)."""
     check_arguments(func)  # before any data is drawn for them
     if "rock.check" in func.attributes:
         return case_generator(func).check_case(func, rng, device)
     if find_ops(func, "rock.block_table_view"):
-        return serving_case(func, rng, device, sizes)
+        return serving_case(func, rng, device, sizes, placement)
     if find_ops(func, "rock.attention", "rock.gridwise_attention_accel") or attention_signature(func):
-        return attention_case(func, rng, device, sizes)
+        return attention_case(func, rng, device, sizes, placement)
     if has_dynamic_arguments(func):
         raise InterpError(f"@{symbol_name(func)} has arguments with dynamic sizes: the check draws data for attention "
                           "kernels only (pass arrays with pagedir-run --inputs)", func.location)
@@ -655,10 +677,11 @@ def runnable(func: ir.Operation) -> bool:
 
 
 def run_case(func: ir.Operation, seed: int, case_func: ir.Operation | None = None,
-             sizes: LaunchSizes | None = None) -> tuple[list[np.ndarray], CheckCase]:
-    """Draw the case of ``case_func`` (default ``func``) from ``seed`` (and ``sizes``) on a fresh device and run ``func`` on it."""
+             sizes: LaunchSizes | None = None, placement: str = "shuffled") -> tuple[list[np.ndarray], CheckCase]:
+    """Draw the case of ``case_func`` (default ``func``) from ``seed`` (``sizes``, ``placement``) on a fresh device
+    and run ``func`` on it."""
     device = Device()
-    case = make_case(case_func or func, np.random.default_rng(seed), device, sizes)
+    case = make_case(case_func or func, np.random.default_rng(seed), device, sizes, placement)
     outputs, _ = run_function(func, case.args, device=device)
     return outputs, case
 
@@ -706,17 +729,19 @@ def check_pass(module: Any, pass_argument: str, seed: int = 0, *, options: Any =
         if lowered is None:
             result.functions.append(FunctionCheck(name, [], error=f"@{name} is missing after {pass_argument}"))
             continue
-        for sizes in launch_size_sets(func):  # a dynamic function: every launch size set
-            expected, case = run_case(func, seed, sizes=sizes)
+        # A dynamic function: every launch size set; a paged one: shuffled, adjacent and switching pages.
+        for sizes, placement in [(s, p) for s in launch_size_sets(func) for p in page_placements(func)]:
+            expected, case = run_case(func, seed, sizes=sizes, placement=placement)
             try:
-                got, _ = run_case(lowered, seed, case_func=func, sizes=sizes)
+                got, _ = run_case(lowered, seed, case_func=func, sizes=sizes, placement=placement)
             except InterpError as err:
-                result.functions.append(FunctionCheck(name, [], error=err.format()))
+                result.functions.append(FunctionCheck(name, [], error=f"{err.format()} ({placement} pages)"))
                 continue
             arguments = list(func.regions[0].blocks[0].arguments)
             comparisons = [compare(i, arguments[i].type, e, g, tolerance if tolerance is not None else case.tolerance,
                                    initial=case.args[i]) for i, (e, g) in enumerate(zip(expected, got))]
-            result.functions.append(FunctionCheck(name, comparisons))
+            result.functions.append(FunctionCheck(name if placement == "shuffled" else f"{name} ({placement} pages)",
+                                                  comparisons))
     if not result.ok:
         failing = [f for f in result.functions if not f.ok]
         lines = [f"{pass_argument} changed what the code computes (seed {seed}):"]

@@ -423,7 +423,20 @@ def compile_threadwise_read_into(p: Program, op: Any) -> Any:
         results = fn(index_values + tile_coords)
         wanted = valid_fn(index_values + tile_coords)
         src = env[source]
-        if isinstance(src, PagedSource):
+        if isinstance(src, PagedSource) and ptrs is None:
+            # Each wave reads its pages' pointers from the page table itself (the op's wave_size form).
+            def pointer_of(batch, page, readable):
+                pointers = np.zeros(page.shape, dtype=np.int64)
+                where = np.nonzero(readable & in_tile[:, :, None])
+                if src.view is not None:
+                    pointers[where] = src.view.pointers(p, op_id, batch[where], page[where])
+                else:
+                    pointers[where] = table_pointers(p, op_id, src.table, batch[where], page[where])
+                return pointers
+
+            values, _ = read_source(p, op_id, src, results, wanted, num_pages if num_pages is not None else src.shape[1],
+                                    pointer_of)
+        elif isinstance(src, PagedSource):
             pointer_memref: MemRef = env[ptrs]
             first_page = widen(env[first], rt.lanes).astype(np.int64).reshape(-1, 1, 1)
             slots = pointer_memref.shape[0]

@@ -19,6 +19,15 @@ paged tile load becomes three stages:
   vector dimension is contiguous in ``dest``, else scalar stores), then
   ``rock.lds_barrier``.
 
+Pointers read per wave. When every wave reads one page per row of the tile (the proof
+of :func:`pages_uniform`, for the kernel's chip: the ``arch`` option or ``rock.arch``),
+there is no PagePtrLoad stage, no pointer buffer and no barrier for them:
+``rock.threadwise_read_into`` gets ``wave_size`` instead, and ``rock-threadwise-lowering``
+has each wave read its pages' pointers (block ids) from the table at wave-uniform
+indices, which LLVM selects as scalar loads (``s_load_dwordx2`` / ``s_load_dword``).
+Tiles whose waves read several pages per row (1-token pages, small pages against wide
+waves), and kernels naming no chip, keep the LDS stage.
+
 A dense tile load gets the same GlobalRead and LDSWrite stages without paging.
 The op's ``valid`` map (points not read) travels to ``rock.threadwise_read_into``;
 when it varies along the vector dimension the tile is read one point per load.
@@ -68,6 +77,8 @@ LDS writes stay linear). Elsewhere the op keeps the register path (gfx1100/RDNA:
 D 64 f16: a row is 128 bytes, half a wave's load). rocMLIR has no direct-to-LDS path for
 paged loads: here the page pointer of each load is the wave's own.
 
+Options: ``arch`` (chip or target; empty = each kernel's ``rock.arch``, none: LDS pointers).
+
 Not modelled: global prefetch, double buffering, private
 destinations, maps that are not affine-linear in the tile coordinates, and a
 compacted pointer buffer for strided tiles (their buffer spans skipped pages).
@@ -83,12 +94,24 @@ import numpy as np
 from mlir.dialects import affine, arith, memref, rocdl, scf, vector
 
 from pagedir.dialect import rock
-from pagedir.dialect.ops_page_table import PageGeometry, is_block_table_view, slot_count_dim
+from pagedir.dialect.ops_page_table import PageGeometry, is_block_table_view
 from pagedir.dialect.types import element_bytes, is_lds, lds_bytes_type, private_space, strides_and_offset
-from pagedir.arch import ChipError, kernel_chip
-from pagedir.passes.base import Pass, kernel_functions
-from pagedir.passes.ir_utils import (LinearForm, NotLinear, dims_of, find_ops, index_const, linear_form, swizzled_column, thread_item,
-                                     vector_coords)
+from pagedir.arch import ChipError, kernel_chip, kernel_chip_or_none
+from pagedir.passes.base import ChipOptions, Pass, kernel_functions
+from pagedir.passes.ir_utils import (
+    LinearForm,
+    NotLinear,
+    block_page_address,
+    dims_of,
+    find_ops,
+    index_const,
+    linear_form,
+    page_count,
+    pages_uniform,
+    swizzled_column,
+    thread_item,
+    vector_coords,
+)
 
 MAX_VECTOR_BITS = 128
 #: Beyond this many (residue, step) pairs the reachable residues are over-approximated by a congruence class.
@@ -161,6 +184,15 @@ def choose_vector(form: LinearForm, tile_shape: list[int], elem_bits: int, exten
     return vector_dim, vector_len
 
 
+def plan_pages_uniform_per_wave(op, plan: TilePlan, wave_size: int) -> bool:
+    """:func:`pages_uniform` for the tile as ``plan`` reads it."""
+    try:
+        form = linear_form(plan.read_map.results[1], len(op.indices), len(plan.read_shape))
+    except NotLinear:
+        return False
+    return pages_uniform(form, plan.read_shape, plan.vector_dim, plan.vector_len, op.page_size, op.block_size, wave_size)
+
+
 # ----------------------------------------------------------------------------
 # IR helpers.
 
@@ -200,17 +232,31 @@ class TilePlan:
 
 class BlockwiseLoadPass(Pass):
     argument = "rock-blockwise-load"
-    summary = "Lower rock.blockwise_load_tile: page pointers staged in LDS, then per-thread reads"
+    summary = "Lower rock.blockwise_load_tile: page pointers read per wave or staged in LDS, then per-thread reads"
+    Options = ChipOptions
 
     def run(self, module: ir.Operation) -> bool:
         ok = True
         for func in kernel_functions(module):
+            wave_size = kernel_wave_size(func, self.options.arch)
+            if wave_size is False:
+                ok = False
+                continue
             entry = func.regions[0].blocks[0]
             hoist_point = ir.InsertionPoint(entry.operations[0])
             chip = chip_for_direct_loads(func)
             for op in find_ops(func, "rock.blockwise_load_tile"):
-                ok = lower_blockwise_load(op.opview, hoist_point, chip) and ok
+                ok = lower_blockwise_load(op.opview, hoist_point, wave_size, chip) and ok
         return ok
+
+
+def kernel_wave_size(func: ir.Operation, arch: str) -> int | None | bool:
+    """The wave size of the kernel's chip; None when neither the kernel nor the option names a chip
+    (pages are then staged in LDS, which needs no wave size); False after an error (a conflict)."""
+    if not arch and "rock.arch" not in func.attributes:
+        return None
+    chip = kernel_chip_or_none(func, arch)
+    return False if chip is None else chip.wave_size
 
 
 def plan_tile(op) -> TilePlan | str:
@@ -263,28 +309,33 @@ def permute_tile_inputs(affine_map: ir.AffineMap, num_indices: int, read_order: 
     return ir.AffineMap.get(affine_map.n_dims, 0, [expr.compose(substitution) for expr in affine_map.results])
 
 
-def lower_blockwise_load(op, hoist_point: ir.InsertionPoint, chip=None) -> bool:
+def lower_blockwise_load(op, hoist_point: ir.InsertionPoint, wave_size: int | None = None, chip=None) -> bool:
     plan = plan_tile(op)
     if isinstance(plan, str):
         op.location.emit_error(f"'rock.blockwise_load_tile' op {plan}")
         return False
     loc = op.location
     element = op.source.type.element_type
+    # Each wave reads one page per row: the wave reads that page's pointer itself (a scalar load,
+    # in rock-threadwise-lowering), no LDS pointer buffer, no PagePtrLoad stage, no barrier.
+    # Direct-to-LDS loads read the page pointers staged in LDS (each load's own: phase 0).
+    dma = bool(op.lds_dma) and dma_fallback(op, plan, chip) is None
+    per_wave = (not dma and op.page_size is not None and wave_size is not None
+                and plan_pages_uniform_per_wave(op, plan, wave_size))
     with loc, hoist_point:
         registers = rock.alloc(ir.MemRefType.get([plan.rows, plan.vector_len], element, memory_space=private_space()))
         page_ptrs = None
-        if op.page_size is not None:
+        if op.page_size is not None and not per_wave:
             ptr_bytes = rock.alloc(lds_bytes_type(plan.num_pages * 8))
             ptr_type = ir.MemRefType.get([plan.num_pages], ir.IntegerType.get_signless(64), memory_space=lds_bytes_type(1).memory_space)
             page_ptrs = memref.ViewOp(ptr_type, ptr_bytes, index_const(0), []).result
-    dma = op.lds_dma and dma_fallback(op, plan, chip) is None
     with loc, ir.InsertionPoint(op):
         if page_ptrs is not None:
             emit_page_ptr_load(op, plan, page_ptrs)
         if dma:
             emit_global_to_lds(op, plan, page_ptrs, chip.wave_size)
         else:
-            emit_global_read(op, plan, registers, page_ptrs)
+            emit_global_read(op, plan, registers, page_ptrs, wave_size if per_wave else None)
             emit_lds_write(op, plan, registers)
     if dma:
         registers.owner.erase()
@@ -340,63 +391,12 @@ def stage_page_ptr(op, plan: TilePlan, batch: ir.Value, first_page: ir.Value, sl
             scf.YieldOp([])
 
 
-def page_count(source: ir.Value) -> ir.Value:
-    """Pages per sequence of a paged source: static, or ``Hkv * slots`` of a dynamic view (read at run time)."""
-    if not ir.MemRefType(source.type).is_dynamic_dim(1):
-        return index_const(source.type.shape[1])
-    table, dim = slot_count_dim(source)
-    return arith.muli(memref.dim(table, index_const(dim)), index_const(PageGeometry.of(source).heads_kv))
-
-
-def block_page_address(view: ir.Value, batch: ir.Value, page: ir.Value) -> ir.Value:
-    """The i64 address of virtual page ``page`` of a ``rock.block_table_view``: ``pool + (id *
-    block_stride + head * head_stride) * elem_bytes`` for the id of block slot ``page mod max_blocks``,
-    head ``page floordiv max_blocks``; 0 (a null page) when the sequence does not own the slot or
-    the id is outside the pool."""
-    g = PageGeometry.of(view)
-    operands = view.owner.operands
-    pool, table = operands[0], operands[1]
-    i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
-    if g.max_blocks is None:  # dynamic slots: head and slot by a run-time division, in 32 bits (cheaper
-        table_of_slots, dim = slot_count_dim(view)  # than 64 on AMDGPU; pages per sequence fit: ids are i32)
-        slots = arith.index_cast(i32, memref.dim(table_of_slots, index_const(dim)))
-        page32 = arith.index_cast(i32, page)
-        index = ir.IndexType.get()
-        head = arith.index_castui(index, arith.divui(page32, slots))
-        block_slot = arith.index_castui(index, arith.remui(page32, slots))
-    else:
-        head = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), g.max_blocks)]), [page])
-        block_slot = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineDimExpr.get(0) % g.max_blocks]), [page])
-    if g.csr:
-        indptr = operands[2]
-        start = memref.load(indptr, [batch])
-        end = memref.load(indptr, [arith.addi(batch, index_const(1))])
-        owned = arith.cmpi(arith.CmpIPredicate.slt, arith.index_cast(i32, block_slot), arith.subi(end, start))
-        position = arith.addi(arith.index_cast(ir.IndexType.get(), start), block_slot)
-        nnz = memref.dim(table, index_const(0)) if table.type.is_dynamic_dim(0) else index_const(table.type.shape[0])
-        in_indices = arith.andi(owned, arith.cmpi(arith.CmpIPredicate.ult, position, nnz))
-        clamped = arith.select(in_indices, position, index_const(0))  # never read past kv_indices
-        block_id = memref.load(table, [clamped])
-    else:
-        in_indices = None
-        block_id = memref.load(table, [batch, block_slot])
-    num_blocks = (arith.index_cast(i32, memref.dim(pool, index_const(0))) if g.num_blocks is None
-                  else arith.constant(i32, g.num_blocks))  # a dynamic pool: its size at run time
-    in_pool = arith.cmpi(arith.CmpIPredicate.ult, block_id, num_blocks)  # unsigned: -1 is out
-    live = in_pool if in_indices is None else arith.andi(in_indices, in_pool)
-    element = affine.apply(
-        ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) * g.block_stride + ir.AffineDimExpr.get(1) * g.head_stride]),
-        [arith.index_cast(ir.IndexType.get(), block_id), head])
-    base = arith.index_cast(i64, memref.extract_aligned_pointer_as_index(pool))
-    elem_bytes = element_bytes(ir.MemRefType(pool.type).element_type)
-    address = arith.addi(base, arith.index_cast(i64, arith.muli(element, index_const(elem_bytes))))
-    return arith.select(live, address, arith.constant(i64, 0))
-
-
-def emit_global_read(op, plan: TilePlan, registers: ir.Value, page_ptrs: ir.Value | None) -> None:
-    paged = page_ptrs is not None
+def emit_global_read(op, plan: TilePlan, registers: ir.Value, page_ptrs: ir.Value | None,
+                     wave_size: int | None = None) -> None:
+    """The GlobalRead stage; paged with ``page_ptrs`` (staged in LDS) or ``wave_size`` (each wave reads its own)."""
+    paged = op.page_size is not None
     with ir.InsertionPoint(open_stage("GlobalRead", op.location)):
-        first_page = affine.apply(plan.first_page_map, list(op.indices)) if paged else None
+        first_page = affine.apply(plan.first_page_map, list(op.indices)) if page_ptrs is not None else None
         rock.threadwise_read_into(
             op.source,
             registers,
@@ -412,6 +412,7 @@ def emit_global_read(op, plan: TilePlan, registers: ir.Value, page_ptrs: ir.Valu
             # A dynamic page count is checked where the pointers are staged: past it they are null.
             num_pages_per_batch=op.source.type.shape[1] if paged and not op.source.type.is_dynamic_dim(1) else None,
             valid=permute_tile_inputs(op.valid, len(op.indices), plan.read_order) if op.valid is not None else None,
+            wave_size=wave_size,
         )
         scf.YieldOp([])
 

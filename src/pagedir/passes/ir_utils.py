@@ -14,9 +14,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import mlir.ir as ir
+import numpy as np
 from mlir.dialects import affine, arith, memref
 
 from pagedir.arch import kernel_chip_or_none
+from pagedir.dialect.ops_page_table import PageGeometry, slot_count_dim
+from pagedir.dialect.types import element_bytes
 from pagedir.passes.base import kernel_functions
 
 if TYPE_CHECKING:
@@ -246,3 +249,100 @@ def lds_view(shape: list[int], element: ir.Type) -> ir.Value:
     raw = rock.alloc(lds_bytes_type(size))
     view_type = ir.MemRefType.get(shape, element, memory_space=raw.type.memory_space)
     return memref.view(view_type, raw, index_const(0), [])
+
+
+# ----------------------------------------------------------------------------
+# Paged tiles: where each vector's page lies, and a page's address (rock-blockwise-load, rock-threadwise-lowering).
+
+#: Bytes of the widest buffer load (rock-buffer-load splits wider results).
+MAX_LOAD_BYTES = 16
+
+
+def vector_offsets(form: LinearForm, tile_shape: list[int], vector_dim: int, vector_len: int) -> np.ndarray:
+    """The flat offset from the origin of each vector's first point, in vector order (row-major over the
+    tile shape whose ``vector_dim`` extent is divided by ``vector_len``)."""
+    grid = list(tile_shape)
+    grid[vector_dim] //= vector_len
+    points = np.indices(grid).reshape(len(grid), -1)
+    points[vector_dim] *= vector_len
+    return np.tensordot(np.array(form.tile_coeffs), points, axes=1)
+
+
+def origin_residues(form: LinearForm, page_size: int) -> np.ndarray:
+    """Residues of the origin modulo the page size: the congruence class the coefficients of the indices allow."""
+    step = math.gcd(page_size, *(m for m, _ in form.index_terms)) if form.index_terms else page_size
+    return np.arange(form.const % step, page_size, step)
+
+
+def pages_uniform(form: LinearForm, tile_shape: list[int], vector_dim: int, vector_len: int, page_size: int,
+                  block_size: int, wave_size: int) -> bool:
+    """True when, for every row and wave, all lanes' vectors lie in one page for any reachable origin.
+
+    The tile is read in vectors ``i * block_size + tid`` (row-major over ``tile_shape`` with the
+    ``vector_dim`` extent divided by ``vector_len``); the page of each (row, wave) group's lowest and
+    highest offsets must agree for every residue of the origin modulo the page size that the
+    coefficients of the indices allow."""
+    offsets = vector_offsets(form, tile_shape, vector_dim, vector_len)
+    residues = origin_residues(form, page_size)
+    group_size = min(wave_size, block_size)
+    for start in range(0, len(offsets), group_size):
+        # Rows are block_size vectors long; a wave never spans two rows when block_size is a multiple of it.
+        group = offsets[start : start + group_size]
+        lowest = (residues + group.min()) // page_size
+        highest = (residues + group.max() + vector_len - 1) // page_size
+        if np.any(lowest != highest):
+            return False
+    return block_size % group_size == 0
+
+
+def page_count(source: ir.Value) -> ir.Value:
+    """Pages per sequence of a paged source: static, or ``Hkv * slots`` of a dynamic view (read at run time)."""
+    if not ir.MemRefType(source.type).is_dynamic_dim(1):
+        return index_const(source.type.shape[1])
+    table, dim = slot_count_dim(source)
+    return arith.muli(memref.dim(table, index_const(dim)), index_const(PageGeometry.of(source).heads_kv))
+
+
+def block_page_address(view: ir.Value, batch: ir.Value, page: ir.Value) -> ir.Value:
+    """The i64 address of virtual page ``page`` of a ``rock.block_table_view``: ``pool + (id *
+    block_stride + head * head_stride) * elem_bytes`` for the id of block slot ``page mod max_blocks``,
+    head ``page floordiv max_blocks``; 0 (a null page) when the sequence does not own the slot or
+    the id is outside the pool."""
+    g = PageGeometry.of(view)
+    operands = view.owner.operands
+    pool, table = operands[0], operands[1]
+    i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+    if g.max_blocks is None:  # dynamic slots: head and slot by a run-time division, in 32 bits (cheaper
+        table_of_slots, dim = slot_count_dim(view)  # than 64 on AMDGPU; pages per sequence fit: ids are i32)
+        slots = arith.index_cast(i32, memref.dim(table_of_slots, index_const(dim)))
+        page32 = arith.index_cast(i32, page)
+        index = ir.IndexType.get()
+        head = arith.index_castui(index, arith.divui(page32, slots))
+        block_slot = arith.index_castui(index, arith.remui(page32, slots))
+    else:
+        head = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), g.max_blocks)]), [page])
+        block_slot = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineDimExpr.get(0) % g.max_blocks]), [page])
+    if g.csr:
+        indptr = operands[2]
+        start = memref.load(indptr, [batch])
+        end = memref.load(indptr, [arith.addi(batch, index_const(1))])
+        owned = arith.cmpi(arith.CmpIPredicate.slt, arith.index_cast(i32, block_slot), arith.subi(end, start))
+        position = arith.addi(arith.index_cast(ir.IndexType.get(), start), block_slot)
+        nnz = memref.dim(table, index_const(0)) if table.type.is_dynamic_dim(0) else index_const(table.type.shape[0])
+        in_indices = arith.andi(owned, arith.cmpi(arith.CmpIPredicate.ult, position, nnz))
+        clamped = arith.select(in_indices, position, index_const(0))  # never read past kv_indices
+        block_id = memref.load(table, [clamped])
+    else:
+        in_indices = None
+        block_id = memref.load(table, [batch, block_slot])
+    num_blocks = (arith.index_cast(i32, memref.dim(pool, index_const(0))) if g.num_blocks is None
+                  else arith.constant(i32, g.num_blocks))  # a dynamic pool: its size at run time
+    in_pool = arith.cmpi(arith.CmpIPredicate.ult, block_id, num_blocks)  # unsigned: -1 is out
+    live = in_pool if in_indices is None else arith.andi(in_indices, in_pool)
+    element = affine.apply(
+        ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) * g.block_stride + ir.AffineDimExpr.get(1) * g.head_stride]),
+        [arith.index_cast(ir.IndexType.get(), block_id), head])
+    base = arith.index_cast(i64, memref.extract_aligned_pointer_as_index(pool))
+    elem_bytes = element_bytes(ir.MemRefType(pool.type).element_type)
+    address = arith.addi(base, arith.index_cast(i64, arith.muli(element, index_const(elem_bytes))))
+    return arith.select(live, address, arith.constant(i64, 0))

@@ -44,6 +44,23 @@ kernel's chip's (the ``arch`` option, else the kernel's ``rock.arch``; another
 chip than the kernel names, or neither, is an error: ``pagedir.arch.kernel_chip``);
 the proof needs the map to be affine-linear in the tile coordinates.
 
+Pointers read per wave (the op's ``wave_size``, set by ``rock-blockwise-load``). The
+wave's first lane is ``readfirstlane(tid floordiv wave_size) * wave_size``, computed
+once at the function's entry; per row the page of the wave's first vector (row 0's
+page plus ``r`` times the rows' page step when the rows walk the pages evenly) gives,
+at wave-uniform indices, the page's pointer from the ``rock.deref`` table or the
+address from a ``rock.block_table_view``'s block id (the page clamped into the table,
+the pointer selected to 0 past it): scalar loads, no LDS, no ``readfirstlane`` of
+pointers. A load is valid where that pointer is non-null (and the op's ``valid``).
+
+Adjacent pages. When a wave's rows span several pages (``wave_page_span``), each wave
+checks at run time that every row's pointer is the first row's plus the page distance
+times the page stride (page bytes; a block's stride for a view) and the first is not
+null. Then one pointer and one descriptor over the run cover every row (offsets from
+the first row's page, the load's ``page_size`` the run's extent); otherwise the rows
+load page by page. Block tables promise no adjacency: the choice is a uniform
+``scf.if`` and both sides read the same elements.
+
 Options: ``arch`` (chip or target; empty = each kernel's ``rock.arch``).
 
 Not modelled: validity records returned to the caller, index-difference
@@ -57,20 +74,28 @@ from dataclasses import dataclass
 
 import mlir.ir as ir
 import numpy as np
-from mlir.dialects import affine, arith, memref, scf, vector
+from mlir.dialects import affine, arith, memref, rocdl, scf, vector
 
 from pagedir.dialect import rock
 from pagedir.dialect.ops_core import UNIFORM_PAGE_PTR_ATTR
 from pagedir.dialect.ops_page_table import PageGeometry, is_block_table_view
+from pagedir.dialect.types import element_bytes
 from pagedir.passes.base import ChipOptions, Pass
 from pagedir.passes.ir_utils import (
+    MAX_LOAD_BYTES,
     NotLinear,
+    block_page_address,
     dims_of,
+    enclosing_function,
     index_const,
     linear_form,
     lower_kernel_ops,
+    origin_residues,
+    page_count,
+    pages_uniform,
     thread_item,
     vector_coords,
+    vector_offsets,
 )
 
 
@@ -104,30 +129,48 @@ def lower_read_into(op, wave_size: int) -> bool:
             f"of vectors of {op.vector_len} elements: a load would be valid for part of its vector"
         )
         return False
-    uniform = paged and pages_uniform_per_wave(op, wave_size)
+    per_wave = paged and op.wave_size is not None
+    uniform = paged and not per_wave and pages_uniform_per_wave(op, wave_size)
+    with op.location, ir.InsertionPoint(op):
+        if not per_wave:
+            emit_rows(op, None, lambda coords, _: emit_paged_load(op, coords, uniform) if paged else emit_dense_load(op, coords))
+        else:
+            with ir.InsertionPoint.at_block_begin(enclosing_function(op.operation).regions[0].blocks[0]):  # loop-invariant; LLVM does not hoist a readfirstlane
+                wave_first = first_lane_of_wave(rock.workitem_id(ir.IndexType.get()), op.wave_size)
+            row_pages = wave_row_pages(op, wave_first)
+            per_page = lambda row: wave_page_pointer(op, row_pages(row)[0])  # noqa: E731
+            span = wave_page_span(op)
+            if span is None:
+                emit_rows(op, per_page, lambda coords, pointer: emit_wave_paged_load(op, coords, pointer))
+            else:
+                emit_adjacent_or_per_page(op, row_pages, span, per_page)
+    op.operation.erase()
+    return True
+
+
+def emit_rows(op, per_row, load) -> None:
+    """Thread ``tid`` fills each register row ``i`` with ``load(coords, per_row(i))`` at the coordinates of its
+    vector ``i * block_size + tid`` (skipped past the tile); ``per_row`` (or None) runs before that guard."""
     tile_shape = list(op.tile_shape)
     num_vectors = math.prod(tile_shape) // op.vector_len
     rows = op.dest.type.shape[0]
-    with op.location, ir.InsertionPoint(op):
-        tid = rock.workitem_id(ir.IndexType.get())
-        loop = scf.ForOp(index_const(0), index_const(rows), index_const(1))
-        with ir.InsertionPoint(loop.body):
-            row = loop.induction_variable
-            vector_index = thread_item(row, tid, op.block_size)
-            guarded = num_vectors % op.block_size != 0
-            body_point = ir.InsertionPoint.current
+    tid = rock.workitem_id(ir.IndexType.get())
+    loop = scf.ForOp(index_const(0), index_const(rows), index_const(1))
+    with ir.InsertionPoint(loop.body):
+        row = loop.induction_variable
+        vector_index = thread_item(row, tid, op.block_size)
+        row_value = per_row(row) if per_row is not None else None
+        guarded = num_vectors % op.block_size != 0
+        body_point = ir.InsertionPoint.current
+        if guarded:
+            in_tile = arith.cmpi(arith.CmpIPredicate.ult, vector_index, index_const(num_vectors))
+            body_point = ir.InsertionPoint(scf.IfOp(in_tile).then_block)
+        with body_point:
+            coords = vector_coords(vector_index, tile_shape, op.vector_dim, op.vector_len)
+            store_row(load(coords, row_value), op.dest, row)
             if guarded:
-                in_tile = arith.cmpi(arith.CmpIPredicate.ult, vector_index, index_const(num_vectors))
-                body_point = ir.InsertionPoint(scf.IfOp(in_tile).then_block)
-            with body_point:
-                coords = vector_coords(vector_index, tile_shape, op.vector_dim, op.vector_len)
-                value = emit_paged_load(op, coords, uniform) if paged else emit_dense_load(op, coords)
-                store_row(value, op.dest, row)
-                if guarded:
-                    scf.YieldOp([])
-            scf.YieldOp([])
-    op.operation.erase()
-    return True
+                scf.YieldOp([])
+        scf.YieldOp([])
 
 
 def result_type(op) -> ir.Type:
@@ -162,7 +205,7 @@ def emit_paged_load(op, coords: list[ir.Value], uniform: bool) -> ir.Value:
     page_size = op.page_size
     flat = apply_result(op, 1, coords)
     page = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), page_size)]), [flat])
-    offset = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineDimExpr.get(0) % page_size]), [flat])
+    offset = in_page_offset(flat, page_size)
     local = arith.subi(page, op.first_page_index)
     num_ptrs = op.lds_page_ptrs.type.shape[0]
     slot = arith.minsi(arith.maxsi(local, index_const(0)), index_const(num_ptrs - 1))
@@ -173,15 +216,203 @@ def emit_paged_load(op, coords: list[ir.Value], uniform: bool) -> ir.Value:
     in_buffer = arith.cmpi(arith.CmpIPredicate.eq, local, slot)
     non_null = arith.cmpi(arith.CmpIPredicate.ne, ptr, arith.constant(ir.IntegerType.get_signless(64), 0))
     valid = with_op_validity(op, coords, arith.andi(arith.andi(in_table, in_buffer), non_null))
-    if is_block_table_view(op.source):
-        # A view's page is one head's rows of a block: rows lie token_stride apart in the pool.
-        g = PageGeometry.of(op.source)
-        offset = affine.apply(ir.AffineMap.get(1, 0, [g.element_offset(ir.AffineDimExpr.get(0))]), [offset])
-        page_size = g.page_extent
+    offset, page_size = view_offset(op, offset, page_size)
     load = rock.global_load(result_type(op), op.source, [offset], valid, ptr, page_size=page_size)
     if uniform:
         load.owner.attributes[UNIFORM_PAGE_PTR_ATTR] = ir.UnitAttr.get()
     return load
+
+
+def in_page_offset(flat: ir.Value, page_size: int) -> ir.Value:
+    """The element offset of flat position ``flat`` inside its page."""
+    return affine.apply(ir.AffineMap.get(1, 0, [ir.AffineDimExpr.get(0) % page_size]), [flat])
+
+
+def view_offset(op, offset: ir.Value, page_size: int) -> tuple[ir.Value, int]:
+    """(element offset from the page's base, the load's page_size) of in-page ``offset``: as they are for a
+    table's pages; for a block-table view's page (one head's rows of a block, rows token_stride apart in
+    the pool) the row's place in the pool and the page's extent."""
+    if not is_block_table_view(op.source):
+        return offset, page_size
+    g = PageGeometry.of(op.source)
+    offset = affine.apply(ir.AffineMap.get(1, 0, [g.element_offset(ir.AffineDimExpr.get(0))]), [offset])
+    return offset, g.page_extent
+
+
+def first_lane_of_wave(tid: ir.Value, wave_size: int) -> ir.Value:
+    """``(tid floordiv wave_size) * wave_size`` made wave-uniform (one ``readfirstlane`` of the wave's
+    index, loop-invariant): what is computed from it stays in scalar registers, so LLVM reads the
+    page table with scalar loads."""
+    i32 = ir.IntegerType.get_signless(32)
+    wave = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), wave_size)]), [tid])
+    uniform = rocdl.readfirstlane(i32, arith.index_cast(i32, wave))
+    return arith.muli(arith.index_castui(ir.IndexType.get(), uniform), index_const(wave_size))
+
+
+def wave_page(op, wave_first: ir.Value, row: ir.Value) -> tuple[tuple[ir.Value, ir.Value], ir.Value]:
+    """((batch, page), page) of the wave's vectors in ``row`` (one page: rock-blockwise-load proved it),
+    from the wave's first lane: wave-uniform values."""
+    coords = vector_coords(thread_item(row, wave_first, op.block_size), list(op.tile_shape), op.vector_dim, op.vector_len)
+    batch = apply_result(op, 0, coords)
+    page = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), op.page_size)]),
+                        [apply_result(op, 1, coords)])
+    return (batch, page), page
+
+
+def row_page_step(op) -> int | None:
+    """``k`` when the page of every wave's row ``r`` is the page of its row 0 plus ``r * k`` for every origin
+    the coefficients of the indices allow (rows of one tile walk the pages evenly); else None."""
+    tile_shape = list(op.tile_shape)
+    num_vectors = math.prod(tile_shape) // op.vector_len
+    rows = num_vectors // op.block_size
+    if num_vectors % op.block_size or rows < 2:
+        return None
+    try:
+        form = linear_form(op.map.results[1], len(op.indices), len(tile_shape))
+    except NotLinear:
+        return None
+    firsts = vector_offsets(form, tile_shape, op.vector_dim, op.vector_len).reshape(rows, op.block_size)
+    firsts = firsts[:, :: min(op.wave_size, op.block_size)]  # [rows, waves]
+    pages = (origin_residues(form, op.page_size)[:, None, None] + firsts[None]) // op.page_size
+    steps = pages - pages[:, :1, :]
+    step = int(steps[0, 1, 0])
+    return step if np.array_equal(steps, np.broadcast_to(np.arange(rows)[None, :, None] * step, steps.shape)) else None
+
+
+def wave_row_pages(op, wave_first: ir.Value):
+    """``row -> ((batch, page), page)`` of the wave's row (:func:`wave_page`); when the rows walk the pages
+    evenly (:func:`row_page_step`), row 0's page is computed here once and row ``r``'s is ``page0 + r * k``
+    (an add, where the division of the flat position by the page size would be redone per row)."""
+    step = row_page_step(op)
+    if step is None:
+        return lambda row: wave_page(op, wave_first, row)
+    (batch, first_page), _ = wave_page(op, wave_first, index_const(0))
+    walk = ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) + ir.AffineDimExpr.get(1) * step])
+
+    def at(row: ir.Value) -> tuple[tuple[ir.Value, ir.Value], ir.Value]:
+        page = affine.apply(walk, [first_page, row])
+        return (batch, page), page
+
+    return at
+
+
+def wave_page_pointer(op, batch_page: tuple[ir.Value, ir.Value]) -> ir.Value:
+    """The i64 pointer of ``(batch, page)``, read from the page table at wave-uniform indices; 0 past the
+    batch's pages."""
+    return table_page_pointer(op.source, *batch_page)
+
+
+def table_page_pointer(source: ir.Value, batch: ir.Value, page: ir.Value) -> ir.Value:
+    """``page``'s pointer of ``batch`` from a ``rock.deref`` table or a ``rock.block_table_view``;
+    0 when ``page`` is past the batch's pages. Branch-free: the page is clamped into the table and the
+    pointer selected, so a wave-uniform ``page`` gives scalar loads and no branch."""
+    i64 = ir.IntegerType.get_signless(64)
+    count = page_count(source)
+    in_table = arith.cmpi(arith.CmpIPredicate.ult, page, count)
+    clamped = arith.select(in_table, page, index_const(0))
+    if is_block_table_view(source):
+        pointer = block_page_address(source, batch, clamped)
+    else:
+        pointer = memref.load(source.owner.operands[0], [batch, clamped, index_const(0)])
+    return arith.select(in_table, pointer, arith.constant(i64, 0))
+
+
+def emit_wave_paged_load(op, coords: list[ir.Value], pointer: ir.Value) -> ir.Value:
+    """A paged load through the wave's page pointer: the element offset of the lane's vector in that page."""
+    offset = in_page_offset(apply_result(op, 1, coords), op.page_size)
+    non_null = arith.cmpi(arith.CmpIPredicate.ne, pointer, arith.constant(ir.IntegerType.get_signless(64), 0))
+    valid = with_op_validity(op, coords, non_null)
+    offset, page_size = view_offset(op, offset, op.page_size)
+    return rock.global_load(result_type(op), op.source, [offset], valid, pointer, page_size=page_size)
+
+
+# ----------------------------------------------------------------------------
+# Adjacent pages: one pointer and one descriptor for a wave's rows (chosen at run time).
+
+
+def page_stride_and_extent(op) -> tuple[int, int]:
+    """(elements from a page's base to the base of the page physically after it, elements a page spans):
+    the page size for a ``rock.deref`` table; a block's stride and one head's rows of it for a view."""
+    if is_block_table_view(op.source):
+        g = PageGeometry.of(op.source)
+        return g.block_stride, g.page_extent
+    return op.page_size, op.page_size
+
+
+#: Rows whose page pointers the adjacent-page check holds at once (2 SGPRs each): past it, page by page.
+MAX_ADJACENT_ROWS = 8
+
+
+def wave_page_span(op) -> int | None:
+    """The pages one wave's rows reach, counted from its first row's page, when the adjacent-page path
+    applies: every row lies whole pages after row 0 (:func:`rows_whole_pages_apart`: each lane's offset is
+    then its row-0 offset plus whole pages), at most MAX_ADJACENT_ROWS rows, a run inside 32 bits; else None."""
+    pages_per_row = rows_whole_pages_apart(op)
+    rows = op.dest.type.shape[0]
+    if not pages_per_row or rows > MAX_ADJACENT_ROWS:
+        return None
+    span = (rows - 1) * pages_per_row + 1
+    stride, extent = page_stride_and_extent(op)
+    run_bytes = ((span - 1) * stride + extent) * element_bytes(op.source.type.element_type)
+    return span if run_bytes + MAX_LOAD_BYTES <= 1 << 32 else None
+
+
+def emit_adjacent_or_per_page(op, row_pages, span: int, per_page) -> None:
+    """Each wave checks whether the pages of its rows lie back to back in memory (pointer of page ``p`` =
+    pointer of the first row's page ``p0`` + ``(p - p0)`` pages; none null) and then reads them through
+    that one pointer (one descriptor, offsets from ``p0``), else page by page. A uniform branch: block
+    tables do not promise adjacency, so the choice is made at run time; both read the same elements."""
+    i64 = ir.IntegerType.get_signless(64)
+    stride, extent = page_stride_and_extent(op)
+    page_bytes = stride * element_bytes(op.source.type.element_type)
+    first, first_page = row_pages(index_const(0))
+    first_ptr = wave_page_pointer(op, first)
+    non_null = arith.cmpi(arith.CmpIPredicate.ne, first_ptr, arith.constant(i64, 0))
+    check = scf.ForOp(index_const(1), index_const(op.dest.type.shape[0]), index_const(1), [non_null])
+    with ir.InsertionPoint(check.body):
+        batch_page, page = row_pages(check.induction_variable)
+        distance = arith.index_cast(i64, arith.subi(page, first_page))
+        expected = arith.addi(first_ptr, arith.muli(distance, arith.constant(i64, page_bytes)))
+        same = arith.cmpi(arith.CmpIPredicate.eq, wave_page_pointer(op, batch_page), expected)
+        scf.YieldOp([arith.andi(check.inner_iter_args[0], same)])
+    choice = scf.IfOp(check.results[0], has_else=True)
+    with ir.InsertionPoint(choice.then_block):  # each lane's offset: its row-0 offset in the page, plus whole pages
+        tid = rock.workitem_id(ir.IndexType.get())
+        row0 = vector_coords(tid, list(op.tile_shape), op.vector_dim, op.vector_len)
+        in_page, _ = view_offset(op, in_page_offset(apply_result(op, 1, row0), op.page_size), op.page_size)
+        row_stride = rows_whole_pages_apart(op) * stride  # elements from a lane's vector in one row to the next
+        pages_apart = ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) + ir.AffineDimExpr.get(1) * row_stride])
+
+        def load(coords: list[ir.Value], row: ir.Value) -> ir.Value:
+            offset = affine.apply(pages_apart, [in_page, row])
+            return rock.global_load(result_type(op), op.source, [offset], with_op_validity(op, coords, None), first_ptr,
+                                    page_size=(span - 1) * stride + extent)
+
+        emit_rows(op, lambda row: row, load)
+        scf.YieldOp([])
+    with ir.InsertionPoint(choice.else_block):
+        emit_rows(op, per_page, lambda coords, pointer: emit_wave_paged_load(op, coords, pointer))
+        scf.YieldOp([])
+
+
+def rows_whole_pages_apart(op) -> int | None:
+    """``k`` when every lane's vector in row ``r`` lies ``r * k`` whole pages after its vector in row 0 (the same
+    offset inside the page, for any origin); else None."""
+    tile_shape = list(op.tile_shape)
+    num_vectors = math.prod(tile_shape) // op.vector_len
+    rows = num_vectors // op.block_size
+    if num_vectors % op.block_size or rows < 2:
+        return None
+    try:
+        form = linear_form(op.map.results[1], len(op.indices), len(tile_shape))
+    except NotLinear:
+        return None
+    offsets = vector_offsets(form, tile_shape, op.vector_dim, op.vector_len).reshape(rows, op.block_size)
+    apart = offsets - offsets[:1]
+    distance = int(apart[1, 0])
+    if distance % op.page_size or not np.array_equal(apart, np.arange(rows)[:, None] * distance * np.ones_like(apart)):
+        return None
+    return distance // op.page_size
 
 
 def emit_dense_load(op, coords: list[ir.Value]) -> ir.Value:
@@ -205,27 +436,8 @@ def store_row(value: ir.Value, registers: ir.Value, row: ir.Value) -> None:
 
 def pages_uniform_per_wave(op, wave_size: int) -> bool:
     """True when, for every row and wave, all lanes' vectors lie in one page for any reachable origin."""
-    tile_shape = list(op.tile_shape)
-    num_indices = len(op.indices)
     try:
-        form = linear_form(op.map.results[1], num_indices, len(tile_shape))
+        form = linear_form(op.map.results[1], len(op.indices), len(op.tile_shape))
     except NotLinear:
         return False
-    grid = list(tile_shape)
-    grid[op.vector_dim] //= op.vector_len
-    points = np.indices(grid).reshape(len(grid), -1)
-    points[op.vector_dim] *= op.vector_len
-    offsets = np.tensordot(np.array(form.tile_coeffs), points, axes=1)
-    page_size = op.page_size
-    # Residues of the origin modulo the page size: the congruence class its coefficients allow.
-    step = math.gcd(page_size, *(m for m, _ in form.index_terms)) if form.index_terms else page_size
-    residues = np.arange(form.const % step, page_size, step)
-    group_size = min(wave_size, op.block_size)
-    for start in range(0, len(offsets), group_size):
-        # Rows are block_size vectors long; a wave never spans two rows when block_size is a multiple of it.
-        group = offsets[start : start + group_size]
-        lowest = (residues + group.min()) // page_size
-        highest = (residues + group.max() + op.vector_len - 1) // page_size
-        if np.any(lowest != highest):
-            return False
-    return op.block_size % group_size == 0
+    return pages_uniform(form, list(op.tile_shape), op.vector_dim, op.vector_len, op.page_size, op.block_size, wave_size)

@@ -13,21 +13,28 @@
 // CHECK-SAME: kernel
 // CHECK-SAME: known_block_size = array<i32: 256, 1, 1>, known_grid_size = array<i32: 4, 1, 1>
 // CHECK: memref.load %[[LENS]]
-// rock-pipeline's prologue: the first tile's page pointers and K and V reads, before the loop.
+// rock-pipeline's prologue: the first tile's K and V reads (each wave reads its page pointers from the
+// table itself, no barrier between them and the loads), then one barrier before the loop.
 // CHECK: memref.load %[[KT]]
-// CHECK: rocdl.raw.ptr.buffer.load
-// CHECK: memref.load %[[VT]]
-// CHECK: rocdl.raw.ptr.buffer.load
-// CHECK: scf.for
-// Iteration t: the page pointers of tile t + 1 first, then K of tile t + 1 requested before the scores
-// of tile t, V of tile t + 1 before its output update.
-// CHECK: memref.load %[[KT]]
-// CHECK: memref.load %[[VT]]
-// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
 // CHECK: rocdl.make.buffer.rsrc %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : <1> to <8>
 // CHECK: rocdl.raw.ptr.buffer.load %{{.*}} : vector<4xi32>
-// CHECK: amdgpu.mfma 16x16x16
+// CHECK: memref.load %[[VT]]
+// CHECK-NOT: gpu.barrier
+// CHECK: rocdl.raw.ptr.buffer.load
 // CHECK: gpu.barrier
+// CHECK: scf.for
+// Iteration t: K of tile t stored to LDS, then K of tile t + 1 requested before the scores of tile t;
+// V of tile t stored, then V of tile t + 1 requested before the output update.
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[KT]]
+// CHECK-NOT: gpu.barrier
+// CHECK: rocdl.raw.ptr.buffer.load %{{.*}} : vector<4xi32>
+// CHECK: amdgpu.mfma 16x16x16
+// CHECK: math.exp2
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[VT]]
+// CHECK-NOT: gpu.barrier
 // CHECK: rocdl.raw.ptr.buffer.load
 // CHECK: math.exp2
 // CHECK: vector.store %{{.*}}, %[[OUT]]

@@ -173,12 +173,17 @@ func.func @dense_tile(%q: memref<64x64xf16>, %i: index) attributes {rock.kernel,
 // A tile whose keys past %len must not be read: `valid` travels to the
 // threadwise read with the tile coordinates in read order. The map of keys
 // (t * 16 + n) does not vary along the vector dimension d, so vectors stay 8 wide.
+// A wave of 64 lanes reads 8 keys, all in one page of 16 keys: each wave reads
+// its page's pointer itself (wave_size), no pointer buffer, no PagePtrLoad stage.
 
 // CHECK: #[[VALID:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d2 - d1 * 16 - d3 - 1)>
 // CHECK-LABEL: func.func @keys_before_len
 // CHECK-SAME: (%[[PAGES:[^:]*]]: memref<2x4x1024xf16>, %[[TABLE:[^:]*]]: memref<2x4x1xi64>, %[[B:[^:]*]]: index, %[[T:[^:]*]]: index, %[[LEN:[^:]*]]: index)
-// CHECK: "rock.threadwise_read_into"(%[[PAGES]], %{{[^,]*}}, %[[B]], %[[T]], %[[LEN]], %{{[^,]*}}, %{{[^)]*}})
-// CHECK-SAME: valid = #[[VALID]], vector_dim = 1 : i64, vector_len = 8 : i64
+// CHECK-NOT: PagePtrLoad
+// CHECK: "rock.threadwise_read_into"(%[[PAGES]], %{{[^,]*}}, %[[B]], %[[T]], %[[LEN]]) {{{.*}}operandSegmentSizes = array<i32: 1, 1, 3, 0, 0>
+// CHECK-SAME: valid = #[[VALID]], vector_dim = 1 : i64, vector_len = 8 : i64, wave_size = 64 : i64
+// CHECK: } {rock.stage = "GlobalRead"}
+// CHECK-NOT: PagePtrLoad
 func.func @keys_before_len(%pages: memref<2x4x1024xf16>, %table: memref<2x4x1xi64>, %b: index, %t: index, %len: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
   %tile = "rock.alloc"() : () -> memref<16x64xf16, #gpu.address_space<workgroup>>
   "rock.blockwise_load_tile"(%pages, %tile, %b, %t, %len, %table) {map = affine_map<(b, t, len, n, d) -> (b, (t * 16 + n) * 64 + d)>,

@@ -42,6 +42,80 @@ func.func @paged_read(%pages: memref<2x4x1024xf16>, %ptrs: memref<2xi64, #gpu.ad
 
 // -----
 
+// The same tile with wave_size (rock-blockwise-load proved each wave reads one
+// page per row): no pointer buffer. At the function's entry the wave's first
+// lane, made uniform by one readfirstlane of the wave index; the page of the
+// wave's first vector in row 0, and row r's page that plus r times the rows'
+// page step (0 here: both rows of a wave lie in one page); per row its pointer
+// read from the table at a clamped (wave-uniform) page and selected to 0 past
+// the batch's 4 pages. The
+// load is valid where that pointer is non-null; it needs no readfirstlane
+// (not marked uniform): the pointer is wave-uniform by construction.
+
+// CHECK-LABEL: func.func @paged_read_per_wave
+// CHECK-SAME: (%[[TABLE:.*]]: memref<2x4x1xi64>, %[[B:.*]]: index, %[[T:.*]]: index)
+// CHECK: %[[ENTRY_TID:.*]] = "rock.workitem_id"()
+// CHECK: %[[WAVE:.*]] = affine.apply #{{.*}}(%[[ENTRY_TID]])
+// CHECK: %[[WAVE_I32:.*]] = arith.index_cast %[[WAVE]] : index to i32
+// CHECK: %[[UNIFORM:.*]] = rocdl.readfirstlane %[[WAVE_I32]] : i32
+// CHECK: %[[WAVE_INDEX:.*]] = arith.index_castui %[[UNIFORM]] : i32 to index
+// CHECK: %[[FIRST_LANE:.*]] = arith.muli %[[WAVE_INDEX]], %c64
+// CHECK: %[[WAVE_V:.*]] = affine.apply #{{.*}}(%c0{{.*}}, %[[FIRST_LANE]])
+// CHECK: %[[BATCH:.*]] = affine.apply #{{.*}}(%[[B]], %[[T]], %{{.*}}, %{{.*}})
+// CHECK: %[[WAVE_FLAT:.*]] = affine.apply #{{.*}}(%[[B]], %[[T]], %{{.*}}, %{{.*}})
+// CHECK: %[[ROW0_PAGE:.*]] = affine.apply #{{.*}}(%[[WAVE_FLAT]])
+// CHECK: scf.for %[[ROW:.*]] = %{{.*}} to %c2{{.*}} step
+// CHECK:   %[[WAVE_PAGE:.*]] = affine.apply #[[WALK:.*]](%[[ROW0_PAGE]], %[[ROW]])
+// CHECK:   %[[IN_TABLE:.*]] = arith.cmpi ult, %[[WAVE_PAGE]], %c4
+// CHECK:   %[[CLAMPED:.*]] = arith.select %[[IN_TABLE]], %[[WAVE_PAGE]], %c0
+// CHECK:   %[[LOADED:.*]] = memref.load %[[TABLE]][%[[BATCH]], %[[CLAMPED]], %c0{{.*}}] : memref<2x4x1xi64>
+// CHECK:   %[[PTR:.*]] = arith.select %[[IN_TABLE]], %[[LOADED]], %c0_i64
+// CHECK:   %[[VALID:.*]] = arith.cmpi ne, %[[PTR]], %c0_i64
+// CHECK:   "rock.global_load"(%{{.*}}, %{{.*}}, %[[VALID]], %[[PTR]]) {operandSegmentSizes = array<i32: 1, 1, 1, 1>, page_size = 1024 : i64} : (memref<2x4x1024xf16>, index, i1, i64) -> vector<8xf16>
+// CHECK-NOT: rock.threadwise_read_into
+func.func @paged_read_per_wave(%table: memref<2x4x1xi64>, %b: index, %t: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  %pages = "rock.deref"(%table) : (memref<2x4x1xi64>) -> memref<2x4x1024xf16>
+  %regs = "rock.alloc"() : () -> memref<2x8xf16, #gpu.address_space<private>>
+  "rock.threadwise_read_into"(%pages, %regs, %b, %t) {map = affine_map<(b, t, n, d) -> (b, (t * 16 + n) * 64 + d)>, block_size = 64, tile_shape = array<i64: 16, 64>, vector_dim = 1, vector_len = 8, page_size = 1024, num_pages_per_batch = 4, wave_size = 64, operandSegmentSizes = array<i32: 1, 1, 2, 0, 0>} : (memref<2x4x1024xf16>, memref<2x8xf16, #gpu.address_space<private>>, index, index) -> ()
+  return
+}
+
+// -----
+
+// Pages of 8 tokens (512 elements): each wave reads page first + 0 in row 0 and
+// first + 1 in row 1, so its rows span 2 pages. Each wave checks at run time
+// that row 1's page pointer is row 0's plus 1024 bytes (and row 0's is not null):
+// then one pointer, one descriptor over both pages (page_size 1024) and offsets
+// from row 0's page; otherwise the loads go page by page. Block tables do not
+// promise adjacency, hence the uniform scf.if.
+
+// CHECK-LABEL: func.func @adjacent_or_per_page
+// CHECK-SAME: (%[[TABLE:.*]]: memref<2x8x1xi64>, %[[B:.*]]: index, %[[T:.*]]: index)
+// CHECK: %[[FIRST_PTR:.*]] = arith.select %{{.*}}, %{{.*}}, %c0_i64 : i64
+// CHECK: %[[NON_NULL:.*]] = arith.cmpi ne, %[[FIRST_PTR]], %c0_i64
+// CHECK: %[[ADJACENT:.*]] = scf.for %[[ROW:.*]] = %c1 to %c2 step %c1{{.*}} iter_args(%[[SO_FAR:.*]] = %[[NON_NULL]]) -> (i1) {
+// CHECK:   %[[PAGES_ON:.*]] = arith.muli %{{.*}}, %c1024_i64 : i64
+// CHECK:   %[[EXPECTED:.*]] = arith.addi %[[FIRST_PTR]], %[[PAGES_ON]] : i64
+// CHECK:   %[[PTR:.*]] = arith.select %{{.*}}, %{{.*}}, %c0_i64{{.*}} : i64
+// CHECK:   %[[SAME:.*]] = arith.cmpi eq, %[[PTR]], %[[EXPECTED]] : i64
+// CHECK:   %[[BOTH:.*]] = arith.andi %[[SO_FAR]], %[[SAME]] : i1
+// CHECK:   scf.yield %[[BOTH]] : i1
+// CHECK: scf.if %[[ADJACENT]] {
+// CHECK:   scf.for
+// CHECK:     "rock.global_load"(%{{.*}}, %{{.*}}, %[[FIRST_PTR]]) {operandSegmentSizes = array<i32: 1, 1, 0, 1>, page_size = 1024 : i64}
+// CHECK: } else {
+// CHECK:   scf.for
+// CHECK:     memref.load %[[TABLE]]
+// CHECK:     "rock.global_load"(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) {operandSegmentSizes = array<i32: 1, 1, 1, 1>, page_size = 512 : i64}
+func.func @adjacent_or_per_page(%table: memref<2x8x1xi64>, %b: index, %t: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  %pages = "rock.deref"(%table) : (memref<2x8x1xi64>) -> memref<2x8x512xf16>
+  %regs = "rock.alloc"() : () -> memref<2x8xf16, #gpu.address_space<private>>
+  "rock.threadwise_read_into"(%pages, %regs, %b, %t) {map = affine_map<(b, t, n, d) -> (b, (t * 16 + n) * 64 + d)>, block_size = 64, tile_shape = array<i64: 16, 64>, vector_dim = 1, vector_len = 8, page_size = 512, num_pages_per_batch = 8, wave_size = 64, operandSegmentSizes = array<i32: 1, 1, 2, 0, 0>} : (memref<2x8x512xf16>, memref<2x8xf16, #gpu.address_space<private>>, index, index) -> ()
+  return
+}
+
+// -----
+
 // Pages of 4 tokens (256 elements) are smaller than a wave's 8 tokens: lanes
 // of one wave read different pages, the loads are not marked uniform. A wave of
 // 32 lanes (gfx1100) reads 4 tokens, one page: uniform.
