@@ -21,7 +21,6 @@ import pytest
 from pagedir import driver, interp
 from pagedir.backend.plan import launch_plan
 from pagedir.cli import run as run_cli
-from pagedir.cli.args import UserError
 from pagedir.context import make_context
 from pagedir.gen import attention as gen
 from pagedir.interp.check import DYNAMIC_SIZES, make_case
@@ -156,10 +155,9 @@ def test_the_interpreter_takes_sizes_from_the_arrays() -> None:
             interp.run(module, "paged_attention", [np.zeros((2, 4, 2, 64))] + case.args[1:])
 
 
-def test_dynamic_refuses_a_fixed_split_count() -> None:
-    # The split count of a dynamic kernel is chosen at launch (--num-splits 0, test_split_launch).
-    with pytest.raises(UserError, match="--dynamic takes --num-splits 0 .* or 1, got --num-splits 3"):
-        gen.generate(make_args(page_table="blocks", num_splits=3))
+def test_dynamic_takes_a_fixed_split_count() -> None:
+    # Chosen at launch (--num-splits 0) or fixed (test_split_launch checks both by execution).
+    assert "rock.num_splits = 3" in gen.generate(make_args(page_table="blocks", num_splits=3))
 
 
 @pytest.mark.parametrize("form", [dict(page_table="pointers", seq_lens=True, seq_len_k=100),

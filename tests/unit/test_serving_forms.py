@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import io
-from contextlib import redirect_stdout
+from contextlib import redirect_stderr, redirect_stdout
 
 import mlir.ir as ir
 import numpy as np
@@ -104,6 +104,25 @@ def test_each_pass_preserves_the_computation(page_table: str, layout: str, argum
                      seq_len_k=37, causal=True)
     result = check_before_pass(args, argument, seed=5)
     assert result.ok and result.functions, result.report()
+
+
+@pytest.mark.parametrize(("pool_blocks", "fits"), [(3, True), (1, True), (0, False)])
+def test_the_check_fits_its_sequences_into_a_small_pool(pool_blocks: int, fits: bool, tmp_path) -> None:
+    # A pool smaller than the block table can address (pools are shared by a server's sequences): the
+    # check's sequences are drawn to fit it, or it says why they cannot; never an internal error.
+    text = gen.generate(make_args(page_table="blocks", batch=2, seq_len_k=64, page_size=16, num_blocks=8))
+    pool = "memref<8x16x2x64xf16>"
+    assert pool in text
+    path = tmp_path / "small_pool.mlir"
+    path.write_text(text.replace(pool, f"memref<{pool_blocks}x16x2x64xf16>"))
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = run_cli.main(["--check", str(path)])
+    if fits:
+        assert code == 0 and "FAIL" not in out.getvalue() and "PASS" in out.getvalue(), out.getvalue() + err.getvalue()
+    else:
+        assert code == 1 and "internal error" not in err.getvalue(), err.getvalue()
+        assert "the cache pool's 0 blocks cannot hold a block for each of the 2 sequences" in err.getvalue()
 
 
 def test_the_check_draws_a_server_cache() -> None:

@@ -1,4 +1,5 @@
-"""Split-KV counts chosen at launch (``--dynamic --num-splits 0``) and the split cost model.
+"""Split-KV counts chosen at launch (``--dynamic --num-splits 0``), fixed counts with dynamic sizes
+(``--dynamic --num-splits N``) and the split cost model.
 
 A dynamic kernel takes its split count as the size of its workspace's dim 0 (an index
 argument of the kernel ABI, like every ``?`` size); the launch plan states how a runtime
@@ -9,8 +10,10 @@ different split counts occur, each against the reference.
 
 from __future__ import annotations
 
+import io
 import json
 import re
+from contextlib import redirect_stderr, redirect_stdout
 
 import mlir.ir as ir
 import numpy as np
@@ -19,6 +22,7 @@ import pytest
 from pagedir import driver
 from pagedir.backend import split_cost
 from pagedir.cli import compile as compile_cli
+from pagedir.cli import run as run_cli
 from pagedir.context import make_context
 from pagedir.gen import attention as gen
 from pagedir.interp.check import DYNAMIC_SIZES, LONG_SEQUENCE_SIZES, make_case
@@ -59,10 +63,11 @@ def test_split_count_chosen_at_launch_passes_the_check(name: str, tmp_path) -> N
 
 
 def lowered_dynamic_split(**overrides) -> tuple[ir.Context, ir.Module, ir.Operation]:
+    overrides = {"num_splits": 0, **overrides}
     context = make_context()
     with context:
-        module = ir.Module.parse(gen.generate(make_args(num_splits=0, **overrides)))
-        signature = ir.Module.parse(gen.generate(make_args(num_splits=0, **overrides)))
+        module = ir.Module.parse(gen.generate(make_args(**overrides)))
+        signature = ir.Module.parse(gen.generate(make_args(**overrides)))
         driver.run(module.operation, driver.CompileOptions(arch="gfx942"), start="L0", end="L6")
     return context, module, signature
 
@@ -171,3 +176,96 @@ def test_each_pass_preserves_a_split_chosen_at_launch(argument: str) -> None:
     args = make_args(page_table="blocks", kv_layout="hnd", varlen=True, seq_len_q=2, causal=True, num_splits=0)
     result = check_before_pass(args, argument, seed=5)
     assert result.ok and len(result.functions) == (len(DYNAMIC_SIZES) + 1) * len(PAGE_PLACEMENTS), result.report()
+
+
+# --- a fixed split count with dynamic sizes ------------------------------------------------
+
+FIXED_SPLITS = {
+    # name: generator overrides (every one --dynamic --num-splits 3, Hq 4 / Hkv 2, D 64, pages of 16)
+    "pointers-f16": dict(page_table="pointers", seq_lens=True, seq_len_k=200),
+    "blocks-nhd-f16": dict(page_table="blocks", kv_layout="nhd"),
+    "blocks-hnd-bf16": dict(page_table="blocks", kv_layout="hnd", dtype="bf16"),
+    "csr-nhd-f32": dict(page_table="csr", kv_layout="nhd", dtype="f32"),
+    "blocks-varlen-causal": dict(page_table="blocks", varlen=True, seq_len_q=3, causal=True),
+    "csr-sinks": dict(page_table="csr", sinks=True),  # the combine adds the sinks
+}
+
+
+@pytest.mark.parametrize("name", list(FIXED_SPLITS))
+def test_a_fixed_split_count_with_dynamic_sizes_passes_the_check(name: str, tmp_path) -> None:
+    # Three launch size sets: at the two short ones (2 KV tiles of 32 keys) a split gets no tile,
+    # at the long one (6 tiles; 200 keys: 7) each gets two or three.
+    out = check_kernel(make_args(num_splits=3, **FIXED_SPLITS[name]), tmp_path)
+    launches = [line for line in out.splitlines() if line.startswith("@")]
+    assert len(launches) == (len(DYNAMIC_SIZES) + 1) * len(PAGE_PLACEMENTS)  # shuffled, adjacent, switching pages
+    assert all("PASS" in line for line in launches), out
+    assert out.count("3 splits fixed") == len(launches), out
+
+
+def test_plan_of_a_fixed_split_count() -> None:
+    # The split kernel's grid is an affine map of the batch alone (B x Hkv x 3); the workspace is
+    # [3, R x (D + 1)] with R from the batch, as the plan's expressions say and the interpreter launches.
+    args = make_args(page_table="blocks", num_splits=3)
+    plan = json.loads(compile_cli.compile_source(gen.generate(args), plan=True, cache=False).plan_json)
+    split, combine = plan["kernels"]
+    formula = split["num_splits_formula"]
+    assert formula["expression"] == "3" and split["grid_formula"]["inputs"] == [{"argument": 0, "dim": 0}]
+    workspace_argument = formula["workspace_argument"]
+    assert split["arguments"][workspace_argument]["shape"] == [3, None]
+    assert {"argument": workspace_argument, "dim": 0} not in split["size_arguments"]
+    assert {"argument": workspace_argument, "dim": 1} in split["size_arguments"]
+    context, module, signature = lowered_dynamic_split(page_table="blocks", num_splits=3)
+    with context:
+        kernel = next(f for f in functions(module.operation) if symbol_name(f) == "paged_attention")
+        combine_kernel = next(f for f in functions(module.operation) if symbol_name(f) == "paged_attention_combine")
+        l0 = functions(signature.operation)[0]
+        for sizes in (*DYNAMIC_SIZES, LONG_SEQUENCE_SIZES):
+            case = make_case(l0, np.random.default_rng(0), Device(), sizes)
+            names = {name: eval(text, {"arguments": case.args}) for name, text in formula["inputs"].items()}  # noqa: S307
+            names["num_splits"] = eval(formula["expression"], {**names, **formula["constants"]})  # noqa: S307
+            workspace = workspace_given(kernel, list(case.args))[-1]
+            assert workspace.shape == (3, eval(formula["workspace_shape"][1], names))  # noqa: S307
+            assert workspace.nbytes == eval(formula["workspace_bytes"], names) == 3 * sizes.batch * 4 * 65 * 4  # noqa: S307
+            arguments = [*case.args, workspace]
+            shapes = [np.shape(a) for a in arguments]
+            assert eval(split["grid_formula"]["expression"], {"arguments": arguments}) == sizes.batch * 2 * 3  # noqa: S307
+            assert launch_size(kernel, None, shapes)[0] == sizes.batch * 2 * 3
+            assert eval(combine["grid_formula"]["expression"], {"arguments": arguments}) == launch_size(combine_kernel, None, shapes)[0]  # noqa: S307
+
+
+@pytest.mark.parametrize("argument", KERNEL_PASSES)
+def test_each_pass_preserves_a_fixed_split_count(argument: str) -> None:
+    args = make_args(page_table="csr", kv_layout="hnd", varlen=True, seq_len_q=2, causal=True, sinks=True, num_splits=3)
+    result = check_before_pass(args, argument, seed=7)
+    assert result.ok and len(result.functions) == (len(DYNAMIC_SIZES) + 1) * len(PAGE_PLACEMENTS), result.report()
+
+
+def test_a_fixed_count_past_a_static_capacity_is_refused(tmp_path) -> None:
+    # Pointer tables compile the capacity in (200 keys): 16 splits are refused as for a static kernel
+    # (the tiles shrink to 16 keys first: 13 of them), with the location and the numbers.
+    path = tmp_path / "kernel.mlir"
+    path.write_text(gen.generate(make_args(page_table="pointers", seq_lens=True, seq_len_k=200, num_splits=16)))
+    out = io.StringIO()
+    with redirect_stderr(out):
+        code = run_cli.main(["--check", str(path)])
+    assert code == 1, out.getvalue()
+    assert "kernel.mlir:" in out.getvalue() and "num_splits 16 exceeds the 13 KV tiles of 16 tokens" in out.getvalue()
+
+
+def test_a_static_batch_with_a_split_count_chosen_at_launch_launches_every_split(tmp_path) -> None:
+    # Block slots known only at launch, the batch static: the grid still depends on the count chosen at
+    # launch (it used to be the batch's workgroups alone, and the splits past the first wrote nothing).
+    text = gen.generate(make_args(num_splits=0, page_table="blocks", num_heads_kv=1))
+    for dynamic, static in (("memref<?x4x1x64xf16>", "memref<2x4x1x64xf16>"), ("memref<?x?xi32>", "memref<2x?xi32>"),
+                            ("memref<?xi32>", "memref<2xi32>"), ("memref<?x?x1024xf16>", "memref<2x?x1024xf16>")):
+        assert dynamic in text
+        text = text.replace(dynamic, static)
+    path = tmp_path / "static_batch.mlir"
+    path.write_text(text)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = run_cli.main(["--check", str(path)])
+    output = out.getvalue()
+    assert code == 0 and "FAIL" not in output, output
+    for workgroups, splits in re.findall(r"@paged_attention on (\d+) workgroups.*?(\d+) splits chosen at launch", output):
+        assert int(workgroups) == 2 * int(splits), output

@@ -114,10 +114,12 @@ def kernel_entry(kernel: ir.Operation) -> dict[str, Any]:
 
 def split_entries(kernel: ir.Operation, workspace_index: int | None) -> dict[str, Any]:
     """A split kernel's split count: ``split_model``, the cost model's inputs and estimate for the
-    count chosen at compile time; or with the count chosen at launch ``num_splits_formula``: the
-    inputs as expressions in ``arguments[i].shape[d]``, the model's constants, the choice as a
-    Python ``expression`` of them (:func:`pagedir.backend.split_cost.plan_expression`) and the
-    workspace's shape ``[num_splits, partial_bytes // 4]`` (f32) that carries the count."""
+    count chosen at compile time; or with dynamic sizes ``num_splits_formula``: the
+    inputs as expressions in ``arguments[i].shape[d]``, the model's constants, the count as a
+    Python ``expression`` of them (:func:`pagedir.backend.split_cost.plan_expression`; a fixed
+    count, ``--num-splits N`` with ``--dynamic``, is the constant ``N``) and the workspace's
+    shape ``[num_splits, partial_bytes // 4]`` (f32: its dim 0 carries the count, static for a
+    fixed one) and ``workspace_bytes``, ``num_splits * partial_bytes``."""
     if "rock.split_map" not in kernel.attributes:
         return {}
     split_map = ir.AffineMapAttr(kernel.attributes["rock.split_map"]).value
@@ -130,11 +132,13 @@ def split_entries(kernel: ir.Operation, workspace_index: int | None) -> dict[str
         return {"split_model": split_cost.explain(inputs, chosen)}
     sizes = [{"argument": pairs[i], "dim": pairs[i + 1]} for i in range(0, len(pairs), 2)]
     formula = {name: map_expression(split_map, sizes, result) for result, name in enumerate(split_cost.LAUNCH_INPUTS)}
+    fixed = ir.IntegerAttr(ir.DictAttr(kernel.attributes["rock.split_model"])["num_splits"]).value
     return {"num_splits_formula": {
         "inputs": formula,
         "constants": {**constants, "combine_always": True},
-        "expression": split_cost.plan_expression(),
+        "expression": str(fixed) if fixed else split_cost.plan_expression(),
         "workspace_shape": ["num_splits", "partial_bytes // 4"],
+        "workspace_bytes": "num_splits * partial_bytes",
         "workspace_argument": workspace_index,
     }}
 

@@ -486,9 +486,10 @@ def launches_note(func: ir.Operation, args: list | None = None) -> str:
     if len(kernels) == 1 and "rock.grid_map" not in func.attributes:
         return ""
     chosen = ""
-    if shapes is not None and "rock.split_map" in func.attributes and not ir.MemRefType(
-            list(func.regions[0].blocks[0].arguments)[argument_count(func) - 1].type).has_static_shape:
-        chosen = f"; {shapes[argument_count(func) - 1][0]} splits chosen at launch"
+    workspace = list(func.regions[0].blocks[0].arguments)[argument_count(func) - 1].type
+    if shapes is not None and "rock.split_map" in func.attributes and not ir.MemRefType(workspace).has_static_shape:
+        how = "chosen at launch" if ir.MemRefType(workspace).is_dynamic_dim(0) else "fixed"
+        chosen = f"; {shapes[argument_count(func) - 1][0]} splits {how}"
     return " (launches " + ", then ".join(f"@{name} on {groups} workgroups" for name, groups in kernels) + chosen + ")"
 
 

@@ -36,12 +36,14 @@ input: dim `dim` of argument `arg`). The batch is q's dim 0, or `cu_seqlens_q`'s
 minus 1 for packed queries, times the static `Hkv * ceil(Sq / (m_per_block / G))`;
 the interpreter's launch and `pagedir-compile --plan` evaluate it. Split-KV with
 dynamic sizes has `num_splits = 0`: the split count is chosen at launch (the kernel's
-`rock.split_map`, pagedir.backend.split_cost) and read from the workspace's dim 0.
+`rock.split_map`, pagedir.backend.split_cost) and read from the workspace's dim 0;
+the grid then depends on it even where the batch is static, so `grid_size` is absent
+there too and `rock.grid_map` is a constant times the count.
 """
     attributes = AttentionLike.common_attributes + (
         Attr("block_size", I64_ATTR, doc="threads per workgroup"),
         Attr("grid_size", I64_ATTR, required=False,
-             doc="workgroups; absent with a dynamic batch (the kernel's rock.grid_map gives them at launch)"),
+             doc="workgroups; absent with a dynamic batch or a split count chosen at launch (the kernel's rock.grid_map gives them at launch)"),
         Attr("m_per_block", I64_ATTR, doc="query rows per workgroup tile"),
         Attr("n_per_block", I64_ATTR, doc="KV tokens per tile"),
         Attr("num_splits", I64_ATTR, required=False, default=1,
@@ -54,7 +56,7 @@ dynamic sizes has `num_splits = 0`: the split count is chosen at launch (the ker
 
     def verify(self, op) -> Iterator[str]:
         """as `rock.attention`; `pipeline_depth` 1 or 2; `num_splits` at least 1 (0 with dynamic sizes) and at most
-        the KV tiles of a sequence."""
+        the KV tiles of a sequence (when its capacity is static)."""
         shape_errors = list(super().verify(op))
         if shape_errors:
             yield from shape_errors
@@ -69,12 +71,9 @@ dynamic sizes has `num_splits = 0`: the split count is chosen at launch (the ker
             yield f"num_splits must be at least 1 (0: chosen at launch, with dynamic sizes only), got {splits}"
             return
         n = op.n_per_block
-        if op.grid_size is None and not op.q.type.is_dynamic_dim(0):
-            yield "grid_size is required with a static batch"
-        if splits > 1 and dynamic:
-            yield f"num_splits {splits} is not supported with dynamic sizes: 1, or 0 (chosen at launch)"
-            return
-        if splits > 1 and n > 0:
+        if op.grid_size is None and not op.q.type.is_dynamic_dim(0) and splits != 0:
+            yield "grid_size is required with a static batch (unless the split count is chosen at launch)"
+        if splits > 1 and n > 0 and read_problem(op).seq_k is not None:  # a dynamic capacity: checked at launch
             tiles = -(-read_problem(op).seq_k // n)
             if splits > tiles:
                 yield (f"num_splits {splits} exceeds the {tiles} KV tiles of {n} tokens a sequence holds: "

@@ -110,7 +110,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "global -> LDS loads where the chip and tile allow (gfx90a/gfx942/gfx950)")
     parser.add_argument("--num-splits", type=int, default=None, metavar="N",
                         help="split-KV: record rock.num_splits = N on the kernel (0: chosen by the split cost model "
-                             "from the chip's compute units, with --dynamic at launch; default: no split)")
+                             "from the chip's compute units, with --dynamic at launch; with --dynamic, N >= 2 is fixed and "
+                             "the grid is a formula of the batch; default: no split)")
     parser.add_argument("--pipeline-depth", type=int, default=None, metavar="N", choices=(1, 2),
                         help="KV tiles in flight: record rock.pipeline_depth = N on the kernel (1: load a tile and wait "
                              "for it; 2: issue tile t + 1's loads before tile t's math; default: chosen by "
@@ -158,9 +159,6 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError(f"--dense takes no page table, got --page-table {args.page_table}")
     if args.page_table == "csr" and args.seq_lens:
         raise UserError("--seq-lens: csr page tables carry the lengths (kv_indptr and kv_last_page_len)")
-    if args.dynamic and args.num_splits not in (None, 0, 1):
-        raise UserError(f"--dynamic takes --num-splits 0 (the split count chosen at launch from the batch and the "
-                        f"block slots) or 1, got --num-splits {args.num_splits}: the sizes are known only at launch")
     if args.num_blocks is not None and not serving:
         raise UserError("--num-blocks sizes the cache pools of --page-table blocks or csr")
     if args.num_blocks is not None and args.num_blocks < max_blocks(args) * args.batch:

@@ -417,19 +417,20 @@ def has_dynamic_arguments(func: ir.Operation) -> bool:
                for a in list(func.regions[0].blocks[0].arguments)[: argument_count(func)])
 
 
-#: A third launch for a dynamic kernel whose split count is chosen at launch (``rock.num_splits = 0``): one
-#: long sequence, where the cost model picks more splits than at the two sizes above.
+#: A third launch for a dynamic split kernel (``rock.num_splits``): one long sequence, where the cost model
+#: picks more splits than at the two sizes above (count 0), or a fixed count's splits each get several
+#: tiles where above some got none.
 LONG_SEQUENCE_SIZES = LaunchSizes(batch=1, max_blocks=12, num_blocks=13)
 
 
 def launch_size_sets(func: ir.Operation) -> list[LaunchSizes | None]:
     """:data:`DYNAMIC_SIZES` for a function with dynamic arguments (and :data:`LONG_SEQUENCE_SIZES` when
-    it splits at launch), else ``[None]`` (its types say)."""
+    it splits), else ``[None]`` (its types say)."""
     if not has_dynamic_arguments(func):
         return [None]
     splits = func.attributes["rock.num_splits"] if "rock.num_splits" in func.attributes else None
-    at_launch = isinstance(splits, ir.IntegerAttr) and splits.value == 0
-    return list(DYNAMIC_SIZES) + ([LONG_SEQUENCE_SIZES] if at_launch else [])
+    split = isinstance(splits, ir.IntegerAttr) and splits.value != 1
+    return list(DYNAMIC_SIZES) + ([LONG_SEQUENCE_SIZES] if split else [])
 
 
 def page_placements(func: ir.Operation) -> list[str]:
@@ -496,6 +497,11 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
             seq_lens[1] = min(seq_k, g.block_size + int(rng.integers(0, g.block_size)))
     if batch > 2 and "rock.num_splits" in func.attributes:
         seq_lens[2] = 1  # split-KV: a sequence of one key, shorter than any split (the others see none)
+    if g.num_blocks < batch * slots:  # a pool smaller than the table can address: the sequences share it
+        if g.num_blocks < batch - 1:
+            raise InterpError(f"the cache pool's {g.num_blocks} blocks cannot hold a block for each of the "
+                              f"{batch} sequences (the first two share one)")
+        seq_lens = np.minimum(seq_lens, max(1, g.num_blocks // batch) * g.block_size).astype(np.int32)
     shape = (batch, g.heads_kv, seq_k, g.head_dim)
     q_name = str(q_type.element_type)
     k = host_values(rng.standard_normal(shape), q_name)

@@ -281,7 +281,8 @@ def workspace_given(func: ir.Operation, args: list) -> list:
     """``args`` with the workspace of a split kernel appended when the caller left it out: filled with
     NaN, since a runtime hands over memory in any state and the kernels must write what they read.
     A workspace with dynamic sizes is ``[S, R * (D + 1)]`` with the split count S the cost model
-    chooses for these arguments (:func:`launch_splits`), as a runtime following the plan would."""
+    chooses for these arguments, or the kernel's fixed count (:func:`launch_splits`), as a runtime
+    following the plan would."""
     if "rock.combine" not in func.attributes or len(args) != argument_count(func) - 1:
         return args
     type_ = ir.MemRefType(list(func.regions[0].blocks[0].arguments)[argument_count(func) - 1].type)
@@ -294,15 +295,17 @@ def workspace_given(func: ir.Operation, args: list) -> list:
 
 
 def launch_splits(func: ir.Operation, shapes: list[tuple]) -> tuple[int, split_cost.SplitInputs]:
-    """The split count of a kernel whose count is chosen at launch, and the cost model's inputs: the
-    kernel's ``rock.split_map`` on the sizes ``rock.split_sizes`` names, with ``rock.split_model``."""
+    """The split count of a kernel with dynamic sizes, and the cost model's inputs: the kernel's
+    ``rock.split_map`` on the sizes ``rock.split_sizes`` names, with ``rock.split_model``; the count is
+    the model's choice, or the count fixed at compile time (``num_splits`` of ``rock.split_model``)."""
     split_map = ir.AffineMapAttr(func.attributes["rock.split_map"]).value
     pairs = list(ir.DenseI64ArrayAttr(func.attributes["rock.split_sizes"]))
     sizes = [np.array([shapes[pairs[i]][pairs[i + 1]]], dtype=np.int64) for i in range(0, len(pairs), 2)]
     values = [int(np.asarray(v).reshape(-1)[0]) for v in ops_control.affine_function(split_map)(sizes)]
     inputs = split_cost.SplitInputs(**dict(zip(split_cost.LAUNCH_INPUTS, values)), **split_cost.model_constants(func),
                                     combine_always=True)
-    return split_cost.choose_splits(inputs), inputs
+    fixed = ir.IntegerAttr(ir.DictAttr(func.attributes["rock.split_model"])["num_splits"]).value
+    return fixed or split_cost.choose_splits(inputs), inputs
 
 
 def run_function(func: ir.Operation, args: list, *, device: Device | None = None, grid: Any = None,

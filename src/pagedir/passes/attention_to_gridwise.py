@@ -20,7 +20,9 @@ The work decomposition (what the blockwise pass implements):
   queries ``cu_seqlens_q``'s dim 0 minus 1, times ``Hkv * ceil(Sq / (m_per_block / G))``.
   Sq is static (for packed queries the longest query a sequence may have), so the grid
   never depends on a value inside a tensor. Split-KV there chooses its count at launch
-  (``num_splits`` 0 on the op; a fixed count is refused).
+  (``num_splits`` 0 on the op) or takes a fixed one (rock-gridwise-attention-to-blockwise
+  multiplies the grid map by it); a fixed count past the tiles of a static capacity is refused
+  as for a static kernel.
 
 Split-KV (flash decoding): with few sequences and KV heads the grid above leaves
 most compute units idle (batch 1, one KV head: one workgroup). ``num_splits`` = S
@@ -67,7 +69,6 @@ no placement by ``rock-reuse-lds`` can go below.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -158,8 +159,9 @@ def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool
                           "non-negative integer (0: chosen from the compute units)")
         elif problem.batch is None or problem.seq_k is None:
             errors.extend(check_dynamic(op, splits))
-            if not errors and splits == 0:
-                tiling = dataclasses.replace(tiling, num_splits=0)  # chosen at launch: rock.split_map
+            if not errors and splits != 1:  # 0: chosen at launch (rock.split_map), else fixed
+                tiling = dynamic_split_tiling(tiling, splits)
+                errors.extend(check_splits(problem, tiling))
         else:
             tiling = split_tiling(problem, tiling, splits, split_constants(problem, tiling, chip, options))
             errors.extend(check_splits(problem, tiling))
@@ -273,11 +275,8 @@ def workgroups_per_sequence(p: AttentionProblem, m: int) -> int:
 
 
 def check_dynamic(op, splits: int):
-    """A dynamic kernel: its batch must be read from an argument (the grid formula's input); its split
-    count, if it splits, is chosen at launch (0), never fixed at compile time."""
-    if splits > 1:
-        yield (f"num_splits {splits} is not supported with dynamic sizes (batch or KV capacity '?'): the split "
-               "count is chosen at launch from the sizes (num_splits 0), or 1")
+    """A dynamic kernel: its batch must be read from an argument (the grid formula's input); a split count
+    chosen at launch (0) also needs the block slots (the cost model's KV tiles)."""
     if batch_dimension(op) is None:
         yield ("has a dynamic batch that is not read from a kernel argument (q, or the cu_seqlens_q of a "
                "rock.varlen_view): the grid could not be derived from the argument sizes")
@@ -302,8 +301,14 @@ def batch_dimension(op) -> tuple[int, int, int] | None:
 def record_grid_formula(func: ir.Operation, op, tiling: Tiling) -> None:
     """``rock.grid_map`` / ``rock.grid_sizes``: the workgroups as an affine map of argument sizes
     (input i is dim ``grid_sizes[2i + 1]`` of argument ``grid_sizes[2i]``), evaluated at launch."""
+    problem = read_problem(op)
+    per_sequence = workgroups_per_sequence(problem, tiling.m_per_block)
+    if problem.batch is not None:  # a static batch (the split count alone is chosen at launch): a constant map
+        func.attributes["rock.grid_map"] = ir.AffineMapAttr.get(ir.AffineMap.get(0, 0, [
+            ir.AffineConstantExpr.get(problem.batch * per_sequence)]))
+        func.attributes["rock.grid_sizes"] = ir.DenseI64ArrayAttr.get([])
+        return
     argument, dim, offset = batch_dimension(op)
-    per_sequence = workgroups_per_sequence(read_problem(op), tiling.m_per_block)
     batch = ir.AffineDimExpr.get(0) + offset if offset else ir.AffineDimExpr.get(0)
     func.attributes["rock.grid_map"] = ir.AffineMapAttr.get(ir.AffineMap.get(1, 0, [batch * per_sequence]))
     func.attributes["rock.grid_sizes"] = ir.DenseI64ArrayAttr.get([argument, dim])
@@ -336,6 +341,16 @@ def pipeline_depth(func: ir.Operation, options: AttentionToGridwiseOptions, p: A
         attr = func.attributes["rock.pipeline_depth"]
         return attr.value if isinstance(attr, ir.IntegerAttr) and attr.value in (1, 2) else None
     return 2 if p.seq_q == 1 and t.grid_size is not None and t.grid_size <= compute_units else 1
+
+
+def dynamic_split_tiling(t: Tiling, splits: int) -> Tiling:
+    """``t`` of a dynamic kernel with ``splits`` KV splits (0: chosen at launch): a static grid (the
+    batch known, the capacity not) multiplied by a fixed count; a dynamic one is a formula
+    (gridwise-attention-to-blockwise multiplies ``rock.grid_map`` by the count)."""
+    if splits == 0:  # the count is known at launch only: so is the grid, even where the batch is static
+        return Tiling(t.block_size, t.m_per_block, t.n_per_block, None, splits)
+    grid = t.grid_size * splits if t.grid_size is not None and splits > 1 else t.grid_size
+    return Tiling(t.block_size, t.m_per_block, t.n_per_block, grid, splits)
 
 
 def split_tiling(p: AttentionProblem, t: Tiling, splits: int, constants: dict) -> Tiling:

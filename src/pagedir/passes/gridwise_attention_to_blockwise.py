@@ -44,7 +44,10 @@ its rows, so the combine reads nothing the splits left unwritten. With ``num_spl
 (dynamic sizes: the count chosen at launch) the workspace is ``memref<? x ? x f32>``,
 ``[S, R * (D + 1)]`` with the same layout: both kernels read S and R from its sizes, the
 split kernel's ``rock.grid_map`` is multiplied by a symbol, the workspace's dim 0, and the
-combine's grid is a map of its dim 1; the divisions by S are 32-bit.
+combine's grid is a map of its dim 1; the divisions by S are 32-bit. A fixed count S > 1 with
+dynamic sizes (batch or capacity ``?``) takes the same path with a static dim 0,
+``memref<S x ? x f32>``: the kernels read the same sizes (dim 0 folds to S), the grid map is
+multiplied by S itself (an affine map of the batch), and a runtime passes one size, dim 1.
 
 A second kernel, ``@<kernel>_combine`` (same arguments; ``rock.combine`` on the
 first names it, ``rock.workspace_bytes`` states the workspace), merges them: per
@@ -167,6 +170,12 @@ class Plan:
     softcap: float | None = None
 
     @property
+    def sized_at_launch(self) -> bool:
+        """A split kernel whose workspace is ``[S, R * (D + 1)]`` with sizes the kernel reads from it:
+        the split count chosen at launch (``?``), or a fixed count (a static dim 0) with dynamic sizes."""
+        return self.splits == 0 or (self.splits > 1 and (self.p.batch is None or self.p.seq_k is None))
+
+    @property
     def tiles_per_split(self) -> int:
         return math.ceil(self.kv_tiles / self.splits)
 
@@ -267,9 +276,10 @@ def kernel_argument_number(func: ir.Operation, value: ir.Value) -> int | None:
 def add_workspace_argument(func: ir.Operation, plan: Plan, location: ir.Location) -> ir.Value:
     """Append the split kernel's f32 workspace to ``func``'s arguments and state its size; with the
     split count chosen at launch (``plan.splits`` 0) it is ``memref<? x ? x f32>``: dim 0 the split
-    count S, dim 1 one split's elements ``R * (D + 1)`` (the layout is the same, row-major)."""
+    count S, dim 1 one split's elements ``R * (D + 1)`` (the layout is the same, row-major); a fixed
+    count with dynamic sizes, ``memref<S x ? x f32>``."""
     dynamic = ir.ShapedType.get_dynamic_size()
-    shape = [dynamic, dynamic] if plan.splits == 0 else [plan.workspace_elements]
+    shape = [plan.splits or dynamic, dynamic] if plan.sized_at_launch else [plan.workspace_elements]
     workspace_type = ir.MemRefType.get(shape, ir.F32Type.get())
     workspace = func.regions[0].blocks[0].add_argument(workspace_type, location)
     function_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
@@ -278,7 +288,7 @@ def add_workspace_argument(func: ir.Operation, plan: Plan, location: ir.Location
     if "arg_attrs" in func.attributes:  # one dictionary per argument: the workspace gets an empty one
         func.attributes["arg_attrs"] = ir.ArrayAttr.get(list(ir.ArrayAttr(func.attributes["arg_attrs"])) + [ir.DictAttr.get({})])
     i64 = ir.IntegerType.get_signless(64)
-    if plan.splits != 0:  # else a formula of the split count and the batch (the launch plan)
+    if workspace_type.has_static_shape:  # else a formula of the split count and the batch (the launch plan)
         func.attributes["rock.workspace_bytes"] = ir.IntegerAttr.get(i64, plan.workspace_elements * 4)
     func.attributes["rock.combine"] = ir.StringAttr.get(combine_name(func))
     if plan.splits == 0 and "rock.grid_map" in func.attributes:  # the grid times S, the workspace's dim 0
@@ -288,6 +298,10 @@ def add_workspace_argument(func: ir.Operation, plan: Plan, location: ir.Location
             ir.AffineMap.get(grid_map.n_dims, grid_map.n_symbols + 1, [grid_map.results[0] * split_count]))
         func.attributes["rock.grid_sizes"] = ir.DenseI64ArrayAttr.get(
             list(ir.DenseI64ArrayAttr(func.attributes["rock.grid_sizes"])) + [len(function_type.inputs), 0])
+    elif plan.splits > 1 and "rock.grid_map" in func.attributes:  # a fixed count: the grid times S, an affine map
+        grid_map = ir.AffineMapAttr(func.attributes["rock.grid_map"]).value
+        func.attributes["rock.grid_map"] = ir.AffineMapAttr.get(
+            ir.AffineMap.get(grid_map.n_dims, grid_map.n_symbols, [grid_map.results[0] * plan.splits]))
     return workspace
 
 
@@ -405,11 +419,11 @@ class Builder:
     def workgroup_coordinates(self) -> tuple[ir.Value, ir.Value, ir.Value]:
         plan, p = self.plan, self.plan.p
         wg = rock.workgroup_id(self.index)
-        if plan.splits > 1:
+        if plan.sized_at_launch:  # S from the workspace's dim 0 (a constant when fixed)
+            wg, self.split = divide_u32(wg, self.split_count)
+        elif plan.splits > 1:
             self.split = apply(lambda w: w % plan.splits, wg)
             wg = apply(lambda w: ir.AffineExpr.get_floor_div(w, plan.splits), wg)
-        elif plan.splits == 0:  # the split count chosen at launch
-            wg, self.split = divide_u32(wg, self.split_count)
         per_batch = p.heads_kv * plan.query_blocks
         b = apply(lambda w: ir.AffineExpr.get_floor_div(w, per_batch), wg)
         h = apply(lambda w: ir.AffineExpr.get_floor_div(w, plan.query_blocks) % p.heads_kv, wg)
@@ -468,7 +482,7 @@ class Builder:
         plan = self.plan
         if plan.splits == 1:
             return None, num_tiles
-        if plan.splits == 0:  # ceil(tiles of the capacity / S) each, both known at launch
+        if plan.sized_at_launch:  # ceil(tiles of the capacity / S) each, both known at launch
             kv_tiles = apply(lambda c: ir.AffineExpr.get_ceil_div(c, plan.n), self.capacity())
             per_split, _ = divide_u32(apply(lambda t, s: t + s - 1, kv_tiles, self.split_count), self.split_count)
             first = arith.muli(self.split, per_split)
@@ -831,7 +845,7 @@ class Builder:
             has_keys = arith.cmpf(arith.CmpFPredicate.UNE, total, f32_const(0.0))
             partial = divided(acc, total, has_keys)
             lse = arith.select(has_keys, arith.addf(running_max, mlir_math.log2(total)), f32_const(-math.inf))
-            if plan.splits:
+            if not plan.sized_at_launch:
                 split_row = apply(lambda s, b, h, i: ((s * p.batch + b) * p.heads_q + h) * p.seq_q + i,
                                   self.split, self.b, head, position)
             else:  # R known at launch
@@ -852,7 +866,7 @@ class Builder:
 def workspace_parts(workspace: ir.Value, plan: Plan) -> tuple[ir.Value, ir.Value, ir.Value]:
     """(the workspace as one f32 vector, the split count S, the output rows R): constants, or with the
     split count chosen at launch the sizes of ``memref<S x (R * (D + 1)) x f32>`` and a 1-D view of it."""
-    if plan.splits != 0:
+    if not plan.sized_at_launch:
         return workspace, index_const(plan.splits), index_const(plan.rows)
     splits = memref.dim(workspace, index_const(0))
     per_split = memref.dim(workspace, index_const(1))
@@ -878,7 +892,7 @@ def divide_u32(dividend: ir.Value, divisor: ir.Value) -> tuple[ir.Value, ir.Valu
 
 def workspace_lse_base(splits: ir.Value, rows: ir.Value, plan: Plan) -> ir.Value | int:
     """Where the LSEs start in the workspace: after the ``S * R * D`` partial outputs (an int when static)."""
-    if plan.splits != 0:
+    if not plan.sized_at_launch:
         return plan.splits * plan.rows * plan.p.head_dim
     return arith.muli(arith.muli(splits, rows), index_const(plan.p.head_dim))
 
@@ -907,7 +921,7 @@ def build_combine_kernel(split_func: ir.Operation, plan: Plan, out_type: ir.MemR
         if name in split_func.attributes:
             combine.attributes[name] = split_func.attributes[name]
     combine.attributes["rock.block_size"] = ir.IntegerAttr.get(i64, block)
-    if plan.splits != 0:
+    if not plan.sized_at_launch:
         combine.attributes["rock.grid_size"] = ir.IntegerAttr.get(i64, combine_workgroups(plan.rows, p.head_dim))
     else:  # its rows R from the workspace's dim 1, R * (D + 1)
         rows = ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), p.head_dim + 1)
@@ -956,7 +970,7 @@ def build_combine_kernel(split_func: ir.Operation, plan: Plan, out_type: ir.MemR
                     # NaN (a split that saw a NaN key) counts as seen: it reaches the row, as in one kernel.
                     seen = arith.cmpf(arith.CmpFPredicate.UNE, lse, f32_const(-math.inf))
                     weight = mlir_math.exp2(arith.subf(lse, safe_max))
-                    if plan.splits:
+                    if not plan.sized_at_launch:
                         at = apply(lambda s, r, c: (s * plan.rows + r) * p.head_dim + c, s, row, col)
                     else:
                         at = apply(lambda r, c: r * p.head_dim + c, arith.addi(arith.muli(s, rows), row), col)
@@ -980,7 +994,7 @@ def build_combine_kernel(split_func: ir.Operation, plan: Plan, out_type: ir.MemR
 
 def lse_index(plan: Plan, lse_base: ir.Value | int, split: ir.Value, rows: ir.Value, row: ir.Value) -> ir.Value:
     """The workspace slot of split ``split``'s log-sum-exp of ``row``."""
-    if plan.splits:
+    if not plan.sized_at_launch:
         return apply(lambda s, r: lse_base + s * plan.rows + r, split, row)
     return arith.addi(lse_base, arith.addi(arith.muli(split, rows), row))
 

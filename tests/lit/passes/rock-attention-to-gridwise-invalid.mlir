@@ -199,15 +199,16 @@ func.func @pool_head_dim(%q: memref<1x2x1x128xf16>, %kc: memref<4x16x1x64xf16>, 
 
 // -----
 
-// Split-KV with a dynamic batch: the split count is chosen at launch (0), never fixed at compile time.
-func.func @dynamic_split(%q: memref<?x8x1x64xf16>, %k_cache: memref<?x16x2x64xf16>, %v_cache: memref<?x16x2x64xf16>, %block_table: memref<?x?xi32>, %seq_lens: memref<?xi32>, %out: memref<?x8x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.num_splits = 3} {
+// Split-KV with a dynamic batch and a static capacity (4 slots of 16 tokens): a fixed count past the
+// capacity's tiles (16 keys each at most 4) is refused, as for a static kernel.
+func.func @dynamic_split_past_the_capacity(%q: memref<?x8x1x64xf16>, %k_cache: memref<?x16x2x64xf16>, %v_cache: memref<?x16x2x64xf16>, %block_table: memref<?x4xi32>, %seq_lens: memref<?xi32>, %out: memref<?x8x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.num_splits = 5} {
   %k = "rock.block_table_view"(%k_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
-    : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
+    : (memref<?x16x2x64xf16>, memref<?x4xi32>) -> memref<?x8x1024xf16>
   %v = "rock.block_table_view"(%v_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
-    : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
-  // expected-error @+1 {{'rock.attention' op num_splits 3 is not supported with dynamic sizes (batch or KV capacity '?'): the split count is chosen at launch from the sizes (num_splits 0), or 1}}
+    : (memref<?x16x2x64xf16>, memref<?x4xi32>) -> memref<?x8x1024xf16>
+  // expected-error @+1 {{'rock.attention' op num_splits 5 exceeds the 4 KV tiles of 16 tokens a sequence of 64 holds: a split takes at least one tile}}
   "rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
-    : (memref<?x8x1x64xf16>, memref<?x?x1024xf16>, memref<?x?x1024xf16>, memref<?xi32>, memref<?x8x1x64xf16>) -> ()
+    : (memref<?x8x1x64xf16>, memref<?x8x1024xf16>, memref<?x8x1024xf16>, memref<?xi32>, memref<?x8x1x64xf16>) -> ()
   return
 }
 

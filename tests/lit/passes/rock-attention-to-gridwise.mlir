@@ -209,3 +209,24 @@ func.func @dynamic_split(%q: memref<?x8x1x64xf16>, %k_cache: memref<?x16x2x64xf1
     : (memref<?x8x1x64xf16>, memref<?x?x1024xf16>, memref<?x?x1024xf16>, memref<?xi32>, memref<?x8x1x64xf16>) -> ()
   return
 }
+
+// -----
+
+// A fixed split count with dynamic sizes: num_splits = 3 on the op and in rock.split_model (the
+// plan's count), the grid map still B * Hkv (rock-gridwise-attention-to-blockwise multiplies it by 3).
+
+// CHECK: #[[FIXED_GRID:map[0-9]*]] = affine_map<(d0) -> (d0 * 2)>
+// CHECK-LABEL: func.func @dynamic_fixed_split
+// CHECK-SAME: rock.grid_map = #[[FIXED_GRID]]
+// CHECK-SAME: rock.split_model = {{{.*}}num_splits = 3 : i64
+// CHECK: "rock.gridwise_attention_accel"
+// CHECK-SAME: n_per_block = 32 : i64, num_heads_kv = 2 : i64, num_heads_q = 8 : i64, num_splits = 3 : i64
+func.func @dynamic_fixed_split(%q: memref<?x8x1x64xf16>, %k_cache: memref<?x16x2x64xf16>, %v_cache: memref<?x16x2x64xf16>, %block_table: memref<?x?xi32>, %seq_lens: memref<?xi32>, %out: memref<?x8x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.num_splits = 3} {
+  %k = "rock.block_table_view"(%k_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
+    : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
+  %v = "rock.block_table_view"(%v_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
+    : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
+  "rock.attention"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 8, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
+    : (memref<?x8x1x64xf16>, memref<?x?x1024xf16>, memref<?x?x1024xf16>, memref<?xi32>, memref<?x8x1x64xf16>) -> ()
+  return
+}

@@ -656,6 +656,32 @@ func.func @dynamic_blocks(%q: memref<?x8x1x64xf16>, %k_cache: memref<?x16x2x64xf
 
 // -----
 
+// A fixed split count with dynamic sizes: the workspace is memref<3x?xf32> ([S, R * (D + 1)], dim 0
+// static), read by the same code as a count chosen at launch (memref.dim of dim 0 folds to 3); the grid
+// map is multiplied by 3, an affine map of the batch alone; the combine's grid is a map of dim 1.
+
+// CHECK-DAG: #[[GRID:map[0-9]*]] = affine_map<(d0) -> (d0 * 6)>
+// CHECK-LABEL: func.func @dynamic_fixed_split(
+// CHECK-SAME: %[[WS:[a-z0-9_]+]]: memref<3x?xf32>)
+// CHECK-SAME: rock.combine = "dynamic_fixed_split_combine", rock.grid_map = #[[GRID]], rock.grid_sizes = array<i64: 0, 0>
+// CHECK-NOT: rock.workspace_bytes
+// CHECK: %[[S:.*]] = memref.dim %[[WS]], %{{.*}} : memref<3x?xf32>
+// CHECK: %[[S32:.*]] = arith.index_cast %[[S]] : index to i32
+// CHECK: arith.divui %{{.*}}, %[[S32]] : i32
+// CHECK-LABEL: func.func @dynamic_fixed_split_combine(
+// CHECK-SAME: memref<3x?xf32>) attributes {{{.*}}rock.grid_sizes = array<i64: 6, 1>
+func.func @dynamic_fixed_split(%q: memref<?x8x1x64xf16>, %k_cache: memref<?x16x2x64xf16>, %v_cache: memref<?x16x2x64xf16>, %block_table: memref<?x?xi32>, %seq_lens: memref<?xi32>, %out: memref<?x8x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 128 : i64, rock.grid_map = affine_map<(d0) -> (d0 * 2)>, rock.grid_sizes = array<i64: 0, 0>} {
+  %k = "rock.block_table_view"(%k_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
+    : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
+  %v = "rock.block_table_view"(%v_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
+    : (memref<?x16x2x64xf16>, memref<?x?xi32>) -> memref<?x?x1024xf16>
+  "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {block_size = 128 : i64, causal = false, m_per_block = 4 : i64, n_per_block = 32 : i64, num_heads_kv = 2 : i64, num_heads_q = 8 : i64, num_splits = 3 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
+    : (memref<?x8x1x64xf16>, memref<?x?x1024xf16>, memref<?x?x1024xf16>, memref<?xi32>, memref<?x8x1x64xf16>) -> ()
+  return
+}
+
+// -----
+
 // The same decode with the kernel's rock.lds_swizzle: the tiles are stored swizzled
 // (lds_swizzle on their loads, chosen for conflict-free reads: Q and K by row mod 16 / 8,
 // V by bit 2 of the key) and read through the same swizzle. A lane reads its K values of two
