@@ -20,6 +20,8 @@ from collections.abc import Iterator
 import mlir.ir as ir
 
 from pagedir.dialect.core import (
+    I1,
+    I64,
     I64_ARRAY_ATTR,
     I64_ATTR,
     INDEX,
@@ -27,6 +29,7 @@ from pagedir.dialect.core import (
     MEMREF,
     OPTIONAL,
     READ,
+    UNIT_ATTR,
     VARIADIC,
     WRITE,
     Attr,
@@ -87,6 +90,18 @@ inputs as `map`), a point is read only when every result of `valid` is `>= 0`;
 the others are not read and give 0 (keys past a sequence's length, whatever
 their slots hold).
 
+With `lds_swizzle = array<i64: c, s, n, m>` the tile's rows are stored swizzled:
+with `dest` seen as rows of its last dimension (D columns; row `r` is the
+row-major number of the point's other coordinates), the chunk of `c` columns
+number `k = d floordiv c` of row `r` is stored as chunk
+`k xor (((r floordiv s) mod n) * m)` of that row (`n` and `m` powers of two, `n * m`
+dividing `D / c`), moved whole. Readers of `dest` address it the same way; rows stay
+dense (no padding bytes) while a column read by many rows spreads over the LDS banks.
+
+With `lds_dma`, `rock-blockwise-load` loads the tile straight from global memory
+into LDS (`rock.global_load_lds`) where the chip and the tile allow it (the same
+result as without it).
+
 After the op every thread of the workgroup sees the whole tile in `dest` (its
 lowering ends with `rock.lds_barrier`). The op does not order earlier reads of
 `dest`: the producer places a barrier before it when `dest` was read since the
@@ -105,6 +120,8 @@ last one. `index_bounds` (exclusive bounds of the indices) lets
         Attr("page_size", I64_ATTR, required=False, doc="elements per page (paged)"),
         Attr("index_bounds", I64_ARRAY_ATTR, required=False, doc="upper bounds of indices (exact page counts)"),
         Attr("valid", MAP_ATTR, required=False, doc="(indices..., tile coords...) -> values all >= 0 where a point is read"),
+        Attr("lds_swizzle", I64_ARRAY_ATTR, required=False, doc="[c, s, n, m]: row r's chunk k of c elements stored as k xor ((r div s) mod n) m"),
+        Attr("lds_dma", UNIT_ATTR, required=False, doc="load with direct global -> LDS loads where the chip and tile allow"),
     )
     example = """"rock.blockwise_load_tile"(%k_pages, %k_tile, %b, %h, %t, %k_table)
   {map = affine_map<(b, h, t, n, d) -> (b, (h * 64 + t * 16 + n) * 128 + d)>,
@@ -132,6 +149,18 @@ last one. `index_bounds` (exclusive bounds of the indices) lets
             yield f"index_bounds has {len(bounds)} entries for {len(op.indices)} indices"
         if bounds is not None and any(b <= 0 for b in bounds):
             yield f"index_bounds must be positive, got {list(bounds)}"
+        yield from _check_swizzle(op, dest)
+
+
+def _check_swizzle(op, dest: ir.MemRefType) -> Iterator[str]:
+    swizzle = op.lds_swizzle
+    if swizzle is None:
+        return
+    if len(swizzle) != 4 or min(swizzle) <= 0 or any(v & (v - 1) for v in swizzle[2:]):
+        yield f"lds_swizzle must be [chunk, rows per step, steps, multiplier], positive, the last two powers of two, got {list(swizzle)}"
+    elif dest.rank < 2 or not dest.has_static_shape or dest.shape[-1] % (swizzle[0] * swizzle[2] * swizzle[3]):
+        yield (f"lds_swizzle {list(swizzle)}: chunk * steps * multiplier must divide the last dim of a static dest "
+               f"of rank >= 2, got {dest}")
 
 
 class ThreadwiseReadIntoOp(OpDef):
@@ -233,4 +262,45 @@ outside the pool reads 0.
             yield f"dest must be private memref<{rows}x{vector_len}x{element}>, got {dest}"
 
 
-OPS = (BlockwiseLoadTileOp, ThreadwiseReadIntoOp)
+class GlobalLoadLdsOp(OpDef):
+    name = "global_load_lds"
+    summary = "one wave's direct load of a page's bytes into LDS (buffer_load ... lds)"
+    description = """
+The hardware's direct global -> LDS load, per wave: each lane reads `bytes` bytes of
+the page at `page_ptr` (an i64 device address, the same in every lane of a wave) from
+its element `offset` (zero when `valid` is false or the bytes pass the page of
+`page_size` elements), and they land in `dest` (LDS, row-major) at flat element
+`dest_offset + lane * bytes / element bytes`, where `lane` is the lane's number in its
+wave and `dest_offset` the same in every lane of the wave (the M0 base). The bytes
+are in LDS only once the wave has waited for the load (`rocdl.s.waitcnt` with vmcnt):
+reading them before is a race. `rock-buffer-load` lowers it to
+`rocdl.raw.ptr.buffer.load.lds`.
+"""
+    operands = (
+        Operand("mem", MEMREF, effect=READ, doc="global memref (element type only)"),
+        Operand("offset", INDEX, doc="this lane's element offset in the page"),
+        Operand("dest", MEMREF, effect=WRITE, doc="LDS memref, row-major"),
+        Operand("dest_offset", INDEX, doc="flat element of dest where lane 0's bytes land (wave-uniform)"),
+        Operand("valid", I1, OPTIONAL, doc="zero bytes when false"),
+        Operand("page_ptr", I64, doc="device address of the page (wave-uniform)"),
+    )
+    attributes = (
+        Attr("page_size", I64_ATTR, doc="elements per page"),
+        Attr("bytes", I64_ATTR, doc="bytes per lane: 4 (gfx90a, gfx942, gfx950), 12 or 16 (gfx950)"),
+    )
+    example = """"rock.global_load_lds"(%mem, %off, %tile, %base, %valid, %ptr) {page_size = 2048, bytes = 4,
+    operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1>} : (memref<1xf16>, index, memref<64x128xf16, #gpu.address_space<workgroup>>, index, i1, i64) -> ()"""
+
+    def verify(self, op) -> Iterator[str]:
+        dest = op.dest.type
+        if memory_space(dest) != "workgroup":
+            yield f"dest must be in LDS (workgroup memory), got {dest}"
+        if dest.element_type != op.mem.type.element_type:
+            yield f"dest element type {dest.element_type} does not match the memref element type {op.mem.type.element_type}"
+        if op.bytes not in (4, 12, 16) or op.bytes % element_bytes(dest.element_type):
+            yield f"bytes must be 4, 12 or 16 and a whole number of elements, got {op.bytes}"
+        if op.page_size <= 0:
+            yield f"page_size must be positive, got {op.page_size}"
+
+
+OPS = (BlockwiseLoadTileOp, ThreadwiseReadIntoOp, GlobalLoadLdsOp)

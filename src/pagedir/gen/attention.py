@@ -102,6 +102,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="batch, max blocks per sequence, pool blocks (and total query tokens with --varlen) are "
                              "'?' in the types: one kernel serves every batch size, its grid a formula of the argument "
                              "sizes (blocks and csr; with pointer tables or --dense the batch and total_q only)")
+    parser.add_argument("--lds-swizzle", action="store_true",
+                        help="record rock.lds_swizzle on the kernel: the matrix-core loop stores its Q/K/V tiles "
+                             "swizzled in LDS (conflict-free reads; more VGPRs)")
+    parser.add_argument("--lds-dma", action="store_true",
+                        help="record rock.lds_dma on the kernel: the matrix-core loop loads its K/V tiles with direct "
+                             "global -> LDS loads where the chip and tile allow (gfx90a/gfx942/gfx950)")
     parser.add_argument("--num-splits", type=int, default=None, metavar="N",
                         help="split-KV: record rock.num_splits = N on the kernel (0: chosen by the split cost model "
                              "from the chip's compute units, with --dynamic at launch; with --dynamic, N >= 2 is fixed and "
@@ -320,6 +326,8 @@ def function_text(args: argparse.Namespace) -> str:
         lens_type += scale_types
     splits = f", rock.num_splits = {args.num_splits}" if args.num_splits is not None else ""
     splits += f", rock.pipeline_depth = {args.pipeline_depth}" if getattr(args, "pipeline_depth", None) else ""
+    splits += (", rock.lds_swizzle" if getattr(args, "lds_swizzle", False) else "") + \
+        (", rock.lds_dma" if getattr(args, "lds_dma", False) else "")
     return f"""func.func @{args.name}({params}) attributes {{rock.kernel, rock.arch = "{args.arch}"{splits}}} {{
 {padded}{derefs}  "rock.attention"(%{q_name}, %k, %v{lens_operand}, %{out_name}) {{num_heads_q = {hq}, num_heads_kv = {hkv},
       causal = {str(args.causal).lower()}{scale}, operandSegmentSizes = array<i32: {segments}>}}
@@ -401,6 +409,8 @@ def serving_function_text(args: argparse.Namespace) -> str:
     scale = (f", scale = {args.scale!r} : f32" if args.scale is not None else "") + variant_attrs
     splits = f", rock.num_splits = {args.num_splits}" if args.num_splits is not None else ""
     splits += f", rock.pipeline_depth = {args.pipeline_depth}" if getattr(args, "pipeline_depth", None) else ""
+    splits += (", rock.lds_swizzle" if getattr(args, "lds_swizzle", False) else "") + \
+        (", rock.lds_dma" if getattr(args, "lds_dma", False) else "")
     return f"""func.func @{args.name}({params}) attributes {{rock.kernel, rock.arch = "{args.arch}"{splits}}} {{
 {padded}{views}  "rock.attention"(%{q_name}, %k, %v{lens_operand}, %{out_name}) {{num_heads_q = {hq}, num_heads_kv = {hkv},
       causal = {str(args.causal).lower()}{scale}, operandSegmentSizes = array<i32: {segments}>}}

@@ -361,6 +361,9 @@ class Space:
             # Reads since the last barrier not yet merged into ``reader``: only a write needs them,
             # so a barrier usually drops them unmerged (most LDS traffic is reads between barriers).
             self.pending: list[tuple] = []
+        # LDS bytes a direct-to-LDS load (ops_lds_dma) writes that its wave has not waited for yet: per
+        # unit, the load's op id + 1 (0: none); any access of them is a race (ops_lds_dma.check_in_flight).
+        self.in_flight: np.ndarray | None = None
 
     #: Deferred reads merged at once past this many (bounds the memory they hold).
     MAX_PENDING = 512
@@ -385,12 +388,16 @@ class Space:
         self.pending.clear()
 
     def read(self, offsets: np.ndarray, lanes: np.ndarray, elem: Elem, tracker: Any, op_id: int) -> np.ndarray:
+        if self.in_flight is not None:
+            tracker.check_in_flight(self, *self._units(offsets, lanes, elem.size), op_id, "reads")
         if self.track:
             self._read_units(lambda: self._units(offsets, lanes, elem.size), tracker, op_id,
                              lambda: (int(offsets.min()), int(offsets.max()) + elem.size) if offsets.size else (0, 0))
         return gather(self.bytes, offsets, elem.storage)
 
     def write(self, offsets: np.ndarray, lanes: np.ndarray, values: np.ndarray, elem: Elem, tracker: Any, op_id: int) -> None:
+        if self.in_flight is not None:
+            tracker.check_in_flight(self, *self._units(offsets, lanes, elem.size), op_id, "writes")
         if self.track:
             self._record(*self._units(offsets, lanes, elem.size), tracker, op_id, write=True)
         scatter(self.bytes, offsets, np.asarray(values, dtype=elem.storage))
@@ -403,6 +410,11 @@ class Space:
         With ``active`` (a mask over every lane, ``starts`` one per lane, ``lanes`` None) all rows are
         read but only the active lanes count as readers. The arrays must stay unchanged after the call:
         reads are recorded lazily."""
+        if self.in_flight is not None:
+            on = np.arange(len(starts)) if active is None else np.nonzero(active)[0]
+            who = lanes if active is None else on
+            tracker.check_in_flight(self, *self._row_units(starts[on] if active is not None else starts, who, count, elem.size),
+                                    op_id, "reads")
         if self.track:
             if active is None:
                 units = lambda: self._row_units(starts, lanes, count, elem.size)  # noqa: E731
@@ -415,6 +427,8 @@ class Space:
 
     def write_rows(self, starts: np.ndarray, lanes: np.ndarray, values: np.ndarray, elem: Elem, tracker: Any, op_id: int) -> None:
         """Row ``i`` of ``values`` (n, count) at byte offset ``starts[i]`` by lane ``lanes[i]``."""
+        if self.in_flight is not None:
+            tracker.check_in_flight(self, *self._row_units(starts, lanes, values.shape[-1], elem.size), op_id, "writes")
         if self.track:
             self._record(*self._row_units(starts, lanes, values.shape[-1], elem.size), tracker, op_id, write=True)
         scatter_rows(self.bytes, starts, np.asarray(values, dtype=elem.storage))

@@ -435,12 +435,27 @@ def compile_dim(p: Program, op: Any) -> Any:
     return run
 
 
+#: An LDS pointer's bits below the tag of the allocation it points into (pagedir.interp.ops_lds_dma).
+LDS_POINTER_SHIFT = 20
+
+
+def lds_pointer(rt: Runtime, m: MemRef) -> np.ndarray:
+    """Each lane's LDS pointer to ``m``: its byte offset in the workgroup's copy of its allocation, tagged
+    above :data:`LDS_POINTER_SHIFT` with the allocation (the interpreter keeps allocations apart)."""
+    tag = rt.lds_spaces.index(m.space) + 1
+    return (tag << LDS_POINTER_SHIFT) + np.asarray(m.origin, dtype=np.int64) - m.space.lane_base
+
+
 @handles("memref.extract_aligned_pointer_as_index")
 def compile_extract_pointer(p: Program, op: Any) -> Any:
     source, result = p.slot(op.operation.operands[0]), p.slot(op.operation.results[0])
 
     def run(env: list, mask: Any) -> None:
-        env[result] = np.asarray(env[source].origin, dtype=np.int64)
+        m = env[source]
+        if isinstance(m.space, Space) and m.space.kind == "lds":
+            env[result] = lds_pointer(p.rt, m)
+            return
+        env[result] = np.asarray(m.origin, dtype=np.int64)
 
     return run
 

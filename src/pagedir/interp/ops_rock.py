@@ -308,6 +308,24 @@ def read_source(p: Program, op_id: int, source: Any, results: list, wanted: Any,
     raise InterpError(f"{p.op_name(op_id)} from a {m.space.kind} source is not supported", p.op_location(op_id))
 
 
+def swizzled(coords: np.ndarray, op: Any) -> np.ndarray:
+    """The dest coordinates of the tile points ``coords`` under ``lds_swizzle = [c, s, n, m]`` (rock.md): in
+    row r (the row-major number of the coordinates but the last), chunk ``k = d div c`` of the columns is
+    stored as chunk ``k xor ((r div s) mod n) m``."""
+    attrs = op.operation.attributes
+    if "lds_swizzle" not in attrs:
+        return coords
+    chunk, rows, count, multiplier = ir.DenseI64ArrayAttr(attrs["lds_swizzle"])
+    shape = ir.MemRefType(op.operation.operands[1].type).shape
+    row = np.zeros(len(coords), dtype=np.int64)
+    for dim, extent in enumerate(shape[:-1]):
+        row = row * extent + coords[:, dim]
+    column = coords[:, -1]
+    moved = coords.copy()
+    moved[:, -1] = ((column // chunk) ^ ((row // rows) % count * multiplier)) * chunk + column % chunk
+    return moved
+
+
 @handles("rock.blockwise_load_tile")
 def compile_blockwise_load_tile(p: Program, op: Any) -> Any:
     """The whole workgroup loads the tile; the result is visible to every thread (a barrier follows)."""
@@ -319,6 +337,7 @@ def compile_blockwise_load_tile(p: Program, op: Any) -> Any:
     valid_fn = valid_function(op)
     dest_type = ir.MemRefType(dest_part[0].type)
     coords = all_coordinates(tuple(dest_type.shape))  # [points, rank]
+    stored = swizzled(coords, op)  # where each point lands in dest
     op_id = p.op_id(op)
 
     def run(env: list, mask: Any) -> None:
@@ -348,7 +367,7 @@ def compile_blockwise_load_tile(p: Program, op: Any) -> Any:
         else:
             values, _ = read_source(p, op_id, src, results, wanted, None, None)
         m: MemRef = env[dest]
-        element_offsets = (coords * np.array(m.strides, dtype=np.int64)).sum(axis=1) * m.elem.size
+        element_offsets = (stored * np.array(m.strides, dtype=np.int64)).sum(axis=1) * m.elem.size
         space = m.space
         if space.kind == "lds":
             addresses = widen(m.base, rt.lanes)[firsts][:, None] + element_offsets[None, :]

@@ -162,6 +162,23 @@ class Runtime:
         for space in self.lds_spaces:
             space.barrier()
 
+    def check_in_flight(self, space: Space, units: np.ndarray, who: np.ndarray, op_id: int, action: str) -> None:
+        """An access of LDS ``units`` by lanes ``who`` while a direct-to-LDS load still writes some of them (its
+        wave has not waited for it: ``pagedir.interp.ops_lds_dma``) is a race."""
+        pending = space.in_flight[units]
+        if not pending.any():
+            return
+        i = int(np.argmax(pending != 0))
+        lane, program = int(who[i]), self.program
+        dma_op = int(pending[i]) - 1
+        byte = int(units[i]) * Space.UNIT - int(space.lane_base[lane])
+        raise InterpError(
+            f"LDS race in workgroup {int(self.group_id[lane])}: {program.op_name(op_id)} in thread {int(self.tid[lane])} "
+            f"{action} byte {byte} of {space.name} that {program.op_name(dma_op)} at {program.op_where(dma_op)} loads "
+            "into LDS, before its wave waited for that load (s_waitcnt vmcnt)",
+            program.op_location(op_id),
+        )
+
     def race(self, space: Space, unit: int, lane: int, op_id: int, action: str, other: int, other_op: int, other_action: str) -> None:
         program = self.program
         copy_lane = lane if lane >= 0 else other

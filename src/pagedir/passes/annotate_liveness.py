@@ -54,6 +54,7 @@ it, up to the reads that may still see it. A write is a definite overwrite when:
    ``vector.store`` through the alloc or a ``memref.view`` of it (constant byte
    shift, static identity layout) with evaluated indices, and the whole operand
    of ``memref.copy`` (target) or of a rock op operand declared ``overwrites``
+   (and ``rock.global_load_lds``'s lanes' bytes, by the kernel's wave size)
    (``rock.blockwise_load_tile``'s ``dest``). Anything the pass cannot evaluate
    (a loop bound, condition or index depending on a function argument, a loaded
    value, an outer loop's induction variable) leaves its writes uncounted.
@@ -104,7 +105,7 @@ from dataclasses import dataclass
 import mlir.ir as ir
 import numpy as np
 
-from pagedir.arch import MAX_WORKGROUP_SIZE
+from pagedir.arch import MAX_WORKGROUP_SIZE, ChipError, kernel_chip
 from pagedir.diagnostics import file_position
 from pagedir.dialect import rock
 from pagedir.dialect.effects import Access, UnknownEffects, accesses, overwritten_operands, walk_ops
@@ -421,11 +422,20 @@ def covers(run: list[ir.Operation], alloc: ir.Operation, func: ir.Operation, wri
     if threads > MAX_WORKGROUP_SIZE:  # not a launchable kernel (rock-verify says so): prove nothing
         return False
     evaluation = BlockEvaluation(alloc.results[0], memref_bytes(alloc_type), threads, writes)
+    evaluation.wave = kernel_wave_size(func)
     lanes = np.ones(max(threads, 1), dtype=bool)
     env: dict = {}
     for op in run:
         evaluation.run(op, env, lanes)
     return bool(evaluation.written.all())
+
+
+def kernel_wave_size(func: ir.Operation) -> int | None:
+    """The wave size of the kernel's chip (``rock.arch``), None when it names none (no error here)."""
+    try:
+        return kernel_chip(func).wave_size
+    except ChipError:
+        return None
 
 
 class BlockEvaluation:
@@ -444,6 +454,7 @@ class BlockEvaluation:
         self.writes = writes
         self.written = np.zeros(size, dtype=bool)
         self.budget = EVALUATION_LIMIT
+        self.wave: int | None = None  # lanes per wave (direct-to-LDS loads), None: unknown
 
     def run(self, op: ir.Operation, env: dict, active: np.ndarray) -> None:
         self.budget -= self.lanes
@@ -499,10 +510,28 @@ class BlockEvaluation:
                 self.written[offset : offset + int(np.prod(shape)) * size] = True
         if op.name == "memref.store":
             self.record_elements(op.operands[1], list(op.operands[2:]), 1, env, active)
+        elif op.name == "rock.global_load_lds" and self.wave:
+            self.record_direct_load(op, env, active)
         elif op.name == "vector.store":
             vector_type = ir.VectorType(op.operands[0].type)
             if vector_type.rank == 1:
                 self.record_elements(op.operands[1], list(op.operands[2:]), vector_type.shape[0], env, active)
+
+    def record_direct_load(self, op: ir.Operation, env: dict, active: np.ndarray) -> None:
+        """``rock.global_load_lds``: lane l of a wave writes ``bytes`` at dest element ``dest_offset + l *
+        bytes / element bytes`` (invalid lanes write zeros: still written)."""
+        dest, dest_offset = op.operands[2], op.operands[3]
+        placement = self.placement(dest)
+        if placement is None:
+            return
+        offset, shape, size = placement
+        nbytes = int(ir.IntegerAttr(op.attributes["bytes"]).value)
+        lanes = np.arange(self.lanes) % self.wave
+        first = self.value(dest_offset, env) + lanes * (nbytes // size)
+        inside = active & (first >= 0) & ((first + nbytes // size) <= int(np.prod(shape)))
+        for element in first[inside]:
+            start = offset + int(element) * size
+            self.written[start : start + nbytes] = True
 
     def record_elements(self, target: ir.Value, indices: list[ir.Value], count: int, env: dict, active: np.ndarray) -> None:
         """``count`` consecutive elements along the last dimension of ``target`` from ``indices``."""

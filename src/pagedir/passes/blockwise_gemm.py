@@ -83,6 +83,7 @@ with visibility from both ends.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import mlir.ir as ir
@@ -91,7 +92,7 @@ from mlir.dialects import math as mlir_math
 
 from pagedir.arch import Chip
 from pagedir.dialect import rock
-from pagedir.passes.ir_utils import apply, index_const, lds_view
+from pagedir.passes.ir_utils import apply, index_const, lds_view, swizzled_column
 
 #: Chips whose MFMA this loop uses (gfx908 lacks the bf16 1k forms: it keeps the VALU loop).
 MFMA_CHIPS = frozenset({"gfx90a", "gfx942", "gfx950"})
@@ -208,6 +209,89 @@ def matrix_lds_bytes(m: int, head_dim: int, slices: int) -> int:
     return (m * (head_dim + EXCHANGE_PAD) + 2 * m) * 4 if slices > 1 else 0
 
 
+# --- LDS layout of the Q, K and V tiles ----------------------------------------------------
+#
+# The tiles' rows are stored swizzled (``rock.blockwise_load_tile``'s ``lds_swizzle = [c, s, n, m]``:
+# row r's chunk k of c elements stored as chunk ``k xor ((r div s) mod n) m``) so that the loop's LDS reads
+# are free of bank conflicts without padding bytes. The reads (CDNA LDS: 32 banks of 4 bytes, bank
+# = (byte address div 4) mod 32; a wave's read is served in groups of lanes moving at most 128
+# bytes: 32 lanes of <= 4 bytes, 16 of 8, 8 of 16; two lanes of one group on one bank at different
+# dwords cost a cycle each) are, lane l, q = l mod 16, g = l div 16: Q's and K's fragments
+# ``K[key q][kl g + j]`` (16 rows, one column: unswizzled, every row of D 128 f16 starts in bank 0,
+# 16-way), V's ``V[key acc g + j][q]`` (two key rows in a group of 32 lanes: 2-way unswizzled). The
+# swizzle taken is the one with the widest chunk (the fewest LDS stores: 16 bytes keeps them
+# ds_write_b128), then the fewest flips n (the fewest distinct addresses a lane keeps), that the model
+# below finds free of conflicts (the least conflicted one if none is). An xor leaves the offsets
+# within an aligned block of n chunks, so the reads' constant column offsets mostly still fold into
+# the instructions. pagedir.interp.lds_banks counts the same reads independently in the interpreter
+# (``pagedir-run --lds-banks``).
+
+#: Chunk widths tried, in bytes, widest first.
+SWIZZLE_CHUNK_BYTES = (16, 8, 4)
+
+
+def paired_k_reads(instruction: MatrixInstruction, head_dim: int) -> bool:
+    """Whether a lane reads its K values of two MFMA steps at once (``MatrixLoop.step_column``): 4 values
+    per lane per step (CDNA f16/bf16), D a multiple of 32."""
+    return not instruction.wmma and instruction.per_lane == 4 and head_dim % 32 == 0
+
+
+def tile_reads(instruction: MatrixInstruction, which: str, head_dim: int) -> list[tuple[int, int, int, int]]:
+    """One wave's read of the ``which`` ("q", "k" or "v") tile in the loop: per lane (lane, row, column,
+    elements). Q's rows are read like K's (a query row per q), 4 values a step when K's are paired."""
+    paired = paired_k_reads(instruction, head_dim)
+    reads = []
+    for lane in range(instruction.wave):
+        q, g = lane % TILE, lane // TILE
+        if which in "qk":
+            column = 0 if instruction.replicated else 8 * g if paired else instruction.per_lane * g
+            count = 8 if paired and which == "k" else instruction.per_lane
+            reads.append((lane, q, column, count))
+        else:  # the first key of a lane's step; gfx11 reads one key row in every lane
+            row = 0 if instruction.replicated else instruction.acc * g
+            reads.append((lane, row, q, 1))
+    return reads
+
+
+def conflict_cycles(reads: list[tuple[int, int, int, int]], columns: int, elem_bytes: int, swizzle: tuple[int, int, int, int]) -> int:
+    """Extra cycles of ``reads`` from rows of ``columns`` elements stored with ``swizzle``, by the model
+    above: a lane's elements are read a chunk at a time, in pieces of at most 16 bytes."""
+    chunk, rows, count, multiplier = swizzle
+    cycles = 0
+    elements = reads[0][3]
+    per_read = min(elements, chunk)
+    for first in range(0, elements, per_read):
+        for piece in range(0, per_read * elem_bytes, 16):
+            size = min(16, per_read * elem_bytes - piece)
+            per_group = 128 // (16 if size > 8 else 8 if size > 4 else 4)
+            groups: dict[int, dict[int, set[int]]] = {}
+            for lane, row, column, _ in reads:
+                d = column + first
+                moved = ((d // chunk) ^ (row // rows % count * multiplier)) * chunk + d % chunk
+                start = (row * columns + moved) * elem_bytes + piece
+                for dword in range(start // 4, (start + size - 1) // 4 + 1):
+                    groups.setdefault(lane // per_group, {}).setdefault(dword % 32, set()).add(dword)
+            cycles += sum(max(len(d) for d in banks.values()) - 1 for banks in groups.values())
+    return cycles
+
+
+def tile_swizzle(instruction: MatrixInstruction, which: str, head_dim: int, elem_bytes: int) -> tuple[int, int, int, int]:
+    """``lds_swizzle`` (chunk elements, rows per step, steps, multiplier) of the ``which`` ("q", "k" or
+    "v") tile: see above."""
+    reads = tile_reads(instruction, which, head_dim)
+    candidates = []
+    for chunk_bytes in SWIZZLE_CHUNK_BYTES:
+        chunk = max(1, chunk_bytes // elem_bytes)
+        chunks = head_dim // chunk if head_dim % chunk == 0 else 0
+        count = 1
+        while count <= chunks and chunks % count == 0:
+            candidates += [(chunk, rows, count, multiplier) for rows in (1, 2, 4, 8, 16)
+                           for multiplier in (1, 2, 4, 8) if chunks % (count * multiplier) == 0 and (count > 1 or rows == multiplier == 1)]
+            count *= 2
+    costs = [(conflict_cycles(reads, head_dim, elem_bytes, c), i) for i, c in enumerate(candidates)]
+    return candidates[min(costs)[1]]
+
+
 class MatrixLoop:
     """Emits the KV loop and the exchange for one gridwise op (``builder``: the pass's Builder)."""
 
@@ -226,8 +310,11 @@ class MatrixLoop:
         # D 128: 166, 3 waves per SIMD at the edge of 2).
         # WMMA keeps it too: a lane reads 8 or 16 keys per product there, and grouped reads of them took
         # more registers than they saved (gfx1100 decode D 64: 154 VGPRs, 9 waves per SIMD, against 116, 12).
+        # So does a swizzled V tile: its columns are placed per key row (:meth:`v_column`).
         hides_keys = plan.causal or plan.window is not None
-        self.group = 1 if hides_keys or instruction.wmma else column_group(self.d_tiles, self.p.element.width)
+        plain = hides_keys or instruction.wmma or builder.swizzle
+        self.group = 1 if plain else column_group(self.d_tiles, self.p.element.width)
+        self.paired = builder.swizzle and paired_k_reads(instruction, plan.p.head_dim)  # with the swizzled tiles
 
     # --- the loop -------------------------------------------------------------------
 
@@ -250,6 +337,8 @@ class MatrixLoop:
         for _ in self.row_blocks:
             init += [self.zeros() for _ in range(self.d_tiles)] + [self.const(-math.inf), self.const(0.0)]
         loop = scf.ForOp(index_const(0) if first is None else first, end, index_const(1), init)
+        self.before_loop = ir.InsertionPoint(loop.operation)  # where the swizzled tiles' lane bases go
+        self.lane_bases: dict = {}
         per_block = self.d_tiles + 2
         with ir.InsertionPoint(loop.body):
             t = loop.induction_variable
@@ -304,15 +393,97 @@ class MatrixLoop:
     def zeros(self) -> ir.Value:
         return vector.broadcast(ir.VectorType.get([self.mi.acc], self.f32), self.const(0.0))
 
-    def fragment(self, tile: ir.Value, row: ir.Value, k0: int) -> ir.Value:
-        """``per_lane`` consecutive elements of ``tile[row]`` from column ``k0 + per_lane * g`` (gfx11
-        WMMA: from ``k0``, all of them in every lane)."""
-        kl = self.mi.per_lane
-        col = index_const(k0) if self.mi.replicated else self.apply(lambda g: g * kl + k0, self.lane_g)
+    def lane_column(self, i: int) -> tuple:
+        """(lane part ``f(q, g)``, constant part) of the first column (of D) of this lane's ``per_lane``
+        values for MFMA step ``i`` over D: column ``k i + per_lane g`` (gfx11 WMMA: ``k i``, all of them
+        in every lane). Paired steps (:func:`paired_k_reads`): steps 2s and 2s + 1 take columns
+        ``32 s + 8 g`` and ``32 s + 8 g + 4``, so a lane's K values of both are 8 consecutive elements,
+        one 16-byte read (a product sums over its k index in any order, as long as A and B agree: Q's
+        fragments take the same columns)."""
+        k, kl = self.mi.k, self.mi.per_lane
+        if self.mi.replicated:
+            return (lambda q, g: 0 * q), i * k
+        if self.paired:
+            return (lambda q, g: g * 8), 32 * (i // 2) + 4 * (i % 2)
+        return (lambda q, g: g * kl), i * k
+
+    def shifted(self, col: ir.Value, by: int) -> ir.Value:
+        return col if by == 0 else self.apply(lambda c: c + by, col)
+
+    def column_value(self, i: int) -> ir.Value:
+        """:meth:`lane_column` of step ``i`` as an index value (a constant where no lane part)."""
+        lane, offset = self.lane_column(i)
+        if self.mi.replicated:
+            return index_const(offset)
+        return self.apply(lambda q, g: lane(q, g) + offset, self.lane_q, self.lane_g)
+
+    def fragment(self, tile: ir.Value, row: ir.Value, i: int, swizzle: tuple[int, int, int, int] | None = None) -> ir.Value:
+        """This lane's ``per_lane`` values of ``tile[row]`` for MFMA step ``i`` (:meth:`lane_column`)."""
+        col = self.column_value(i)
+        if swizzle is None:
+            return self.read_row(tile, row, self.mi.per_lane, lambda first: self.shifted(col, first))
+        return self.read_row(tile, row, self.mi.per_lane, lambda first: swizzled_column(swizzle, row, self.shifted(col, first)),
+                             swizzle[0])
+
+    def key_fragments(self, first_key: ir.Value) -> Iterator[ir.Value]:
+        """This lane's K values of key row ``first_key + q`` for every MFMA step over D (paired: one read
+        per pair of steps), each read emitted when its step is (next to the MFMA that takes it).
+        ``first_key`` is a multiple of 16: a swizzled row's flip comes from q alone."""
+        steps = self.p.head_dim // self.mi.k
+        swizzle = self.b.k_swizzle
+        key = self.apply(lambda k, q: k + q, first_key, self.lane_q)
+        reads = [(i, self.mi.per_lane) for i in range(steps)] if not self.paired else [(i, 8) for i in range(0, steps, 2)]
+        for i, count in reads:
+            lane, offset = self.lane_column(i)
+            if swizzle is None:
+                col = self.column_value(i)
+                values = self.read_row(self.b.k_tile, key, count, lambda first: self.shifted(col, first))
+            else:
+                values = self.read_row(self.b.k_tile, key, count, lambda first: self.tile_column(
+                    swizzle, (lambda q, g: q), 0, lane, offset + first), swizzle[0])
+            if count == self.mi.per_lane:
+                yield values
+                continue
+            half = ir.VectorType.get([4], ir.MemRefType(self.b.k_tile.type).element_type)
+            for o in (0, 4):
+                yield vector.extract_strided_slice(half, values, [o], [4], [1])
+
+    def read_row(self, tile: ir.Value, row: ir.Value, count: int, column, chunk: int | None = None) -> ir.Value:
+        """``count`` consecutive elements of ``tile[row]`` (a scalar when 1), from the column
+        ``column(first)`` gives for the element ``first`` of them; in a swizzled tile (``chunk``: its
+        chunk elements) a chunk at a time."""
         element = ir.MemRefType(tile.type).element_type
-        if kl == 1:
-            return memref.load(tile, [row, col])
-        return vector.load(ir.VectorType.get([kl], element), tile, [row, col])
+        piece = count if chunk is None else min(count, chunk)
+        pieces = []
+        for first in range(0, count, piece):
+            where = column(first)
+            pieces.append(memref.load(tile, [row, where]) if piece == 1 else
+                          vector.load(ir.VectorType.get([piece], element), tile, [row, where]))
+        if len(pieces) == 1:
+            return pieces[0]
+        values = [p if piece == 1 else vector.extract(p, [], [i]) for p in pieces for i in range(piece)]
+        return vector.from_elements(ir.VectorType.get([count], element), values)
+
+    def tile_column(self, swizzle: tuple[int, int, int, int], lane_row, row_offset: int, lane_col, col_offset: int) -> ir.Value:
+        """The column, in a tile stored with ``swizzle``, of column ``lane_col(q, g) + col_offset`` of row
+        ``R + lane_row(q, g) + row_offset`` (R a multiple of 16: it leaves a flip of at most 16 rows alone), as a lane base
+        plus a constant, so that LLVM folds the constant into the LDS instruction's offset: the reads
+        whose columns differ across the lanes by the same amounts share one base, computed once before
+        the loop (the smallest column of the lanes; a base is never negative)."""
+        chunk, rows, count, multiplier = swizzle
+        columns = []
+        for lane in range(self.mi.wave):
+            q, g = lane % TILE, lane // TILE
+            row, col = lane_row(q, g) + row_offset, lane_col(q, g) + col_offset
+            columns.append(((col // chunk) ^ (row // rows % count * multiplier)) * chunk + col % chunk)
+        low = min(columns)
+        shape = (swizzle, tuple(c - low for c in columns))
+        if shape not in self.lane_bases:
+            with self.before_loop:
+                row = self.apply(lambda q, g: lane_row(q, g) + row_offset, self.lane_q, self.lane_g)
+                col = self.apply(lambda q, g: lane_col(q, g) + col_offset, self.lane_q, self.lane_g)
+                self.lane_bases[shape] = self.apply(lambda c: c - low, swizzled_column(swizzle, row, col))
+        return self.apply(lambda base: base + low, self.lane_bases[shape])
 
     def mfma(self, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
         if self.mi.wmma:
@@ -383,7 +554,7 @@ class MatrixLoop:
     def query_fragments(self, rb: ir.Value) -> list[ir.Value]:
         """Row ``16 rb + q``'s Q fragments over D (rows past M read row M - 1)."""
         row = self.data_row(rb)
-        return [self.fragment(self.b.q_rows, row, d0) for d0 in range(0, self.p.head_dim, self.mi.k)]
+        return [self.fragment(self.b.q_rows, row, i, self.b.q_swizzle) for i in range(self.p.head_dim // self.mi.k)]
 
     def scores(self, rb: ir.Value, queries: list[ir.Value] | None) -> list[tuple[ir.Value, ir.Value]]:
         """Per 16-key block of the slice: (S^T accumulator, first key of the block); ``queries`` None:
@@ -391,11 +562,10 @@ class MatrixLoop:
         blocks = []
         for kt in range(self.slice_keys // TILE):
             first_key = self.key_block(kt)
-            key = self.apply(lambda k, q: k + q, first_key, self.lane_q)
             acc = self.zeros()
-            for i, d0 in enumerate(range(0, self.p.head_dim, self.mi.k)):
-                fragment = queries[i] if queries is not None else self.fragment(self.b.q_rows, self.data_row(rb), d0)
-                acc = self.mfma(self.fragment(self.b.k_tile, key, d0), fragment, acc)
+            for i, k_values in enumerate(self.key_fragments(first_key)):
+                fragment = queries[i] if queries is not None else self.fragment(self.b.q_rows, self.data_row(rb), i, self.b.q_swizzle)
+                acc = self.mfma(k_values, fragment, acc)
             blocks.append((acc, first_key))
         return blocks
 
@@ -449,37 +619,48 @@ class MatrixLoop:
         element = self.p.element
         outputs = list(outputs)
         for prob, first_key in probs:
+            # Per step, each key's row ``first_key + lane part (q, g) + offset``.
             if isinstance(element, ir.F32Type):  # 16x16x4: MFMA i takes keys 4 g + i, the lane's element i
-                steps = [[self.apply(lambda k, g: k + g * 4 + i, first_key, self.lane_g)] for i in range(4)]
+                rows = [[(lambda q, g: g * 4, i)] for i in range(4)]
                 operands = [vector.extract(prob, [], [i]) for i in range(4)]
             elif self.mi.replicated:
                 # gfx11: all 16 keys in every lane, the other half's from lane l xor 16. The sum over
                 # keys takes them in any order: the even keys (half 0's), then the odd ones, in A too.
-                steps = [[self.apply(lambda k: k + 2 * j + half, first_key) for half in (0, 1) for j in range(TILE // 2)]]
+                rows = [[(lambda q, g: 0 * q, 2 * j + half) for half in (0, 1) for j in range(TILE // 2)]]
                 mine = arith.truncf(ir.VectorType.get([self.mi.acc], element), prob)
                 operands = [self.both_halves(mine, self.from_partner(mine), alternate=False)]
             else:
-                steps = [[self.acc_index(first_key, j) for j in range(self.mi.acc)]]
+                rows = [[(lambda q, g: g * self.mi.acc, j) for j in range(self.mi.acc)]]
                 operands = [arith.truncf(ir.VectorType.get([self.mi.acc], element), prob)]
-            for keys, operand in zip(steps, operands):
+            steps = [[self.apply(lambda k, q, g: k + lane(q, g) + offset, first_key, self.lane_q, self.lane_g)
+                      for lane, offset in step] for step in rows]
+            for keys, key_rows, operand in zip(steps, rows, operands):
                 seen = self.seen_keys(hidden, keys) if hidden else None
-                rows = []
+                group_rows = []
                 for dt in range(self.d_tiles):
                     if self.group == 1:
-                        col = self.apply(lambda q: q + dt * TILE, self.lane_q)
-                        values = [memref.load(self.b.v_tile, [key, col]) for key in keys]
+                        values = [memref.load(self.b.v_tile, [key, self.v_column(key_row, dt)])
+                                  for key, key_row in zip(keys, key_rows)]
                     else:
                         if dt % self.group == 0:  # this lane's columns of a group of d-tiles, per key: one read each
                             col = self.apply(lambda q: q * self.group + dt * TILE, self.lane_q)
-                            rows = [vector.load(ir.VectorType.get([self.group], element), self.b.v_tile, [key, col])
-                                    for key in keys]
-                        values = [vector.extract(row, [], [dt % self.group]) for row in rows]
+                            group_rows = [vector.load(ir.VectorType.get([self.group], element), self.b.v_tile, [key, col])
+                                          for key in keys]
+                        values = [vector.extract(row, [], [dt % self.group]) for row in group_rows]
                     v_t = values[0] if len(values) == 1 else vector.from_elements(ir.VectorType.get([len(values)], element), values)
                     if seen is None:
                         outputs[dt] = self.mfma(v_t, operand, outputs[dt])
                     else:
                         outputs[dt] = self.mfma_with_hidden_keys(v_t, operand, seen, outputs[dt])
         return outputs
+
+    def v_column(self, key_row: tuple, dt: int) -> ir.Value:
+        """Where column ``16 dt + q`` of the key row ``first_key + lane part + offset`` (``key_row``) lies
+        in the V tile (swizzled rows: :meth:`tile_column`)."""
+        if self.b.v_swizzle is None:
+            return self.apply(lambda q: q + dt * TILE, self.lane_q)
+        lane, offset = key_row
+        return self.tile_column(self.b.v_swizzle, lane, offset, lambda q, g: q, dt * TILE)
 
     def seen_keys(self, hidden: tuple, keys: list[ir.Value]) -> ir.Value:
         """1 where row ``16 rb + q`` sees key ``keys[j]`` (the B operand's shape), else 0."""

@@ -64,9 +64,22 @@ iteration's PagePtrLoad overwriting pointers a slow thread still reads) is close
 by the trailing LDSWrite barrier: a thread only passes it once every thread has
 finished its GlobalRead. ``dest`` must therefore be in LDS.
 
+Swizzled tiles (``lds_swizzle``): LDSWrite stores a chunk at a time, each at its swizzled column.
+
+Direct-to-LDS loads (``lds_dma``, where :func:`dma_fallback` finds none of its reasons: a CDNA
+chip, a paged row-major 2-D tile whose rows are whole runs of their pages, a row a whole number
+of a wave's 256 bytes): GlobalRead and LDSWrite become one ``GlobalToLDS`` stage with no
+registers: phase 0 reads every load's page pointer, phase A issues every ``rock.global_load_lds``
+of the wave (64 lanes x 4 bytes, one run of a row; the waves take the tile's loads in turn),
+phase B waits (``rocdl.s.waitcnt`` vmcnt(0)), then ``rock.lds_barrier``. With ``lds_swizzle``
+a lane reads the global element whose swizzled place is its LDS dword (inverse swizzle: the
+LDS writes stay linear). Elsewhere the op keeps the register path (gfx1100/RDNA: no such loads;
+D 64 f16: a row is 128 bytes, half a wave's load). rocMLIR has no direct-to-LDS path for
+paged loads: here the page pointer of each load is the wave's own.
+
 Options: ``arch`` (chip or target; empty = each kernel's ``rock.arch``, none: LDS pointers).
 
-Not modelled: global prefetch, double buffering, direct-to-LDS loads, private
+Not modelled: global prefetch, double buffering, private
 destinations, maps that are not affine-linear in the tile coordinates, and a
 compacted pointer buffer for strided tiles (their buffer spans skipped pages).
 """
@@ -78,12 +91,12 @@ from dataclasses import dataclass
 
 import mlir.ir as ir
 import numpy as np
-from mlir.dialects import affine, arith, memref, scf, vector
+from mlir.dialects import affine, arith, memref, rocdl, scf, vector
 
 from pagedir.dialect import rock
-from pagedir.dialect.ops_page_table import is_block_table_view
+from pagedir.dialect.ops_page_table import PageGeometry, is_block_table_view
 from pagedir.dialect.types import element_bytes, is_lds, lds_bytes_type, private_space, strides_and_offset
-from pagedir.arch import kernel_chip_or_none
+from pagedir.arch import ChipError, kernel_chip, kernel_chip_or_none
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 from pagedir.passes.ir_utils import (
     LinearForm,
@@ -95,6 +108,7 @@ from pagedir.passes.ir_utils import (
     linear_form,
     page_count,
     pages_uniform,
+    swizzled_column,
     thread_item,
     vector_coords,
 )
@@ -230,8 +244,9 @@ class BlockwiseLoadPass(Pass):
                 continue
             entry = func.regions[0].blocks[0]
             hoist_point = ir.InsertionPoint(entry.operations[0])
+            chip = chip_for_direct_loads(func)
             for op in find_ops(func, "rock.blockwise_load_tile"):
-                ok = lower_blockwise_load(op.opview, hoist_point, wave_size) and ok
+                ok = lower_blockwise_load(op.opview, hoist_point, wave_size, chip) and ok
         return ok
 
 
@@ -294,7 +309,7 @@ def permute_tile_inputs(affine_map: ir.AffineMap, num_indices: int, read_order: 
     return ir.AffineMap.get(affine_map.n_dims, 0, [expr.compose(substitution) for expr in affine_map.results])
 
 
-def lower_blockwise_load(op, hoist_point: ir.InsertionPoint, wave_size: int | None = None) -> bool:
+def lower_blockwise_load(op, hoist_point: ir.InsertionPoint, wave_size: int | None = None, chip=None) -> bool:
     plan = plan_tile(op)
     if isinstance(plan, str):
         op.location.emit_error(f"'rock.blockwise_load_tile' op {plan}")
@@ -303,7 +318,10 @@ def lower_blockwise_load(op, hoist_point: ir.InsertionPoint, wave_size: int | No
     element = op.source.type.element_type
     # Each wave reads one page per row: the wave reads that page's pointer itself (a scalar load,
     # in rock-threadwise-lowering), no LDS pointer buffer, no PagePtrLoad stage, no barrier.
-    per_wave = op.page_size is not None and wave_size is not None and plan_pages_uniform_per_wave(op, plan, wave_size)
+    # Direct-to-LDS loads read the page pointers staged in LDS (each load's own: phase 0).
+    dma = bool(op.lds_dma) and dma_fallback(op, plan, chip) is None
+    per_wave = (not dma and op.page_size is not None and wave_size is not None
+                and plan_pages_uniform_per_wave(op, plan, wave_size))
     with loc, hoist_point:
         registers = rock.alloc(ir.MemRefType.get([plan.rows, plan.vector_len], element, memory_space=private_space()))
         page_ptrs = None
@@ -314,8 +332,13 @@ def lower_blockwise_load(op, hoist_point: ir.InsertionPoint, wave_size: int | No
     with loc, ir.InsertionPoint(op):
         if page_ptrs is not None:
             emit_page_ptr_load(op, plan, page_ptrs)
-        emit_global_read(op, plan, registers, page_ptrs, wave_size if per_wave else None)
-        emit_lds_write(op, plan, registers)
+        if dma:
+            emit_global_to_lds(op, plan, page_ptrs, chip.wave_size)
+        else:
+            emit_global_read(op, plan, registers, page_ptrs, wave_size if per_wave else None)
+            emit_lds_write(op, plan, registers)
+    if dma:
+        registers.owner.erase()
     op.operation.erase()
     return True
 
@@ -415,7 +438,9 @@ def emit_lds_write(op, plan: TilePlan, registers: ir.Value) -> None:
             with body_point:
                 read_coords = vector_coords(vector_index, plan.read_shape, plan.vector_dim, plan.vector_len)
                 coords = [read_coords[plan.read_order.index(j)] for j in range(dest_type.rank)]
-                if vector_stores:
+                if op.lds_swizzle is not None:
+                    store_swizzled(op, registers, row, coords, plan.vector_len, dest_vector_dim)
+                elif vector_stores:
                     vector_type = ir.VectorType.get([plan.vector_len], element)
                     value = vector.load(vector_type, registers, [row, index_const(0)])
                     vector.store(value, dest, coords)
@@ -429,5 +454,150 @@ def emit_lds_write(op, plan: TilePlan, registers: ir.Value) -> None:
                 if plan.num_vectors % op.block_size:
                     scf.YieldOp([])
             scf.YieldOp([])
+        rock.lds_barrier()
+        scf.YieldOp([])
+
+
+def store_swizzled(op, registers: ir.Value, row: ir.Value, coords: list[ir.Value], vector_len: int, vector_dim: int) -> None:
+    """Store register row ``row`` (the tile vector at ``coords``) into the swizzled ``dest``: a chunk (or
+    the vector, if shorter) per store, each at its rotated column; a vector along another dimension than
+    the columns, one element per store."""
+    dest = op.dest
+    dest_type = ir.MemRefType(dest.type)
+    element, rank = dest_type.element_type, dest_type.rank
+    chunk = list(op.lds_swizzle)[0]
+    along_columns = vector_dim == rank - 1 and unit_stride_last(dest_type)
+    piece = min(chunk, vector_len) if along_columns else 1
+    for first in range(0, vector_len, piece):
+        point = list(coords)
+        if first:
+            point[vector_dim] = arith.addi(coords[vector_dim], index_const(first))
+        point[-1] = swizzled_column(list(op.lds_swizzle), flat_row(point[:-1], dest_type.shape[:-1]), point[-1])
+        if piece == 1:
+            memref.store(memref.load(registers, [row, index_const(first)]), dest, point)
+        else:
+            value = vector.load(ir.VectorType.get([piece], element), registers, [row, index_const(first)])
+            vector.store(value, dest, point)
+
+
+def flat_row(coords: list[ir.Value], shape: list[int]) -> ir.Value:
+    """The row-major number of ``coords`` in ``shape`` (the row of a tile seen as rows of its last dimension)."""
+    if len(coords) == 1:
+        return coords[0]
+    dims = [ir.AffineDimExpr.get(i) for i in range(len(coords))]
+    expr = dims[0]
+    for dim, extent in zip(dims[1:], shape[1:]):
+        expr = expr * extent + dim
+    return affine.apply(ir.AffineMap.get(len(coords), 0, [expr]), list(coords))
+
+
+# ----------------------------------------------------------------------------
+# Direct global -> LDS loads (lds_dma): the GlobalToLDS stage.
+
+#: Chips with direct-to-LDS buffer loads of a dword per lane (gfx950 also has 12 and 16 bytes; RDNA none).
+DMA_CHIPS = frozenset({"gfx90a", "gfx942", "gfx950"})
+#: Bytes per lane of one direct-to-LDS load: the dword form of every chip in DMA_CHIPS.
+DMA_BYTES = 4
+#: ``s_waitcnt`` immediate (gfx9 encoding) that waits for every vector memory load of the wave: vmcnt 0,
+#: expcnt (bits 6:4) and lgkmcnt (11:8) at their maximum, so they do not wait.
+WAIT_VMCNT_0 = 0x0F70
+
+
+def chip_for_direct_loads(func: ir.Operation):
+    """The kernel's chip when it names one (direct-to-LDS loads need it), else None: without ``lds_dma``
+    the lowering needs no chip, so a kernel naming none is no error here."""
+    try:
+        return kernel_chip(func)
+    except ChipError:
+        return None
+
+
+def dma_fallback(op, plan: TilePlan, chip) -> str | None:
+    """Why ``op``'s tile cannot be loaded with direct-to-LDS loads (None: it can). A wave's load puts its
+    lanes' dwords side by side in LDS: each one must be one run of a dest row, in one page, read in order."""
+    if chip is None or chip.name not in DMA_CHIPS:
+        return f"{'no chip' if chip is None else chip.name} has no direct-to-LDS buffer loads (gfx90a, gfx942, gfx950 do)"
+    if op.page_size is None:
+        return "the source is not paged (the direct path is built for page pointers only)"
+    dest_type = op.dest.type
+    elem = element_bytes(dest_type.element_type)
+    if dest_type.rank != 2 or strides_and_offset(dest_type) != ([dest_type.shape[1], 1], 0):
+        return f"dest {dest_type} is not a row-major 2-D tile"
+    rows, columns = dest_type.shape
+    if DMA_BYTES % elem:
+        return f"{elem}-byte elements do not fill a lane's {DMA_BYTES} bytes"
+    span = chip.wave_size * DMA_BYTES // elem
+    if columns % span:
+        return f"a row of {columns} elements is not a whole number of waves' loads ({span} elements each)"
+    form = linear_form(op.map.results[-1], len(op.indices), 2)
+    if form.tile_coeffs != [columns, 1] or op.page_size % columns:
+        return "the tile's rows are not whole, consecutive runs of its pages"
+    if op.valid is not None and any(len(op.indices) + 1 in dims_of(e) for e in op.valid.results):
+        return "validity changes along a row"
+    return None
+
+
+def emit_global_to_lds(op, plan: TilePlan, page_ptrs: ir.Value, wave: int) -> None:
+    """The tile straight from its pages into LDS, in two phases: every wave issues all its loads (load j of
+    the tile: ``wave * 4`` bytes, dest elements from ``j * span``, one run of a row; the waves take them in
+    turn), then waits for them (``s_waitcnt vmcnt(0)``), then the workgroup meets at a barrier. Each load's
+    page pointer is the wave's (one per load: a row lies in one page). With ``lds_swizzle`` a lane reads the
+    global element whose swizzled place is its LDS dword: LDS is written linearly (inverse swizzle)."""
+    dest = op.dest
+    rows, columns = dest.type.shape
+    elem = element_bytes(dest.type.element_type)
+    per_lane = DMA_BYTES // elem
+    span = wave * per_lane
+    loads = rows * columns // span
+    waves = -(-op.block_size // wave)
+    rounds = -(-loads // waves)
+    num_indices = len(op.indices)
+    position_map = ir.AffineMap.get(num_indices + 2, 0, [op.map.results[-1]])
+    i64 = ir.IntegerType.get_signless(64)
+    view = PageGeometry.of(op.source) if is_block_table_view(op.source) else None
+    with ir.InsertionPoint(open_stage("GlobalToLDS", op.location)):
+        tid = rock.workitem_id(ir.IndexType.get())
+        d0 = ir.AffineDimExpr.get(0)
+        wave_id = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(d0, wave)]), [tid])
+        lane = affine.apply(ir.AffineMap.get(1, 0, [d0 % wave]), [tid])
+        first_page = affine.apply(plan.first_page_map, list(op.indices))
+        # Phase 0: every load's page pointer and lane offset. Reading the pointers (LDS) between the loads
+        # would make LLVM wait for each load before the next read (it may alias the loads' LDS bytes).
+        issues = []
+        for r in range(rounds):
+            load = affine.apply(ir.AffineMap.get(1, 0, [d0 + r * waves]), [wave_id])
+            start = affine.apply(ir.AffineMap.get(1, 0, [d0 * span]), [load])
+            row = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(d0, columns)]), [start])
+            column = affine.apply(ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) % columns + ir.AffineDimExpr.get(1) * per_lane]),
+                                  [start, lane])
+            if op.lds_swizzle is not None:  # xor swizzle: its own inverse
+                column = swizzled_column(list(op.lds_swizzle), row, column)
+            coords = [*op.indices, row, column]
+            position = affine.apply(position_map, coords)
+            page = affine.apply(ir.AffineMap.get(2, 0, [ir.AffineExpr.get_floor_div(d0, op.page_size) - ir.AffineDimExpr.get(1)]),
+                                [position, first_page])
+            if (r + 1) * waves > loads:  # the last round: only the waves with a load left read a pointer
+                page = arith.minui(page, index_const(plan.num_pages - 1))
+            pointer = memref.load(page_ptrs, [page])
+            offset = affine.apply(ir.AffineMap.get(1, 0, [d0 % op.page_size]), [position])
+            if view is not None:  # a view's page is one head's rows of a block, token_stride apart in the pool
+                offset = affine.apply(ir.AffineMap.get(1, 0, [view.element_offset(d0)]), [offset])
+            valid = arith.cmpi(arith.CmpIPredicate.ne, pointer, arith.constant(i64, 0))
+            if op.valid is not None:
+                for expr in op.valid.results:
+                    value = affine.apply(ir.AffineMap.get(num_indices + 2, 0, [expr]), coords)
+                    valid = arith.andi(valid, arith.cmpi(arith.CmpIPredicate.sge, value, index_const(0)))
+            issues.append((load, start, offset, valid, pointer, (r + 1) * waves > loads))
+        # Phase A: every load issued; phase B: wait for them all, then the barrier.
+        for load, start, offset, valid, pointer, partial in issues:
+            point = ir.InsertionPoint.current
+            if partial:  # uniform per wave
+                point = ir.InsertionPoint(scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, load, index_const(loads))).then_block)
+            with point:
+                rock.global_load_lds(op.source, offset, dest, start, valid, pointer, bytes=DMA_BYTES,
+                                     page_size=op.page_size if view is None else view.page_extent)
+                if partial:
+                    scf.YieldOp([])
+        rocdl.s_waitcnt(WAIT_VMCNT_0)
         rock.lds_barrier()
         scf.YieldOp([])

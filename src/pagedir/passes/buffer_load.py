@@ -44,8 +44,12 @@ descriptor per page and reads at the element's byte offset inside it:
   wrapped.
 
 Options: ``arch`` (chip or target; empty = each kernel's ``rock.arch``).
-Not modelled: gfx1250's descriptor format, cache-policy bits (aux = 0), loads
-into LDS.
+Direct loads into LDS: ``rock.global_load_lds`` becomes ``rocdl.raw.ptr.buffer.load.lds``
+with the page's descriptor (its pointer through ``rocdl.readfirstlane``: one per wave), the
+voffset pushed to num_records when invalid (the hardware writes 0 for it), and the LDS base
+(M0) the dest's address plus ``dest_offset`` elements, also through ``rocdl.readfirstlane``.
+
+Not modelled: gfx1250's descriptor format, cache-policy bits (aux = 0).
 """
 
 from __future__ import annotations
@@ -68,8 +72,11 @@ class BufferLoadPass(Pass):
     Options = ChipOptions
 
     def run(self, module: ir.Operation) -> bool:
-        return lower_kernel_ops(module, self.options.arch, "rock.global_load",
-                                lambda op, chip: lower_global_load(op, chip.buffer_flags))
+        if not lower_kernel_ops(module, self.options.arch, "rock.global_load",
+                                lambda op, chip: lower_global_load(op, chip.buffer_flags)):
+            return False  # a kernel without a chip was reported once
+        return lower_kernel_ops(module, self.options.arch, "rock.global_load_lds",
+                                lambda op, chip: lower_global_load_lds(op, chip.buffer_flags))
 
 
 def i32_const(value: int) -> ir.Value:
@@ -230,3 +237,27 @@ def reinterpret(raw: ir.Value, lanes: int, element: ir.Type) -> ir.Value:
     if not isinstance(raw.type, ir.VectorType):
         raw = vector.from_elements(ir.VectorType.get([1], raw.type), [raw])
     return vector.bitcast(target, raw)
+
+
+def lower_global_load_lds(op, flags: int) -> bool:
+    """``rock.global_load_lds`` -> ``rocdl.raw.ptr.buffer.load.lds`` (module docstring)."""
+    i32 = ir.IntegerType.get_signless(32)
+    elem_bytes = element_bytes(op.dest.type.element_type)
+    page_bytes = op.page_size * elem_bytes
+    if why := out_of_32_bits(f"page of {page_bytes} bytes", page_bytes, op.bytes):
+        op.location.emit_error(f"'rock.global_load_lds' op {why}")
+        return False
+    with op.location, ir.InsertionPoint(op):
+        pointer = rocdl.readfirstlane(op.page_ptr.type, op.page_ptr)
+        rsrc = make_descriptor(pointer, page_bytes, flags)
+        index = ir.IndexType.get()
+        byte_offset = arith.index_cast(i32, arith.muli(op.offset, arith.constant(index, elem_bytes)))
+        if op.valid is not None:
+            byte_offset = arith.select(op.valid, byte_offset, i32_const(page_bytes))
+        base = arith.addi(memref.extract_aligned_pointer_as_index(op.dest), arith.muli(op.dest_offset, arith.constant(index, elem_bytes)))
+        base32 = rocdl.readfirstlane(i32, arith.index_cast(i32, base))
+        lds = llvm.inttoptr(ir.Type.parse("!llvm.ptr<3>"), base32)
+        zero = i32_const(0)
+        rocdl.raw_ptr_buffer_load_lds(rsrc, lds, i32_const(op.bytes), byte_offset, zero, zero, zero)
+    op.operation.erase()
+    return True

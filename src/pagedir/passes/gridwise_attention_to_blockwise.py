@@ -104,11 +104,16 @@ from pagedir.dialect.ops_attention import AttentionProblem, csr_lengths, is_dere
 from pagedir.dialect.ops_page_table import slot_count_dim, varlen_parts
 from pagedir.arch import ChipError, kernel_chip
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
-from pagedir.passes.blockwise_gemm import MatrixInstruction, MatrixLoop, problem_matrix_instruction
+from pagedir.dialect.types import element_bytes
+from pagedir.passes.blockwise_gemm import MatrixInstruction, MatrixLoop, problem_matrix_instruction, tile_swizzle
 from pagedir.passes.ir_utils import (COMBINE_BLOCK, COMBINE_CHUNK, apply, combine_workgroups, find_ops, index_const,
                                      lds_view)
 
 LOG2_E = 1.4426950408889634
+#: Kernel unit attribute asking for the swizzled LDS tiles (the pass's ``lds-swizzle`` option).
+LDS_SWIZZLE_ATTR = "rock.lds_swizzle"
+#: Kernel unit attribute asking for direct global -> LDS loads of the K/V tiles (``lds-dma``).
+LDS_DMA_ATTR = "rock.lds_dma"
 #: Output columns a thread accumulates per chunk, at most (f32 registers).
 MAX_CHUNK = 8
 #: Scores read per LDS vector load in the output phase.
@@ -119,6 +124,12 @@ SCORE_VECTOR = 4
 class GridwiseAttentionToBlockwiseOptions(ChipOptions):
     #: Chip or target; empty means the kernel's ``rock.arch`` (none: the VALU loop, no matrix cores).
     arch: str = ""
+    #: Store the matrix loop's Q, K and V tiles swizzled (blockwise_gemm: conflict-free LDS reads), as a
+    #: kernel's ``rock.lds_swizzle`` unit attribute asks too.
+    lds_swizzle: bool = False
+    #: Load the matrix loop's K and V tiles with direct global -> LDS loads where the chip and the tile
+    #: allow (``lds_dma`` on their loads: rock-blockwise-load), as a kernel's ``rock.lds_dma`` asks too.
+    lds_dma: bool = False
 
 
 class GridwiseAttentionToBlockwisePass(Pass):
@@ -137,8 +148,10 @@ class GridwiseAttentionToBlockwisePass(Pass):
                     func.location.emit_error(str(err))
                     ok = False
                     continue
+            swizzle = self.options.lds_swizzle or LDS_SWIZZLE_ATTR in func.attributes
+            dma = self.options.lds_dma or LDS_DMA_ATTR in func.attributes
             for op in find_ops(func, "rock.gridwise_attention_accel"):
-                ok = lower_gridwise(op.opview, func, chip) and ok
+                ok = lower_gridwise(op.opview, func, chip, swizzle, dma) and ok
         return ok
 
 
@@ -198,7 +211,7 @@ class Plan:
         return self.m * self.p.head_dim // self.chunk
 
 
-def lower_gridwise(op, func: ir.Operation, chip=None) -> bool:
+def lower_gridwise(op, func: ir.Operation, chip=None, swizzle: bool = False, dma: bool = False) -> bool:
     p = read_problem(op)
     m, n, block = op.m_per_block, op.n_per_block, op.block_size
     if m % p.group or m <= 0 or n <= 0 or block <= 0:
@@ -232,9 +245,11 @@ def lower_gridwise(op, func: ir.Operation, chip=None) -> bool:
     workspace = add_workspace_argument(func, plan, op.location) if plan.splits != 1 else None
     matrix = problem_matrix_instruction(chip, p, block, m, n)
     with op.location, ir.InsertionPoint(op):
-        builder = Builder(plan, op, workspace, matrix)
+        builder = Builder(plan, op, workspace, matrix, swizzle, dma)
         builder.build()
-    if op.pipeline_depth != 1:
+    # rock-pipeline moves PagePtrLoad and GlobalRead of the next tile ahead; a GlobalToLDS stage (lds_dma)
+    # both issues and consumes its loads, and reads the page pointers PagePtrLoad writes: not pipelined yet.
+    if op.pipeline_depth != 1 and not (dma and matrix is not None):
         mark_kv_loop(builder.k_tile, op.pipeline_depth)
     if workspace is not None:
         build_combine_kernel(func, plan, op.out.type, op.location, sinks_argument, packed_arguments)
@@ -350,8 +365,11 @@ def reinterpret(view: ir.Value, shape: list[int]) -> ir.Value:
 class Builder:
     """Emits the blockwise kernel for one gridwise op at the current insertion point."""
 
-    def __init__(self, plan: Plan, op, workspace: ir.Value | None = None, matrix: MatrixInstruction | None = None):
+    def __init__(self, plan: Plan, op, workspace: ir.Value | None = None, matrix: MatrixInstruction | None = None,
+                 swizzle: bool = False, dma: bool = False):
         self.plan = plan
+        self.swizzle = swizzle  # the matrix loop's tiles swizzled in LDS (blockwise_gemm.tile_swizzle)
+        self.dma = dma  # the matrix loop's K/V tiles loaded straight into LDS where they can be
         self.op = op
         self.workspace = workspace
         self.matrix = matrix  # the MFMA form of both products (blockwise_gemm), None: the VALU loop
@@ -364,6 +382,12 @@ class Builder:
             self.workspace, self.split_count, self.rows = workspace_parts(self.workspace, plan)
         self.tid = rock.workitem_id(self.index)
         self.b, self.h, self.qt = self.workgroup_coordinates()
+        # With lds_swizzle the matrix loop's tiles are stored with swizzled rows, for conflict-free reads
+        # (blockwise_gemm.tile_swizzle; it costs VGPRs for the swizzled addresses: not the default).
+        self.q_swizzle = self.k_swizzle = self.v_swizzle = None
+        if self.matrix is not None and self.swizzle:
+            self.q_swizzle, self.k_swizzle, self.v_swizzle = (
+                tile_swizzle(self.matrix, w, p.head_dim, element_bytes(p.element)) for w in "qkv")
         q_tile = lds_view([p.group, plan.positions, p.head_dim], p.element)
         self.load_q(q_tile)
         self.q_rows = reinterpret(q_tile, [plan.m, p.head_dim])
@@ -508,6 +532,7 @@ class Builder:
                 varlen_parts(self.op.q)[0], q_tile, [self.b, self.h, self.qt, *rows], None,
                 map=ir.AffineMapAttr.get(ir.AffineMap.get(8, 0, [start + position, h * p.group + g, d])),
                 block_size=plan.block, valid=ir.AffineMap.get(8, 0, [position - padding, p.seq_q - 1 - position]),
+                lds_swizzle=self.lds_swizzle(self.q_swizzle),
             )
             return
         dims = [ir.AffineDimExpr.get(i) for i in range(6)]
@@ -516,8 +541,13 @@ class Builder:
         rock.blockwise_load_tile(
             self.op.q, q_tile, [self.b, self.h, self.qt], None,
             map=ir.AffineMapAttr.get(tile_map), block_size=plan.block,
-            index_bounds=[bound(p.batch), p.heads_kv, plan.query_blocks],
+            index_bounds=[bound(p.batch), p.heads_kv, plan.query_blocks], lds_swizzle=self.lds_swizzle(self.q_swizzle),
         )
+
+    @staticmethod
+    def lds_swizzle(swizzle: tuple[int, int, int, int] | None) -> list[int] | None:
+        """``rock.blockwise_load_tile``'s ``lds_swizzle`` of a tile rotated by ``swizzle`` (None: not rotated)."""
+        return None if swizzle is None else list(swizzle)
 
     def load_kv(self, source: ir.Value, tile: ir.Value, t: ir.Value) -> None:
         """Tile ``t`` of K or V; keys at or past seq_len are not read (``valid``) and give 0:
@@ -545,10 +575,12 @@ class Builder:
             tile_map = ir.AffineMap.get(6, 0, [b, h, key, d])
             table, page_size = None, None
         before_seq_len = ir.AffineMap.get(tile_map.n_dims, 0, [length - key - 1])  # key < seq_len
+        swizzle = self.k_swizzle if tile == self.k_tile else self.v_swizzle
         rock.blockwise_load_tile(
             source, tile, indices, table,
             map=ir.AffineMapAttr.get(tile_map), block_size=plan.block, page_size=page_size,
-            index_bounds=bounds, valid=before_seq_len,
+            index_bounds=bounds, valid=before_seq_len, lds_swizzle=self.lds_swizzle(swizzle),
+            lds_dma=True if self.dma and self.matrix is not None else None,
         )
 
     def load_scales(self, source: ir.Value, tile: ir.Value, t: ir.Value) -> None:

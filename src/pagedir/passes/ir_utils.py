@@ -229,6 +229,17 @@ def apply(expr, *values: ir.Value) -> ir.Value:
     return affine.apply(ir.AffineMap.get(len(values), 0, [expr(*dims)]), list(values))
 
 
+def swizzled_column(swizzle, row: ir.Value, column: ir.Value) -> ir.Value:
+    """Where ``column`` of ``row`` lies in a tile stored with ``lds_swizzle = [c, s, n, m]``
+    (``rock.blockwise_load_tile``): its chunk of c elements xor ``((row div s) mod n) * m``."""
+    chunk, rows, count, multiplier = swizzle
+    if count == 1:
+        return column
+    flip = apply(lambda r: ir.AffineExpr.get_floor_div(r, rows) % count * multiplier, row)
+    moved = arith.xori(apply(lambda d: ir.AffineExpr.get_floor_div(d, chunk), column), flip)
+    return apply(lambda k, d: k * chunk + d % chunk, moved, column)
+
+
 def lds_view(shape: list[int], element: ir.Type) -> ir.Value:
     """An i8 LDS ``rock.alloc`` viewed as ``memref<shape x element>``."""
     from pagedir.dialect import rock

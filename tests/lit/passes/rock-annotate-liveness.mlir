@@ -594,3 +594,75 @@ func.func @guarded_overwrite(%in: memref<4x64xf32>, %out: memref<4x64xf32>, %mor
   }
   return
 }
+
+// -----
+
+// Direct-to-LDS loads (rock.global_load_lds): lane l of the 64-lane wave writes 4 bytes at element
+// dest_offset + 2 l. Two loads (dest_offset 0 and 128) write all 512 bytes: the second pair is a
+// definite overwrite, so the buffer has two live ranges.
+
+// CHECK-LABEL: func.func @direct_loads_overwrite
+// CHECK: "rock.live_in"(%[[RAW:.*]])
+// CHECK-NEXT: "rock.global_load_lds"
+// CHECK-NEXT: "rock.global_load_lds"
+// CHECK: memref.load
+// CHECK-NEXT: "rock.live_out"(%[[RAW]])
+// CHECK: "rock.live_in"(%[[RAW]])
+// CHECK-NEXT: "rock.global_load_lds"
+// CHECK-NEXT: "rock.global_load_lds"
+// CHECK: memref.load
+// CHECK-NEXT: "rock.live_out"(%[[RAW]])
+func.func @direct_loads_overwrite(%pages: memref<2x8x2048xf16>, %ptr: i64, %out: memref<2xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %true = arith.constant true
+  %t = "rock.workitem_id"() : () -> index
+  %raw = "rock.alloc"() : () -> memref<512xi8, #gpu.address_space<workgroup>>
+  %tile = memref.view %raw[%c0][] : memref<512xi8, #gpu.address_space<workgroup>> to memref<256xf16, #gpu.address_space<workgroup>>
+  "rock.global_load_lds"(%pages, %t, %tile, %c0, %true, %ptr) {bytes = 4, page_size = 2048, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1>} : (memref<2x8x2048xf16>, index, memref<256xf16, #gpu.address_space<workgroup>>, index, i1, i64) -> ()
+  "rock.global_load_lds"(%pages, %t, %tile, %c128, %true, %ptr) {bytes = 4, page_size = 2048, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1>} : (memref<2x8x2048xf16>, index, memref<256xf16, #gpu.address_space<workgroup>>, index, i1, i64) -> ()
+  "rock.lds_barrier"() : () -> ()
+  %a = memref.load %tile[%t] : memref<256xf16, #gpu.address_space<workgroup>>
+  memref.store %a, %out[%c0] : memref<2xf16>
+  "rock.lds_barrier"() : () -> ()
+  "rock.global_load_lds"(%pages, %t, %tile, %c0, %true, %ptr) {bytes = 4, page_size = 2048, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1>} : (memref<2x8x2048xf16>, index, memref<256xf16, #gpu.address_space<workgroup>>, index, i1, i64) -> ()
+  "rock.global_load_lds"(%pages, %t, %tile, %c128, %true, %ptr) {bytes = 4, page_size = 2048, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1>} : (memref<2x8x2048xf16>, index, memref<256xf16, #gpu.address_space<workgroup>>, index, i1, i64) -> ()
+  "rock.lds_barrier"() : () -> ()
+  %b = memref.load %tile[%t] : memref<256xf16, #gpu.address_space<workgroup>>
+  memref.store %b, %out[%c1] : memref<2xf16>
+  return
+}
+
+// -----
+
+// The same with one load per round: 256 of the 512 bytes, no definite overwrite: one range.
+
+// CHECK-LABEL: func.func @direct_loads_half
+// CHECK: "rock.live_in"
+// CHECK-NOT: "rock.live_in"
+// CHECK-NOT: "rock.live_out"
+// CHECK: %{{.*}} = memref.load
+// CHECK-NOT: "rock.live_in"
+// CHECK-NOT: "rock.live_out"
+// CHECK: %{{.*}} = memref.load
+// CHECK-NEXT: "rock.live_out"
+func.func @direct_loads_half(%pages: memref<2x8x2048xf16>, %ptr: i64, %out: memref<2xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %true = arith.constant true
+  %t = "rock.workitem_id"() : () -> index
+  %raw = "rock.alloc"() : () -> memref<512xi8, #gpu.address_space<workgroup>>
+  %tile = memref.view %raw[%c0][] : memref<512xi8, #gpu.address_space<workgroup>> to memref<256xf16, #gpu.address_space<workgroup>>
+  "rock.global_load_lds"(%pages, %t, %tile, %c0, %true, %ptr) {bytes = 4, page_size = 2048, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1>} : (memref<2x8x2048xf16>, index, memref<256xf16, #gpu.address_space<workgroup>>, index, i1, i64) -> ()
+  "rock.lds_barrier"() : () -> ()
+  %a = memref.load %tile[%t] : memref<256xf16, #gpu.address_space<workgroup>>
+  memref.store %a, %out[%c0] : memref<2xf16>
+  "rock.lds_barrier"() : () -> ()
+  "rock.global_load_lds"(%pages, %t, %tile, %c0, %true, %ptr) {bytes = 4, page_size = 2048, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1>} : (memref<2x8x2048xf16>, index, memref<256xf16, #gpu.address_space<workgroup>>, index, i1, i64) -> ()
+  "rock.lds_barrier"() : () -> ()
+  %b = memref.load %tile[%t] : memref<256xf16, #gpu.address_space<workgroup>>
+  memref.store %b, %out[%c1] : memref<2xf16>
+  return
+}

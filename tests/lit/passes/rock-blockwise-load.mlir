@@ -337,3 +337,93 @@ func.func @dynamic_blocks_k_tile(%pool: memref<?x4x2x32xf16>, %block_table: memr
   "rock.blockwise_load_tile"(%pages, %tile, %b, %t, %head_page, %block_table) {map = affine_map<(b, t, hp, n, d) -> (b, hp * 128 + (t * 8 + n) * 32 + d)>, block_size = 64, page_size = 128, index_bounds = array<i64: 2147483647, 2147483647, 2147483647>, operandSegmentSizes = array<i32: 1, 1, 3, 1>} : (memref<?x?x128xf16>, memref<8x32xf16, #gpu.address_space<workgroup>>, index, index, index, memref<?x?xi32>) -> ()
   return
 }
+
+// -----
+
+// A swizzled tile (lds_swizzle = [4, 1, 4, 1]: row r's chunk k of 4 elements is stored as chunk
+// k xor (r mod 4)): each thread's 8-element vector goes to LDS as two chunks of 4, each at its
+// swizzled column (the registers are read as they were loaded).
+
+// CHECK-LABEL: func.func @swizzled_tile
+// CHECK: scf.execute_region no_inline {
+// CHECK:   scf.for
+// CHECK:     %[[COLUMN:.*]] = affine.apply #{{.*}}(%[[VECTOR:[^,)]+]])
+// CHECK:     %[[ROW:.*]] = affine.apply #{{.*}}(%[[VECTOR]])
+// CHECK:     %[[FLIP:.*]] = affine.apply #[[ROW_MOD_4:.*]](%[[ROW]])
+// CHECK:     %[[CHUNK:.*]] = affine.apply #[[CHUNK_OF:.*]](%[[COLUMN]])
+// CHECK:     %[[MOVED:.*]] = arith.xori %[[CHUNK]], %[[FLIP]] : index
+// CHECK:     %[[AT:.*]] = affine.apply #{{.*}}(%[[MOVED]], %[[COLUMN]])
+// CHECK:     %[[LOW:.*]] = vector.load %{{.*}}[%{{.*}}, %c0{{.*}}] : memref<1x8xf16, #gpu.address_space<private>>, vector<4xf16>
+// CHECK:     vector.store %[[LOW]], %[[TILE:.*]][%[[ROW]], %[[AT]]] : memref<16x32xf16, #gpu.address_space<workgroup>>, vector<4xf16>
+// CHECK:     %[[NEXT:.*]] = arith.addi %[[COLUMN]], %c4
+// CHECK:     %[[FLIP2:.*]] = affine.apply #[[ROW_MOD_4]](%[[ROW]])
+// CHECK:     %[[CHUNK2:.*]] = affine.apply #[[CHUNK_OF]](%[[NEXT]])
+// CHECK:     %[[MOVED2:.*]] = arith.xori %[[CHUNK2]], %[[FLIP2]] : index
+// CHECK:     %[[AT2:.*]] = affine.apply #{{.*}}(%[[MOVED2]], %[[NEXT]])
+// CHECK:     %[[HIGH:.*]] = vector.load %{{.*}}[%{{.*}}, %c4{{.*}}] : memref<1x8xf16, #gpu.address_space<private>>, vector<4xf16>
+// CHECK:     vector.store %[[HIGH]], %[[TILE]][%[[ROW]], %[[AT2]]]
+// CHECK:   "rock.lds_barrier"()
+// CHECK: } {rock.stage = "LDSWrite"}
+func.func @swizzled_tile(%src: memref<16x32xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %raw = "rock.alloc"() : () -> memref<1024xi8, #gpu.address_space<workgroup>>
+  %tile = memref.view %raw[%c0][] : memref<1024xi8, #gpu.address_space<workgroup>> to memref<16x32xf16, #gpu.address_space<workgroup>>
+  "rock.blockwise_load_tile"(%src, %tile) {map = affine_map<(n, d) -> (n, d)>, block_size = 64, lds_swizzle = array<i64: 4, 1, 4, 1>, operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<16x32xf16>, memref<16x32xf16, #gpu.address_space<workgroup>>) -> ()
+  return
+}
+
+// -----
+
+// lds_dma: a V-like [32, 128] f16 tile from pages of 16 tokens, 128 threads (2 waves) on gfx942.
+// A wave's direct-to-LDS load moves 64 lanes x 4 bytes = one 128-element row; the 32 loads are
+// dealt to the waves in turn (16 each). Every load's page pointer and offsets are read first,
+// then every load is issued, then the wave waits for all of them (s_waitcnt vmcnt(0): 3952),
+// then the barrier. No registers: no GlobalRead / LDSWrite stages.
+
+// CHECK-LABEL: func.func @dma_v_tile
+// CHECK-NOT: #gpu.address_space<private>
+// CHECK: } {rock.stage = "PagePtrLoad"}
+// CHECK: scf.execute_region no_inline {
+// CHECK:   %[[TID:.*]] = "rock.workitem_id"()
+// CHECK:   %[[WAVE:.*]] = affine.apply #{{.*}}(%[[TID]])
+// CHECK:   %[[LANE:.*]] = affine.apply #{{.*}}(%[[TID]])
+// CHECK:   %[[PTR0:.*]] = memref.load %[[PTRS:.*]][%{{.*}}] : memref<2xi64, #gpu.address_space<workgroup>>
+// CHECK:   %[[NONNULL:.*]] = arith.cmpi ne, %[[PTR0]], %c0_i64
+// CHECK-COUNT-15: memref.load %[[PTRS]]
+// CHECK:   "rock.global_load_lds"(%{{.*}}, %{{.*}}, %[[TILE:.*]], %{{.*}}, %{{.*}}, %[[PTR0]]) {bytes = 4 : i64, {{.*}}page_size = 2048 : i64}
+// CHECK-COUNT-15: "rock.global_load_lds"
+// CHECK-NEXT:   rocdl.s.waitcnt 3952
+// CHECK-NEXT:   "rock.lds_barrier"()
+// CHECK: } {rock.stage = "GlobalToLDS"}
+// CHECK-NOT: rock.threadwise_read_into
+func.func @dma_v_tile(%table: memref<2x8x1xi64>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 128 : i64, rock.grid_size = 8 : i64} {
+  %pages = "rock.deref"(%table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
+  %bid = "rock.workgroup_id"() : () -> index
+  %raw = "rock.alloc"() : () -> memref<8192xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %tile = memref.view %raw[%c0][] : memref<8192xi8, #gpu.address_space<workgroup>> to memref<32x128xf16, #gpu.address_space<workgroup>>
+  %b = affine.apply affine_map<(d0) -> (d0 floordiv 4)>(%bid)
+  %t = affine.apply affine_map<(d0) -> (d0 mod 4)>(%bid)
+  "rock.blockwise_load_tile"(%pages, %tile, %b, %t, %table) {map = affine_map<(b, t, n, d) -> (b, (t * 32 + n) * 128 + d)>, block_size = 128, page_size = 2048, index_bounds = array<i64: 2, 4>, lds_dma, operandSegmentSizes = array<i32: 1, 1, 2, 1>} : (memref<2x8x2048xf16>, memref<32x128xf16, #gpu.address_space<workgroup>>, index, index, memref<2x8x1xi64>) -> ()
+  return
+}
+
+// -----
+
+// lds_dma on gfx1100: RDNA has no direct-to-LDS loads; the register path.
+
+// CHECK-LABEL: func.func @dma_on_rdna
+// CHECK: {rock.stage = "GlobalRead"}
+// CHECK: {rock.stage = "LDSWrite"}
+// CHECK-NOT: rock.global_load_lds
+func.func @dma_on_rdna(%table: memref<2x8x1xi64>) attributes {rock.kernel, rock.arch = "gfx1100", rock.block_size = 64 : i64, rock.grid_size = 8 : i64} {
+  %pages = "rock.deref"(%table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
+  %bid = "rock.workgroup_id"() : () -> index
+  %raw = "rock.alloc"() : () -> memref<8192xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %tile = memref.view %raw[%c0][] : memref<8192xi8, #gpu.address_space<workgroup>> to memref<32x128xf16, #gpu.address_space<workgroup>>
+  %b = affine.apply affine_map<(d0) -> (d0 floordiv 4)>(%bid)
+  %t = affine.apply affine_map<(d0) -> (d0 mod 4)>(%bid)
+  "rock.blockwise_load_tile"(%pages, %tile, %b, %t, %table) {map = affine_map<(b, t, n, d) -> (b, (t * 32 + n) * 128 + d)>, block_size = 64, page_size = 2048, index_bounds = array<i64: 2, 4>, lds_dma, operandSegmentSizes = array<i32: 1, 1, 2, 1>} : (memref<2x8x2048xf16>, memref<32x128xf16, #gpu.address_space<workgroup>>, index, index, memref<2x8x1xi64>) -> ()
+  return
+}

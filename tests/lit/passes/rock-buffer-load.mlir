@@ -122,3 +122,35 @@ func.func @dense_dynamic(%q: memref<?x8xf32>, %r: index, %c: index, %valid: i1) 
   %x = "rock.global_load"(%q, %r, %c, %valid) {operandSegmentSizes = array<i32: 1, 2, 1, 0>} : (memref<?x8xf32>, index, index, i1) -> vector<2xf32>
   return %x : vector<2xf32>
 }
+
+// -----
+
+// A direct-to-LDS load: the page's descriptor (its pointer made wave-uniform), the lane's byte
+// offset pushed to num_records when invalid (the hardware then writes 0), and the LDS base (M0)
+// the tile's address plus dest_offset elements, wave-uniform too.
+
+// CHECK-LABEL: func.func @direct_to_lds
+// CHECK-SAME: (%{{.*}}: memref<2x8x2048xf16>, %[[PTR:.*]]: i64, %[[OFF:.*]]: index, %[[BASE:.*]]: index, %[[VALID:.*]]: i1)
+// CHECK: %[[TILE:.*]] = memref.view
+// CHECK: %[[UNIFORM:.*]] = rocdl.readfirstlane %[[PTR]] : i64
+// CHECK: %[[GLOBAL:.*]] = llvm.inttoptr %[[UNIFORM]] : i64 to !llvm.ptr<1>
+// CDNA: %[[RSRC:.*]] = rocdl.make.buffer.rsrc %[[GLOBAL]], %{{.*}}, %c4096_i64, %c159744_i32 : <1> to <8>
+// RDNA: %[[RSRC:.*]] = rocdl.make.buffer.rsrc %[[GLOBAL]], %{{.*}}, %c4096_i64, %c822243328_i32 : <1> to <8>
+// CHECK: %[[BYTES:.*]] = arith.muli %[[OFF]], %c2
+// CHECK: %[[BYTES32:.*]] = arith.index_cast %[[BYTES]] : index to i32
+// CHECK: %[[VOFF:.*]] = arith.select %[[VALID]], %[[BYTES32]], %c4096_i32 : i32
+// CHECK: %[[AT:.*]] = memref.extract_aligned_pointer_as_index %[[TILE]]
+// CHECK: %[[SHIFT:.*]] = arith.muli %[[BASE]], %c2
+// CHECK: %[[LDS:.*]] = arith.addi %[[AT]], %[[SHIFT]] : index
+// CHECK: %[[LDS32:.*]] = arith.index_cast %[[LDS]] : index to i32
+// CHECK: %[[M0:.*]] = rocdl.readfirstlane %[[LDS32]] : i32
+// CHECK: %[[LDSPTR:.*]] = llvm.inttoptr %[[M0]] : i32 to !llvm.ptr<3>
+// CHECK: rocdl.raw.ptr.buffer.load.lds %[[RSRC]], %[[LDSPTR]], %c4_i32, %[[VOFF]], %c0_i32, %c0_i32, %c0_i32
+// CHECK-NOT: rock.global_load_lds
+func.func @direct_to_lds(%pages: memref<2x8x2048xf16>, %ptr: i64, %off: index, %base: index, %valid: i1) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %raw = "rock.alloc"() : () -> memref<8192xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %tile = memref.view %raw[%c0][] : memref<8192xi8, #gpu.address_space<workgroup>> to memref<32x128xf16, #gpu.address_space<workgroup>>
+  "rock.global_load_lds"(%pages, %off, %tile, %base, %valid, %ptr) {bytes = 4, page_size = 2048, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1>} : (memref<2x8x2048xf16>, index, memref<32x128xf16, #gpu.address_space<workgroup>>, index, i1, i64) -> ()
+  return
+}

@@ -682,3 +682,40 @@ func.func @dynamic_fixed_split(%q: memref<?x8x1x64xf16>, %k_cache: memref<?x16x2
     : (memref<?x8x1x64xf16>, memref<?x?x1024xf16>, memref<?x?x1024xf16>, memref<?xi32>, memref<?x8x1x64xf16>) -> ()
   return
 }
+
+// -----
+
+// The same decode with the kernel's rock.lds_swizzle: the tiles are stored swizzled
+// (lds_swizzle on their loads, chosen for conflict-free reads: Q and K by row mod 16 / 8,
+// V by bit 2 of the key) and read through the same swizzle. A lane reads its K values of two
+// MFMA steps at once (8 f16, columns 32 s + 8 g: steps 2s and 2s + 1 take its halves), Q's
+// fragments take the same columns. The swizzled columns of the loop's reads are lane bases
+// computed before the loop plus constants.
+
+// CHECK-LABEL: func.func @decode_mfma_swizzled
+// CHECK: "rock.blockwise_load_tile"(%{{.*}}, %[[QTILE:.*]], %{{.*}}) {{.*}}lds_swizzle = array<i64: 4, 1, 16, 1>
+// CHECK: %[[QROWS:.*]] = memref.view %{{.*}} to memref<2x64xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[KTILE:.*]] = memref.view %{{.*}} to memref<32x64xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[VTILE:.*]] = memref.view %{{.*}} to memref<32x64xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[QMOVED:.*]] = arith.xori
+// CHECK: %[[QCOL:.*]] = affine.apply #{{.*}}(%[[QMOVED]], %{{.*}})
+// CHECK: %[[Q0:.*]] = vector.load %[[QROWS]][%{{.*}}, %[[QCOL]]] : memref<2x64xf16, #gpu.address_space<workgroup>>, vector<4xf16>
+// CHECK: %[[Q1:.*]] = vector.load %[[QROWS]]
+// CHECK: arith.xori
+// CHECK: scf.for
+// CHECK:   "rock.blockwise_load_tile"(%{{.*}}, %[[KTILE]], {{.*}}lds_swizzle = array<i64: 8, 1, 8, 1>
+// CHECK:   %[[K01:.*]] = vector.load %[[KTILE]][%{{.*}}, %{{.*}}] : memref<32x64xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK:   %[[K0:.*]] = vector.extract_strided_slice %[[K01]] {offsets = [0], sizes = [4], strides = [1]}
+// CHECK:   amdgpu.mfma 16x16x16 %[[K0]] * %[[Q0]]
+// CHECK:   %[[K1:.*]] = vector.extract_strided_slice %[[K01]] {offsets = [4], sizes = [4], strides = [1]}
+// CHECK:   amdgpu.mfma 16x16x16 %[[K1]] * %[[Q1]]
+// CHECK:   "rock.blockwise_load_tile"(%{{.*}}, %[[VTILE]], {{.*}}lds_swizzle = array<i64: 8, 4, 2, 2>
+// CHECK:   memref.load %[[VTILE]]
+// CHECK:   scf.yield
+func.func @decode_mfma_swizzled(%q: memref<1x2x1x64xf16>, %k: memref<1x1x32x64xf16>, %v: memref<1x1x32x64xf16>,
+                       %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64, rock.lds_swizzle} {
+  "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x1x32x64xf16>, memref<1x1x32x64xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
+  return
+}

@@ -276,6 +276,28 @@ func.func @valid_inputs(%q: memref<64x64xf16>, %i: index) {
 
 // -----
 
+// `lds_swizzle` chunks: [chunk, rows per step, steps, multiplier], steps and multiplier powers of two.
+func.func @swizzle_fields(%q: memref<64x64xf16>, %i: index) {
+  %tile = "rock.alloc"() : () -> memref<16x64xf16, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'rock.blockwise_load_tile' op lds_swizzle must be [chunk, rows per step, steps, multiplier], positive, the last two powers of two, got [8, 1, 3, 1]}}
+  "rock.blockwise_load_tile"(%q, %tile, %i) {map = affine_map<(i, r, c) -> (i * 16 + r, c)>, lds_swizzle = array<i64: 8, 1, 3, 1>,
+      block_size = 64, operandSegmentSizes = array<i32: 1, 1, 1, 0>} : (memref<64x64xf16>, memref<16x64xf16, #gpu.address_space<workgroup>>, index) -> ()
+  return
+}
+
+// -----
+
+// The swizzled chunks must stay inside a row: chunk * steps * multiplier divides the row.
+func.func @swizzle_past_the_row(%q: memref<64x64xf16>, %i: index) {
+  %tile = "rock.alloc"() : () -> memref<16x64xf16, #gpu.address_space<workgroup>>
+  // expected-error @+1 {{'rock.blockwise_load_tile' op lds_swizzle [8, 1, 16, 1]: chunk * steps * multiplier must divide the last dim of a static dest of rank >= 2, got memref<16x64xf16, #gpu.address_space<workgroup>>}}
+  "rock.blockwise_load_tile"(%q, %tile, %i) {map = affine_map<(i, r, c) -> (i * 16 + r, c)>, lds_swizzle = array<i64: 8, 1, 16, 1>,
+      block_size = 64, operandSegmentSizes = array<i32: 1, 1, 1, 0>} : (memref<64x64xf16>, memref<16x64xf16, #gpu.address_space<workgroup>>, index) -> ()
+  return
+}
+
+// -----
+
 // operandSegmentSizes must split the operands into the declared groups (IRDL checks it for ops with
 // more than one optional or variadic operand, as rock.attention now has).
 
