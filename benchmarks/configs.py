@@ -28,13 +28,17 @@ class Config:
     group: str = "main"
     #: pagedir-gen --num-splits (0: chosen from the chip's compute units); None: no flag, one split.
     splits: int | None = None
+    #: How the K/V tiles reach LDS: "" (registers, row-major tiles), "swizzle" (--lds-swizzle) or "dma"
+    #: (--lds-swizzle --lds-dma: direct global -> LDS loads into the swizzled tiles).
+    lds: str = ""
 
     @property
     def name(self) -> str:
         layout = "dense" if self.dense else f"p{self.page_tokens}"
         shape = f"b{self.batch}-hq{self.heads_q}-hkv{self.heads_kv}-sq{self.seq_q}" if self.kind == "attention" else f"b{self.batch}-h{self.heads_kv}"
         split = "" if self.splits is None else "-splits-auto" if self.splits == 0 else f"-splits{self.splits}"
-        return f"{self.phase}-{shape}-sk{self.seq_k}-d{self.head_dim}-{layout}-{self.dtype}-{self.arch}{split}"
+        lds = f"-lds-{self.lds}" if self.lds else ""
+        return f"{self.phase}-{shape}-sk{self.seq_k}-d{self.head_dim}-{layout}-{self.dtype}-{self.arch}{split}{lds}"
 
     @property
     def paged_twin(self) -> str:
@@ -51,7 +55,8 @@ class Config:
                 "--seq-len-q", str(self.seq_q), "--seq-len-k", str(self.seq_k), "--head-dim", str(self.head_dim),
                 "--page-size", str(self.page_tokens), "--dtype", self.dtype, "--arch", self.arch]
         splits = [] if self.splits is None else ["--num-splits", str(self.splits)]
-        return argv + (["--causal"] if self.causal else []) + (["--dense"] if self.dense else []) + splits
+        lds = {"": [], "swizzle": ["--lds-swizzle"], "dma": ["--lds-swizzle", "--lds-dma"]}[self.lds]
+        return argv + (["--causal"] if self.causal else []) + (["--dense"] if self.dense else []) + splits + lds
 
     def required_bytes(self) -> dict[str, int]:
         """What the kernel cannot do without: every live K/V byte, the page pointers, Q once; out written once.
@@ -110,6 +115,14 @@ def configurations(quick: bool) -> list[Config]:
                                   heads_kv=heads_kv, seq_k=seq_k, splits=splits, interpret=interpret, group="split"))
     configs.append(Config("attention", "gfx942", 128, 16, "decode", batch=64, heads_q=64, heads_kv=8, seq_k=4096,
                           splits=0, group="split"))
+    # LDS layouts of the matrix loop (gfx942, D 128): row-major tiles, swizzled tiles, direct-to-LDS loads;
+    # decode GQA 8 and MHA, causal prefill GQA 8. The interpreter counts their bank conflicts.
+    for shape in (dict(phase="decode", heads_q=16, heads_kv=2), dict(phase="decode", heads_q=8, heads_kv=8),
+                  dict(phase="prefill", batch=1, heads_q=16, heads_kv=2, seq_q=256, seq_k=256, causal=True)):
+        for lds in ("", "swizzle", "dma"):
+            config = Config("attention", "gfx942", 128, 16, lds=lds, interpret=True, group="lds", **shape)
+            if all(c.name != config.name for c in configs):  # decode GQA 8 row-major: the split table's
+                configs.append(config)
     return configs
 
 

@@ -16,6 +16,7 @@ import mlir.ir as ir
 import numpy as np
 
 from pagedir.arch import get_chip
+from pagedir.interp import lds_banks
 from pagedir.interp.memory import BASE, Device
 
 #: Which part of the toolchain a stage belongs to (the headline ratio is ours / everything else).
@@ -317,6 +318,12 @@ def interpret(l0_text: str, l6_text: str, entry: str, seed: int = 0) -> dict[str
         run_function(l6, again.args, device=fresh)
         run_seconds = min(run_seconds, time.perf_counter() - start)
 
+        # And with the LDS bank-conflict model (pagedir.interp.lds_banks) on.
+        banked = Device()
+        case = make_case(l0, np.random.default_rng(seed), banked)
+        with lds_banks.tally() as banks:
+            run_function(l6, case.args, device=banked)
+
     count = len(device.arrays) + 1
     sizes = np.array([0] + [a.nbytes for a in device.arrays], dtype=np.int64)
     read, written, distinct = (padded(t, count) for t in (device.bytes_read, device.bytes_written, device.distinct_read()))
@@ -330,6 +337,8 @@ def interpret(l0_text: str, l6_text: str, entry: str, seed: int = 0) -> dict[str
         "run_seconds": run_seconds,
         "counted_seconds": counted_seconds,
         "thread_instructions": int(program.executed),
+        "lds_conflicts": {kind: {"cycles": t.cycles, "conflicted": t.conflicted, "instructions": t.instructions}
+                          for kind in ("read", "write") for t in [banks.total(kind)]},
         "grid": groups,
         "block": block,
         #: The argument the plan appends for a split kernel (partial outputs and LSEs), else None;

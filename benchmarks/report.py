@@ -63,6 +63,12 @@ How the figures are obtained:
   give the ops one wave runs per tile (`benchmarks/measure.py`, `hot_loop_instructions`). They are
   the interpreter's L6 ops (constants and index arithmetic included), not ISA instructions; a uniform
   branch counts the side taken.
+* **LDS layouts and bank conflicts.** The same kernel with its K/V (and Q) tiles row-major in LDS, swizzled
+  (`--lds-swizzle`: chunk k of row r stored at chunk k xor f(r), so the matrix loop's reads spread over the
+  banks) and filled by direct global -> LDS loads (`--lds-dma`, into the swizzled tiles). The L6 kernel runs
+  once more with `pagedir.interp.lds_banks` counting (32 banks of 4 bytes; lanes served in groups moving
+  128 bytes): *conflict cycles* are the cycles past the first of each group, summed over every wave's LDS
+  instructions of the whole launch; *conflicted / wave reads* counts wave instructions with any.
 * **Interpreter speed.** The same L6 run with a counter of executed ops x active lanes
   (`pagedir.interp` counts when `Program.count_instructions` is set): thread-instructions.
   Rate = thread-instructions / the time of an uncounted run of the same kernel; the
@@ -239,6 +245,32 @@ def quality_table(records: list[dict]) -> str:
                   "pipeline depth", "global waits per tile (vmcnt(0))"], rows)
 
 
+def lds_table(records: list[dict]) -> str:
+    """The matrix loop's LDS layouts side by side: row-major tiles, swizzled tiles (``--lds-swizzle``) and
+    direct-to-LDS loads (``--lds-dma``), with the interpreter's bank-conflict count (pagedir.interp.lds_banks)."""
+    by_name = {r["config"]["name"]: r for r in ok(records)}
+    layouts = ok(records, "lds")
+    names = {r["config"]["name"] for r in layouts}
+    shown = []
+    for r in layouts:  # a row-major kernel measured in another table (decode GQA 8) is shown before its swizzled twin
+        twin = r["config"]["name"].removesuffix("-lds-swizzle")
+        if r["config"]["lds"] == "swizzle" and twin not in names and twin in by_name:
+            shown.append(by_name[twin])
+        shown.append(r)
+    rows = []
+    for record in shown:
+        k, conflicts = record["kernel"], (record.get("interp") or {}).get("lds_conflicts")
+        if not conflicts:
+            continue
+        read, write = conflicts["read"], conflicts["write"]
+        rows.append([record["config"]["name"], record["config"].get("lds") or "row-major", k["vgprs"], k["occupancy"],
+                     widths(k["buffer_loads"]), f"{k.get('loop_instructions_per_kv_token', '-')}",
+                     f"{read['cycles']:,}", f"{read['conflicted']:,} / {read['instructions']:,}",
+                     f"{write['cycles']:,}", "pass" if record["interp"]["passed"] else "FAIL"])
+    return table(["configuration", "K/V tiles", "VGPR", "waves/SIMD", "buffer loads", "loop instr / KV token",
+                  "read conflict cycles", "conflicted / wave reads", "write conflict cycles", "check"], rows)
+
+
 def global_waits(kernel: dict) -> str:
     """``s_waitcnt vmcnt`` waits per iteration of the hot loop, and in parentheses those draining to vmcnt(0)
     (pagedir.backend.report.global_waits_per_tile); "-" for a record made before the report counted them."""
@@ -392,6 +424,7 @@ def markdown(m: dict, records: list[dict], plots: list[str], command: dict | Non
         "\n## Bytes: required vs requested by the kernel's loads\n", bytes_table(records),
         "\n## Paged vs dense K/V (same attention, same pipeline)\n", dense_table(records),
         "\n## Hot-loop instructions, contiguous vs shuffled (interpreter, per wave and KV tile)\n", hot_loop_table(records),
+        "\n## LDS layouts and bank conflicts (gfx942, D 128; interpreter, CDNA model)\n", lds_table(records),
         "\n## Interpreter speed\n", interp_table(records),
         unavailable(records),
         "\n## Method\n\n" + METHOD,
