@@ -286,7 +286,8 @@ PLANTS = {plant.name: plant for plant in (
         "threadwise-no-null-page-guard",
         "rock-threadwise-lowering's paged loads are valid through a null page pointer",
         (Edit(THREADWISE, "arith.andi(arith.andi(in_table, in_buffer), non_null)",
-              "arith.andi(in_table, in_buffer)"),),
+              "arith.andi(in_table, in_buffer)"),
+         Edit(THREADWISE, "    return arith.andi(row.in_table, non_null)\n", "    return row.in_table  # PLANTED\n")),
         (Catcher("tests/unit/test_copy_kv.py::test_ragged_sequences_and_null_pages[k]", UNMAPPED),
          Catcher(CHECK_COPY_KV, UNMAPPED)),
     ),
@@ -351,7 +352,7 @@ PLANTS = {plant.name: plant for plant in (
         "rock-pipeline writes tile lb + 1's page pointers while a thread still reads tile lb's from the prologue",
         (Edit(PIPELINE, "            with ir.InsertionPoint(loop):\n                rock.lds_barrier()\n",
               "            pass  # PLANTED\n"),),
-        (Catcher("tests/unit/test_pipeline.py::test_pipelined_loop_over_random_tile_ranges[0]", r"LDS race"),),
+        (Catcher("tests/unit/test_pipeline.py::test_pipelined_loop_over_random_tile_ranges[0-lds]", r"LDS race"),),
     ),
     Plant(
         "pipeline-last-tile-issued-again",
