@@ -85,7 +85,8 @@ KERNEL_STAGES = (
 )
 
 #: The options that go to the kernel passes: each to every pass whose Options have a field of that name, when set.
-KERNEL_PASS_FIELDS = ("arch", "block_size", "m_per_block", "n_per_block", "num_splits", "compute_units", "pipeline_depth")
+KERNEL_PASS_FIELDS = ("arch", "block_size", "m_per_block", "n_per_block", "num_splits", "compute_units", "pipeline_depth",
+                      "lds_swizzle", "lds_dma")
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,10 @@ class CompileOptions:
     compute_units: int = 0
     #: KV tiles in flight (rock-pipeline): 1 or 2, 0 the kernel's ``rock.pipeline_depth``, else chosen.
     pipeline_depth: int = 0
+    #: The matrix loop's tiles swizzled in LDS, and filled by direct global -> LDS loads
+    #: (rock-gridwise-attention-to-blockwise; False: as the kernel's ``rock.lds_swizzle`` / ``rock.lds_dma`` say).
+    lds_swizzle: bool = False
+    lds_dma: bool = False
     #: Width of ``index`` in the kernel: 64 or 32 (rock-backend-pipeline).
     index_bitwidth: int = 64
     #: LLVM optimization level, 0 to 3.

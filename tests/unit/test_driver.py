@@ -198,6 +198,10 @@ def test_each_pass_takes_the_options_its_own_options_have() -> None:
                                                    "num_splits": -1, "compute_units": 0, "pipeline_depth": 0}
     # Unset options are not given: each kernel's rock.arch decides.
     assert all(not getattr(stage.step.options, "arch", "") for stage in stages(CompileOptions(), "L0", "L6"))
+    layouts = {stage.name: dataclasses.asdict(stage.step.options)
+               for stage in stages(CompileOptions(lds_swizzle=True, lds_dma=True), "L0", "L6")}
+    assert {k: v for k, v in layouts["rock-gridwise-attention-to-blockwise"].items() if k != "arch"} == {
+        "lds_swizzle": True, "lds_dma": True}
 
 
 def test_one_pass_is_a_one_stage_run() -> None:
