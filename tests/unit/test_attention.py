@@ -258,3 +258,18 @@ def test_small_pages_with_the_default_tiling(page_size: int) -> None:
     args = make_args(seq_len_q=3, seq_len_k=96, causal=True, page_size=page_size)
     got, expected = run_attention(args, np.array([96, 50], dtype=np.int32), seed=page_size)
     np.testing.assert_allclose(got, expected, atol=TOLERANCE[args.dtype], rtol=0)
+
+
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1201"])
+def test_f32_head_dim_256_without_f32_matrix_cores_fits_the_lds(arch: str) -> None:
+    # The VALU loop's 64-key tile of f32 D 256 is 64 KiB of K alone: the tiling takes 32 keys (it used to
+    # keep 64 and refuse its own choice for LDS), and the kernel computes the reference.
+    args = make_args(head_dim=256, dtype="f32", seq_len_k=96, arch=arch)
+    with make_context():
+        module = ir.Module.parse(gen.generate(args))
+        lower(module, end="L1")
+        op = [o for o in module.body.operations[0].regions[0].blocks[0].operations
+              if o.operation.name == "rock.gridwise_attention_accel"][0]
+        assert ir.IntegerAttr(op.attributes["n_per_block"]).value == 32
+    got, expected = run_attention(args, seq_lens=np.array([96, 41], dtype=np.int32), seed=4)
+    np.testing.assert_allclose(got, expected, atol=TOLERANCE["f32"], rtol=0)

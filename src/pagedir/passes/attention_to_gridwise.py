@@ -242,6 +242,12 @@ def choose_tiling(p: AttentionProblem, options: AttentionToGridwiseOptions, chip
     block = options.block_size or min(MAX_BLOCK_SIZE, max(MIN_BLOCK_SIZE, pow2_ceil(m * p.head_dim // outputs_per_thread)))
     n = options.n_per_block or (64 if m * 32 < block else 32)
     grid = None if p.batch is None else p.batch * workgroups_per_sequence(p, m)
+    # Shorter tiles where the chosen one does not fit the chip's LDS (f32 at D 256: 64 keys of K are 64 KiB)
+    # or gives fewer tiles than the splits asked for, as the matrix tiling does.
+    while not options.n_per_block and n > TILE and (
+            (chip is not None and peak_lds_bytes(lds_bytes(p, Tiling(block, m, n, grid))) > chip.lds_per_workgroup)
+            or (p.seq_k is not None and math.ceil(p.seq_k / n) < splits)):
+        n //= 2
     return Tiling(block, m, n, grid)
 
 

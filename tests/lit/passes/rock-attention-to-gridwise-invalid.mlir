@@ -57,11 +57,11 @@ func.func @no_chip(%q: memref<1x1x1x64xf16>, %k: memref<1x1x16x64xf16>, %v: memr
 
 // -----
 
-// A split takes at least one KV tile: 40 keys fit in one tile of 64 (the VALU tiling of gfx1030;
-// the matrix tiling would shorten its tiles to make the splits).
+// A split takes at least one KV tile: 40 keys make 3 tiles of 16, the shortest the tiling shortens
+// its tiles to (the VALU tiling of gfx1030, as the matrix tiling) for the splits asked.
 func.func @more_splits_than_tiles(%q: memref<1x1x1x64xf16>, %k: memref<1x1x40x64xf16>, %v: memref<1x1x40x64xf16>,
-                                  %out: memref<1x1x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx1030", rock.num_splits = 3} {
-  // expected-error @+1 {{'rock.attention' op num_splits 3 exceeds the 1 KV tiles of 64 tokens a sequence of 40 holds: a split takes at least one tile}}
+                                  %out: memref<1x1x1x64xf16>) attributes {rock.kernel, rock.arch = "gfx1030", rock.num_splits = 4} {
+  // expected-error @+1 {{'rock.attention' op num_splits 4 exceeds the 3 KV tiles of 16 tokens a sequence of 40 holds: a split takes at least one tile}}
   "rock.attention"(%q, %k, %v, %out) {num_heads_q = 1, num_heads_kv = 1, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>}
     : (memref<1x1x1x64xf16>, memref<1x1x40x64xf16>, memref<1x1x40x64xf16>, memref<1x1x1x64xf16>) -> ()
   return
