@@ -91,6 +91,7 @@ from pagedir.passes.base import ChipOptions, Pass
 from pagedir.passes.ir_utils import (
     MAX_LOAD_BYTES,
     BlockRead,
+    LinearForm,
     NotLinear,
     block_address,
     block_live,
@@ -302,9 +303,10 @@ def position_non_negative(op) -> bool:
             and all(m >= 0 and isinstance(e, ir.AffineDimExpr) for m, e in form.index_terms))
 
 
-def row_page_step(op) -> int | None:
-    """``k`` when the page of every wave's row ``r`` is the page of its row 0 plus ``r * k`` for every origin
-    the coefficients of the indices allow (rows of one tile walk the pages evenly); else None."""
+def row_vector_offsets(op) -> tuple[LinearForm, np.ndarray] | None:
+    """The map's linear form and the flat offset (from the origin) of each thread's vector in each row of
+    the tile, ``[rows, block_size]``; None when the threads do not take whole rows of at least 2 or the
+    map is not linear."""
     tile_shape = list(op.tile_shape)
     num_vectors = math.prod(tile_shape) // op.vector_len
     rows = num_vectors // op.block_size
@@ -314,8 +316,18 @@ def row_page_step(op) -> int | None:
         form = linear_form(op.map.results[1], len(op.indices), len(tile_shape))
     except NotLinear:
         return None
-    firsts = vector_offsets(form, tile_shape, op.vector_dim, op.vector_len).reshape(rows, op.block_size)
-    firsts = firsts[:, :: min(op.wave_size, op.block_size)]  # [rows, waves]
+    return form, vector_offsets(form, tile_shape, op.vector_dim, op.vector_len).reshape(rows, op.block_size)
+
+
+def row_page_step(op) -> int | None:
+    """``k`` when the page of every wave's row ``r`` is the page of its row 0 plus ``r * k`` for every origin
+    the coefficients of the indices allow (rows of one tile walk the pages evenly); else None."""
+    found = row_vector_offsets(op)
+    if found is None:
+        return None
+    form, offsets = found
+    rows = offsets.shape[0]
+    firsts = offsets[:, :: min(op.wave_size, op.block_size)]  # [rows, waves]
     pages = (origin_residues(form, op.page_size)[:, None, None] + firsts[None]) // op.page_size
     steps = pages - pages[:, :1, :]
     step = int(steps[0, 1, 0])
@@ -539,16 +551,11 @@ def pages_adjacent(op, read: list[RowPage], first_ptr: ir.Value) -> ir.Value:
 def rows_whole_pages_apart(op) -> int | None:
     """``k`` when every lane's vector in row ``r`` lies ``r * k`` whole pages after its vector in row 0 (the same
     offset inside the page, for any origin); else None."""
-    tile_shape = list(op.tile_shape)
-    num_vectors = math.prod(tile_shape) // op.vector_len
-    rows = num_vectors // op.block_size
-    if num_vectors % op.block_size or rows < 2:
+    found = row_vector_offsets(op)
+    if found is None:
         return None
-    try:
-        form = linear_form(op.map.results[1], len(op.indices), len(tile_shape))
-    except NotLinear:
-        return None
-    offsets = vector_offsets(form, tile_shape, op.vector_dim, op.vector_len).reshape(rows, op.block_size)
+    _, offsets = found
+    rows = offsets.shape[0]
     apart = offsets - offsets[:1]
     distance = int(apart[1, 0])
     if distance % op.page_size or not np.array_equal(apart, np.arange(rows)[:, None] * distance * np.ones_like(apart)):
