@@ -167,8 +167,13 @@ def test_pointer_tables_and_dense_kv_take_a_dynamic_batch(form: dict, tmp_path) 
     text = gen.generate(args)
     assert "%q: memref<?x4x" in text and "%seq_lens: memref<?xi32>" in text
     assert ("memref<?x13x1xi64>" in text) if not args.dense else ("%k: memref<?x2x48x64xf16>" in text)
-    out = check_kernel(args, tmp_path)
-    placements = [""] if args.dense else ["", ", adjacent pages", ", switching pages"]  # dense K/V has no pages
+    assert_checked_at_every_size(args, check_kernel(args, tmp_path))
+
+
+def assert_checked_at_every_size(args: argparse.Namespace, out: str) -> None:
+    """``pagedir-run --check``'s ``out`` for a dynamic kernel of 2 workgroups per sequence: one launch per size set
+    of :data:`DYNAMIC_SIZES` and page placement (dense K/V has no pages), each on its batch's workgroups."""
+    placements = [""] if args.dense else ["", ", adjacent pages", ", switching pages"]
     assert [line.split(", seed 0, ")[1] for line in out.splitlines() if line.startswith("@")] == [
         f"batch {s.batch}{placement})" for s in DYNAMIC_SIZES for placement in placements]
     assert [int(g) for g in re.findall(r"on (\d+) workgroups", out)] == [

@@ -22,11 +22,12 @@ from pagedir import driver, interp, reference
 from pagedir.cli import run as run_cli
 from pagedir.context import make_context
 from pagedir.gen import attention as gen
-from pagedir.interp.check import DYNAMIC_SIZES, TOLERANCE, make_case
+from pagedir.interp.check import TOLERANCE, make_case
 from pagedir.interp.memory import Device
 
 from test_attention import check_before_pass
 
+from test_dynamic import assert_checked_at_every_size
 from test_serving_forms import check_kernel
 
 
@@ -64,12 +65,7 @@ def test_one_dynamic_kernel_serves_two_batches_of_packed_queries(form: str, caus
     args = make_args(**FORMS[form], dynamic=True, causal=causal, seq_len_q=5, dtype="bf16" if causal else "f16")
     text = gen.generate(args)
     assert "%q: memref<?x4x64x" in text and "%cu_seqlens_q: memref<?xi32>" in text and "%seq_lens: memref<?xi32>" in text
-    out = check_kernel(args, tmp_path)
-    placements = [""] if args.dense else ["", ", adjacent pages", ", switching pages"]  # dense K/V has no pages
-    assert [line.split(", seed 0, ")[1] for line in out.splitlines() if line.startswith("@")] == [
-        f"batch {s.batch}{placement})" for s in DYNAMIC_SIZES for placement in placements]
-    assert [int(g) for g in re.findall(r"on (\d+) workgroups", out)] == [
-        2 * s.batch for s in DYNAMIC_SIZES for _ in placements]
+    assert_checked_at_every_size(args, check_kernel(args, tmp_path))
 
 
 def test_arguments_in_the_serving_order() -> None:
