@@ -225,6 +225,23 @@ def test_options_override_the_tiling() -> None:
     assert attrs["block_size"] == 128 and attrs["n_per_block"] == 16
 
 
+def check_generated(flags: list[str], path, capsys, seed: int) -> str:
+    """``pagedir-gen attention`` with Hq 4 / Hkv 2, D 64 and ``flags`` (``--seq-lens`` too, unless a CSR table
+    carries the lengths) into ``path``, then ``pagedir-run --check`` of it: both succeed, no level fails;
+    the check's output."""
+    from pagedir.cli import gen as gen_cli
+    from pagedir.cli import run as run_cli
+
+    lengths = [] if "csr" in flags else ["--seq-lens"]
+    assert gen_cli.main(["attention", "--num-heads-q", "4", "--num-heads-kv", "2", "--head-dim", "64", *lengths, *flags,
+                         "-o", str(path)]) == 0
+    capsys.readouterr()
+    assert run_cli.main(["--check", str(path), "--seed", str(seed)]) == 0
+    out = capsys.readouterr().out
+    assert "L6 after rock-kernel-pipeline" in out and "FAIL" not in out, out
+    return out
+
+
 def check_before_pass(args: argparse.Namespace, argument: str, seed: int):
     """check_pass of kernel pass ``argument`` on the generated kernel lowered up to that pass."""
     with make_context():

@@ -17,12 +17,11 @@ import pytest
 
 from pagedir import interp, reference
 from pagedir.cli import gen as gen_cli
-from pagedir.cli import run as run_cli
 from pagedir.context import make_context
 from pagedir.gen import attention as gen
 from pagedir.interp.check import host_values
 
-from test_attention import lower, make_args
+from test_attention import check_generated, lower, make_args
 from test_variants import CountingDevice
 
 KNOWN = {
@@ -94,14 +93,7 @@ FP8_CASES = {
 
 @pytest.mark.parametrize("name", list(FP8_CASES))
 def test_fp8_kernels_pass_pagedir_run_check(name: str, tmp_path, capsys) -> None:
-    path = tmp_path / "kernel.mlir"
-    lengths = [] if "csr" in FP8_CASES[name] else ["--seq-lens"]  # a CSR table carries the lengths
-    argv = ["attention", "--num-heads-q", "4", "--num-heads-kv", "2", "--head-dim", "64", "--seq-len-k", "64",
-            *lengths, *FP8_CASES[name].split(), "-o", str(path)]
-    assert gen_cli.main(argv) == 0
-    assert run_cli.main(["--check", str(path), "--seed", str(len(name))]) == 0
-    out = capsys.readouterr().out
-    assert "L6 after rock-kernel-pipeline" in out and "FAIL" not in out
+    check_generated(["--seq-len-k", "64", *FP8_CASES[name].split()], tmp_path / "kernel.mlir", capsys, len(name))
 
 
 #: Per-token-head scales (scale caches paged like K/V): every page-table form, decode and prefill, GQA 4/2.
@@ -126,15 +118,9 @@ def test_per_token_head_scales_pass_pagedir_run_check(name: str, tmp_path, capsy
     """Ragged lengths with NaN/Inf in stale K/V slots and NaN scales past them (--check draws them)."""
     path = tmp_path / "kernel.mlir"
     flags = PER_TOKEN_HEAD_CASES[name].split()
-    lengths = [] if "csr" in flags else ["--seq-lens"]
     seq_k = [] if "--seq-len-k" in flags else ["--seq-len-k", "64"]
-    argv = ["attention", "--num-heads-q", "4", "--num-heads-kv", "2", "--head-dim", "64", *seq_k, *lengths,
-            "--kv-scale", "per-token-head", *flags, "-o", str(path)]
-    assert gen_cli.main(argv) == 0
+    check_generated([*seq_k, "--kv-scale", "per-token-head", *flags], path, capsys, len(name))
     assert "k_scales" in path.read_text()
-    assert run_cli.main(["--check", str(path), "--seed", str(len(name))]) == 0
-    out = capsys.readouterr().out
-    assert "L6 after rock-kernel-pipeline" in out and "FAIL" not in out
 
 
 def test_per_token_head_quantization_follows_each_row() -> None:

@@ -25,7 +25,7 @@ from pagedir.interp.check import TOLERANCE, check_pass
 from pagedir.passes.ir_utils import find_ops
 from pagedir.pipelines import KERNEL_PASSES
 
-from test_attention import make_args, run_attention
+from test_attention import check_generated, make_args, run_attention
 
 SPLIT_CASES = {
     # name: (generator overrides, num_splits, seq_lens). With 32-token tiles: tiles per split
@@ -273,17 +273,8 @@ CHECK_MATRIX = {
 
 @pytest.mark.parametrize("name", list(CHECK_MATRIX))
 def test_pagedir_run_checks_the_split_matrix(name: str, tmp_path, capsys) -> None:
-    from pagedir.cli import gen as gen_cli
-
-    path = tmp_path / "split.mlir"
-    flags = CHECK_MATRIX[name].split()
-    lengths = [] if "csr" in flags else ["--seq-lens"]
-    assert gen_cli.main(["attention", "--batch", "3", "--num-heads-q", "4", "--num-heads-kv", "2", "--head-dim", "64",
-                         *lengths, *flags, "-o", str(path)]) == 0
-    capsys.readouterr()
-    assert run_cli.main(["--check", str(path), "--seed", str(len(name))]) == 0
-    out = capsys.readouterr().out
-    assert "FAIL" not in out and "then @paged_attention_combine" in out, out
+    out = check_generated(["--batch", "3", *CHECK_MATRIX[name].split()], tmp_path / "split.mlir", capsys, len(name))
+    assert "then @paged_attention_combine" in out, out
 
 
 def test_the_check_gives_a_split_kernel_a_sequence_of_one_key() -> None:
