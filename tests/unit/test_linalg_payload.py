@@ -164,20 +164,29 @@ VARIANT_CASES = [
 ]
 
 
+def raised_payload(flags: list[str], path) -> tuple:
+    """``pagedir-gen linalg-attention`` with SERVING_SIZES and ``flags`` into ``path``, raised by
+    rock-raise-attention: (the raised module, its one rock.attention)."""
+    from pagedir.cli import gen
+    from pagedir.interp.check import apply_pass
+    from pagedir.passes.ir_utils import find_ops
+
+    assert gen.main(["linalg-attention", *SERVING_SIZES, *flags, "-o", str(path)]) == 0
+    module = as_module(path.read_text())
+    with module.context:
+        raised = apply_pass(module, "rock-raise-attention")
+        (attention,) = find_ops(raised.operation, "rock.attention")
+    return raised, attention
+
+
 @pytest.mark.parametrize("flags,attributes", VARIANT_CASES, ids=lambda f: " ".join(f) if isinstance(f, list) else "")
 def test_variants_raise_to_attributes_and_pass_check(flags, attributes, tmp_path, capsys):
     """The window and the soft-cap the payload computes become rock.attention's window_left and softcap,
     and the kernel agrees with the payload (pagedir-run --check)."""
-    from pagedir.cli import gen, run as run_cli
-    from pagedir.interp.check import apply_pass
-    from pagedir.passes.ir_utils import find_ops
+    from pagedir.cli import run as run_cli
 
     path = tmp_path / "payload.mlir"
-    assert gen.main(["linalg-attention", *SERVING_SIZES, *flags, "-o", str(path)]) == 0
-    module = as_module(path.read_text())
-    with module.context:
-        raised = apply_pass(module, "rock-raise-attention")  # kept: its ops live as long as it does
-        (attention,) = find_ops(raised.operation, "rock.attention")
+    raised, attention = raised_payload(flags, path)  # raised kept: attention's ops live as long as it does
     for name, value in attributes.items():
         assert attention.attributes[name].value == value
     assert run_cli.main(["--check", str(path), "--seed", "4"]) == 0, capsys.readouterr().out
@@ -216,16 +225,10 @@ def test_alibi_summary_reports_the_output(tmp_path, capsys):
 def test_alibi_bias_raises_to_slopes_and_passes_check(flags, tmp_path, capsys):
     """The bias tensor slopes[h] * (j - i_pos) added to the scores becomes rock.attention's alibi_slopes
     operand (the function's argument), and the kernel agrees with the payload."""
-    from pagedir.cli import gen, run as run_cli
-    from pagedir.interp.check import apply_pass
-    from pagedir.passes.ir_utils import find_ops
+    from pagedir.cli import run as run_cli
 
     path = tmp_path / "payload.mlir"
-    assert gen.main(["linalg-attention", *SERVING_SIZES, *flags, "-o", str(path)]) == 0
-    module = as_module(path.read_text())
-    with module.context:
-        raised = apply_pass(module, "rock-raise-attention")  # kept: its ops live as long as it does
-        (attention,) = find_ops(raised.operation, "rock.attention")
+    raised, attention = raised_payload(flags, path)  # raised kept: attention's ops live as long as it does
     slopes = attention.opview.alibi_slopes
     assert slopes is not None and str(slopes.type) == "memref<4xf32>"
     assert run_cli.main(["--check", str(path), "--seed", "6"]) == 0, capsys.readouterr().out
