@@ -171,7 +171,8 @@ def check_document(document: str, workdir: Path) -> list[str]:
         result = run_block(block, workdir)
         where = f"{document}:{block.line} ({block.kind}, {time.perf_counter() - start:.1f} s)"
         if result.returncode != 0:
-            problems.append(f"{where}: exit code {result.returncode}; it printed:\n{result.stdout}")
+            tail = "\n".join(result.stdout.splitlines()[-40:])  # the error, not a whole printed module
+            problems.append(f"{where}: exit code {result.returncode}; it printed (the last 40 lines):\n{tail}")
         elif block.expected and not output_matches(block.expected.text, result.stdout):
             problems.append(f"{where}: prints\n{result.stdout}\ninstead of ({document}:{block.expected.line})\n"
                             f"{block.expected.text}")
