@@ -6,8 +6,8 @@ How the Markdown is read (the docs follow it):
   succeed. A block tagged ``python`` is a program, run by the test's interpreter.
 * An untagged block directly after one of those (nothing but blank lines between) is what that block
   prints, stdout and stderr together. A command block with no such block is only run.
-* Any other block is no example: ``mlir`` and ``json`` excerpts, and untagged blocks after prose
-  (a synopsis such as ``pagedir-compile IN.mlir [--arch CHIP] ...``).
+* Any other block is no example: ``mlir`` and ``json`` excerpts (no other tag is allowed), and
+  untagged blocks after prose (a synopsis such as ``pagedir-compile IN.mlir [--arch CHIP] ...``).
 * ``<!-- docs-test: skip: REASON -->`` on the line before a block's fence leaves it out, with the reason
   in the source; ``SKIPPED`` below counts them, so a new one is a visible change of this file.
 
@@ -58,8 +58,8 @@ class Block:
     expected: Block | None = None  # the output block of a command block
 
 
-def blocks_of(document: str) -> list[Block]:
-    """The command blocks of a document, each with its expected output block, in order."""
+def all_blocks(document: str) -> list[Block]:
+    """Every fenced block of a document in order, command blocks with their expected output block."""
     lines = (ROOT / document).read_text().splitlines()
     found: list[tuple[Block, int]] = []  # (block, line index after its closing fence)
     i = 0
@@ -81,7 +81,12 @@ def blocks_of(document: str) -> list[Block]:
             found[-1][0].expected = block
         found.append((block, end + 1))
         i = end + 1
-    return [block for block, _ in found if block.kind in ("sh", "python")]
+    return [block for block, _ in found]
+
+
+def blocks_of(document: str) -> list[Block]:
+    """The command blocks of a document, in order."""
+    return [block for block in all_blocks(document) if block.kind in ("sh", "python")]
 
 
 # ----------------------------------------------------------------------------
@@ -188,6 +193,13 @@ def test_examples_print_what_the_docs_show(document, tmp_path):
 def test_only_the_counted_blocks_are_left_out():
     skipped = [f"{b.document}:{b.line}: {b.skip_reason}" for d in DOCUMENTS for b in blocks_of(d) if b.skip_reason]
     assert len(skipped) == SKIPPED, "\n".join(skipped)
+
+
+def test_every_block_is_a_command_an_output_or_an_excerpt():
+    # A ```bash or ```console example would escape the run: the docs use these tags only.
+    tags = {f"{b.document}:{b.line}: {b.kind}" for d in DOCUMENTS for b in all_blocks(d)
+            if b.kind not in ("sh", "python", "output", "mlir", "json")}
+    assert not tags
 
 
 def test_readme_starts_with_the_two_make_commands():
