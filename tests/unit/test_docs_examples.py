@@ -203,8 +203,8 @@ def test_every_block_is_a_command_an_output_or_an_excerpt():
 
 
 def test_readme_starts_with_the_two_make_commands():
-    first = blocks_of("README.md")[0]
-    assert [line.split("#")[0].strip() for line in first.text.splitlines()] == ["make demo", "make test"]
+    first = all_blocks("README.md")[0]
+    assert first.kind == "sh" and [line.split("#")[0].strip() for line in first.text.splitlines()] == ["make demo", "make test"]
 
 
 # ----------------------------------------------------------------------------
