@@ -204,3 +204,17 @@ def test_error_in_users_pass_manager_fails_the_run_instead_of_aborting(toy_pass)
 def test_get_pass_class_imports_lazily():
     assert get_pass_class("rock-verify").argument == "rock-verify"
     assert importlib.import_module("pagedir.passes.verify").RockVerifyPass is get_pass_class("rock-verify")
+
+
+def test_list_passes_lists_pagedirs_passes_and_pipelines_before_the_upstream_ones(capsys):
+    assert opt.main(["--list-passes"]) == 0
+    names = [line.split()[0] if line.startswith("  --") else line for line in capsys.readouterr().out.splitlines()]
+    names = [name for name in names if not name.startswith(" ")]  # option lines
+    assert names[0] == "Passes:"
+    ours = [name.removeprefix("--") in PASSES for name in names[1 : names.index("Pass Pipelines:")]]
+    # pagedir's passes first, as one block, then only upstream ones under their own heading.
+    assert ours == sorted(ours, reverse=True) and ours[0]
+    assert names[1 + ours.index(False)] == "Upstream Passes:"
+    pipelines = names[names.index("Pass Pipelines:") :]
+    assert pipelines[1:3] == ["--rock-backend-pipeline", "--rock-kernel-pipeline"]
+    assert pipelines[3] == "Upstream Pass Pipelines:"

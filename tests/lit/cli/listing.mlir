@@ -7,8 +7,16 @@
 // RUN: pagedir-opt --help | wc -l | FileCheck %s --check-prefix=HELP-SHORT
 // RUN: pagedir-opt --version | FileCheck %s --check-prefix=VERSION
 
-// Ours and the upstream passes in one alphabetical list, options indented, as mlir-opt lists them.
+// pagedir's passes first, then the upstream ones, each group alphabetical, options indented, in
+// mlir-opt's format; the same for pipelines.
 // PASSES: {{^}}Passes:
+// PASSES-NEXT: {{^}}  --rock-annotate-liveness {{ *}}-   Mark the live ranges
+// PASSES: {{^}}  --rock-buffer-load
+// PASSES-NEXT: {{^}}    --arch=<str>
+// PASSES: {{^}}  --rock-reuse-lds {{ *}}-   Pack LDS buffers whose live ranges do not overlap into shared allocations
+// PASSES-NEXT: {{^}}    --arch=<str>
+// PASSES: {{^}}  --rock-verify {{ *}}-   Run the Python verifiers of every rock op
+// PASSES-NEXT: {{^}}Upstream Passes:
 // PASSES: {{^}}  --canonicalize {{ *}}-   Canonicalize operations
 // PASSES-NEXT: {{^}}    --disable-patterns=<string>
 // PASSES: {{^}}    --max-iterations=<long> {{ *}}- Max. iterations between applying patterns / simplifying regions
@@ -17,16 +25,16 @@
 // PASSES: {{^}}  --convert-gpu-to-rocdl {{ *}}- {{.*}} (runs on each gpu.module)
 // PASSES: {{^}}    --chipset=<string>
 // PASSES: {{^}}  --cse {{ *}}-   Eliminate common sub-expressions
-// PASSES: {{^}}  --rock-buffer-load
-// PASSES-NEXT: {{^}}    --arch=<str>
-// PASSES: {{^}}  --rock-reuse-lds {{ *}}-   Pack LDS buffers whose live ranges do not overlap into shared allocations
-// PASSES-NEXT: {{^}}    --arch=<str>
-// PASSES: {{^}}  --rock-verify {{ *}}-   Run the Python verifiers of every rock op
+// PASSES-NOT: {{^}}  --rock-
 // PASSES: {{^}}  --xevm-attach-target
+// PASSES-NEXT: {{^}}    -O <uint>
+// PASSES-NOT: {{^}}  --rock-
 // PASSES: {{^}}Pass Pipelines:
-// PASSES: {{^}}  --rock-backend-pipeline
+// PASSES-NEXT: {{^}}  --rock-backend-pipeline
 // PASSES: {{^}}  --rock-kernel-pipeline
 // PASSES-NEXT: {{^}}    --arch=<str>
+// PASSES: {{^}}Upstream Pass Pipelines:
+// PASSES-NOT: {{^}}  --rock-
 // PASSES: {{^}}  --sparsifier
 
 // DIALECTS: Available Dialects: {{.*}}arith, {{.*}}gpu, {{.*}}memref, {{.*}}rocdl, rock, scf

@@ -33,7 +33,8 @@ def run(f):
     return f
 
 
-# The README's example, word for word: the two buffers share one 1024-byte pool.
+# The README's example on a module whose live ranges are written out (README runs rock-annotate-liveness
+# first; tests/unit/test_docs_examples.py runs it as written): the two buffers share one 1024-byte pool.
 # CHECK-LABEL: TEST: readme_example
 # CHECK: func.func @reuse
 # CHECK-NEXT: "rock.alloc"() : () -> memref<1024xi8, #gpu.address_space<workgroup>>
