@@ -240,6 +240,14 @@ PLANTS = {plant.name: plant for plant in (
         (Catcher("tests/unit/test_reuse_lds.py::test_value_kept_by_a_write_that_does_not_cover_it"
                  "[write_under_wrapping_i8_condition]", r"changed what the code computes"),),
     ),
+    # --- the interpreter's float rules ----------------------------------------------------
+    Plant(
+        "interp-maxnumf-propagates-nan",
+        "the interpreter runs arith.maxnumf as np.maximum: a NaN operand wins, where MLIR returns the other operand",
+        (Edit("interp/ops_arith.py", '"arith.maxnumf": FloatRule(np.fmax,', '"arith.maxnumf": FloatRule(np.maximum,  # PLANTED'),),
+        (Catcher("tests/unit/test_interp_float_rules.py::test_elementwise_op_follows_its_rule[arith.maxnumf]",
+                 r"arith\.maxnumf\(nan, .*the rule says"),),
+    ),
     # --- the chip --------------------------------------------------------------------
     Plant(
         "chip-option-overrides-the-kernel",
