@@ -195,6 +195,17 @@ PLANTS = {plant.name: plant for plant in (
         (Catcher("tests/unit/test_attention.py::test_causally_masked_keys_never_reach_the_output[False]", WRONG_VALUES),),
     ),
     Plant(
+        "valu-alpha-from-the-raw-max",
+        "the VALU loop rescales by alpha = exp2(m - m') from the raw running max: a row that has seen no key yet "
+        "gets exp2(-inf - -inf) = NaN",
+        (Edit(GRIDWISE, "alpha = mlir_math.exp2(arith.subf(running_max, safe_max))",
+              "alpha = mlir_math.exp2(arith.subf(running_max, new_max))  # PLANTED"),),
+        (Catcher("tests/unit/test_attention.py::test_valu_loop_with_causal_and_window_masks_matches_the_reference"
+                 "[prefill-causal-f16]", r"L6 after rock-kernel-pipeline: .*FAIL"),
+         Catcher("tests/unit/test_attention.py::test_valu_loop_with_causal_and_window_masks_matches_the_reference"
+                 "[prefill-causal-f32]", r"L6 after rock-kernel-pipeline: .*FAIL")),
+    ),
+    Plant(
         "reference-weights-masked-keys-by-zero",
         "reference.attention multiplies masked keys by a weight of 0 (NaN in a stale slot makes the row NaN)",
         (REFERENCE_BY_ZERO,),
