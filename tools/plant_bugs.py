@@ -244,6 +244,16 @@ PLANTS = {plant.name: plant for plant in (
                  r"assert \[[0-9, ]+\] == \[[0-9, ]+\]"),),
     ),
     Plant(
+        "reuse-lds-neighbour-first-unit-only",
+        "rock-reuse-lds keeps a buffer off only the first 16 bytes of each interfering buffer placed before it: "
+        "two buffers live together share the rest",
+        (Edit(REUSE_LDS, "taken = sorted((offsets[n], offsets[n] + align_up(layout.sizes[n]))",
+              "taken = sorted((offsets[n], offsets[n] + ALIGNMENT)  # PLANTED\n                       "),),
+        (Catcher("tests/lit/passes/rock-reuse-lds.mlir", r"interfering buffers share LDS bytes|error: Couldn't match"),
+         Catcher("tests/unit/test_reuse_lds.py::test_interfering_buffers_get_disjoint_bytes_on_random_graphs[0]",
+                 r"interfering buffers \d+ range\(\d+, \d+\) and \d+ range\(\d+, \d+\) overlap")),
+    ),
+    Plant(
         "liveness-unbounded-integers",
         "rock-annotate-liveness proves overwrites with integers that never wrap: an i8 condition false on the "
         "hardware counts as true, a partial write ends the older value's range and its bytes are given away",
