@@ -251,10 +251,18 @@ def test_select_returns_the_chosen_operand_unchanged() -> None:
     assert np.array_equal(got.view(np.uint32), chosen.view(np.uint32))
 
 
-def test_fma_rounds_once_and_follows_the_special_cases() -> None:
+@pytest.mark.parametrize("body", [
+    "%r = math.fma %x, %y, %z : f32",
+    "%v = vector.from_elements %x, %y, %z : vector<3xf32>\n"
+    "    %vx = vector.extract_strided_slice %v {offsets = [0], sizes = [1], strides = [1]} : vector<3xf32> to vector<1xf32>\n"
+    "    %vy = vector.extract_strided_slice %v {offsets = [1], sizes = [1], strides = [1]} : vector<3xf32> to vector<1xf32>\n"
+    "    %vz = vector.extract_strided_slice %v {offsets = [2], sizes = [1], strides = [1]} : vector<3xf32> to vector<1xf32>\n"
+    "    %vr = vector.fma %vx, %vy, %vz : vector<1xf32>\n    %r = vector.extract %vr[0] : f32 from vector<1xf32>",
+], ids=["math.fma", "vector.fma"])
+def test_fma_rounds_once_and_follows_the_special_cases(body: str) -> None:
     x, y = pairs()
     z = np.resize(np.array([NAN, -0.0, 0.0, INF, -INF, 1.0, -1e30], np.float32), len(x))
-    got = run_ops("%r = math.fma %x, %y, %z : f32", [x, y, z], "f32", np.zeros(len(x), np.float32))
+    got = run_ops(body, [x, y, z], "f32", np.zeros(len(x), np.float32))
 
     def rule(a, b, c):
         product = mul(a, b)
@@ -266,7 +274,6 @@ def test_fma_rounds_once_and_follows_the_special_cases() -> None:
             return add(math.copysign(0.0, math.copysign(1, a) * math.copysign(1, b)), c)
         return f32(a * b + c)  # one rounding of the exact value (a * b exact in float64)
 
-    FLOAT_RULES["math.fma"]  # the rule this follows
     wrong = [(a, b, c, g) for a, b, c, g in zip(x.tolist(), y.tolist(), z.tolist(), got.tolist())
              if not same(g, rule(a, b, c))]
     assert not wrong, wrong[:8]
@@ -372,10 +379,12 @@ def test_every_float_op_the_interpreter_runs_has_a_rule() -> None:
                  "arith.maximumf", "arith.minimumf", "arith.maxnumf", "arith.minnumf", "arith.extf", "arith.truncf",
                  "arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui", "arith.select", "math.fma"}
     float_ops |= {name for name in HANDLERS if name.startswith("math.") and name != "math.absi"}
+    float_ops |= {"amdgpu.mfma", "amdgpu.wmma", "vector.fma"}
     named = {name.split()[0] for name in FLOAT_RULES}
     assert float_ops <= named, float_ops - named
     assert all(FLOAT_RULES[name].rule for name in FLOAT_RULES)
-    tested = set(EXACT) | set(CLOSE) | {"arith.select", "math.fma", "arith.truncf", "arith.extf", "arith.fptosi",
+    tested = set(EXACT) | set(CLOSE) | {"arith.select", "math.fma", "vector.fma", "arith.truncf", "arith.extf", "arith.fptosi",
                                         "arith.fptoui", "arith.sitofp"}
     tested |= {f"vector.reduction <{k}>" for k in ("add", "mul", "maxnumf", "minnumf", "maximumf", "minimumf")}
+    tested |= {"amdgpu.mfma", "amdgpu.wmma"}  # test_interp_matrix.py: NaN and inf through the matrix cores
     assert set(FLOAT_RULES) - tested <= {"arith.uitofp"}, set(FLOAT_RULES) - tested

@@ -474,8 +474,8 @@ FLOAT_RULES: dict[str, FloatRule] = {
                                      "for NaN y, pow(x < 0, non-integer) = NaN"),
     "math.copysign": FloatRule(np.copysign, "IEEE 754 copySign: the magnitude of x with the sign bit of y (-0, NaN too)"),
     "math.atan2": FloatRule(np.arctan2, "C atan2: atan2(+-0, +0) = +-0, atan2(+-0, -0) = +-pi, NaN gives NaN"),
-    "math.fma": FloatRule(compile_fma, "IEEE 754 fusedMultiplyAdd: x * y + z rounded once; NaN if an operand is "
-                                       "NaN, for 0 * inf and for inf - inf"),
+    **{name: FloatRule(compile_fma, "IEEE 754 fusedMultiplyAdd: x * y + z rounded once; NaN if an operand is "
+                                    "NaN, for 0 * inf and for inf - inf") for name in ("math.fma", "vector.fma")},
     "arith.extf": FloatRule(lambda x, source, target: _extend_float(x, target),
                             'LangRef: "Cast a floating-point value to a larger floating-point-typed value": exact; '
                             "NaN stays NaN, +-0 and +-inf are kept; fp8 codes decode by their format (FNUZ: 0x80 "
