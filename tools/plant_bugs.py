@@ -195,6 +195,17 @@ PLANTS = {plant.name: plant for plant in (
         (Catcher("tests/unit/test_attention.py::test_causally_masked_keys_never_reach_the_output[False]", WRONG_VALUES),),
     ),
     Plant(
+        "valu-alpha-from-the-raw-max",
+        "the VALU loop rescales by alpha = exp2(m - m') from the raw running max: a row that has seen no key yet "
+        "gets exp2(-inf - -inf) = NaN",
+        (Edit(GRIDWISE, "alpha = mlir_math.exp2(arith.subf(running_max, safe_max))",
+              "alpha = mlir_math.exp2(arith.subf(running_max, new_max))  # PLANTED"),),
+        (Catcher("tests/unit/test_attention.py::test_valu_loop_with_causal_and_window_masks_matches_the_reference"
+                 "[prefill-causal-f16]", r"L6 after rock-kernel-pipeline: .*FAIL"),
+         Catcher("tests/unit/test_attention.py::test_valu_loop_with_causal_and_window_masks_matches_the_reference"
+                 "[prefill-causal-f32]", r"L6 after rock-kernel-pipeline: .*FAIL")),
+    ),
+    Plant(
         "reference-weights-masked-keys-by-zero",
         "reference.attention multiplies masked keys by a weight of 0 (NaN in a stale slot makes the row NaN)",
         (REFERENCE_BY_ZERO,),
@@ -233,12 +244,30 @@ PLANTS = {plant.name: plant for plant in (
                  r"assert \[[0-9, ]+\] == \[[0-9, ]+\]"),),
     ),
     Plant(
+        "reuse-lds-neighbour-first-unit-only",
+        "rock-reuse-lds keeps a buffer off only the first 16 bytes of each interfering buffer placed before it: "
+        "two buffers live together share the rest",
+        (Edit(REUSE_LDS, "taken = sorted((offsets[n], offsets[n] + align_up(layout.sizes[n]))",
+              "taken = sorted((offsets[n], offsets[n] + ALIGNMENT)  # PLANTED\n                       "),),
+        (Catcher("tests/lit/passes/rock-reuse-lds.mlir", r"interfering buffers share LDS bytes|error: Couldn't match"),
+         Catcher("tests/unit/test_reuse_lds.py::test_interfering_buffers_get_disjoint_bytes_on_random_graphs[0]",
+                 r"interfering buffers \d+ range\(\d+, \d+\) and \d+ range\(\d+, \d+\) overlap")),
+    ),
+    Plant(
         "liveness-unbounded-integers",
         "rock-annotate-liveness proves overwrites with integers that never wrap: an i8 condition false on the "
         "hardware counts as true, a partial write ends the older value's range and its bytes are given away",
         (Edit("passes/annotate_liveness.py", "return wrap(ARITH[name](a, b), bits)", "return ARITH[name](a, b)  # PLANTED"),),
         (Catcher("tests/unit/test_reuse_lds.py::test_value_kept_by_a_write_that_does_not_cover_it"
                  "[write_under_wrapping_i8_condition]", r"changed what the code computes"),),
+    ),
+    # --- the interpreter's float rules ----------------------------------------------------
+    Plant(
+        "interp-maxnumf-propagates-nan",
+        "the interpreter runs arith.maxnumf as np.maximum: a NaN operand wins, where MLIR returns the other operand",
+        (Edit("interp/ops_arith.py", '"arith.maxnumf": FloatRule(np.fmax,', '"arith.maxnumf": FloatRule(np.maximum,  # PLANTED'),),
+        (Catcher("tests/unit/test_interp_float_rules.py::test_elementwise_op_follows_its_rule[arith.maxnumf]",
+                 r"arith\.maxnumf\(nan, .*the rule says"),),
     ),
     # --- the chip --------------------------------------------------------------------
     Plant(

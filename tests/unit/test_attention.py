@@ -150,6 +150,25 @@ def test_causally_masked_keys_never_reach_the_output_without_matrix_cores() -> N
     np.testing.assert_allclose(got[:, :, :-1], expected[:, :, :-1], atol=TOLERANCE[args.dtype], rtol=0)
 
 
+#: The VALU loop (gfx1030: no matrix cores) under causal and window masks. With --seq-lens the check draws a
+#: sequence shorter than the queries: its first rows see no key in any tile, so their running max stays -inf
+#: while the other rows' grows, and the online softmax must rescale from the masked max, not the raw one.
+VALU_MASKS = {
+    "decode-window-f16": "--seq-len-k 128 --window 8",
+    "decode-window-f32": "--seq-len-k 128 --window 40 --dtype f32",
+    "prefill-causal-f16": "--seq-len-q 4 --seq-len-k 128 --causal",
+    "prefill-causal-f32": "--seq-len-q 4 --seq-len-k 128 --causal --dtype f32",
+    "prefill-window-causal-f16": "--seq-len-q 9 --seq-len-k 96 --causal --window 20",
+    "prefill-window-f32": "--seq-len-q 9 --seq-len-k 96 --window 20 --dtype f32",
+    "prefill-causal-splits-f16": "--batch 3 --seq-len-q 4 --seq-len-k 128 --causal --num-splits 2",
+}
+
+
+@pytest.mark.parametrize("case", list(VALU_MASKS))
+def test_valu_loop_with_causal_and_window_masks_matches_the_reference(case: str, tmp_path, capsys) -> None:
+    check_generated(["--arch", "gfx1030", *VALU_MASKS[case].split()], tmp_path / "valu.mlir", capsys, seed=1)
+
+
 def test_tiles_past_seq_len_are_never_loaded() -> None:
     args = make_args(num_heads_q=8, seq_len_k=128, page_size=16)
     # Pages of tiles wholly past seq_len point at unmapped memory.

@@ -172,6 +172,21 @@ def test_mfma_products_with_nan_follow_ieee() -> None:
     assert np.isnan(d[:, 3]).all() and not np.isnan(np.delete(d, 3, axis=1)).any()
 
 
+def test_mfma_infinities_follow_ieee() -> None:
+    # inf x 0 is NaN, inf x 1 is inf, and inf plus an accumulator of -inf is NaN (ops_arith.FLOAT_RULES).
+    a = np.zeros((16, 16), np.float32)
+    a[2, 5] = np.inf
+    b = np.ones((16, 16), np.float32)
+    b[5, 1] = 0
+    c = np.zeros((16, 16), np.float32)
+    c[2, 0] = -np.inf
+    c_lanes = np.array([[c.reshape(-1)[i * 16 + t % 16 + (t // 16) * 64] for i in range(4)] for t in range(64)])
+    d = d_from_lanes_16x16(run_matrix_op("amdgpu.mfma", "16x16x16", "f16", 4, 4, a_lanes_16x16x16(a),
+                                         b_lanes_16x16x16(b), c_lanes.astype(np.float32)))
+    assert np.isnan(d[2, 0]) and np.isnan(d[2, 1]) and (d[2, 2:] == np.inf).all()
+    assert (np.delete(d, 2, axis=0) == 0).all()
+
+
 def test_wmma_lanes_that_do_not_repeat_their_half_are_refused() -> None:
     a_lanes = np.ones((32, 16), np.float32)
     a_lanes[20, 0] = 2.0

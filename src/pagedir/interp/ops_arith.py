@@ -7,13 +7,15 @@ bf16 after every op. Unsigned predicates and ops reinterpret the bits.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, Callable, NamedTuple
 
 import mlir.ir as ir
 import numpy as np
 
 from pagedir.interp.memory import Elem, InterpError
 from pagedir.interp.simt import Program, elem_of, handles, vector_shape
+from pagedir.reference import FP8_FORMATS, fp8_table
 
 UNSIGNED = {np.dtype(np.int8): np.uint8, np.dtype(np.int16): np.uint16, np.dtype(np.int32): np.uint32,
             np.dtype(np.int64): np.uint64, np.dtype(np.bool_): np.bool_}
@@ -30,8 +32,21 @@ def result_info(op: Any) -> tuple[Elem, tuple[int, ...]]:
 
 def cast(values: np.ndarray, elem: Elem) -> np.ndarray:
     """Values converted to ``elem``'s compute dtype (wrapping ints, rounding bf16)."""
-    out = np.asarray(values).astype(elem.compute, copy=False)
+    out = np.asarray(values)
+    if out.dtype == np.float64 and elem.compute == np.float32 and elem.storage != elem.compute:
+        out = _round_to_odd_f32(out)  # bf16, fp8: rounded once from the value, not twice through f32
+    out = out.astype(elem.compute, copy=False)
     return elem.round(out) if elem.storage != elem.compute else out  # bf16, fp8: rounded
+
+
+def _round_to_odd_f32(values: np.ndarray) -> np.ndarray:
+    """float64 values rounded to float32 toward the odd neighbour when inexact: rounding that to a type of at
+    most 22 significant bits (bf16, fp8) to nearest even is then the correct rounding of the float64 value."""
+    nearest = values.astype(np.float32)
+    bits = nearest.view(np.uint32)
+    inexact = (nearest.astype(np.float64) != values) & np.isfinite(nearest)
+    other = np.where(np.abs(nearest.astype(np.float64)) > np.abs(values), bits - np.uint32(1), bits + np.uint32(1))
+    return np.where(inexact & (bits % 2 == 0), other, bits).astype(np.uint32).view(np.float32)
 
 
 def to_bits(values: np.ndarray, elem: Elem) -> np.ndarray:
@@ -141,49 +156,12 @@ BINARY = {
     "arith.minsi": np.minimum,
     "arith.maxui": lambda x, y: np.maximum(unsigned(x), unsigned(y)).astype(x.dtype),
     "arith.minui": lambda x, y: np.minimum(unsigned(x), unsigned(y)).astype(x.dtype),
-    "arith.addf": np.add,
-    "arith.subf": np.subtract,
-    "arith.mulf": np.multiply,
-    "arith.divf": np.divide,
-    "arith.remf": np.fmod,
-    "arith.maximumf": np.maximum,
-    "arith.minimumf": np.minimum,
-    "arith.maxnumf": np.fmax,
-    "arith.minnumf": np.fmin,
-    "math.powf": np.power,
-    "math.copysign": np.copysign,
-    "math.atan2": np.arctan2,
 }
 for _name, _fn in BINARY.items():
     handles(_name)(_binary(_fn))
 
 
-def _rsqrt(x: np.ndarray) -> np.ndarray:
-    return (1.0 / np.sqrt(x)).astype(x.dtype)
-
-
-UNARY = {
-    "arith.negf": np.negative,
-    "math.exp": np.exp,
-    "math.exp2": np.exp2,
-    "math.expm1": np.expm1,
-    "math.log": np.log,
-    "math.log2": np.log2,
-    "math.log10": np.log10,
-    "math.log1p": np.log1p,
-    "math.sqrt": np.sqrt,
-    "math.rsqrt": _rsqrt,
-    "math.absf": np.abs,
-    "math.absi": np.abs,
-    "math.tanh": np.tanh,
-    "math.sin": np.sin,
-    "math.cos": np.cos,
-    "math.ceil": np.ceil,
-    "math.floor": np.floor,
-    "math.trunc": np.trunc,
-    "math.roundeven": np.rint,
-    "math.round": lambda x: (np.sign(x) * np.floor(np.abs(x) + 0.5)).astype(x.dtype),
-}
+UNARY = {"math.absi": np.abs}
 
 
 def _unary(fn):
@@ -258,20 +236,6 @@ CMPI = {
 }
 
 
-def _ordered(x, y):
-    return ~np.isnan(x) & ~np.isnan(y)
-
-
-CMPF = {
-    0: lambda x, y: np.zeros(np.broadcast(x, y).shape, bool),
-    1: lambda x, y: x == y, 2: lambda x, y: x > y, 3: lambda x, y: x >= y, 4: lambda x, y: x < y,
-    5: lambda x, y: x <= y, 6: lambda x, y: (x != y) & _ordered(x, y), 7: _ordered,
-    8: lambda x, y: (x == y) | ~_ordered(x, y), 9: lambda x, y: ~(x <= y), 10: lambda x, y: ~(x < y),
-    11: lambda x, y: ~(x >= y), 12: lambda x, y: ~(x > y), 13: lambda x, y: x != y,
-    14: lambda x, y: ~_ordered(x, y), 15: lambda x, y: np.ones(np.broadcast(x, y).shape, bool),
-}
-
-
 @handles("arith.cmpi", "arith.cmpf")
 def compile_cmp(p: Program, op: Any) -> Any:
     a, b = (p.slot(v) for v in op.operation.operands)
@@ -310,6 +274,9 @@ def compile_select(p: Program, op: Any) -> Any:
 
 def _cast_op(convert):
     def compile_(p: Program, op: Any) -> Any:
+        if "roundingmode" in op.operation.attributes and "to_nearest_even" not in str(op.operation.attributes["roundingmode"]):
+            raise InterpError(f"{op.operation.name} with rounding mode {op.operation.attributes['roundingmode']} is not "
+                              "supported by the interpreter (only to_nearest_even)", op.operation.location)
         a = p.slot(op.operation.operands[0])
         result = p.slot(op.operation.results[0])
         source = elem_of(op.operation.operands[0].type)
@@ -337,8 +304,23 @@ def _to_float(x, source, target):
     return cast(x.astype(np.float64), target)
 
 
+def _saturated(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Toward zero; NaN 0 and out of range the type's nearest bound (LLVM: poison), as v_cvt_i32_f32 gives."""
+    limits = np.iinfo(dtype)
+    whole = np.trunc(np.where(np.isnan(x), 0, x).astype(np.float64))
+    inside = np.clip(whole, limits.min, limits.max)  # int64's bounds are not float64 values: set them apart
+    with np.errstate(invalid="ignore"):
+        out = inside.astype(dtype)
+    out = np.where(whole >= float(limits.max), limits.max, out)
+    return np.where(whole <= float(limits.min), limits.min, out).astype(dtype)
+
+
 def _from_float(x, source, target):
-    return np.trunc(np.nan_to_num(x)).astype(target.compute)
+    return _saturated(x, target.compute)
+
+
+def _from_float_unsigned(x, source, target):
+    return _saturated(x, np.dtype(UNSIGNED[target.compute])).astype(target.compute)
 
 
 def _unsigned_to_float(x, source, target):
@@ -362,12 +344,179 @@ def _bitcast(x, source, target):
 CASTS = {
     "arith.index_cast": _signed, "arith.extsi": _signed, "arith.trunci": _signed,
     "arith.index_castui": _zero_extend, "arith.extui": _zero_extend,
-    "arith.sitofp": _to_float, "arith.uitofp": _unsigned_to_float, "arith.fptosi": _from_float,
-    "arith.fptoui": _from_float, "arith.extf": lambda x, s, t: _extend_float(x, t), "arith.truncf": lambda x, s, t: cast(x, t),
     "arith.bitcast": _bitcast,
 }
 for _name, _fn in CASTS.items():
     handles(_name)(_cast_op(_fn))
+
+
+# ----------------------------------------------------------------------------
+# Float rules
+
+
+def _maximumf(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    # np.maximum propagates NaN but returns its first operand for -0 and +0; -0 + +0 is +0, -0 + -0 is -0
+    return np.where((x == 0) & (y == 0), x + y, np.maximum(x, y))
+
+
+def _minimumf(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.where((x == 0) & (y == 0), -(-x - y), np.minimum(x, y))
+
+
+def _rsqrt(x: np.ndarray) -> np.ndarray:
+    return (1.0 / np.sqrt(x)).astype(x.dtype)
+
+
+def _ordered(x, y):
+    return ~np.isnan(x) & ~np.isnan(y)
+
+
+def _truncate_float(x, source, target):
+    out = cast(x, target)
+    if target.name not in FP8_FORMATS:
+        return out  # f16 and bf16 have infinities: the rounding itself overflows to them
+    # The fp8 encoding saturates (what a KV cache writer does); truncf rounds, so a magnitude at least half an
+    # ulp past the largest finite value (a tie goes to the even code) overflows: to inf if the format has one
+    table = fp8_table(target.name)
+    largest = int(np.flatnonzero(np.isfinite(table[:128]))[-1])
+    top, below = float(table[largest]), float(table[largest - 1])
+    threshold = top + (top - below) / 2
+    size = np.abs(np.asarray(x, dtype=np.float64))
+    overflow = (size > threshold) | ((size == threshold) & (largest % 2 == 1)) | np.isinf(size)
+    beyond = np.where(np.signbit(x), -np.inf, np.inf) if np.isinf(table).any() else np.nan
+    return np.where(overflow, beyond, out).astype(out.dtype)
+
+
+def _fold(fn):
+    """A vector.reduction kind as ``fn`` folded over the elements (x: lanes x elements)."""
+    return lambda x: functools.reduce(fn, (x[:, i] for i in range(1, x.shape[1])), x[:, 0])
+
+
+IEEE = "IEEE 754, rounded to nearest even (the LangRef's default rounding mode): "
+PREDICATES = ("false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule", "une",
+              "uno", "true")
+CMPF_RULE = ('LangRef: "The u prefix indicates *unordered* comparison, not unsigned comparison, so \\"une\\" means '
+             'unordered or not equal": an o predicate is false and a u predicate true when an operand is NaN; '
+             "-0 == +0; -inf < finite < +inf")
+
+
+class FloatRule(NamedTuple):
+    """How the interpreter runs one float op: ``fn`` (elementwise on numpy arrays: ``(x, y)`` for binary ops
+    and predicates, ``(x)`` for unary ones, ``(x, source, target)`` for casts, ``(lanes x elements)`` for
+    reductions; for math.fma and arith.select their handler), and ``rule``: what it gives for NaN, signed
+    zeros and infinities, in the LangRef's words where its description says, else IEEE 754's as LLVM
+    lowers the op."""
+
+    fn: Callable[..., Any]
+    rule: str
+
+
+#: Every float op the interpreter runs and the rule it follows (tests/unit/test_interp_float_rules.py checks
+#: each against NaN, +-0, +-inf and finite values). The lowered kernel runs the same ops through LLVM,
+#: so where L0 and L6 agree the interpreter must follow these rules, not numpy's defaults.
+FLOAT_RULES: dict[str, FloatRule] = {
+    "arith.addf": FloatRule(np.add, IEEE + "NaN if an operand is NaN or for inf + -inf; -0 + -0 = -0, x + -x = +0"),
+    "arith.subf": FloatRule(np.subtract, IEEE + "NaN if an operand is NaN or for inf - inf; -0 - +0 = -0, x - x = +0"),
+    "arith.mulf": FloatRule(np.multiply, IEEE + "NaN if an operand is NaN or for 0 * inf; the sign is the xor of "
+                                                "the signs (-0 * +0 = -0)"),
+    "arith.divf": FloatRule(np.divide, IEEE + "NaN if an operand is NaN, for 0 / 0 and inf / inf; x / 0 = inf "
+                                              "and x / inf = 0 with the xor of the signs"),
+    "arith.remf": FloatRule(np.fmod, 'LangRef: "The remainder has the same sign as the dividend (lhs operand)" '
+                                     "(LLVM frem, C fmod): NaN if an operand is NaN, for x rem 0 and inf rem y; "
+                                     "x rem inf = x; -0 rem y = -0"),
+    "arith.maximumf": FloatRule(_maximumf, 'LangRef: "Returns the maximum of the two arguments, treating -0.0 as '
+                                           'less than +0.0. If one of the arguments is NaN, then the result is also '
+                                           'NaN."'),
+    "arith.minimumf": FloatRule(_minimumf, 'LangRef: "Returns the minimum of the two arguments, treating -0.0 as '
+                                           'less than +0.0. If one of the arguments is NaN, then the result is also '
+                                           'NaN."'),
+    "arith.maxnumf": FloatRule(np.fmax, 'LangRef: "Returns the maximum of the two arguments. If the arguments are '
+                                        '-0.0 and +0.0, then the result is either of them. If one of the arguments '
+                                        'is NaN, then the result is the other argument."'),
+    "arith.minnumf": FloatRule(np.fmin, 'LangRef: "Returns the minimum of the two arguments. If the arguments are '
+                                        '-0.0 and +0.0, then the result is either of them. If one of the arguments '
+                                        'is NaN, then the result is the other argument."'),
+    **{f"arith.cmpf {name}": FloatRule(fn, CMPF_RULE) for name, fn in zip(PREDICATES, (
+        lambda x, y: np.zeros(np.broadcast(x, y).shape, bool),
+        lambda x, y: x == y, lambda x, y: x > y, lambda x, y: x >= y, lambda x, y: x < y, lambda x, y: x <= y,
+        lambda x, y: (x != y) & _ordered(x, y), _ordered,
+        lambda x, y: (x == y) | ~_ordered(x, y), lambda x, y: ~(x <= y), lambda x, y: ~(x < y),
+        lambda x, y: ~(x >= y), lambda x, y: ~(x > y), lambda x, y: x != y,
+        lambda x, y: ~_ordered(x, y), lambda x, y: np.ones(np.broadcast(x, y).shape, bool)))},
+    "arith.select": FloatRule(compile_select, 'LangRef: "If the value of the first operand (the condition) is `1`, '
+                                              'then the second operand is returned": the chosen value unchanged '
+                                              "(NaN, -0 and inf pass through)"),
+    "arith.negf": FloatRule(np.negative, "flips the sign bit: -(+0) = -0, -(-inf) = +inf, -NaN is NaN"),
+    "math.absf": FloatRule(np.abs, "clears the sign bit: |-0| = +0, |-inf| = +inf, |NaN| is NaN"),
+    "math.exp": FloatRule(np.exp, "IEEE 754 exp: exp(-inf) = +0, exp(+inf) = +inf, exp(+-0) = 1, NaN gives NaN"),
+    "math.exp2": FloatRule(np.exp2, "IEEE 754 exp2: exp2(-inf) = +0, exp2(+inf) = +inf, exp2(+-0) = 1, NaN gives NaN"),
+    "math.expm1": FloatRule(np.expm1, "IEEE 754 expm1: expm1(-inf) = -1, expm1(+-0) = +-0, NaN gives NaN"),
+    "math.log": FloatRule(np.log, "IEEE 754 log: log(+-0) = -inf, log(x < 0) = NaN, log(+inf) = +inf, NaN gives NaN"),
+    "math.log2": FloatRule(np.log2, "IEEE 754 log2: log2(+-0) = -inf, log2(x < 0) = NaN, log2(+inf) = +inf"),
+    "math.log10": FloatRule(np.log10, "IEEE 754 log10: log10(+-0) = -inf, log10(x < 0) = NaN, log10(+inf) = +inf"),
+    "math.log1p": FloatRule(np.log1p, "IEEE 754 log1p: log1p(-1) = -inf, log1p(x < -1) = NaN, log1p(+-0) = +-0"),
+    "math.sqrt": FloatRule(np.sqrt, "IEEE 754 squareRoot: sqrt(-0) = -0, sqrt(x < 0) = NaN, sqrt(+inf) = +inf"),
+    "math.rsqrt": FloatRule(_rsqrt, "IEEE 754 rSqrt: rsqrt(+0) = +inf, rsqrt(-0) = -inf, rsqrt(x < 0) = NaN, "
+                                    "rsqrt(+inf) = +0"),
+    "math.tanh": FloatRule(np.tanh, "IEEE 754 tanh: tanh(+-0) = +-0, tanh(+-inf) = +-1, NaN gives NaN"),
+    "math.sin": FloatRule(np.sin, "IEEE 754 sin: sin(+-0) = +-0, sin(+-inf) = NaN"),
+    "math.cos": FloatRule(np.cos, "IEEE 754 cos: cos(+-0) = 1, cos(+-inf) = NaN"),
+    "math.ceil": FloatRule(np.ceil, "IEEE 754 roundToIntegralTowardPositive: +-0, +-inf and NaN unchanged, "
+                                    "ceil(-0.5) = -0"),
+    "math.floor": FloatRule(np.floor, "IEEE 754 roundToIntegralTowardNegative: +-0, +-inf and NaN unchanged"),
+    "math.trunc": FloatRule(np.trunc, "IEEE 754 roundToIntegralTowardZero: +-0, +-inf and NaN unchanged, "
+                                      "trunc(-0.5) = -0"),
+    "math.roundeven": FloatRule(np.rint, "IEEE 754 roundToIntegralTiesToEven: +-0, +-inf and NaN unchanged"),
+    "math.round": FloatRule(lambda x: np.copysign(np.floor(np.abs(x) + x.dtype.type(0.5)), x).astype(x.dtype),
+                            "IEEE 754 roundToIntegralTiesToAway (LangRef: halfway cases away from zero): "
+                            "+-0, +-inf and NaN unchanged, round(-0.4) = -0"),
+    "math.powf": FloatRule(np.power, "C pow (LLVM llvm.pow): pow(x, +-0) = 1 even for NaN x, pow(1, y) = 1 even "
+                                     "for NaN y, pow(x < 0, non-integer) = NaN"),
+    "math.copysign": FloatRule(np.copysign, "IEEE 754 copySign: the magnitude of x with the sign bit of y (-0, NaN too)"),
+    "math.atan2": FloatRule(np.arctan2, "C atan2: atan2(+-0, +0) = +-0, atan2(+-0, -0) = +-pi, NaN gives NaN"),
+    **{name: FloatRule(compile_fma, "IEEE 754 fusedMultiplyAdd: x * y + z rounded once; NaN if an operand is "
+                                    "NaN, for 0 * inf and for inf - inf") for name in ("math.fma", "vector.fma")},
+    "arith.extf": FloatRule(lambda x, source, target: _extend_float(x, target),
+                            'LangRef: "Cast a floating-point value to a larger floating-point-typed value": exact; '
+                            "NaN stays NaN, +-0 and +-inf are kept; fp8 codes decode by their format (FNUZ: 0x80 "
+                            "is NaN; E4M3FN: S.1111.111 is NaN; E5M2: S.11111.00 is inf)"),
+    "arith.truncf": FloatRule(_truncate_float, 'LangRef: "If the value cannot be exactly represented, it is '
+                                               'rounded using the provided rounding mode or the default one" (to '
+                                               "nearest, ties to even, once from the source value); NaN stays NaN; "
+                                               "a magnitude past the largest finite value by half an ulp (ties to "
+                                               "even) overflows to +-inf, to NaN in fp8 formats without inf "
+                                               "(LLVM's APFloat); FNUZ has no -0: -0 gives +0"),
+    "arith.sitofp": FloatRule(_to_float, "the signed integer rounded once to nearest even (overflow to inf)"),
+    "arith.uitofp": FloatRule(_unsigned_to_float, "the unsigned integer rounded once to nearest even"),
+    "arith.fptosi": FloatRule(_from_float, 'LangRef: "to the nearest (rounding towards zero) signed integer '
+                                           'value"; NaN and values out of range are poison in LLVM: the interpreter '
+                                           "gives what v_cvt_i32_f32 gives, NaN 0 and the nearest bound"),
+    "arith.fptoui": FloatRule(_from_float_unsigned, 'LangRef: "to the nearest (rounding towards zero) unsigned integer value"; '
+                                           "NaN and values out of range (negative ones too) are poison in LLVM: "
+                                           "the interpreter gives NaN 0 and the nearest bound, as v_cvt_u32_f32"),
+    "vector.reduction <add>": FloatRule(lambda x: x.sum(axis=1), "arith.addf over the elements and the accumulator, "
+                                                                  "from +0.0 (VectorToLLVM's neutral start value, so "
+                                                                  "a sum of -0s is +0)"),
+    "vector.reduction <mul>": FloatRule(lambda x: x.prod(axis=1), "arith.mulf over the elements and the accumulator"),
+    "vector.reduction <maxnumf>": FloatRule(lambda x: np.fmax.reduce(x, axis=1), "arith.maxnumf over the elements "
+                                            "and the accumulator: NaN only if every one is NaN"),
+    "vector.reduction <minnumf>": FloatRule(lambda x: np.fmin.reduce(x, axis=1), "arith.minnumf over the elements "
+                                            "and the accumulator: NaN only if every one is NaN"),
+    "vector.reduction <maximumf>": FloatRule(_fold(_maximumf), "arith.maximumf over the elements and the "
+                                                               "accumulator: NaN if any one is NaN, -0 < +0"),
+    "vector.reduction <minimumf>": FloatRule(_fold(_minimumf), "arith.minimumf over the elements and the "
+                                                               "accumulator: NaN if any one is NaN, -0 < +0"),
+}
+for _name in ("arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.remf", "arith.maximumf",
+              "arith.minimumf", "arith.maxnumf", "arith.minnumf", "math.powf", "math.copysign", "math.atan2"):
+    handles(_name)(_binary(FLOAT_RULES[_name].fn))
+for _name in ("arith.negf", "math.absf", "math.exp", "math.exp2", "math.expm1", "math.log", "math.log2",
+              "math.log10", "math.log1p", "math.sqrt", "math.rsqrt", "math.tanh", "math.sin", "math.cos",
+              "math.ceil", "math.floor", "math.trunc", "math.roundeven", "math.round"):
+    handles(_name)(_unary(FLOAT_RULES[_name].fn))
+for _name in ("arith.extf", "arith.truncf", "arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui"):
+    handles(_name)(_cast_op(FLOAT_RULES[_name].fn))
+CMPF = {number: FLOAT_RULES[f"arith.cmpf {name}"].fn for number, name in enumerate(PREDICATES)}
 
 
 # ----------------------------------------------------------------------------
@@ -496,15 +645,14 @@ REDUCTIONS = {
     "add": lambda x: x.sum(axis=1), "mul": lambda x: x.prod(axis=1),
     "minsi": lambda x: x.min(axis=1), "maxsi": lambda x: x.max(axis=1),
     "minui": lambda x: unsigned(x).min(axis=1), "maxui": lambda x: unsigned(x).max(axis=1),
-    "minnumf": lambda x: np.fmin.reduce(x, axis=1), "maxnumf": lambda x: np.fmax.reduce(x, axis=1),
-    "minimumf": lambda x: x.min(axis=1), "maximumf": lambda x: x.max(axis=1),
+    **{kind: FLOAT_RULES[f"vector.reduction <{kind}>"].fn for kind in ("minnumf", "maxnumf", "minimumf", "maximumf")},
     "and": lambda x: np.bitwise_and.reduce(x, axis=1), "or": lambda x: np.bitwise_or.reduce(x, axis=1),
     "xor": lambda x: np.bitwise_xor.reduce(x, axis=1),
 }
 COMBINE = {
     "add": np.add, "mul": np.multiply, "minsi": np.minimum, "maxsi": np.maximum,
     "minui": lambda x, y: np.minimum(unsigned(x), unsigned(y)), "maxui": lambda x, y: np.maximum(unsigned(x), unsigned(y)),
-    "minnumf": np.fmin, "maxnumf": np.fmax, "minimumf": np.minimum, "maximumf": np.maximum,
+    **{kind: FLOAT_RULES[f"arith.{kind}"].fn for kind in ("minnumf", "maxnumf", "minimumf", "maximumf")},
     "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
 }
 

@@ -48,6 +48,7 @@ import mlir.ir as ir
 import numpy as np
 
 from pagedir.interp.memory import InterpError
+from pagedir.interp.ops_arith import FLOAT_RULES, FloatRule
 from pagedir.interp.simt import Program, handles, vector_shape
 
 
@@ -248,3 +249,9 @@ def compile_shuffle(p: Program, op: Any) -> Any:
         env[valid] = inside
 
     return run
+
+
+FLOAT_RULES["amdgpu.mfma"] = FLOAT_RULES["amdgpu.wmma"] = FloatRule(
+    compile_matrix, "IEEE 754 products and sums: exact products added to the accumulator and rounded once to f32; "
+                    "NaN if any product or addend is NaN, for 0 * inf and for inf - inf (a NaN or inf in A's row or "
+                    "B's column reaches the whole row or column of D)")

@@ -12,14 +12,15 @@ A. Interference: buffers that may be live at the same time interfere (the union
    it (zero iterations). The annotations are first checked in program order
    (operand not an LDS alloc, double ``live_in``, ``live_out`` without
    ``live_in``, a range never closed, a buffer accessed without any range).
-B. Colouring: buffers sorted by byte size, ascending and stable; each takes the
-   first run of consecutive colours none of its neighbours hold and that adds up
-   to its size. A colour is created, 16-byte aligned, by the first buffer that
-   needs it, so a bigger buffer chains several colours.
-C. Groups: the colours of each buffer are merged into one group (groups stay runs
-   of consecutive colours, so every buffer is contiguous); a colour's offset is the
-   size of the colours before it in its group. The total is checked against the
-   chip's LDS per workgroup (``pagedir.arch``).
+B. Placement: each buffer gets a byte offset, first fit by decreasing size (program
+   order among equal sizes): the lowest offset where its bytes, its size rounded up
+   to 16, overlap those of no interfering buffer placed before it (O(n^2 log n)).
+   The bytes are then cut at every buffer's start and end into segments, the
+   colours of step D: two buffers share a colour exactly when they share bytes.
+C. Groups: buffers whose bytes overlap, directly or through others, share one
+   pooled alloc; a buffer that shares bytes with none gets its own. Offsets are
+   relative to the pool. The total is checked against the chip's LDS per
+   workgroup (``pagedir.arch``).
 D. Barriers: the same flow tracks, per colour, the buffers that may have touched
    it since the last barrier (a buffer touches its colours from its ``live_in``
    on; a barrier clears what is not live). A ``live_in`` whose colours may have
@@ -32,7 +33,7 @@ D. Barriers: the same flow tracks, per colour, the buffers that may have touched
    condition may differ between threads and every thread must reach a barrier,
    so those are hoisted out. When no such point removes the hazard (both buffers
    used inside one ``scf.if``), the two buffers are made to interfere and steps
-   B-D run again. A new range of the same buffer never gets a barrier (ordering
+   B-D run again (each round adds an edge, so the rounds end). A new range of the same buffer never gets a barrier (ordering
    those is the job of the producer's barriers).
 E. Rewrite: one ``rock.alloc`` per group at the function entry; each old alloc
    becomes ``arith.constant <offset> : index`` + ``memref.view`` at its position;
@@ -129,6 +130,7 @@ class LdsPlan:
     allocs: list[ir.Operation]
     sizes: list[int]
     interference: list[set[int]]
+    #: The byte segments (step B) each buffer covers: buffers sharing one share bytes.
     colours: list[list[int]] = field(default_factory=list)
     #: (op, live_in): a ``rock.lds_barrier`` goes right before ``op``, for the range ``live_in`` opens.
     barriers: list[tuple[ir.Operation, ir.Operation]] = field(default_factory=list)
@@ -178,14 +180,17 @@ def plan(func: ir.Operation) -> LdsPlan:
     check_byte_buffers(allocs)
     check_every_access_annotated(func, allocs, layout.interference)
     while True:
-        colour_sizes = colour(layout)
+        place(layout)
         unordered = place_barriers(flow, layout)
         if not unordered:
             break
-        for a, b in unordered:  # no barrier can order them: keep them apart and colour again
+        # No barrier can order them: keep them apart and place again. They share bytes, so they did not
+        # interfere: each round adds an edge, and the rounds end.
+        assert not any(b in layout.interference[a] for a, b in unordered), "interfering buffers share LDS bytes"
+        for a, b in unordered:
             layout.interference[a].add(b)
             layout.interference[b].add(a)
-    merge_colours(layout, colour_sizes)
+    pool_groups(layout)
     return layout
 
 
@@ -405,59 +410,48 @@ def align_up(size: int) -> int:
     return -(-size // ALIGNMENT) * ALIGNMENT
 
 
-def colour(layout: LdsPlan) -> list[int]:
-    """Give each buffer a run of consecutive colours; returns the byte size of each colour."""
-    colour_sizes: list[int] = []
-    layout.colours = [[] for _ in layout.allocs]
-    by_size = sorted(range(len(layout.allocs)), key=lambda i: layout.sizes[i])  # sorted() is stable
-    for i in by_size:
-        forbidden = {c for n in layout.interference[i] for c in layout.colours[n]}
-        run: list[int] = []
-        collected = 0
-        candidate = 0
-        while collected < layout.sizes[i]:
-            if candidate in forbidden:
-                run, collected = [], 0
-            else:
-                if candidate == len(colour_sizes):
-                    colour_sizes.append(align_up(layout.sizes[i] - collected))
-                run.append(candidate)
-                collected += colour_sizes[candidate]
-            candidate += 1
-        layout.colours[i] = run
-    return colour_sizes
+def place(layout: LdsPlan) -> None:
+    """Step B: a byte offset per buffer, first fit by decreasing size (program order among equal sizes): each
+    buffer takes the lowest offset where its bytes (its size rounded up to ``ALIGNMENT``) overlap those of no
+    interfering buffer placed before it. Time O(n^2 log n) for n buffers. Step C then cuts the bytes into
+    segments at every buffer's start and end: the colours the barrier step tracks."""
+    count = len(layout.allocs)
+    offsets: list[int | None] = [None] * count
+    for i in sorted(range(count), key=lambda i: (-layout.sizes[i], i)):
+        need = align_up(layout.sizes[i])
+        taken = sorted((offsets[n], offsets[n] + align_up(layout.sizes[n])) for n in layout.interference[i]
+                       if offsets[n] is not None)
+        offset = 0
+        for start, end in taken:
+            if start >= offset + need:
+                break  # the gap before this neighbour holds the buffer
+            offset = max(offset, end)
+        offsets[i] = offset
+    layout.offsets = [int(o) for o in offsets]
+    ends = sorted({o for i, o in enumerate(layout.offsets) for o in (o, o + align_up(layout.sizes[i]))})
+    segment = {byte: k for k, byte in enumerate(ends)}
+    layout.colours = [list(range(segment[o], segment[o + align_up(size)]))
+                      for o, size in zip(layout.offsets, layout.sizes)]
 
 
-def merge_colours(layout: LdsPlan, colour_sizes: list[int]) -> None:
-    """Merge each buffer's colours into the group of its first colour; fill groups and offsets."""
-    group_root = list(range(len(colour_sizes)))
-    members: list[list[int]] = [[c] for c in range(len(colour_sizes))]
-    by_size = sorted(range(len(layout.allocs)), key=lambda i: layout.sizes[i])
-    for i in by_size:
-        root = group_root[layout.colours[i][0]]
-        for c in layout.colours[i][1:]:
-            absorbed = group_root[c]
-            if absorbed == root:
-                continue
-            members[root].extend(members[absorbed])
-            for m in members[absorbed]:
-                group_root[m] = root
-            members[absorbed] = []
-    colour_offset = [0] * len(colour_sizes)
-    group_index: dict[int, int] = {}
-    for root, colours in enumerate(members):
-        if not colours:
+def pool_groups(layout: LdsPlan) -> None:
+    """Step C: buffers whose bytes chain-overlap share one pooled alloc; the others get their own. Offsets
+    become relative to the pool; a buffer of 0 bytes goes in the first pool."""
+    spans = sorted((o, o + align_up(size), i) for i, (o, size) in enumerate(zip(layout.offsets, layout.sizes)))
+    layout.groups, layout.group_of = [], [0] * len(layout.allocs)
+    bases: list[int] = []
+    for start, end, i in spans:
+        if end == start:
             continue
-        group_index[root] = len(layout.groups)
-        size = 0
-        for c in colours:
-            colour_offset[c] = size
-            size += colour_sizes[c]
-        layout.groups.append(size)
-    for i in range(len(layout.allocs)):
-        first = layout.colours[i][0]
-        layout.group_of.append(group_index[group_root[first]])
-        layout.offsets.append(colour_offset[first])
+        if not bases or start >= bases[-1] + layout.groups[-1]:
+            bases.append(start)
+            layout.groups.append(0)
+        layout.groups[-1] = max(layout.groups[-1], end - bases[-1])
+        layout.group_of[i] = len(bases) - 1
+    if not layout.groups:
+        layout.groups = [0]
+    layout.offsets = [o - bases[g] if align_up(size) else 0
+                      for o, size, g in zip(layout.offsets, layout.sizes, layout.group_of)]
 
 
 def check_limit(func: ir.Operation, layout: LdsPlan, arch: str) -> None:

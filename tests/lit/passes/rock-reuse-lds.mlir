@@ -199,15 +199,15 @@ func.func @existing_barrier_and_same_buffer(%x: i8, %i: index) attributes {rock.
 
 // -----
 
-// Odd sizes: colours are 16-byte aligned. B (50 bytes) takes a 64-byte colour, A
-// (100) overlaps it and takes a 112-byte colour; C (150) overlaps neither and chains
-// both, which merges them into one 176-byte pool: C at 0, B at 0, A at 64.
+// Odd sizes: byte ranges are rounded up to 16 bytes. C (150 bytes) overlaps nothing
+// and goes first, at 0; A (100) at 0 too; B (50) overlaps A and goes after A's 112
+// bytes: one 176-byte pool, A at 0, B at 112, C at 0.
 // CHECK-LABEL: func.func @odd_sizes
 // CHECK-NEXT: %[[POOL:.*]] = "rock.alloc"() : () -> memref<176xi8, #gpu.address_space<workgroup>>
 // CHECK-NOT: "rock.alloc"
-// CHECK: arith.constant 64 : index
+// CHECK: arith.constant 0 : index
 // CHECK-NEXT: memref.view %[[POOL]][%{{.*}}][] : memref<176xi8, #gpu.address_space<workgroup>> to memref<100xi8, #gpu.address_space<workgroup>>
-// CHECK-NEXT: arith.constant 0 : index
+// CHECK-NEXT: arith.constant 112 : index
 // CHECK-NEXT: memref.view %[[POOL]][%{{.*}}][] : memref<176xi8, #gpu.address_space<workgroup>> to memref<50xi8, #gpu.address_space<workgroup>>
 // CHECK-NEXT: arith.constant 0 : index
 // CHECK-NEXT: memref.view %[[POOL]][%{{.*}}][] : memref<176xi8, #gpu.address_space<workgroup>> to memref<150xi8, #gpu.address_space<workgroup>>
@@ -232,29 +232,29 @@ func.func @odd_sizes(%x: i8, %i: index) attributes {rock.kernel, rock.arch = "gf
 
 // -----
 
-// Fragmentation: A, B, C take 16 bytes each (C shares B's colour), D (32) may not
-// use B's colour, so its run restarts after it and D gets a new colour at 32; E (48)
-// overlaps nothing and chains all three colours into one 64-byte pool.
-// Barriers: before B (recycles C's bytes) and before E; none before D (fresh bytes).
+// Fragmentation, placed largest first: E (48) overlaps nothing, at 0; D (32) at 0;
+// A (16) at 0; B (16) overlaps A and D and goes after D, at 32; C (16) overlaps A
+// only, at 16. One 48-byte pool (a 16-byte hole at 16 while B lives is reused by C).
+// Barriers: before D (recycles A's and C's bytes) and before E; none before B (fresh bytes).
 // CHECK-LABEL: func.func @fragmentation
-// CHECK-NEXT: %[[POOL:.*]] = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+// CHECK-NEXT: %[[POOL:.*]] = "rock.alloc"() : () -> memref<48xi8, #gpu.address_space<workgroup>>
 // CHECK-NOT: "rock.alloc"
 // CHECK: arith.constant 0 : index
 // CHECK-NEXT: %[[A:.*]] = memref.view %[[POOL]]
-// CHECK-NEXT: arith.constant 16 : index
+// CHECK-NEXT: arith.constant 32 : index
 // CHECK-NEXT: %[[B:.*]] = memref.view %[[POOL]]
 // CHECK-NEXT: arith.constant 16 : index
 // CHECK-NEXT: %[[C:.*]] = memref.view %[[POOL]]
-// CHECK-NEXT: arith.constant 32 : index
+// CHECK-NEXT: arith.constant 0 : index
 // CHECK-NEXT: %[[D:.*]] = memref.view %[[POOL]]
 // CHECK-NEXT: arith.constant 0 : index
 // CHECK-NEXT: %[[E:.*]] = memref.view %[[POOL]]
 // CHECK-NEXT: memref.store %{{.*}}, %[[A]]
 // CHECK-NEXT: memref.store %{{.*}}, %[[C]]
 // CHECK-NEXT: memref.load %[[C]]
-// CHECK-NEXT: "rock.lds_barrier"
 // CHECK-NEXT: memref.store %{{.*}}, %[[B]]
 // CHECK-NEXT: memref.load %[[A]]
+// CHECK-NEXT: "rock.lds_barrier"
 // CHECK-NEXT: memref.store %{{.*}}, %[[D]]
 // CHECK-NEXT: memref.load %[[B]]
 // CHECK-NEXT: memref.load %[[D]]
@@ -286,6 +286,58 @@ func.func @fragmentation(%x: i8, %i: index) attributes {rock.kernel, rock.arch =
   memref.store %4, %e[%i] : memref<48xi8, #gpu.address_space<workgroup>>
   %5 = memref.load %e[%i] : memref<48xi8, #gpu.address_space<workgroup>>
   "rock.live_out"(%e) : (memref<48xi8, #gpu.address_space<workgroup>>) -> ()
+  return
+}
+
+// -----
+
+// A neighbour over several 16-byte units: A (64) then B (64) one after the other,
+// then C (32) and D (48) together. A goes first, at 0, then B at 0 and D at 0; C
+// overlaps D and must stay off all of D's 48 bytes, not only its first 16: C at 48.
+// One 80-byte pool; barriers before B (A's bytes) and before C (B's bytes, D's too).
+// CHECK-LABEL: func.func @neighbour_over_several_ranges
+// CHECK-NEXT: %[[POOL:.*]] = "rock.alloc"() : () -> memref<80xi8, #gpu.address_space<workgroup>>
+// CHECK-NOT: "rock.alloc"
+// CHECK: arith.constant 0 : index
+// CHECK-NEXT: %[[A:.*]] = memref.view %[[POOL]]{{.*}} to memref<64xi8
+// CHECK-NEXT: arith.constant 0 : index
+// CHECK-NEXT: %[[B:.*]] = memref.view %[[POOL]]{{.*}} to memref<64xi8
+// CHECK-NEXT: arith.constant 48 : index
+// CHECK-NEXT: %[[C:.*]] = memref.view %[[POOL]]{{.*}} to memref<32xi8
+// CHECK-NEXT: arith.constant 0 : index
+// CHECK-NEXT: %[[D:.*]] = memref.view %[[POOL]]{{.*}} to memref<48xi8
+// CHECK-NEXT: memref.store %{{.*}}, %[[A]]
+// CHECK-NEXT: memref.load %[[A]]
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: memref.store %{{.*}}, %[[B]]
+// CHECK-NEXT: memref.load %[[B]]
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: memref.store %{{.*}}, %[[C]]
+// CHECK-NEXT: memref.store %{{.*}}, %[[D]]
+// CHECK-NEXT: memref.load %[[C]]
+// CHECK-NEXT: memref.load %[[D]]
+// CHECK-NEXT: return
+func.func @neighbour_over_several_ranges(%x: i8, %i: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %a = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %b = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %c = "rock.alloc"() : () -> memref<32xi8, #gpu.address_space<workgroup>>
+  %d = "rock.alloc"() : () -> memref<48xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  %1 = memref.load %a[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%a) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  "rock.live_in"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %1, %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  %2 = memref.load %b[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%b) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  "rock.live_in"(%c) : (memref<32xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %2, %c[%i] : memref<32xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%d) : (memref<48xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %2, %d[%i] : memref<48xi8, #gpu.address_space<workgroup>>
+  %3 = memref.load %c[%i] : memref<32xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%c) : (memref<32xi8, #gpu.address_space<workgroup>>) -> ()
+  %4 = memref.load %d[%i] : memref<48xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%d) : (memref<48xi8, #gpu.address_space<workgroup>>) -> ()
   return
 }
 
