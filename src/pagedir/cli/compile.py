@@ -370,6 +370,11 @@ def _is_rock_kernel(op: ir.Operation) -> bool:
     return op.name == "func.func" and "rock.kernel" in op.attributes
 
 
+def _is_payload(op: ir.Operation) -> bool:
+    """A function rock-raise-attention reads: it writes a tensor into a memref argument."""
+    return op.name == "func.func" and bool(_walk(op, lambda inner: inner.name == "bufferization.materialize_in_destination"))
+
+
 def _is_gpu_kernel(op: ir.Operation) -> bool:
     return op.name in ("gpu.func", "llvm.func") and _in_gpu_module(op) and (
         "gpu.kernel" in op.attributes or "rocdl.kernel" in op.attributes
@@ -391,9 +396,10 @@ def _asked_chip(arch: str) -> Chip:
 def _choose_chip(arch: str | None, module: ir.Operation, collector: DiagnosticCollector) -> Chip | None:
     """The one chip of the output: each kernel's by ``pagedir.arch.kernel_chip`` (``--arch``, else its ``rock.arch``).
 
-    None when no kernel decides it (the input has no kernel: reported later).
+    A linalg payload's function is the kernel it is raised to, so its ``rock.arch`` decides too (and
+    one without either gets the rule's error). None when no kernel decides it (reported later).
     """
-    kernels = _walk(module, lambda op: _is_rock_kernel(op) or _is_gpu_kernel(op))
+    kernels = _walk(module, lambda op: _is_rock_kernel(op) or _is_gpu_kernel(op) or _is_payload(op))
     chips = {chip.name: chip for kernel in kernels if (chip := kernel_chip_or_none(kernel, arch or ""))}
     if collector.has_errors:
         _fail(collector.take())
