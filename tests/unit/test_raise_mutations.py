@@ -2,10 +2,11 @@
 
 Each mutant changes one thing the raise relies on: an iterator type, an indexing map's result, where
 a reduction runs, the operand order or the op of a body instruction, a comparison, a ``linalg.index``
-dim, one use of a constant, a broadcast's, transpose's or reshape's dims. A mutant that still verifies
-is either not raised (with ``explain=true`` a remark names the blocker) or raised to a kernel that
-computes what the mutant does (``check_pass``, the check of ``pagedir-run --check``): the mutation was
-neutral (``addf`` operands swapped, a window one key wider read as such). None is raised wrongly.
+dim, an index of a ``tensor.extract``, one use of a constant, a broadcast's, transpose's or reshape's
+dims. A mutant that still verifies is either not raised (with ``explain=true`` a remark names the
+blocker) or raised to a kernel that computes what the mutant does (``check_pass``, the check of
+``pagedir-run --check``): the mutation was neutral (``addf`` operands swapped, a window one key wider
+read as such). None is raised wrongly.
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ def mutations(module: ir.Module) -> list[tuple[int, str, object]]:
         elif name in ("tensor.collapse_shape", "tensor.expand_shape"):
             groups = len(ir.ArrayAttr(op.attributes["reassociation"]))
             found += [(n, "move reassociation", (g, way)) for g in range(groups - 1) for way in (-1, 1)]
+        elif name == "tensor.extract":
+            found += [(n, "swap operands", (i, i + 1)) for i in range(1, len(op.operands) - 1)]
         elif name == "arith.cmpi":
             found += [(n, "predicate", p) for p in range(len(PREDICATES))]
         elif name == "linalg.index":
