@@ -72,6 +72,7 @@ SERVING_CASES = [
     ["--page-table", "blocks"],
     ["--page-table", "blocks", "--kv-layout", "hnd", "--causal", "--seq-len-q", "4"],
     ["--page-table", "csr"],
+    ["--page-table", "blocks", "--kv-layout", "hnd", "--num-heads-q", "2"],  # no GQA: the gather's fold is not one
     ["--page-table", "csr", "--kv-layout", "hnd", "--causal", "--seq-len-q", "3", "--matmul", "batch-matmul",
      "--softmax", "linalg", "--mask", "additive"],
 ]

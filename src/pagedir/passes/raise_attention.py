@@ -831,16 +831,14 @@ def sequence_length(form: dict, op: ir.Operation, found: Attention) -> dict:
 
 
 def repeated_heads(value: ir.Value, what: str) -> tuple[ir.Value, int]:
-    """(the [B, Hkv, Sk, D] tensor, G) of ``collapse(broadcast(x, dims = [2]), [[0], [1, 2], [3], [4]])``; G = 1 without."""
+    """(the [B, Hkv, Sk, D] tensor, G) of ``collapse(broadcast(x, dims = [2]), [[0], [1, 2], [3], [4]])``; G = 1 without
+    (another collapse is not GQA: an hnd block gather folds its slots and tokens with one)."""
     collapse = produced_by(value, "tensor.collapse_shape")
-    if collapse is None:
+    broadcast = produced_by(collapse.operands[0], "linalg.broadcast") if collapse is not None else None
+    if broadcast is None:
         return value, 1
-    source = collapse.operands[0]
-    broadcast = produced_by(source, "linalg.broadcast")
-    shape = list(ir.RankedTensorType(source.type).shape)
+    shape = list(ir.RankedTensorType(broadcast.results[0].type).shape)
     reassociation = str(collapse.attributes["reassociation"]).replace(" ", "")
-    if broadcast is None or len(shape) != 5:
-        raise NoMatch(f"{what} heads are folded from {describe(source)}, not from a broadcast", collapse)
     added = list(ir.DenseI64ArrayAttr(broadcast.attributes["dimensions"]))
     if added != [2] or reassociation != "[[0],[1,2],[3],[4]]":
         raise NoMatch(f"{what} heads are repeated by a broadcast of dims {added} folded as {reassociation}: query head h "
