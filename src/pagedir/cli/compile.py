@@ -284,8 +284,8 @@ def _compile(args: argparse.Namespace, text: str, name: str) -> Entry:
         if _has_rock_kernels(module) or driver.level_of(module.operation) == "linalg":  # linalg: raised first
             _run(module, driver.CompileOptions(arch=chip.name), "linalg", "L6", dumps)
         if not _has_gpu_kernels(module):
-            _fail([Diag("error", "input has no GPU kernel: expected a func.func with rock.kernel "
-                         "or a gpu.module holding a gpu.func kernel", name, 1, 1)])
+            _fail(_unraised_payloads(module) or [Diag("error", "input has no GPU kernel: expected a func.func with "
+                                                      "rock.kernel or a gpu.module holding a gpu.func kernel", name, 1, 1)])
         plan_json = None
         if args.plan:
             if not _needs_backend_pipeline(module):
@@ -408,6 +408,22 @@ def _choose_chip(arch: str | None, module: ir.Operation, collector: DiagnosticCo
     if not chips:
         return _asked_chip(arch) if arch else None
     return next(iter(chips.values()))
+
+
+def _unraised_payloads(module: ir.Operation) -> list[Diag]:
+    """Why each linalg payload left in ``module`` is not attention, as an error where rock-raise-attention
+    stopped (what its ``explain=true`` remark says)."""
+    from pagedir.diagnostics import file_position
+    from pagedir.passes.raise_attention import NoMatch, match_attention, sinks
+
+    found = []
+    for sink in sinks(module):
+        try:
+            match_attention(sink)
+        except NoMatch as failure:
+            where = file_position((failure.op or sink).location)
+            found.append(Diag("error", f"not raised to rock.attention: {failure}", *where))
+    return found
 
 
 def _has_rock_kernels(module: ir.Operation) -> bool:
