@@ -370,6 +370,16 @@ PLANTS = {plant.name: plant for plant in (
          Catcher(CHECK_SPLIT_ATTENTION, CHECK_FAILED)),
     ),
     Plant(
+        "raise-exp-any-iterators",
+        "rock-raise-attention reads the softmax's subtract-and-exp generic whatever its iterator types and result map",
+        (Edit("passes/raise_attention.py", '    expect_loops(op, what, "pppp", [IDENTITY, [0, 1, 2], IDENTITY])\n',
+              "    pass  # PLANTED\n"),),
+        (Catcher("tests/unit/test_raise_mutations.py::test_no_mutant_is_raised_wrongly[" + " ".join(
+            ["--batch", "2", "--num-heads-q", "4", "--num-heads-kv", "2", "--head-dim", "8", "--seq-len-q", "2",
+             "--seq-len-k", "8", "--causal", "--seq-lens"]) + "]", r"mutants raised to a kernel computing something else"),
+         Catcher("tests/lit/passes/rock-raise-attention-invalid.mlir", r"Couldn't match \"math.exp\"")),
+    ),
+    Plant(
         "split-nan-sum-is-no-key",
         "a split whose sum is NaN (a NaN key its row sees) reports no key, so the combine drops the NaN",
         (Edit(GRIDWISE, "has_keys = arith.cmpf(arith.CmpFPredicate.UNE, total, f32_const(0.0))",

@@ -72,6 +72,7 @@ SERVING_CASES = [
     ["--page-table", "blocks"],
     ["--page-table", "blocks", "--kv-layout", "hnd", "--causal", "--seq-len-q", "4"],
     ["--page-table", "csr"],
+    ["--page-table", "blocks", "--kv-layout", "hnd", "--num-heads-q", "2"],  # no GQA: the gather's fold is not one
     ["--page-table", "csr", "--kv-layout", "hnd", "--causal", "--seq-len-q", "3", "--matmul", "batch-matmul",
      "--softmax", "linalg", "--mask", "additive"],
 ]
@@ -278,3 +279,21 @@ def test_blocks_payload_takes_attentions_arguments():
         types = [[str(a.type) for a in find_function(m, name).regions[0].blocks[0].arguments]
                  for m, name in ((payload, "attention"), (kernel, "paged_attention"))]
         assert types[0] == types[1]
+
+
+def test_compile_takes_the_payloads_chip_or_asks_for_one(tmp_path, capsys):
+    """pagedir-compile raises a payload to a kernel first, so the chip rule reads the payload's function:
+    its rock.arch without --arch; neither given is the rule's error at the function (exit 1, no output)."""
+    from pagedir.cli import compile as compile_cli, gen
+
+    path, asm = tmp_path / "payload.mlir", tmp_path / "payload.s"
+    assert gen.main(["linalg-attention", "--head-dim", "32", "--arch", "gfx950", "-o", str(path)]) == 0
+    assert compile_cli.main([str(path), "--no-cache", "-o", str(asm)]) == 0, capsys.readouterr().err
+    assert '.amdgcn_target "amdgcn-amd-amdhsa--gfx950' in asm.read_text()
+    bare = tmp_path / "bare.mlir"
+    bare.write_text(path.read_text().replace('rock.arch = "gfx950", ', ""))
+    assert compile_cli.main([str(bare), "--no-cache", "-o", str(tmp_path / "bare.s")]) == 1
+    err = capsys.readouterr().err
+    assert f"{bare}:1:1: error: 'func.func' op @attention names no chip: set rock.arch on the kernel or give the " \
+           "arch option (known chips: gfx908" in err, err
+    assert "Traceback" not in err and not (tmp_path / "bare.s").exists()

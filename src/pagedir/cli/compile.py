@@ -284,8 +284,8 @@ def _compile(args: argparse.Namespace, text: str, name: str) -> Entry:
         if _has_rock_kernels(module) or driver.level_of(module.operation) == "linalg":  # linalg: raised first
             _run(module, driver.CompileOptions(arch=chip.name), "linalg", "L6", dumps)
         if not _has_gpu_kernels(module):
-            _fail([Diag("error", "input has no GPU kernel: expected a func.func with rock.kernel "
-                         "or a gpu.module holding a gpu.func kernel", name, 1, 1)])
+            _fail(_unraised_payloads(module) or [Diag("error", "input has no GPU kernel: expected a func.func with "
+                                                      "rock.kernel or a gpu.module holding a gpu.func kernel", name, 1, 1)])
         plan_json = None
         if args.plan:
             if not _needs_backend_pipeline(module):
@@ -370,6 +370,11 @@ def _is_rock_kernel(op: ir.Operation) -> bool:
     return op.name == "func.func" and "rock.kernel" in op.attributes
 
 
+def _is_payload(op: ir.Operation) -> bool:
+    """A function rock-raise-attention reads: it writes a tensor into a memref argument."""
+    return op.name == "func.func" and bool(_walk(op, lambda inner: inner.name == "bufferization.materialize_in_destination"))
+
+
 def _is_gpu_kernel(op: ir.Operation) -> bool:
     return op.name in ("gpu.func", "llvm.func") and _in_gpu_module(op) and (
         "gpu.kernel" in op.attributes or "rocdl.kernel" in op.attributes
@@ -391,9 +396,10 @@ def _asked_chip(arch: str) -> Chip:
 def _choose_chip(arch: str | None, module: ir.Operation, collector: DiagnosticCollector) -> Chip | None:
     """The one chip of the output: each kernel's by ``pagedir.arch.kernel_chip`` (``--arch``, else its ``rock.arch``).
 
-    None when no kernel decides it (the input has no kernel: reported later).
+    A linalg payload's function is the kernel it is raised to, so its ``rock.arch`` decides too (and
+    one without either gets the rule's error). None when no kernel decides it (reported later).
     """
-    kernels = _walk(module, lambda op: _is_rock_kernel(op) or _is_gpu_kernel(op))
+    kernels = _walk(module, lambda op: _is_rock_kernel(op) or _is_gpu_kernel(op) or _is_payload(op))
     chips = {chip.name: chip for kernel in kernels if (chip := kernel_chip_or_none(kernel, arch or ""))}
     if collector.has_errors:
         _fail(collector.take())
@@ -402,6 +408,22 @@ def _choose_chip(arch: str | None, module: ir.Operation, collector: DiagnosticCo
     if not chips:
         return _asked_chip(arch) if arch else None
     return next(iter(chips.values()))
+
+
+def _unraised_payloads(module: ir.Operation) -> list[Diag]:
+    """Why each linalg payload left in ``module`` is not attention, as an error where rock-raise-attention
+    stopped (what its ``explain=true`` remark says)."""
+    from pagedir.diagnostics import file_position
+    from pagedir.passes.raise_attention import NoMatch, match_attention, sinks
+
+    found = []
+    for sink in sinks(module):
+        try:
+            match_attention(sink)
+        except NoMatch as failure:
+            where = file_position((failure.op or sink).location)
+            found.append(Diag("error", f"not raised to rock.attention: {failure}", *where))
+    return found
 
 
 def _has_rock_kernels(module: ir.Operation) -> bool:

@@ -53,6 +53,12 @@ raise before bufferizing), functions that take and return tensors (rock.attentio
 writes a memref argument), attention sinks, masks other than
 the three bounds, K and V gathered in different forms.
 
+Every ``linalg.generic`` of the chain is read only with the iterator types and indexing maps its
+part has (all parallel and identity maps for the elementwise steps, one reduction over the key dim
+for the softmax's max and sum from -inf, or the lowest finite value, and 0): a reduction iterator or a
+permuted map in an elementwise step computes something else, and is a remark. Masks compare signed
+(unsigned only between an index, a length read and a constant >= 0: a negative bound wraps around).
+
 *Contractions*: ``linalg.generic`` whose body adds the product of its (possibly
 ``arith.extf``-ed) inputs to the output over one reduction dim, with plain-dim
 maps ``(b, h, m, k) x (b, h, n, k) -> (b, h, m, n)`` (or ``(b, h, k, n)``);
@@ -259,11 +265,30 @@ def body(op: ir.Operation) -> tuple[list[ir.Value], ir.Value, list[ir.Operation]
 
 
 def through_extf(value: ir.Value) -> ir.Value:
-    op = producer(value)
-    while op is not None and op.name in ("arith.extf", "arith.truncf"):
-        value = op.operands[0]
-        op = producer(value)
-    return value
+    """The value an ``arith.extf`` widens (exact; a truncf is not looked through: it rounds)."""
+    op = produced_by(value, "arith.extf")
+    return op.operands[0] if op is not None else value
+
+
+IDENTITY = [0, 1, 2, 3]
+
+
+def expect_loops(op: ir.Operation, what: str, kinds: str, maps: list[list[int]]) -> None:
+    """``op`` has one result, iterates as ``kinds`` (``p``/``r`` per loop) and indexes its operands
+    through exactly ``maps``: the pattern reads the body as one value per element of the result, so
+    a reduction loop (the result is the last step's) or a permuted map (another element's inputs)
+    changes what it computes."""
+    found_kinds, found_maps = "".join(kinds_of(op)), maps_of(op)
+    names = {"p": "parallel", "r": "reduction"}
+    if len(op.results) != 1:
+        raise NoMatch(f"{what} has {len(op.results)} results, expected 1", op)
+    if found_kinds != kinds:
+        raise NoMatch(f"{what} iterates as [{', '.join(names[k] for k in found_kinds)}], expected "
+                      f"[{', '.join(names[k] for k in kinds)}]", op)
+    if [dims(m) for m in found_maps] != maps:
+        shown = ", ".join(f"({', '.join(str(e) for e in m.results)})" for m in found_maps)
+        expected = ", ".join(f"({', '.join(f'd{d}' for d in m)})" for m in maps)
+        raise NoMatch(f"{what} indexes its operands as [{shown}], expected [{expected}]", op)
 
 
 def float_constant(value: ir.Value) -> float | None:
@@ -312,11 +337,13 @@ def match_attention(sink: ir.Operation) -> Attention:
 
 def strip_cast(value: ir.Value) -> ir.Value:
     op = produced_by(value, "linalg.generic")
-    if op is None or kinds_of(op) != ["p"] * len(kinds_of(op)):
+    if op is None:
         return value
     ins, _ = generic_inputs(op)
     args, yielded, ops = body(op)
-    if len(ins) == 1 and len(ops) == 2 and ops[0].name in ("arith.truncf", "arith.extf") and ops[0].operands[0] == args[0]:
+    if len(ins) == 1 and len(ops) == 2 and ops[0].name in ("arith.truncf", "arith.extf") and ops[0].operands[0] == args[0] \
+            and yielded == ops[0].results[0]:
+        expect_loops(op, "the element cast of the output", "pppp", [IDENTITY, IDENTITY])
         return ins[0]
     return value
 
@@ -333,7 +360,7 @@ def contraction(value: ir.Value, *, transposed: bool, what: str) -> tuple[ir.Val
     ins, outs = generic_inputs(op)
     kinds = kinds_of(op)
     maps = [dims(m) for m in maps_of(op)]
-    if len(ins) != 2 or len(kinds) != 5 or kinds.count("r") != 1 or any(m is None for m in maps):
+    if len(ins) != 2 or len(op.results) != 1 or len(kinds) != 5 or kinds.count("r") != 1 or any(m is None for m in maps):
         raise NoMatch(f"{what} is not a contraction of two 4-d tensors over one dim", op)
     args, yielded, _ = body(op)
     add = produced_by(yielded, "arith.addf")
@@ -344,6 +371,8 @@ def contraction(value: ir.Value, *, transposed: bool, what: str) -> tuple[ir.Val
         raise NoMatch(f"{what} accumulates into something else than zeros", op)
     reduced = kinds.index("r")
     lhs_map, rhs_map, out_map = maps
+    if sorted(out_map + [reduced]) != list(range(5)):
+        raise NoMatch(f"the {what} contraction writes its result as {out_map}: expected each parallel dim once", op)
     b, h, m, n = out_map
     if lhs_map != [b, h, m, reduced]:
         raise NoMatch(f"the {what} contraction reads its left operand as {lhs_map}, expected [{b}, {h}, {m}, {reduced}] "
@@ -408,8 +437,15 @@ def describe(value: ir.Value) -> str:
     return op.name if op is not None else f"a block argument of type {value.type}"
 
 
+#: The lowest finite value of each float type: a max reduction may start from it instead of -inf (a row's
+#: max is the same unless every score is -inf, and then both softmaxes are 0/0).
+LOWEST_FINITE = {"f16": -65504.0, "bf16": -3.3895313892515355e38, "f32": -3.4028234663852886e38,
+                 "f64": -1.7976931348623157e308}
+
+
 def reduction(value: ir.Value, combine: str, init: float, what: str) -> tuple[ir.Value, int]:
-    """(input, reduced dim) of a row reduction ``acc = combine(acc, x)`` from ``init``."""
+    """(input, reduced dim) of a row reduction ``acc = combine(acc, x)`` from ``init`` (-inf: or the
+    lowest finite value of the accumulator's type)."""
     op = produced_by(value, "linalg.generic")
     if op is None:
         raise NoMatch(f"expected the softmax's {what} (a linalg.generic reduction), found {describe(value)}", producer(value))
@@ -417,12 +453,13 @@ def reduction(value: ir.Value, combine: str, init: float, what: str) -> tuple[ir
     kinds, maps = kinds_of(op), [dims(m) for m in maps_of(op)]
     args, yielded, _ = body(op)
     step = producer(yielded)
-    if len(ins) != 1 or kinds.count("r") != 1 or step is None or step.name not in combine.split("|") \
-            or set(step.operands) != {args[0], args[1]}:
+    if len(ins) != 1 or len(op.results) != 1 or len(kinds) != 4 or kinds.count("r") != 1 or step is None \
+            or step.name not in combine.split("|") or set(step.operands) != {args[0], args[1]}:
         raise NoMatch(f"the softmax's {what} is not a single {combine} reduction", op)
     fill = produced_by(outs[0], "linalg.fill")
     start = float_constant(fill.operands[0]) if fill is not None else None
-    if start != init:
+    lowest = LOWEST_FINITE.get(str(fill.operands[0].type)) if fill is not None and init == NEG_INF else None
+    if start != init and (lowest is None or start != lowest):
         raise NoMatch(f"the softmax's {what} starts from {start}, expected {init}", op)
     if maps[0] != [0, 1, 2, 3] or maps[1] != [d for d in range(4) if kinds[d] == "p"]:
         raise NoMatch(f"the softmax's {what} maps its tensors as {maps}", op)
@@ -476,6 +513,7 @@ def row_binary(value: ir.Value, name: str, what: str, inner: str | None = None) 
         raise NoMatch(f"{what} is not {name} of its two inputs", op)
     if maps[0] != [0, 1, 2, 3] or maps[1] != [0, 1, 2]:
         raise NoMatch(f"{what} reads its row operand as {maps[1]}, expected [0, 1, 2] (rows of dim {KEY_DIM})", op)
+    expect_loops(op, what, "pppp", [IDENTITY, [0, 1, 2], IDENTITY])
     return ins[0], ins[1]
 
 
@@ -490,12 +528,13 @@ def score_steps(value: ir.Value, found: Attention) -> ir.Value:
     """Walk back over scale and mask generics to the Q K^T contraction, recording them in ``found``."""
     while True:
         op = produced_by(value, "linalg.generic")
-        if op is None or kinds_of(op).count("r"):
+        if op is None or len(kinds_of(op)) != 4:  # Q K^T has 5 loops
             return value
         ins, _ = generic_inputs(op)
+        expect_loops(op, "the elementwise step on the scores", "pppp", [IDENTITY] * (len(ins) + 1))
         args, yielded, _ = body(op)
         step = producer(yielded)
-        if any(m != [0, 1, 2, 3] for m in (dims(a) for a in maps_of(op))) or step is None:
+        if step is None:
             return value
         if len(ins) == 1 and (cap := softcap_of(step, args[0])) is not None:
             value = softcap_step(op, cap, found)
@@ -567,6 +606,7 @@ def additive_mask(op: ir.Operation, ins: list[ir.Value], args: list[ir.Value], s
             return scores
         if mask_op is None or generic_inputs(mask_op)[0]:
             continue
+        expect_loops(mask_op, "the additive mask", "pppp", [IDENTITY])
         _, yielded, _ = body(mask_op)
         select = produced_by(yielded, "arith.select")
         if select is None or float_constant(select.operands[1]) != 0.0 or float_constant(select.operands[2]) != NEG_INF:
@@ -589,10 +629,11 @@ def alibi_bias(op: ir.Operation, found: Attention) -> None:
     if slopes is None or dims(maps_of(op)[0]) != [1] or mul is None or args[0] not in mul.operands:
         raise NoMatch("the scores are added to a tensor that is neither a 0/-inf mask nor an ALiBi bias "
                       "slopes[h] * (j - i_pos) of a function argument", op)
+    expect_loops(op, "the ALiBi bias", "pppp", [[1], IDENTITY])
     distance = mul.operands[1] if mul.operands[0] == args[0] else mul.operands[0]
     to_float = producer(distance)
-    if to_float is None or to_float.name not in ("arith.sitofp", "arith.uitofp"):
-        raise NoMatch(f"the ALiBi distance is {describe(distance)}, not an integer converted to float", op)
+    if to_float is None or to_float.name != "arith.sitofp":  # uitofp: a negative distance becomes huge
+        raise NoMatch(f"the ALiBi distance is {describe(distance)}, not a signed integer converted to float", op)
     form = sequence_length(linear(to_float.operands[0], [], op), op, Attention())
     if form.get("j") != 1 or any(k not in ("j", "i", "len", "1") for k in form):
         raise NoMatch(f"the ALiBi bias is slopes[h] * ({pretty(form)}): rock.attention's is slopes[h] * (j - i_pos)", op)
@@ -679,6 +720,9 @@ def inequality(value: ir.Value, mask_op: ir.Operation) -> tuple[dict[str, int], 
     predicate = names.get(predicate.split(":")[0].strip(), predicate)
     lens: list[ir.Value] = []
     lhs, rhs = linear(cmp.operands[0], lens, mask_op), linear(cmp.operands[1], lens, mask_op)
+    if predicate.startswith("u") and not (non_negative(lhs) and non_negative(rhs)):
+        raise NoMatch(f"the mask compares {pretty(lhs)} and {pretty(rhs)} unsigned ({predicate}): a bound below 0, as "
+                      f"early query rows have, wraps around to a large one", mask_op)
     diff = {k: lhs.get(k, 0) - rhs.get(k, 0) for k in set(lhs) | set(rhs)}
     if predicate in ("sgt", "sge", "ugt", "uge"):
         diff = {k: -c for k, c in diff.items()}
@@ -687,6 +731,14 @@ def inequality(value: ir.Value, mask_op: ir.Operation) -> tuple[dict[str, int], 
     elif predicate not in ("sle", "ule", "sge", "uge"):
         raise NoMatch(f"the mask compares with {predicate}", mask_op)
     return {k: c for k, c in diff.items() if c}
+
+
+def non_negative(form: dict) -> bool:
+    """An index, a length read, or a constant >= 0: unsigned and signed comparisons agree on them."""
+    if len(form) != 1:
+        return False
+    (key, coefficient), = form.items()
+    return coefficient >= 0 if key == "1" else coefficient == 1
 
 
 def linear(value: ir.Value, lens: list[ir.Value], mask_op: ir.Operation) -> dict[str, int]:
@@ -779,16 +831,14 @@ def sequence_length(form: dict, op: ir.Operation, found: Attention) -> dict:
 
 
 def repeated_heads(value: ir.Value, what: str) -> tuple[ir.Value, int]:
-    """(the [B, Hkv, Sk, D] tensor, G) of ``collapse(broadcast(x, dims = [2]), [[0], [1, 2], [3], [4]])``; G = 1 without."""
+    """(the [B, Hkv, Sk, D] tensor, G) of ``collapse(broadcast(x, dims = [2]), [[0], [1, 2], [3], [4]])``; G = 1 without
+    (another collapse is not GQA: an hnd block gather folds its slots and tokens with one)."""
     collapse = produced_by(value, "tensor.collapse_shape")
-    if collapse is None:
+    broadcast = produced_by(collapse.operands[0], "linalg.broadcast") if collapse is not None else None
+    if broadcast is None:
         return value, 1
-    source = collapse.operands[0]
-    broadcast = produced_by(source, "linalg.broadcast")
-    shape = list(ir.RankedTensorType(source.type).shape)
+    shape = list(ir.RankedTensorType(broadcast.results[0].type).shape)
     reassociation = str(collapse.attributes["reassociation"]).replace(" ", "")
-    if broadcast is None or len(shape) != 5:
-        raise NoMatch(f"{what} heads are folded from {describe(source)}, not from a broadcast", collapse)
     added = list(ir.DenseI64ArrayAttr(broadcast.attributes["dimensions"]))
     if added != [2] or reassociation != "[[0],[1,2],[3],[4]]":
         raise NoMatch(f"{what} heads are repeated by a broadcast of dims {added} folded as {reassociation}: query head h "
@@ -814,7 +864,8 @@ def pointer_gather(value: ir.Value) -> Source | None:
     expand = produced_by(value, "tensor.expand_shape")
     collapse = produced_by(expand.operands[0], "tensor.collapse_shape") if expand is not None else None
     gather = produced_by(collapse.operands[0], "linalg.generic") if collapse is not None else None
-    if gather is None or generic_inputs(gather)[0] or kinds_of(gather) != ["p", "p", "p"]:
+    if gather is None or generic_inputs(gather)[0] or kinds_of(gather) != ["p", "p", "p"] \
+            or [dims(m) for m in maps_of(gather)] != [[0, 1, 2]] or len(gather.results) != 1:
         return None
     _, yielded, _ = body(gather)
     load = produced_by(yielded, "llvm.load")
@@ -830,7 +881,9 @@ def pointer_gather(value: ir.Value) -> Source | None:
         if table is None or not isinstance(table.operands[0], ir.BlockArgument):
             continue
         index_dims = [index_dim(v) for v in list(extract.operands)[1:]]
-        if index_dims[:2] != [0, 1] or offset_of(offset) != (2, element_bytes):
+        page = produced_by(extract.operands[3], "arith.constant") if len(extract.operands) == 4 else None
+        if index_dims[:2] != [0, 1] or page is None or ir.IntegerAttr(page.attributes["value"]).value != 0 \
+                or offset_of(offset) != (2, element_bytes):
             return None
         return Source(table.operands[0], page_elements)
     return None
@@ -871,7 +924,8 @@ def block_gather(value: ir.Value) -> Source | None:
     while op is not None and op.name in RESHAPES:
         chain.append(op)
         op = producer(op.operands[0])
-    if not chain or op is None or op.name != "linalg.generic" or kinds_of(op) != ["p"] * 5:
+    if not chain or op is None or op.name != "linalg.generic" or kinds_of(op) != ["p"] * 5 \
+            or dims(maps_of(op)[-1]) != list(range(5)) or len(op.results) != 1:
         return None
     found = gathered_pool(op)
     if found is None:

@@ -27,6 +27,19 @@
 // RUN: pagedir-compile %t.arch.mlir -o - | FileCheck %s --check-prefix=OWNARCH
 // OWNARCH: .amdgcn_target "amdgcn-amd-amdhsa--gfx942"
 
+// A linalg payload is raised to a kernel first; its function's rock.arch decides the chip like a
+// kernel's does, and one without rock.arch or --arch is the rule's error at the function.
+// RUN: pagedir-gen linalg-attention --arch gfx950 --head-dim 32 -o %t.payload.mlir
+// RUN: pagedir-compile %t.payload.mlir --no-cache -o - | FileCheck %s --check-prefix=PAYLOAD
+// PAYLOAD: .amdgcn_target "amdgcn-amd-amdhsa--gfx950
+// RUN: sed 's/rock.arch = "gfx950", //' %t.payload.mlir > %t.payload-noarch.mlir
+// RUN: not pagedir-compile %t.payload-noarch.mlir --no-cache -o %t 2>&1 | FileCheck %s --check-prefix=PAYLOAD-NOARCH
+// PAYLOAD-NOARCH: payload-noarch.mlir:1:1: error: 'func.func' op @attention names no chip: set rock.arch on the kernel or give the arch option (known chips:
+// PAYLOAD-NOARCH-NOT: Traceback
+// A payload that is not attention is left as written; the error says why, where the raise stopped.
+// RUN: not pagedir-compile %S/Inputs/not-attention.mlir --no-cache -o %t 2>&1 | FileCheck %s --check-prefix=NOTATTENTION
+// NOTATTENTION: not-attention.mlir:38:11: error: not raised to rock.attention: the softmax's subtraction iterates as [parallel, parallel, parallel, reduction], expected [parallel, parallel, parallel, parallel]
+
 // RUN: not pagedir-compile %t.does-not-exist.mlir --arch gfx942 2>&1 | FileCheck %s --check-prefix=NOFILE
 // NOFILE: error: could not open input file '{{.*}}does-not-exist.mlir': No such file or directory
 

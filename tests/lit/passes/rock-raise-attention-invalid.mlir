@@ -1312,3 +1312,522 @@ func.func @blocks_table_i64(%q: memref<2x2x1x8xf32>, %k_cache: memref<4x4x1x8xf3
   bufferization.materialize_in_destination %mm36 in restrict writable %out : (tensor<2x2x1x8xf32>, memref<2x2x1x8xf32>) -> ()
   return
 }
+
+// -----
+
+// An elementwise generic with a reduction iterator: the subtract-and-exp generic iterates over the keys as a reduction, so
+// only the last key of each row is written; the rest of the tensor is what tensor.empty holds.
+// CHECK-LABEL: func.func @exp_reduction_iterator
+// CHECK-NOT: rock.kernel
+// CHECK-NOT: rock.attention
+// CHECK: math.exp
+// REMARK: rock-raise-attention-invalid.mlir:1360:11: remark: not raised to rock.attention: the softmax's subtraction iterates as [parallel, parallel, parallel, reduction], expected [parallel, parallel, parallel, parallel]
+func.func @exp_reduction_iterator(%q: memref<1x2x1x8xf32>, %k: memref<1x1x4x8xf32>, %v: memref<1x1x4x8xf32>, %out: memref<1x2x1x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
+  %qt = bufferization.to_tensor %q restrict : memref<1x2x1x8xf32> to tensor<1x2x1x8xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  %neg_inf = arith.constant 0xFF800000 : f32
+  %kt = bufferization.to_tensor %k restrict : memref<1x1x4x8xf32> to tensor<1x1x4x8xf32>
+  %empty1 = tensor.empty() : tensor<1x1x2x4x8xf32>
+  %repeated2 = linalg.broadcast ins(%kt : tensor<1x1x4x8xf32>) outs(%empty1 : tensor<1x1x2x4x8xf32>) dimensions = [2]
+  %heads3 = tensor.collapse_shape %repeated2 [[0], [1, 2], [3], [4]] : tensor<1x1x2x4x8xf32> into tensor<1x2x4x8xf32>
+  %vt = bufferization.to_tensor %v restrict : memref<1x1x4x8xf32> to tensor<1x1x4x8xf32>
+  %empty4 = tensor.empty() : tensor<1x1x2x4x8xf32>
+  %repeated5 = linalg.broadcast ins(%vt : tensor<1x1x4x8xf32>) outs(%empty4 : tensor<1x1x2x4x8xf32>) dimensions = [2]
+  %heads6 = tensor.collapse_shape %repeated5 [[0], [1, 2], [3], [4]] : tensor<1x1x2x4x8xf32> into tensor<1x2x4x8xf32>
+  %empty7 = tensor.empty() : tensor<1x2x1x4xf32>
+  %init8 = linalg.fill ins(%zero : f32) outs(%empty7 : tensor<1x2x1x4xf32>) -> tensor<1x2x1x4xf32>
+  %mm9 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qt, %heads3 : tensor<1x2x1x8xf32>, tensor<1x2x4x8xf32>) outs(%init8 : tensor<1x2x1x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x1x4xf32>
+  %scale = arith.constant 0.3535533845424652 : f32
+  %empty10 = tensor.empty() : tensor<1x2x1x4xf32>
+  %ew11 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mm9 : tensor<1x2x1x4xf32>) outs(%empty10 : tensor<1x2x1x4xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %s = arith.mulf %in0, %scale : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x4xf32>
+  %empty12 = tensor.empty() : tensor<1x2x1xf32>
+  %init13 = linalg.fill ins(%neg_inf : f32) outs(%empty12 : tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
+  %row14 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew11 : tensor<1x2x1x4xf32>) outs(%init13 : tensor<1x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maximumf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1xf32>
+  %empty15 = tensor.empty() : tensor<1x2x1x4xf32>
+  %ew16 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew11, %row14 : tensor<1x2x1x4xf32>, tensor<1x2x1xf32>) outs(%empty15 : tensor<1x2x1x4xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %d = arith.subf %in0, %in1 : f32
+    %s = math.exp %d : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x4xf32>
+  %empty17 = tensor.empty() : tensor<1x2x1xf32>
+  %init18 = linalg.fill ins(%zero : f32) outs(%empty17 : tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
+  %row19 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew16 : tensor<1x2x1x4xf32>) outs(%init18 : tensor<1x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1xf32>
+  %empty20 = tensor.empty() : tensor<1x2x1x4xf32>
+  %ew21 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew16, %row19 : tensor<1x2x1x4xf32>, tensor<1x2x1xf32>) outs(%empty20 : tensor<1x2x1x4xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.divf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x4xf32>
+  %empty22 = tensor.empty() : tensor<1x2x1x8xf32>
+  %init23 = linalg.fill ins(%zero : f32) outs(%empty22 : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %mm24 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, k, n)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%ew21, %heads6 : tensor<1x2x1x4xf32>, tensor<1x2x4x8xf32>) outs(%init23 : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x1x8xf32>
+  bufferization.materialize_in_destination %mm24 in restrict writable %out : (tensor<1x2x1x8xf32>, memref<1x2x1x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// The additive length mask is written with batch and head swapped (mask[h, b, i, j] reads
+// seq_lens[h]): each head of a batch gets another batch's length.
+// CHECK-LABEL: func.func @mask_heads_for_batches
+// CHECK-NOT: rock.kernel
+// CHECK-NOT: rock.attention
+// CHECK: affine_map<(d0, d1, d2, d3) -> (d1, d0, d2, d3)>
+// REMARK: rock-raise-attention-invalid.mlir:1423:10: remark: not raised to rock.attention: the additive mask indexes its operands as [(d1, d0, d2, d3)], expected [(d0, d1, d2, d3)]
+func.func @mask_heads_for_batches(%q: memref<2x2x2x8xf32>, %k: memref<2x2x4x8xf32>, %v: memref<2x2x4x8xf32>, %seq_lens: memref<2xi32>, %out: memref<2x2x2x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
+  %qt = bufferization.to_tensor %q restrict : memref<2x2x2x8xf32> to tensor<2x2x2x8xf32>
+  %lens = bufferization.to_tensor %seq_lens restrict : memref<2xi32> to tensor<2xi32>
+  %zero = arith.constant 0.000000e+00 : f32
+  %neg_inf = arith.constant 0xFF800000 : f32
+  %kt = bufferization.to_tensor %k restrict : memref<2x2x4x8xf32> to tensor<2x2x4x8xf32>
+  %vt = bufferization.to_tensor %v restrict : memref<2x2x4x8xf32> to tensor<2x2x4x8xf32>
+  %empty1 = tensor.empty() : tensor<2x2x2x4xf32>
+  %init2 = linalg.fill ins(%zero : f32) outs(%empty1 : tensor<2x2x2x4xf32>) -> tensor<2x2x2x4xf32>
+  %mm3 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qt, %kt : tensor<2x2x2x8xf32>, tensor<2x2x4x8xf32>) outs(%init2 : tensor<2x2x2x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<2x2x2x4xf32>
+  %scale = arith.constant 0.3535533845424652 : f32
+  %empty4 = tensor.empty() : tensor<2x2x2x4xf32>
+  %ew5 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mm3 : tensor<2x2x2x4xf32>) outs(%empty4 : tensor<2x2x2x4xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %s = arith.mulf %in0, %scale : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2x4xf32>
+  %empty6 = tensor.empty() : tensor<2x2x2x4xf32>
+  %ew7 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (b, a, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%empty6 : tensor<2x2x2x4xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %bi = linalg.index 0 : index
+    %len32 = tensor.extract %lens[%bi] : tensor<2xi32>
+    %len = arith.index_cast %len32 : i32 to index
+    %in_len = arith.cmpi slt, %j, %len : index
+    %s = arith.select %in_len, %zero, %neg_inf : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2x4xf32>
+  %empty8 = tensor.empty() : tensor<2x2x2x4xf32>
+  %ew9 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew5, %ew7 : tensor<2x2x2x4xf32>, tensor<2x2x2x4xf32>) outs(%empty8 : tensor<2x2x2x4xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.addf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2x4xf32>
+  %empty10 = tensor.empty() : tensor<2x2x2xf32>
+  %init11 = linalg.fill ins(%neg_inf : f32) outs(%empty10 : tensor<2x2x2xf32>) -> tensor<2x2x2xf32>
+  %row12 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew9 : tensor<2x2x2x4xf32>) outs(%init11 : tensor<2x2x2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maximumf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2xf32>
+  %empty13 = tensor.empty() : tensor<2x2x2x4xf32>
+  %ew14 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew9, %row12 : tensor<2x2x2x4xf32>, tensor<2x2x2xf32>) outs(%empty13 : tensor<2x2x2x4xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %d = arith.subf %in0, %in1 : f32
+    %s = math.exp %d : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2x4xf32>
+  %empty15 = tensor.empty() : tensor<2x2x2xf32>
+  %init16 = linalg.fill ins(%zero : f32) outs(%empty15 : tensor<2x2x2xf32>) -> tensor<2x2x2xf32>
+  %row17 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew14 : tensor<2x2x2x4xf32>) outs(%init16 : tensor<2x2x2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2xf32>
+  %empty18 = tensor.empty() : tensor<2x2x2x4xf32>
+  %ew19 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew14, %row17 : tensor<2x2x2x4xf32>, tensor<2x2x2xf32>) outs(%empty18 : tensor<2x2x2x4xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.divf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2x4xf32>
+  %empty20 = tensor.empty() : tensor<2x2x2x8xf32>
+  %init21 = linalg.fill ins(%zero : f32) outs(%empty20 : tensor<2x2x2x8xf32>) -> tensor<2x2x2x8xf32>
+  %mm22 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, k, n)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%ew19, %vt : tensor<2x2x2x4xf32>, tensor<2x2x4x8xf32>) outs(%init21 : tensor<2x2x2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<2x2x2x8xf32>
+  bufferization.materialize_in_destination %mm22 in restrict writable %out : (tensor<2x2x2x8xf32>, memref<2x2x2x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// The softmax's division writes its result with batch and head swapped: probabilities of
+// one head meet the values of another.
+// CHECK-LABEL: func.func @division_rows_transposed
+// CHECK-NOT: rock.kernel
+// CHECK-NOT: rock.attention
+// CHECK: arith.divf
+// REMARK: rock-raise-attention-invalid.mlir:1531:11: remark: not raised to rock.attention: the softmax's division indexes its operands as [(d0, d1, d2, d3), (d0, d1, d2), (d1, d0, d2, d3)], expected [(d0, d1, d2, d3), (d0, d1, d2), (d0, d1, d2, d3)]
+func.func @division_rows_transposed(%q: memref<2x2x2x8xf32>, %k: memref<2x2x4x8xf32>, %v: memref<2x2x4x8xf32>, %out: memref<2x2x2x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
+  %qt = bufferization.to_tensor %q restrict : memref<2x2x2x8xf32> to tensor<2x2x2x8xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  %neg_inf = arith.constant 0xFF800000 : f32
+  %kt = bufferization.to_tensor %k restrict : memref<2x2x4x8xf32> to tensor<2x2x4x8xf32>
+  %vt = bufferization.to_tensor %v restrict : memref<2x2x4x8xf32> to tensor<2x2x4x8xf32>
+  %empty1 = tensor.empty() : tensor<2x2x2x4xf32>
+  %init2 = linalg.fill ins(%zero : f32) outs(%empty1 : tensor<2x2x2x4xf32>) -> tensor<2x2x2x4xf32>
+  %mm3 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qt, %kt : tensor<2x2x2x8xf32>, tensor<2x2x4x8xf32>) outs(%init2 : tensor<2x2x2x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<2x2x2x4xf32>
+  %scale = arith.constant 0.3535533845424652 : f32
+  %empty4 = tensor.empty() : tensor<2x2x2x4xf32>
+  %ew5 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mm3 : tensor<2x2x2x4xf32>) outs(%empty4 : tensor<2x2x2x4xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %s = arith.mulf %in0, %scale : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2x4xf32>
+  %empty6 = tensor.empty() : tensor<2x2x2xf32>
+  %init7 = linalg.fill ins(%neg_inf : f32) outs(%empty6 : tensor<2x2x2xf32>) -> tensor<2x2x2xf32>
+  %row8 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew5 : tensor<2x2x2x4xf32>) outs(%init7 : tensor<2x2x2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maximumf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2xf32>
+  %empty9 = tensor.empty() : tensor<2x2x2x4xf32>
+  %ew10 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew5, %row8 : tensor<2x2x2x4xf32>, tensor<2x2x2xf32>) outs(%empty9 : tensor<2x2x2x4xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %d = arith.subf %in0, %in1 : f32
+    %s = math.exp %d : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2x4xf32>
+  %empty11 = tensor.empty() : tensor<2x2x2xf32>
+  %init12 = linalg.fill ins(%zero : f32) outs(%empty11 : tensor<2x2x2xf32>) -> tensor<2x2x2xf32>
+  %row13 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew10 : tensor<2x2x2x4xf32>) outs(%init12 : tensor<2x2x2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2xf32>
+  %empty14 = tensor.empty() : tensor<2x2x2x4xf32>
+  %ew15 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (b, a, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew10, %row13 : tensor<2x2x2x4xf32>, tensor<2x2x2xf32>) outs(%empty14 : tensor<2x2x2x4xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.divf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x2x4xf32>
+  %empty16 = tensor.empty() : tensor<2x2x2x8xf32>
+  %init17 = linalg.fill ins(%zero : f32) outs(%empty16 : tensor<2x2x2x8xf32>) -> tensor<2x2x2x8xf32>
+  %mm18 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, k, n)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%ew15, %vt : tensor<2x2x2x4xf32>, tensor<2x2x4x8xf32>) outs(%init17 : tensor<2x2x2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<2x2x2x8xf32>
+  bufferization.materialize_in_destination %mm18 in restrict writable %out : (tensor<2x2x2x8xf32>, memref<2x2x2x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// The ALiBi distance j - i_pos converted as unsigned: a key before the query is 2^64 - d away.
+// CHECK-LABEL: func.func @alibi_unsigned_distance
+// CHECK-NOT: rock.kernel
+// CHECK-NOT: rock.attention
+// CHECK: arith.uitofp
+// REMARK: rock-raise-attention-invalid.mlir:1586:11: remark: not raised to rock.attention: the ALiBi distance is arith.uitofp, not a signed integer converted to float
+func.func @alibi_unsigned_distance(%q: memref<1x2x1x8xf32>, %k: memref<1x1x4x8xf32>, %v: memref<1x1x4x8xf32>, %seq_lens: memref<1xi32>, %alibi_slopes: memref<2xf32>, %out: memref<1x2x1x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
+  %qt = bufferization.to_tensor %q restrict : memref<1x2x1x8xf32> to tensor<1x2x1x8xf32>
+  %lens = bufferization.to_tensor %seq_lens restrict : memref<1xi32> to tensor<1xi32>
+  %slopes = bufferization.to_tensor %alibi_slopes restrict : memref<2xf32> to tensor<2xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  %neg_inf = arith.constant 0xFF800000 : f32
+  %kt = bufferization.to_tensor %k restrict : memref<1x1x4x8xf32> to tensor<1x1x4x8xf32>
+  %empty1 = tensor.empty() : tensor<1x1x2x4x8xf32>
+  %repeated2 = linalg.broadcast ins(%kt : tensor<1x1x4x8xf32>) outs(%empty1 : tensor<1x1x2x4x8xf32>) dimensions = [2]
+  %heads3 = tensor.collapse_shape %repeated2 [[0], [1, 2], [3], [4]] : tensor<1x1x2x4x8xf32> into tensor<1x2x4x8xf32>
+  %vt = bufferization.to_tensor %v restrict : memref<1x1x4x8xf32> to tensor<1x1x4x8xf32>
+  %empty4 = tensor.empty() : tensor<1x1x2x4x8xf32>
+  %repeated5 = linalg.broadcast ins(%vt : tensor<1x1x4x8xf32>) outs(%empty4 : tensor<1x1x2x4x8xf32>) dimensions = [2]
+  %heads6 = tensor.collapse_shape %repeated5 [[0], [1, 2], [3], [4]] : tensor<1x1x2x4x8xf32> into tensor<1x2x4x8xf32>
+  %empty7 = tensor.empty() : tensor<1x2x1x4xf32>
+  %init8 = linalg.fill ins(%zero : f32) outs(%empty7 : tensor<1x2x1x4xf32>) -> tensor<1x2x1x4xf32>
+  %mm9 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qt, %heads3 : tensor<1x2x1x8xf32>, tensor<1x2x4x8xf32>) outs(%init8 : tensor<1x2x1x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x1x4xf32>
+  %scale = arith.constant 0.3535533845424652 : f32
+  %empty10 = tensor.empty() : tensor<1x2x1x4xf32>
+  %ew11 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mm9 : tensor<1x2x1x4xf32>) outs(%empty10 : tensor<1x2x1x4xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %s = arith.mulf %in0, %scale : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x4xf32>
+  %empty12 = tensor.empty() : tensor<1x2x1x4xf32>
+  %ew13 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (b)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%slopes : tensor<2xf32>) outs(%empty12 : tensor<1x2x1x4xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %bi = linalg.index 0 : index
+    %len32 = tensor.extract %lens[%bi] : tensor<1xi32>
+    %len = arith.index_cast %len32 : i32 to index
+    %shifted = arith.addi %i, %len : index
+    %sq = arith.constant 1 : index
+    %position = arith.subi %shifted, %sq : index
+    %distance = arith.subi %j, %position : index
+    %distance64 = arith.index_cast %distance : index to i64
+    %distance_f = arith.uitofp %distance64 : i64 to f32
+    %s = arith.mulf %in0, %distance_f : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x4xf32>
+  %empty14 = tensor.empty() : tensor<1x2x1x4xf32>
+  %ew15 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew11, %ew13 : tensor<1x2x1x4xf32>, tensor<1x2x1x4xf32>) outs(%empty14 : tensor<1x2x1x4xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.addf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x4xf32>
+  %empty16 = tensor.empty() : tensor<1x2x1x4xf32>
+  %ew17 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew15 : tensor<1x2x1x4xf32>) outs(%empty16 : tensor<1x2x1x4xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %bi = linalg.index 0 : index
+    %len32 = tensor.extract %lens[%bi] : tensor<1xi32>
+    %len = arith.index_cast %len32 : i32 to index
+    %in_len = arith.cmpi slt, %j, %len : index
+    %s = arith.select %in_len, %in0, %neg_inf : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x4xf32>
+  %empty18 = tensor.empty() : tensor<1x2x1xf32>
+  %init19 = linalg.fill ins(%neg_inf : f32) outs(%empty18 : tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
+  %row20 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew17 : tensor<1x2x1x4xf32>) outs(%init19 : tensor<1x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maximumf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1xf32>
+  %empty21 = tensor.empty() : tensor<1x2x1x4xf32>
+  %ew22 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew17, %row20 : tensor<1x2x1x4xf32>, tensor<1x2x1xf32>) outs(%empty21 : tensor<1x2x1x4xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %d = arith.subf %in0, %in1 : f32
+    %s = math.exp %d : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x4xf32>
+  %empty23 = tensor.empty() : tensor<1x2x1xf32>
+  %init24 = linalg.fill ins(%zero : f32) outs(%empty23 : tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
+  %row25 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew22 : tensor<1x2x1x4xf32>) outs(%init24 : tensor<1x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1xf32>
+  %empty26 = tensor.empty() : tensor<1x2x1x4xf32>
+  %ew27 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew22, %row25 : tensor<1x2x1x4xf32>, tensor<1x2x1xf32>) outs(%empty26 : tensor<1x2x1x4xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.divf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x4xf32>
+  %empty28 = tensor.empty() : tensor<1x2x1x8xf32>
+  %init29 = linalg.fill ins(%zero : f32) outs(%empty28 : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %mm30 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, k, n)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%ew27, %heads6 : tensor<1x2x1x4xf32>, tensor<1x2x4x8xf32>) outs(%init29 : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x1x8xf32>
+  bufferization.materialize_in_destination %mm30 in restrict writable %out : (tensor<1x2x1x8xf32>, memref<1x2x1x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// The window's lower bound compared unsigned: for early queries i + seq_len - Sq - W is below 0
+// and wraps around, so they see no key at all.
+// CHECK-LABEL: func.func @window_unsigned
+// CHECK-NOT: rock.kernel
+// CHECK-NOT: rock.attention
+// CHECK: arith.cmpi uge
+// REMARK: rock-raise-attention-invalid.mlir:1697:11: remark: not raised to rock.attention: the mask compares 1*j and 1*i + 1*%arg3[b + 0] + -5 unsigned (uge): a bound below 0, as early query rows have, wraps around to a large one
+func.func @window_unsigned(%q: memref<1x2x2x8xf32>, %k: memref<1x1x4x8xf32>, %v: memref<1x1x4x8xf32>, %seq_lens: memref<1xi32>, %out: memref<1x2x2x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
+  %qt = bufferization.to_tensor %q restrict : memref<1x2x2x8xf32> to tensor<1x2x2x8xf32>
+  %lens = bufferization.to_tensor %seq_lens restrict : memref<1xi32> to tensor<1xi32>
+  %zero = arith.constant 0.000000e+00 : f32
+  %neg_inf = arith.constant 0xFF800000 : f32
+  %kt = bufferization.to_tensor %k restrict : memref<1x1x4x8xf32> to tensor<1x1x4x8xf32>
+  %empty1 = tensor.empty() : tensor<1x1x2x4x8xf32>
+  %repeated2 = linalg.broadcast ins(%kt : tensor<1x1x4x8xf32>) outs(%empty1 : tensor<1x1x2x4x8xf32>) dimensions = [2]
+  %heads3 = tensor.collapse_shape %repeated2 [[0], [1, 2], [3], [4]] : tensor<1x1x2x4x8xf32> into tensor<1x2x4x8xf32>
+  %vt = bufferization.to_tensor %v restrict : memref<1x1x4x8xf32> to tensor<1x1x4x8xf32>
+  %empty4 = tensor.empty() : tensor<1x1x2x4x8xf32>
+  %repeated5 = linalg.broadcast ins(%vt : tensor<1x1x4x8xf32>) outs(%empty4 : tensor<1x1x2x4x8xf32>) dimensions = [2]
+  %heads6 = tensor.collapse_shape %repeated5 [[0], [1, 2], [3], [4]] : tensor<1x1x2x4x8xf32> into tensor<1x2x4x8xf32>
+  %empty7 = tensor.empty() : tensor<1x2x2x4xf32>
+  %init8 = linalg.fill ins(%zero : f32) outs(%empty7 : tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32>
+  %mm9 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qt, %heads3 : tensor<1x2x2x8xf32>, tensor<1x2x4x8xf32>) outs(%init8 : tensor<1x2x2x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x2x4xf32>
+  %scale = arith.constant 0.3535533845424652 : f32
+  %empty10 = tensor.empty() : tensor<1x2x2x4xf32>
+  %ew11 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mm9 : tensor<1x2x2x4xf32>) outs(%empty10 : tensor<1x2x2x4xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %s = arith.mulf %in0, %scale : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x2x4xf32>
+  %empty12 = tensor.empty() : tensor<1x2x2x4xf32>
+  %ew13 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew11 : tensor<1x2x2x4xf32>) outs(%empty12 : tensor<1x2x2x4xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %bi = linalg.index 0 : index
+    %len32 = tensor.extract %lens[%bi] : tensor<1xi32>
+    %len = arith.index_cast %len32 : i32 to index
+    %in_len = arith.cmpi slt, %j, %len : index
+    %pos = arith.addi %i, %len : index
+    %sq_w = arith.constant 5 : index
+    %window_start = arith.subi %pos, %sq_w : index
+    %window_ok = arith.cmpi uge, %j, %window_start : index
+    %ok0 = arith.andi %in_len, %window_ok : i1
+    %s = arith.select %ok0, %in0, %neg_inf : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x2x4xf32>
+  %empty14 = tensor.empty() : tensor<1x2x2xf32>
+  %init15 = linalg.fill ins(%neg_inf : f32) outs(%empty14 : tensor<1x2x2xf32>) -> tensor<1x2x2xf32>
+  %row16 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew13 : tensor<1x2x2x4xf32>) outs(%init15 : tensor<1x2x2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maximumf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x2xf32>
+  %empty17 = tensor.empty() : tensor<1x2x2x4xf32>
+  %ew18 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew13, %row16 : tensor<1x2x2x4xf32>, tensor<1x2x2xf32>) outs(%empty17 : tensor<1x2x2x4xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %d = arith.subf %in0, %in1 : f32
+    %s = math.exp %d : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x2x4xf32>
+  %empty19 = tensor.empty() : tensor<1x2x2xf32>
+  %init20 = linalg.fill ins(%zero : f32) outs(%empty19 : tensor<1x2x2xf32>) -> tensor<1x2x2xf32>
+  %row21 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew18 : tensor<1x2x2x4xf32>) outs(%init20 : tensor<1x2x2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x2xf32>
+  %empty22 = tensor.empty() : tensor<1x2x2x4xf32>
+  %ew23 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew18, %row21 : tensor<1x2x2x4xf32>, tensor<1x2x2xf32>) outs(%empty22 : tensor<1x2x2x4xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.divf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x2x4xf32>
+  %empty24 = tensor.empty() : tensor<1x2x2x8xf32>
+  %init25 = linalg.fill ins(%zero : f32) outs(%empty24 : tensor<1x2x2x8xf32>) -> tensor<1x2x2x8xf32>
+  %mm26 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, k, n)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%ew23, %heads6 : tensor<1x2x2x4xf32>, tensor<1x2x4x8xf32>) outs(%init25 : tensor<1x2x2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x2x8xf32>
+  bufferization.materialize_in_destination %mm26 in restrict writable %out : (tensor<1x2x2x8xf32>, memref<1x2x2x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// The output's f32 -> f16 cast iterates over the head dim as a reduction.
+// CHECK-LABEL: func.func @cast_reduction_iterator
+// CHECK-NOT: rock.kernel
+// CHECK-NOT: rock.attention
+// CHECK: arith.truncf
+// REMARK: rock-raise-attention-invalid.mlir:1826:11: remark: not raised to rock.attention: the element cast of the output iterates as [parallel, parallel, parallel, reduction], expected [parallel, parallel, parallel, parallel]
+func.func @cast_reduction_iterator(%q: memref<1x2x1x8xf16>, %k: memref<1x1x4x8xf16>, %v: memref<1x1x4x8xf16>, %out: memref<1x2x1x8xf16>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
+  %qt = bufferization.to_tensor %q restrict : memref<1x2x1x8xf16> to tensor<1x2x1x8xf16>
+  %zero = arith.constant 0.000000e+00 : f32
+  %neg_inf = arith.constant 0xFF800000 : f32
+  %kt = bufferization.to_tensor %k restrict : memref<1x1x4x8xf16> to tensor<1x1x4x8xf16>
+  %empty1 = tensor.empty() : tensor<1x1x2x4x8xf16>
+  %repeated2 = linalg.broadcast ins(%kt : tensor<1x1x4x8xf16>) outs(%empty1 : tensor<1x1x2x4x8xf16>) dimensions = [2]
+  %heads3 = tensor.collapse_shape %repeated2 [[0], [1, 2], [3], [4]] : tensor<1x1x2x4x8xf16> into tensor<1x2x4x8xf16>
+  %vt = bufferization.to_tensor %v restrict : memref<1x1x4x8xf16> to tensor<1x1x4x8xf16>
+  %empty4 = tensor.empty() : tensor<1x1x2x4x8xf16>
+  %repeated5 = linalg.broadcast ins(%vt : tensor<1x1x4x8xf16>) outs(%empty4 : tensor<1x1x2x4x8xf16>) dimensions = [2]
+  %heads6 = tensor.collapse_shape %repeated5 [[0], [1, 2], [3], [4]] : tensor<1x1x2x4x8xf16> into tensor<1x2x4x8xf16>
+  %empty7 = tensor.empty() : tensor<1x2x1x4xf32>
+  %init8 = linalg.fill ins(%zero : f32) outs(%empty7 : tensor<1x2x1x4xf32>) -> tensor<1x2x1x4xf32>
+  %mm9 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qt, %heads3 : tensor<1x2x1x8xf16>, tensor<1x2x4x8xf16>) outs(%init8 : tensor<1x2x1x4xf32>) {
+  ^bb0(%a: f16, %b: f16, %acc: f32):
+    %a32 = arith.extf %a : f16 to f32
+    %b32 = arith.extf %b : f16 to f32
+    %ab = arith.mulf %a32, %b32 : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x1x4xf32>
+  %scale = arith.constant 0.3535533845424652 : f32
+  %empty10 = tensor.empty() : tensor<1x2x1x4xf32>
+  %ew11 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mm9 : tensor<1x2x1x4xf32>) outs(%empty10 : tensor<1x2x1x4xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %s = arith.mulf %in0, %scale : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x4xf32>
+  %empty12 = tensor.empty() : tensor<1x2x1xf32>
+  %init13 = linalg.fill ins(%neg_inf : f32) outs(%empty12 : tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
+  %row14 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew11 : tensor<1x2x1x4xf32>) outs(%init13 : tensor<1x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maximumf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1xf32>
+  %empty15 = tensor.empty() : tensor<1x2x1x4xf32>
+  %ew16 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew11, %row14 : tensor<1x2x1x4xf32>, tensor<1x2x1xf32>) outs(%empty15 : tensor<1x2x1x4xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %d = arith.subf %in0, %in1 : f32
+    %s = math.exp %d : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x4xf32>
+  %empty17 = tensor.empty() : tensor<1x2x1xf32>
+  %init18 = linalg.fill ins(%zero : f32) outs(%empty17 : tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
+  %row19 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew16 : tensor<1x2x1x4xf32>) outs(%init18 : tensor<1x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1xf32>
+  %empty20 = tensor.empty() : tensor<1x2x1x4xf32>
+  %ew21 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew16, %row19 : tensor<1x2x1x4xf32>, tensor<1x2x1xf32>) outs(%empty20 : tensor<1x2x1x4xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.divf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x1x4xf32>
+  %empty22 = tensor.empty() : tensor<1x2x1x8xf32>
+  %init23 = linalg.fill ins(%zero : f32) outs(%empty22 : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
+  %mm24 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, k, n)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%ew21, %heads6 : tensor<1x2x1x4xf32>, tensor<1x2x4x8xf16>) outs(%init23 : tensor<1x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f16, %acc: f32):
+    %b32 = arith.extf %b : f16 to f32
+    %ab = arith.mulf %a, %b32 : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<1x2x1x8xf32>
+  %empty25 = tensor.empty() : tensor<1x2x1x8xf16>
+  %ew26 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%mm24 : tensor<1x2x1x8xf32>) outs(%empty25 : tensor<1x2x1x8xf16>) {
+  ^bb0(%in0: f32, %o: f16):
+    %s = arith.truncf %in0 : f32 to f16
+    linalg.yield %s : f16
+  } -> tensor<1x2x1x8xf16>
+  bufferization.materialize_in_destination %ew26 in restrict writable %out : (tensor<1x2x1x8xf16>, memref<1x2x1x8xf16>) -> ()
+  return
+}
