@@ -420,6 +420,35 @@ def _hoist(value: ir.Value, loop: ir.Operation) -> bool:
     return True
 
 
+#: Ops whose result differs between the lanes of a wave.
+_LANE_IDS = frozenset({"rock.workitem_id", "gpu.thread_id", "gpu.lane_id"})
+#: Ops whose result is the same for every lane of a wave whatever their operands are.
+_WAVE_UNIFORM = frozenset({"rocdl.readfirstlane", "rocdl.readlane"})
+
+
+def varies_across_lanes(value: ir.Value) -> bool:
+    """Whether ``value`` may differ between the lanes of a wave: it depends on a workitem id, on memory
+    other than a kernel argument's (private registers, LDS), or on a region's result. Block arguments
+    (kernel arguments, loop counters) are the same for the lanes running them. Used to choose code that
+    is faster for wave-uniform values, never to decide what is read: a wrong True costs speed only."""
+    seen: set = set()
+    stack = [value]
+    while stack:
+        owner = stack.pop().owner
+        if isinstance(owner, ir.Block) or owner in seen:
+            continue
+        seen.add(owner)
+        name = owner.name
+        if name in _WAVE_UNIFORM:
+            continue
+        if name in _LANE_IDS or len(owner.regions):
+            return True
+        if name in ("memref.load", "vector.load") and ir.MemRefType(owner.operands[0].type).memory_space is not None:
+            return True
+        stack.extend(owner.operands)
+    return False
+
+
 def block_live(view: ir.Value, block: BlockRead) -> ir.Value:
     """Whether ``block`` names a page of the pool: the id inside it (unsigned: -1 is out) and the slot owned."""
     g = PageGeometry.of(view)
