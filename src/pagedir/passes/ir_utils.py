@@ -17,6 +17,8 @@ import mlir.ir as ir
 import numpy as np
 from mlir.dialects import affine, arith, memref
 
+from pagedir.offset_width import offset_bits
+
 from pagedir.arch import kernel_chip_or_none
 from pagedir.dialect.ops_page_table import PageGeometry, slot_count_dim
 from pagedir.dialect.types import element_bytes
@@ -463,13 +465,13 @@ def block_live(view: ir.Value, block: BlockRead) -> ir.Value:
 def block_address(view: ir.Value, block: BlockRead) -> ir.Value:
     """The i64 address of ``block``'s page, meaningful where :func:`block_live`: ``pool + id * block_bytes
     + head * head_bytes``. The byte offset is 32-bit when every live page's fits (a static pool of at
-    most 4 GiB), else the id's product is 32x32->64."""
+    most 4 GiB: :func:`pagedir.offset_width.offset_bits` of its last byte), else the id's product is 32x32->64."""
     g = PageGeometry.of(view)
     pool = view.owner.operands[0]
     i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
     elem_bytes = element_bytes(ir.MemRefType(pool.type).element_type)
     head_offset = arith.muli(block.head, arith.constant(i32, g.head_stride * elem_bytes))  # < block bytes
-    if g.num_blocks is not None and g.num_blocks * g.block_stride * elem_bytes <= 1 << 32:
+    if g.num_blocks is not None and offset_bits(g.num_blocks * g.block_stride * elem_bytes - 1) == 32:
         in_block = arith.muli(block.block_id, arith.constant(i32, g.block_stride * elem_bytes))
         offset = arith.extui(i64, arith.addi(in_block, head_offset))
     else:
