@@ -375,6 +375,15 @@ PLANTS = {plant.name: plant for plant in (
          Catcher("tests/lit/passes/rock-buffer-load.mlir", r"error: Couldn't match")),
     ),
     Plant(
+        "dense-window-unchecked",
+        "rock-buffer-load lets a lane outside the 4 GiB window around its wave's first lane wrap to another row",
+        (Edit(BUFFER_LOAD, "inside = arith.cmpi(arith.CmpIPredicate.ult, offset, records) if divergent else None",
+              "inside = None  # PLANTED"),),
+        (Catcher("tests/unit/test_offset_width.py::test_lanes_more_than_2_gib_from_the_waves_first_read_zero_not_another_row",
+                 WRONG_VALUES),
+         Catcher("tests/lit/passes/rock-buffer-load.mlir", r"error: Couldn't match")),
+    ),
+    Plant(
         "block-product-32-bit-to-8-gib",
         "block_address multiplies block ids by the block bytes in 32 bits for pools up to 8 GiB: ids >= 524288 wrap",
         (Edit(IR_UTILS, "offset_bits(g.num_blocks * g.block_stride * elem_bytes - 1) == 32:",

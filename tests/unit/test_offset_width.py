@@ -13,6 +13,8 @@ import pytest
 from mlir.dialects import arith, memref
 
 from pagedir import interp
+from pagedir.arch import get_chip
+from pagedir.backend.kernel_attrs import check_kernels
 from pagedir.cli.args import UserError
 from pagedir.context import make_context
 from pagedir.gen.checks import tensor_fits
@@ -57,7 +59,33 @@ CHOICES = [
     ("a tensor of 2^31 f16", lambda: gen_accepts([2**31], "f16"), False),
     ("a tensor of 2^30 f32 (2^32 bytes)", lambda: gen_accepts([2**30], "f32"), False),
     ("a tensor of 2^30 - 1 f32", lambda: gen_accepts([2**30 - 1], "f32"), True),
+    # Kernels compiled with 32-bit indices: a memref's linear index is a signed 32-bit value.
+    ("index-bitwidth=32, 2^31 - 1 elements", lambda: index32_accepts(2**31 - 1), True),
+    ("index-bitwidth=32, 2^31 elements", lambda: index32_accepts(2**31), False),
 ]
+
+INDEX32_KERNEL = """
+module attributes {{gpu.container_module}} {{
+  gpu.module @m {{
+    gpu.func @k(%a: memref<{elements}xi8>) kernel attributes {{rock.arch = "gfx942"}} {{
+      gpu.return
+    }}
+  }}
+}}
+"""
+
+
+def index32_accepts(elements: int) -> bool:
+    with make_context():
+        module = ir.Module.parse(INDEX32_KERNEL.format(elements=elements))
+        refused = []
+        handler = module.context.attach_diagnostic_handler(lambda diagnostic: refused.append(str(diagnostic)) or True)
+        try:
+            accepted = check_kernels(module.operation, get_chip("gfx942"), 32)
+        finally:
+            handler.detach()
+        assert accepted == (not refused)
+        return accepted
 
 
 def gen_accepts(shape: list[int], dtype: str) -> bool:
@@ -101,50 +129,71 @@ class SparseDevice(interp.Device):
             self.put(address, np.array([value], elem.storage))
 
 
-def run_lowered(text: str, entry_args: list, lower) -> None:
-    """Parse ``text``, apply ``lower`` to the module and run its one function on 64 lanes."""
+def run_lowered(device: SparseDevice, text: str, entry_args: list, lower) -> None:
+    """Parse ``text``, apply ``lower`` to the module and run its one function on 64 lanes of ``device``."""
     with make_context():
         module = ir.Module.parse(text)
         assert lower(module.operation)
-        Program(module.body.operations[0].operation).execute(entry_args, DEVICE, 1, 64)
+        Program(module.body.operations[0].operation).execute(entry_args, device, 1, 64)
 
 
-def memref_at(address: int, shape: tuple, dtype: str) -> MemRef:
+def memref_at(device: SparseDevice, address: int, shape: tuple, dtype: str) -> MemRef:
     base = np.array([address], dtype=np.int64)
-    return MemRef(DEVICE, base, base, shape, row_major(shape), elem_named(dtype))
+    return MemRef(device, base, base, shape, row_major(shape), elem_named(dtype))
 
 
-DEVICE = SparseDevice()
+@pytest.fixture
+def device() -> SparseDevice:
+    return SparseDevice()
+
 
 # ----------------------------------------------------------------------------
 # Dense loads from a buffer with a dynamic leading dim, past 4 GiB
 
 #: Elements of a row (f16): 2 MiB, so row 2048 starts at byte 2^32.
 ROW = 1 << 20
+ROW_BYTES = ROW * 2
+BASE, OUT = 1 << 40, 1 << 44
+#: Lane ``l`` reads 8 elements of row ``%r + (l floordiv %lanes_per_row) * %step`` at column ``(l mod
+#: %lanes_per_row) * 8``: with 64 lanes per row every lane reads one row (a batch row of dense K/V); with
+#: 32 the row varies across lanes (packed query rows).
 ROWS_LOAD = """
-func.func @rows(%kv: memref<?x1048576xf16>, %r: index, %lanes_per_row: index, %out: memref<64x8xf16>)
+func.func @rows(%kv: memref<?x1048576xf16>, %r: index, %lanes_per_row: index, %step: index, %out: memref<64x8xf16>)
     attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
   %tid = "rock.workitem_id"() : () -> index
   %c0 = arith.constant 0 : index
   %c8 = arith.constant 8 : index
-  %ROW_AND_COLUMN
+  %ROW
+  %lane = arith.remui %tid, %lanes_per_row : index
+  %col = arith.muli %lane, %c8 : index
   %x = "rock.global_load"(%kv, %row, %col) {operandSegmentSizes = array<i32: 1, 2, 0, 0>} : (memref<?x1048576xf16>, index, index) -> vector<8xf16>
   vector.store %x, %out[%tid, %c0] : memref<64x8xf16>, vector<8xf16>
   return
 }
 """
-#: Every lane reads 8 elements of row %r: a batch row of dense K/V, the same for every lane.
-ONE_ROW = """%row = arith.addi %r, %c0 : index
-  %col = arith.muli %tid, %c8 : index"""
-#: Lanes 0-31 read row %r, lanes 32-63 row %r + 1: packed query rows, varying across lanes.
-TWO_ROWS = """%half = arith.divui %tid, %lanes_per_row : index
-  %row = arith.addi %r, %half : index
-  %lane = arith.remui %tid, %lanes_per_row : index
-  %col = arith.muli %lane, %c8 : index"""
+ONE_ROW = "%row = arith.addi %r, %c0 : index"
+ROWS_ACROSS_LANES = """%which = arith.divui %tid, %lanes_per_row : index
+  %apart = arith.muli %which, %step : index
+  %row = arith.addi %r, %apart : index"""
 
 
-def row_values(row: int, count: int) -> np.ndarray:
-    return (np.arange(count) + row % 1000).astype(np.float16)
+def row_values(row: int) -> np.ndarray:
+    return (np.arange(64 * 8) + row % 1000).astype(np.float16)
+
+
+def load_rows(device: SparseDevice, rows: int, first_row: int, lanes_per_row: int, step: int = 1) -> np.ndarray:
+    """What each lane of ROWS_LOAD lowered by rock-buffer-load reads from a buffer of ``rows`` rows, of which
+    the rows read hold :func:`row_values` and the bytes their offsets would wrap to (modulo 2^32) hold -1."""
+    read_rows = [first_row + i * step for i in range(64 // lanes_per_row)]
+    for row in read_rows:  # at byte row * row_bytes mod 2^32 of the buffer: another row (sequence)
+        device.put(BASE + (row * ROW_BYTES) % (1 << 32), np.full(64 * 8, -1, np.float16))
+    for row in read_rows:
+        device.put(BASE + row * ROW_BYTES, row_values(row))
+    device.put(OUT, np.zeros(64 * 8, np.float16))
+    text = ROWS_LOAD.replace("%ROW\n", (ONE_ROW if lanes_per_row == 64 else ROWS_ACROSS_LANES) + "\n")
+    run_lowered(device, text, [memref_at(device, BASE, (rows, ROW), "f16"), np.array([first_row]), np.array([lanes_per_row]),
+                               np.array([step]), memref_at(device, OUT, (64, 8), "f16")], BufferLoadPass().run)
+    return device.get(OUT, 64 * 8, np.float16).reshape(64, 8)
 
 
 @pytest.mark.parametrize("rows, first_row, lanes_per_row", [
@@ -153,22 +202,20 @@ def row_values(row: int, count: int) -> np.ndarray:
     (2049, 2047, 32),  # rows varying across lanes, on both sides of 4 GiB
     (4200, 4197, 32),  # past 8 GiB
 ])
-def test_dense_rows_past_4_gib_read_their_own_bytes(rows: int, first_row: int, lanes_per_row: int) -> None:
-    base, out_address = 1 << 40, 1 << 44
-    read_rows = range(first_row, first_row + 64 // lanes_per_row)
-    for row in read_rows:  # what a wrapped offset reads: another row (sequence), at byte row * row_bytes mod 2^32
-        DEVICE.put(base + (row * ROW * 2) % (1 << 32), np.full(lanes_per_row * 8, -1, np.float16))
-    for row in read_rows:
-        DEVICE.put(base + row * ROW * 2, row_values(row, lanes_per_row * 8))
-    DEVICE.put(out_address, np.zeros(64 * 8, np.float16))
-    text = ROWS_LOAD.replace("%ROW_AND_COLUMN", ONE_ROW if lanes_per_row == 64 else TWO_ROWS)
-    run_lowered(text, [memref_at(base, (rows, ROW), "f16"), np.array([first_row]), np.array([lanes_per_row]),
-                       memref_at(out_address, (64, 8), "f16")], BufferLoadPass().run)
-    got = DEVICE.get(out_address, 64 * 8, np.float16).reshape(64, 8)
+def test_dense_rows_past_4_gib_read_their_own_bytes(device: SparseDevice, rows: int, first_row: int,
+                                                    lanes_per_row: int) -> None:
+    got = load_rows(device, rows, first_row, lanes_per_row)
     for lane in range(64):
         row, column = first_row + lane // lanes_per_row, (lane % lanes_per_row) * 8
-        np.testing.assert_array_equal(got[lane], row_values(row, lanes_per_row * 8)[column:column + 8],
-                                      err_msg=f"lane {lane} reads row {row}")
+        np.testing.assert_array_equal(got[lane], row_values(row)[column:column + 8], err_msg=f"lane {lane} reads row {row}")
+
+
+def test_lanes_more_than_2_gib_from_the_waves_first_read_zero_not_another_row(device: SparseDevice) -> None:
+    # Lanes 0-31 read row 2048 (at 4 GiB), lanes 32-63 row 3148, 2.15 GiB further: outside the 4 GiB window
+    # that starts 2 GiB below lane 0, where a 32-bit offset from the window would wrap to row 1100.
+    got = load_rows(device, 3200, 2048, 32, step=1100)
+    np.testing.assert_array_equal(got[:32], row_values(2048)[:256].reshape(32, 8))
+    np.testing.assert_array_equal(got[32:], np.zeros((32, 8), np.float16))
 
 
 # ----------------------------------------------------------------------------
@@ -199,9 +246,8 @@ def block_product_bits(blocks: int) -> int:
 
 
 @pytest.mark.parametrize("block_id", [524287, 524288, POOL_4_9_GB - 1])
-def test_block_addresses_of_a_4_9_gb_pool_do_not_wrap(block_id: int) -> None:
-    pool, out_address = 1 << 40, 1 << 44
-    DEVICE.put(out_address, np.zeros(1, np.int64))
+def test_block_addresses_of_a_4_9_gb_pool_do_not_wrap(device: SparseDevice, block_id: int) -> None:
+    device.put(OUT, np.zeros(1, np.int64))
 
     def store_address(module: ir.Operation) -> bool:
         body = module.regions[0].blocks[0].operations[0].regions[0].blocks[0]
@@ -211,8 +257,8 @@ def test_block_addresses_of_a_4_9_gb_pool_do_not_wrap(block_id: int) -> None:
             memref.store(address, out, [arith.constant(ir.IndexType.get(), 0)])
         return True
 
-    run_lowered(POOL_VIEW.format(blocks=POOL_4_9_GB),
-                [memref_at(pool, (POOL_4_9_GB, 16, 2, 128), "f16"), memref_at(1 << 43, (1, 4), "i32"),
-                 np.array([block_id], np.int32), np.array([1], np.int32), memref_at(out_address, (1,), "i64")], store_address)
+    run_lowered(device, POOL_VIEW.format(blocks=POOL_4_9_GB),
+                [memref_at(device, BASE, (POOL_4_9_GB, 16, 2, 128), "f16"), memref_at(device, 1 << 43, (1, 4), "i32"),
+                 np.array([block_id], np.int32), np.array([1], np.int32), memref_at(device, OUT, (1,), "i64")], store_address)
     # block id x 8192 bytes, plus head 1 of the block's first token: 128 x 2 bytes further
-    assert DEVICE.get(out_address, 1, np.int64)[0] == pool + block_id * BLOCK_BYTES + 128 * 2
+    assert device.get(OUT, 1, np.int64)[0] == BASE + block_id * BLOCK_BYTES + 128 * 2
