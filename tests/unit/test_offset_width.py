@@ -25,7 +25,6 @@ from pagedir.offset_width import fits_i32, fits_u32, offset_bits, records_limit
 from pagedir.passes.buffer_load import BufferLoadPass, out_of_32_bits
 from pagedir.passes.ir_utils import BlockRead, block_address
 
-GIB = 1 << 30
 #: Bytes of a block of the pools below: 16 tokens x 2 heads x 128 x f16.
 BLOCK_BYTES = 16 * 2 * 128 * 2
 #: A pool of this many blocks is 4.9 GB: ids from 524288 = 4 GiB / BLOCK_BYTES on lie past 4 GiB.
@@ -47,7 +46,7 @@ CHOICES = [
     ("a 4 GiB pool of 524288 blocks", lambda: block_product_bits(524288), 32),
     ("a pool one block over 4 GiB", lambda: block_product_bits(524289), 64),
     ("a 4.9 GB pool", lambda: block_product_bits(POOL_4_9_GB), 64),
-    ("a 7.9 GB pool", lambda: block_product_bits(1_030_000), 64),
+    ("a 7.9 GiB pool", lambda: block_product_bits(1_030_000), 64),
     # num_records and a 16-byte load an invalid lane starts at num_records.
     ("records_limit(16)", lambda: records_limit(16), 2**32 - 16),
     ("a 2^32 - 16 byte page", lambda: out_of_32_bits("page", 2**32 - 16, 16) is None, True),

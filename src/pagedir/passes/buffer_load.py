@@ -73,12 +73,14 @@ from mlir.dialects import arith, llvm, memref, rocdl, vector
 
 from pagedir.dialect.ops_core import UNIFORM_PAGE_PTR_ATTR
 from pagedir.dialect.types import element_bytes, strides_and_offset
-from pagedir.offset_width import I32_LIMIT, U32_LIMIT, fits_u32, records_limit
+from pagedir.offset_width import U32_LIMIT, fits_u32, records_limit
 from pagedir.passes.base import ChipOptions, Pass
 from pagedir.passes.ir_utils import lower_kernel_ops, varies_across_lanes
 
 MAX_LOAD_BYTES = 16
-#: A window's start (for rows that vary across lanes) is rounded down to this many bytes.
+#: Rows that vary across lanes: the window starts this many bytes below the wave's first lane (half
+#: the 32-bit range, so lanes on either side of it fit), rounded down to WINDOW_ALIGN bytes.
+WINDOW_BELOW = U32_LIMIT // 2
 WINDOW_ALIGN = 256
 
 
@@ -179,7 +181,7 @@ def dynamic_window(op, elem_bytes: int, load_bytes: int) -> tuple[ir.Value, ir.V
     else:
         offset = arith.addi(row_start, inner)
         first = rocdl.readfirstlane(i64, offset)
-        below = arith.subi(first, arith.minui(first, arith.constant(i64, I32_LIMIT)))  # first - 2 GiB, at least 0
+        below = arith.subi(first, arith.minui(first, arith.constant(i64, WINDOW_BELOW)))  # first - 2 GiB, at least 0
         start = arith.andi(below, arith.constant(i64, -WINDOW_ALIGN))
         offset = arith.subi(offset, start)
     # The bytes from start to the buffer's end (0 past it), at most what keeps the offsets inside 32 bits.

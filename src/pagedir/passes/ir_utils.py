@@ -17,11 +17,10 @@ import mlir.ir as ir
 import numpy as np
 from mlir.dialects import affine, arith, memref
 
-from pagedir.offset_width import offset_bits
-
 from pagedir.arch import kernel_chip_or_none
 from pagedir.dialect.ops_page_table import PageGeometry, slot_count_dim
 from pagedir.dialect.types import element_bytes
+from pagedir.offset_width import offset_bits
 from pagedir.passes.base import kernel_functions
 
 if TYPE_CHECKING:
