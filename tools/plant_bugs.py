@@ -111,6 +111,7 @@ BUFFER_LOAD = "passes/buffer_load.py"
 THREADWISE = "passes/threadwise_lowering.py"
 REUSE_LDS = "passes/reuse_lds.py"
 PIPELINE = "passes/pipeline.py"
+IR_UTILS = "passes/ir_utils.py"
 
 #: An attention kernel with ragged lengths, checked by pagedir-run against the reference (NaN/Inf past seq_lens).
 CHECK_ATTENTION = "pagedir-gen attention --ragged --num-heads-q 4 --num-heads-kv 2 | pagedir-run --check -"
@@ -401,6 +402,36 @@ PLANTS = {plant.name: plant for plant in (
          Edit(PIPELINE, "        peel_last_iteration(loop, last, upper, ahead)\n", "        pass  # PLANTED\n")),
         (Catcher("tests/unit/test_variants.py::test_window_256_at_8192_reads_the_window_not_the_sequence",
                  r"assert \d+ == "),),
+    ),
+    # --- 32-bit offsets ----------------------------------------------------------------
+    Plant(
+        "dense-dynamic-offset-wraps",
+        "rock-buffer-load forms a dynamic dense buffer's byte offset from its base in 32 bits: byte 2^32 + x reads byte x",
+        (Edit(BUFFER_LOAD, "        start, offset = row_start, inner",
+              "        start, offset = arith.constant(i64, 0), arith.addi(row_start, inner)  # PLANTED"),),
+        (Catcher("tests/unit/test_offset_width.py::test_dense_rows_past_4_gib_read_their_own_bytes[2049-2048-64]",
+                 WRONG_VALUES),
+         Catcher("tests/lit/passes/rock-buffer-load.mlir", r"error: Couldn't match")),
+    ),
+    Plant(
+        "dense-window-unchecked",
+        "rock-buffer-load lets a lane outside the 4 GiB window around its wave's first lane wrap to another row",
+        (Edit(BUFFER_LOAD, "inside = arith.cmpi(arith.CmpIPredicate.ult, offset, records) if divergent else None",
+              "inside = None  # PLANTED"),),
+        (Catcher("tests/unit/test_offset_width.py::test_lanes_more_than_2_gib_from_the_waves_first_read_zero_not_another_row",
+                 WRONG_VALUES),
+         Catcher("tests/lit/passes/rock-buffer-load.mlir", r"error: Couldn't match")),
+    ),
+    Plant(
+        "block-product-32-bit-to-8-gib",
+        "block_address multiplies block ids by the block bytes in 32 bits for pools up to 8 GiB: ids >= 524288 wrap",
+        (Edit(IR_UTILS, "offset_bits(g.num_blocks * g.block_stride * elem_bytes - 1) == 32:",
+              "g.num_blocks * g.block_stride * elem_bytes <= 1 << 33:  # PLANTED"),),
+        (Catcher("tests/unit/test_offset_width.py::test_block_addresses_of_a_4_9_gb_pool_do_not_wrap[524288]",
+                 r"assert np\.int64\(\d+\) == "),
+         Catcher("tests/unit/test_offset_width.py::test_the_32_bit_choices_at_their_boundaries[a 4.9 GB pool]",
+                 r"assert 32 == 64"),
+         Catcher("tests/lit/passes/rock-threadwise-lowering.mlir", r"error: Couldn't match .*extui")),
     ),
 )}
 

@@ -27,8 +27,9 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from pagedir.arch import Chip, kernel_chip_or_none
+from pagedir.offset_width import I32_LIMIT, fits_i32
 
-INDEX32_MAX_ELEMENTS = 2**31 - 1
+INDEX32_MAX_ELEMENTS = I32_LIMIT - 1
 #: A request for waves per SIMD leaves a wave at least this many VGPRs (4 waves on CDNA): the decode
 #: kernels asked for more spilled (D 64: 2 VGPRs at 7 waves, 14 at 8), so the code generator would
 #: only run twice to drop the request.
@@ -131,7 +132,7 @@ def _check_memrefs(kernel: ir.Operation, index_bitwidth: int) -> bool:
             elements = 1
             for extent in memref.shape:
                 elements *= extent
-            if elements > INDEX32_MAX_ELEMENTS:
+            if not fits_i32(elements):
                 kernel.location.emit_error(
                     f"gpu.func @{_name(kernel)} {what} has {elements} elements, more than 32-bit indices reach "
                     f"({INDEX32_MAX_ELEMENTS}); use rock-backend-pipeline{{index-bitwidth=64}}"

@@ -21,11 +21,12 @@ import re
 
 from pagedir.arch import MAX_WORKGROUP_SIZE, Chip, UnknownChipError, get_chip
 from pagedir.cli.args import UserError
+from pagedir.offset_width import I32_LIMIT, U32_LIMIT, fits_i32, fits_u32
 
 #: Elements a tensor may hold: its linear index is a signed 32-bit value.
-MAX_ELEMENTS = 2**31 - 1
+MAX_ELEMENTS = I32_LIMIT - 1
 #: Bytes a tensor may span: a buffer descriptor's num_records is 32 bits.
-MAX_BYTES = 2**32 - 1
+MAX_BYTES = U32_LIMIT - 1
 #: Threads per workgroup on every supported chip.
 MAX_BLOCK_SIZE = MAX_WORKGROUP_SIZE
 ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i32": 4, "i64": 8}
@@ -42,7 +43,7 @@ def positive_sizes(args: argparse.Namespace, names: tuple[str, ...]) -> None:
         value = getattr(args, name)
         if value <= 0:
             raise UserError(f"{option(name)} must be positive, got {value}")
-        if value > MAX_ELEMENTS:
+        if not fits_i32(value):
             raise UserError(f"{option(name)} {value} exceeds the 32-bit index limit ({MAX_ELEMENTS})")
 
 
@@ -52,7 +53,7 @@ def tensor_fits(what: str, shape: list[int], dtype: str) -> None:
     for extent in shape:
         elements *= extent
     nbytes = elements * ELEMENT_BYTES[dtype]
-    if elements > MAX_ELEMENTS or nbytes > MAX_BYTES:
+    if not fits_i32(elements) or not fits_u32(nbytes):
         dims = "x".join(str(extent) for extent in shape)
         raise UserError(
             f"{what} {dims}x{dtype} holds {elements} elements ({nbytes} bytes); a kernel tensor is limited to "

@@ -35,13 +35,27 @@ descriptor per page and reads at the element's byte offset inside it:
 * Non-paged loads: one descriptor over the memref's aligned base pointer
   (``memref.extract_aligned_pointer_as_index``; uniform, since kernel arguments
   are), num_records = the memref's bytes, offset = the row-major element offset.
-  Requires an identity layout and a static shape but for the leading dim: a dynamic
-  one (a kernel for every batch size) gives num_records from ``memref.dim`` at run
-  time, at most ``2^32 - load bytes`` (past that the load reads 0; it never wraps).
+  Requires an identity layout and a static shape but for the leading dim.
+* A dynamic leading dim (a kernel for every batch size) leaves the buffer's size,
+  which may pass 4 GiB, to run time; the byte offset is formed in 64 bits and the
+  descriptor's base moved so that the 32-bit voffset never wraps:
+
+  - a leading index the same for every lane (a batch row of dense K/V: it depends
+    on no workitem id) starts the descriptor at its row, ``base + row * row_bytes``
+    (64-bit, wave-uniform: no waterfall loop), and the voffset is the offset inside
+    the row, which fits 32 bits since a row is checked to;
+  - a leading index that varies across lanes (a packed query row) starts it at the
+    wave's first lane's offset (``readfirstlane``) less 2 GiB, rounded down to 256
+    bytes; a lane whose offset lies outside that 4 GiB window (a wave's rows more
+    than 2 GiB apart) is made invalid, so it reads 0, never another row's bytes.
+
+  num_records is the buffer's bytes from that start, read from ``memref.dim`` at run
+  time, at most :func:`pagedir.offset_width.records_limit` of the load.
 * 32-bit range: num_records and the voffset are 32-bit fields. A page (or dense
-  buffer) whose bytes, plus the bytes of the load that an invalid lane starts at
-  num_records, exceed 2^32 is refused with an error naming both; it is never
-  wrapped.
+  buffer, or a row of one with a dynamic leading dim) whose bytes, plus the bytes of
+  the load that an invalid lane starts at num_records, exceed 2^32 is refused with an
+  error naming both; it is never wrapped. Every such choice is
+  :func:`pagedir.offset_width.fits_u32`.
 
 Options: ``arch`` (chip or target; empty = each kernel's ``rock.arch``).
 Direct loads into LDS: ``rock.global_load_lds`` becomes ``rocdl.raw.ptr.buffer.load.lds``
@@ -59,11 +73,15 @@ from mlir.dialects import arith, llvm, memref, rocdl, vector
 
 from pagedir.dialect.ops_core import UNIFORM_PAGE_PTR_ATTR
 from pagedir.dialect.types import element_bytes, strides_and_offset
+from pagedir.offset_width import U32_LIMIT, fits_u32, records_limit
 from pagedir.passes.base import ChipOptions, Pass
-from pagedir.passes.ir_utils import lower_kernel_ops
+from pagedir.passes.ir_utils import lower_kernel_ops, varies_across_lanes
 
 MAX_LOAD_BYTES = 16
-NUM_RECORDS_LIMIT = 1 << 32
+#: Rows that vary across lanes: the window starts this many bytes below the wave's first lane (half
+#: the 32-bit range, so lanes on either side of it fit), rounded down to WINDOW_ALIGN bytes.
+WINDOW_BELOW = U32_LIMIT // 2
+WINDOW_ALIGN = 256
 
 
 class BufferLoadPass(Pass):
@@ -104,25 +122,27 @@ def lower_global_load(op, flags: int) -> bool:
         op.location.emit_error(f"'rock.global_load' op {why}")
         return False
     with op.location, ir.InsertionPoint(op):
+        valid = op.valid
         if paged:
             pointer = op.page_ptr
             if UNIFORM_PAGE_PTR_ATTR in op.operation.attributes:
                 pointer = rocdl.readfirstlane(pointer.type, pointer)
             element_offset = op.indices[0]
+        elif dynamic:
+            pointer, num_records, byte_offset, inside = dynamic_window(op, elem_bytes, result_bytes(result.type, element))
+            if inside is not None:
+                valid = inside if valid is None else arith.andi(valid, inside)
         else:
             base = memref.extract_aligned_pointer_as_index(op.mem)
             pointer = arith.index_cast(ir.IntegerType.get_signless(64), base)
             element_offset = row_major_offset(op.indices, list(op.mem.type.shape))
-        if not paged and dynamic:
-            num_records = dynamic_num_records(op.mem, elem_bytes, result_bytes(result.type, element))
         rsrc = make_descriptor(pointer, num_records, flags)
-        byte_offset = arith.index_cast(
-            ir.IntegerType.get_signless(32), arith.muli(element_offset, arith.constant(ir.IndexType.get(), elem_bytes))
-        )
-        if op.valid is not None:
+        if not dynamic:  # the offset fits 32 bits: the page's or buffer's bytes do (out_of_32_bits)
+            byte_offset = index_bytes32(element_offset, elem_bytes)
+        if valid is not None:
             past_end = (i32_const(num_records) if isinstance(num_records, int)
                         else arith.trunci(ir.IntegerType.get_signless(32), num_records))
-            byte_offset = arith.select(op.valid, byte_offset, past_end)
+            byte_offset = arith.select(valid, byte_offset, past_end)
         value = load_split(rsrc, byte_offset, result.type, element)
     result.replace_all_uses_with(value)
     op.operation.erase()
@@ -136,13 +156,41 @@ def element_count(type_: ir.MemRefType, first: int = 0) -> int:
     return count
 
 
-def dynamic_num_records(mem: ir.Value, elem_bytes: int, load_bytes: int) -> ir.Value:
-    """num_records (i64) of a buffer with a dynamic leading dim: its bytes at run time, at most what
-    keeps the byte offsets of the load inside 32 bits (a buffer past 4 GiB reads 0 there, never wraps)."""
-    i64 = ir.IntegerType.get_signless(64)
-    rows = arith.index_cast(i64, memref.dim(mem, arith.constant(ir.IndexType.get(), 0)))
-    records = arith.muli(rows, arith.constant(i64, element_count(mem.type, 1) * elem_bytes))
-    return arith.minui(records, arith.constant(i64, NUM_RECORDS_LIMIT - load_bytes))
+def index_bytes32(element_offset: ir.Value, elem_bytes: int) -> ir.Value:
+    """The i32 byte offset of an element offset that the caller knows fits 32 bits."""
+    bytes_ = arith.muli(element_offset, arith.constant(ir.IndexType.get(), elem_bytes))
+    return arith.index_cast(ir.IntegerType.get_signless(32), bytes_)
+
+
+def dynamic_window(op, elem_bytes: int, load_bytes: int) -> tuple[ir.Value, ir.Value, ir.Value, ir.Value | None]:
+    """(descriptor base, num_records, i32 byte offset, whether the offset lies in the window or None when it
+    always does) of a dense load from a buffer with a dynamic leading dim (module docstring): the offset is
+    formed in 64 bits and the base moved to the row, or to a window around the wave's first lane, so that
+    no offset wraps 32 bits however large the buffer is at run time."""
+    i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+    shape = list(op.mem.type.shape)
+    row_bytes = element_count(op.mem.type, 1) * elem_bytes
+    row = arith.index_cast(i64, op.indices[0])
+    inner = arith.muli(arith.index_cast(i64, row_major_offset(op.indices[1:], shape[1:])), arith.constant(i64, elem_bytes))
+    rows = arith.index_cast(i64, memref.dim(op.mem, arith.constant(ir.IndexType.get(), 0)))
+    total = arith.muli(rows, arith.constant(i64, row_bytes))
+    row_start = arith.muli(row, arith.constant(i64, row_bytes))
+    divergent = varies_across_lanes(op.indices[0])
+    if not divergent:
+        start, offset = row_start, inner  # inside a row: fits 32 bits (out_of_32_bits)
+    else:
+        offset = arith.addi(row_start, inner)
+        first = rocdl.readfirstlane(i64, offset)
+        below = arith.subi(first, arith.minui(first, arith.constant(i64, WINDOW_BELOW)))  # first - 2 GiB, at least 0
+        start = arith.andi(below, arith.constant(i64, -WINDOW_ALIGN))
+        offset = arith.subi(offset, start)
+    # The bytes from start to the buffer's end (0 past it), at most what keeps the offsets inside 32 bits.
+    left = arith.subi(arith.maxui(total, start), start)
+    records = arith.minui(left, arith.constant(i64, records_limit(load_bytes)))
+    # unsigned: an offset below start is outside too
+    inside = arith.cmpi(arith.CmpIPredicate.ult, offset, records) if divergent else None
+    base = arith.index_cast(i64, memref.extract_aligned_pointer_as_index(op.mem))
+    return arith.addi(base, start), records, arith.trunci(i32, offset), inside
 
 
 def unsupported_dense(type_: ir.MemRefType) -> str | None:
@@ -166,13 +214,13 @@ def out_of_32_bits(what: str, num_records: int, load_bytes: int) -> str | None:
     """Why ``num_records`` or a byte offset of the load would wrap the descriptor's and the offset's 32 bits.
 
     The furthest byte formed is an invalid lane's: its offset is pushed to
-    num_records and its last 16-byte piece starts ``load_bytes - 16`` further.
+    num_records and its load reaches ``load_bytes - 1`` bytes further.
     """
     furthest = num_records + load_bytes
-    if furthest <= NUM_RECORDS_LIMIT:
+    if fits_u32(furthest - 1):
         return None
     return (f"{what} exceeds the 32-bit buffer range: num_records and the byte offsets of a {load_bytes}-byte "
-            f"load reach {furthest}, the limit is {NUM_RECORDS_LIMIT} (2^32)")
+            f"load reach {furthest}, the limit is {U32_LIMIT} (2^32)")
 
 
 def row_major_offset(indices: list[ir.Value], shape: list[int]) -> ir.Value:

@@ -20,6 +20,7 @@ from mlir.dialects import affine, arith, memref
 from pagedir.arch import kernel_chip_or_none
 from pagedir.dialect.ops_page_table import PageGeometry, slot_count_dim
 from pagedir.dialect.types import element_bytes
+from pagedir.offset_width import offset_bits
 from pagedir.passes.base import kernel_functions
 
 if TYPE_CHECKING:
@@ -420,6 +421,35 @@ def _hoist(value: ir.Value, loop: ir.Operation) -> bool:
     return True
 
 
+#: Ops whose result differs between the lanes of a wave.
+_LANE_IDS = frozenset({"rock.workitem_id", "gpu.thread_id", "gpu.lane_id"})
+#: Ops whose result is the same for every lane of a wave whatever their operands are.
+_WAVE_UNIFORM = frozenset({"rocdl.readfirstlane", "rocdl.readlane"})
+
+
+def varies_across_lanes(value: ir.Value) -> bool:
+    """Whether ``value`` may differ between the lanes of a wave: it depends on a workitem id, on memory
+    other than a kernel argument's (private registers, LDS), or on a region's result. Block arguments
+    (kernel arguments, loop counters) are the same for the lanes running them. Used to choose code that
+    is faster for wave-uniform values, never to decide what is read: a wrong True costs speed only."""
+    seen: set = set()
+    stack = [value]
+    while stack:
+        owner = stack.pop().owner
+        if isinstance(owner, ir.Block) or owner in seen:
+            continue
+        seen.add(owner)
+        name = owner.name
+        if name in _WAVE_UNIFORM:
+            continue
+        if name in _LANE_IDS or len(owner.regions):
+            return True
+        if name in ("memref.load", "vector.load") and ir.MemRefType(owner.operands[0].type).memory_space is not None:
+            return True
+        stack.extend(owner.operands)
+    return False
+
+
 def block_live(view: ir.Value, block: BlockRead) -> ir.Value:
     """Whether ``block`` names a page of the pool: the id inside it (unsigned: -1 is out) and the slot owned."""
     g = PageGeometry.of(view)
@@ -434,13 +464,13 @@ def block_live(view: ir.Value, block: BlockRead) -> ir.Value:
 def block_address(view: ir.Value, block: BlockRead) -> ir.Value:
     """The i64 address of ``block``'s page, meaningful where :func:`block_live`: ``pool + id * block_bytes
     + head * head_bytes``. The byte offset is 32-bit when every live page's fits (a static pool of at
-    most 4 GiB), else the id's product is 32x32->64."""
+    most 4 GiB: :func:`pagedir.offset_width.offset_bits` of its last byte), else the id's product is 32x32->64."""
     g = PageGeometry.of(view)
     pool = view.owner.operands[0]
     i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
     elem_bytes = element_bytes(ir.MemRefType(pool.type).element_type)
     head_offset = arith.muli(block.head, arith.constant(i32, g.head_stride * elem_bytes))  # < block bytes
-    if g.num_blocks is not None and g.num_blocks * g.block_stride * elem_bytes <= 1 << 32:
+    if g.num_blocks is not None and offset_bits(g.num_blocks * g.block_stride * elem_bytes - 1) == 32:
         in_block = arith.muli(block.block_id, arith.constant(i32, g.block_stride * elem_bytes))
         offset = arith.extui(i64, arith.addi(in_block, head_offset))
     else:

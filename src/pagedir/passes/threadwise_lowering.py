@@ -87,6 +87,7 @@ from pagedir.dialect import rock
 from pagedir.dialect.ops_core import UNIFORM_PAGE_PTR_ATTR
 from pagedir.dialect.ops_page_table import PageGeometry, is_block_table_view
 from pagedir.dialect.types import element_bytes
+from pagedir.offset_width import fits_u32
 from pagedir.passes.base import ChipOptions, Pass
 from pagedir.passes.ir_utils import (
     MAX_LOAD_BYTES,
@@ -489,7 +490,7 @@ def wave_page_span(op) -> int | None:
     span = (rows - 1) * pages_per_row + 1
     stride, extent = page_stride_and_extent(op)
     run_bytes = ((span - 1) * stride + extent) * element_bytes(op.source.type.element_type)
-    return span if run_bytes + MAX_LOAD_BYTES <= 1 << 32 else None
+    return span if fits_u32(run_bytes + MAX_LOAD_BYTES - 1) else None
 
 
 def emit_adjacent_or_per_page(op, row_pages, span: int, wave_first: ir.Value) -> None:

@@ -105,21 +105,68 @@ func.func @nhd_view_page(%pool: memref<4x16x2x64xf16>, %table: memref<1x4xi32>, 
 
 // -----
 
-// A dense load from a memref with a dynamic leading dim (packed queries of a kernel for
-// every batch): num_records is its bytes at run time, rows x 8 x 4, kept below 2^32 minus
-// the load's 8 bytes so no byte offset wraps; an invalid lane reads at num_records.
+// A dense load from a memref with a dynamic leading dim whose row is the same for every lane (a
+// batch row of dense K/V): the descriptor starts at the row, base + r x 32 bytes in 64 bits, so
+// the 32-bit offset is the one inside the row and never wraps however many rows there are at run
+// time; num_records is the bytes from the row to the end (0 past it), kept below 2^32 minus the
+// load's 8 bytes; an invalid lane reads at num_records.
 
 // CHECK-LABEL: func.func @dense_dynamic
 // CHECK-SAME: (%[[Q:.*]]: memref<?x8xf32>, %[[R:.*]]: index, %[[C:.*]]: index, %[[VALID:.*]]: i1)
+// CHECK:      %[[R64:.*]] = arith.index_cast %[[R]] : index to i64
+// CHECK:      %[[C64:.*]] = arith.index_cast %[[C]] : index to i64
+// CHECK:      %[[INNER:.*]] = arith.muli %[[C64]], %c4_i64 : i64
 // CHECK:      %[[ROWS:.*]] = memref.dim %[[Q]], %{{.*}} : memref<?x8xf32>
 // CHECK:      %[[ROWS64:.*]] = arith.index_cast %[[ROWS]] : index to i64
-// CHECK:      %[[BYTES:.*]] = arith.muli %[[ROWS64]], %c32_i64 : i64
-// CHECK:      %[[RECORDS:.*]] = arith.minui %[[BYTES]], %c4294967288_i64 : i64
-// CHECK:      rocdl.make.buffer.rsrc %{{.*}}, %{{.*}}, %[[RECORDS]]
-// CHECK:      %[[END:.*]] = arith.trunci %[[RECORDS]] : i64 to i32
-// CHECK:      arith.select %[[VALID]], %{{.*}}, %[[END]] : i32
+// CHECK:      %[[TOTAL:.*]] = arith.muli %[[ROWS64]], %c32_i64 : i64
+// CHECK:      %[[START:.*]] = arith.muli %[[R64]], %c32_i64{{.*}} : i64
+// CHECK:      %[[END:.*]] = arith.maxui %[[TOTAL]], %[[START]] : i64
+// CHECK:      %[[LEFT:.*]] = arith.subi %[[END]], %[[START]] : i64
+// CHECK:      %[[RECORDS:.*]] = arith.minui %[[LEFT]], %c4294967288_i64 : i64
+// CHECK:      %[[ADDR:.*]] = memref.extract_aligned_pointer_as_index %[[Q]]
+// CHECK:      %[[ADDR64:.*]] = arith.index_cast %[[ADDR]] : index to i64
+// CHECK:      %[[ROW_BASE:.*]] = arith.addi %[[ADDR64]], %[[START]] : i64
+// CHECK:      %[[OFF32:.*]] = arith.trunci %[[INNER]] : i64 to i32
+// CHECK:      %[[BASE:.*]] = llvm.inttoptr %[[ROW_BASE]]
+// CHECK:      rocdl.make.buffer.rsrc %[[BASE]], %{{.*}}, %[[RECORDS]]
+// CHECK:      %[[PAST:.*]] = arith.trunci %[[RECORDS]] : i64 to i32
+// CHECK:      arith.select %[[VALID]], %[[OFF32]], %[[PAST]] : i32
+// CHECK-NOT:  rocdl.readfirstlane
 func.func @dense_dynamic(%q: memref<?x8xf32>, %r: index, %c: index, %valid: i1) -> vector<2xf32> attributes {rock.kernel, rock.arch = "gfx942"} {
   %x = "rock.global_load"(%q, %r, %c, %valid) {operandSegmentSizes = array<i32: 1, 2, 1, 0>} : (memref<?x8xf32>, index, index, i1) -> vector<2xf32>
+  return %x : vector<2xf32>
+}
+
+// -----
+
+// A dynamic leading dim whose row varies across lanes (a packed query row): the descriptor starts
+// 2 GiB below the wave's first lane's 64-bit byte offset (readfirstlane; at 0 at least), rounded
+// down to 256 bytes, and a lane whose offset from there is not below num_records (past the buffer,
+// or outside the 4 GiB window) is invalid: it reads 0, never a wrapped offset's bytes.
+
+// CHECK-LABEL: func.func @dense_dynamic_lanes
+// CHECK-SAME: (%[[Q:.*]]: memref<?x8xf32>, %[[R:.*]]: index, %[[C:.*]]: index, %[[VALID:.*]]: i1)
+// CHECK:      %[[TID:.*]] = "rock.workitem_id"
+// CHECK:      %[[ROW:.*]] = arith.addi %[[R]], %[[TID]]
+// CHECK:      %[[ROW64:.*]] = arith.index_cast %[[ROW]] : index to i64
+// CHECK:      %[[ROW_START:.*]] = arith.muli %[[ROW64]], %c32_i64{{.*}} : i64
+// CHECK:      %[[OFFSET:.*]] = arith.addi %[[ROW_START]], %{{.*}} : i64
+// CHECK:      %[[FIRST:.*]] = rocdl.readfirstlane %[[OFFSET]] : i64
+// CHECK:      %[[TWO_GIB:.*]] = arith.minui %[[FIRST]], %c2147483648_i64 : i64
+// CHECK:      %[[BELOW:.*]] = arith.subi %[[FIRST]], %[[TWO_GIB]] : i64
+// CHECK:      %[[START:.*]] = arith.andi %[[BELOW]], %c-256_i64 : i64
+// CHECK:      %[[REL:.*]] = arith.subi %[[OFFSET]], %[[START]] : i64
+// CHECK:      %[[RECORDS:.*]] = arith.minui %{{.*}}, %c4294967288_i64 : i64
+// CHECK:      %[[INSIDE:.*]] = arith.cmpi ult, %[[REL]], %[[RECORDS]] : i64
+// CHECK:      %[[BASE:.*]] = arith.addi %{{.*}}, %[[START]] : i64
+// CHECK:      %[[REL32:.*]] = arith.trunci %[[REL]] : i64 to i32
+// CHECK:      %[[LIVE:.*]] = arith.andi %[[VALID]], %[[INSIDE]] : i1
+// CHECK:      rocdl.make.buffer.rsrc %{{.*}}, %{{.*}}, %[[RECORDS]]
+// CHECK:      arith.select %[[LIVE]], %[[REL32]], %{{.*}} : i32
+func.func @dense_dynamic_lanes(%q: memref<?x8xf32>, %r: index, %c: index, %valid: i1) -> vector<2xf32> attributes {rock.kernel, rock.arch = "gfx942"} {
+  %tid = "rock.workitem_id"() : () -> index
+  %row = arith.addi %r, %tid : index
+  %x = "rock.global_load"(%q, %row, %c, %valid) {operandSegmentSizes = array<i32: 1, 2, 1, 0>} : (memref<?x8xf32>, index, index, i1) -> vector<2xf32>
   return %x : vector<2xf32>
 }
 

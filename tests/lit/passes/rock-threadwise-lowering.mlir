@@ -252,3 +252,39 @@ func.func @dense_dynamic_read(%q: memref<?x8xf32>, %i: index) attributes {rock.k
   "rock.threadwise_read_into"(%q, %regs, %i) {map = affine_map<(i, r, c) -> (i * 4 + r, c)>, block_size = 6, tile_shape = array<i64: 4, 8>, vector_dim = 1, vector_len = 4, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>} : (memref<?x8xf32>, memref<2x4xf32, #gpu.address_space<private>>, index) -> ()
   return
 }
+
+// -----
+
+// A block's byte offset in a static pool of 600000 blocks of 16 x 2 x 128 f16 (8192 bytes; 4.9 GB):
+// ids from 524288 on lie past 4 GiB, so the id is widened before the product (32x32->64), which
+// then cannot wrap.
+// CHECK-LABEL: func.func @pool_past_4_gib
+// CHECK:     %[[ID:.*]] = memref.load %{{.*}} : memref<2x4xi32>
+// CHECK:     %[[HEAD_BYTES:.*]] = arith.muli %{{.*}}, %c256_i32 : i32
+// CHECK:     %[[ID64:.*]] = arith.extui %[[ID]] : i32 to i64
+// CHECK:     %[[BLOCK_BYTES:.*]] = arith.muli %[[ID64]], %c8192_i64 : i64
+// CHECK:     %[[HEAD64:.*]] = arith.extui %[[HEAD_BYTES]] : i32 to i64
+// CHECK:     arith.addi %[[BLOCK_BYTES]], %[[HEAD64]] : i64
+func.func @pool_past_4_gib(%pool: memref<600000x16x2x128xf16>, %table: memref<2x4xi32>, %b: index, %h: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  %pages = "rock.block_table_view"(%pool, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<600000x16x2x128xf16>, memref<2x4xi32>) -> memref<2x8x2048xf16>
+  %regs = "rock.alloc"() : () -> memref<4x8xf16, #gpu.address_space<private>>
+  "rock.threadwise_read_into"(%pages, %regs, %b, %h) {map = affine_map<(b, h, n, d) -> (b, (h * 16 + n) * 128 + d)>, block_size = 64, tile_shape = array<i64: 16, 128>, vector_dim = 1, vector_len = 8, page_size = 2048, num_pages_per_batch = 8, wave_size = 64, operandSegmentSizes = array<i32: 1, 1, 2, 0, 0>} : (memref<2x8x2048xf16>, memref<4x8xf16, #gpu.address_space<private>>, index, index) -> ()
+  return
+}
+
+// -----
+
+// A pool of exactly 4 GiB (524288 blocks of 8192 bytes): every live block's last byte is below 2^32,
+// so the offset is 32-bit and widened once.
+// CHECK-LABEL: func.func @pool_of_4_gib
+// CHECK:     %[[ID:.*]] = memref.load %{{.*}} : memref<2x4xi32>
+// CHECK:     %[[HEAD_BYTES:.*]] = arith.muli %{{.*}}, %c256_i32 : i32
+// CHECK:     %[[BLOCK_BYTES:.*]] = arith.muli %[[ID]], %c8192_i32 : i32
+// CHECK:     %[[OFFSET:.*]] = arith.addi %[[BLOCK_BYTES]], %[[HEAD_BYTES]] : i32
+// CHECK:     arith.extui %[[OFFSET]] : i32 to i64
+func.func @pool_of_4_gib(%pool: memref<524288x16x2x128xf16>, %table: memref<2x4xi32>, %b: index, %h: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  %pages = "rock.block_table_view"(%pool, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<524288x16x2x128xf16>, memref<2x4xi32>) -> memref<2x8x2048xf16>
+  %regs = "rock.alloc"() : () -> memref<4x8xf16, #gpu.address_space<private>>
+  "rock.threadwise_read_into"(%pages, %regs, %b, %h) {map = affine_map<(b, h, n, d) -> (b, (h * 16 + n) * 128 + d)>, block_size = 64, tile_shape = array<i64: 16, 128>, vector_dim = 1, vector_len = 8, page_size = 2048, num_pages_per_batch = 8, wave_size = 64, operandSegmentSizes = array<i32: 1, 1, 2, 0, 0>} : (memref<2x8x2048xf16>, memref<4x8xf16, #gpu.address_space<private>>, index, index) -> ()
+  return
+}
