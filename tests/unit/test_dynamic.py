@@ -23,7 +23,7 @@ from pagedir.backend.plan import launch_plan
 from pagedir.cli import run as run_cli
 from pagedir.context import make_context
 from pagedir.gen import attention as gen
-from pagedir.interp.check import DYNAMIC_SIZES, make_case
+from pagedir.interp.check import DYNAMIC_SIZES, LaunchSizes, make_case
 from pagedir.interp.launch import functions, launch_size
 from pagedir.interp.memory import Device
 from pagedir.reference import PAGE_PLACEMENTS
@@ -178,3 +178,23 @@ def assert_checked_at_every_size(args: argparse.Namespace, out: str) -> None:
         f"batch {s.batch}{placement})" for s in DYNAMIC_SIZES for placement in placements]
     assert [int(g) for g in re.findall(r"on (\d+) workgroups", out)] == [
         2 * s.batch for s in DYNAMIC_SIZES for _ in placements]
+
+
+@pytest.mark.parametrize("form", [dict(page_table="blocks"), dict(page_table="csr", varlen=True, seq_len_q=3),
+                                  dict(page_table="pointers", seq_lens=True, seq_len_k=48),
+                                  dict(page_table="blocks", num_splits=0)])
+def test_batch_0_gives_an_empty_output_at_every_level(form: dict) -> None:
+    # An empty batch (a server step without sequences): 0 workgroups launched, nothing read or written.
+    args = make_args(**form)
+    empty = LaunchSizes(batch=0, max_blocks=2, num_blocks=3)
+    with make_context():
+        module = ir.Module.parse(gen.generate(args))
+        func = module.body.operations[0]
+        case = make_case(func, np.random.default_rng(0), Device(), empty)
+        assert case.args[0].shape[0] == 0 and case.expected[len(case.args) - 1].size == 0
+        for end in ("L0", "L2", "L6"):
+            if end != "L0":
+                driver.run(module.operation, driver.CompileOptions(arch="gfx942"), start="L0", end=end)
+            out = interp.run(module, "paged_attention", case.args)[len(case.args) - 1]
+            assert out.shape == case.expected[len(case.args) - 1].shape, end
+            module = ir.Module.parse(gen.generate(args))

@@ -585,7 +585,7 @@ def attention_variant_arguments(func: ir.Operation) -> dict[str, ir.Value]:
 def varlen_query_lengths(batch: int, max_q: int, rng: np.random.Generator) -> np.ndarray:
     """Queries per sequence of a packed batch: a prefill chunk of ``max_q``, a decode row, then any."""
     lengths = rng.integers(1, max_q + 1, size=batch)
-    lengths[0] = max_q
+    lengths[:1] = max_q
     if batch > 1:
         lengths[1] = 1
     return lengths

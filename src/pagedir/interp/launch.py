@@ -115,8 +115,10 @@ def launch_size(func: ir.Operation, grid: Any = None, shapes: list[tuple] | None
     if not 1 <= block <= MAX_WORKGROUP_SIZE:
         raise InterpError(f"@{symbol_name(func)} launches {block} threads per workgroup: a workgroup has 1 to "
                           f"{MAX_WORKGROUP_SIZE} threads", func.location)
-    if not 1 <= groups <= MAX_GRID_SIZE:
-        raise InterpError(f"@{symbol_name(func)} launches {groups} workgroups: workgroup ids are 32-bit, 1 to "
+    # A grid formula gives 0 workgroups for an empty batch: a launch that runs nothing, as on a GPU.
+    fewest = 0 if formula is not None and grid is None else 1
+    if not fewest <= groups <= MAX_GRID_SIZE:
+        raise InterpError(f"@{symbol_name(func)} launches {groups} workgroups: workgroup ids are 32-bit, {fewest} to "
                           f"{MAX_GRID_SIZE} workgroups", func.location)
     return groups, block
 
@@ -323,11 +325,11 @@ def run_function(func: ir.Operation, args: list, *, device: Device | None = None
     bound = [bind_argument(device, a.type, value, i) for i, (a, value) in enumerate(zip(block_args, args))]
     program = program or Program(func)
     shapes = [getattr(b.value, "shape", ()) for b in bound]
-    groups, block = launch_size(func, grid, shapes)
-    program.execute([b.value for b in bound], device, groups, block, attribution_setup(func, count))
-    for kernel in launch_plan(func)[1:]:
-        groups, block = launch_size(kernel, None, shapes)
-        Program(kernel).execute([b.value for b in bound], device, groups, block, attribution_setup(kernel, count))
+    for kernel in launch_plan(func):
+        groups, block = launch_size(kernel, grid if kernel is func else None, shapes)
+        if groups:  # 0 workgroups (an empty batch): nothing runs
+            (program if kernel is func else Program(kernel)).execute([b.value for b in bound], device, groups, block,
+                                                                    attribution_setup(kernel, count))
     return [b.readback() for b in bound[:given]], program
 
 
