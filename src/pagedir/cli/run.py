@@ -46,11 +46,11 @@ from pagedir.interp import Device, InterpError, lds_banks
 from pagedir.interp.check import (
     Comparison,
     LaunchSizes,
+    check_draws,
     compare,
+    draw_label,
     error_summary,
-    launch_size_sets,
     make_case,
-    page_placements,
     run_case,
     runnable,
 )
@@ -425,9 +425,8 @@ def check_function(func: ir.Operation, lowered: ir.Operation | None, seed: int, 
     dynamic sizes runs once per launch size set (the same compiled kernel each time)."""
     signature, _keep = case_function(func)
     passed = True
-    for sizes in launch_size_sets(signature):
-        for placement in page_placements(signature):  # shuffled pages, adjacent ones, both in one sequence
-            passed &= check_launch(func, lowered, seed, signature, sizes, banks, placement)
+    for sizes, placement in check_draws(signature):  # sizes x page placements, then the edge case
+        passed &= check_launch(func, lowered, seed, signature, sizes, banks, placement)
     return passed
 
 
@@ -449,11 +448,11 @@ def check_launch(func: ir.Operation, lowered: ir.Operation | None, seed: int, si
             levels[0].note = "ran; the reference of the lowered kernel"
     for level in compared:
         if level.outputs is not None:
-            level.comparisons = [compare(i, arguments[i].type, want, level.outputs[i], case.tolerance, initial=case.args[i])
-                                 for i, want in reference.items()]
+            level.comparisons = [compare(i, arguments[i].type, want, level.outputs[i], case.tolerance, initial=case.args[i],
+                                         reference=case.expected.get(i)) for i, want in reference.items()]
     passed = all(level.ok for level in levels)
     launch = f", {sizes.describe(bool(find_ops(signature, 'rock.block_table_view')))}" if sizes is not None else ""
-    launch += f", {placement} pages" if placement != "shuffled" else ""
+    launch += f", {draw_label(placement)}" if draw_label(placement) else ""
     print(f"@{symbol_name(func)}: {'PASS' if passed else 'FAIL'} (levels {' -> '.join(l.level for l in levels)}, "
           f"seed {seed}{launch})")
     for level in levels:
