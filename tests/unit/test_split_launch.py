@@ -53,13 +53,15 @@ def test_split_count_chosen_at_launch_passes_the_check(name: str, tmp_path) -> N
     out = check_kernel(make_args(num_splits=0, **DYNAMIC_SPLITS[name]), tmp_path)
     launches = [line for line in out.splitlines() if line.startswith("@")]
     placements = 1 if DYNAMIC_SPLITS[name].get("dense") else len(PAGE_PLACEMENTS)  # shuffled, adjacent, switching pages
-    assert len(launches) == (len(DYNAMIC_SIZES) + 1) * placements and all("PASS" in line for line in launches), out
+    sized = len(DYNAMIC_SIZES) * placements  # then the long sequence's, the edge case and batch 0
+    assert len(launches) == sized + placements + 2 and all("PASS" in line for line in launches), out
     chosen = [int(s) for s in re.findall(r"(\d+) splits chosen at launch", out)]
     assert len(chosen) == len(launches), out
+    assert chosen[-1] == 1 and "batch 0" in launches[-1]  # nothing to split: one split of 0 workgroups
     if DYNAMIC_SPLITS[name].get("page_table") in ("blocks", "csr"):  # the long sequence gets more splits
-        assert chosen[-1] > min(chosen[:-1]), out
+        assert chosen[sized] > min(chosen[:sized]), out
     else:  # the capacity is compiled in: at batches 1 to 5 every one of its 7 (5) tiles gets a split
-        assert len(set(chosen)) == 1, out
+        assert len(set(chosen[: sized + placements])) == 1, out
 
 
 def lowered_dynamic_split(**overrides) -> tuple[ir.Context, ir.Module, ir.Operation]:
@@ -213,7 +215,7 @@ def test_each_pass_preserves_a_split_chosen_at_launch(argument: str) -> None:
     # count chosen for those sizes.
     args = make_args(page_table="blocks", kv_layout="hnd", varlen=True, seq_len_q=2, causal=True, num_splits=0)
     result = check_before_pass(args, argument, seed=5)
-    assert result.ok and len(result.functions) == (len(DYNAMIC_SIZES) + 1) * len(PAGE_PLACEMENTS), result.report()
+    assert result.ok and len(result.functions) == (len(DYNAMIC_SIZES) + 1) * len(PAGE_PLACEMENTS) + 2, result.report()
 
 
 # --- a fixed split count with dynamic sizes ------------------------------------------------
@@ -235,7 +237,8 @@ def test_a_fixed_split_count_with_dynamic_sizes_passes_the_check(name: str, tmp_
     # at the long one (6 tiles; 200 keys: 7) each gets two or three.
     out = check_kernel(make_args(num_splits=3, **FIXED_SPLITS[name]), tmp_path)
     launches = [line for line in out.splitlines() if line.startswith("@")]
-    assert len(launches) == (len(DYNAMIC_SIZES) + 1) * len(PAGE_PLACEMENTS)  # shuffled, adjacent, switching pages
+    # shuffled, adjacent, switching pages at each size set, then the edge case and batch 0
+    assert len(launches) == (len(DYNAMIC_SIZES) + 1) * len(PAGE_PLACEMENTS) + 2
     assert all("PASS" in line for line in launches), out
     assert out.count("3 splits fixed") == len(launches), out
 
@@ -274,7 +277,7 @@ def test_plan_of_a_fixed_split_count() -> None:
 def test_each_pass_preserves_a_fixed_split_count(argument: str) -> None:
     args = make_args(page_table="csr", kv_layout="hnd", varlen=True, seq_len_q=2, causal=True, sinks=True, num_splits=3)
     result = check_before_pass(args, argument, seed=7)
-    assert result.ok and len(result.functions) == (len(DYNAMIC_SIZES) + 1) * len(PAGE_PLACEMENTS), result.report()
+    assert result.ok and len(result.functions) == (len(DYNAMIC_SIZES) + 1) * len(PAGE_PLACEMENTS) + 2, result.report()
 
 
 def test_a_fixed_count_past_a_static_capacity_is_refused(tmp_path) -> None:

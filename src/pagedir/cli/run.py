@@ -74,7 +74,10 @@ inputs and outputs:
 
 checking:
   --check runs each host-callable function (or only --entry) on a random case:
-  attention functions get random Q, paged K/V and the reference output, functions
+  attention functions get random Q, paged K/V and the reference output (pages
+  shuffled, adjacent, switching; then an edge case: sequences of length 0 and 1, a
+  packed sequence without queries, null pages and block ids outside the pool that
+  hold keys, a NaN key some rows see; a dynamic batch also at 0 and 1), functions
   with rock.check = "<generator>" the case of pagedir.gen.<generator>, any other
   function random arguments. A rock.kernel function is also lowered (a copy of the
   module) through rock-kernel-pipeline{arch=--arch, else each kernel's rock.arch},
@@ -85,7 +88,7 @@ checking:
   f32 1e-5, f16/bf16 2e-2 (outputs are of order 1), integers exact. The relative error
   is printed but not checked (near zero it is large for errors far below the
   tolerance). NaN against a number fails; NaN against NaN passes only where the
-  output held NaN before the run (left untouched).
+  output held NaN before the run (left untouched) or the reference computes NaN.
   Exit code 0 when every function passes, 1 otherwise.
 
 errors:
