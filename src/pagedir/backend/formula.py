@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Callable
+from typing import Any
 
-TOKEN = re.compile(r"\s*(?:(\d+)|(arguments\[(\d+)\]\.shape\[(\d+)\])|([A-Za-z_][A-Za-z0-9_]*)|(//|[-+*%(),]))")
+TOKEN = re.compile(r"\s*(?:(\d+)|arguments\[(\d+)\]\.shape\[(\d+)\]|([A-Za-z_][A-Za-z0-9_]*)|(//|[-+*%(),]))")
+FUNCTIONS = {"min": 2, "max": 2}
 
 
 class FormulaError(ValueError):
@@ -37,126 +38,129 @@ class FormulaError(ValueError):
 
 
 def tokens(text: str) -> list[tuple[str, Any]]:
-    found, position = [], 0
-    text = text.rstrip()
+    """("int", n), ("size", (i, d)), ("name", s) or ("op", s) for each token of ``text``."""
+    found, position, text = [], 0, text.rstrip()
     while position < len(text):
         match = TOKEN.match(text, position)
         if not match:
             raise FormulaError(f"plan expression {text!r}: unexpected {text[position:].strip()[:10]!r} at {position}")
-        number, size, argument, dim, name, symbol = match.groups()
-        if number is not None:
-            found.append(("int", int(number)))
-        elif size is not None:
-            found.append(("size", (int(argument), int(dim))))
-        elif name is not None:
-            found.append(("name", name))
-        else:
-            found.append(("op", symbol))
+        number, argument, dim, name, symbol = match.groups()
+        found.append(("int", int(number)) if number is not None else ("size", (int(argument), int(dim))) if argument
+                     else ("name", name) if name is not None else ("op", symbol))
         position = match.end()
     return found
 
 
-@functools.lru_cache(maxsize=256)
-def parse(text: str) -> Callable[[dict[str, int], Any], int]:
-    """``text`` as a function of (names, argument shapes) -> int; FormulaError when it is not in the grammar."""
-    items = tokens(text)
-    position = 0
+class Parser:
+    """Recursive descent over the grammar of the module docstring; nodes are tuples (see :func:`value`)."""
 
-    def peek() -> tuple[str, Any] | None:
-        return items[position] if position < len(items) else None
+    def __init__(self, text: str):
+        self.text, self.items, self.position = text, tokens(text), 0
 
-    def take(kind: str, value: Any = None) -> Any:
-        nonlocal position
-        item = peek()
-        if item is None or item[0] != kind or (value is not None and item[1] != value):
-            raise FormulaError(f"plan expression {text!r}: expected {value or kind} at token {position}")
-        position += 1
+    def peek(self) -> tuple[str, Any] | None:
+        return self.items[self.position] if self.position < len(self.items) else None
+
+    def take(self, kind: str, value: Any = None) -> Any:
+        item = self.peek()
+        if item is None:
+            raise FormulaError(f"plan expression {self.text!r}: ends early")
+        if item[0] != kind or (value is not None and item[1] != value):
+            raise FormulaError(f"plan expression {self.text!r}: expected {value or kind} at token {self.position}, "
+                               f"not {item[1]!r}")
+        self.position += 1
         return item[1]
 
-    def expr() -> Callable:
-        left = term()
-        while peek() in (("op", "+"), ("op", "-")):
-            operator, right = take("op"), term()
-            left = (lambda a, b: lambda n, s: a(n, s) + b(n, s))(left, right) if operator == "+" else \
-                (lambda a, b: lambda n, s: a(n, s) - b(n, s))(left, right)
-        return left
+    def whole(self) -> tuple:
+        node = self.expr()
+        if self.peek() is not None:
+            raise FormulaError(f"plan expression {self.text!r}: unexpected {self.peek()[1]!r} at token {self.position}")
+        return node
 
-    def term() -> Callable:
-        left = unary()
-        while peek() in (("op", "*"), ("op", "//"), ("op", "%")):
-            operator, right = take("op"), unary()
-            left = (lambda op, a, b: lambda n, s: arithmetic(op, a(n, s), b(n, s), text))(operator, left, right)
-        return left
+    def expr(self) -> tuple:
+        node = self.term()
+        while self.peek() in (("op", "+"), ("op", "-")):
+            node = ("op", self.take("op"), node, self.term())
+        return node
 
-    def unary() -> Callable:
-        if peek() == ("op", "-"):
-            take("op", "-")
-            inner = unary()
-            return lambda n, s: -inner(n, s)
-        return atom()
+    def term(self) -> tuple:
+        node = self.unary()
+        while self.peek() in (("op", "*"), ("op", "//"), ("op", "%")):
+            node = ("op", self.take("op"), node, self.unary())
+        return node
 
-    def atom() -> Callable:
-        item = peek()
+    def unary(self) -> tuple:
+        if self.peek() == ("op", "-"):
+            self.take("op", "-")
+            return ("op", "-", ("int", 0), self.unary())
+        return self.atom()
+
+    def atom(self) -> tuple:
+        item = self.peek()
         if item is None:
-            raise FormulaError(f"plan expression {text!r}: ends early")
+            raise FormulaError(f"plan expression {self.text!r}: ends early")
         kind, value = item
-        if kind == "int":
-            take("int")
-            return lambda n, s: value
-        if kind == "size":
-            take("size")
-            return lambda n, s: int(s[value[0]][value[1]])
-        if kind == "op" and value == "(":
-            take("op", "(")
-            inner = expr()
-            take("op", ")")
-            return inner
-        if kind == "name" and value in ("min", "max") and position + 1 < len(items) and items[position + 1] == ("op", "("):
-            take("name")
-            take("op", "(")
-            a = expr()
-            take("op", ",")
-            b = expr()
-            take("op", ")")
-            pick = min if value == "min" else max
-            return lambda n, s: pick(a(n, s), b(n, s))
-        if kind == "name" and value == "argmin":
-            take("name")
-            take("op", "(")
-            variable = take("name")
-            take("op", ",")
-            low = expr()
-            take("op", ",")
-            high = expr()
-            take("op", ",")
-            cost = expr()
-            take("op", ")")
-
-            def argmin(n: dict[str, int], s: Any) -> int:
-                first, last = low(n, s), high(n, s)
-                return min(range(first, max(first, last) + 1), key=lambda v: (cost({**n, variable: v}, s), v))
-
-            return argmin
+        if kind in ("int", "size"):
+            self.take(kind)
+            return item
+        if item == ("op", "("):
+            self.take("op", "(")
+            node = self.expr()
+            self.take("op", ")")
+            return node
+        if kind == "name" and value in (*FUNCTIONS, "argmin") and self.position + 1 < len(self.items) \
+                and self.items[self.position + 1] == ("op", "("):
+            self.take("name")
+            self.take("op", "(")
+            variable = None
+            if value == "argmin":  # argmin(NAME, lo, hi, cost)
+                variable = self.take("name")
+                self.take("op", ",")
+            arguments = [self.expr()]
+            for _ in range((3 if value == "argmin" else FUNCTIONS[value]) - 1):
+                self.take("op", ",")
+                arguments.append(self.expr())
+            self.take("op", ")")
+            return ("argmin", variable, *arguments) if value == "argmin" else ("call", value, *arguments)
         if kind == "name":
-            take("name")
-
-            def lookup(n: dict[str, int], s: Any) -> int:
-                if value not in n:
-                    raise FormulaError(f"plan expression {text!r}: no value for {value!r}")
-                return n[value]
-
-            return lookup
-        raise FormulaError(f"plan expression {text!r}: unexpected {value!r} at token {position}")
-
-    result = expr()
-    if position != len(items):
-        raise FormulaError(f"plan expression {text!r}: unexpected {items[position][1]!r} at token {position}")
-    return result
+            self.take("name")
+            return item
+        raise FormulaError(f"plan expression {self.text!r}: unexpected {value!r} at token {self.position}")
 
 
-def arithmetic(operator: str, a: int, b: int, text: str) -> int:
-    if operator == "*":
-        return a * b
+@functools.lru_cache(maxsize=256)
+def parse(text: str) -> tuple:
+    """The tree of ``text``; FormulaError when it is not in the grammar."""
+    return Parser(text).whole()
+
+
+def value(node: tuple, names: dict[str, int], shapes: Any, text: str) -> int:
+    """The value of a parsed ``node`` (of plan expression ``text``, for messages)."""
+    kind = node[0]
+    if kind == "int":
+        return node[1]
+    if kind == "size":
+        argument, dim = node[1]
+        return int(shapes[argument][dim])
+    if kind == "name":
+        if node[1] not in names:
+            raise FormulaError(f"plan expression {text!r}: no value for {node[1]!r}")
+        return names[node[1]]
+    if kind == "call":
+        return (min if node[1] == "min" else max)(value(node[2], names, shapes, text), value(node[3], names, shapes, text))
+    if kind == "argmin":  # the smallest v in [lo, hi] with the least cost (lo when hi < lo)
+        _, variable, low, high, cost = node
+        first, last = value(low, names, shapes, text), value(high, names, shapes, text)
+        scope = dict(names)
+
+        def cost_of(v: int) -> tuple[int, int]:
+            scope[variable] = v
+            return value(cost, scope, shapes, text), v
+
+        return min(range(first, max(first, last) + 1), key=cost_of)
+    _, operator, left, right = node
+    a, b = value(left, names, shapes, text), value(right, names, shapes, text)
+    if operator in ("+", "-", "*"):
+        return a + b if operator == "+" else a - b if operator == "-" else a * b
     if b == 0:
         raise FormulaError(f"plan expression {text!r}: division by 0")
     return a // b if operator == "//" else a % b
@@ -164,13 +168,13 @@ def arithmetic(operator: str, a: int, b: int, text: str) -> int:
 
 def evaluate(text: str, names: dict[str, int] | None = None, shapes: Any = None) -> int:
     """The value of plan expression ``text`` with ``names`` bound and ``shapes[i][d]`` for ``arguments[i].shape[d]``."""
-    names = {name: int(value) for name, value in (names or {}).items()}
-    return int(parse(text)(names, shapes if shapes is not None else []))
+    names = {name: int(number) for name, number in (names or {}).items()}
+    return value(parse(text), names, shapes if shapes is not None else [], text)
 
 
 def split_count(formula: dict[str, Any], shapes: Any) -> tuple[int, dict[str, int]]:
     """A plan's ``num_splits_formula`` on the argument ``shapes``: the split count and the named values
     (its ``inputs`` evaluated on the shapes, its ``constants``), as a runtime evaluates them."""
-    names = {**{name: int(value) for name, value in formula["constants"].items()},
+    names = {**{name: int(number) for name, number in formula["constants"].items()},
              **{name: evaluate(text, shapes=shapes) for name, text in formula["inputs"].items()}}
     return evaluate(formula["expression"], names, shapes), names
