@@ -98,10 +98,10 @@ def grid_formula(func: ir.Operation, shapes: list[tuple] | None) -> int | None:
 def launch_size(func: ir.Operation, grid: Any = None, shapes: list[tuple] | None = None) -> tuple[int, int]:
     """(workgroups, threads per workgroup) from the function's attributes (a grid formula evaluated on
     the argument ``shapes``) or ``grid``."""
-    formula = grid_formula(func, shapes) if grid is None and shapes is not None else None
-    if formula is not None:
+    by_formula = grid_formula(func, shapes) if grid is None and shapes is not None else None
+    if by_formula is not None:
         block = _first_given(_attr_int(func, "known_block_size"), _attr_int(func, "rock.block_size"), 1)
-        groups = formula
+        groups = by_formula
     elif func.name == "gpu.func":
         block = _first_given(_attr_int(func, "known_block_size"), _attr_int(func, "rock.block_size"), 1)
         groups = _first_given(_attr_int(func, "known_grid_size"), _attr_int(func, "rock.grid_size"), 1)
@@ -118,7 +118,7 @@ def launch_size(func: ir.Operation, grid: Any = None, shapes: list[tuple] | None
         raise InterpError(f"@{symbol_name(func)} launches {block} threads per workgroup: a workgroup has 1 to "
                           f"{MAX_WORKGROUP_SIZE} threads", func.location)
     # A grid formula gives 0 workgroups for an empty batch: a launch that runs nothing, as on a GPU.
-    fewest = 0 if formula is not None and grid is None else 1
+    fewest = 0 if by_formula is not None else 1
     if not fewest <= groups <= MAX_GRID_SIZE:
         raise InterpError(f"@{symbol_name(func)} launches {groups} workgroups: workgroup ids are 32-bit, {fewest} to "
                           f"{MAX_GRID_SIZE} workgroups", func.location)
