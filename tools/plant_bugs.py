@@ -179,6 +179,16 @@ PLANTS = {plant.name: plant for plant in (
          Catcher(CHECK_ATTENTION, CHECK_FAILED)),
     ),
     Plant(
+        "block-id-past-the-pool-read",
+        "a block table view's range check lets ids >= num_blocks through: an owned slot past the pool is read",
+        (Edit("passes/ir_utils.py", "in_pool = arith.cmpi(arith.CmpIPredicate.ult, block.block_id, num_blocks)",
+              "in_pool = arith.cmpi(arith.CmpIPredicate.sge, block.block_id, arith.constant(i32, 0))  # PLANTED"),),
+        (Catcher("tests/unit/test_serving_forms.py::test_a_block_id_outside_the_pool_reads_zeros_at_every_level[blocks]",
+                 rf"{UNMAPPED}|{WRONG_VALUES}"),
+         Catcher("pagedir-gen attention --page-table blocks --num-heads-q 4 --num-heads-kv 2 | pagedir-run --check -",
+                 rf"{UNMAPPED}|{CHECK_FAILED}")),
+    ),
+    Plant(
         "attention-causal-v-weighted-by-zero",
         "rock-gridwise-attention-to-blockwise weights causally hidden V rows by 0 instead of skipping them",
         (Edit(GRIDWISE, "            if limit is not None:\n", "            if False:  # PLANTED\n"),

@@ -250,9 +250,10 @@ def softmax_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: np.flo
     """``softmax(scale * q k^T) v`` per head over every key given (float32; zeros when there is none)."""
     if k.shape[1] == 0:
         return np.zeros(q.shape, dtype=np.float32)
-    scores = np.matmul(q, np.swapaxes(k, -1, -2)) * scale  # [H, S, L]
-    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    return (np.matmul(weights, v) / weights.sum(axis=-1, keepdims=True)).astype(np.float32)
+    with np.errstate(invalid="ignore"):  # a NaN or Inf key a row sees makes the row NaN, as the math says
+        scores = np.matmul(q, np.swapaxes(k, -1, -2)) * scale  # [H, S, L]
+        weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        return (np.matmul(weights, v) / weights.sum(axis=-1, keepdims=True)).astype(np.float32)
 
 
 def attention_loops(q: Any, k: Any, v: Any, *, seq_lens: Any = None, causal: bool = False, scale: float | None = None,

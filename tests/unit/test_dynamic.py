@@ -23,13 +23,17 @@ from pagedir.backend.plan import launch_plan
 from pagedir.cli import run as run_cli
 from pagedir.context import make_context
 from pagedir.gen import attention as gen
-from pagedir.interp.check import DYNAMIC_SIZES, make_case
+from pagedir.interp.check import DYNAMIC_SIZES, EDGE_SIZES, EMPTY_BATCH, ONE_SEQUENCE, LaunchSizes, make_case
 from pagedir.interp.launch import functions, launch_size
 from pagedir.interp.memory import Device
 from pagedir.reference import PAGE_PLACEMENTS
 from pagedir.pipelines import KERNEL_PASSES
 
 from test_attention import check_before_pass
+
+
+#: The launches every check of a dynamic kernel makes after its size sets: the edge case, batch 0, batch 1.
+EDGE_LAUNCHES = (EDGE_SIZES, EMPTY_BATCH, ONE_SEQUENCE)
 
 
 def make_args(**overrides) -> argparse.Namespace:
@@ -81,13 +85,14 @@ CASES = [  # every form, layout, padded/packed and decode/prefill appears
 def test_one_kernel_serves_two_batch_sizes(page_table: str, layout: str, varlen: bool, shape: str, tmp_path) -> None:
     text = check_kernel(make_args(page_table=page_table, kv_layout=layout, varlen=varlen, **SHAPES[shape]), tmp_path)
     # Lowered once, checked at both launch size sets against the reference, each with its own grid
-    # (and each on shuffled, adjacent and switching pages).
-    assert text.count("@paged_attention: PASS") == 2 * len(PAGE_PLACEMENTS), text
-    for sizes in DYNAMIC_SIZES:
+    # (and each on shuffled, adjacent and switching pages), then the edge case and batches 0 and 1.
+    assert text.count("@paged_attention: PASS") == 2 * len(PAGE_PLACEMENTS) + len(EDGE_LAUNCHES), text
+    for sizes in (*DYNAMIC_SIZES, *EDGE_LAUNCHES):
         assert f"batch {sizes.batch}, {sizes.max_blocks} block slots, {sizes.num_blocks} pool blocks" in text
     per_sequence = 2  # Hkv x query blocks: 2 KV heads, every query position of a sequence in one tile
     grids = [int(g) for g in re.findall(r"launches @paged_attention on (\d+) workgroups", text)]
-    assert grids == [s.batch * per_sequence for s in DYNAMIC_SIZES for _ in PAGE_PLACEMENTS], text
+    assert grids == [s.batch * per_sequence for s in DYNAMIC_SIZES for _ in PAGE_PLACEMENTS] + [
+        s.batch * per_sequence for s in EDGE_LAUNCHES], text
 
 
 @pytest.mark.parametrize("argument", KERNEL_PASSES)
@@ -95,7 +100,8 @@ def test_one_kernel_serves_two_batch_sizes(page_table: str, layout: str, varlen:
 def test_each_pass_preserves_dynamic_kernels(page_table: str, layout: str, varlen: bool, argument: str) -> None:
     args = make_args(page_table=page_table, kv_layout=layout, varlen=varlen, seq_len_q=3, causal=True, page_size=4)
     result = check_before_pass(args, argument, seed=3)
-    assert result.ok and len(result.functions) == len(DYNAMIC_SIZES) * len(PAGE_PLACEMENTS), result.report()
+    assert result.ok and len(result.functions) == len(DYNAMIC_SIZES) * len(PAGE_PLACEMENTS) + len(EDGE_LAUNCHES), \
+        result.report()
 
 
 def lowered(args: argparse.Namespace, end: str = "L6") -> tuple[ir.Context, ir.Module]:
@@ -172,9 +178,31 @@ def test_pointer_tables_and_dense_kv_take_a_dynamic_batch(form: dict, tmp_path) 
 
 def assert_checked_at_every_size(args: argparse.Namespace, out: str) -> None:
     """``pagedir-run --check``'s ``out`` for a dynamic kernel of 2 workgroups per sequence: one launch per size set
-    of :data:`DYNAMIC_SIZES` and page placement (dense K/V has no pages), each on its batch's workgroups."""
+    of :data:`DYNAMIC_SIZES` and page placement (dense K/V has no pages), then the edge case and batches 0 and 1,
+    each on its batch's workgroups."""
     placements = [""] if args.dense else ["", ", adjacent pages", ", switching pages"]
     assert [line.split(", seed 0, ")[1] for line in out.splitlines() if line.startswith("@")] == [
-        f"batch {s.batch}{placement})" for s in DYNAMIC_SIZES for placement in placements]
+        f"batch {s.batch}{placement})" for s in DYNAMIC_SIZES for placement in placements] + [
+        f"batch {EDGE_SIZES.batch}, edge case)", "batch 0)", "batch 1)"]
     assert [int(g) for g in re.findall(r"on (\d+) workgroups", out)] == [
-        2 * s.batch for s in DYNAMIC_SIZES for _ in placements]
+        2 * s.batch for s in DYNAMIC_SIZES for _ in placements] + [2 * s.batch for s in EDGE_LAUNCHES]
+
+
+@pytest.mark.parametrize("form", [dict(page_table="blocks"), dict(page_table="csr", varlen=True, seq_len_q=3),
+                                  dict(page_table="pointers", seq_lens=True, seq_len_k=48),
+                                  dict(page_table="blocks", num_splits=0)])
+def test_batch_0_gives_an_empty_output_at_every_level(form: dict) -> None:
+    # An empty batch (a server step without sequences): 0 workgroups launched, nothing read or written.
+    args = make_args(**form)
+    empty = LaunchSizes(batch=0, max_blocks=2, num_blocks=3)
+    with make_context():
+        module = ir.Module.parse(gen.generate(args))
+        func = module.body.operations[0]
+        case = make_case(func, np.random.default_rng(0), Device(), empty)
+        assert case.args[0].shape[0] == 0 and case.expected[len(case.args) - 1].size == 0
+        for end in ("L0", "L2", "L6"):
+            if end != "L0":
+                driver.run(module.operation, driver.CompileOptions(arch="gfx942"), start="L0", end=end)
+            out = interp.run(module, "paged_attention", case.args)[len(case.args) - 1]
+            assert out.shape == case.expected[len(case.args) - 1].shape, end
+            module = ir.Module.parse(gen.generate(args))

@@ -134,7 +134,8 @@ def test_each_pass_check_runs_every_page_placement() -> None:
         module, _ = lowered(decode_args(seq_lens=True, seq_len_k=128), "L3")
         result = check_pass(module.operation, "rock-threadwise-lowering")
     assert [f.name for f in result.functions] == [
-        "paged_attention", "paged_attention (adjacent pages)", "paged_attention (switching pages)"]
+        "paged_attention", "paged_attention (adjacent pages)", "paged_attention (switching pages)",
+        "paged_attention (edge case)"]
     assert result.ok, result.report()
 
 

@@ -169,6 +169,37 @@ def test_interp_run_takes_a_vllm_cache_as_it_is() -> None:
     np.testing.assert_allclose(lowered, expected, atol=TOLERANCE["f16"], rtol=0)
 
 
+@pytest.mark.parametrize("page_table", ["blocks", "csr"])
+def test_a_block_id_outside_the_pool_reads_zeros_at_every_level(page_table: str) -> None:
+    # docs/rock.md (rock.attention): an owned slot whose id is outside [0, num_blocks) is a null page and
+    # reads 0: its keys below seq_len take part with K = V = 0. L0 (the reference run) and the lowered
+    # kernel follow the same rule.
+    rng = np.random.default_rng(4)
+    blocks, heads, head_dim, block_size = 6, 2, 64, 16
+    k_pool, v_pool = (rng.standard_normal((blocks, block_size, heads, head_dim)).astype(np.float16) for _ in range(2))
+    block_table = np.array([[3, -1, 5], [0, blocks, 2]], dtype=np.int32)  # owned slots: -1 and num_blocks
+    seq_lens = np.array([40, 48], dtype=np.int32)
+    q = rng.standard_normal((2, 4, 1, head_dim)).astype(np.float16)
+    expected = reference.attention(q, reference.blocks_dense(k_pool, block_table), reference.blocks_dense(v_pool, block_table),
+                                   seq_lens=seq_lens)
+    args = make_args(page_table=page_table, kv_layout="nhd", seq_len_k=48, num_blocks=blocks, batch=2)
+    tables = [block_table]
+    if page_table == "csr":
+        indptr, indices, last = reference.csr_from_block_table(block_table, seq_lens, block_size)
+        tables = [indptr, indices, last]
+    with make_context():
+        module = ir.Module.parse(gen.generate(args))
+        call = [q, k_pool, v_pool, *tables] + ([seq_lens] if page_table == "blocks" else []) + [np.zeros(q.shape, np.float16)]
+        at_l0 = interp.run(module, "paged_attention", call)[-1]
+        driver.run(module.operation, driver.CompileOptions(), start="L0", end="L6")
+        lowered = interp.run(module, "paged_attention", call)[-1]
+    assert not np.allclose(expected, reference.attention(q, reference.blocks_dense(k_pool, np.abs(block_table) % blocks),
+                                                         reference.blocks_dense(v_pool, np.abs(block_table) % blocks),
+                                                         seq_lens=seq_lens), atol=0.05)  # the zeros matter
+    np.testing.assert_allclose(at_l0, expected, atol=TOLERANCE["f16"], rtol=0)
+    np.testing.assert_allclose(lowered, expected, atol=TOLERANCE["f16"], rtol=0)
+
+
 def test_csr_lengths_come_from_the_last_page() -> None:
     # Sequence 0: pages 3, 1 with 5 tokens in the last: 21 tokens; sequence 1: one page of 16.
     indptr, indices, last = np.array([0, 2, 3], np.int32), np.array([3, 1, 0, 2], np.int32), np.array([5, 16], np.int32)

@@ -20,13 +20,13 @@ import numpy as np
 import pytest
 
 from pagedir import driver
-from pagedir.backend import split_cost
+from pagedir.backend import formula, split_cost
 from pagedir.cli import compile as compile_cli
 from pagedir.cli import run as run_cli
 from pagedir.context import make_context
 from pagedir.gen import attention as gen
 from pagedir.interp.check import DYNAMIC_SIZES, LONG_SEQUENCE_SIZES, make_case
-from pagedir.interp.launch import functions, launch_size, launch_splits, symbol_name, workspace_given
+from pagedir.interp.launch import functions, launch_size, launch_splits, run_function, symbol_name, workspace_given
 from pagedir.interp.memory import Device
 from pagedir.pipelines import KERNEL_PASSES
 from pagedir.reference import PAGE_PLACEMENTS
@@ -53,13 +53,15 @@ def test_split_count_chosen_at_launch_passes_the_check(name: str, tmp_path) -> N
     out = check_kernel(make_args(num_splits=0, **DYNAMIC_SPLITS[name]), tmp_path)
     launches = [line for line in out.splitlines() if line.startswith("@")]
     placements = 1 if DYNAMIC_SPLITS[name].get("dense") else len(PAGE_PLACEMENTS)  # shuffled, adjacent, switching pages
-    assert len(launches) == (len(DYNAMIC_SIZES) + 1) * placements and all("PASS" in line for line in launches), out
+    sized = len(DYNAMIC_SIZES) * placements  # then the long sequence's, the edge case and batch 0
+    assert len(launches) == sized + placements + 2 and all("PASS" in line for line in launches), out
     chosen = [int(s) for s in re.findall(r"(\d+) splits chosen at launch", out)]
     assert len(chosen) == len(launches), out
+    assert chosen[-1] == 1 and "batch 0" in launches[-1]  # nothing to split: one split of 0 workgroups
     if DYNAMIC_SPLITS[name].get("page_table") in ("blocks", "csr"):  # the long sequence gets more splits
-        assert chosen[-1] > min(chosen[:-1]), out
+        assert chosen[sized] > min(chosen[:sized]), out
     else:  # the capacity is compiled in: at batches 1 to 5 every one of its 7 (5) tiles gets a split
-        assert len(set(chosen)) == 1, out
+        assert len(set(chosen[: sized + placements])) == 1, out
 
 
 def lowered_dynamic_split(**overrides) -> tuple[ir.Context, ir.Module, ir.Operation]:
@@ -73,16 +75,17 @@ def lowered_dynamic_split(**overrides) -> tuple[ir.Context, ir.Module, ir.Operat
 
 
 def test_plan_states_how_a_runtime_chooses_the_split_count() -> None:
-    # The plan's formula, evaluated on this launch's arrays as a runtime would, gives the count the
-    # interpreter launched with, the workspace shape and both kernels' grids.
+    # The plan's formula, evaluated on this launch's arrays as a runtime would (the plan expressions'
+    # evaluator), gives the count the interpreter launched with, the workspace shape and both kernels' grids.
     args = make_args(page_table="blocks", num_splits=0)
     plan = json.loads(compile_cli.compile_source(gen.generate(args), plan=True, cache=False).plan_json)
     split, combine = plan["kernels"]
-    formula = split["num_splits_formula"]
+    rule = split["num_splits_formula"]
     assert plan["workspace_bytes"] is None and split["workspace_bytes"] is None
-    assert split["arguments"][formula["workspace_argument"]]["workspace"]
-    assert combine["arguments"][formula["workspace_argument"]]["workspace"]
-    assert split["arguments"][formula["workspace_argument"]]["shape"] == [None, None]
+    assert split["arguments"][rule["workspace_argument"]]["workspace"]
+    assert combine["arguments"][rule["workspace_argument"]]["workspace"]
+    assert split["arguments"][rule["workspace_argument"]]["shape"] == [None, None]
+    assert all(isinstance(value, int) for value in rule["constants"].values())
     context, module, signature = lowered_dynamic_split(page_table="blocks")
     with context:
         kernel = next(f for f in functions(module.operation) if symbol_name(f) == "paged_attention")
@@ -91,19 +94,51 @@ def test_plan_states_how_a_runtime_chooses_the_split_count() -> None:
         counts = []
         for sizes in (*DYNAMIC_SIZES, LONG_SEQUENCE_SIZES):
             case = make_case(l0, np.random.default_rng(0), Device(), sizes)
-            names = {name: eval(text, {"arguments": case.args}) for name, text in formula["inputs"].items()}  # noqa: S307
-            splits = eval(formula["expression"], {**names, **formula["constants"]})  # noqa: S307
-            chosen, _ = launch_splits(kernel, [np.shape(a) for a in case.args])
+            shapes = [np.shape(a) for a in case.args]
+            splits, names = formula.split_count(rule, shapes)
+            chosen, _ = launch_splits(kernel, shapes)
             assert splits == chosen
             workspace = workspace_given(kernel, list(case.args))[-1]
             assert workspace.shape == (splits, names["partial_bytes"] // 4)
-            arguments = [*case.args, workspace]
-            shapes = [np.shape(a) for a in arguments]
-            assert eval(split["grid_formula"]["expression"], {"arguments": arguments}) == launch_size(kernel, None, shapes)[0]  # noqa: S307
-            assert eval(combine["grid_formula"]["expression"], {"arguments": arguments}) == launch_size(combine_kernel, None, shapes)[0]  # noqa: S307
+            shapes.append(workspace.shape)
+            assert formula.evaluate(split["grid_formula"]["expression"], shapes=shapes) == launch_size(kernel, None, shapes)[0]
+            assert formula.evaluate(combine["grid_formula"]["expression"], shapes=shapes) == launch_size(combine_kernel, None, shapes)[0]
             assert launch_size(kernel, None, shapes)[0] == sizes.batch * 2 * splits
             counts.append(splits)
     assert counts[-1] > counts[0]
+
+
+@pytest.mark.parametrize("num_splits", [0, 3])
+def test_the_plan_formulas_are_defined_at_every_batch(num_splits: int) -> None:
+    # Batch 0, 1 and large: the plan's count, workspace and grids (as a runtime evaluates them) are what
+    # the interpreter launches; at batch 0 both grids are 0 workgroups and the launch runs nothing.
+    args = make_args(page_table="blocks", num_splits=num_splits)
+    plan = json.loads(compile_cli.compile_source(gen.generate(args), plan=True, cache=False).plan_json)
+    split, combine = plan["kernels"]
+    rule = split["num_splits_formula"]
+    context, module, _ = lowered_dynamic_split(page_table="blocks", num_splits=num_splits)
+    launched = {}
+    with context:
+        kernel, combine_kernel = (next(f for f in functions(module.operation) if symbol_name(f) == name)
+                                  for name in ("paged_attention", "paged_attention_combine"))
+        for batch in (0, 1, 4096):
+            shapes = [(batch, 4, 1, 64), (9, 16, 2, 64), (9, 16, 2, 64), (batch, 3), (batch,), (batch, 4, 1, 64)]
+            splits, names = formula.split_count(rule, shapes)
+            assert (splits, names) == launch_splits(kernel, shapes)
+            workspace = tuple(formula.evaluate(text, {**names, "num_splits": splits}) for text in rule["workspace_shape"])
+            assert workspace == workspace_given(kernel, [np.zeros(s, np.float32) for s in shapes])[-1].shape
+            shapes.append(workspace)
+            grids = [formula.evaluate(k["grid_formula"]["expression"], shapes=shapes) for k in (split, combine)]
+            assert grids == [launch_size(k, None, shapes)[0] for k in (kernel, combine_kernel)]
+            launched[batch] = (splits, grids)
+        case = [np.zeros((0, 4, 1, 64), np.float16), *(np.zeros((9, 16, 2, 64), np.float16) for _ in range(2)),
+                np.zeros((0, 3), np.int32), np.zeros(0, np.int32), np.zeros((0, 4, 1, 64), np.float16)]
+        outputs, _ = run_function(kernel, case)
+    assert outputs[-1].shape == (0, 4, 1, 64)
+    assert launched[0] == (num_splits or 1, [0, 0])  # an empty batch: no workgroup, no division by 0
+    assert launched[1][1][0] == 2 * launched[1][0]
+    if num_splits == 0:  # 8192 workgroups fill the chip: no split; one sequence of 2 tiles: one each
+        assert launched[4096][0] == 1 and launched[1][0] == 2
 
 
 def test_a_larger_batch_takes_fewer_splits() -> None:
@@ -163,9 +198,14 @@ def test_ties_take_the_fewest_splits() -> None:
 
 @pytest.mark.parametrize("always", [False, True])
 def test_the_plan_expression_is_the_model(always: bool) -> None:
+    # The plan's expression, evaluated by the plan expressions' evaluator on the model's integer names, is
+    # the count the model's costs give (the cheapest, the fewest on a tie), also for an empty batch.
     for m in (inputs(combine_always=always), inputs(workgroups=3, kv_tiles=40, combine_always=always),
-              inputs(workgroups=700, kv_tiles=9, combine_workgroups=900, combine_always=always)):
-        assert eval(split_cost.plan_expression(), dict(vars(m))) == split_cost.choose_splits(m)  # noqa: S307
+              inputs(workgroups=700, kv_tiles=9, combine_workgroups=900, combine_always=always),
+              inputs(workgroups=0, kv_tiles=5, partial_bytes=0, combine_workgroups=0, combine_always=always)):
+        cheapest = min(range(1, max(1, m.kv_tiles) + 1), key=lambda s: (split_cost.estimate_seconds(m, s), s))
+        assert formula.evaluate(split_cost.SPLIT_EXPRESSION, split_cost.names(m)) == cheapest
+        assert split_cost.choose_splits(m) == cheapest
 
 
 @pytest.mark.parametrize("argument", KERNEL_PASSES)
@@ -175,7 +215,7 @@ def test_each_pass_preserves_a_split_chosen_at_launch(argument: str) -> None:
     # count chosen for those sizes.
     args = make_args(page_table="blocks", kv_layout="hnd", varlen=True, seq_len_q=2, causal=True, num_splits=0)
     result = check_before_pass(args, argument, seed=5)
-    assert result.ok and len(result.functions) == (len(DYNAMIC_SIZES) + 1) * len(PAGE_PLACEMENTS), result.report()
+    assert result.ok and len(result.functions) == (len(DYNAMIC_SIZES) + 1) * len(PAGE_PLACEMENTS) + 2, result.report()
 
 
 # --- a fixed split count with dynamic sizes ------------------------------------------------
@@ -197,7 +237,8 @@ def test_a_fixed_split_count_with_dynamic_sizes_passes_the_check(name: str, tmp_
     # at the long one (6 tiles; 200 keys: 7) each gets two or three.
     out = check_kernel(make_args(num_splits=3, **FIXED_SPLITS[name]), tmp_path)
     launches = [line for line in out.splitlines() if line.startswith("@")]
-    assert len(launches) == (len(DYNAMIC_SIZES) + 1) * len(PAGE_PLACEMENTS)  # shuffled, adjacent, switching pages
+    # shuffled, adjacent, switching pages at each size set, then the edge case and batch 0
+    assert len(launches) == (len(DYNAMIC_SIZES) + 1) * len(PAGE_PLACEMENTS) + 2
     assert all("PASS" in line for line in launches), out
     assert out.count("3 splits fixed") == len(launches), out
 
@@ -208,9 +249,9 @@ def test_plan_of_a_fixed_split_count() -> None:
     args = make_args(page_table="blocks", num_splits=3)
     plan = json.loads(compile_cli.compile_source(gen.generate(args), plan=True, cache=False).plan_json)
     split, combine = plan["kernels"]
-    formula = split["num_splits_formula"]
-    assert formula["expression"] == "3" and split["grid_formula"]["inputs"] == [{"argument": 0, "dim": 0}]
-    workspace_argument = formula["workspace_argument"]
+    rule = split["num_splits_formula"]
+    assert rule["expression"] == "3" and split["grid_formula"]["inputs"] == [{"argument": 0, "dim": 0}]
+    workspace_argument = rule["workspace_argument"]
     assert split["arguments"][workspace_argument]["shape"] == [3, None]
     assert {"argument": workspace_argument, "dim": 0} not in split["size_arguments"]
     assert {"argument": workspace_argument, "dim": 1} in split["size_arguments"]
@@ -221,23 +262,22 @@ def test_plan_of_a_fixed_split_count() -> None:
         l0 = functions(signature.operation)[0]
         for sizes in (*DYNAMIC_SIZES, LONG_SEQUENCE_SIZES):
             case = make_case(l0, np.random.default_rng(0), Device(), sizes)
-            names = {name: eval(text, {"arguments": case.args}) for name, text in formula["inputs"].items()}  # noqa: S307
-            names["num_splits"] = eval(formula["expression"], {**names, **formula["constants"]})  # noqa: S307
+            splits, names = formula.split_count(rule, [np.shape(a) for a in case.args])
+            names["num_splits"] = splits
             workspace = workspace_given(kernel, list(case.args))[-1]
-            assert workspace.shape == (3, eval(formula["workspace_shape"][1], names))  # noqa: S307
-            assert workspace.nbytes == eval(formula["workspace_bytes"], names) == 3 * sizes.batch * 4 * 65 * 4  # noqa: S307
-            arguments = [*case.args, workspace]
-            shapes = [np.shape(a) for a in arguments]
-            assert eval(split["grid_formula"]["expression"], {"arguments": arguments}) == sizes.batch * 2 * 3  # noqa: S307
+            assert workspace.shape == (3, formula.evaluate(rule["workspace_shape"][1], names))
+            assert workspace.nbytes == formula.evaluate(rule["workspace_bytes"], names) == 3 * sizes.batch * 4 * 65 * 4
+            shapes = [np.shape(a) for a in [*case.args, workspace]]
+            assert formula.evaluate(split["grid_formula"]["expression"], shapes=shapes) == sizes.batch * 2 * 3
             assert launch_size(kernel, None, shapes)[0] == sizes.batch * 2 * 3
-            assert eval(combine["grid_formula"]["expression"], {"arguments": arguments}) == launch_size(combine_kernel, None, shapes)[0]  # noqa: S307
+            assert formula.evaluate(combine["grid_formula"]["expression"], shapes=shapes) == launch_size(combine_kernel, None, shapes)[0]
 
 
 @pytest.mark.parametrize("argument", KERNEL_PASSES)
 def test_each_pass_preserves_a_fixed_split_count(argument: str) -> None:
     args = make_args(page_table="csr", kv_layout="hnd", varlen=True, seq_len_q=2, causal=True, sinks=True, num_splits=3)
     result = check_before_pass(args, argument, seed=7)
-    assert result.ok and len(result.functions) == (len(DYNAMIC_SIZES) + 1) * len(PAGE_PLACEMENTS), result.report()
+    assert result.ok and len(result.functions) == (len(DYNAMIC_SIZES) + 1) * len(PAGE_PLACEMENTS) + 2, result.report()
 
 
 def test_a_fixed_count_past_a_static_capacity_is_refused(tmp_path) -> None:

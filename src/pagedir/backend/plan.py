@@ -16,8 +16,8 @@ runs plans with a NaN-filled workspace to hold the kernels to it).
 
 A kernel with dynamic sizes (``pagedir-gen attention --dynamic``) has ``"grid": null``
 and ``"grid_formula"``: its workgroups are ``affine_map`` (``rock.grid_map``) applied to
-the argument sizes ``inputs`` names, also written as ``expression`` in
-``arguments[i].shape[d]`` (``//`` is floor division); ``shape`` has ``null`` for each
+the argument sizes ``inputs`` names, also written as ``expression``, a plan expression
+(:mod:`pagedir.backend.formula`) in ``arguments[i].shape[d]``; ``shape`` has ``null`` for each
 ``?`` size and ``bytes`` is null. After the pointers, such a kernel takes one index
 (64-bit) argument per ``?`` size, listed in ``size_arguments`` (argument, dim) in order.
 
@@ -114,12 +114,13 @@ def kernel_entry(kernel: ir.Operation) -> dict[str, Any]:
 
 def split_entries(kernel: ir.Operation, workspace_index: int | None) -> dict[str, Any]:
     """A split kernel's split count: ``split_model``, the cost model's inputs and estimate for the
-    count chosen at compile time; or with dynamic sizes ``num_splits_formula``: the
-    inputs as expressions in ``arguments[i].shape[d]``, the model's constants, the count as a
-    Python ``expression`` of them (:func:`pagedir.backend.split_cost.plan_expression`; a fixed
-    count, ``--num-splits N`` with ``--dynamic``, is the constant ``N``) and the workspace's
-    shape ``[num_splits, partial_bytes // 4]`` (f32: its dim 0 carries the count, static for a
-    fixed one) and ``workspace_bytes``, ``num_splits * partial_bytes``."""
+    count chosen at compile time; or with dynamic sizes ``num_splits_formula``: the inputs as plan
+    expressions (:mod:`pagedir.backend.formula`) in ``arguments[i].shape[d]``, the model's integer
+    constants, the count as an ``expression`` of them
+    (:data:`pagedir.backend.split_cost.SPLIT_EXPRESSION`; a fixed count, ``--num-splits N`` with
+    ``--dynamic``, is the constant ``N``) and the workspace's shape ``[num_splits, partial_bytes //
+    4]`` (f32: its dim 0 carries the count, static for a fixed one) and ``workspace_bytes``,
+    ``num_splits * partial_bytes``."""
     if "rock.split_map" not in kernel.attributes:
         return {}
     split_map = ir.AffineMapAttr(kernel.attributes["rock.split_map"]).value
@@ -135,8 +136,8 @@ def split_entries(kernel: ir.Operation, workspace_index: int | None) -> dict[str
     fixed = ir.IntegerAttr(ir.DictAttr(kernel.attributes["rock.split_model"])["num_splits"]).value
     return {"num_splits_formula": {
         "inputs": formula,
-        "constants": {**constants, "combine_always": True},
-        "expression": str(fixed) if fixed else split_cost.plan_expression(),
+        "constants": split_cost.plan_constants(kernel),
+        "expression": str(fixed) if fixed else split_cost.SPLIT_EXPRESSION,
         "workspace_shape": ["num_splits", "partial_bytes // 4"],
         "workspace_bytes": "num_splits * partial_bytes",
         "workspace_argument": workspace_index,
@@ -144,8 +145,9 @@ def split_entries(kernel: ir.Operation, workspace_index: int | None) -> dict[str
 
 
 def map_expression(affine_map: ir.AffineMap, inputs: list[dict[str, int]], result: int = 0) -> str:
-    """Result ``result`` of ``affine_map`` as Python text in ``arguments[i].shape[d]``: dims, then
-    symbols, are the sizes ``inputs`` names (``floordiv`` is ``//``)."""
+    """Result ``result`` of ``affine_map`` as a plan expression (:mod:`pagedir.backend.formula`) in
+    ``arguments[i].shape[d]``: dims, then symbols, are the sizes ``inputs`` names (``floordiv`` is
+    ``//``, ``mod`` is ``%``)."""
     expression = str(affine_map.results[result])
     names = [f"d{i}" for i in range(affine_map.n_dims)] + [f"s{i}" for i in range(affine_map.n_symbols)]
     for position, name in reversed(list(enumerate(names))):  # d10 before d1

@@ -14,10 +14,14 @@ without splitting) that each read ``ceil(T / S)`` of the T KV tiles. The model c
   ``R * (D + 1) * 4`` for the R output rows), plus one more kernel launch (``launch_seconds``).
 
 S is the cheapest count in ``[1, T]``, the fewest splits on a tie (fewer partials, and the
-same time means the extra splits bought nothing). The inputs are recorded on the kernel
-(``rock.split_model``) and in the launch plan, so a runtime evaluates the same choice for a
-``--dynamic`` kernel at launch (:func:`plan_expression`), where W, T and R follow from the
-batch and the block slots.
+same time means the extra splits bought nothing). The costs are counted in integers: the
+bytes the busiest compute unit draws at its share ``BW / CU`` (a time, times ``BW / CU``; a
+launch is ``launch_bytes = round(launch_seconds * BW / CU)``; the per-workgroup partials and
+the combine's share are rounded up to whole bytes), written as plan expressions
+(:mod:`pagedir.backend.formula`, :data:`SPLIT_EXPRESSION`). The inputs are recorded on the
+kernel (``rock.split_model``) and in the launch plan, so a runtime evaluates the same
+expression for a ``--dynamic`` kernel at launch, where W, T and R follow from the batch and
+the block slots; the compiler and the interpreter evaluate it with the same evaluator.
 
 Bandwidths are the parts' HBM/GDDR peaks (MI300X 5.3 TB/s, ...); only their ratio to the
 launch cost matters, since every other term is bytes over the same bandwidth.
@@ -25,11 +29,12 @@ launch cost matters, since every other term is bytes over the same bandwidth.
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import mlir.ir as ir
+
+from pagedir.backend import formula
 
 #: Peak memory bandwidth in bytes per second of the largest part with each chip (Chip.compute_units).
 BANDWIDTH = {
@@ -62,21 +67,42 @@ class SplitInputs:
     combine_always: bool = False
 
 
+#: Whether the combine runs with ``s`` splits (1 or 0): with splits, or always.
+COMBINES = "max(combine_always, min(1, s - 1))"
+#: The split kernel's cost with ``s`` splits, in bytes its busiest compute unit draws at its bandwidth
+#: share: ``ceil(W * s / C) * (ceil(T / s) * tile_bytes + q_bytes + ceil(partial_bytes / W))`` (the
+#: partials only when the combine runs; ``max(1, W)``: defined for an empty batch).
+SPLIT_COST = (f"(workgroups * s + compute_units - 1) // compute_units * ((kv_tiles + s - 1) // s * tile_bytes + q_bytes "
+              f"+ {COMBINES} * ((partial_bytes + max(1, workgroups) - 1) // max(1, workgroups)))")
+#: The combine's cost in the same unit: its partials read back by ``busy = min(C, combine workgroups)``
+#: compute units, ``ceil(s * partial_bytes / busy)``, and one more launch (``launch_bytes``).
+COMBINE_COST = (f"{COMBINES} * ((s * partial_bytes + max(1, min(compute_units, combine_workgroups)) - 1) "
+                "// max(1, min(compute_units, combine_workgroups)) + launch_bytes)")
+#: The split count: the cheapest in ``[1, max(1, T)]``, the fewest on a tie (a plan expression).
+SPLIT_EXPRESSION = f"argmin(s, 1, max(1, kv_tiles), {SPLIT_COST} + {COMBINE_COST})"
+
+
+def launch_bytes(m: SplitInputs) -> int:
+    """What one compute unit draws at its bandwidth share in the time of one more kernel launch."""
+    return round(m.launch_seconds * m.bandwidth / m.compute_units)
+
+
+def names(m: SplitInputs, splits: int | None = None) -> dict[str, int]:
+    """The names of the model's expressions (all integers), with ``s`` = ``splits`` when given."""
+    values = {name: getattr(m, name) for name in (*LAUNCH_INPUTS, "tile_bytes", "q_bytes", "compute_units")}
+    values.update(launch_bytes=launch_bytes(m), combine_always=int(m.combine_always))
+    return values if splits is None else {**values, "s": splits}
+
+
 def split_seconds(m: SplitInputs, splits: int) -> float:
     """The split kernel's time with ``splits`` splits: its busiest compute unit at its bandwidth share."""
-    rounds = math.ceil(m.workgroups * splits / m.compute_units)
-    written = m.partial_bytes / m.workgroups if splits > 1 or m.combine_always else 0  # its rows' partials
-    busiest = rounds * (math.ceil(m.kv_tiles / splits) * m.tile_bytes + m.q_bytes + written)
-    return busiest * m.compute_units / m.bandwidth
+    return formula.evaluate(SPLIT_COST, names(m, splits)) * m.compute_units / m.bandwidth
 
 
 def combine_seconds(m: SplitInputs, splits: int) -> float:
     """The combine's time: the partials read back by its workgroups at their bandwidth share, one
     more launch (0 without splitting)."""
-    if splits == 1 and not m.combine_always:
-        return 0.0
-    busy = min(m.compute_units, m.combine_workgroups)
-    return splits * m.partial_bytes * m.compute_units / (busy * m.bandwidth) + m.launch_seconds
+    return formula.evaluate(COMBINE_COST, names(m, splits)) * m.compute_units / m.bandwidth
 
 
 def estimate_seconds(m: SplitInputs, splits: int) -> float:
@@ -84,8 +110,9 @@ def estimate_seconds(m: SplitInputs, splits: int) -> float:
 
 
 def choose_splits(m: SplitInputs) -> int:
-    """The cheapest split count in ``[1, T]`` (the fewest on a tie)."""
-    return min(range(1, max(1, m.kv_tiles) + 1), key=lambda s: (estimate_seconds(m, s), s))
+    """The cheapest split count in ``[1, T]`` (the fewest on a tie): :data:`SPLIT_EXPRESSION`, evaluated as
+    a runtime evaluates the plan's."""
+    return formula.evaluate(SPLIT_EXPRESSION, names(m))
 
 
 def explain(m: SplitInputs, splits: int) -> dict:
@@ -104,13 +131,11 @@ def explain(m: SplitInputs, splits: int) -> dict:
     }
 
 
-def plan_expression() -> str:
-    """The choice as a Python expression a runtime evaluates (names: the fields of SplitInputs,
-    W/T/R's per-launch values already multiplied out): :func:`choose_splits`, written out."""
-    cost = ("-(-workgroups * s // compute_units) * (-(-kv_tiles // s) * tile_bytes + q_bytes + (s > 1 or combine_always) "
-            "* partial_bytes / workgroups) * compute_units / bandwidth + (s > 1 or combine_always) * (s * partial_bytes "
-            "* compute_units / (min(compute_units, combine_workgroups) * bandwidth) + launch_seconds)")
-    return f"min(range(1, max(1, kv_tiles) + 1), key=lambda s: ({cost}, s))"
+def plan_constants(kernel: ir.Operation) -> dict[str, int]:
+    """The constants of a plan's ``num_splits_formula`` (integers, as its expression takes them)."""
+    launch = SplitInputs(workgroups=0, kv_tiles=0, partial_bytes=0, combine_workgroups=0, combine_always=True,
+                         **model_constants(kernel))
+    return {name: value for name, value in names(launch).items() if name not in LAUNCH_INPUTS}
 
 
 def model_constants(kernel: ir.Operation) -> dict[str, Any]:

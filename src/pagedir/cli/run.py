@@ -46,11 +46,11 @@ from pagedir.interp import Device, InterpError, lds_banks
 from pagedir.interp.check import (
     Comparison,
     LaunchSizes,
+    check_draws,
     compare,
+    draw_label,
     error_summary,
-    launch_size_sets,
     make_case,
-    page_placements,
     run_case,
     runnable,
 )
@@ -74,7 +74,10 @@ inputs and outputs:
 
 checking:
   --check runs each host-callable function (or only --entry) on a random case:
-  attention functions get random Q, paged K/V and the reference output, functions
+  attention functions get random Q, paged K/V and the reference output (pages
+  shuffled, adjacent, switching; then an edge case: sequences of length 0 and 1, a
+  packed sequence without queries, null pages and block ids outside the pool that
+  hold keys, a NaN key some rows see; a dynamic batch also at 0 and 1), functions
   with rock.check = "<generator>" the case of pagedir.gen.<generator>, any other
   function random arguments. A rock.kernel function is also lowered (a copy of the
   module) through rock-kernel-pipeline{arch=--arch, else each kernel's rock.arch},
@@ -85,7 +88,7 @@ checking:
   f32 1e-5, f16/bf16 2e-2 (outputs are of order 1), integers exact. The relative error
   is printed but not checked (near zero it is large for errors far below the
   tolerance). NaN against a number fails; NaN against NaN passes only where the
-  output held NaN before the run (left untouched).
+  output held NaN before the run (left untouched) or the reference computes NaN.
   Exit code 0 when every function passes, 1 otherwise.
 
 errors:
@@ -425,9 +428,8 @@ def check_function(func: ir.Operation, lowered: ir.Operation | None, seed: int, 
     dynamic sizes runs once per launch size set (the same compiled kernel each time)."""
     signature, _keep = case_function(func)
     passed = True
-    for sizes in launch_size_sets(signature):
-        for placement in page_placements(signature):  # shuffled pages, adjacent ones, both in one sequence
-            passed &= check_launch(func, lowered, seed, signature, sizes, banks, placement)
+    for sizes, placement in check_draws(signature):  # sizes x page placements, then the edge case
+        passed &= check_launch(func, lowered, seed, signature, sizes, banks, placement)
     return passed
 
 
@@ -449,11 +451,11 @@ def check_launch(func: ir.Operation, lowered: ir.Operation | None, seed: int, si
             levels[0].note = "ran; the reference of the lowered kernel"
     for level in compared:
         if level.outputs is not None:
-            level.comparisons = [compare(i, arguments[i].type, want, level.outputs[i], case.tolerance, initial=case.args[i])
-                                 for i, want in reference.items()]
+            level.comparisons = [compare(i, arguments[i].type, want, level.outputs[i], case.tolerance, initial=case.args[i],
+                                         reference=case.expected.get(i)) for i, want in reference.items()]
     passed = all(level.ok for level in levels)
     launch = f", {sizes.describe(bool(find_ops(signature, 'rock.block_table_view')))}" if sizes is not None else ""
-    launch += f", {placement} pages" if placement != "shuffled" else ""
+    launch += f", {draw_label(placement)}" if draw_label(placement) else ""
     print(f"@{symbol_name(func)}: {'PASS' if passed else 'FAIL'} (levels {' -> '.join(l.level for l in levels)}, "
           f"seed {seed}{launch})")
     for level in levels:

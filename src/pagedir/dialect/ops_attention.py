@@ -402,7 +402,10 @@ Q and out are `memref<B x Hq x Sq x D x T>`; K and V are dense `memref<B x Hkv x
 or `rock.deref` results holding Sk = P*S / (Hkv*D) tokens per sequence. The optional
 `seq_lens` masks keys at positions >= seq_lens[b] (their pages may be null). The
 softmax is computed in f32; a fully masked row gives zeros. Semantics:
-`pagedir.reference.attention`.
+`pagedir.reference.attention`. A null page reads 0 at every level: a null pointer in a
+`rock.deref` table, or for a `rock.block_table_view` a slot the sequence does not own or an
+id outside `[0, num_blocks)`. Its keys below seq_lens[b] are not masked: they take part with
+K = V = 0 (score 0 before the variants). B may be 0 (a dynamic batch): nothing is read or written.
 
 Variants, each optional and combinable. Query i of a sequence of seq_len keys sits at
 the absolute position i_pos = i + seq_len - Sq (aligned to the end, as for `causal`).

@@ -5,7 +5,9 @@
   its case from ``pagedir.gen.<generator>.check_case(func_op, rng, device)``;
   attention-like functions (their arguments are ``q, k_table, v_table, [seq_lens],
   out``) get random Q, K/V cut into shuffled pages with null pointers past ragged
-  ``seq_lens`` (NaN and Inf in the slots past them) and the reference output; functions reading cache
+  ``seq_lens`` (NaN and Inf in the slots past them) and the reference output, and once more the edge
+  case (:data:`EDGES`: lengths 0 and 1, null pages and ids outside the pool that hold keys, a NaN
+  key; a dynamic batch also at 0 and 1 sequences, :func:`check_draws`); functions reading cache
   pools through ``rock.block_table_view`` get a server's cache (:func:`serving_case`); any other function gets random arrays of
   its argument types (i64 tables read through ``rock.deref`` point at random pages).
 * :func:`check_pass` runs each function of a module before and after one pass on
@@ -22,7 +24,9 @@ of order 1: softmax-weighted averages of unit normals, copies), integers exact.
 The relative error is reported but decides nothing: near zero it is large for
 errors far below the tolerance. NaN or infinity against a number is a mismatch.
 NaN against NaN matches only where the argument held NaN before the run (an
-output both sides left untouched); a NaN computed on both sides is a mismatch.
+output both sides left untouched) or where the reference computes NaN (a row
+that sees a NaN key): NaN must appear exactly where the math puts it; any other
+NaN computed on both sides is a mismatch.
 """
 
 from __future__ import annotations
@@ -150,8 +154,9 @@ def element_type_name(type_: ir.Type) -> str:
 
 
 def compare(index: int, type_: ir.Type, expected: np.ndarray, got: np.ndarray, tolerance: float | None,
-            initial: Any = None) -> Comparison:
-    """``got`` against ``expected`` by the rule of the module docstring; ``initial``: the argument before the run."""
+            initial: Any = None, reference: Any = None) -> Comparison:
+    """``got`` against ``expected`` by the rule of the module docstring; ``initial``: the argument before the run;
+    ``reference``: what the reference computes for it (its NaN are NaN the math gives), when known."""
     name = element_type_name(type_)
     expected = np.asarray(expected)
     got = np.asarray(got)
@@ -161,7 +166,7 @@ def compare(index: int, type_: ir.Type, expected: np.ndarray, got: np.ndarray, t
     limit = 0.0 if exact else (tolerance if tolerance is not None else TOLERANCE.get(name, 1e-5))
     e = expected.astype(np.float64)
     g = got.astype(np.float64)
-    both_nan = np.isnan(e) & np.isnan(g) & untouched_nan(initial, got.shape, name)
+    both_nan = np.isnan(e) & np.isnan(g) & (untouched_nan(initial, got.shape, name) | computed_nan(reference, got.shape))
     same = both_nan | (e == g)  # equal infinities too: inf - inf is NaN, not an error
     with np.errstate(invalid="ignore"):  # inf - inf and inf / inf are NaN, turned into inf below
         error = np.where(same, 0.0, np.abs(e - g))
@@ -177,6 +182,13 @@ def compare(index: int, type_: ir.Type, expected: np.ndarray, got: np.ndarray, t
         comparison.expected_value = expected[worst].item()
         comparison.got_value = got[worst].item()
     return comparison
+
+
+def computed_nan(reference: Any, shape: tuple) -> Any:
+    """Where the reference computes NaN (a row that sees a NaN key); False everywhere when there is none."""
+    if reference is None or np.size(reference) != int(np.prod(shape)):
+        return False
+    return np.isnan(np.asarray(reference, dtype=np.float64)).reshape(shape)
 
 
 def untouched_nan(initial: Any, shape: tuple, element: str) -> Any:
@@ -302,7 +314,10 @@ def scale_pool(scales: np.ndarray, block_table: np.ndarray, seq_lens: np.ndarray
 def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device, sizes: LaunchSizes | None = None,
                    placement: str = "shuffled") -> CheckCase:
     """Random Q, paged K/V (pages placed by ``placement``, :data:`pagedir.reference.PAGE_PLACEMENTS`; null past
-    ragged seq_lens) or dense K/V, NaN out, the reference result; a dynamic batch is ``sizes.batch``."""
+    ragged seq_lens) or dense K/V, NaN out, the reference result; a dynamic batch is ``sizes.batch``.
+    ``placement`` :data:`EDGES`: the edge draw (shuffled pages; :func:`edge_lengths`, a null page that
+    holds keys, a NaN and an Inf key)."""
+    edges, placement = placement == EDGES, "shuffled" if placement == EDGES else placement
     args = list(func.regions[0].blocks[0].arguments)[: argument_count(func)]
     varlen = find_ops(func, "rock.varlen_view")  # packed q and out: (q, cu_seqlens_q, k, v, ...)
     q_type = ir.MemRefType(varlen[0].results[0].type) if varlen else args[0].type
@@ -332,9 +347,13 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device,
             seq_lens[-1] = rng.integers(1, min(seq_q, seq_k))
     if has_lens and batch > 2 and "rock.num_splits" in func.attributes:
         seq_lens[1] = 1  # split-KV: a sequence of one key, shorter than any split (the others see none)
+    if edges and has_lens:
+        seq_lens = edge_lengths(batch, seq_k, rng)
     nulls_ok = attrs["known"]
     if nulls_ok:  # slots past seq_lens hold NaN/Inf, as a reused cache's may: masked keys must not be read
         k, v = reference.fill_stale(k, seq_lens), reference.fill_stale(v, seq_lens)
+    if edges and nulls_ok:
+        k = nan_keys(k, seq_k if seq_lens is None else seq_lens, seq_q)
     kv_name = str(ir.MemRefType(derefs[0].results[0].type).element_type if derefs and not dense else table_type.element_type)
     scales = {}
     per_token = "k_scales" in (attrs.get("optional") or [])
@@ -356,6 +375,8 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device,
                                         dtype=dtype_of(kv_name), placement=placement)
         v_cache = reference.paged_cache(device, v, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng,
                                         dtype=dtype_of(kv_name), placement=placement)
+        if edges and nulls_ok and batch:  # a null page holding keys: they read 0 (docs/rock.md, rock.attention)
+            k_ref, v_ref = (null_page(cache.table, ref, page_size) for cache, ref in ((k_cache, k_ref), (v_cache, v_ref)))
         k_arg, v_arg, kept = k_cache.table, v_cache.table, k_cache.pages + v_cache.pages
         if per_token:  # a page table per scale cache, each page the scales of one K page's tokens
             for name in ("k_scales", "v_scales"):
@@ -367,7 +388,7 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device,
     queries, q_lens = [q], None
     if varlen:  # packed rows: a prefill chunk, a decode row, any others; rows past the last stay NaN
         q = host_values(rng.standard_normal((batch * seq_q, heads_q, head_dim)), name)
-        q_lens = varlen_query_lengths(batch, seq_q, rng)
+        q_lens = varlen_query_lengths(batch, seq_q, rng, edges)
         queries = [q, np.concatenate([[0], np.cumsum(q_lens)]).astype(np.int32)]
         out = np.full(q.shape, np.nan, dtype=np.float32)
     variants = variant_inputs(optional or [], heads_q, rng)  # drawn last: the other data do not change with them
@@ -448,6 +469,36 @@ def page_placements(func: ir.Operation) -> list[str]:
     return list(reference.PAGE_PLACEMENTS) if paged else ["shuffled"]
 
 
+#: A dynamic kernel's edge draw: four sequences (:func:`edge_lengths`, :func:`varlen_query_lengths`).
+EDGE_SIZES = LaunchSizes(batch=4, max_blocks=3, num_blocks=13)
+#: Launches of a kernel with a dynamic batch at no sequence (0 workgroups) and at one.
+EMPTY_BATCH = LaunchSizes(batch=0, max_blocks=2, num_blocks=3)
+ONE_SEQUENCE = LaunchSizes(batch=1, max_blocks=2, num_blocks=3)
+
+
+def check_draws(func: ir.Operation) -> list[tuple[LaunchSizes | None, str]]:
+    """Every (launch sizes, placement) a check of ``func`` runs: each launch size set (:func:`launch_size_sets`)
+    with each page placement (:func:`page_placements`); then for an attention function the edge draw
+    (:data:`EDGES`), and with a dynamic batch launches at batch 0 and batch 1 (unless a size set has it)."""
+    draws = [(sizes, placement) for sizes in launch_size_sets(func) for placement in page_placements(func)]
+    attention = find_ops(func, "rock.attention", "rock.gridwise_attention_accel", "rock.block_table_view")
+    if "rock.check" in func.attributes or not (attention or attention_signature(func)):
+        return draws
+    dynamic = has_dynamic_arguments(func)
+    draws.append((EDGE_SIZES if dynamic else None, EDGES))
+    first = list(func.regions[0].blocks[0].arguments)[0].type
+    if dynamic and isinstance(first, ir.MemRefType) and first.is_dynamic_dim(0):  # q's (or packed q's) batch
+        draws.append((EMPTY_BATCH, "shuffled"))
+        if all(sizes is None or sizes.batch != 1 for sizes, _ in draws):
+            draws.append((ONE_SEQUENCE, "shuffled"))
+    return draws
+
+
+def draw_label(placement: str) -> str:
+    """How a check names a draw besides its sizes: its page placement, or the edge draw (empty for shuffled pages)."""
+    return {"shuffled": "", EDGES: "edge case"}.get(placement, f"{placement} pages")
+
+
 def _resolve(extent: int, value: int) -> int:
     return value if extent == ir.ShapedType.get_dynamic_size() else extent
 
@@ -463,6 +514,7 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
     (a ``memref<B x i32>`` the views do not read). Others get random data of their type."""
     from pagedir.dialect.ops_page_table import PageGeometry
 
+    edges, placement = placement == EDGES, "shuffled" if placement == EDGES else placement
     args = list(func.regions[0].blocks[0].arguments)[: argument_count(func)]
     views = find_ops(func, "rock.block_table_view")
     # K's view and V's (the cache pools; 3-d pools are per-token-head scale caches, drawn with their caches)
@@ -497,6 +549,8 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
             seq_lens[1] = min(seq_k, g.block_size + int(rng.integers(0, g.block_size)))
     if batch > 2 and "rock.num_splits" in func.attributes:
         seq_lens[2] = 1  # split-KV: a sequence of one key, shorter than any split (the others see none)
+    if edges:
+        seq_lens = edge_lengths(batch, seq_k, rng)
     if g.num_blocks < batch * slots:  # a pool smaller than the table can address: the sequences share it
         if g.num_blocks < batch - 1:
             raise InterpError(f"the cache pool's {g.num_blocks} blocks cannot hold a block for each of the "
@@ -509,6 +563,8 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
     if batch > 1:  # prefix sharing: the shared block holds the same tokens for both
         k[1, :, : g.block_size], v[1, :, : g.block_size] = k[0, :, : g.block_size], v[0, :, : g.block_size]
     k, v = reference.fill_stale(k, seq_lens), reference.fill_stale(v, seq_lens)
+    if edges:
+        k = nan_keys(k, seq_lens, seq_q)
     variant_args = attention_variant_arguments(func)
     scales: dict[str, np.ndarray] = {}
     k_ref, v_ref = k, v
@@ -526,6 +582,9 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
     if per_token:  # the scale pools through the caches' block table
         scales = {label: scale_pool(x, caches.block_table, seq_lens, g.block_size, g.layout, g.num_blocks)
                   for label, x in (("k_scales", k_scales), ("v_scales", v_scales))}
+    if edges and batch:  # owned slots naming no block of the pool: null pages, they read 0
+        k_ref, v_ref = (ids_outside_the_pool(caches.block_table, ref, seq_lens, g.block_size, g.num_blocks)
+                        for ref in (k_ref, v_ref))
     values: dict[Any, Any] = {}
     values[k_view.operands[0]], values[v_view.operands[0]] = caches.k_pool, caches.v_pool
     if g.csr:
@@ -543,7 +602,7 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
     values[out_arg] = np.full(tuple(q_shape), np.nan, dtype=np.float32)
     q_lens = None
     if varlen:
-        q_lens = varlen_query_lengths(batch, q_type.shape[2], rng)
+        q_lens = varlen_query_lengths(batch, q_type.shape[2], rng, edges)
         values[varlen[0].operands[1]] = np.concatenate([[0], np.cumsum(q_lens)]).astype(np.int32)
     drawn = {**variant_inputs(list(variant_args), q_type.shape[1], rng), **scales}
     variants = {name: drawn[name] for name in ("alibi_slopes", "sinks") if name in variant_args}
@@ -582,13 +641,81 @@ def attention_variant_arguments(func: ir.Operation) -> dict[str, ir.Value]:
     return found
 
 
-def varlen_query_lengths(batch: int, max_q: int, rng: np.random.Generator) -> np.ndarray:
-    """Queries per sequence of a packed batch: a prefill chunk of ``max_q``, a decode row, then any."""
+def varlen_query_lengths(batch: int, max_q: int, rng: np.random.Generator, edges: bool = False) -> np.ndarray:
+    """Queries per sequence of a packed batch: a prefill chunk of ``max_q``, a decode row, then any. The
+    edge draw: no query for the empty sequence 0 (:func:`edge_lengths`) and for sequence 3, which has keys;
+    ``max_q`` for the full sequence 1, 1 for sequence 2."""
     lengths = rng.integers(1, max_q + 1, size=batch)
-    lengths[0] = max_q
+    lengths[:1] = max_q
     if batch > 1:
         lengths[1] = 1
+    if edges:
+        lengths[:4] = [0, max_q, 1, 0][:batch]
     return lengths
+
+
+# ----------------------------------------------------------------------------
+# The edge draw
+
+#: The draw that reaches the edges, made once per attention function besides the page placements (its pages
+#: shuffled): sequences of length 0, the capacity and 1 (:func:`edge_lengths`), a packed sequence without
+#: queries, null pages and block ids outside the pool in slots a sequence owns (they read 0), a NaN and an
+#: Inf key some rows see (those rows compute NaN, the others not).
+EDGES = "edges"
+
+
+def edge_lengths(batch: int, seq_k: int, rng: np.random.Generator) -> np.ndarray:
+    """Sequence lengths of the edge draw: 0 (no key, no page: an empty CSR sequence too), the capacity, 1,
+    then any (one sequence: the capacity)."""
+    lengths = rng.integers(1, seq_k + 1, size=batch).astype(np.int32)
+    lengths[:3] = ([0, seq_k, 1] if batch > 1 else [seq_k])[:batch]
+    return lengths
+
+
+def full_sequence(lengths: Any) -> int:
+    """The sequence of the edge draw that holds the capacity (:func:`edge_lengths`)."""
+    return 1 if np.size(lengths) > 1 else 0
+
+
+def nan_keys(k: np.ndarray, lengths: Any, seq_q: int) -> np.ndarray:
+    """``k`` with a NaN in one element of a live key of the last KV head of the full sequence, and the key
+    before it all +Inf (its scores are NaN): with causal masking only the later rows see them."""
+    lengths = np.broadcast_to(np.asarray(lengths), (k.shape[0],))
+    if not k.shape[0]:
+        return k
+    b = full_sequence(lengths)
+    length = int(lengths[b])
+    key = min(length - 1, max(0, length - seq_q + seq_q // 2))  # query rows i >= Sq // 2 see it
+    k = k.copy()
+    if length:
+        k[b, -1, key, 0] = np.nan
+    if key:
+        k[b, -1, key - 1, :] = np.inf
+    return k
+
+
+def null_page(table: np.ndarray, ref: np.ndarray, page_size: int) -> np.ndarray:
+    """A null pointer in ``table`` (``[B, P, 1]``) for the first page of the full sequence, and the reference
+    ``ref`` (``[B, Hkv, Sk, D]``) with that page's elements 0, as the page reads."""
+    b = full_sequence(table[:, 0, 0])
+    table[b, 0, 0] = 0
+    ref = ref.copy()
+    ref[b].reshape(-1)[:page_size] = 0
+    return ref
+
+
+def ids_outside_the_pool(table: np.ndarray, ref: np.ndarray, lengths: np.ndarray, block_size: int,
+                         num_blocks: int) -> np.ndarray:
+    """Block ids outside the pool in slots the full sequence owns (-1 in its first, ``num_blocks`` in its
+    second when it owns three or more), and the reference ``ref`` with their tokens 0, as they read."""
+    b = full_sequence(lengths)
+    owned = -(-int(lengths[b]) // block_size)
+    ref = ref.copy()
+    for slot, block in ((0, -1), (1, num_blocks))[: 1 if owned < 3 else 2]:
+        if slot < owned:
+            table[b, slot] = block
+            ref[b, :, slot * block_size : (slot + 1) * block_size] = 0
+    return ref
 
 
 def random_argument(type_: ir.Type, rng: np.random.Generator) -> Any:
@@ -735,18 +862,21 @@ def check_pass(module: Any, pass_argument: str, seed: int = 0, *, options: Any =
         if lowered is None:
             result.functions.append(FunctionCheck(name, [], error=f"@{name} is missing after {pass_argument}"))
             continue
-        # A dynamic function: every launch size set; a paged one: shuffled, adjacent and switching pages.
-        for sizes, placement in [(s, p) for s in launch_size_sets(func) for p in page_placements(func)]:
+        # A dynamic function: every launch size set; a paged one: shuffled, adjacent and switching pages; an
+        # attention function: the edge draw too (check_draws).
+        for sizes, placement in check_draws(func):
             expected, case = run_case(func, seed, sizes=sizes, placement=placement)
+            label = " ".join(filter(None, [draw_label(placement), sizes.describe() if sizes is not None else ""]))
             try:
                 got, _ = run_case(lowered, seed, case_func=func, sizes=sizes, placement=placement)
             except InterpError as err:
-                result.functions.append(FunctionCheck(name, [], error=f"{err.format()} ({placement} pages)"))
+                result.functions.append(FunctionCheck(name, [], error=f"{err.format()} ({label or 'shuffled pages'})"))
                 continue
             arguments = list(func.regions[0].blocks[0].arguments)
             comparisons = [compare(i, arguments[i].type, e, g, tolerance if tolerance is not None else case.tolerance,
-                                   initial=case.args[i]) for i, (e, g) in enumerate(zip(expected, got))]
-            result.functions.append(FunctionCheck(name if placement == "shuffled" else f"{name} ({placement} pages)",
+                                   initial=case.args[i], reference=case.expected.get(i))
+                           for i, (e, g) in enumerate(zip(expected, got))]
+            result.functions.append(FunctionCheck(f"{name} ({draw_label(placement)})" if draw_label(placement) else name,
                                                   comparisons))
     if not result.ok:
         failing = [f for f in result.functions if not f.ok]

@@ -15,7 +15,7 @@ import mlir.ir as ir
 import numpy as np
 
 from pagedir.arch import MAX_GRID_SIZE, MAX_WORKGROUP_SIZE
-from pagedir.backend import split_cost
+from pagedir.backend import formula, plan
 
 from pagedir.interp import ops_arith, ops_control, ops_lds_dma, ops_linalg, ops_matrix, ops_memory, ops_rock  # noqa: F401 - register the op handlers
 from pagedir.interp.memory import BASE, Device, DeviceArray, InterpError, check_memory_limit, storage_array
@@ -83,23 +83,25 @@ def _first_given(*values: int | None) -> int:
 
 
 def grid_formula(func: ir.Operation, shapes: list[tuple] | None) -> int | None:
-    """Workgroups from ``rock.grid_map`` applied to the argument sizes ``rock.grid_sizes`` names
-    ((argument, dim) per map input); None when the function has no formula."""
-    if "rock.grid_map" not in func.attributes:
+    """Workgroups from the launch plan's ``grid_formula`` (``rock.grid_map`` applied to the argument
+    sizes ``rock.grid_sizes`` names), evaluated on the argument ``shapes`` by the plan's evaluator;
+    None when the function has no formula."""
+    rule = plan.grid_formula(func)
+    if rule is None:
         return None
-    grid_map = ir.AffineMapAttr(func.attributes["rock.grid_map"]).value
-    pairs = list(ir.DenseI64ArrayAttr(func.attributes["rock.grid_sizes"]))
-    sizes = [np.array([shapes[pairs[i]][pairs[i + 1]]], dtype=np.int64) for i in range(0, len(pairs), 2)]
-    return int(ops_control.affine_function(grid_map)(sizes)[0][0])
+    try:
+        return formula.evaluate(rule["expression"], shapes=shapes)
+    except formula.FormulaError as err:
+        raise InterpError(f"@{symbol_name(func)}: {err}", func.location) from None
 
 
 def launch_size(func: ir.Operation, grid: Any = None, shapes: list[tuple] | None = None) -> tuple[int, int]:
     """(workgroups, threads per workgroup) from the function's attributes (a grid formula evaluated on
     the argument ``shapes``) or ``grid``."""
-    formula = grid_formula(func, shapes) if grid is None and shapes is not None else None
-    if formula is not None:
+    by_formula = grid_formula(func, shapes) if grid is None and shapes is not None else None
+    if by_formula is not None:
         block = _first_given(_attr_int(func, "known_block_size"), _attr_int(func, "rock.block_size"), 1)
-        groups = formula
+        groups = by_formula
     elif func.name == "gpu.func":
         block = _first_given(_attr_int(func, "known_block_size"), _attr_int(func, "rock.block_size"), 1)
         groups = _first_given(_attr_int(func, "known_grid_size"), _attr_int(func, "rock.grid_size"), 1)
@@ -115,8 +117,10 @@ def launch_size(func: ir.Operation, grid: Any = None, shapes: list[tuple] | None
     if not 1 <= block <= MAX_WORKGROUP_SIZE:
         raise InterpError(f"@{symbol_name(func)} launches {block} threads per workgroup: a workgroup has 1 to "
                           f"{MAX_WORKGROUP_SIZE} threads", func.location)
-    if not 1 <= groups <= MAX_GRID_SIZE:
-        raise InterpError(f"@{symbol_name(func)} launches {groups} workgroups: workgroup ids are 32-bit, 1 to "
+    # A grid formula gives 0 workgroups for an empty batch: a launch that runs nothing, as on a GPU.
+    fewest = 0 if by_formula is not None else 1
+    if not fewest <= groups <= MAX_GRID_SIZE:
+        raise InterpError(f"@{symbol_name(func)} launches {groups} workgroups: workgroup ids are 32-bit, {fewest} to "
                           f"{MAX_GRID_SIZE} workgroups", func.location)
     return groups, block
 
@@ -280,32 +284,32 @@ def launch_plan(func: ir.Operation) -> list[ir.Operation]:
 def workspace_given(func: ir.Operation, args: list) -> list:
     """``args`` with the workspace of a split kernel appended when the caller left it out: filled with
     NaN, since a runtime hands over memory in any state and the kernels must write what they read.
-    A workspace with dynamic sizes is ``[S, R * (D + 1)]`` with the split count S the cost model
-    chooses for these arguments, or the kernel's fixed count (:func:`launch_splits`), as a runtime
-    following the plan would."""
+    A workspace with dynamic sizes has the shape the plan's ``num_splits_formula`` gives for these
+    arguments (:func:`launch_splits`), as a runtime following the plan would allocate it."""
     if "rock.combine" not in func.attributes or len(args) != argument_count(func) - 1:
         return args
     type_ = ir.MemRefType(list(func.regions[0].blocks[0].arguments)[argument_count(func) - 1].type)
     if type_.has_static_shape:
         shape = tuple(type_.shape)
     else:
-        splits, inputs = launch_splits(func, [np.shape(a) for a in args])
-        shape = (splits, inputs.partial_bytes // 4)
+        shapes = [np.shape(a) for a in args]
+        splits, names = launch_splits(func, shapes)
+        rule = split_formula(func)
+        shape = tuple(formula.evaluate(text, {**names, "num_splits": splits}, shapes) for text in rule["workspace_shape"])
     return args + [np.full(shape, np.nan, dtype=np.float32)]
 
 
-def launch_splits(func: ir.Operation, shapes: list[tuple]) -> tuple[int, split_cost.SplitInputs]:
-    """The split count of a kernel with dynamic sizes, and the cost model's inputs: the kernel's
-    ``rock.split_map`` on the sizes ``rock.split_sizes`` names, with ``rock.split_model``; the count is
-    the model's choice, or the count fixed at compile time (``num_splits`` of ``rock.split_model``)."""
-    split_map = ir.AffineMapAttr(func.attributes["rock.split_map"]).value
-    pairs = list(ir.DenseI64ArrayAttr(func.attributes["rock.split_sizes"]))
-    sizes = [np.array([shapes[pairs[i]][pairs[i + 1]]], dtype=np.int64) for i in range(0, len(pairs), 2)]
-    values = [int(np.asarray(v).reshape(-1)[0]) for v in ops_control.affine_function(split_map)(sizes)]
-    inputs = split_cost.SplitInputs(**dict(zip(split_cost.LAUNCH_INPUTS, values)), **split_cost.model_constants(func),
-                                    combine_always=True)
-    fixed = ir.IntegerAttr(ir.DictAttr(func.attributes["rock.split_model"])["num_splits"]).value
-    return fixed or split_cost.choose_splits(inputs), inputs
+def split_formula(func: ir.Operation) -> dict[str, Any]:
+    """The launch plan's ``num_splits_formula`` of a kernel whose split count is known at launch."""
+    return plan.split_entries(func, argument_count(func) - 1)["num_splits_formula"]
+
+
+def launch_splits(func: ir.Operation, shapes: list[tuple]) -> tuple[int, dict[str, int]]:
+    """The split count of a kernel with dynamic sizes and the values its formula names: the plan's
+    ``num_splits_formula`` (the cost model's inputs from the kernel's ``rock.split_map`` on the sizes
+    ``rock.split_sizes`` names, with ``rock.split_model``; or the count fixed at compile time) evaluated
+    on the argument ``shapes`` by the plan's evaluator, as a runtime does."""
+    return formula.split_count(split_formula(func), shapes)
 
 
 def run_function(func: ir.Operation, args: list, *, device: Device | None = None, grid: Any = None,
@@ -323,11 +327,11 @@ def run_function(func: ir.Operation, args: list, *, device: Device | None = None
     bound = [bind_argument(device, a.type, value, i) for i, (a, value) in enumerate(zip(block_args, args))]
     program = program or Program(func)
     shapes = [getattr(b.value, "shape", ()) for b in bound]
-    groups, block = launch_size(func, grid, shapes)
-    program.execute([b.value for b in bound], device, groups, block, attribution_setup(func, count))
-    for kernel in launch_plan(func)[1:]:
-        groups, block = launch_size(kernel, None, shapes)
-        Program(kernel).execute([b.value for b in bound], device, groups, block, attribution_setup(kernel, count))
+    for kernel in launch_plan(func):
+        groups, block = launch_size(kernel, grid if kernel is func else None, shapes)
+        if groups:  # 0 workgroups (an empty batch): nothing runs
+            (program if kernel is func else Program(kernel)).execute([b.value for b in bound], device, groups, block,
+                                                                    attribution_setup(kernel, count))
     return [b.readback() for b in bound[:given]], program
 
 

@@ -479,9 +479,9 @@ def read_dense(p: Program, op_id: int, m: MemRef) -> np.ndarray:
     return m.elem.to_compute(stored[0]).reshape(m.shape)
 
 
-def gather_pages(p: Program, op_id: int, label: str, source: PagedSource, heads_kv: int, head_dim: int,
-                 seq_lens: np.ndarray | None) -> np.ndarray:
-    """Dense [B, Hkv, Sk, D] from the pages; a null page must hold only masked keys."""
+def gather_pages(p: Program, op_id: int, label: str, source: PagedSource, heads_kv: int, head_dim: int) -> np.ndarray:
+    """Dense [B, Hkv, Sk, D] from the pages; a null page reads 0 (docs/rock.md, ``rock.attention``): a null
+    pointer, or for a block table view a slot the sequence does not own or an id outside the pool."""
     batch, num_pages, page_size = source.shape
     if source.view is not None:
         every = np.indices((batch, num_pages)).reshape(2, -1)
@@ -490,25 +490,12 @@ def gather_pages(p: Program, op_id: int, label: str, source: PagedSource, heads_
         table = read_dense(p, op_id, source.table).reshape(batch, num_pages).astype(np.int64)
     seq_k = source.seq_len_k or num_pages * page_size // (heads_kv * head_dim)
     used = heads_kv * seq_k * head_dim  # the tail of a partly filled last page holds no key
-    tokens = np.where(np.arange(num_pages * page_size) < used, np.arange(num_pages * page_size) // head_dim % seq_k,
-                      np.iinfo(np.int64).max).reshape(num_pages, page_size)
-    flat = np.zeros((batch, num_pages, page_size), dtype=source.elem.storage)
-    for b in range(batch):
-        limit = seq_k if seq_lens is None else int(seq_lens[b])
-        for page in range(num_pages):
-            pointer = int(table[b, page])
-            if pointer == 0:
-                if tokens[page].min() < limit:
-                    raise InterpError(
-                        f"{p.op_name(op_id)}: page {page} of batch {b} of {label} is a null pointer but holds key "
-                        f"{int(tokens[page].min())} < seq_len {limit}",
-                        p.op_location(op_id),
-                    )
-                continue
-            addresses = pointer + source.element_offset(np.arange(page_size, dtype=np.int64)) * source.elem.size
-            flat[b, page] = p.rt.device.read(addresses, source.elem, lambda: f"{p.op_name(op_id)} ({label} page {page} of batch {b})",
-                                              p.op_location(op_id))
-    return source.elem.to_compute(flat.reshape(batch, -1)[:, :used]).reshape(batch, heads_kv, seq_k, head_dim)
+    flat = np.zeros((batch, num_pages * page_size), dtype=source.elem.storage)
+    for b, page in zip(*np.nonzero(table)):
+        addresses = int(table[b, page]) + source.element_offset(np.arange(page_size, dtype=np.int64)) * source.elem.size
+        flat[b, page * page_size : (page + 1) * page_size] = p.rt.device.read(
+            addresses, source.elem, lambda: f"{p.op_name(op_id)} ({label} page {page} of batch {b})", p.op_location(op_id))
+    return source.elem.to_compute(flat[:, :used]).reshape(batch, heads_kv, seq_k, head_dim)
 
 
 @handles("rock.attention", "rock.gridwise_attention_accel")
@@ -537,13 +524,13 @@ def compile_attention(p: Program, op: Any) -> Any:
         kv = []
         for label, slot, scale_slot, token_slot in (("k", k, scales[0], token_scales[0]), ("v", v, scales[1], token_scales[1])):
             value = env[slot]
-            kv.append(gather_pages(p, op_id, label, value, heads_kv, head_dim, seq_lens) if isinstance(value, PagedSource)
+            kv.append(gather_pages(p, op_id, label, value, heads_kv, head_dim) if isinstance(value, PagedSource)
                       else read_dense(p, op_id, value))
             if scale_slot is not None:  # per-tensor scale of an fp8 cache: the values are stored * scale
                 kv[-1] = kv[-1] * np.float32(read_dense(p, op_id, env[scale_slot]).reshape(-1)[0])
             if token_slot is not None:  # per-token-head scales: a cache of their own, paged like K/V with D = 1
                 cache = env[token_slot]
-                per_token = (gather_pages(p, op_id, f"{label}_scales", cache, heads_kv, 1, seq_lens)
+                per_token = (gather_pages(p, op_id, f"{label}_scales", cache, heads_kv, 1)
                              if isinstance(cache, PagedSource) else read_dense(p, op_id, cache)[..., None])
                 kv[-1] = kv[-1] * per_token.astype(np.float32)
         if seq_lens is not None and ((seq_lens < 0) | (seq_lens > kv[0].shape[2])).any():
