@@ -1,0 +1,216 @@
+"""What a run accepts as arguments: host arrays of the argument's dtype and shape, sizes that agree.
+
+A run refuses an argument rather than convert it by value: a uint16 array of bf16 bit patterns
+given to an f16 kernel, or vLLM's 5-d key cache given where a 4-d pool is expected, would
+otherwise run and compute nonsense. The rules, checked before anything is uploaded:
+
+* dtype (:data:`ACCEPTED`): the element type's own numpy dtype; bf16 also takes uint16 bit
+  patterns (and ml_dtypes ``bfloat16``), fp8 uint8 bit patterns, and both take float32
+  (rounded to the nearest value of the type: what ``--outputs`` writes for them).
+* shape: a memref argument takes an array of its rank whose static sizes equal the type's; a
+  scalar argument takes a 0-d array, or a Python number of its kind.
+* sizes (:func:`size_groups`): the ``?`` sizes the function's attention op relates are equal:
+  the batch of q, the K/V tables (block table rows, ``kv_indptr`` less one, ``kv_last_page_len``,
+  ``cu_seqlens_q`` less one), ``seq_lens`` and out. Lowered kernels no longer hold the ops that
+  relate them: their reads past an array are interpreter errors at the op.
+
+Arguments are named as ``--inputs`` names them, ``arg<i>``, with the function's own name for
+them (``%seq_lens``) where the source text is known.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import mlir.ir as ir
+import numpy as np
+
+from pagedir.interp.memory import DeviceArray, InterpError
+from pagedir.reference import FP8_FORMATS
+
+
+class InputError(InterpError):
+    """An argument given to a run does not fit the function: its dtype, shape or sizes."""
+
+
+#: Element type -> the numpy dtypes an argument of it takes (the first: what generated data use).
+ACCEPTED = {
+    "f16": ("float16",),
+    "f32": ("float32",),
+    "f64": ("float64",),
+    "bf16": ("float32", "uint16", "bfloat16"),  # float32 rounded to nearest even; uint16 and bfloat16 as bits
+    **{name: ("float32", "uint8") for name in FP8_FORMATS},  # float32 rounded; uint8 as bit patterns
+    "i1": ("bool",),
+    "i8": ("int8",),
+    "i16": ("int16",),
+    "i32": ("int32",),
+    "i64": ("int64",),
+    "index": ("int64",),
+}
+
+
+def element_name(type_: ir.Type) -> str:
+    return str(type_.element_type if isinstance(type_, ir.MemRefType) else type_)
+
+
+def accepted(type_: ir.Type) -> tuple[str, ...]:
+    return ACCEPTED.get(element_name(type_), ())
+
+
+def host_array(value: Any, type_: ir.Type) -> Any:
+    """Data a case generator drew for an argument of ``type_``, in a dtype the argument accepts
+    (float32 out arrays of an f16 kernel become float16, int64 ids of an i32 table int32)."""
+    if not isinstance(value, np.ndarray) or not accepted(type_) or value.dtype.name in accepted(type_):
+        return value
+    return value.astype(accepted(type_)[0])
+
+
+def argument_names(func: ir.Operation, count: int, source: str | None = None) -> list[str]:
+    """``arg<i>`` per argument, with its name in ``source`` (the text ``func`` was parsed from) when
+    the argument's location points at one: ``arg4 (%seq_lens)``."""
+    from pagedir.diagnostics import file_position
+
+    lines = source.splitlines() if source is not None else []
+    names = []
+    for index, argument in enumerate(list(func.regions[0].blocks[0].arguments)[:count]):
+        name = f"arg{index}"
+        _, line, col = file_position(argument.location)
+        if line is not None and col is not None and 0 < line <= len(lines):
+            text = lines[line - 1][col - 1 :]
+            word = text[1:].split(":")[0].split()[0] if text.startswith("%") and len(text) > 1 else ""
+            if word and f"%{word}" != f"%{name}":
+                name += f" (%{word})"
+        names.append(name)
+    return names
+
+
+def check_dtypes(func: ir.Operation, args: list, names: list[str]) -> None:
+    """Each numpy argument has a dtype its element type accepts (:data:`ACCEPTED`); a Python number is
+    a scalar argument's value of its kind, within the range of an integer type."""
+    arguments = list(func.regions[0].blocks[0].arguments)
+    for index, value in enumerate(args):
+        type_, where = arguments[index].type, arguments[index].location
+        if isinstance(value, DeviceArray):
+            continue
+        wanted = accepted(type_)
+        if isinstance(value, (bool, int, float)) and not isinstance(value, np.generic):
+            kind = "bool" if isinstance(value, bool) else type(value).__name__
+            integer = isinstance(type_, (ir.IntegerType, ir.IndexType))
+            if isinstance(type_, ir.MemRefType) or (integer and kind == "float") or (not integer and kind == "bool"):
+                raise InputError(f"{names[index]} is a Python {kind}; the argument is {type_}"
+                                 + (f" (give an array of {' or '.join(wanted)})" if isinstance(type_, ir.MemRefType) else ""),
+                                 where)
+            if integer and wanted and wanted[0] != "bool" and not np.iinfo(wanted[0]).min <= value <= np.iinfo(wanted[0]).max:
+                raise InputError(f"{names[index]} is {value}, outside the range of {type_}", where)
+            continue
+        dtype = np.asarray(value).dtype if isinstance(value, (np.ndarray, np.generic)) else None
+        if dtype is None:
+            raise InputError(f"{names[index]} is a {type(value).__name__}; the argument is {type_} "
+                             f"(give a numpy array of {' or '.join(wanted)})", where)
+        if dtype.name not in wanted:
+            raise InputError(f"{names[index]} has dtype {dtype}; the argument is {type_}, which takes "
+                             f"{' or '.join(wanted)}{dtype_note(element_name(type_))}", where)
+
+
+def dtype_note(element: str) -> str:
+    if element == "bf16":
+        return " (uint16: bf16 bit patterns; float32: rounded to bf16)"
+    if element in FP8_FORMATS:
+        return f" (uint8: {element} bit patterns; float32: rounded to {element})"
+    return ""
+
+
+def check_shapes(func: ir.Operation, args: list, names: list[str]) -> None:
+    """Each array has its memref argument's rank and static sizes (a scalar argument a 0-d array), and
+    the ``?`` sizes :func:`size_groups` relates agree. DeviceArrays are checked when bound (bytes)."""
+    arguments = list(func.regions[0].blocks[0].arguments)
+    shapes: dict[int, tuple] = {}
+    for index, value in enumerate(args):
+        if isinstance(value, DeviceArray) or not hasattr(value, "shape"):
+            continue
+        type_, shape = arguments[index].type, tuple(np.shape(value))
+        if isinstance(type_, ir.MemRefType):
+            sizes = ["?" if type_.is_dynamic_dim(d) else type_.shape[d] for d in range(type_.rank)]
+            if len(shape) != type_.rank or any(s != "?" and s != n for s, n in zip(sizes, shape)):
+                raise InputError(f"{names[index]} has shape {list(shape)}; the argument is {type_}, which takes shape "
+                                 f"[{', '.join(str(s) for s in sizes)}]", arguments[index].location)
+            shapes[index] = shape
+        elif shape != ():
+            raise InputError(f"{names[index]} has shape {list(shape)}; the argument is a scalar {type_} (give a 0-d array)",
+                             arguments[index].location)
+    for group in size_groups(func):
+        given = [(term, shapes[term.argument][term.dim] - term.offset) for term in group.terms if term.argument in shapes]
+        if not given:
+            continue
+        first, size = given[0]
+        for term, other in given[1:]:
+            if other != size:
+                must = f"{group.what} + {term.offset} = {size + term.offset}" if term.offset else f"{size}"
+                raise InputError(
+                    f"{names[term.argument]} has shape {list(shapes[term.argument])} where {group.what} is {size} "
+                    f"({names[first.argument]} has shape {list(shapes[first.argument])}): its dim {term.dim} must be {must}",
+                    arguments[term.argument].location)
+
+
+@dataclass(frozen=True)
+class Term:
+    """Dim ``dim`` of argument ``argument`` holds a size plus ``offset``."""
+
+    argument: int
+    dim: int
+    offset: int = 0
+
+
+@dataclass(frozen=True)
+class SizeGroup:
+    what: str  # "the batch"
+    terms: tuple[Term, ...]  # in argument order: the first gives the size the others are held to
+
+
+def size_groups(func: ir.Operation) -> list[SizeGroup]:
+    """The sizes the attention ops of ``func`` (L0 ``rock.attention``, L1 ``rock.gridwise_attention_accel``)
+    relate, as dims of the function's arguments: the batch of q and out (or ``cu_seqlens_q`` less one
+    through ``rock.varlen_view``), of the K/V tables (``rock.deref``'s table, ``rock.block_table_view``'s
+    block table, or ``kv_indptr`` less one and ``kv_last_page_len``, or dense K/V), of ``seq_lens`` and
+    the per-token-head scale caches."""
+    from pagedir.interp.ops_rock import segments
+    from pagedir.passes.ir_utils import find_ops
+
+    entry = func.regions[0].blocks[0]
+
+    def argument(value: ir.Value) -> int | None:
+        if isinstance(value, ir.BlockArgument) and value.owner == entry:
+            return value.arg_number
+        return None
+
+    def batch_terms(value: ir.Value) -> list[Term]:
+        owner = value.owner if not isinstance(value, ir.BlockArgument) else None
+        name = owner.name if owner is not None else None
+        if name == "rock.varlen_view":
+            parts = [(owner.operands[1], 0, 1)]
+        elif name == "rock.deref":
+            parts = [(owner.operands[0], 0, 0)]
+        elif name == "rock.block_table_view":
+            table = segments(owner)
+            parts = [(table[2][0], 0, 1), (table[3][0], 0, 0)] if table[2] else [(table[1][0], 0, 0)]
+        else:
+            parts = [(value, 0, 0)]
+        return [Term(index, dim, offset) for operand, dim, offset in parts if (index := argument(operand)) is not None]
+
+    groups = []
+    for op in find_ops(func, "rock.attention", "rock.gridwise_attention_accel"):
+        parts = segments(op)
+        q, k, v, seq_lens, k_scales, v_scales, out = (parts[i] for i in (0, 1, 2, 3, 8, 9, 10))
+        terms = {term for part in (q, k, v, seq_lens, k_scales, v_scales, out) for value in part
+                 for term in batch_terms(value)}
+        groups.append(SizeGroup("the batch", tuple(sorted(terms, key=lambda t: (t.argument, t.dim)))))
+    return groups
+
+
+def check_inputs(func: ir.Operation, args: list, names: list[str] | None = None, exact: bool = True) -> None:
+    """:class:`InputError` for an argument that does not fit ``func``: its dtype (``exact``), shape or sizes."""
+    names = names or [f"arg{i}" for i in range(len(args))]
+    if exact:
+        check_dtypes(func, args, names)
+    check_shapes(func, args, names)
