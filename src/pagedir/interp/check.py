@@ -36,7 +36,8 @@ import numpy as np
 
 from pagedir import reference
 from pagedir.interp.inputs import host_array
-from pagedir.interp.launch import argument_count, as_module, check_arguments, functions, run_function, symbol_name
+from pagedir.interp.launch import (argument_count, as_module, check_arguments, functions, parsed, run_function,
+                                   symbol_name)
 from pagedir.interp.memory import Device, InterpError
 from pagedir.dialect.ops_page_table import is_block_table_view
 from pagedir.passes.ir_utils import find_ops
@@ -722,7 +723,8 @@ def check_pass(module: Any, pass_argument: str, seed: int = 0, *, options: Any =
     (with the result attached) when an output differs or the transformed function
     fails to run (the message names the op and its location).
     """
-    before = as_module(module)
+    holder = parsed(module)  # parsed text lives as long as this
+    before = as_module(holder)
     after = apply_pass(before, pass_argument, options).operation
     after_functions = {symbol_name(f): f for f in functions(after)}
     result = CheckResult(pass_argument, seed, [])

@@ -24,15 +24,19 @@ from pagedir.interp.ops_memory import MemRef, row_major, type_strides
 from pagedir.interp.simt import Program, Runtime, elem_of
 
 
-def as_module(module: Any) -> ir.Operation:
-    """An ``ir.Module``, its operation, or MLIR text (parsed in a fresh pagedir context)."""
-    if isinstance(module, str):
-        from pagedir.context import make_context
+def parsed(module: Any) -> Any:
+    """MLIR text parsed in a fresh pagedir context (an ``ir.Module``: its operation lives as long as it
+    does, so the caller keeps it); anything else as it is."""
+    if not isinstance(module, str):
+        return module
+    from pagedir.context import make_context
 
-        context = make_context()
-        with context:
-            parsed = ir.Module.parse(module)
-        return parsed.operation
+    with make_context():
+        return ir.Module.parse(module)
+
+
+def as_module(module: Any) -> ir.Operation:
+    """An ``ir.Module`` or its operation (text: :func:`parsed` first, and keep what it returns)."""
     if isinstance(module, ir.Module):
         return module.operation
     return module.operation if hasattr(module, "operation") else module
@@ -350,7 +354,9 @@ def run(module: Any, entry: str, args: list, *, device: Device | None = None, gr
     or Python numbers. bf16 and fp8 results come back as float32. ``grid`` overrides the number
     of workgroups (an int) or gives ``(workgroups, threads per workgroup)``.
     """
-    op = find_function(as_module(module), entry)
+    holder = parsed(module)  # the operations of parsed text live as long as it does
+    op = find_function(as_module(holder), entry)
     names = argument_names(op, argument_count(op), module) if isinstance(module, str) else None
-    results, _ = run_function(op, list(args), device=device, grid=grid, exact=True, names=names)
+    with op.context:  # the module's own (text is parsed in a fresh one)
+        results, _ = run_function(op, list(args), device=device, grid=grid, exact=True, names=names)
     return results
