@@ -74,7 +74,7 @@ def run_attention(args, seq_lens=None, seed: int = 0, unmapped_past: int | None 
                     for batch, length in enumerate(seq_lens):
                         unread = first_token >= -(-int(length) // unmapped_past) * unmapped_past
                         table[batch, unread, 0] = 0xDEAD0000
-        out = np.full((b, hq, sq, d), np.nan, dtype=np.float32)
+        out = host_values(np.full((b, hq, sq, d), np.nan), args.dtype)
         call = [q, k_arg, v_arg] + ([seq_lens] if seq_lens is not None else []) + [out]
         results = interp.run(module, args.name, call, device=device)
     expected = reference.attention(q, k, v, seq_lens=seq_lens, causal=args.causal, scale=args.scale)

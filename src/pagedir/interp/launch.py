@@ -36,7 +36,9 @@ def parsed(module: Any) -> Any:
 
 
 def as_module(module: Any) -> ir.Operation:
-    """An ``ir.Module`` or its operation (text: :func:`parsed` first, and keep what it returns)."""
+    """An ``ir.Module``, its operation, or MLIR text (:func:`parsed`; a caller running it keeps that instead)."""
+    if isinstance(module, str):
+        return parsed(module).operation
     if isinstance(module, ir.Module):
         return module.operation
     return module.operation if hasattr(module, "operation") else module
