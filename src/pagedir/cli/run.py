@@ -65,13 +65,17 @@ EPILOG = """\
 inputs and outputs:
   --inputs takes an .npz archive with one array per argument, named arg0, arg1, ...
   (argument order; 0-d arrays for scalar arguments). Every argument must be given
-  and no other name may appear. An array needs the argument's element count; it is
-  converted to the element type (bf16: floats are rounded, uint16 taken as bits).
+  and no other name may appear. An array needs the argument's shape (its static
+  sizes; '?' sizes that agree where the kernel relates them: the batch of q, the
+  tables, seq_lens and out, kv_indptr and cu_seqlens_q one longer) and a dtype of
+  its element type, nothing else: f16 float16, f32 float32, f64 float64, bf16
+  uint16 (bit patterns) or float32 (rounded), fp8 uint8 (bit patterns) or float32
+  (rounded), i1 bool, i8 .. i64 int8 .. int64, index int64.
   Page tables hold device addresses, which a file cannot know: run paged kernels
   without --inputs, which draws their data like --check does (shuffled pages,
   null pointers past ragged seq_lens) from --seed.
   --outputs writes every argument's contents after the run, under the same names
-  (bf16 as float32).
+  (bf16 and fp8 as float32, which --inputs takes back).
 
 checking:
   --check runs each host-callable function (or only --entry) on a random case:
