@@ -240,3 +240,22 @@ def test_fortran_order_and_strided_arrays_are_read_by_index(tmp_path, capsys) ->
     strided = [np.repeat(a, 2, axis=-1)[..., ::2] for a in arrays]  # views: the same values, every other element
     assert not any(a.flags.c_contiguous for a in strided)
     np.testing.assert_array_equal(interp.run(path.read_text(), "paged_attention", strided)[-1], expected)
+
+
+NUMBERS = """func.func @f(%n: i32, %a: memref<1xi32>) {
+  %c0 = arith.constant 0 : index
+  memref.store %n, %a[%c0] : memref<1xi32>
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("number, message", [
+    (2**40, "arg0 (%n) is the Python int 1099511627776, not a value of the scalar i32"),
+    (1.5, "arg0 (%n) is the Python float 1.5, not a value of the scalar i32"),
+], ids=["wraps", "truncates"])
+def test_a_python_number_outside_the_scalar_type_is_refused(number, message) -> None:
+    assert interp.run(NUMBERS, "f", [7, np.zeros(1, np.int32)])[1][0] == 7
+    with pytest.raises(InputError) as raised:
+        interp.run(NUMBERS, "f", [number, np.zeros(1, np.int32)])
+    assert raised.value.message == message

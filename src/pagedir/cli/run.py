@@ -203,7 +203,7 @@ def run(argv: list[str]) -> int:
     context = pagedir.make_context()
     with context, ir.Location.unknown(context):
         module = load_module(context, text, name)
-        return check_module(module, args) if args.check else run_entry(module, args, text)
+        return check_module(module, args) if args.check else run_entry(module, args, text, name)
 
 
 def load_module(context: ir.Context, text: str, name: str) -> ir.Operation:
@@ -230,14 +230,14 @@ def fail(diags: list[Diag], note: str | None = None) -> None:
 # A plain run
 
 
-def run_entry(module: ir.Operation, args: argparse.Namespace, text: str) -> int:
+def run_entry(module: ir.Operation, args: argparse.Namespace, text: str, filename: str) -> int:
     func = find_function(module, args.entry)
     if not runnable(func):
         raise UserError(f"@{args.entry} takes LDS or private memref arguments: only host-callable functions can run")
     signature, _keep = case_function(func)
     with lds_banks.tally() if args.lds_banks else contextlib.nullcontext() as banks:
         if args.inputs:
-            names = argument_names(func, argument_count(func), text)
+            names = argument_names(func, argument_count(func), text, filename)
             try:
                 outputs, _ = run_function(func, load_inputs(args.inputs, signature), exact=True, names=names)
             except InputError as err:  # say where the arrays came from

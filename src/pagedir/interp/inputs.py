@@ -20,6 +20,7 @@ them (``%seq_lens``) where the source text is known.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,21 +67,22 @@ def host_array(value: Any, type_: ir.Type) -> Any:
     return value.astype(accepted(type_)[0])
 
 
-def argument_names(func: ir.Operation, count: int, source: str | None = None) -> list[str]:
-    """``arg<i>`` per argument, with its name in ``source`` (the text ``func`` was parsed from) when
-    the argument's location points at one: ``arg4 (%seq_lens)``."""
+def argument_names(func: ir.Operation, count: int, source: str | None = None, filename: str | None = None) -> list[str]:
+    """``arg<i>`` per argument, with its name in ``source`` (the text ``func`` was parsed from, as
+    ``filename`` when given) when the argument's location points at one: ``arg4 (%seq_lens)``."""
     from pagedir.diagnostics import file_position
 
     lines = source.splitlines() if source is not None else []
     names = []
     for index, argument in enumerate(list(func.regions[0].blocks[0].arguments)[:count]):
         name = f"arg{index}"
-        _, line, col = file_position(argument.location)
+        file, line, col = file_position(argument.location)
+        if filename is not None and file != filename:
+            line = None  # a location into another file
         if line is not None and col is not None and 0 < line <= len(lines):
-            text = lines[line - 1][col - 1 :]
-            word = text[1:].split(":")[0].split()[0] if text.startswith("%") and len(text) > 1 else ""
-            if word and f"%{word}" != f"%{name}":
-                name += f" (%{word})"
+            word = re.match(r"%([\w$.-]+)", lines[line - 1][col - 1 :])
+            if word and word.group(1) != name:
+                name += f" (%{word.group(1)})"
         names.append(name)
     return names
 
@@ -95,14 +97,7 @@ def check_dtypes(func: ir.Operation, args: list, names: list[str]) -> None:
             continue
         wanted = accepted(type_)
         if isinstance(value, (bool, int, float)) and not isinstance(value, np.generic):
-            kind = "bool" if isinstance(value, bool) else type(value).__name__
-            integer = isinstance(type_, (ir.IntegerType, ir.IndexType))
-            if isinstance(type_, ir.MemRefType) or (integer and kind == "float") or (not integer and kind == "bool"):
-                raise InputError(f"{names[index]} is a Python {kind}; the argument is {type_}"
-                                 + (f" (give an array of {' or '.join(wanted)})" if isinstance(type_, ir.MemRefType) else ""),
-                                 where)
-            if integer and wanted and wanted[0] != "bool" and not np.iinfo(wanted[0]).min <= value <= np.iinfo(wanted[0]).max:
-                raise InputError(f"{names[index]} is {value}, outside the range of {type_}", where)
+            check_number(names[index], value, type_, where)
             continue
         dtype = np.asarray(value).dtype if isinstance(value, (np.ndarray, np.generic)) else None
         if dtype is None:
@@ -111,6 +106,25 @@ def check_dtypes(func: ir.Operation, args: list, names: list[str]) -> None:
         if dtype.name not in wanted:
             raise InputError(f"{names[index]} has dtype {dtype}; the argument is {type_}, which takes "
                              f"{' or '.join(wanted)}{dtype_note(element_name(type_))}", where)
+
+
+def check_number(name: str, value: bool | int | float, type_: ir.Type, where: Any) -> None:
+    """A Python number is the value of a scalar argument: a bool (or 0, 1) for i1, an int within the range
+    of another integer type, an int or a float for a float type."""
+    kind = type(value).__name__
+    if isinstance(type_, ir.MemRefType):
+        raise InputError(f"{name} is a Python {kind}; the argument is {type_} (give an array of "
+                         f"{' or '.join(accepted(type_))})", where)
+    element = element_name(type_)
+    if element == "i1":
+        fits = kind == "bool" or value in (0, 1)
+    elif isinstance(type_, (ir.IntegerType, ir.IndexType)):
+        dtype = np.iinfo(accepted(type_)[0])
+        fits = kind == "int" and dtype.min <= value <= dtype.max
+    else:
+        fits = kind in ("int", "float")
+    if not fits:
+        raise InputError(f"{name} is the Python {kind} {value!r}, not a value of the scalar {type_}", where)
 
 
 def dtype_note(element: str) -> str:
