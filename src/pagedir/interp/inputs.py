@@ -11,8 +11,8 @@ otherwise run and compute nonsense. The rules, checked before anything is upload
   scalar argument takes a 0-d array, or a Python number of its kind.
 * sizes (:func:`size_groups`): the ``?`` sizes the function's attention op relates are equal:
   the batch of q, the K/V tables (block table rows, ``kv_indptr`` less one, ``kv_last_page_len``,
-  ``cu_seqlens_q`` less one), ``seq_lens`` and out. Lowered kernels no longer hold the ops that
-  relate them: their reads past an array are interpreter errors at the op.
+  ``cu_seqlens_q`` less one), ``seq_lens`` and out; a lowered kernel, which no longer holds that
+  op, records them in ``rock.batch_sizes`` (rock-attention-to-gridwise).
 
 Arguments are named as ``--inputs`` names them, ``arg<i>``, with the function's own name for
 them (``%seq_lens``) where the source text is known.
@@ -183,43 +183,17 @@ class SizeGroup:
 
 
 def size_groups(func: ir.Operation) -> list[SizeGroup]:
-    """The sizes the attention ops of ``func`` (L0 ``rock.attention``, L1 ``rock.gridwise_attention_accel``)
-    relate, as dims of the function's arguments: the batch of q and out (or ``cu_seqlens_q`` less one
-    through ``rock.varlen_view``), of the K/V tables (``rock.deref``'s table, ``rock.block_table_view``'s
-    block table, or ``kv_indptr`` less one and ``kv_last_page_len``, or dense K/V), of ``seq_lens`` and
-    the per-token-head scale caches."""
-    from pagedir.interp.ops_rock import segments
+    """The batch of each attention op of ``func`` (L0 ``rock.attention``, L1 ``rock.gridwise_attention_accel``)
+    as dims of its arguments (:func:`pagedir.dialect.ops_page_table.batch_dims`); for a lowered kernel, where
+    those ops are gone, the dims its ``rock.batch_sizes`` records (``arg, dim, extra`` triples)."""
+    from pagedir.dialect.ops_page_table import batch_dims
     from pagedir.passes.ir_utils import find_ops
 
-    entry = func.regions[0].blocks[0]
-
-    def argument(value: ir.Value) -> int | None:
-        if isinstance(value, ir.BlockArgument) and value.owner == entry:
-            return value.arg_number
-        return None
-
-    def batch_terms(value: ir.Value) -> list[Term]:
-        owner = value.owner if not isinstance(value, ir.BlockArgument) else None
-        name = owner.name if owner is not None else None
-        if name == "rock.varlen_view":
-            parts = [(owner.operands[1], 0, 1)]
-        elif name == "rock.deref":
-            parts = [(owner.operands[0], 0, 0)]
-        elif name == "rock.block_table_view":
-            table = segments(owner)
-            parts = [(table[2][0], 0, 1), (table[3][0], 0, 0)] if table[2] else [(table[1][0], 0, 0)]
-        else:
-            parts = [(value, 0, 0)]
-        return [Term(index, dim, offset) for operand, dim, offset in parts if (index := argument(operand)) is not None]
-
-    groups = []
-    for op in find_ops(func, "rock.attention", "rock.gridwise_attention_accel"):
-        parts = segments(op)
-        q, k, v, seq_lens, k_scales, v_scales, out = (parts[i] for i in (0, 1, 2, 3, 8, 9, 10))
-        terms = {term for part in (q, k, v, seq_lens, k_scales, v_scales, out) for value in part
-                 for term in batch_terms(value)}
-        groups.append(SizeGroup("the batch", tuple(sorted(terms, key=lambda t: (t.argument, t.dim)))))
-    return groups
+    groups = [batch_dims(op) for op in find_ops(func, "rock.attention", "rock.gridwise_attention_accel")]
+    if not groups and "rock.batch_sizes" in func.attributes:
+        flat = list(ir.DenseI64ArrayAttr(func.attributes["rock.batch_sizes"]))
+        groups = [[tuple(flat[i : i + 3]) for i in range(0, len(flat), 3)]]
+    return [SizeGroup("the batch", tuple(Term(*dims) for dims in group)) for group in groups]
 
 
 def check_inputs(func: ir.Operation, args: list, names: list[str] | None = None, exact: bool = True) -> None:
