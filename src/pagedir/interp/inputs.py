@@ -154,13 +154,13 @@ def check_shapes(func: ir.Operation, args: list, names: list[str]) -> None:
             raise InputError(f"{names[index]} has shape {list(shape)}; the argument is a scalar {type_} (give a 0-d array)",
                              arguments[index].location)
     for group in size_groups(func):
-        given = [(term, shapes[term.argument][term.dim] - term.offset) for term in group.terms if term.argument in shapes]
+        given = [(term, shapes[term.argument][term.dim] - term.extra) for term in group.terms if term.argument in shapes]
         if not given:
             continue
         first, size = given[0]
         for term, other in given[1:]:
             if other != size:
-                must = f"{group.what} + {term.offset} = {size + term.offset}" if term.offset else f"{size}"
+                must = f"{group.what} + {term.extra} = {size + term.extra}" if term.extra else f"{size}"
                 raise InputError(
                     f"{names[term.argument]} has shape {list(shapes[term.argument])} where {group.what} is {size} "
                     f"({names[first.argument]} has shape {list(shapes[first.argument])}): its dim {term.dim} must be {must}",
@@ -169,11 +169,11 @@ def check_shapes(func: ir.Operation, args: list, names: list[str]) -> None:
 
 @dataclass(frozen=True)
 class Term:
-    """Dim ``dim`` of argument ``argument`` holds a size plus ``offset``."""
+    """Dim ``dim`` of argument ``argument`` holds the size plus ``extra``."""
 
     argument: int
     dim: int
-    offset: int = 0
+    extra: int = 0
 
 
 @dataclass(frozen=True)
