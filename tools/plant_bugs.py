@@ -443,6 +443,22 @@ PLANTS = {plant.name: plant for plant in (
                  r"assert 32 == 64"),
          Catcher("tests/lit/passes/rock-threadwise-lowering.mlir", r"error: Couldn't match .*extui")),
     ),
+    # --- the arrays a run takes ------------------------------------------------------
+    Plant(
+        "run-converts-inputs-by-value",
+        "pagedir-run converts --inputs arrays of another dtype by value (uint16 bf16 bits read as f16 numbers)",
+        (Edit("cli/run.py", "exact=True, names=names)", "exact=False, names=names)  # PLANTED"),),
+        (Catcher("tests/unit/test_run_inputs.py::test_an_array_of_another_dtype_is_refused_not_converted[bf16-bits-for-f16]",
+                 r"assert 0 == 1"),),
+    ),
+    Plant(
+        "lowered-kernel-without-batch-sizes",
+        "rock-attention-to-gridwise does not record rock.batch_sizes: a lowered kernel runs on sizes that disagree",
+        (Edit("passes/attention_to_gridwise.py", 'func.attributes["rock.batch_sizes"] = ',
+              'func.attributes["rock.batch_sizes_planted"] = '),),
+        (Catcher("tests/unit/test_run_inputs.py::test_a_size_that_disagrees_with_the_batch_is_an_error_naming_both"
+                 "[varlen-long-cu-seqlens-lowered]", r"error: memref.load index 2 is out of bounds"),),
+    ),
 )}
 
 

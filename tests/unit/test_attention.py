@@ -47,6 +47,7 @@ def run_attention(args, seq_lens=None, seed: int = 0, unmapped_past: int | None 
     but the last) hold NaN."""
     rng = np.random.default_rng(seed)
     args.seq_lens = seq_lens is not None
+    seq_lens = np.asarray(seq_lens, dtype=np.int32) if seq_lens is not None else None  # the kernel's i32
     b, hq, hkv, sq, sk, d = args.batch, args.num_heads_q, args.num_heads_kv, args.seq_len_q, args.seq_len_k, args.head_dim
     q = host_values(rng.standard_normal((b, hq, sq, d)), args.dtype)
     k = host_values(rng.standard_normal((b, hkv, sk, d)), args.dtype)
@@ -74,7 +75,7 @@ def run_attention(args, seq_lens=None, seed: int = 0, unmapped_past: int | None 
                     for batch, length in enumerate(seq_lens):
                         unread = first_token >= -(-int(length) // unmapped_past) * unmapped_past
                         table[batch, unread, 0] = 0xDEAD0000
-        out = np.full((b, hq, sq, d), np.nan, dtype=np.float32)
+        out = host_values(np.full((b, hq, sq, d), np.nan), args.dtype)
         call = [q, k_arg, v_arg] + ([seq_lens] if seq_lens is not None else []) + [out]
         results = interp.run(module, args.name, call, device=device)
     expected = reference.attention(q, k, v, seq_lens=seq_lens, causal=args.causal, scale=args.scale)

@@ -57,7 +57,7 @@ def run_levels(args, null_pages: bool = False, seed: int = 0, passes=LOAD_PASSES
 
         def gathers_exactly(stage, *_output_and_seconds) -> None:
             name = stage.name if stage else "generation"
-            out = np.full(expected.shape, np.nan, dtype=np.float32)
+            out = np.full(expected.shape, np.nan, dtype=np.float16 if args.dtype == "f16" else np.float32)
             inputs = [table] + ([seq_lens] if seq_lens is not None else []) + [out]
             results = interp.run(module, "copy_kv", inputs, device=device)
             got = as_f32(results[-1], args.dtype)
@@ -123,7 +123,7 @@ def run_kernel_pipeline(args, null_pages: bool = False, seed: int = 0) -> None:
         device = interp.Device()
         table, seq_lens, expected, _ = gather_inputs(args, rng, device, null_pages)
         assert np.any(np.diff(table[0, :, 0]) < 0), "the pages must not lie in table order"
-        out = np.full(expected.shape, np.nan, dtype=np.float32)
+        out = np.full(expected.shape, np.nan, dtype=np.float16 if args.dtype == "f16" else np.float32)
         inputs = [table] + ([seq_lens] if seq_lens is not None else []) + [out]
         got = as_f32(interp.run(module, "copy_kv", inputs, device=device)[-1], args.dtype)
     np.testing.assert_array_equal(got, expected)

@@ -162,7 +162,7 @@ def decode_kv_bytes(kv_dtype: str | None) -> tuple[int, float]:
         caches = [reference.paged_cache(device, x, 16, seq_lens=lens, rng=rng) for x in (k_dev, v_dev)]
         for cache in caches:
             device.watched += [(page.address, page.address + page.nbytes) for page in cache.pages]
-        out = np.full((2, 16, 1, 128), np.nan, dtype=np.float32)
+        out = np.full((2, 16, 1, 128), np.nan, dtype=np.float16)
         got = interp.run(module, args.name, [q, caches[0].table, caches[1].table, lens, *scales, out], device=device)[-1]
     expected = reference.attention(q, k_ref, v_ref, seq_lens=lens)
     return device.bytes_read, float(np.abs(np.asarray(got, dtype=np.float32) - expected).max())
@@ -218,7 +218,7 @@ def test_per_token_head_scales_are_read_once_per_key_up_to_seq_len() -> None:
         scale_caches = [reference.paged_cache(device, x[..., None], 16, seq_lens=lens, rng=rng) for x in (k_scales, v_scales)]
         kv_ranges = [(page.address, page.address + page.nbytes) for cache in caches for page in cache.pages]
         scale_ranges = [(page.address, page.address + page.nbytes) for cache in scale_caches for page in cache.pages]
-        out = np.full((2, 16, 1, 128), np.nan, dtype=np.float32)
+        out = np.full((2, 16, 1, 128), np.nan, dtype=np.float16)
         call = [q, caches[0].table, caches[1].table, lens, scale_caches[0].table, scale_caches[1].table, out]
         device.watched = scale_ranges
         got = interp.run(module, args.name, call, device=device)[-1]

@@ -28,6 +28,7 @@ import numpy as np
 import pytest
 
 from pagedir.context import make_context
+from pagedir.interp.inputs import ACCEPTED
 from pagedir.interp.launch import run
 from pagedir.interp.memory import InterpError
 
@@ -86,6 +87,7 @@ func.func @f(%a: memref<{wave}x{per_lane_ab}x{in_type}>, %b: memref<{wave}x{per_
   return
 }}
 """
+    a_lanes, b_lanes = (np.asarray(x).astype(ACCEPTED[in_type][0]) for x in (a_lanes, b_lanes))  # exact values
     with make_context():
         module = ir.Module.parse(text)
         results = run(module, "f", [a_lanes, b_lanes, c_lanes, np.zeros((wave, per_lane_d), np.float32)])

@@ -9,6 +9,7 @@ from pagedir import reference
 from pagedir.cli.gen import build_parser
 from pagedir.gen import linalg_attention
 from pagedir.interp import Device, run
+from pagedir.interp.check import make_case
 from pagedir.interp.launch import as_module, find_function
 
 CASES = [
@@ -27,7 +28,7 @@ def test_payload_computes_attention(flags):
     func = find_function(module, "attention")
     device = Device()
     rng = np.random.default_rng(3)
-    case = linalg_attention.check_case(func, rng, device)
+    case = make_case(func, rng, device)
     outputs = run(module, "attention", case.args, device=device)
     q = case.args[0].astype(np.float32)
     # Redraw K/V as the case drew them (same seed, same order) to know the dense values behind the pages.
@@ -87,7 +88,7 @@ def test_pool_gather_payload_computes_attention(flags):
     args = build_parser().parse_args(["linalg-attention", *SERVING_SIZES, *flags])
     module = as_module(linalg_attention.generate(args))
     device = Device()
-    case = linalg_attention.check_case(find_function(module, "attention"), np.random.default_rng(5), device)
+    case = make_case(find_function(module, "attention"), np.random.default_rng(5), device)
     out = run(module, "attention", case.args, device=device)[-1]
     q, k_pool, v_pool = case.args[:3]
     if args.page_table == "blocks":
@@ -199,7 +200,7 @@ def test_payload_window_computes_reference(tmp_path):
                                       "--seq-lens", "--causal", "--window", "3", "--softcap", "2", "--dtype", "f32"])
     module = as_module(linalg_attention.generate(args))
     device = Device()
-    case = linalg_attention.check_case(find_function(module, "attention"), np.random.default_rng(3), device)
+    case = make_case(find_function(module, "attention"), np.random.default_rng(3), device)
     out = run(module, "attention", case.args, device=device)[-1]
     q, k, v, seq_lens = case.args[:4]
     expected = reference.attention(q, k, v, seq_lens=seq_lens, causal=True, window_left=3, softcap=2.0)
@@ -240,7 +241,7 @@ def test_payload_alibi_computes_reference():
                                       "--seq-lens", "--causal", "--alibi", "--dtype", "f32"])
     module = as_module(linalg_attention.generate(args))
     device = Device()
-    case = linalg_attention.check_case(find_function(module, "attention"), np.random.default_rng(3), device)
+    case = make_case(find_function(module, "attention"), np.random.default_rng(3), device)
     out = run(module, "attention", case.args, device=device)[-1]
     q, k, v, seq_lens, slopes = case.args[:5]
     expected = reference.attention(q, k, v, seq_lens=seq_lens, causal=True, alibi_slopes=slopes)

@@ -211,7 +211,7 @@ def run_windowed_decode(seq_k: int, window: int, seq_lens: list[int], n_per_bloc
                 # Pages wholly before the tile holding the window's first key (length - 1 - window).
                 first_tile_key = max(0, length - 1 - window) // n_per_block * n_per_block
                 cache.table[batch, np.arange(seq_k // 16) * 16 + 16 <= first_tile_key, 0] = 0xDEAD0000
-        out = np.full((b, 8, 1, d), np.nan, dtype=np.float32)
+        out = np.full((b, 8, 1, d), np.nan, dtype=np.float16)
         got = interp.run(module, args.name, [q, caches[0].table, caches[1].table, lens, out], device=device)[-1]
     expected = reference.attention(q, k, v, seq_lens=lens, window_left=window)
     return np.asarray(got, dtype=np.float32), expected, device.bytes_read

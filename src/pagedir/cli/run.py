@@ -54,6 +54,7 @@ from pagedir.interp.check import (
     run_case,
     runnable,
 )
+from pagedir.interp.inputs import InputError, argument_names
 from pagedir.interp.launch import (argument_count, find_function, functions, launch_plan, launch_size, run_function,
                                    workspace_given,
                                    symbol_name)
@@ -64,13 +65,17 @@ EPILOG = """\
 inputs and outputs:
   --inputs takes an .npz archive with one array per argument, named arg0, arg1, ...
   (argument order; 0-d arrays for scalar arguments). Every argument must be given
-  and no other name may appear. An array needs the argument's element count; it is
-  converted to the element type (bf16: floats are rounded, uint16 taken as bits).
+  and no other name may appear. An array needs the argument's shape (its static
+  sizes; '?' sizes that agree where the kernel relates them: the batch of q, the
+  tables, seq_lens and out, kv_indptr and cu_seqlens_q one longer) and a dtype of
+  its element type, nothing else: f16 float16, f32 float32, f64 float64, bf16
+  uint16 (bit patterns) or float32 (rounded), fp8 uint8 (bit patterns) or float32
+  (rounded), i1 bool, i8 .. i64 int8 .. int64, index int64.
   Page tables hold device addresses, which a file cannot know: run paged kernels
   without --inputs, which draws their data like --check does (shuffled pages,
   null pointers past ragged seq_lens) from --seed.
   --outputs writes every argument's contents after the run, under the same names
-  (bf16 as float32).
+  (bf16 and fp8 as float32, which --inputs takes back).
 
 checking:
   --check runs each host-callable function (or only --entry) on a random case:
@@ -201,7 +206,7 @@ def run(argv: list[str]) -> int:
     context = pagedir.make_context()
     with context, ir.Location.unknown(context):
         module = load_module(context, text, name)
-        return check_module(module, args) if args.check else run_entry(module, args)
+        return check_module(module, args) if args.check else run_entry(module, args, text, name)
 
 
 def load_module(context: ir.Context, text: str, name: str) -> ir.Operation:
@@ -228,14 +233,18 @@ def fail(diags: list[Diag], note: str | None = None) -> None:
 # A plain run
 
 
-def run_entry(module: ir.Operation, args: argparse.Namespace) -> int:
+def run_entry(module: ir.Operation, args: argparse.Namespace, text: str, filename: str) -> int:
     func = find_function(module, args.entry)
     if not runnable(func):
         raise UserError(f"@{args.entry} takes LDS or private memref arguments: only host-callable functions can run")
     signature, _keep = case_function(func)
     with lds_banks.tally() if args.lds_banks else contextlib.nullcontext() as banks:
         if args.inputs:
-            outputs, _ = run_function(func, load_inputs(args.inputs, signature))
+            names = argument_names(func, argument_count(func), text, filename)
+            try:
+                outputs, _ = run_function(func, load_inputs(args.inputs, signature), exact=True, names=names)
+            except InputError as err:  # say where the arrays came from
+                raise InputError(f"inputs '{args.inputs}': {err.message}", err.location) from None
             source = f"inputs from {args.inputs}"
         else:
             outputs, _ = run_case(func, args.seed, case_func=signature)
@@ -282,15 +291,7 @@ def load_inputs(path: str, func: ir.Operation) -> list[np.ndarray]:
     if missing or unknown:
         problems = ([f"missing {', '.join(missing)}"] if missing else []) + ([f"unknown {', '.join(unknown)}"] if unknown else [])
         raise UserError(f"inputs '{path}': {'; '.join(problems)} (@{symbol_name(func)} takes {count} arguments: arg0 .. arg{count - 1})")
-    arguments = list(func.regions[0].blocks[0].arguments)
-    for index, key in enumerate(wanted):
-        array = arrays[key]
-        if array.dtype.kind not in "biuf":
-            raise UserError(f"inputs '{path}': {key} has dtype {array.dtype}; arguments take bool, integer or float arrays")
-        if not isinstance(arguments[index].type, ir.MemRefType) and array.size != 1:
-            raise UserError(f"inputs '{path}': {key} has shape {list(array.shape)}; argument {index} is a scalar "
-                            f"{arguments[index].type} (give a 0-d array)")
-    return [arrays[key] for key in wanted]
+    return [arrays[key] for key in wanted]  # their dtypes and shapes are checked by the run (pagedir.interp.inputs)
 
 
 def summarize(values: Any) -> str:

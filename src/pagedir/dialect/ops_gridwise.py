@@ -34,7 +34,11 @@ the kernel function carries the grid as a formula of its argument sizes instead,
 the sizes `rock.grid_sizes` names (`array<i64: arg, dim, ...>`, one pair per map
 input: dim `dim` of argument `arg`). The batch is q's dim 0, or `cu_seqlens_q`'s dim 0
 minus 1 for packed queries, times the static `Hkv * ceil(Sq / (m_per_block / G))`;
-the interpreter's launch and `pagedir-compile --plan` evaluate it. Split-KV with
+the interpreter's launch and `pagedir-compile --plan` evaluate it. `rock.batch_sizes`
+(`array<i64: arg, dim, extra, ...>`) names every argument dim that holds the batch plus
+`extra` (q, out, the K/V tables, `kv_indptr` and `cu_seqlens_q` with extra 1, `seq_lens`):
+the sizes a launch's arrays must agree on, which the lowered kernel no longer shows
+(`pagedir-run` refuses arrays that disagree). Split-KV with
 dynamic sizes has `num_splits = 0`: the split count is chosen at launch (the kernel's
 `rock.split_map`, pagedir.backend.split_cost) and read from the workspace's dim 0;
 the grid then depends on it even where the batch is static, so `grid_size` is absent

@@ -237,6 +237,32 @@ def slot_count_dim(view: ir.Value) -> tuple[ir.Value, int]:
     return table, 0 if len(view.owner.operands) == 4 else 1
 
 
+def batch_dims(attention: ir.Operation) -> list[tuple[int, int, int]]:
+    """``(argument, dim, extra)``, in argument order, for each argument of the enclosing function whose dim
+    ``dim`` is the batch of ``attention`` (``rock.attention`` or ``rock.gridwise_attention_accel``) plus
+    ``extra``: q and out (or ``cu_seqlens_q``, extra 1, through ``rock.varlen_view``), K and V (dense,
+    ``rock.deref``'s table, the block table, or ``kv_indptr`` (extra 1) and ``kv_last_page_len``),
+    ``seq_lens`` and the per-token-head scale caches. The sizes a run's arrays must agree on."""
+    operation = attention.operation
+    operands, found, start = list(operation.operands), set(), 0
+    batched = {0, 1, 2, 3, 8, 9, 10}  # q, k, v, seq_lens, k_scales, v_scales, out of the 11 operand groups
+    for group, size in enumerate(ir.DenseI32ArrayAttr(operation.attributes["operandSegmentSizes"])):
+        for value in operands[start : start + size] if group in batched else []:
+            owner = value.owner if not isinstance(value.owner, ir.Block) else None
+            name = owner.name if owner is not None else None
+            if name == "rock.varlen_view":
+                parts = [(owner.operands[1], 1)]
+            elif name == "rock.deref":
+                parts = [(owner.operands[0], 0)]
+            elif name == "rock.block_table_view":
+                parts = [(owner.operands[2], 1), (owner.operands[3], 0)] if len(owner.operands) == 4 else [(owner.operands[1], 0)]
+            else:
+                parts = [(value, 0)]
+            found.update((ir.BlockArgument(v).arg_number, 0, extra) for v, extra in parts if isinstance(v.owner, ir.Block))
+        start += size
+    return sorted(found)
+
+
 def is_block_table_view(value: ir.Value) -> bool:
     owner = value.owner
     return isinstance(owner, ir.Operation | ir.OpView) and owner.name == "rock.block_table_view"

@@ -8,13 +8,17 @@
   and compares every output (see :mod:`pagedir.interp.check`).
 
 Program errors (an unmapped address, an LDS race, an unsupported op) raise
-:class:`InterpError`, which carries the op's location.
+:class:`InterpError`, which carries the op's location; arguments that do not fit the
+function (dtype, shape, sizes that disagree: :mod:`pagedir.interp.inputs`) raise its
+subclass :class:`InputError`, at the argument.
 """
 
 from __future__ import annotations
 
 from pagedir.interp.check import CheckCase, CheckFailure, CheckResult, check_pass
+from pagedir.interp.inputs import InputError
 from pagedir.interp.launch import run
 from pagedir.interp.memory import Device, DeviceArray, InterpError
 
-__all__ = sorted(["CheckCase", "CheckFailure", "CheckResult", "Device", "DeviceArray", "InterpError", "check_pass", "run"])
+__all__ = sorted(["CheckCase", "CheckFailure", "CheckResult", "Device", "DeviceArray", "InputError", "InterpError", "check_pass",
+                  "run"])

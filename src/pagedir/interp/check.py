@@ -39,7 +39,9 @@ import mlir.ir as ir
 import numpy as np
 
 from pagedir import reference
-from pagedir.interp.launch import argument_count, as_module, check_arguments, functions, run_function, symbol_name
+from pagedir.interp.inputs import host_array
+from pagedir.interp.launch import (argument_count, as_module, check_arguments, functions, parsed, run_function,
+                                   symbol_name)
 from pagedir.interp.memory import Device, InterpError
 from pagedir.dialect.ops_page_table import is_block_table_view
 from pagedir.passes.ir_utils import find_ops
@@ -788,15 +790,19 @@ def make_case(func: ir.Operation, rng: np.random.Generator, device: Device, size
     ``placement`` where its pages lie (:func:`page_placements`)."""
     check_arguments(func)  # before any data is drawn for them
     if "rock.check" in func.attributes:
-        return case_generator(func).check_case(func, rng, device)
-    if find_ops(func, "rock.block_table_view"):
-        return serving_case(func, rng, device, sizes, placement)
-    if find_ops(func, "rock.attention", "rock.gridwise_attention_accel") or attention_signature(func):
-        return attention_case(func, rng, device, sizes, placement)
-    if has_dynamic_arguments(func):
+        case = case_generator(func).check_case(func, rng, device)
+    elif find_ops(func, "rock.block_table_view"):
+        case = serving_case(func, rng, device, sizes, placement)
+    elif find_ops(func, "rock.attention", "rock.gridwise_attention_accel") or attention_signature(func):
+        case = attention_case(func, rng, device, sizes, placement)
+    elif has_dynamic_arguments(func):
         raise InterpError(f"@{symbol_name(func)} has arguments with dynamic sizes: the check draws data for attention "
                           "kernels only (pass arrays with pagedir-run --inputs)", func.location)
-    return generic_case(func, rng, device)
+    else:
+        case = generic_case(func, rng, device)
+    # In dtypes the arguments take (pagedir.interp.run refuses others): the same values the upload stores.
+    case.args = [host_array(value, argument.type) for value, argument in zip(case.args, func.regions[0].blocks[0].arguments)]
+    return case
 
 
 def runnable(func: ir.Operation) -> bool:
@@ -844,7 +850,8 @@ def check_pass(module: Any, pass_argument: str, seed: int = 0, *, options: Any =
     (with the result attached) when an output differs or the transformed function
     fails to run (the message names the op and its location).
     """
-    before = as_module(module)
+    holder = parsed(module)  # parsed text lives as long as this
+    before = as_module(holder)
     after = apply_pass(before, pass_argument, options).operation
     after_functions = {symbol_name(f): f for f in functions(after)}
     result = CheckResult(pass_argument, seed, [])

@@ -18,20 +18,27 @@ from pagedir.arch import MAX_GRID_SIZE, MAX_WORKGROUP_SIZE
 from pagedir.backend import formula, plan
 
 from pagedir.interp import ops_arith, ops_control, ops_lds_dma, ops_linalg, ops_matrix, ops_memory, ops_rock  # noqa: F401 - register the op handlers
+from pagedir.interp.inputs import argument_names, check_inputs
 from pagedir.interp.memory import BASE, Device, DeviceArray, InterpError, check_memory_limit, storage_array
 from pagedir.interp.ops_memory import MemRef, row_major, type_strides
 from pagedir.interp.simt import Program, Runtime, elem_of
 
 
-def as_module(module: Any) -> ir.Operation:
-    """An ``ir.Module``, its operation, or MLIR text (parsed in a fresh pagedir context)."""
-    if isinstance(module, str):
-        from pagedir.context import make_context
+def parsed(module: Any) -> Any:
+    """MLIR text parsed in a fresh pagedir context (an ``ir.Module``: its operation lives as long as it
+    does, so the caller keeps it); anything else as it is."""
+    if not isinstance(module, str):
+        return module
+    from pagedir.context import make_context
 
-        context = make_context()
-        with context:
-            parsed = ir.Module.parse(module)
-        return parsed.operation
+    with make_context():
+        return ir.Module.parse(module)
+
+
+def as_module(module: Any) -> ir.Operation:
+    """An ``ir.Module``, its operation, or MLIR text (:func:`parsed`; a caller running it keeps that instead)."""
+    if isinstance(module, str):
+        return parsed(module).operation
     if isinstance(module, ir.Module):
         return module.operation
     return module.operation if hasattr(module, "operation") else module
@@ -313,9 +320,13 @@ def launch_splits(func: ir.Operation, shapes: list[tuple]) -> tuple[int, dict[st
 
 
 def run_function(func: ir.Operation, args: list, *, device: Device | None = None, grid: Any = None,
-                 program: Program | None = None) -> tuple[list[np.ndarray], Program]:
+                 program: Program | None = None, exact: bool = False,
+                 names: list[str] | None = None) -> tuple[list[np.ndarray], Program]:
     """Run ``func`` (and the kernels its launch plan adds) on ``args``; returns the contents of the
-    arguments given (a workspace the caller left out is not returned) and the program of ``func``."""
+    arguments given (a workspace the caller left out is not returned) and the program of ``func``.
+
+    The arguments must fit ``func`` (:mod:`pagedir.interp.inputs`: shapes and related sizes; with
+    ``exact`` the dtypes too, as a user's data must; ``names`` names the arguments in errors)."""
     device = device if device is not None else Device()
     count = argument_count(func)
     block_args = list(func.regions[0].blocks[0].arguments)[:count]
@@ -324,6 +335,7 @@ def run_function(func: ir.Operation, args: list, *, device: Device | None = None
     if len(args) != count:
         raise InterpError(f"@{symbol_name(func)} takes {count} arguments, got {len(args)}", func.location)
     check_arguments(func)
+    check_inputs(func, args[:given], names, exact)
     bound = [bind_argument(device, a.type, value, i) for i, (a, value) in enumerate(zip(block_args, args))]
     program = program or Program(func)
     shapes = [getattr(b.value, "shape", ()) for b in bound]
@@ -339,11 +351,18 @@ def run(module: Any, entry: str, args: list, *, device: Device | None = None, gr
     """Run ``entry`` on ``args``; returns every argument's contents after the run.
 
     Numpy arrays are uploaded to ``device`` (a new one when None) as the argument's
-    element type (bf16: floats are rounded, uint16 arrays taken as bit patterns);
-    :class:`DeviceArray` arguments are used in place; scalars become index/int/float
-    values. bf16 results come back as float32. ``grid`` overrides the number of
-    workgroups (an int) or gives ``(workgroups, threads per workgroup)``.
+    element type; each must have a dtype the type takes (f16: float16, f32: float32, bf16:
+    uint16 bit patterns or float32 rounded, fp8: uint8 bit patterns or float32 rounded, i32:
+    int32, index: int64, i1: bool: :data:`pagedir.interp.inputs.ACCEPTED`) and the memref's
+    shape (its ``?`` sizes agreeing where the function relates them), else
+    :class:`~pagedir.interp.inputs.InputError` names the argument; nothing is converted by
+    value. :class:`DeviceArray` arguments are used in place; scalar arguments take 0-d arrays
+    or Python numbers. bf16 and fp8 results come back as float32. ``grid`` overrides the number
+    of workgroups (an int) or gives ``(workgroups, threads per workgroup)``.
     """
-    op = find_function(as_module(module), entry)
-    results, _ = run_function(op, list(args), device=device, grid=grid)
+    holder = parsed(module)  # the operations of parsed text live as long as it does
+    op = find_function(as_module(holder), entry)
+    names = argument_names(op, argument_count(op), module) if isinstance(module, str) else None
+    with op.context:  # the module's own (text is parsed in a fresh one)
+        results, _ = run_function(op, list(args), device=device, grid=grid, exact=True, names=names)
     return results

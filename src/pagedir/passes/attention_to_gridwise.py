@@ -78,7 +78,7 @@ from pagedir.arch import Chip
 from pagedir.backend import split_cost
 from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import VECTOR_BITS, AttentionProblem, read_problem
-from pagedir.dialect.ops_page_table import slot_count_dim
+from pagedir.dialect.ops_page_table import batch_dims, slot_count_dim
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.base import ChipOptions, Pass
 from pagedir.passes.blockwise_gemm import (MATRIX_WAVES, MFMA_TILE_KEYS, TILE, key_slices, matrix_lds_bytes, padded_rows,
@@ -336,6 +336,8 @@ def record_grid_formula(func: ir.Operation, op, tiling: Tiling) -> None:
     batch = ir.AffineDimExpr.get(0) + offset if offset else ir.AffineDimExpr.get(0)
     func.attributes["rock.grid_map"] = ir.AffineMapAttr.get(ir.AffineMap.get(1, 0, [batch * per_sequence]))
     func.attributes["rock.grid_sizes"] = ir.DenseI64ArrayAttr.get([argument, dim])
+    # The argument dims that must hold the same batch: the lowered kernel no longer shows which they are.
+    func.attributes["rock.batch_sizes"] = ir.DenseI64ArrayAttr.get([x for dims in batch_dims(op) for x in dims])
 
 
 def requested_splits(func: ir.Operation, options: AttentionToGridwiseOptions) -> int | None:

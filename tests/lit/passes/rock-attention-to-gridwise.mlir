@@ -163,9 +163,12 @@ func.func @variants(%q: memref<2x4x1x64xf16>, %k: memref<2x2x64x64xf16>, %v: mem
 // A packed-query kernel for every batch size: no rock.grid_size, the grid is the formula
 // rock.grid_map of the argument sizes rock.grid_sizes names: B = dim 0 of cu_seqlens_q
 // (argument 1) minus 1, times Hkv = 2 query-block tiles. Sq (4) stays static.
+// rock.batch_sizes: the dims that hold B, (argument, dim, extra): cu_seqlens_q's dim 0 (B + 1),
+// block_table's and seq_lens' dim 0 (q and out are packed rows, not B).
 
 // CHECK: #[[GRID:map[0-9]*]] = affine_map<(d0) -> ((d0 - 1) * 2)>
 // CHECK-LABEL: func.func @dynamic_varlen
+// CHECK-SAME: rock.batch_sizes = array<i64: 1, 0, 1, 4, 0, 0, 5, 0, 0>,
 // CHECK-SAME: rock.block_size = 256 : i64, rock.grid_map = #[[GRID]], rock.grid_sizes = array<i64: 1, 0>
 // CHECK-NOT: rock.grid_size =
 // CHECK: "rock.gridwise_attention_accel"
