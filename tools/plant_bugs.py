@@ -106,6 +106,7 @@ class Outcome:
 # The plants
 
 GRIDWISE = "passes/gridwise_attention_to_blockwise.py"
+SPLIT_COMBINE = "passes/split_combine.py"
 GEMM = "passes/blockwise_gemm.py"
 BUFFER_LOAD = "passes/buffer_load.py"
 THREADWISE = "passes/threadwise_lowering.py"
@@ -376,7 +377,7 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "split-combine-unweighted",
         "the combine kernel averages the splits' partial outputs instead of weighting them by their LSE",
-        (Edit(GRIDWISE, "weight = mlir_math.exp2(arith.subf(lse, safe_max))", "weight = f32_const(1.0)  # PLANTED"),),
+        (Edit(SPLIT_COMBINE, "weight = mlir_math.exp2(arith.subf(lse, safe_max))", "weight = f32_const(1.0)  # PLANTED"),),
         (Catcher("tests/unit/test_split_kv.py::test_split_kernel_matches_reference[decode-2-splits-f16]", WRONG_VALUES),
          Catcher(CHECK_SPLIT_ATTENTION, CHECK_FAILED)),
     ),
