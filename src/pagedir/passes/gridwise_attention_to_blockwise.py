@@ -54,13 +54,12 @@ Scores are base-2 (log2(e) folded into the scale), so the softmax is ``exp2``.
 A running max of ``-inf`` (nothing seen yet) is replaced by 0 before it is
 subtracted, so empty rows give ``alpha = p = 0`` rather than NaN.
 
-Threads. Scores: thread ``tid`` computes elements ``tid + k * block_size`` of the
-``M x N`` score tile (row-major). Output: the ``M x D`` result is cut into chunks
-of ``VO`` consecutive columns; thread ``tid`` owns chunks ``tid + k * block_size``
-and keeps their accumulators (``vector<VO x f32>``) and their row's running max
-and sum in registers across the KV loop. The row statistics are recomputed by
-every thread owning a chunk of the row: cheaper than another LDS round trip and
-barrier. Threads past the last element work on a clamped index and do not store.
+Loops. On chips and types with a matrix form (blockwise_gemm.problem_matrix_instruction) the
+loop runs on the matrix cores (:class:`pagedir.passes.blockwise_gemm.MatrixLoop`), else on the
+VALU (:class:`pagedir.passes.valu_loop.ValuLoop`); both ask this pass's Builder for the tile
+loads, the scores' variants and masks, and hand its epilogue the chunks they end with. Without
+the matrix loop, thread ``tid`` owns output chunks ``tid + k * block_size`` of ``VO`` columns
+(:meth:`Builder.chunk_position`, :mod:`pagedir.passes.valu_loop` has the layout).
 
 LDS. Q, K, V and the scores are i8 ``rock.alloc``s viewed with their types, so
 ``rock-annotate-liveness`` and ``rock-reuse-lds`` can place K and V (never live
@@ -88,10 +87,10 @@ from pagedir.arch import ChipError, kernel_chip
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.blockwise_gemm import MatrixInstruction, MatrixLoop, problem_matrix_instruction, tile_swizzle
-from pagedir.passes.ir_utils import (LOG2_E, apply, divided, f32_const, find_ops, index_const, lds_view, splat, to_f32,
-                                     with_sink)
+from pagedir.passes.ir_utils import LOG2_E, apply, divided, f32_const, find_ops, index_const, lds_view, splat, with_sink
 from pagedir.passes.split_combine import (add_workspace_argument, build_combine_kernel, offset, workspace_lse_base,
                                           workspace_parts)
+from pagedir.passes.valu_loop import ValuLoop
 
 #: Kernel unit attribute asking for the swizzled LDS tiles (the pass's ``lds-swizzle`` option).
 LDS_SWIZZLE_ATTR = "rock.lds_swizzle"
@@ -99,8 +98,6 @@ LDS_SWIZZLE_ATTR = "rock.lds_swizzle"
 LDS_DMA_ATTR = "rock.lds_dma"
 #: Output columns a thread accumulates per chunk, at most (f32 registers).
 MAX_CHUNK = 8
-#: Scores read per LDS vector load in the output phase.
-SCORE_VECTOR = 4
 
 
 @dataclass(frozen=True)
@@ -318,7 +315,7 @@ class Builder:
         if self.matrix is not None:
             final, places = MatrixLoop(self, self.matrix).run(first, end)
         else:
-            final = self.kv_loop(first, end)
+            final = ValuLoop(self).run(first, end)
         if self.workspace is None:
             self.store_output(final, places)
         else:
@@ -519,58 +516,7 @@ class Builder:
             index_bounds=bounds, valid=scale_before_seq_len,
         )
 
-    # --- the KV loop ----------------------------------------------------------------
-
-    def kv_loop(self, first: ir.Value | None, end: ir.Value) -> list[ir.Value]:
-        plan = self.plan
-        per_thread = math.ceil(plan.chunks / plan.block)
-        init = []
-        for _ in range(per_thread):
-            init += [splat(f32_const(0.0), plan.chunk), f32_const(-math.inf), f32_const(0.0)]
-        loop = scf.ForOp(index_const(0) if first is None else first, end, index_const(1), init)
-        with ir.InsertionPoint(loop.body):
-            t = loop.induction_variable
-            carried = list(loop.inner_iter_args)
-            self.load_kv(self.op.k, self.k_tile, t)
-            if self.k_scale_tile is not None:
-                self.load_scales(self.op.k_scales, self.k_scale_tile, t)
-            self.compute_scores(t)
-            rock.lds_barrier()
-            self.load_kv(self.op.v, self.v_tile, t)
-            if self.v_scale_tile is not None:
-                self.load_scales(self.op.v_scales, self.v_scale_tile, t)
-            updated = []
-            for k in range(per_thread):
-                acc, running_max, running_sum = carried[3 * k : 3 * k + 3]
-                updated += self.accumulate(k, t, acc, running_max, running_sum)
-            rock.lds_barrier()
-            scf.YieldOp(updated)
-        return list(loop.results)
-
-    def compute_scores(self, t: ir.Value) -> None:
-        plan, p = self.plan, self.plan.p
-        total = plan.m * plan.n
-        width = p.vector_len
-        for k in range(math.ceil(total / plan.block)):
-            element, element_in, guarded = self.thread_item(k, total)
-            row = apply(lambda e: ir.AffineExpr.get_floor_div(e, plan.n), element_in)
-            col = apply(lambda e: e % plan.n, element_in)
-            dot = splat(f32_const(0.0), width)
-            for d0 in range(0, p.head_dim, width):
-                vec_type = ir.VectorType.get([width], p.element)
-                q = to_f32(vector.load(vec_type, self.q_rows, [row, index_const(d0)]))
-                key_type = ir.VectorType.get([width], p.kv_type)
-                key = to_f32(vector.load(key_type, self.k_tile, [col, index_const(d0)]))
-                dot = vector.fma(q, key, dot)
-            score = self.finish_score(vector.reduction(self.f32, vector.CombiningKind.ADD, dot), t, row, col)
-            if guarded:
-                inside = arith.cmpi(arith.CmpIPredicate.ult, element, index_const(total))
-                if_op = scf.IfOp(inside)
-                with ir.InsertionPoint(if_op.then_block):
-                    memref.store(score, self.scores, [row, col])
-                    scf.YieldOp([])
-            else:
-                memref.store(score, self.scores, [row, col])
+    # --- scores (both loops) -----------------------------------------------------------
 
     def finish_score(self, dot: ir.Value, t: ir.Value, row: ir.Value, col: ir.Value) -> ir.Value:
         """The base-2 score of row ``row`` and key ``col`` of tile ``t`` from its dot product Q . K
@@ -648,44 +594,6 @@ class Builder:
         row = apply(lambda c: ir.AffineExpr.get_floor_div(c, per_row), chunk_in)
         col = apply(lambda c: (c % per_row) * plan.chunk, chunk_in)
         return chunk, past_end, row, col
-
-    def accumulate(self, k: int, t: ir.Value, acc: ir.Value, running_max: ir.Value, running_sum: ir.Value) -> list[ir.Value]:
-        plan, p = self.plan, self.plan.p
-        _, _, row, col = self.chunk_position(k)
-        limit = self.causal_limit(t, row) if plan.causal else None
-        window_start = self.window_start(t, row) if plan.window is not None else None
-        width = math.gcd(plan.n, SCORE_VECTOR)
-        score_type = ir.VectorType.get([width], self.f32)
-        scores = [vector.load(score_type, self.scores, [row, index_const(n0)]) for n0 in range(0, plan.n, width)]
-        tile_max = running_max
-        for s in scores:
-            tile_max = arith.maxnumf(tile_max, vector.reduction(self.f32, vector.CombiningKind.MAXNUMF, s))
-        new_max = tile_max
-        nothing_seen = arith.cmpf(arith.CmpFPredicate.OEQ, new_max, f32_const(-math.inf))
-        safe_max = arith.select(nothing_seen, f32_const(0.0), new_max)
-        alpha = mlir_math.exp2(arith.subf(running_max, safe_max))
-        probs = [mlir_math.exp2(arith.subf(s, splat(safe_max, width))) for s in scores]
-        new_sum = arith.mulf(running_sum, alpha)
-        for prob in probs:
-            new_sum = arith.addf(new_sum, vector.reduction(self.f32, vector.CombiningKind.ADD, prob))
-        acc = arith.mulf(acc, splat(alpha, plan.chunk))
-        value_type = ir.VectorType.get([plan.chunk], p.kv_type)
-        if self.v_scale_tile is not None:  # V[n] = v[n] * v_scales[n] weights key n's row: p_n * v_scales[n]
-            probs = [arith.mulf(prob, vector.load(score_type, self.v_scale_tile, [index_const(n0)]))
-                     for prob, n0 in zip(probs, range(0, plan.n, width))]
-        for n in range(plan.n):
-            prob = vector.extract(probs[n // width], [], [n % width])
-            values = to_f32(vector.load(value_type, self.v_tile, [index_const(n), col]))
-            updated = vector.fma(splat(prob, plan.chunk), values, acc)
-            if limit is not None:
-                # A key hidden by causality is a later query's live key: its probability is 0, but
-                # 0 * V is NaN when V holds NaN or Inf, so the key is skipped, not weighted by 0.
-                # Keys past seq_len need no such care: their tile slots were never read (they hold 0).
-                updated = arith.select(arith.cmpi(arith.CmpIPredicate.sge, limit, index_const(n)), updated, acc)
-            if window_start is not None:  # keys before the window are live keys too: skipped the same way
-                updated = arith.select(arith.cmpi(arith.CmpIPredicate.sle, window_start, index_const(n)), updated, acc)
-            acc = updated
-        return [acc, new_max, new_sum]
 
     # --- epilogue ----------------------------------------------------------------------
 
