@@ -48,8 +48,8 @@ from pagedir.passes.ir_utils import apply, divided, f32_const, index_const, spla
 
 
 def add_workspace_argument(func: ir.Operation, plan, location: ir.Location) -> ir.Value:
-    """Append the split kernel's f32 workspace to ``func``'s arguments and state its size; with the
-    split count chosen at launch (``plan.splits`` 0) it is ``memref<? x ? x f32>``: dim 0 the split
+    """Append the split kernel's f32 workspace to ``func``'s arguments and state its size
+    (``memref<S * R * (D + 1) x f32>``, ``rock.workspace_bytes``); with the split count chosen at launch (``plan.splits`` 0) it is ``memref<? x ? x f32>``: dim 0 the split
     count S, dim 1 one split's elements ``R * (D + 1)`` (the layout is the same, row-major); a fixed
     count with dynamic sizes, ``memref<S x ? x f32>``."""
     dynamic = ir.ShapedType.get_dynamic_size()
