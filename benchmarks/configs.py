@@ -106,7 +106,7 @@ def configurations(quick: bool) -> list[Config]:
     for seq_k in (128, 2048, 8192):
         configs.append(Config("attention", "gfx942", 128, 16, "decode", seq_k=seq_k, group="sweep"))
     # Split-KV decode (gfx942, 304 CUs): few sequences and KV heads, unsplit then with the splits the cost
-    # model chooses (pagedir.backend.split_cost); a batch that fills the grid already (64 x 8 KV heads) keeps
+    # model chooses (pagedir.backend.split_kv); a batch that fills the grid already (64 x 8 KV heads) keeps
     # one split; MHA at batch 1 (8 KV heads) splits with few combine bytes.
     for batch, heads_q, heads_kv, seq_k, interpret in ((1, 8, 1, 8192, False), (2, 16, 2, 512, True),
                                                        (1, 8, 8, 4096, False)):

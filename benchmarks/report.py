@@ -54,7 +54,7 @@ How the figures are obtained:
   workspace bytes; for interpreted configurations the counted bytes of the workspace argument
   are shown beside it. *K+V bytes* is the K/V the attention needs (Bytes, above). The report
   columns of a split configuration are those of its split kernel. *Cost model* is the estimate
-  that chose the split count (`pagedir.backend.split_cost`, the plan's `split_model`): the split
+  that chose the split count (`pagedir.backend.split_kv`, the plan's `split_model`): the split
   kernel's busiest compute unit at its share of the chip's bandwidth, plus the combine (its
   workgroups reading the partials at their share, and a launch), against the unsplit kernel.
 * **Hot-loop instructions, contiguous vs shuffled.** The L6 kernel runs on the same case with its pages

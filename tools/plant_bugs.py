@@ -106,6 +106,8 @@ class Outcome:
 # The plants
 
 GRIDWISE = "passes/gridwise_attention_to_blockwise.py"
+SPLIT_COMBINE = "passes/split_combine.py"
+VALU_LOOP = "passes/valu_loop.py"
 GEMM = "passes/blockwise_gemm.py"
 BUFFER_LOAD = "passes/buffer_load.py"
 THREADWISE = "passes/threadwise_lowering.py"
@@ -191,7 +193,7 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "attention-causal-v-weighted-by-zero",
         "rock-gridwise-attention-to-blockwise weights causally hidden V rows by 0 instead of skipping them",
-        (Edit(GRIDWISE, "            if limit is not None:\n", "            if False:  # PLANTED\n"),
+        (Edit(VALU_LOOP, "            if limit is not None:\n", "            if False:  # PLANTED\n"),
          Edit(GEMM, "return arith.select(sees_non_finite, self.mfma(v_t, probs, acc), self.mfma(sanitized, probs, acc))",
               "return self.mfma(v_t, probs, acc)  # PLANTED")),
         (Catcher("tests/unit/test_attention.py::test_causally_masked_keys_never_reach_the_output[False]", WRONG_VALUES),
@@ -209,7 +211,7 @@ PLANTS = {plant.name: plant for plant in (
         "valu-alpha-from-the-raw-max",
         "the VALU loop rescales by alpha = exp2(m - m') from the raw running max: a row that has seen no key yet "
         "gets exp2(-inf - -inf) = NaN",
-        (Edit(GRIDWISE, "alpha = mlir_math.exp2(arith.subf(running_max, safe_max))",
+        (Edit(VALU_LOOP, "alpha = mlir_math.exp2(arith.subf(running_max, safe_max))",
               "alpha = mlir_math.exp2(arith.subf(running_max, new_max))  # PLANTED"),),
         (Catcher("tests/unit/test_attention.py::test_valu_loop_with_causal_and_window_masks_matches_the_reference"
                  "[prefill-causal-f16]", r"L6 after rock-kernel-pipeline: .*FAIL"),
@@ -376,7 +378,7 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "split-combine-unweighted",
         "the combine kernel averages the splits' partial outputs instead of weighting them by their LSE",
-        (Edit(GRIDWISE, "weight = mlir_math.exp2(arith.subf(lse, safe_max))", "weight = f32_const(1.0)  # PLANTED"),),
+        (Edit(SPLIT_COMBINE, "weight = mlir_math.exp2(arith.subf(lse, safe_max))", "weight = f32_const(1.0)  # PLANTED"),),
         (Catcher("tests/unit/test_split_kv.py::test_split_kernel_matches_reference[decode-2-splits-f16]", WRONG_VALUES),
          Catcher(CHECK_SPLIT_ATTENTION, CHECK_FAILED)),
     ),

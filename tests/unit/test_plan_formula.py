@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from pagedir.backend import formula
+from pagedir.backend import formula, split_kv
 from pagedir.cli import compile as compile_cli
 from pagedir.gen import attention as gen
 
@@ -55,7 +55,7 @@ def test_every_plan_expression_is_defined_at_every_batch(form: str) -> None:
                    if size is None else size for size in a.get("shape", [])] for a in arguments]
         rule = plan["kernels"][0].get("num_splits_formula")
         if rule:
-            splits, names = formula.split_count(rule, shapes)
+            splits, names = split_kv.split_count(rule, shapes)
             assert splits >= 1
             workspace = [formula.evaluate(text, {**names, "num_splits": splits}) for text in rule["workspace_shape"]]
             assert formula.evaluate(rule["workspace_bytes"], {**names, "num_splits": splits}) == workspace[0] * workspace[1] * 4

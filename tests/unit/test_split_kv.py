@@ -90,7 +90,7 @@ def gridwise_op(**options) -> tuple[int, int, int, bool]:
 GRIDS = {
     # The shapes on gfx942 (304 compute units), f16, D 128, pages of 16 tokens, 32-key tiles:
     # (B, Hq, Hkv, Sk): (workgroups without splitting, with num-splits=0). The cost model
-    # (pagedir.backend.split_cost) weighs the busiest CU's K/V against the partials the combine's
+    # (pagedir.backend.split_kv) weighs the busiest CU's K/V against the partials the combine's
     # workgroups read back: 8 rows of one sequence give the combine 4 workgroups, so 256 splits of one
     # tile (19.4 us estimated) lose to 64 splits of 4 tiles (10.9 us).
     "decode-b1-hkv1-sk8192": ((1, 8, 1, 8192), 1, 64),

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from pagedir import driver
-from pagedir.backend import formula, split_cost
+from pagedir.backend import formula, split_kv
 from pagedir.cli import compile as compile_cli
 from pagedir.cli import run as run_cli
 from pagedir.context import make_context
@@ -95,7 +95,7 @@ def test_plan_states_how_a_runtime_chooses_the_split_count() -> None:
         for sizes in (*DYNAMIC_SIZES, LONG_SEQUENCE_SIZES):
             case = make_case(l0, np.random.default_rng(0), Device(), sizes)
             shapes = [np.shape(a) for a in case.args]
-            splits, names = formula.split_count(rule, shapes)
+            splits, names = split_kv.split_count(rule, shapes)
             chosen, _ = launch_splits(kernel, shapes)
             assert splits == chosen
             workspace = workspace_given(kernel, list(case.args))[-1]
@@ -123,7 +123,7 @@ def test_the_plan_formulas_are_defined_at_every_batch(num_splits: int) -> None:
                                   for name in ("paged_attention", "paged_attention_combine"))
         for batch in (0, 1, 4096):
             shapes = [(batch, 4, 1, 64), (9, 16, 2, 64), (9, 16, 2, 64), (batch, 3), (batch,), (batch, 4, 1, 64)]
-            splits, names = formula.split_count(rule, shapes)
+            splits, names = split_kv.split_count(rule, shapes)
             assert (splits, names) == launch_splits(kernel, shapes)
             workspace = tuple(formula.evaluate(text, {**names, "num_splits": splits}) for text in rule["workspace_shape"])
             assert workspace == workspace_given(kernel, [np.zeros(s, np.float32) for s in shapes])[-1].shape
@@ -168,16 +168,16 @@ def test_static_plan_records_the_cost_model() -> None:
 
 # --- the model ---------------------------------------------------------------------------
 
-def inputs(**overrides) -> split_cost.SplitInputs:
+def inputs(**overrides) -> split_kv.SplitInputs:
     """gfx942, f16, D 128, 32-key tiles: B=1, Hq 8, Hkv 1, Sk 8192 unless overridden."""
     values = dict(workgroups=1, kv_tiles=256, tile_bytes=16384, q_bytes=2048, partial_bytes=8 * 129 * 4,
                   combine_workgroups=4, compute_units=304, bandwidth=5.3e12)
-    return split_cost.SplitInputs(**{**values, **overrides})
+    return split_kv.SplitInputs(**{**values, **overrides})
 
 
 def test_a_full_grid_is_not_split() -> None:
     # B=64, Hkv 8, Sk 512: 512 workgroups on 304 compute units already.
-    assert split_cost.choose_splits(inputs(workgroups=512, kv_tiles=16, partial_bytes=64 * 64 * 129 * 4,
+    assert split_kv.choose_splits(inputs(workgroups=512, kv_tiles=16, partial_bytes=64 * 64 * 129 * 4,
                                            combine_workgroups=1024)) == 1
 
 
@@ -185,15 +185,15 @@ def test_the_combine_bounds_the_split_count() -> None:
     # The same K/V with partials merged by 4 workgroups or by a whole chip of them: one tile per split
     # (256) pays only when the combine reads its partials at the chip's full bandwidth.
     few, many = inputs(), inputs(combine_workgroups=304)
-    assert split_cost.choose_splits(few) == 64 and split_cost.choose_splits(many) == 256
-    assert split_cost.estimate_seconds(few, 64) < split_cost.estimate_seconds(few, 256)
+    assert split_kv.choose_splits(few) == 64 and split_kv.choose_splits(many) == 256
+    assert split_kv.estimate_seconds(few, 64) < split_kv.estimate_seconds(few, 256)
 
 
 def test_ties_take_the_fewest_splits() -> None:
     # MHA, B=1, Hkv 8, Sk 4096: 32 splits of 4 tiles keep 256 CUs busy, 38 (304 busy) need 4 tiles as well.
     m = inputs(workgroups=8, kv_tiles=128, q_bytes=256, partial_bytes=8 * 129 * 4)
-    assert split_cost.split_seconds(m, 32) == split_cost.split_seconds(m, 38)
-    assert split_cost.choose_splits(m) == 32
+    assert split_kv.split_seconds(m, 32) == split_kv.split_seconds(m, 38)
+    assert split_kv.choose_splits(m) == 32
 
 
 @pytest.mark.parametrize("always", [False, True])
@@ -203,9 +203,9 @@ def test_the_plan_expression_is_the_model(always: bool) -> None:
     for m in (inputs(combine_always=always), inputs(workgroups=3, kv_tiles=40, combine_always=always),
               inputs(workgroups=700, kv_tiles=9, combine_workgroups=900, combine_always=always),
               inputs(workgroups=0, kv_tiles=5, partial_bytes=0, combine_workgroups=0, combine_always=always)):
-        cheapest = min(range(1, max(1, m.kv_tiles) + 1), key=lambda s: (split_cost.estimate_seconds(m, s), s))
-        assert formula.evaluate(split_cost.SPLIT_EXPRESSION, split_cost.names(m)) == cheapest
-        assert split_cost.choose_splits(m) == cheapest
+        cheapest = min(range(1, max(1, m.kv_tiles) + 1), key=lambda s: (split_kv.estimate_seconds(m, s), s))
+        assert formula.evaluate(split_kv.SPLIT_EXPRESSION, split_kv.names(m)) == cheapest
+        assert split_kv.choose_splits(m) == cheapest
 
 
 @pytest.mark.parametrize("argument", KERNEL_PASSES)
@@ -262,7 +262,7 @@ def test_plan_of_a_fixed_split_count() -> None:
         l0 = functions(signature.operation)[0]
         for sizes in (*DYNAMIC_SIZES, LONG_SEQUENCE_SIZES):
             case = make_case(l0, np.random.default_rng(0), Device(), sizes)
-            splits, names = formula.split_count(rule, [np.shape(a) for a in case.args])
+            splits, names = split_kv.split_count(rule, [np.shape(a) for a in case.args])
             names["num_splits"] = splits
             workspace = workspace_given(kernel, list(case.args))[-1]
             assert workspace.shape == (3, formula.evaluate(rule["workspace_shape"][1], names))

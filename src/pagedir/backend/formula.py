@@ -20,7 +20,8 @@ with the least ``cost`` (``cost`` is evaluated with ``s`` bound; ``lo`` when ``h
 ``arguments[i].shape[d]`` is dim ``d`` of argument ``i``.
 
 pagedir's compiler (the split count of a static kernel), its interpreter (a dynamic kernel's
-launch) and the plan all evaluate the same text with :func:`evaluate`.
+launch) and the plan all evaluate the same text with :func:`evaluate` (a whole ``num_splits_formula``:
+:func:`pagedir.backend.split_kv.split_count`).
 """
 
 from __future__ import annotations
@@ -171,10 +172,3 @@ def evaluate(text: str, names: dict[str, int] | None = None, shapes: Any = None)
     names = {name: int(number) for name, number in (names or {}).items()}
     return value(parse(text), names, shapes if shapes is not None else [], text)
 
-
-def split_count(formula: dict[str, Any], shapes: Any) -> tuple[int, dict[str, int]]:
-    """A plan's ``num_splits_formula`` on the argument ``shapes``: the split count and the named values
-    (its ``inputs`` evaluated on the shapes, its ``constants``), as a runtime evaluates them."""
-    names = {**{name: int(number) for name, number in formula["constants"].items()},
-             **{name: evaluate(text, shapes=shapes) for name, text in formula["inputs"].items()}}
-    return evaluate(formula["expression"], names, shapes), names

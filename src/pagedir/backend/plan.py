@@ -33,7 +33,7 @@ from typing import Any
 
 import mlir.ir as ir
 
-from pagedir.backend import split_cost
+from pagedir.backend import split_kv
 
 FORMAT = 1
 
@@ -117,7 +117,7 @@ def split_entries(kernel: ir.Operation, workspace_index: int | None) -> dict[str
     count chosen at compile time; or with dynamic sizes ``num_splits_formula``: the inputs as plan
     expressions (:mod:`pagedir.backend.formula`) in ``arguments[i].shape[d]``, the model's integer
     constants, the count as an ``expression`` of them
-    (:data:`pagedir.backend.split_cost.SPLIT_EXPRESSION`; a fixed count, ``--num-splits N`` with
+    (:data:`pagedir.backend.split_kv.SPLIT_EXPRESSION`; a fixed count, ``--num-splits N`` with
     ``--dynamic``, is the constant ``N``) and the workspace's shape ``[num_splits, partial_bytes //
     4]`` (f32: its dim 0 carries the count, static for a fixed one) and ``workspace_bytes``,
     ``num_splits * partial_bytes``."""
@@ -125,21 +125,21 @@ def split_entries(kernel: ir.Operation, workspace_index: int | None) -> dict[str
         return {}
     split_map = ir.AffineMapAttr(kernel.attributes["rock.split_map"]).value
     pairs = list(ir.DenseI64ArrayAttr(kernel.attributes["rock.split_sizes"]))
-    constants = split_cost.model_constants(kernel)
+    constants = split_kv.model_constants(kernel)
     if split_map.n_dims == 0:  # static sizes: chosen at compile time
         values = [ir.AffineConstantExpr(e).value for e in split_map.results]
-        inputs = split_cost.SplitInputs(**dict(zip(split_cost.LAUNCH_INPUTS, values)), **constants)
+        inputs = split_kv.SplitInputs(**dict(zip(split_kv.LAUNCH_INPUTS, values)), **constants)
         chosen = ir.IntegerAttr(ir.DictAttr(kernel.attributes["rock.split_model"])["num_splits"]).value
-        return {"split_model": split_cost.explain(inputs, chosen)}
+        return {"split_model": split_kv.explain(inputs, chosen)}
     sizes = [{"argument": pairs[i], "dim": pairs[i + 1]} for i in range(0, len(pairs), 2)]
-    formula = {name: map_expression(split_map, sizes, result) for result, name in enumerate(split_cost.LAUNCH_INPUTS)}
+    formula = {name: map_expression(split_map, sizes, result) for result, name in enumerate(split_kv.LAUNCH_INPUTS)}
     fixed = ir.IntegerAttr(ir.DictAttr(kernel.attributes["rock.split_model"])["num_splits"]).value
     return {"num_splits_formula": {
         "inputs": formula,
-        "constants": split_cost.plan_constants(kernel),
-        "expression": str(fixed) if fixed else split_cost.SPLIT_EXPRESSION,
-        "workspace_shape": ["num_splits", "partial_bytes // 4"],
-        "workspace_bytes": "num_splits * partial_bytes",
+        "constants": split_kv.plan_constants(kernel),
+        "expression": str(fixed) if fixed else split_kv.SPLIT_EXPRESSION,
+        "workspace_shape": list(split_kv.WORKSPACE_SHAPE),
+        "workspace_bytes": split_kv.WORKSPACE_BYTES,
         "workspace_argument": workspace_index,
     }}
 

@@ -40,7 +40,7 @@ the interpreter's launch and `pagedir-compile --plan` evaluate it. `rock.batch_s
 the sizes a launch's arrays must agree on, which the lowered kernel no longer shows
 (`pagedir-run` refuses arrays that disagree). Split-KV with
 dynamic sizes has `num_splits = 0`: the split count is chosen at launch (the kernel's
-`rock.split_map`, pagedir.backend.split_cost) and read from the workspace's dim 0;
+`rock.split_map`, pagedir.backend.split_kv) and read from the workspace's dim 0;
 the grid then depends on it even where the batch is static, so `grid_size` is absent
 there too and `rock.grid_map` is a constant times the count.
 """

@@ -15,7 +15,7 @@ import mlir.ir as ir
 import numpy as np
 
 from pagedir.arch import MAX_GRID_SIZE, MAX_WORKGROUP_SIZE
-from pagedir.backend import formula, plan
+from pagedir.backend import formula, plan, split_kv
 
 from pagedir.interp import ops_arith, ops_control, ops_lds_dma, ops_linalg, ops_matrix, ops_memory, ops_rock  # noqa: F401 - register the op handlers
 from pagedir.interp.inputs import argument_names, check_inputs
@@ -316,7 +316,7 @@ def launch_splits(func: ir.Operation, shapes: list[tuple]) -> tuple[int, dict[st
     ``num_splits_formula`` (the cost model's inputs from the kernel's ``rock.split_map`` on the sizes
     ``rock.split_sizes`` names, with ``rock.split_model``; or the count fixed at compile time) evaluated
     on the argument ``shapes`` by the plan's evaluator, as a runtime does."""
-    return formula.split_count(split_formula(func), shapes)
+    return split_kv.split_count(split_formula(func), shapes)
 
 
 def run_function(func: ir.Operation, args: list, *, device: Device | None = None, grid: Any = None,

@@ -30,7 +30,7 @@ cuts each workgroup's KV tiles into S ranges computed by S workgroups and merged
 by a combine kernel (rock-gridwise-attention-to-blockwise). S comes from the
 ``num-splits`` option, else the kernel's ``rock.num_splits`` attribute, else 1
 (today's kernel, nothing recorded). A count of 0 asks for the cost model's choice
-(``pagedir.backend.split_cost``): the cheapest S in ``[1, KV tiles]`` of the split kernel's
+(``pagedir.backend.split_kv``): the cheapest S in ``[1, KV tiles]`` of the split kernel's
 busiest compute unit at its share of the bandwidth plus the combine's read of the partials
 by its workgroups and one more launch, with the chip's compute units
 (``pagedir.arch.Chip.compute_units``, or the ``compute-units`` option). A split kernel gets
@@ -75,7 +75,7 @@ from dataclasses import dataclass
 import mlir.ir as ir
 
 from pagedir.arch import Chip
-from pagedir.backend import split_cost
+from pagedir.backend import split_kv
 from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import VECTOR_BITS, AttentionProblem, read_problem
 from pagedir.dialect.ops_page_table import batch_dims, slot_count_dim
@@ -83,8 +83,7 @@ from pagedir.dialect.types import element_bytes
 from pagedir.passes.base import ChipOptions, Pass
 from pagedir.passes.blockwise_gemm import (MATRIX_WAVES, MFMA_TILE_KEYS, TILE, key_slices, matrix_lds_bytes, padded_rows,
                                             problem_matrix_instruction)
-from pagedir.passes.ir_utils import (COMBINE_BLOCK, COMBINE_CHUNK, combine_workgroups, enclosing_function,
-                                     lower_kernel_ops, pow2_ceil)
+from pagedir.passes.ir_utils import enclosing_function, lower_kernel_ops, pow2_ceil
 
 MAX_HEAD_DIM = 256
 #: Query rows a prefill tile aims for; decode packs the whole group instead. 16 rows keep an f16
@@ -380,10 +379,10 @@ def dynamic_split_tiling(t: Tiling, splits: int) -> Tiling:
 
 
 def split_tiling(p: AttentionProblem, t: Tiling, splits: int, constants: dict) -> Tiling:
-    """``t`` with ``splits`` KV splits (0: chosen by the cost model, :mod:`pagedir.backend.split_cost`),
+    """``t`` with ``splits`` KV splits (0: chosen by the cost model, :mod:`pagedir.backend.split_kv`),
     the grid multiplied."""
     if splits == 0:
-        splits = split_cost.choose_splits(static_split_inputs(p, t, constants))
+        splits = split_kv.choose_splits(static_split_inputs(p, t, constants))
     return Tiling(t.block_size, t.m_per_block, t.n_per_block, t.grid_size * splits, splits)
 
 
@@ -393,16 +392,16 @@ def split_constants(p: AttentionProblem, t: Tiling, chip: Chip, options: Attenti
         "tile_bytes": 2 * t.n_per_block * p.head_dim * element_bytes(p.kv_type),
         "q_bytes": t.m_per_block * p.head_dim * element_bytes(p.element),
         "compute_units": options.compute_units or chip.compute_units,
-        "bandwidth": split_cost.BANDWIDTH.get(chip.name, split_cost.BANDWIDTH["gfx942"]),
-        "launch_seconds": split_cost.LAUNCH_SECONDS,
+        "bandwidth": split_kv.BANDWIDTH.get(chip.name, split_kv.BANDWIDTH["gfx942"]),
+        "launch_seconds": split_kv.LAUNCH_SECONDS,
     }
 
 
-def static_split_inputs(p: AttentionProblem, t: Tiling, constants: dict) -> split_cost.SplitInputs:
+def static_split_inputs(p: AttentionProblem, t: Tiling, constants: dict) -> split_kv.SplitInputs:
     rows = p.batch * p.heads_q * p.seq_q
-    return split_cost.SplitInputs(workgroups=t.grid_size // max(1, t.num_splits), kv_tiles=math.ceil(p.seq_k / t.n_per_block),
-                                  partial_bytes=rows * (p.head_dim + 1) * 4,
-                                  combine_workgroups=combine_workgroups(rows, p.head_dim), **constants)
+    return split_kv.SplitInputs(workgroups=t.grid_size // max(1, t.num_splits), kv_tiles=math.ceil(p.seq_k / t.n_per_block),
+                                  partial_bytes=split_kv.partial_bytes(rows, p.head_dim),
+                                  combine_workgroups=split_kv.combine_workgroups(rows, p.head_dim), **constants)
 
 
 def record_split_model(func: ir.Operation, op, t: Tiling, constants: dict) -> None:
@@ -428,9 +427,8 @@ def record_split_model(func: ir.Operation, op, t: Tiling, constants: dict) -> No
     # ceil(x / n) as (x + n - 1) floordiv n: the plan writes the map as Python (floordiv: //)
     results = [batch * workgroups_per_sequence(p, t.m_per_block),
                ir.AffineExpr.get_floor_div(capacity + (t.n_per_block - 1), t.n_per_block),
-               batch * (per_sequence_rows * (p.head_dim + 1) * 4),
-               ir.AffineExpr.get_floor_div(batch * (per_sequence_rows * p.head_dim // COMBINE_CHUNK) + (COMBINE_BLOCK - 1),
-                                           COMBINE_BLOCK)]
+               split_kv.partial_bytes(batch * per_sequence_rows, p.head_dim),
+               split_kv.combine_workgroups(batch * per_sequence_rows, p.head_dim)]
     func.attributes["rock.split_map"] = ir.AffineMapAttr.get(ir.AffineMap.get(len(inputs) // 2, 0, results))
     func.attributes["rock.split_sizes"] = ir.DenseI64ArrayAttr.get(inputs)
     i64, f64 = ir.IntegerType.get_signless(64), ir.F64Type.get()

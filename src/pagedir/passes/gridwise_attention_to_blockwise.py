@@ -38,27 +38,10 @@ Instead of ``out`` it writes, for each of its rows ``r`` (row of the whole outpu
 ``(b * Hq + q head) * Sq + position``, ``R`` rows in all), the normalized partial
 output ``acc / l`` (0 when the split saw no key) and its base-2 log-sum-exp
 ``m + log2(l)`` (``-inf`` when it saw none) to an f32 workspace appended to the
-kernel's arguments (``memref<S * R * (D + 1) x f32>``: partials at ``(s * R + r) *
-D``, then the LSEs at ``S * R * D + s * R + r``). Every split writes every one of
-its rows, so the combine reads nothing the splits left unwritten. With ``num_splits`` 0
-(dynamic sizes: the count chosen at launch) the workspace is ``memref<? x ? x f32>``,
-``[S, R * (D + 1)]`` with the same layout: both kernels read S and R from its sizes, the
-split kernel's ``rock.grid_map`` is multiplied by a symbol, the workspace's dim 0, and the
-combine's grid is a map of its dim 1; the divisions by S are 32-bit. A fixed count S > 1 with
-dynamic sizes (batch or capacity ``?``) takes the same path with a static dim 0,
-``memref<S x ? x f32>``: the kernels read the same sizes (dim 0 folds to S), the grid map is
-multiplied by S itself (an affine map of the batch), and a runtime passes one size, dim 1.
-
-A second kernel, ``@<kernel>_combine`` (same arguments; ``rock.combine`` on the
-first names it, ``rock.workspace_bytes`` states the workspace), merges them: per
-row ``M = max_s lse_s``, ``w_s = exp2(lse_s - M)``, ``out = sum_s w_s o_s / sum_s
-w_s`` with splits of ``-inf`` skipped (a select, not a weight of 0) and a row no
-split saw giving 0 (a NaN, from a NaN key some row sees, reaches that row as it would
-in one kernel). The combine is a kernel of its own, launched after the splits,
-rather than done by the last split through an atomic counter: it needs no counter
-to zero before each launch, no atomics or memory fences between workgroups, and it
-sums the splits in a fixed order (the same bits on every run); its cost is one more
-launch and a read of the partials, ``S * R * (D + 1) * 4`` bytes.
+kernel's arguments (its layout: :mod:`pagedir.backend.split_kv`). Every split writes
+every one of its rows, so the combine reads nothing the splits left unwritten. A second
+kernel, ``@<kernel>_combine``, merges them (:mod:`pagedir.passes.split_combine`: the
+workspace argument, its sizes known at launch, and the combine kernel).
 
 Masked keys never contribute, whatever their slots hold (a stale cache slot may
 hold NaN or Inf, and ``0 * NaN`` is NaN): keys past seq_len are not read at all,
@@ -71,13 +54,12 @@ Scores are base-2 (log2(e) folded into the scale), so the softmax is ``exp2``.
 A running max of ``-inf`` (nothing seen yet) is replaced by 0 before it is
 subtracted, so empty rows give ``alpha = p = 0`` rather than NaN.
 
-Threads. Scores: thread ``tid`` computes elements ``tid + k * block_size`` of the
-``M x N`` score tile (row-major). Output: the ``M x D`` result is cut into chunks
-of ``VO`` consecutive columns; thread ``tid`` owns chunks ``tid + k * block_size``
-and keeps their accumulators (``vector<VO x f32>``) and their row's running max
-and sum in registers across the KV loop. The row statistics are recomputed by
-every thread owning a chunk of the row: cheaper than another LDS round trip and
-barrier. Threads past the last element work on a clamped index and do not store.
+Loops. On chips and types with a matrix form (blockwise_gemm.problem_matrix_instruction) the
+loop runs on the matrix cores (:class:`pagedir.passes.blockwise_gemm.MatrixLoop`), else on the
+VALU (:class:`pagedir.passes.valu_loop.ValuLoop`); both ask this pass's Builder for the tile
+loads, the scores' variants and masks, and hand its epilogue the chunks they end with. Without
+the matrix loop, thread ``tid`` owns output chunks ``tid + k * block_size`` of ``VO`` columns
+(:meth:`Builder.chunk_position`, :mod:`pagedir.passes.valu_loop` has the layout).
 
 LDS. Q, K, V and the scores are i8 ``rock.alloc``s viewed with their types, so
 ``rock-annotate-liveness`` and ``rock-reuse-lds`` can place K and V (never live
@@ -90,15 +72,14 @@ iteration overwrites them or the page pointers placed on their bytes.
 
 from __future__ import annotations
 
-import contextlib
 import math
 from dataclasses import dataclass
 
 import mlir.ir as ir
 from mlir.dialects import arith, memref, scf, vector
-from mlir.dialects import func as func_dialect
 from mlir.dialects import math as mlir_math
 
+from pagedir.backend import split_kv
 from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import AttentionProblem, csr_lengths, is_deref, is_paged, read_problem
 from pagedir.dialect.ops_page_table import slot_count_dim, varlen_parts
@@ -106,18 +87,17 @@ from pagedir.arch import ChipError, kernel_chip
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.blockwise_gemm import MatrixInstruction, MatrixLoop, problem_matrix_instruction, tile_swizzle
-from pagedir.passes.ir_utils import (COMBINE_BLOCK, COMBINE_CHUNK, apply, combine_workgroups, find_ops, index_const,
-                                     lds_view)
+from pagedir.passes.ir_utils import LOG2_E, apply, divided, f32_const, find_ops, index_const, lds_view, splat, with_sink
+from pagedir.passes.split_combine import (add_workspace_argument, build_combine_kernel, offset, workspace_lse_base,
+                                          workspace_parts)
+from pagedir.passes.valu_loop import ValuLoop
 
-LOG2_E = 1.4426950408889634
 #: Kernel unit attribute asking for the swizzled LDS tiles (the pass's ``lds-swizzle`` option).
 LDS_SWIZZLE_ATTR = "rock.lds_swizzle"
 #: Kernel unit attribute asking for direct global -> LDS loads of the K/V tiles (``lds-dma``).
 LDS_DMA_ATTR = "rock.lds_dma"
 #: Output columns a thread accumulates per chunk, at most (f32 registers).
 MAX_CHUNK = 8
-#: Scores read per LDS vector load in the output phase.
-SCORE_VECTOR = 4
 
 
 @dataclass(frozen=True)
@@ -185,7 +165,7 @@ class Plan:
 
     @property
     def workspace_elements(self) -> int:  # partial outputs, then the LSEs
-        return self.splits * self.rows * (self.p.head_dim + 1)
+        return split_kv.workspace_elements(self.splits, self.rows, self.p.head_dim)
 
     @property
     def positions(self) -> int:  # query positions per tile (Sq_t)
@@ -273,38 +253,6 @@ def kernel_argument_number(func: ir.Operation, value: ir.Value) -> int | None:
     return None
 
 
-def add_workspace_argument(func: ir.Operation, plan: Plan, location: ir.Location) -> ir.Value:
-    """Append the split kernel's f32 workspace to ``func``'s arguments and state its size; with the
-    split count chosen at launch (``plan.splits`` 0) it is ``memref<? x ? x f32>``: dim 0 the split
-    count S, dim 1 one split's elements ``R * (D + 1)`` (the layout is the same, row-major); a fixed
-    count with dynamic sizes, ``memref<S x ? x f32>``."""
-    dynamic = ir.ShapedType.get_dynamic_size()
-    shape = [plan.splits or dynamic, dynamic] if plan.sized_at_launch else [plan.workspace_elements]
-    workspace_type = ir.MemRefType.get(shape, ir.F32Type.get())
-    workspace = func.regions[0].blocks[0].add_argument(workspace_type, location)
-    function_type = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
-    func.attributes["function_type"] = ir.TypeAttr.get(
-        ir.FunctionType.get(list(function_type.inputs) + [workspace_type], list(function_type.results)))
-    if "arg_attrs" in func.attributes:  # one dictionary per argument: the workspace gets an empty one
-        func.attributes["arg_attrs"] = ir.ArrayAttr.get(list(ir.ArrayAttr(func.attributes["arg_attrs"])) + [ir.DictAttr.get({})])
-    i64 = ir.IntegerType.get_signless(64)
-    if workspace_type.has_static_shape:  # else a formula of the split count and the batch (the launch plan)
-        func.attributes["rock.workspace_bytes"] = ir.IntegerAttr.get(i64, plan.workspace_elements * 4)
-    func.attributes["rock.combine"] = ir.StringAttr.get(combine_name(func))
-    if plan.splits == 0 and "rock.grid_map" in func.attributes:  # the grid times S, the workspace's dim 0
-        grid_map = ir.AffineMapAttr(func.attributes["rock.grid_map"]).value
-        split_count = ir.AffineSymbolExpr.get(grid_map.n_symbols)
-        func.attributes["rock.grid_map"] = ir.AffineMapAttr.get(
-            ir.AffineMap.get(grid_map.n_dims, grid_map.n_symbols + 1, [grid_map.results[0] * split_count]))
-        func.attributes["rock.grid_sizes"] = ir.DenseI64ArrayAttr.get(
-            list(ir.DenseI64ArrayAttr(func.attributes["rock.grid_sizes"])) + [len(function_type.inputs), 0])
-    elif plan.splits > 1 and "rock.grid_map" in func.attributes:  # a fixed count: the grid times S, an affine map
-        grid_map = ir.AffineMapAttr(func.attributes["rock.grid_map"]).value
-        func.attributes["rock.grid_map"] = ir.AffineMapAttr.get(
-            ir.AffineMap.get(grid_map.n_dims, grid_map.n_symbols, [grid_map.results[0] * plan.splits]))
-    return workspace
-
-
 #: The bound a tile load states for an index whose range is known only at run time (workgroup ids are 32-bit).
 DYNAMIC_BOUND = 2**31 - 1
 
@@ -312,47 +260,6 @@ DYNAMIC_BOUND = 2**31 - 1
 def bound(extent: int | None, extra: int = 0) -> int:
     """``extent + extra`` as an exclusive index bound; DYNAMIC_BOUND for a dynamic extent."""
     return DYNAMIC_BOUND if extent is None else extent + extra
-
-
-def combine_name(func: ir.Operation) -> str:
-    return ir.StringAttr(func.attributes["sym_name"]).value + "_combine"
-
-
-# ----------------------------------------------------------------------------
-# Small IR helpers
-
-
-def f32_const(value: float) -> ir.Value:
-    return arith.constant(ir.F32Type.get(), value)
-
-
-def splat(value: ir.Value, width: int) -> ir.Value:
-    return vector.broadcast(ir.VectorType.get([width], value.type), value)
-
-
-def to_f32(value: ir.Value) -> ir.Value:
-    """Widen a vector of f16/bf16 to f32 (f32 passes through)."""
-    width = ir.VectorType(value.type).shape[0]
-    if isinstance(ir.VectorType(value.type).element_type, ir.F32Type):
-        return value
-    return arith.extf(ir.VectorType.get([width], ir.F32Type.get()), value)
-
-
-def divided(acc: ir.Value, total: ir.Value, has_keys: ir.Value) -> ir.Value:
-    """``acc / total`` (a vector by a scalar, through one reciprocal), 0 where ``has_keys`` is false."""
-    inverse = arith.select(has_keys, arith.divf(f32_const(1.0), total), f32_const(0.0))
-    return arith.mulf(acc, splat(inverse, ir.VectorType(acc.type).shape[0]))
-
-
-def with_sink(acc: ir.Value, running_max: ir.Value, total: ir.Value, sink: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """(acc, total) rescaled to the max of ``running_max`` and the sink logit (natural units, made
-    base-2 here), with the sink's weight added to the total: the sink joins the softmax denominator
-    and no value. A running max of -inf (no key seen) gives alpha 0, total = 1 and acc stays 0."""
-    sink = arith.mulf(sink, f32_const(LOG2_E))
-    new_max = arith.maximumf(running_max, sink)  # a NaN sink reaches the row
-    alpha = mlir_math.exp2(arith.subf(running_max, new_max))
-    total = arith.addf(arith.mulf(total, alpha), mlir_math.exp2(arith.subf(sink, new_max)))
-    return arith.mulf(acc, splat(alpha, ir.VectorType(acc.type).shape[0])), total
 
 
 def reinterpret(view: ir.Value, shape: list[int]) -> ir.Value:
@@ -408,7 +315,7 @@ class Builder:
         if self.matrix is not None:
             final, places = MatrixLoop(self, self.matrix).run(first, end)
         else:
-            final = self.kv_loop(first, end)
+            final = ValuLoop(self).run(first, end)
         if self.workspace is None:
             self.store_output(final, places)
         else:
@@ -609,58 +516,7 @@ class Builder:
             index_bounds=bounds, valid=scale_before_seq_len,
         )
 
-    # --- the KV loop ----------------------------------------------------------------
-
-    def kv_loop(self, first: ir.Value | None, end: ir.Value) -> list[ir.Value]:
-        plan = self.plan
-        per_thread = math.ceil(plan.chunks / plan.block)
-        init = []
-        for _ in range(per_thread):
-            init += [splat(f32_const(0.0), plan.chunk), f32_const(-math.inf), f32_const(0.0)]
-        loop = scf.ForOp(index_const(0) if first is None else first, end, index_const(1), init)
-        with ir.InsertionPoint(loop.body):
-            t = loop.induction_variable
-            carried = list(loop.inner_iter_args)
-            self.load_kv(self.op.k, self.k_tile, t)
-            if self.k_scale_tile is not None:
-                self.load_scales(self.op.k_scales, self.k_scale_tile, t)
-            self.compute_scores(t)
-            rock.lds_barrier()
-            self.load_kv(self.op.v, self.v_tile, t)
-            if self.v_scale_tile is not None:
-                self.load_scales(self.op.v_scales, self.v_scale_tile, t)
-            updated = []
-            for k in range(per_thread):
-                acc, running_max, running_sum = carried[3 * k : 3 * k + 3]
-                updated += self.accumulate(k, t, acc, running_max, running_sum)
-            rock.lds_barrier()
-            scf.YieldOp(updated)
-        return list(loop.results)
-
-    def compute_scores(self, t: ir.Value) -> None:
-        plan, p = self.plan, self.plan.p
-        total = plan.m * plan.n
-        width = p.vector_len
-        for k in range(math.ceil(total / plan.block)):
-            element, element_in, guarded = self.thread_item(k, total)
-            row = apply(lambda e: ir.AffineExpr.get_floor_div(e, plan.n), element_in)
-            col = apply(lambda e: e % plan.n, element_in)
-            dot = splat(f32_const(0.0), width)
-            for d0 in range(0, p.head_dim, width):
-                vec_type = ir.VectorType.get([width], p.element)
-                q = to_f32(vector.load(vec_type, self.q_rows, [row, index_const(d0)]))
-                key_type = ir.VectorType.get([width], p.kv_type)
-                key = to_f32(vector.load(key_type, self.k_tile, [col, index_const(d0)]))
-                dot = vector.fma(q, key, dot)
-            score = self.finish_score(vector.reduction(self.f32, vector.CombiningKind.ADD, dot), t, row, col)
-            if guarded:
-                inside = arith.cmpi(arith.CmpIPredicate.ult, element, index_const(total))
-                if_op = scf.IfOp(inside)
-                with ir.InsertionPoint(if_op.then_block):
-                    memref.store(score, self.scores, [row, col])
-                    scf.YieldOp([])
-            else:
-                memref.store(score, self.scores, [row, col])
+    # --- scores (both loops) -----------------------------------------------------------
 
     def finish_score(self, dot: ir.Value, t: ir.Value, row: ir.Value, col: ir.Value) -> ir.Value:
         """The base-2 score of row ``row`` and key ``col`` of tile ``t`` from its dot product Q . K
@@ -738,44 +594,6 @@ class Builder:
         row = apply(lambda c: ir.AffineExpr.get_floor_div(c, per_row), chunk_in)
         col = apply(lambda c: (c % per_row) * plan.chunk, chunk_in)
         return chunk, past_end, row, col
-
-    def accumulate(self, k: int, t: ir.Value, acc: ir.Value, running_max: ir.Value, running_sum: ir.Value) -> list[ir.Value]:
-        plan, p = self.plan, self.plan.p
-        _, _, row, col = self.chunk_position(k)
-        limit = self.causal_limit(t, row) if plan.causal else None
-        window_start = self.window_start(t, row) if plan.window is not None else None
-        width = math.gcd(plan.n, SCORE_VECTOR)
-        score_type = ir.VectorType.get([width], self.f32)
-        scores = [vector.load(score_type, self.scores, [row, index_const(n0)]) for n0 in range(0, plan.n, width)]
-        tile_max = running_max
-        for s in scores:
-            tile_max = arith.maxnumf(tile_max, vector.reduction(self.f32, vector.CombiningKind.MAXNUMF, s))
-        new_max = tile_max
-        nothing_seen = arith.cmpf(arith.CmpFPredicate.OEQ, new_max, f32_const(-math.inf))
-        safe_max = arith.select(nothing_seen, f32_const(0.0), new_max)
-        alpha = mlir_math.exp2(arith.subf(running_max, safe_max))
-        probs = [mlir_math.exp2(arith.subf(s, splat(safe_max, width))) for s in scores]
-        new_sum = arith.mulf(running_sum, alpha)
-        for prob in probs:
-            new_sum = arith.addf(new_sum, vector.reduction(self.f32, vector.CombiningKind.ADD, prob))
-        acc = arith.mulf(acc, splat(alpha, plan.chunk))
-        value_type = ir.VectorType.get([plan.chunk], p.kv_type)
-        if self.v_scale_tile is not None:  # V[n] = v[n] * v_scales[n] weights key n's row: p_n * v_scales[n]
-            probs = [arith.mulf(prob, vector.load(score_type, self.v_scale_tile, [index_const(n0)]))
-                     for prob, n0 in zip(probs, range(0, plan.n, width))]
-        for n in range(plan.n):
-            prob = vector.extract(probs[n // width], [], [n % width])
-            values = to_f32(vector.load(value_type, self.v_tile, [index_const(n), col]))
-            updated = vector.fma(splat(prob, plan.chunk), values, acc)
-            if limit is not None:
-                # A key hidden by causality is a later query's live key: its probability is 0, but
-                # 0 * V is NaN when V holds NaN or Inf, so the key is skipped, not weighted by 0.
-                # Keys past seq_len need no such care: their tile slots were never read (they hold 0).
-                updated = arith.select(arith.cmpi(arith.CmpIPredicate.sge, limit, index_const(n)), updated, acc)
-            if window_start is not None:  # keys before the window are live keys too: skipped the same way
-                updated = arith.select(arith.cmpi(arith.CmpIPredicate.sle, window_start, index_const(n)), updated, acc)
-            acc = updated
-        return [acc, new_max, new_sum]
 
     # --- epilogue ----------------------------------------------------------------------
 
@@ -863,21 +681,6 @@ class Builder:
                 scf.YieldOp([])
 
 
-def workspace_parts(workspace: ir.Value, plan: Plan) -> tuple[ir.Value, ir.Value, ir.Value]:
-    """(the workspace as one f32 vector, the split count S, the output rows R): constants, or with the
-    split count chosen at launch the sizes of ``memref<S x (R * (D + 1)) x f32>`` and a 1-D view of it."""
-    if not plan.sized_at_launch:
-        return workspace, index_const(plan.splits), index_const(plan.rows)
-    splits = memref.dim(workspace, index_const(0))
-    per_split = memref.dim(workspace, index_const(1))
-    rows = apply(lambda e: ir.AffineExpr.get_floor_div(e, plan.p.head_dim + 1), per_split)
-    dynamic = ir.ShapedType.get_dynamic_size()
-    flat_type = ir.MemRefType.get([dynamic], ir.F32Type.get())
-    flat = memref.reinterpret_cast(flat_type, workspace, [], [arith.muli(splits, per_split)], [],
-                                   static_offsets=[0], static_sizes=[dynamic], static_strides=[1])
-    return flat, splits, rows
-
-
 def divide_u32(dividend: ir.Value, divisor: ir.Value) -> tuple[ir.Value, ir.Value]:
     """(quotient, remainder) of two index values known to fit 32 bits (workgroup ids, tile and split
     counts), divided in 32 bits: a 64-bit division by a value known only at run time is a ~100-instruction
@@ -888,131 +691,3 @@ def divide_u32(dividend: ir.Value, divisor: ir.Value) -> tuple[ir.Value, ir.Valu
     remainder = arith.subi(a, arith.muli(quotient, b))
     index = ir.IndexType.get()
     return arith.index_cast(index, quotient), arith.index_cast(index, remainder)
-
-
-def workspace_lse_base(splits: ir.Value, rows: ir.Value, plan: Plan) -> ir.Value | int:
-    """Where the LSEs start in the workspace: after the ``S * R * D`` partial outputs (an int when static)."""
-    if not plan.sized_at_launch:
-        return plan.splits * plan.rows * plan.p.head_dim
-    return arith.muli(arith.muli(splits, rows), index_const(plan.p.head_dim))
-
-
-# ----------------------------------------------------------------------------
-# The combine kernel
-
-
-def build_combine_kernel(split_func: ir.Operation, plan: Plan, out_type: ir.MemRefType, location: ir.Location,
-                         sinks_argument: int | None = None, packed_arguments: list[int] | None = None) -> None:
-    """``@<kernel>_combine``, right after the split kernel, with its arguments: thread ``i`` merges
-    columns ``[c, c + COMBINE_CHUNK)`` of one output row over the splits (module docstring).
-    With sinks (argument ``sinks_argument``) the row's sink joins the denominator here, once.
-    Packed queries (``packed_arguments``: cu_seqlens_q and the packed out): the workspace keeps
-    the padded rows; a row present in its sequence is merged and stored to its packed row, an
-    absent one reads and writes nothing (the splits did not write it)."""
-    p = plan.p
-    per_row = p.head_dim // COMBINE_CHUNK
-    block = COMBINE_BLOCK
-    function_type = ir.FunctionType(ir.TypeAttr(split_func.attributes["function_type"]).value)
-    i64 = ir.IntegerType.get_signless(64)
-    with location, ir.InsertionPoint.after(split_func):
-        combine = func_dialect.FuncOp(combine_name(split_func), function_type)
-    combine.attributes["rock.kernel"] = ir.UnitAttr.get()
-    for name in ("rock.arch", "arg_attrs"):
-        if name in split_func.attributes:
-            combine.attributes[name] = split_func.attributes[name]
-    combine.attributes["rock.block_size"] = ir.IntegerAttr.get(i64, block)
-    if not plan.sized_at_launch:
-        combine.attributes["rock.grid_size"] = ir.IntegerAttr.get(i64, combine_workgroups(plan.rows, p.head_dim))
-    else:  # its rows R from the workspace's dim 1, R * (D + 1)
-        rows = ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), p.head_dim + 1)
-        combine.attributes["rock.grid_map"] = ir.AffineMapAttr.get(
-            ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(rows * per_row + (block - 1), block)]))
-        combine.attributes["rock.grid_sizes"] = ir.DenseI64ArrayAttr.get([len(function_type.inputs) - 1, 1])
-    entry = combine.add_entry_block()
-    args = list(entry.arguments)
-    out, workspace = args[-2], args[-1]
-    f32 = ir.F32Type.get()
-    index = ir.IndexType.get()
-    chunk_type = ir.VectorType.get([COMBINE_CHUNK], f32)
-    with location, ir.InsertionPoint(entry):
-        workspace, splits, rows = workspace_parts(workspace, plan)
-        lse_base = workspace_lse_base(splits, rows, plan)
-        wg, tid = rock.workgroup_id(index), rock.workitem_id(index)
-        item = apply(lambda w, t: w * block + t, wg, tid)
-        items = arith.muli(rows, index_const(per_row))
-        inside = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, item, items))
-        with ir.InsertionPoint(inside.then_block):
-            row = apply(lambda i: ir.AffineExpr.get_floor_div(i, per_row), item)
-            col = apply(lambda i: (i % per_row) * COMBINE_CHUNK, item)
-            b = apply(lambda r: ir.AffineExpr.get_floor_div(r, p.heads_q * p.seq_q), row)
-            head = apply(lambda r: ir.AffineExpr.get_floor_div(r, p.seq_q) % p.heads_q, row)
-            position = apply(lambda r: r % p.seq_q, row)
-            out_ref, out_indices, guard = out, [b, head, position, col], None
-            if packed_arguments is not None:  # merge only a present row, inside this guard
-                present, out_ref, out_indices = packed_output_place(args[packed_arguments[0]], args[packed_arguments[1]],
-                                                                    p.seq_q, b, head, position, col)
-                guard = scf.IfOp(present)
-            with ir.InsertionPoint(guard.then_block) if guard is not None else contextlib.nullcontext():
-                # M = max_s lse_s (-inf when no split saw a key)
-                loop = scf.ForOp(index_const(0), splits, index_const(1), [f32_const(-math.inf)])
-                with ir.InsertionPoint(loop.body):
-                    lse = memref.load(workspace, [lse_index(plan, lse_base, loop.induction_variable, rows, row)])
-                    scf.YieldOp([arith.maxnumf(loop.inner_iter_args[0], lse)])
-                lse_max = loop.results[0]
-                nothing_seen = arith.cmpf(arith.CmpFPredicate.OEQ, lse_max, f32_const(-math.inf))
-                safe_max = arith.select(nothing_seen, f32_const(0.0), lse_max)
-                loop = scf.ForOp(index_const(0), splits, index_const(1),
-                                 [splat(f32_const(0.0), COMBINE_CHUNK), f32_const(0.0)])
-                with ir.InsertionPoint(loop.body):
-                    s = loop.induction_variable
-                    acc, weights = loop.inner_iter_args
-                    lse = memref.load(workspace, [lse_index(plan, lse_base, s, rows, row)])
-                    # NaN (a split that saw a NaN key) counts as seen: it reaches the row, as in one kernel.
-                    seen = arith.cmpf(arith.CmpFPredicate.UNE, lse, f32_const(-math.inf))
-                    weight = mlir_math.exp2(arith.subf(lse, safe_max))
-                    if not plan.sized_at_launch:
-                        at = apply(lambda s, r, c: (s * plan.rows + r) * p.head_dim + c, s, row, col)
-                    else:
-                        at = apply(lambda r, c: r * p.head_dim + c, arith.addi(arith.muli(s, rows), row), col)
-                    partial = vector.load(chunk_type, workspace, [at])
-                    # A split that saw no key is skipped, not weighted by 0: its partial is never needed.
-                    scf.YieldOp([arith.select(seen, vector.fma(splat(weight, COMBINE_CHUNK), partial, acc), acc),
-                                 arith.select(seen, arith.addf(weights, weight), weights)])
-                acc, weights = loop.results
-                if sinks_argument is not None:  # weights are relative to exp2(safe_max), like a running sum
-                    sink = memref.load(args[sinks_argument], [head])
-                    acc, weights = with_sink(acc, safe_max, weights, sink)
-                result = divided(acc, weights, arith.cmpf(arith.CmpFPredicate.OGT, weights, f32_const(0.0)))
-                if not isinstance(p.element, ir.F32Type):
-                    result = arith.truncf(ir.VectorType.get([COMBINE_CHUNK], p.element), result)
-                vector.store(result, out_ref, out_indices)
-                if guard is not None:
-                    scf.YieldOp([])
-            scf.YieldOp([])
-        func_dialect.ReturnOp([])
-
-
-def lse_index(plan: Plan, lse_base: ir.Value | int, split: ir.Value, rows: ir.Value, row: ir.Value) -> ir.Value:
-    """The workspace slot of split ``split``'s log-sum-exp of ``row``."""
-    if not plan.sized_at_launch:
-        return apply(lambda s, r: lse_base + s * plan.rows + r, split, row)
-    return arith.addi(lse_base, arith.addi(arith.muli(split, rows), row))
-
-
-def offset(base: ir.Value | int, index: ir.Value) -> ir.Value:
-    """``base + index``: an affine map for a constant base, else an addition."""
-    return apply(lambda i: base + i, index) if isinstance(base, int) else arith.addi(base, index)
-
-
-def packed_output_place(cu_seqlens: ir.Value, packed_out: ir.Value, seq_q: int, b: ir.Value, head: ir.Value,
-                        position: ir.Value, col: ir.Value) -> tuple[ir.Value, ir.Value, list[ir.Value]]:
-    """(present, packed out, its indices) of padded position ``position`` of sequence ``b``: right-aligned
-    as rock.varlen_view presents it, row ``cu[b + 1] - Sq + position``, present when ``position >= Sq -
-    (cu[b + 1] - cu[b])``."""
-    index = ir.IndexType.get()
-    first = arith.index_cast(index, memref.load(cu_seqlens, [b]))
-    end = arith.index_cast(index, memref.load(cu_seqlens, [apply(lambda x: x + 1, b)]))
-    padding = apply(lambda f, e: seq_q - (e - f), first, end)
-    present = arith.cmpi(arith.CmpIPredicate.uge, position, padding)
-    return present, packed_out, [apply(lambda e, i: e - seq_q + i, end, position), head, col]
-

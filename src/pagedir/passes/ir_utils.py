@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 import mlir.ir as ir
 import numpy as np
-from mlir.dialects import affine, arith, memref
+from mlir.dialects import affine, arith, memref, vector
+from mlir.dialects import math as mlir_math
 
 from pagedir.arch import kernel_chip_or_none
 from pagedir.dialect.ops_page_table import PageGeometry, slot_count_dim
@@ -210,18 +211,6 @@ def lower_kernel_ops(module: ir.Operation, arch: str, op_name: str, lower: Calla
         for op in find_ops(func, op_name):
             ok = lower(op.opview, chip) and ok
     return ok
-
-
-#: f32 output columns a thread of the split-KV combine kernel merges (one 128-bit load per split).
-COMBINE_CHUNK = 4
-#: Threads per combine workgroup: one wave, so that few rows (decode at batch 1) still spread over
-#: several compute units (8 rows of 128 columns: 4 workgroups).
-COMBINE_BLOCK = 64
-
-
-def combine_workgroups(rows: int, head_dim: int) -> int:
-    """Workgroups of the combine kernel for ``rows`` output rows of ``head_dim`` columns."""
-    return math.ceil(rows * (head_dim // COMBINE_CHUNK) / COMBINE_BLOCK)
 
 
 def apply(expr, *values: ir.Value) -> ir.Value:
@@ -478,3 +467,42 @@ def block_address(view: ir.Value, block: BlockRead) -> ir.Value:
         offset = arith.addi(in_block, arith.extui(i64, head_offset))
     base = arith.index_cast(i64, memref.extract_aligned_pointer_as_index(pool))
     return arith.addi(base, offset)
+
+
+# ----------------------------------------------------------------------------
+# f32 values of the attention kernels (the KV loops, their epilogue, the split-KV combine).
+
+LOG2_E = 1.4426950408889634
+
+
+def f32_const(value: float) -> ir.Value:
+    return arith.constant(ir.F32Type.get(), value)
+
+
+def splat(value: ir.Value, width: int) -> ir.Value:
+    return vector.broadcast(ir.VectorType.get([width], value.type), value)
+
+
+def to_f32(value: ir.Value) -> ir.Value:
+    """Widen a vector of f16/bf16 to f32 (f32 passes through)."""
+    width = ir.VectorType(value.type).shape[0]
+    if isinstance(ir.VectorType(value.type).element_type, ir.F32Type):
+        return value
+    return arith.extf(ir.VectorType.get([width], ir.F32Type.get()), value)
+
+
+def divided(acc: ir.Value, total: ir.Value, has_keys: ir.Value) -> ir.Value:
+    """``acc / total`` (a vector by a scalar, through one reciprocal), 0 where ``has_keys`` is false."""
+    inverse = arith.select(has_keys, arith.divf(f32_const(1.0), total), f32_const(0.0))
+    return arith.mulf(acc, splat(inverse, ir.VectorType(acc.type).shape[0]))
+
+
+def with_sink(acc: ir.Value, running_max: ir.Value, total: ir.Value, sink: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """(acc, total) rescaled to the max of ``running_max`` and the sink logit (natural units, made
+    base-2 here), with the sink's weight added to the total: the sink joins the softmax denominator
+    and no value. A running max of -inf (no key seen) gives alpha 0, total = 1 and acc stays 0."""
+    sink = arith.mulf(sink, f32_const(LOG2_E))
+    new_max = arith.maximumf(running_max, sink)  # a NaN sink reaches the row
+    alpha = mlir_math.exp2(arith.subf(running_max, new_max))
+    total = arith.addf(arith.mulf(total, alpha), mlir_math.exp2(arith.subf(sink, new_max)))
+    return arith.mulf(acc, splat(alpha, ir.VectorType(acc.type).shape[0])), total

@@ -1,7 +1,28 @@
-"""The split count of a split-KV kernel: a cost model of busy compute units against combine bytes.
+"""Split-KV: the workspace's layout, the combine kernel's grid and the split count, for every user.
 
-Splitting the KV sequence of each workgroup into S ranges gives ``W * S`` workgroups (W
-without splitting) that each read ``ceil(T / S)`` of the T KV tiles. The model charges:
+A split-KV attention kernel (``num_splits`` = S > 1, or 0: chosen at launch) cuts the KV
+sequence of each workgroup into S ranges; split ``s`` writes, for each output row ``r``
+(``(b * Hq + q head) * Sq + position``, R rows in all), its normalized partial output (D
+f32) and its base-2 log-sum-exp (one f32) to a workspace, and a second kernel, the combine,
+merges the S of each row (rock-gridwise-attention-to-blockwise builds both kernels:
+:mod:`pagedir.passes.split_combine`). The facts about that workspace and that choice are
+here, once, as integer functions (which take ints or affine expressions alike) and plan
+expressions: the passes build the kernels and record the model with them, the launch plan
+(:mod:`pagedir.backend.plan`) states them, the interpreter's launch evaluates them.
+
+**The workspace** is f32, ``S * R * (D + 1)`` elements: the partial outputs first, row
+``s * R + r`` at ``(s * R + r) * D`` (:func:`partial_at`), then the LSEs, from ``S * R * D``
+(:func:`lse_base`), at ``S * R * D + s * R + r`` (:func:`lse_at`). A kernel whose sizes are
+known at compile time takes it as ``memref<S * R * (D + 1) x f32>``; one whose count or sizes
+are known at launch as ``memref<S x (R * (D + 1)) x f32>`` (``?`` where unknown), the same
+layout row-major, so that its dims carry S and one split's elements (:func:`split_elements`;
+R is :func:`rows_of` them). The plan writes its shape and bytes as :data:`WORKSPACE_SHAPE` and
+:data:`WORKSPACE_BYTES`. The combine runs :func:`combine_workgroups` workgroups of
+:data:`COMBINE_BLOCK` threads, each thread merging :data:`COMBINE_CHUNK` columns of a row.
+
+**The split count** is a cost model of busy compute units against combine bytes. Splitting
+the KV sequence of each workgroup into S ranges gives ``W * S`` workgroups (W without
+splitting) that each read ``ceil(T / S)`` of the T KV tiles. The model charges:
 
 * **the split kernel**: the bytes of the busiest compute unit at its share of the chip's
   bandwidth, ``BW / CU``. A CU runs ``ceil(W * S / CU)`` of the workgroups, each reading its
@@ -21,7 +42,8 @@ the combine's share are rounded up to whole bytes), written as plan expressions
 (:mod:`pagedir.backend.formula`, :data:`SPLIT_EXPRESSION`). The inputs are recorded on the
 kernel (``rock.split_model``) and in the launch plan, so a runtime evaluates the same
 expression for a ``--dynamic`` kernel at launch, where W, T and R follow from the batch and
-the block slots; the compiler and the interpreter evaluate it with the same evaluator.
+the block slots; the compiler and the interpreter evaluate it with the same evaluator
+(:func:`split_count`).
 
 Bandwidths are the parts' HBM/GDDR peaks (MI300X 5.3 TB/s, ...); only their ratio to the
 launch cost matters, since every other term is bytes over the same bandwidth.
@@ -35,6 +57,69 @@ from typing import Any
 import mlir.ir as ir
 
 from pagedir.backend import formula
+
+# ----------------------------------------------------------------------------
+# The workspace and the combine's grid (ints, or affine expressions of sizes known at launch)
+
+#: Bytes of a workspace element (f32).
+F32_BYTES = 4
+#: f32 output columns a thread of the combine kernel merges (one 128-bit load per split).
+COMBINE_CHUNK = 4
+#: Threads per combine workgroup: one wave, so that few rows (decode at batch 1) still spread over
+#: several compute units (8 rows of 128 columns: 4 workgroups).
+COMBINE_BLOCK = 64
+#: The plan's workspace shape and bytes, in the names of ``num_splits_formula`` (f32: dim 0 the count).
+WORKSPACE_SHAPE = ("num_splits", f"partial_bytes // {F32_BYTES}")
+WORKSPACE_BYTES = "num_splits * partial_bytes"
+
+
+def floor_div(a, b: int):
+    """``a floordiv b`` of an int or an affine expression."""
+    return ir.AffineExpr.get_floor_div(a, b) if isinstance(a, ir.AffineExpr) else a // b
+
+
+def split_elements(rows, head_dim: int):
+    """One split's workspace elements: ``rows`` partial outputs of ``head_dim`` and their LSEs."""
+    return rows * (head_dim + 1)
+
+
+def rows_of(elements, head_dim: int):
+    """The output rows R of one split's ``elements`` (:func:`split_elements`)."""
+    return floor_div(elements, head_dim + 1)
+
+
+def partial_bytes(rows, head_dim: int):
+    """The bytes one split writes and the combine reads back (the cost model's ``partial_bytes``)."""
+    return split_elements(rows, head_dim) * F32_BYTES
+
+
+def workspace_elements(splits, rows, head_dim: int):
+    """The workspace's f32 elements for ``splits`` splits of ``rows`` output rows."""
+    return splits * split_elements(rows, head_dim)
+
+
+def lse_base(splits, rows, head_dim: int):
+    """Where the LSEs start: after the ``S * R * D`` partial outputs."""
+    return splits * rows * head_dim
+
+
+def partial_at(split, rows, row, head_dim: int, col):
+    """The element of column ``col`` of split ``split``'s partial output of ``row``."""
+    return (split * rows + row) * head_dim + col
+
+
+def lse_at(base, split, rows, row):
+    """The element of split ``split``'s LSE of ``row``, the LSEs starting at ``base`` (:func:`lse_base`)."""
+    return base + split * rows + row
+
+
+def combine_workgroups(rows, head_dim: int):
+    """Workgroups of the combine kernel for ``rows`` output rows of ``head_dim`` columns."""
+    return floor_div(rows * (head_dim // COMBINE_CHUNK) + (COMBINE_BLOCK - 1), COMBINE_BLOCK)
+
+
+# ----------------------------------------------------------------------------
+# The split count
 
 #: Peak memory bandwidth in bytes per second of the largest part with each chip (Chip.compute_units).
 BANDWIDTH = {
@@ -144,3 +229,11 @@ def model_constants(kernel: ir.Operation) -> dict[str, Any]:
     names = ("tile_bytes", "q_bytes", "compute_units", "bandwidth", "launch_seconds")
     return {name: (ir.FloatAttr(model[name]).value if name in ("bandwidth", "launch_seconds")
                    else ir.IntegerAttr(model[name]).value) for name in names}
+
+
+def split_count(rule: dict[str, Any], shapes: Any) -> tuple[int, dict[str, int]]:
+    """A plan's ``num_splits_formula`` on the argument ``shapes``: the split count and the named values
+    (its ``inputs`` evaluated on the shapes, its ``constants``), as a runtime evaluates them."""
+    names = {**{name: int(number) for name, number in rule["constants"].items()},
+             **{name: formula.evaluate(text, shapes=shapes) for name, text in rule["inputs"].items()}}
+    return formula.evaluate(rule["expression"], names, shapes), names
