@@ -9,7 +9,7 @@
 // RUN: not pagedir-run %t.copy.mlir --entry copy_kv --inputs %t.junk.npz 2>&1 | FileCheck %s --check-prefix=NPZ
 // RUN: %PYTHON -c "import numpy as np; np.savez('%t.few.npz', arg0=np.zeros((2, 2, 1), np.int64), out=np.zeros(4))"
 // RUN: not pagedir-run %t.copy.mlir --entry copy_kv --inputs %t.few.npz 2>&1 | FileCheck %s --check-prefix=NAMES
-// RUN: %PYTHON -c "import numpy as np; np.savez('%t.shape.npz', arg0=np.zeros((2, 2, 1), np.int64), arg1=np.zeros(4))"
+// RUN: %PYTHON -c "import numpy as np; np.savez('%t.shape.npz', arg0=np.zeros((2, 2, 1), np.int64), arg1=np.zeros((2, 2, 64, 64), np.float16))"
 // RUN: not pagedir-run %t.copy.mlir --entry copy_kv --inputs %t.shape.npz 2>&1 | FileCheck %s --check-prefix=SHAPE
 // RUN: not pagedir-run --check %t.copy.mlir --arch gfx1 2>&1 | FileCheck %s --check-prefix=CHIP
 // RUN: not pagedir-run --check %t.copy.mlir --outputs %t.out.npz 2>&1 | FileCheck %s --check-prefix=FLAGS
@@ -27,6 +27,6 @@ func.func @f(%x: memref<4xf32>) {
 // NO-ENTRY: pagedir-run: error: --entry NAME is required without --check
 // NPZ: pagedir-run: error: inputs '{{.*}}.junk.npz' is not an .npz archive
 // NAMES: pagedir-run: error: inputs '{{.*}}.few.npz': missing arg1; unknown out (@copy_kv takes 2 arguments: arg0 .. arg1)
-// SHAPE: pagedir-run: error: argument 0: (2, 2, 1) given for memref<2x8x1xi64> (16 elements)
+// SHAPE: copy.mlir:9:22: error: inputs '{{.*}}.shape.npz': arg0 has shape [2, 2, 1]; the argument is memref<2x8x1xi64>, which takes shape [2, 8, 1]
 // CHIP: pagedir-run: error: unknown chip 'gfx1'
 // FLAGS: pagedir-run: error: --inputs and --outputs are for a plain run
