@@ -501,7 +501,7 @@ def backend_pipeline_steps(options: BackendPipelineOptions) -> list[Pass | str]:
         "convert-vector-to-scf",
         BackendLowerTransfersPass(),
         BackendLowerMathPass(),
-        f"gpu.module({to_arith})",  # the family's lowering of arith (fp8 conversions)
+        *([f"gpu.module({to_arith})"] if to_arith else []),  # the family's lowering of arith (fp8 conversions)
         BackendLowerSlicesPass(),
         "expand-strided-metadata,lower-affine,arith-expand,convert-scf-to-cf",
         f"gpu.module({','.join(to_llvm)})",

@@ -42,13 +42,15 @@ TILE = 16
 
 @dataclass(frozen=True)
 class MatrixForm:
-    """One matrix-core product ``TILE x TILE x k`` a wave issues, and how its operands sit in the lanes.
+    """One matrix-core product ``m x n x k`` a wave issues, and how its operands sit in the lanes.
 
     ``per_lane`` A and B values per lane, ``wave`` lanes; ``wmma``: the wave32 scheme (each product's
     K values in one or two lane halves; a lane holds 8 or 16 keys per product), else the wave64 MFMA
     scheme; ``replicated``: every lane holds all ``k`` values of its A row and B column (lanes 16-31
     repeat lanes 0-15) and the accumulator's rows alternate between the two lane halves (gfx11).
-    ``max_head_dim``: head dims above it keep the VALU loop (None: no limit)."""
+    ``max_head_dim``: head dims above it keep the VALU loop (None: no limit). The blockwise loop is
+    written for ``TILE x TILE`` products (MFMA, WMMA); another shape (NVIDIA's ``mma.sync`` m16n8k16)
+    needs its own lane scheme there."""
 
     k: int
     per_lane: int
@@ -57,6 +59,8 @@ class MatrixForm:
     wmma: bool = False
     replicated: bool = False
     max_head_dim: int | None = None
+    m: int = TILE
+    n: int = TILE
 
     def product(self, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
         """``D = A x B + C`` of one tile, emitted at the current insertion point."""
@@ -84,7 +88,7 @@ class TargetFamily:
     triple: str = ""
     #: Dialects a fully lowered ``gpu.module`` body may hold (NVIDIA: llvm, nvvm).
     lowered_dialects: tuple[str, ...] = ()
-    #: Emit kind of the loadable code object (``hsaco``; NVIDIA: ``cubin``).
+    #: Emit kind of the loadable code object (``hsaco``, linked by ``ld.lld``; NVIDIA: ``cubin``, by ``ptxas``).
     code_object: str = ""
     #: Flags word of a raw buffer descriptor; None where the family has no buffer descriptors.
     buffer_flags: int | None = None
@@ -124,11 +128,14 @@ class TargetFamily:
 
     # --- backend --------------------------------------------------------------------------
 
-    def lowering_passes(self, chip: Chip, index_bitwidth: int) -> tuple[str, list[str]]:
+    def lowering_passes(self, chip: Chip, index_bitwidth: int) -> tuple[str | None, list[str]]:
         """Upstream passes of rock-backend-pipeline: ``(arith lowering, gpu lowering)``, each run on
-        every ``gpu.module`` (the family's chipset option filled in)."""
+        every ``gpu.module`` with the family's chipset option filled in (AMD: ``convert-arith-to-amdgpu``,
+        ``convert-amdgpu-to-rocdl`` and ``convert-gpu-to-rocdl``; NVIDIA: no arith lowering and
+        ``convert-gpu-to-nvvm``). The lowering attaches the data layout the translation uses."""
         raise NotImplementedError
 
     def codegen_features(self, chip: Chip) -> str:
-        """Target features given to LLVM's code generator for ``chip`` (its CPU is the chip's name)."""
+        """Target features given to LLVM's code generator for ``chip`` (its CPU is the chip's name; NVIDIA:
+        the PTX version, ``+ptx80``)."""
         return ""
