@@ -312,8 +312,8 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "buffer-load-swapped-flags",
         "rock-buffer-load builds RDNA descriptor flags for CDNA chips and CDNA flags for RDNA chips",
-        (Edit(BUFFER_LOAD, "lower_global_load(op, chip.buffer_flags)",
-              "lower_global_load(op, chip.buffer_flags ^ 0x00027000 ^ 0x31027000)"),),
+        (Edit(BUFFER_LOAD, "lower_global_load(op, family_of(chip).buffer_flags)",
+              "lower_global_load(op, family_of(chip).buffer_flags ^ 0x00027000 ^ 0x31027000)"),),
         (Catcher("tests/unit/test_copy_kv.py::test_dtypes[f16]", r"set bits reserved on CDNA"),
          Catcher(CHECK_COPY_KV_RDNA, CHECK_FAILED)),
     ),

@@ -1,5 +1,6 @@
-"""Chip facts in one table (wave size, LDS limit, buffer-descriptor flags, occupancy limits),
-and the one rule that decides which chip a kernel is for.
+"""Chip facts in one table (wave size, LDS limit, occupancy limits, family),
+and the one rule that decides which chip a kernel is for. What a family decides (matrix
+instructions, buffer descriptors, the lowering and code object) is :mod:`pagedir.targets`.
 
 A target is a chip name (``gfx942``) or a full target string
 (``amdgcn-amd-amdhsa:gfx942``, ``amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-``),
@@ -25,13 +26,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the bindings are imported where a kernel is read, so a cache hit never loads them
     import mlir.ir as ir
 
-#: Flags word of a raw buffer descriptor on CDNA / gfx9: num format 7 (float, bits 14:12), data format 4
-#: (32, bits 18:15; 0 would be INVALID, an unbound resource). Rules: pagedir.interp.buffer_descriptor.
-CDNA_BUFFER_FLAGS = 0x00027000  # 159744
-#: RDNA gfx10/11/12: FORMAT 0x27 (bits 18:12), bit 24 set and OOB_SELECT 3 (bits 29:28: raw, offset + payload
-#: checked against num_records).
-RDNA_BUFFER_FLAGS = 0x31027000  # 822243328
-
 
 @dataclass(frozen=True)
 class Chip:
@@ -51,8 +45,8 @@ class Chip:
     vgpr_granule: int
     #: LDS allocation granule in bytes.
     lds_granule: int
-    buffer_flags: int
-    family: str  # "cdna" or "rdna"
+    #: The target family (a key of ``pagedir.targets.FAMILIES``): "cdna" or "rdna".
+    family: str
     #: Target-ID features the chip takes (``gfx942:sramecc+:xnack-``).
     features: tuple[str, ...] = ()
     #: Compute units of the largest part with this chip (MI300X for gfx942, MI210 for gfx90a): the
@@ -60,6 +54,8 @@ class Chip:
     compute_units: int = 0
     #: fp8 element types the chip converts in hardware (MLIR names): gfx942 the FNUZ formats, gfx950 the OCP ones.
     fp8_types: tuple[str, ...] = ()
+    #: Bytes per lane of the chip's direct global -> LDS loads (``buffer_load_dword ... lds``); () : none.
+    lds_dma_sizes: tuple[int, ...] = ()
 
     @property
     def major(self) -> int:
@@ -73,17 +69,18 @@ MAX_GRID_SIZE = 2**32 - 1
 _KB = 1024
 _CDNA_FEATURES = ("sramecc", "xnack")
 CHIPS: dict[str, Chip] = {
-    "gfx908": Chip("gfx908", 64, 64 * _KB, 64 * _KB, 10, 4, 256, 4, 512, CDNA_BUFFER_FLAGS, "cdna", _CDNA_FEATURES, compute_units=120),
-    "gfx90a": Chip("gfx90a", 64, 64 * _KB, 64 * _KB, 8, 4, 512, 8, 512, CDNA_BUFFER_FLAGS, "cdna", _CDNA_FEATURES, compute_units=104),
-    "gfx942": Chip("gfx942", 64, 64 * _KB, 64 * _KB, 8, 4, 512, 8, 512, CDNA_BUFFER_FLAGS, "cdna", _CDNA_FEATURES, compute_units=304,
-                   fp8_types=("f8E4M3FNUZ", "f8E5M2FNUZ")),
-    "gfx950": Chip("gfx950", 64, 160 * _KB, 160 * _KB, 8, 4, 512, 8, 1280, CDNA_BUFFER_FLAGS, "cdna", _CDNA_FEATURES, compute_units=256,
-                   fp8_types=("f8E4M3FN", "f8E5M2")),
-    "gfx1030": Chip("gfx1030", 32, 64 * _KB, 128 * _KB, 16, 4, 1024, 8, 512, RDNA_BUFFER_FLAGS, "rdna", compute_units=80),
-    "gfx1100": Chip("gfx1100", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, RDNA_BUFFER_FLAGS, "rdna", compute_units=96),
-    "gfx1101": Chip("gfx1101", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, RDNA_BUFFER_FLAGS, "rdna", compute_units=60),
-    "gfx1200": Chip("gfx1200", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, RDNA_BUFFER_FLAGS, "rdna", compute_units=32),
-    "gfx1201": Chip("gfx1201", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, RDNA_BUFFER_FLAGS, "rdna", compute_units=64),
+    "gfx908": Chip("gfx908", 64, 64 * _KB, 64 * _KB, 10, 4, 256, 4, 512, "cdna", _CDNA_FEATURES, compute_units=120),
+    "gfx90a": Chip("gfx90a", 64, 64 * _KB, 64 * _KB, 8, 4, 512, 8, 512, "cdna", _CDNA_FEATURES, compute_units=104,
+                   lds_dma_sizes=(4,)),
+    "gfx942": Chip("gfx942", 64, 64 * _KB, 64 * _KB, 8, 4, 512, 8, 512, "cdna", _CDNA_FEATURES, compute_units=304,
+                   fp8_types=("f8E4M3FNUZ", "f8E5M2FNUZ"), lds_dma_sizes=(4,)),
+    "gfx950": Chip("gfx950", 64, 160 * _KB, 160 * _KB, 8, 4, 512, 8, 1280, "cdna", _CDNA_FEATURES, compute_units=256,
+                   fp8_types=("f8E4M3FN", "f8E5M2"), lds_dma_sizes=(4, 12, 16)),
+    "gfx1030": Chip("gfx1030", 32, 64 * _KB, 128 * _KB, 16, 4, 1024, 8, 512, "rdna", compute_units=80),
+    "gfx1100": Chip("gfx1100", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, "rdna", compute_units=96),
+    "gfx1101": Chip("gfx1101", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, "rdna", compute_units=60),
+    "gfx1200": Chip("gfx1200", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, "rdna", compute_units=32),
+    "gfx1201": Chip("gfx1201", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, "rdna", compute_units=64),
 }
 
 #: ``[amdgcn-amd-amdhsa: or amdgcn-amd-amdhsa--]gfxNNN[:feature+|-]...``, matched whole.

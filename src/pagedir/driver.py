@@ -59,6 +59,7 @@ from pagedir.backend import EMIT_KINDS
 from pagedir.diagnostics import Diag, DiagnosticCollector, run_pass_manager
 from pagedir.passes import PASSES, OptionError, Pass, add_pass, get_pass_class, parse_options
 from pagedir.passes.verify import verify_rock_ops
+from pagedir.targets import family_of
 
 #: Every level, in order: the IR levels of docs/levels.md, then the code generator's outputs.
 LEVELS = ("linalg", "L0", "L1", "L2", "L3", "L4", "L5", "L6", "L7", "llvm-module", "llvm-ir", "llvm-ir-opt", "asm", "obj", "hsaco")
@@ -254,7 +255,7 @@ def codegen_stages(options: CompileOptions) -> list[Stage]:
     def extract(module: ir.Operation) -> str:
         from pagedir.backend.translate import extract_llvm_module
 
-        return str(extract_llvm_module(module))
+        return str(extract_llvm_module(module, family_of(chip).triple))
 
     def translate(llvm_module: str) -> str:
         from pagedir.backend.translate import translate_to_llvm_ir
@@ -492,22 +493,18 @@ def backend_pipeline_steps(options: BackendPipelineOptions) -> list[Pass | str]:
     dynamic sizes of a kernel that serves every batch follow as index arguments
     (:class:`BackendDynamicArgumentsPass`).
     """
-    chip = get_chip(options.arch).name
-    to_rocdl = [
-        f"convert-amdgpu-to-rocdl{{chipset={chip}}}",
-        f"convert-gpu-to-rocdl{{chipset={chip} index-bitwidth={options.index_bitwidth} use-bare-ptr-memref-call-conv=true}}",
-    ]
+    chip = get_chip(options.arch)
+    to_arith, to_llvm = family_of(chip).lowering_passes(chip, options.index_bitwidth)
     return [
         BackendPreparePass(options),
         BackendDynamicArgumentsPass(),
         "convert-vector-to-scf",
         BackendLowerTransfersPass(),
         BackendLowerMathPass(),
-        # fp8 -> f32 conversions (fp8 KV caches) become the chip's packed conversions (amdgpu ext ops)
-        f"gpu.module(convert-arith-to-amdgpu{{chipset={chip}}})",
+        *([f"gpu.module({to_arith})"] if to_arith else []),  # the family's lowering of arith (fp8 conversions)
         BackendLowerSlicesPass(),
         "expand-strided-metadata,lower-affine,arith-expand,convert-scf-to-cf",
-        f"gpu.module({','.join(to_rocdl)})",
+        f"gpu.module({','.join(to_llvm)})",
         "reconcile-unrealized-casts",
         BackendCheckLoweredPass(),
     ]

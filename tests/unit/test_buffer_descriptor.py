@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from pagedir import interp
-from pagedir.arch import CDNA_BUFFER_FLAGS, RDNA_BUFFER_FLAGS
+from pagedir.targets.cdna import BUFFER_FLAGS as CDNA_BUFFER_FLAGS
+from pagedir.targets.rdna import BUFFER_FLAGS as RDNA_BUFFER_FLAGS
 from pagedir.context import make_context
 from pagedir.interp import InterpError
 

@@ -85,7 +85,7 @@ def test_chips_without_matrix_instructions_keep_the_valu_loop(arch: str) -> None
 @pytest.mark.parametrize("arch", ["gfx1100", "gfx1201"])
 def test_wave32_head_dim_256_keeps_the_valu_loop_without_spills(arch: str) -> None:
     """At D 256 the WMMA loop's accumulators alone are 128 VGPRs of a wave32 lane and it spilled; the VALU
-    loop does not (blockwise_gemm.WMMA_MAX_HEAD_DIM)."""
+    loop does not (pagedir.targets.rdna.WMMA_MAX_HEAD_DIM)."""
     (report,) = kernel_reports(assembly(arch, head_dim=256), arch)
     assert report.matrix_instructions == 0
     assert report.vgpr_spills == report.sgpr_spills == report.scratch_bytes == 0

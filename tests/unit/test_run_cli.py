@@ -19,7 +19,8 @@ from mlir.dialects import arith
 from mlir.passmanager import PassManager
 
 from pagedir import driver
-from pagedir.arch import CDNA_BUFFER_FLAGS, RDNA_BUFFER_FLAGS
+from pagedir.targets.cdna import BUFFER_FLAGS as CDNA_BUFFER_FLAGS
+from pagedir.targets.rdna import BUFFER_FLAGS as RDNA_BUFFER_FLAGS
 from pagedir.cli import gen, opt, run
 from pagedir.context import make_context
 from pagedir.passes import add_pass

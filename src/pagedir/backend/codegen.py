@@ -5,7 +5,8 @@ through LLVM's ``default<O3>`` module pipeline (as clang and rocMLIR do): withou
 kernel pointers stay flat (``flat_load``), uniform loads stay in VGPRs and buffer
 loads sit in waterfall loops.
 
-The wave size is passed as an explicit target feature (``+wavefrontsize32`` or
+The wave size is passed as an explicit target feature (the family's ``codegen_features``:
+:mod:`pagedir.targets`) (``+wavefrontsize32`` or
 ``+wavefrontsize64``) so that the code always matches the chip table and the
 kernel's ``rock.wave_size``, whatever LLVM's default for the chip is (LLVM 22
 defaults gfx10+ to wave32 and gfx9 to wave64, the same as the table).
@@ -33,7 +34,8 @@ import llvmlite.binding as llvm
 
 from pagedir.arch import Chip
 from pagedir.backend.linker import linker_command, missing_linker_message
-from pagedir.backend.translate import TRIPLE, BackendError
+from pagedir.backend.translate import BackendError
+from pagedir.targets import family_of
 
 
 @cache
@@ -42,17 +44,11 @@ def _initialize() -> None:
     llvm.initialize_all_asmprinters()
 
 
-def wave_features(chip: Chip) -> str:
-    """Target features pinning the wave size of ``chip``."""
-    if chip.wave_size == 32:
-        return "+wavefrontsize32,-wavefrontsize64"
-    return "+wavefrontsize64,-wavefrontsize32"
-
-
 def target_machine(chip: Chip, opt_level: int = 3):
     _initialize()
-    target = llvm.Target.from_triple(TRIPLE)
-    return target.create_target_machine(cpu=chip.name, features=wave_features(chip), opt=opt_level)
+    family = family_of(chip)
+    target = llvm.Target.from_triple(family.triple)
+    return target.create_target_machine(cpu=chip.name, features=family.codegen_features(chip), opt=opt_level)
 
 
 def optimize(llvm_ir: str, chip: Chip, opt_level: int = 3):

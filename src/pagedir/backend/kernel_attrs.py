@@ -28,6 +28,7 @@ import mlir.ir as ir
 
 from pagedir.arch import Chip, kernel_chip_or_none
 from pagedir.offset_width import I32_LIMIT, fits_i32
+from pagedir.targets import FAMILIES
 
 INDEX32_MAX_ELEMENTS = I32_LIMIT - 1
 #: A request for waves per SIMD leaves a wave at least this many VGPRs (4 waves on CDNA): the decode
@@ -141,8 +142,9 @@ def _check_memrefs(kernel: ir.Operation, index_bitwidth: int) -> bool:
     return ok
 
 
-#: Dialects an LLVM IR translation accepts inside a gpu.module.
-_LOWERED_DIALECTS = ("llvm", "rocdl")
+#: Dialects an LLVM IR translation accepts inside a gpu.module: those of every family's lowering
+#: (``TargetFamily.lowered_dialects``; the pass runs without a chip).
+_LOWERED_DIALECTS = tuple(dict.fromkeys(d for family in FAMILIES.values() for d in family.lowered_dialects))
 
 
 def check_lowered(module: ir.Operation) -> bool:

@@ -30,9 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pagedir.arch import Chip
-
-#: The SGPR occupancy steps of gfx9 (upper bound of SGPRs, waves per SIMD); above the last: 7.
-_GFX9_SGPR_STEPS = ((80, 10), (88, 9), (100, 8))
+from pagedir.targets import family_of
 
 
 @dataclass(frozen=True)
@@ -68,12 +66,8 @@ def waves_by_vgprs(chip: Chip, arch_vgprs: int, agprs: int = 0) -> int:
 
 
 def waves_by_sgprs(chip: Chip, sgprs: int) -> int:
-    if chip.family != "cdna" and chip.major >= 10:
-        return chip.max_waves_per_simd
-    for bound, waves in _GFX9_SGPR_STEPS:
-        if sgprs <= bound:
-            return min(chip.max_waves_per_simd, waves)
-    return min(chip.max_waves_per_simd, 7)
+    """The SGPR limit is the family's rule (``TargetFamily.waves_by_sgprs``): gfx9's steps on CDNA, none on RDNA."""
+    return family_of(chip).waves_by_sgprs(chip, sgprs)
 
 
 def waves_per_workgroup(chip: Chip, workgroup_size: int) -> int:

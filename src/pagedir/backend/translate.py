@@ -2,8 +2,8 @@
 
 The xtc MLIR build has no AMDGPU target (``gpu-module-to-binary`` fails) and MLIR 22
 has no Python API for the LLVM IR translation, so the kernels are moved out of
-their ``gpu.module``\\s into a builtin module that carries the AMDGPU triple and the
-data layout the ROCDL lowering attached, printed, and piped through
+their ``gpu.module``\\s into a builtin module that carries the family's triple (``amdgcn-amd-amdhsa``:
+``TargetFamily.triple``) and the data layout the lowering attached, printed, and piped through
 ``mlir-translate --mlir-to-llvmir``.
 
 The tool is found next to the installed ``mlir`` package (``<mlir>/bin/mlir-translate``,
@@ -17,7 +17,6 @@ import subprocess
 
 import mlir.ir as ir
 
-TRIPLE = "amdgcn-amd-amdhsa"
 TRANSLATE_ENV = "PAGEDIR_MLIR_TRANSLATE"
 
 
@@ -45,7 +44,7 @@ def gpu_modules(module: ir.Operation) -> list[ir.Operation]:
     return [op.operation for op in module.regions[0].blocks[0].operations if op.operation.name == "gpu.module"]
 
 
-def extract_llvm_module(module: ir.Operation) -> ir.Module:
+def extract_llvm_module(module: ir.Operation, triple: str) -> ir.Module:
     """A builtin module holding the bodies of every ``gpu.module`` of ``module`` (already LLVM dialect).
 
     The ops are cloned, so ``module`` is left as it was. Kernel names are unique
@@ -54,7 +53,7 @@ def extract_llvm_module(module: ir.Operation) -> ir.Module:
     sources = gpu_modules(module)
     with module.context, ir.Location.unknown(module.context):
         llvm_module = ir.Module.create()
-        llvm_module.operation.attributes["llvm.target_triple"] = ir.StringAttr.get(TRIPLE)
+        llvm_module.operation.attributes["llvm.target_triple"] = ir.StringAttr.get(triple)
         for source in sources:
             if "llvm.data_layout" in source.attributes:
                 llvm_module.operation.attributes["llvm.data_layout"] = source.attributes["llvm.data_layout"]

@@ -57,19 +57,19 @@ conversion (raw loads move bits), gfx1250's 45-bit num_records.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from pagedir.targets import TargetFamily
+
 NUM_RECORDS_BITS = 32
 BASE_BITS = 48
 STRIDE_MASK = 0x3FFF  # stride operand bits 13:0
 SWIZZLE_ENABLE = 1 << 15  # stride operand bit 15 = V# bit 63
 ADD_TID_ENABLE = 1 << 23
 TYPE_MASK = 0b11 << 30
-CDNA_RESERVED = (0b111 << 24) | (0b11 << 28)
-CDNA_DATA_FORMAT_SHIFT, CDNA_DATA_FORMAT_MASK = 15, 0xF
-RDNA_FORMAT_SHIFT, RDNA_FORMAT_MASK = 12, 0x7F
-OOB_SELECT_SHIFT = 28
 
 
 class BufferResource:
@@ -94,8 +94,9 @@ def make_resource(base: Any, stride: Any, num_records: Any, flags: Any) -> Buffe
                           np.asarray(num_records).astype(np.int64), np.asarray(flags).astype(np.int64) & 0xFFFFFFFF)
 
 
-def descriptor_error(r: BufferResource, family: str) -> str | None:
-    """Why the hardware would not perform a raw byte-addressed access with this descriptor (rules A2-A6, C1, C3)."""
+def descriptor_error(r: BufferResource, family: TargetFamily) -> str | None:
+    """Why the hardware would not perform a raw byte-addressed access with this descriptor (rules A2-A6; the
+    family's own, C1 and C3 on CDNA: ``TargetFamily.descriptor_error`` in :mod:`pagedir.targets`)."""
     checks = [
         ((r.base < 0) | (r.base >= 1 << BASE_BITS), r.base, "base address {:#x} does not fit the descriptor's 48 bits"),
         ((r.num_records < 0) | (r.num_records >= 1 << NUM_RECORDS_BITS), r.num_records,
@@ -104,39 +105,15 @@ def descriptor_error(r: BufferResource, family: str) -> str | None:
         ((r.flags & ADD_TID_ENABLE) != 0, r.flags, "flags {:#x} set ADD_TID_ENABLE (bit 23): a scratch buffer, not a raw one"),
         ((r.flags & TYPE_MASK) != 0, r.flags, "flags {:#x} set TYPE (bits 31:30): not a buffer resource"),
     ]
-    if family == "cdna":
-        checks += [
-            ((r.flags & CDNA_RESERVED) != 0, r.flags,
-             "flags {:#x} set bits reserved on CDNA (26:24, 29:28; RDNA's RESOURCE_LEVEL / OOB_SELECT?)"),
-            ((r.stride & STRIDE_MASK) != 0, r.stride & STRIDE_MASK,
-             "stride {} is not 0: a raw buffer needs stride 0 (num_records would count records of stride bytes)"),
-        ]
     for bad, values, message in checks:
         if np.any(bad):
             return message.format(int(np.broadcast_to(values, np.shape(bad))[bad].reshape(-1)[0]))
-    return None
+    return family.descriptor_error(r)
 
 
-def components_in_range(r: BufferResource, family: str, voffset: np.ndarray, soffset: np.ndarray,
+def components_in_range(r: BufferResource, family: TargetFamily, voffset: np.ndarray, soffset: np.ndarray,
                         component_offsets: np.ndarray, payload: int) -> np.ndarray:
-    """Per lane and component (at byte ``voffset + component_offsets``): does the hardware access it (A7, C2, C4, R1-R4)."""
+    """Per lane and component (at byte ``voffset + component_offsets``): does the hardware access it (A7; the
+    family's range check, C2 and C4 on CDNA, R1-R4 on RDNA: ``TargetFamily.components_in_range``)."""
     offset = voffset.reshape(-1, 1) + component_offsets[None]
-    records = r.num_records.reshape(-1, 1)
-    flags = r.flags.reshape(-1, 1)
-    if family == "cdna":
-        bound = ((flags >> CDNA_DATA_FORMAT_SHIFT) & CDNA_DATA_FORMAT_MASK) != 0
-        return bound & (offset < records)
-    bound = ((flags >> RDNA_FORMAT_SHIFT) & RDNA_FORMAT_MASK) != 0
-    oob_select = (flags >> OOB_SELECT_SHIFT) & 0b11
-    stride = (r.stride & STRIDE_MASK).reshape(-1, 1)
-    nonempty = records > 0
-    by_mode = [
-        nonempty & (offset + payload <= stride),
-        nonempty,
-        nonempty,
-        offset + payload <= records - soffset.reshape(-1, 1),
-    ]
-    inside = by_mode[3]
-    for mode in (2, 1, 0):
-        inside = np.where(oob_select == mode, by_mode[mode], inside)
-    return bound & inside
+    return family.components_in_range(r, offset, soffset, payload)

@@ -38,11 +38,8 @@ import numpy as np
 
 from pagedir.interp.buffer_descriptor import BufferResource, components_in_range, descriptor_error
 from pagedir.interp.memory import InterpError, Space, elem_named
-from pagedir.interp.ops_memory import LDS_POINTER_SHIFT, MemRef, chip_family
+from pagedir.interp.ops_memory import LDS_POINTER_SHIFT, MemRef, chip_family, program_chip
 from pagedir.interp.simt import Program, handles, widen
-
-#: Bytes per lane a direct-to-LDS load moves, per chip (gfx950 adds 12 and 16).
-DMA_SIZES = {"gfx90a": (4,), "gfx942": (4,), "gfx950": (4, 12, 16)}
 
 
 def lds_space(rt: Any, pointer: int, where: Any) -> tuple[Space, int]:
@@ -82,16 +79,6 @@ class Waves:
             space.in_flight[units[still]] = 0
 
 
-def chip_name(p: Program) -> str:
-    """The kernel's chip (``rock.arch``), "" when it names none."""
-    from pagedir.arch import ChipError, kernel_chip
-
-    try:
-        return kernel_chip(p.func).name
-    except ChipError:
-        return ""
-
-
 def wave_ids(p: Program, lanes: np.ndarray) -> np.ndarray:
     """The batch-wide wave number of each lane (waves never span workgroups)."""
     rt, wave = p.rt, p.wave_size
@@ -103,15 +90,16 @@ def wave_ids(p: Program, lanes: np.ndarray) -> np.ndarray:
 def compile_buffer_load_lds(p: Program, op: Any) -> Any:
     operation = op.operation
     rsrc, lds, size, voffset, soffset, offset, _aux = (p.slot(v) for v in operation.operands)
+    chip = program_chip(p)
     family = chip_family(p)
     op_id = p.op_id(op)
 
     def run(env: list, mask: Any) -> None:
         rt = p.rt
         where = p.op_location(op_id)
-        name = chip_name(p)
+        name = "" if chip is None else chip.name
         nbytes = int(np.asarray(env[size]).reshape(-1)[0])
-        if family != "cdna" or nbytes not in DMA_SIZES.get(name, ()):
+        if chip is None or nbytes not in chip.lds_dma_sizes:  # the sizes per chip: Chip.lds_dma_sizes
             raise InterpError(f"{operation.name}: {nbytes}-byte loads to LDS are not modelled on {name or 'this chip'} "
                               f"(gfx90a/gfx942: 4 bytes, gfx950: 4, 12, 16; RDNA has none)", where)
         r: BufferResource = env[rsrc]
@@ -232,7 +220,7 @@ def compile_waitcnt(p: Program, op: Any) -> Any:
         state = getattr(rt, "lds_dma_waves", None)
         if state is None:
             return
-        if family != "cdna":
+        if family is None or family.waitcnt_encoding != "gfx9":
             raise InterpError("rocdl.s.waitcnt: only the gfx9 (CDNA) encoding is modelled", p.op_location(op_id))
         for wave in np.unique(wave_ids(p, rt.active_lanes(mask))):
             state.wait(int(wave), keep)

@@ -50,54 +50,7 @@ import numpy as np
 from pagedir.interp.memory import InterpError
 from pagedir.interp.ops_arith import FLOAT_RULES, FloatRule
 from pagedir.interp.simt import Program, handles, vector_shape
-
-
-class Layout:
-    """Where lane ``l``'s element ``j`` of A, B and D sits: (row, column) index arrays of shape (wave, count)."""
-
-    def __init__(self, m: int, n: int, k: int, wave: int, a: tuple, b: tuple, d: tuple, replicated: int = 0):
-        self.m, self.n, self.k, self.wave = m, n, k, wave
-        self.a_rows, self.a_cols = a
-        self.b_rows, self.b_cols = b
-        self.d_rows, self.d_cols = d
-        #: Lanes from this one on repeat the A and B values of the lanes before (gfx11 WMMA); 0: none.
-        self.replicated = replicated
-
-
-def mfma_layout(m: int, n: int, k: int) -> Layout | None:
-    """CDNA MFMA with one block (module docstring); None for shapes this rule does not cover."""
-    wave = 64
-    if m != n or m not in (16, 32) or k * m % wave:
-        return None
-    kl = k * m // wave
-    lane = np.arange(wave)[:, None]
-    group = lane // m
-    j = np.arange(kl)[None, :]
-    a = (np.broadcast_to(lane % m, (wave, kl)), kl * group + j)
-    b = (kl * group + j, np.broadcast_to(lane % n, (wave, kl)))
-    jd = np.arange(m * n // wave)[None, :]
-    d = ((jd // 4) * (4 * wave // n) + 4 * group + jd % 4, np.broadcast_to(lane % n, (wave, jd.shape[1])))
-    return Layout(m, n, k, wave, a, b, d)
-
-
-def wmma_layout(m: int, n: int, k: int, major: int) -> Layout | None:
-    """RDNA WMMA 16x16x16 with an f32 accumulator, wave32 (module docstring)."""
-    if (m, n, k) != (16, 16, 16) or major not in (11, 12):
-        return None
-    wave = 32
-    lane = np.arange(wave)[:, None]
-    if major == 11:
-        j = np.arange(16)[None, :]
-        a = (np.broadcast_to(lane % 16, (wave, 16)), np.broadcast_to(j, (wave, 16)))
-        b = (np.broadcast_to(j, (wave, 16)), np.broadcast_to(lane % 16, (wave, 16)))
-        jd = np.arange(8)[None, :]
-        d = (2 * jd + lane // 16, np.broadcast_to(lane % 16, (wave, 8)))
-        return Layout(m, n, k, wave, a, b, d, replicated=16)
-    j = np.arange(8)[None, :]
-    a = (np.broadcast_to(lane % 16, (wave, 8)), 8 * (lane // 16) + j)
-    b = (8 * (lane // 16) + j, np.broadcast_to(lane % 16, (wave, 8)))
-    d = (8 * (lane // 16) + j, np.broadcast_to(lane % 16, (wave, 8)))
-    return Layout(m, n, k, wave, a, b, d)
+from pagedir.targets import matrix_op_family
 
 
 def _int_attr(op: Any, name: str) -> int:
@@ -134,15 +87,12 @@ def compile_matrix(p: Program, op: Any) -> Any:
         if _int_attr(op, "blocks") not in (0, 1):
             raise InterpError(f"'{name}' op {shape} with blocks = {_int_attr(op, 'blocks')} is not supported by the "
                               "interpreter (one block only)", location)
-        layout = mfma_layout(m, n, k)
-    else:
-        from pagedir.arch import ChipError, kernel_chip
+    from pagedir.arch import ChipError, kernel_chip
 
-        try:
-            major = kernel_chip(p.func).major
-        except ChipError as err:
-            raise InterpError(str(err), location) from None
-        layout = wmma_layout(m, n, k, major)
+    try:  # the lane layout is the family's (pagedir.targets); WMMA's depends on the chip
+        layout = matrix_op_family(name).matrix_layout(name, m, n, k, lambda: kernel_chip(p.func))
+    except ChipError as err:
+        raise InterpError(str(err), location) from None
     if layout is None:
         raise InterpError(f"'{name}' op {shape} is not a shape the interpreter knows the lane layout of", location)
     for label, value, count in (("A", operands[0], layout.a_rows.shape[1]), ("B", operands[1], layout.b_rows.shape[1]),

@@ -777,14 +777,23 @@ def compile_readlane(p: Program, op: Any) -> Any:
     return run
 
 
-def chip_family(p: Program) -> str | None:
-    """The kernel's chip family ("cdna" / "rdna") by ``pagedir.arch.kernel_chip``, or None when it names none."""
+def program_chip(p: Program):
+    """The kernel's chip by ``pagedir.arch.kernel_chip``, or None when it names none."""
     from pagedir.arch import ChipError, kernel_chip
 
     try:
-        return kernel_chip(p.func).family
+        return kernel_chip(p.func)
     except ChipError:
         return None
+
+
+def chip_family(p: Program):
+    """The kernel's :class:`pagedir.targets.TargetFamily` (what its buffer descriptors mean), or None when
+    it names no chip."""
+    from pagedir.targets import family_of
+
+    chip = program_chip(p)
+    return None if chip is None else family_of(chip)
 
 
 @handles("rocdl.make.buffer.rsrc")

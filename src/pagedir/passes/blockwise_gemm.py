@@ -87,20 +87,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import mlir.ir as ir
-from mlir.dialects import amdgpu, arith, gpu, memref, scf, vector
+from mlir.dialects import arith, gpu, memref, scf, vector
 from mlir.dialects import math as mlir_math
 
 from pagedir.arch import Chip
 from pagedir.dialect import rock
 from pagedir.passes.ir_utils import apply, index_const, lds_view, swizzled_column
+from pagedir.targets import MatrixForm, family_of
+from pagedir.targets.base import TILE
 
-#: Chips whose MFMA this loop uses (gfx908 lacks the bf16 1k forms: it keeps the VALU loop).
-MFMA_CHIPS = frozenset({"gfx90a", "gfx942", "gfx950"})
-#: RDNA generations whose WMMA (wave32, 16x16x16 f16/bf16, no f32 form) this loop uses.
-WMMA_MAJORS = frozenset({11, 12})
-#: Rows and columns of one MFMA / WMMA tile.
-TILE = 16
-WAVE = 64
 #: Waves of a workgroup on the matrix cores: one per SIMD.
 MATRIX_WAVES = 4
 #: f32 padding of each row of the slices' exchange (bank-conflict-free stores).
@@ -111,19 +106,34 @@ MFMA_TILE_KEYS = 16 * 1024
 
 @dataclass(frozen=True)
 class MatrixInstruction:
-    """One ``amdgpu.mfma`` or ``amdgpu.wmma`` form, ``TILE x TILE x k`` with ``per_lane`` A and B values
-    per lane, and how the workgroup's waves share the work: ``slices`` waves per row block take the keys
-    of a KV tile. ``replicated``: gfx11 WMMA, every lane holds all ``k`` values of its A row and B column
-    (lanes 16-31 repeat lanes 0-15) and the accumulator's rows alternate between the two lane halves."""
+    """The chip's matrix product (:class:`pagedir.targets.MatrixForm`: ``TILE x TILE x k`` with ``per_lane``
+    A and B values per lane, its lane layout), and how the workgroup's waves share the work: ``slices``
+    waves per row block take the keys of a KV tile."""
 
-    k: int
-    per_lane: int
+    form: MatrixForm
     row_blocks: int  # Mp / 16
     slices: int
     waves: int
-    wave: int = WAVE
-    wmma: bool = False
-    replicated: bool = False
+
+    @property
+    def k(self) -> int:
+        return self.form.k
+
+    @property
+    def per_lane(self) -> int:
+        return self.form.per_lane
+
+    @property
+    def wave(self) -> int:
+        return self.form.wave
+
+    @property
+    def wmma(self) -> bool:
+        return self.form.wmma
+
+    @property
+    def replicated(self) -> bool:
+        return self.form.replicated
 
     @property
     def busy_waves(self) -> int:
@@ -148,37 +158,18 @@ def problem_matrix_instruction(chip: Chip | None, p, block: int, m: int, n: int)
     return matrix_instruction(chip, p.element, block, m, n, p.head_dim)
 
 
-#: Head dims above this take the VALU loop on wave32 WMMA chips: at D 256 a lane's output accumulators
-#: alone are 128 VGPRs, and the WMMA loop spilled (5 VGPRs on gfx1100, 76 on gfx1201) where the VALU
-#: loop spills none.
-WMMA_MAX_HEAD_DIM = 128
-
-
 def matrix_instruction(chip: Chip | None, element: ir.Type, block: int, m: int, n: int, head_dim: int) -> MatrixInstruction | None:
-    """The MFMA / WMMA form and wave split for this chip, element type and tiling, or None (the VALU
-    loop: f32 on RDNA, which has no f32 WMMA, and chips without matrix cores)."""
-    if chip is None:
+    """The chip family's matrix form (``TargetFamily.matrix_form``) and the wave split for this tiling, or
+    None (the VALU loop: f32 on RDNA, which has no f32 WMMA, and chips without matrix cores)."""
+    form = None if chip is None else family_of(chip).matrix_form(chip, element)
+    if form is None:
         return None
-    wmma = chip.family == "rdna" and chip.major in WMMA_MAJORS and chip.wave_size == 32
-    if not wmma and (chip.name not in MFMA_CHIPS or chip.wave_size != WAVE):
+    if block % form.wave or n % TILE or head_dim % TILE:
         return None
-    wave = chip.wave_size
-    if block % wave or n % TILE or head_dim % TILE:
+    if form.max_head_dim is not None and head_dim > form.max_head_dim:
         return None
-    if wmma and head_dim > WMMA_MAX_HEAD_DIM:
-        return None
-    if isinstance(element, ir.F32Type) and not wmma:
-        k, per_lane = 4, 1
-    elif isinstance(element, (ir.F16Type, ir.BF16Type)):
-        k, per_lane = 16, 4
-    else:
-        return None
-    waves, row_blocks = block // wave, padded_rows(m) // TILE
-    slices = key_slices(waves, row_blocks, n)
-    if not wmma:
-        return MatrixInstruction(k, per_lane, row_blocks, slices, waves)
-    replicated = chip.major == 11  # gfx12: 8 values per lane, half the K indices per lane half, as MFMA does
-    return MatrixInstruction(k, 16 if replicated else 8, row_blocks, slices, waves, wave, True, replicated)
+    waves, row_blocks = block // form.wave, padded_rows(m) // TILE
+    return MatrixInstruction(form, row_blocks, key_slices(waves, row_blocks, n), waves)
 
 
 def key_slices(waves: int, row_blocks: int, n: int) -> int:
@@ -486,9 +477,7 @@ class MatrixLoop:
         return self.apply(lambda base: base + low, self.lane_bases[shape])
 
     def mfma(self, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
-        if self.mi.wmma:
-            return amdgpu.wmma(TILE, TILE, self.mi.k, a, b, c)
-        return amdgpu.mfma(TILE, TILE, self.mi.k, a, b, c, blocks=1)
+        return self.mi.form.product(a, b, c)
 
     def acc_index(self, first: ir.Value, j: int) -> ir.Value:
         """Row ``first + r`` of the accumulator's element ``j`` in this lane: ``r = acc g + j`` (MFMA,

@@ -494,9 +494,8 @@ def flat_row(coords: list[ir.Value], shape: list[int]) -> ir.Value:
 # ----------------------------------------------------------------------------
 # Direct global -> LDS loads (lds_dma): the GlobalToLDS stage.
 
-#: Chips with direct-to-LDS buffer loads of a dword per lane (gfx950 also has 12 and 16 bytes; RDNA none).
-DMA_CHIPS = frozenset({"gfx90a", "gfx942", "gfx950"})
-#: Bytes per lane of one direct-to-LDS load: the dword form of every chip in DMA_CHIPS.
+#: Bytes per lane of one direct-to-LDS load: the dword form, which every chip with such loads has
+#: (``Chip.lds_dma_sizes``: gfx90a, gfx942, gfx950; gfx950 also has 12 and 16 bytes; RDNA none).
 DMA_BYTES = 4
 #: ``s_waitcnt`` immediate (gfx9 encoding) that waits for every vector memory load of the wave: vmcnt 0,
 #: expcnt (bits 6:4) and lgkmcnt (11:8) at their maximum, so they do not wait.
@@ -515,7 +514,7 @@ def chip_for_direct_loads(func: ir.Operation):
 def dma_fallback(op, plan: TilePlan, chip) -> str | None:
     """Why ``op``'s tile cannot be loaded with direct-to-LDS loads (None: it can). A wave's load puts its
     lanes' dwords side by side in LDS: each one must be one run of a dest row, in one page, read in order."""
-    if chip is None or chip.name not in DMA_CHIPS:
+    if chip is None or DMA_BYTES not in chip.lds_dma_sizes:
         return f"{'no chip' if chip is None else chip.name} has no direct-to-LDS buffer loads (gfx90a, gfx942, gfx950 do)"
     if op.page_size is None:
         return "the source is not paged (the direct path is built for page pointers only)"

@@ -15,7 +15,7 @@ descriptor per page and reads at the element's byte offset inside it:
 ```
 
 * Descriptor: stride 0 (raw byte addressing), num_records = page bytes, flags
-  by chip family from :mod:`pagedir.arch` (159744 on CDNA, 822243328 on RDNA);
+  by chip family from :mod:`pagedir.targets` (159744 on CDNA, 822243328 on RDNA);
   the chip is the ``arch`` option or else the kernel's ``rock.arch``.
 * Results wider than 128 bits are split into 128-bit loads at increasing byte
   offsets; data is loaded as i32 words (i16/i8 below 4 bytes) and bitcast, as
@@ -76,6 +76,7 @@ from pagedir.dialect.types import element_bytes, strides_and_offset
 from pagedir.offset_width import U32_LIMIT, fits_u32, records_limit
 from pagedir.passes.base import ChipOptions, Pass
 from pagedir.passes.ir_utils import lower_kernel_ops, varies_across_lanes
+from pagedir.targets import family_of
 
 MAX_LOAD_BYTES = 16
 #: Rows that vary across lanes: the window starts this many bytes below the wave's first lane (half
@@ -91,10 +92,10 @@ class BufferLoadPass(Pass):
 
     def run(self, module: ir.Operation) -> bool:
         if not lower_kernel_ops(module, self.options.arch, "rock.global_load",
-                                lambda op, chip: lower_global_load(op, chip.buffer_flags)):
+                                lambda op, chip: lower_global_load(op, family_of(chip).buffer_flags)):
             return False  # a kernel without a chip was reported once
         return lower_kernel_ops(module, self.options.arch, "rock.global_load_lds",
-                                lambda op, chip: lower_global_load_lds(op, chip.buffer_flags))
+                                lambda op, chip: lower_global_load_lds(op, family_of(chip).buffer_flags))
 
 
 def i32_const(value: int) -> ir.Value:
