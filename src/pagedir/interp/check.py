@@ -1,8 +1,9 @@
 """Checking by execution: random paged data, a pass's input vs output, a kernel vs the reference.
 
 * :class:`CheckCase`: inputs for one function and, optionally, the expected
-  contents of some arguments. A function with ``rock.check = "<generator>"`` gets
-  its case from ``pagedir.gen.<generator>.check_case(func_op, rng, device)``;
+  contents of some arguments. A function with ``rock.check = "<generator>"`` (what
+  ``pagedir-gen`` marks its kernels with) gets its case from
+  ``pagedir.interp.cases.<generator>.check_case(func_op, rng, device)``;
   attention-like functions (their arguments are ``q, k_table, v_table, [seq_lens],
   out``) get random Q, K/V cut into shuffled pages with null pointers past ragged
   ``seq_lens`` (NaN and Inf in the slots past them) and the reference output, and once more the edge
@@ -765,23 +766,25 @@ def generic_case(func: ir.Operation, rng: np.random.Generator, device: Device) -
     return CheckCase(args=call, keep_alive=keep)
 
 
-def case_generators() -> list[str]:
-    """The ``rock.check`` values: the modules of pagedir.gen that draw a case (``check_case``)."""
-    from pagedir.gen import GENERATORS
+#: The ``rock.check`` values: the generators of ``pagedir-gen`` whose kernels get a case of their own,
+#: each drawn by the module of that name in :mod:`pagedir.interp.cases` (``check_case``).
+CASE_GENERATORS = ("copy_kv", "linalg_attention")
 
-    return sorted(name for name in GENERATORS.values()
-                  if hasattr(importlib.import_module(f"pagedir.gen.{name}"), "check_case"))
+
+def case_generators() -> list[str]:
+    """The ``rock.check`` values, sorted."""
+    return sorted(CASE_GENERATORS)
 
 
 def case_generator(func: ir.Operation) -> Any:
-    """The pagedir.gen module ``rock.check`` names; a located error for anything else."""
+    """The :mod:`pagedir.interp.cases` module ``rock.check`` names; a located error for anything else."""
     attr = func.attributes["rock.check"]
     known = case_generators()
     name = ir.StringAttr(attr).value if isinstance(attr, ir.StringAttr) else None
     if name not in known:
         raise InterpError(f"@{symbol_name(func)} has rock.check = {attr}: no such case generator "
                           f"(known: {', '.join(known)})", func.location)
-    return importlib.import_module(f"pagedir.gen.{name}")
+    return importlib.import_module(f"pagedir.interp.cases.{name}")
 
 
 def make_case(func: ir.Operation, rng: np.random.Generator, device: Device, sizes: LaunchSizes | None = None,
