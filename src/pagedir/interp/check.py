@@ -44,6 +44,7 @@ from pagedir.interp.inputs import host_array
 from pagedir.interp.launch import (argument_count, as_module, check_arguments, functions, parsed, run_function,
                                    symbol_name)
 from pagedir.interp.memory import Device, InterpError
+from pagedir.dialect.ops_attention import attention_operands, optional_operands
 from pagedir.dialect.ops_page_table import is_block_table_view
 from pagedir.passes.ir_utils import find_ops
 
@@ -250,15 +251,11 @@ def _attention_attrs(func: ir.Operation) -> dict[str, Any]:
         attrs["window_left"] = ir.IntegerAttr(source[f"{prefix}window_left"]).value
     if f"{prefix}softcap" in source:
         attrs["softcap"] = ir.FloatAttr(source[f"{prefix}softcap"]).value
-    if ops:  # the optional operands present: seq_lens, alibi_slopes, sinks
-        sizes = list(ir.DenseI32ArrayAttr(ops[0].attributes["operandSegmentSizes"]))
-        attrs["optional"] = [name for name, size in zip(VARIANT_OPERANDS, sizes[3:-1]) if size]
+    if ops:  # the optional operands present: seq_lens, alibi_slopes, sinks, ...
+        operands = attention_operands(ops[0])
+        attrs["optional"] = [name for name in optional_operands() if operands[name] is not None]
     attrs["known"] = bool(ops) or "num_heads_kv" in attrs
     return attrs
-
-
-#: The optional operands of rock.attention between v and out, in order.
-VARIANT_OPERANDS = ("seq_lens", "alibi_slopes", "sinks", "k_scale", "v_scale", "k_scales", "v_scales")
 
 
 def variant_inputs(names: list[str], heads_q: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -633,14 +630,12 @@ def attention_variant_arguments(func: ir.Operation) -> dict[str, ir.Value]:
     ops = find_ops(func, "rock.attention", "rock.gridwise_attention_accel")
     if not ops:
         return {}
-    sizes = list(ir.DenseI32ArrayAttr(ops[0].attributes["operandSegmentSizes"]))
-    operands, found, position = list(ops[0].operands), {}, 0
-    for name, size in zip(("q", "k", "v", *VARIANT_OPERANDS, "out"), sizes):
-        if size and name in ("alibi_slopes", "sinks", "k_scale", "v_scale") and isinstance(operands[position], ir.BlockArgument):
-            found[name] = operands[position]
-        if size and name in ("k_scales", "v_scales") and is_block_table_view(operands[position]):
-            found[name] = operands[position].owner.operands[0]
-        position += size
+    found = {}
+    for name, value in attention_operands(ops[0]).items():
+        if name in ("alibi_slopes", "sinks", "k_scale", "v_scale") and isinstance(value, ir.BlockArgument):
+            found[name] = value
+        if name in ("k_scales", "v_scales") and value is not None and is_block_table_view(value):
+            found[name] = value.owner.operands[0]
     return found
 
 

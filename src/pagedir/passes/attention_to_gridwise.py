@@ -175,9 +175,11 @@ def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool
         for message in errors:
             op.location.emit_error(f"'rock.attention' op {message}")
         return False
+    # Both ops declare their operands once (AttentionLike): carried over by name, in that order.
+    operands = [group[0] if group else None for group in op.op_def.operands_of(op.operation).values()]
     with op.location, ir.InsertionPoint(op):
         rock.gridwise_attention_accel(
-            op.q, op.k, op.v, op.seq_lens, op.alibi_slopes, op.sinks, op.k_scale, op.v_scale, op.k_scales, op.v_scales, op.out,
+            *operands,
             num_heads_q=op.num_heads_q, num_heads_kv=op.num_heads_kv, causal=op.causal, scale=op.scale,
             window_left=op.window_left, softcap=op.softcap,
             block_size=tiling.block_size, grid_size=tiling.grid_size,
