@@ -385,7 +385,7 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "raise-exp-any-iterators",
         "rock-raise-attention reads the softmax's subtract-and-exp generic whatever its iterator types and result map",
-        (Edit("passes/raise_attention.py", '    expect_loops(op, what, "pppp", [IDENTITY, [0, 1, 2], IDENTITY])\n',
+        (Edit("passes/raise_attention/softmax.py", '    expect_loops(op, what, "pppp", [IDENTITY, [0, 1, 2], IDENTITY])\n',
               "    pass  # PLANTED\n"),),
         (Catcher("tests/unit/test_raise_mutations.py::test_no_mutant_is_raised_wrongly[" + " ".join(
             ["--batch", "2", "--num-heads-q", "4", "--num-heads-kv", "2", "--head-dim", "8", "--seq-len-q", "2",

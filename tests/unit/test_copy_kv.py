@@ -16,6 +16,7 @@ import pytest
 from pagedir import driver, interp
 from pagedir.context import make_context
 from pagedir.gen import copy_kv
+from pagedir.interp.cases import copy_kv as copy_kv_case
 
 LOAD_PASSES = ("rock-blockwise-load", "rock-threadwise-lowering", "rock-buffer-load", "rock-to-gpu")
 #: The kernel pipeline's order: LDS planning between the two load passes.
@@ -37,12 +38,12 @@ def gather_inputs(args, rng: np.random.Generator, device, null_pages: bool):
     b, h, s, d = args.batch, args.num_heads_kv, args.seq_len, args.head_dim
     page = args.page_size * d
     pages = h * s // args.page_size
-    dense = copy_kv.rounded(rng.standard_normal((b, h, s, d)).astype(np.float32), args.dtype)
+    dense = copy_kv_case.rounded(rng.standard_normal((b, h, s, d)).astype(np.float32), args.dtype)
     seq_lens = rng.integers(1, s + 1, size=b).astype(np.int32) if args.seq_lens else None
     null = rng.random((b, pages)) < 0.3 if null_pages else np.zeros((b, pages), dtype=bool)
-    table, kept = copy_kv.scatter_pages(dense.reshape(b, pages, page), null, args.dtype, rng, device)
+    table, kept = copy_kv_case.scatter_pages(dense.reshape(b, pages, page), null, args.dtype, rng, device)
     null_tokens = np.repeat(null, page, axis=1).reshape(b, h, s, d)
-    return table, seq_lens, copy_kv.reference(dense, seq_lens, null_tokens), kept
+    return table, seq_lens, copy_kv_case.reference(dense, seq_lens, null_tokens), kept
 
 
 def run_levels(args, null_pages: bool = False, seed: int = 0, passes=LOAD_PASSES) -> None:
@@ -73,7 +74,7 @@ def run_levels(args, null_pages: bool = False, seed: int = 0, passes=LOAD_PASSES
 def as_f32(result, dtype: str) -> np.ndarray:
     result = np.asarray(result)
     if dtype == "bf16" and result.dtype == np.uint16:
-        return copy_kv.bf16_values(result)
+        return copy_kv_case.bf16_values(result)
     return result.astype(np.float32)
 
 

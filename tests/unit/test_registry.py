@@ -183,6 +183,20 @@ def test_add_pass_puts_a_pass_into_a_users_pass_manager(toy_pass):
     assert RUNS == ["mine", "second"]
 
 
+def test_named_pipelines_are_added_from_above_the_passes(toy_pass):
+    """pagedir.pipelines.add_pass takes a pipeline or a pass; the passes know no pipeline and say where it is."""
+    from pagedir.passes import OptionError
+    from pagedir.pipelines import KERNEL_PASSES
+    from pagedir.pipelines import add_pass as add_pass_or_pipeline
+
+    with pagedir.make_context():
+        pm = PassManager("builtin.module")
+        assert add_pass_or_pipeline(pm, "test-toy", label="mine").options.label == "mine"
+        assert len(add_pass_or_pipeline(pm, "rock-kernel-pipeline", arch="gfx942")) == len(KERNEL_PASSES)
+        with pytest.raises(OptionError, match="no pagedir pass named 'rock-kernel-pipeline'.*pagedir.pipelines.add_pass"):
+            add_pass(pm, "rock-kernel-pipeline", arch="gfx942")
+
+
 def test_error_in_users_pass_manager_fails_the_run_instead_of_aborting(toy_pass):
     """An error emitted by a pass that then claims success must still fail the run (the bindings abort otherwise)."""
 

@@ -18,7 +18,7 @@ A kernel marked ``rock.lds_occupancy`` (rock-attention-to-gridwise marks the dec
 the matrix cores) asks the code generator for the waves per SIMD its LDS and workgroup size
 allow, at most the waves that leave a wave 128 VGPRs: ``rocdl.waves_per_eu`` (LLVM's ``amdgpu-waves-per-eu``), which bounds the registers the
 scheduler and the allocator may use. Without it LLVM's scheduler spends registers on latency
-(the split decode kernel: 137 VGPRs, 3 waves, where its LDS allows 4). The code generator
+(the split decode kernel ran a wave fewer than its LDS allows: docs/measurements.md). The code generator
 drops the request again when meeting it would spill (:mod:`pagedir.backend.codegen`).
 """
 

@@ -12,9 +12,7 @@ import argparse
 import os
 import sys
 
-
-class UserError(Exception):
-    """A user mistake reported as ``<tool>: error: message`` with exit code 1."""
+from pagedir.errors import UserError as UserError  # the tools and their callers name it from here
 
 
 class ParserExit(Exception):

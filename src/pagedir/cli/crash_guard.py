@@ -9,7 +9,7 @@ prints one line naming the input position the child had reached (see
 written by renaming a finished temporary file (:mod:`pagedir.cli.files`), so
 a crash never leaves a half-written one.
 
-Forking costs about 3 ms (against some 300 ms of start-up); set
+Forking costs little against the start-up (docs/measurements.md); set
 ``PAGEDIR_CRASH_GUARD=0`` to run in-process (under a debugger, for example).
 Without real stdout/stderr file descriptors (pytest's capsys) the work also
 runs in-process, since a child's writes would not reach the parent's buffers.

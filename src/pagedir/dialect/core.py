@@ -218,6 +218,11 @@ class OpDef:
     def has_segments(cls) -> bool:
         return any(o.arity != SINGLE for o in cls.operands)
 
+    @classmethod
+    def operands_of(cls, operation: ir.Operation) -> dict[str, list[ir.Value]]:
+        """The operand groups of ``operation`` by declared name (:func:`operands_by_name`)."""
+        return operands_by_name(cls, operation)
+
     # -- verification --------------------------------------------------------
 
     def verify(self, op: ir.OpView) -> Iterator[str]:
@@ -342,6 +347,11 @@ def operand_groups(op_def: type[OpDef], operation: ir.Operation) -> list[list[ir
     return groups
 
 
+def operands_by_name(op_def: type[OpDef], operation: ir.Operation) -> dict[str, list[ir.Value]]:
+    """The operand groups of ``operation`` by declared name, split as the declaration says now."""
+    return {decl.name: group for decl, group in zip(op_def.operands, operand_groups(op_def, operation))}
+
+
 def declared_overwrites(op_def: type[OpDef], operation: ir.Operation) -> list[ir.Value]:
     """The operands whose declaration says every run of the op writes all of their elements."""
     groups = operand_groups(op_def, operation)
@@ -372,8 +382,8 @@ def make_opview_class(op_def: type[OpDef], base: type) -> type:
         "op_def": op_def,
         "__doc__": f"{op_def.summary}\n\n{op_def.description}".strip(),
     }
-    for index, decl in enumerate(op_def.operands):
-        namespace[decl.name] = _operand_property(op_def, index, decl)
+    for decl in op_def.operands:
+        namespace[decl.name] = _operand_property(op_def, decl)
     for index, decl in enumerate(op_def.results):
         namespace[decl.name if decl.name != "result" else "result_value"] = property(
             lambda self, i=index: self.operation.results[i]
@@ -384,9 +394,9 @@ def make_opview_class(op_def: type[OpDef], base: type) -> type:
     return type(class_name, (base,), namespace)
 
 
-def _operand_property(op_def: type[OpDef], index: int, decl: Operand) -> property:
+def _operand_property(op_def: type[OpDef], decl: Operand) -> property:
     def getter(self):
-        group = operand_groups(op_def, self.operation)[index]
+        group = operands_by_name(op_def, self.operation)[decl.name]  # by name: the slot moves with the declaration
         if decl.arity == SINGLE:
             return group[0]
         if decl.arity == OPTIONAL:

@@ -434,3 +434,16 @@ scale weights its row and cannot be taken out of the sum).
 
 
 OPS = (DerefOp, AttentionOp)
+
+
+def optional_operands() -> tuple[str, ...]:
+    """The optional operands of the attention ops (``seq_lens``, the variants, the fp8 scales), in their
+    declared order: the one list the generators, the interpreter and the checks take them from."""
+    return tuple(decl.name for decl in AttentionLike.operands if decl.arity == OPTIONAL)
+
+
+def attention_operands(operation: ir.Operation) -> dict[str, ir.Value | None]:
+    """The operands of a ``rock.attention`` or ``rock.gridwise_attention_accel`` by declared name
+    (None for an absent optional one), read through its ``operandSegmentSizes``."""
+    return {name: group[0] if group else None
+            for name, group in operation.opview.op_def.operands_of(operation).items()}

@@ -245,7 +245,8 @@ def batch_dims(attention: ir.Operation) -> list[tuple[int, int, int]]:
     ``seq_lens`` and the per-token-head scale caches. The sizes a run's arrays must agree on."""
     operation = attention.operation
     operands, found, start = list(operation.operands), set(), 0
-    batched = {0, 1, 2, 3, 8, 9, 10}  # q, k, v, seq_lens, k_scales, v_scales, out of the 11 operand groups
+    names = list(operation.opview.op_def.operands_of(operation))  # the operand groups, as declared
+    batched = {names.index(name) for name in ("q", "k", "v", "seq_lens", "k_scales", "v_scales", "out")}
     for group, size in enumerate(ir.DenseI32ArrayAttr(operation.attributes["operandSegmentSizes"])):
         for value in operands[start : start + size] if group in batched else []:
             owner = value.owner if not isinstance(value.owner, ir.Block) else None

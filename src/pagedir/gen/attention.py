@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import argparse
 
-from pagedir.cli.args import UserError
+from pagedir.errors import UserError
 from pagedir.gen import checks
 
 DTYPES = ("f16", "bf16", "f32")

@@ -11,7 +11,7 @@ what the lowering can express:
   ``@name`` parses;
 * ``--arch`` names a known chip (:func:`pagedir.arch.get_chip`).
 
-Errors are :class:`pagedir.cli.args.UserError` (``pagedir-gen: error: ...``, exit code 1).
+Errors are :class:`pagedir.errors.UserError` (``pagedir-gen: error: ...``, exit code 1).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import argparse
 import re
 
 from pagedir.arch import MAX_WORKGROUP_SIZE, Chip, UnknownChipError, get_chip
-from pagedir.cli.args import UserError
+from pagedir.errors import UserError
 from pagedir.offset_width import I32_LIMIT, U32_LIMIT, fits_i32, fits_u32
 
 #: Elements a tensor may hold: its linear index is a signed 32-bit value.

@@ -1,8 +1,9 @@
 """Checking by execution: random paged data, a pass's input vs output, a kernel vs the reference.
 
 * :class:`CheckCase`: inputs for one function and, optionally, the expected
-  contents of some arguments. A function with ``rock.check = "<generator>"`` gets
-  its case from ``pagedir.gen.<generator>.check_case(func_op, rng, device)``;
+  contents of some arguments. A function with ``rock.check = "<generator>"`` (what
+  ``pagedir-gen`` marks its kernels with) gets its case from
+  ``pagedir.interp.cases.<generator>.check_case(func_op, rng, device)``;
   attention-like functions (their arguments are ``q, k_table, v_table, [seq_lens],
   out``) get random Q, K/V cut into shuffled pages with null pointers past ragged
   ``seq_lens`` (NaN and Inf in the slots past them) and the reference output, and once more the edge
@@ -43,6 +44,7 @@ from pagedir.interp.inputs import host_array
 from pagedir.interp.launch import (argument_count, as_module, check_arguments, functions, parsed, run_function,
                                    symbol_name)
 from pagedir.interp.memory import Device, InterpError
+from pagedir.dialect.ops_attention import attention_operands, optional_operands
 from pagedir.dialect.ops_page_table import is_block_table_view
 from pagedir.passes.ir_utils import find_ops
 
@@ -249,15 +251,11 @@ def _attention_attrs(func: ir.Operation) -> dict[str, Any]:
         attrs["window_left"] = ir.IntegerAttr(source[f"{prefix}window_left"]).value
     if f"{prefix}softcap" in source:
         attrs["softcap"] = ir.FloatAttr(source[f"{prefix}softcap"]).value
-    if ops:  # the optional operands present: seq_lens, alibi_slopes, sinks
-        sizes = list(ir.DenseI32ArrayAttr(ops[0].attributes["operandSegmentSizes"]))
-        attrs["optional"] = [name for name, size in zip(VARIANT_OPERANDS, sizes[3:-1]) if size]
+    if ops:  # the optional operands present: seq_lens, alibi_slopes, sinks, ...
+        operands = attention_operands(ops[0])
+        attrs["optional"] = [name for name in optional_operands() if operands[name] is not None]
     attrs["known"] = bool(ops) or "num_heads_kv" in attrs
     return attrs
-
-
-#: The optional operands of rock.attention between v and out, in order.
-VARIANT_OPERANDS = ("seq_lens", "alibi_slopes", "sinks", "k_scale", "v_scale", "k_scales", "v_scales")
 
 
 def variant_inputs(names: list[str], heads_q: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -632,14 +630,12 @@ def attention_variant_arguments(func: ir.Operation) -> dict[str, ir.Value]:
     ops = find_ops(func, "rock.attention", "rock.gridwise_attention_accel")
     if not ops:
         return {}
-    sizes = list(ir.DenseI32ArrayAttr(ops[0].attributes["operandSegmentSizes"]))
-    operands, found, position = list(ops[0].operands), {}, 0
-    for name, size in zip(("q", "k", "v", *VARIANT_OPERANDS, "out"), sizes):
-        if size and name in ("alibi_slopes", "sinks", "k_scale", "v_scale") and isinstance(operands[position], ir.BlockArgument):
-            found[name] = operands[position]
-        if size and name in ("k_scales", "v_scales") and is_block_table_view(operands[position]):
-            found[name] = operands[position].owner.operands[0]
-        position += size
+    found = {}
+    for name, value in attention_operands(ops[0]).items():
+        if name in ("alibi_slopes", "sinks", "k_scale", "v_scale") and isinstance(value, ir.BlockArgument):
+            found[name] = value
+        if name in ("k_scales", "v_scales") and value is not None and is_block_table_view(value):
+            found[name] = value.owner.operands[0]
     return found
 
 
@@ -765,23 +761,25 @@ def generic_case(func: ir.Operation, rng: np.random.Generator, device: Device) -
     return CheckCase(args=call, keep_alive=keep)
 
 
-def case_generators() -> list[str]:
-    """The ``rock.check`` values: the modules of pagedir.gen that draw a case (``check_case``)."""
-    from pagedir.gen import GENERATORS
+#: The ``rock.check`` values: the generators of ``pagedir-gen`` whose kernels get a case of their own,
+#: each drawn by the module of that name in :mod:`pagedir.interp.cases` (``check_case``).
+CASE_GENERATORS = ("copy_kv", "linalg_attention")
 
-    return sorted(name for name in GENERATORS.values()
-                  if hasattr(importlib.import_module(f"pagedir.gen.{name}"), "check_case"))
+
+def case_generators() -> list[str]:
+    """The ``rock.check`` values, sorted."""
+    return sorted(CASE_GENERATORS)
 
 
 def case_generator(func: ir.Operation) -> Any:
-    """The pagedir.gen module ``rock.check`` names; a located error for anything else."""
+    """The :mod:`pagedir.interp.cases` module ``rock.check`` names; a located error for anything else."""
     attr = func.attributes["rock.check"]
     known = case_generators()
     name = ir.StringAttr(attr).value if isinstance(attr, ir.StringAttr) else None
     if name not in known:
         raise InterpError(f"@{symbol_name(func)} has rock.check = {attr}: no such case generator "
                           f"(known: {', '.join(known)})", func.location)
-    return importlib.import_module(f"pagedir.gen.{name}")
+    return importlib.import_module(f"pagedir.interp.cases.{name}")
 
 
 def make_case(func: ir.Operation, rng: np.random.Generator, device: Device, sizes: LaunchSizes | None = None,

@@ -13,6 +13,7 @@ import mlir.ir as ir
 import numpy as np
 
 from pagedir import reference
+from pagedir.dialect.ops_attention import attention_operands
 from pagedir.dialect.ops_page_table import PageGeometry
 from pagedir.interp.memory import Device, Elem, InterpError
 from pagedir.interp.ops_control import affine_function
@@ -500,13 +501,12 @@ def gather_pages(p: Program, op_id: int, label: str, source: PagedSource, heads_
 
 @handles("rock.attention", "rock.gridwise_attention_accel")
 def compile_attention(p: Program, op: Any) -> Any:
-    (q_part, k_part, v_part, lens_part, slopes_part, sinks_part, k_scale_part, v_scale_part,
-     k_scales_part, v_scales_part, out_part) = segments(op)
-    q, k, v, out = (p.slot(part[0]) for part in (q_part, k_part, v_part, out_part))
-    lens = p.slot(lens_part[0]) if lens_part else None
-    per_head = {name: p.slot(part[0]) for name, part in (("alibi_slopes", slopes_part), ("sinks", sinks_part)) if part}
-    scales = [p.slot(part[0]) if part else None for part in (k_scale_part, v_scale_part)]
-    token_scales = [p.slot(part[0]) if part else None for part in (k_scales_part, v_scales_part)]
+    operands = attention_operands(op.operation)
+    slots = {name: p.slot(value) if value is not None else None for name, value in operands.items()}
+    q, k, v, out, lens = (slots[name] for name in ("q", "k", "v", "out", "seq_lens"))
+    per_head = {name: slots[name] for name in ("alibi_slopes", "sinks") if slots[name] is not None}
+    scales = [slots["k_scale"], slots["v_scale"]]
+    token_scales = [slots["k_scales"], slots["v_scales"]]
     attrs = op.operation.attributes
     heads_kv = int_attr(op, "num_heads_kv")
     causal = bool(ir.BoolAttr(attrs["causal"]).value) if "causal" in attrs else False

@@ -174,9 +174,11 @@ def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool
         for message in errors:
             op.location.emit_error(f"'rock.attention' op {message}")
         return False
+    # Both ops declare their operands once (AttentionLike): carried over by name, in that order.
+    operands = [group[0] if group else None for group in op.op_def.operands_of(op.operation).values()]
     with op.location, ir.InsertionPoint(op):
         rock.gridwise_attention_accel(
-            op.q, op.k, op.v, op.seq_lens, op.alibi_slopes, op.sinks, op.k_scale, op.v_scale, op.k_scales, op.v_scales, op.out,
+            *operands,
             num_heads_q=op.num_heads_q, num_heads_kv=op.num_heads_kv, causal=op.causal, scale=op.scale,
             window_left=op.window_left, softcap=op.softcap,
             block_size=tiling.block_size, grid_size=tiling.grid_size,
@@ -263,7 +265,7 @@ def matrix_tiling(p: AttentionProblem, m: int, options: AttentionToGridwiseOptio
     waves = MATRIX_WAVES
     # Split-KV wants many workgroups: 32-key tiles (2 waves each) make twice the splits of 64. A causal
     # wave with the whole tile's keys holds the diagonal tiles' product beside the plain one: 64 keys
-    # of both take 177 VGPRs and spill SGPRs, 32 keys 152 (3 waves per SIMD).
+    # of both spill, 32 keys do not (docs/measurements.md).
     short = splits != 1 or (causal and row_blocks >= waves)
     n = options.n_per_block or (2 * TILE if short else 4 * TILE)
     while not options.n_per_block and n > TILE and (n * p.head_dim * element_bytes(p.element) > MFMA_TILE_KEYS
@@ -278,15 +280,14 @@ def matrix_tiling(p: AttentionProblem, m: int, options: AttentionToGridwiseOptio
 def asks_lds_occupancy(p: AttentionProblem, t: Tiling, chip: Chip | None, hides_keys: bool, depth: int = 1) -> bool:
     """Whether the kernel asks the code generator for the waves per SIMD its LDS allows
     (``rock.lds_occupancy``, backend/kernel_attrs.py): the decode loop on the matrix cores (one row
-    block), where LLVM otherwise spends registers on latency: the split decode kernel (32-key tiles,
-    2 waves, 8 KB of LDS) takes 137 VGPRs (3 waves per SIMD) on its own and 126 (4 waves, 0 spills,
-    26 more loop instructions per 32-key tile) when asked. A loop with the hidden-key products
-    (causal, window) keeps three products' accumulators and spills when asked (causal prefill D 128:
-    17 VGPRs at 4 waves), so it keeps LLVM's choice; any other request that would spill is dropped
-    by the code generator. Only with one KV tile in flight: depth 2 is chosen where every workgroup
-    has a compute unit of its own (waves per SIMD do not matter there), and its staging registers
-    leave no room (every decode kernel asked at depth 2 spilled: 146-167 VGPRs against 128), so the
-    request would only cost a second code generation."""
+    block), where LLVM otherwise spends registers on latency: asked, the split decode kernel gets
+    the wave its LDS allows for a few more loop instructions. A loop with the hidden-key products
+    (causal, window) keeps three products' accumulators and spills when asked, so it keeps LLVM's
+    choice; any other request that would spill is dropped by the code generator. Only with one KV
+    tile in flight: depth 2 is chosen where every workgroup has a compute unit of its own (waves per
+    SIMD do not matter there), and its staging registers leave no room (the decode kernels asked at
+    depth 2 spilled), so the request would only cost a second code generation. The counts behind
+    these choices: docs/measurements.md."""
     matrix = problem_matrix_instruction(chip, p, t.block_size, t.m_per_block, t.n_per_block)
     return matrix is not None and not matrix.wmma and matrix.row_blocks == 1 and not hides_keys and depth == 1
 
@@ -356,10 +357,9 @@ def pipeline_depth(func: ir.Operation, options: AttentionToGridwiseOptions, p: A
     """KV tiles in flight: the option, else the kernel's ``rock.pipeline_depth``, else the choice (None when the
     attribute is not 1 or 2). The choice is 2 for decode (Sq = 1: memory-bound) when every workgroup has a compute
     unit of its own (the grid, splits included, at most ``compute_units``): the registers that hold tile t + 1
-    during tile t's math may cost a wave per SIMD (gfx942 decode D 128: 146 VGPRs against 120), which only
-    matters when workgroups share a CU. Prefill keeps 1: its math hides less of a tile's latency than it needs
-    registers (gfx942 causal 256, D 128: 256 VGPRs and 1 wave at depth 2, 149 and 3 at depth 1). A grid known
-    only at launch keeps 1."""
+    during tile t's math may cost a wave per SIMD, which only matters when workgroups share a CU. Prefill
+    keeps 1: its math hides less of a tile's latency than it needs registers (depth 2 costs prefill waves;
+    docs/measurements.md). A grid known only at launch keeps 1."""
     if options.pipeline_depth:
         return options.pipeline_depth
     if "rock.pipeline_depth" in func.attributes:

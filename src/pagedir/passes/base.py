@@ -9,8 +9,10 @@ Python exceptions mean a bug. To use a pass in your own pipeline::
     from pagedir.passes import add_pass
     pm = PassManager("builtin.module", context=module.context)
     add_pass(pm, "rock-reuse-lds", arch="gfx950")
-    add_pass(pm, "rock-backend-pipeline", arch="gfx950")  # named pipelines too
     pm.run(module.operation)
+
+Named pipelines are made of passes and live above them, with the driver: add them
+with :func:`pagedir.pipelines.add_pass` (which takes pass names too).
 
 No ``with context:`` block is needed: a pass runs with its module's context and
 an unknown location as the ambient ones. Passes anchor on ``builtin.module`` and
@@ -21,7 +23,6 @@ Python pass is anchored elsewhere).
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import inspect
 import os
 import traceback
@@ -244,43 +245,26 @@ def _convert(argument: str, key: str, field: dataclasses.Field, raw: Any) -> Any
     return raw
 
 
-def add_pass(
-    pm: Any, pass_or_argument: Pass | str, options: str | dict[str, Any] | None = None, **kwargs: Any
-) -> Pass | list[Pass | str]:
-    """Add a pagedir pass (instance or argument) or a named pipeline to an upstream ``PassManager``.
+def add_pass(pm: Any, pass_or_argument: Pass | str, options: str | dict[str, Any] | None = None, **kwargs: Any) -> Pass:
+    """Add a pagedir pass (instance or argument) to an upstream ``PassManager``.
 
     Options come as text (``"arch=gfx950"``), a dict or keywords. Returns the pass
-    instance, or for a pipeline (``rock-kernel-pipeline``, ``rock-backend-pipeline``)
-    its steps: pass instances and upstream pipeline text. Unknown names and bad
-    options raise :class:`OptionError`.
+    instance. Unknown names and bad options raise :class:`OptionError`; the named
+    pipelines are added with :func:`pagedir.pipelines.add_pass`.
     """
     if isinstance(pass_or_argument, Pass):
         return _add_instance(pm, pass_or_argument)
     from pagedir.passes import PASSES, get_pass_class
 
-    # Pipelines are built from passes (pipelines.py imports this package): look them up when asked.
-    pipelines = importlib.import_module("pagedir.pipelines").PIPELINES
-    values = _merged_options(options, kwargs)
     if pass_or_argument in PASSES:
         cls = get_pass_class(pass_or_argument)
-        return _add_instance(pm, cls(parse_options(cls, values)))
-    if pass_or_argument in pipelines:
-        info = pipelines[pass_or_argument]
-        try:
-            steps = info.steps(parse_option_values(info.name, info.options, values))
-        except (TypeError, ValueError) as err:  # a chip check in the pipeline's steps, say
-            raise OptionError(f"'{info.name}': {err}") from None
-        for step in steps:
-            if isinstance(step, str):
-                pm.add(step)
-            else:
-                _add_instance(pm, step)
-        return steps
-    known = ", ".join(sorted([*PASSES, *pipelines]))
-    raise OptionError(f"no pagedir pass or pipeline named '{pass_or_argument}' (known: {known})")
+        return _add_instance(pm, cls(parse_options(cls, merged_options(options, kwargs))))
+    known = ", ".join(sorted(PASSES))
+    raise OptionError(f"no pagedir pass named '{pass_or_argument}' (known: {known}); "
+                      "named pipelines are added with pagedir.pipelines.add_pass")
 
 
-def _merged_options(options: str | dict[str, Any] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
+def merged_options(options: str | dict[str, Any] | None, kwargs: dict[str, Any]) -> dict[str, Any]:
     merged: dict[str, Any] = {}
     if isinstance(options, str):
         merged.update(dict(split_option_text(options)))

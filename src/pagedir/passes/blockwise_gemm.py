@@ -38,13 +38,13 @@ different columns never meet), and it is chosen so that a lane reads V in wide p
 tile ``dt``'s row ``m`` is column ``16 G (dt div G) + G m + dt mod G``, so lane ``q`` finds the
 columns of G consecutive d-tiles side by side in each key row: one LDS read of G elements
 per key (``ds_read_b128`` for f16 D 128, G = 8) instead of one 2-byte read per d-tile (the
-decode kernel: 4 instead of 32 reads per 16 keys, 50 fewer loop instructions per 64-key tile).
+decode kernel: 4 instead of 32 reads per 16 keys; docs/measurements.md has the loop's instructions).
 G is the largest power of two dividing the d-tiles with G elements in 16 bytes; the lane's
 accumulators then hold G acc consecutive columns of its row, regrouped after the loop into
 chunks of ``acc`` for the epilogue (no instruction). Loops with hidden keys (causal, window)
 keep G = 1, the mapping ``d0 + m`` above (causal masking below: their diagonal tiles hold
-three products per d-tile, and the grouped reads cost 14 VGPRs there), and so does WMMA (8 or 16
-keys per lane and product: gfx1100 decode D 64 went from 116 to 154 VGPRs).
+three products per d-tile, and the grouped reads cost registers there), and so does WMMA (8 or 16
+keys per lane and product: the grouped reads took more registers than they saved; docs/measurements.md).
 
 WMMA (RDNA, wave32, 16x16x16 f16/bf16; ``g = l div 16`` is 0 or 1). gfx12 is the scheme
 above with 8 values per lane: A ``A[q][8 g + j]``, B ``B[8 g + j][q]``, the accumulator
@@ -297,10 +297,9 @@ class MatrixLoop:
         self.slice_keys = plan.n // instruction.slices
         self.d_tiles = plan.p.head_dim // TILE
         # A loop with hidden keys (causal, window) keeps the plain column mapping: its diagonal tiles run
-        # three products per d-tile, and the grouped columns took 14 more VGPRs there (causal prefill
-        # D 128: 166, 3 waves per SIMD at the edge of 2).
+        # three products per d-tile, and the grouped columns took registers enough to lose a wave there.
         # WMMA keeps it too: a lane reads 8 or 16 keys per product there, and grouped reads of them took
-        # more registers than they saved (gfx1100 decode D 64: 154 VGPRs, 9 waves per SIMD, against 116, 12).
+        # more registers than they saved (the counts: docs/measurements.md).
         # So does a swizzled V tile: its columns are placed per key row (:meth:`v_column`).
         hides_keys = plan.causal or plan.window is not None
         plain = hides_keys or instruction.wmma or builder.swizzle
@@ -319,8 +318,8 @@ class MatrixLoop:
         self.assign_waves()
         # Q's fragments stay in registers across the loop unless they and the output accumulators would
         # pass 96 of the 256 VGPRs: then each tile reads them from LDS. Wave32 D 256 holds 128 VGPRs of
-        # outputs alone (gfx1100: 156 VGPRs spilled with Q held, 5 without); gfx1100 D 128 (Q 64, O 64)
-        # runs 996 loop instructions per 64-key tile and 7 waves per SIMD reading Q, 1073 and 6 holding it.
+        # outputs alone (held Q spills there), and at D 128 reading Q ran fewer loop instructions and more
+        # waves than holding it (docs/measurements.md).
         held = len(self.row_blocks) * self.d_tiles * (self.mi.per_lane * self.p.element.width // 32 + self.mi.acc)
         self.queries_in_registers = held <= 96
         queries = [self.query_fragments(rb) if self.queries_in_registers else None for rb in self.row_blocks]

@@ -146,7 +146,7 @@ def reachable_residues(form: LinearForm, page_size: int, bounds: list[int] | Non
         if count == period:
             # Adding every multiple of gcd(step, P): a residue class closes over that subgroup.
             group = math.gcd(step, page_size)
-            classes = np.zeros(group, dtype=bool)  # (np.unique would import numpy.ma: 30-60 ms per compile)
+            classes = np.zeros(group, dtype=bool)  # (np.unique would import numpy.ma, slow to load, on every compile)
             classes[np.nonzero(reachable)[0] % group] = True
             reachable = classes[np.arange(page_size) % group]
             continue

@@ -7,7 +7,8 @@ import mlir.ir as ir
 from mlir.passmanager import PassManager
 
 import pagedir
-from pagedir.passes import OptionError, add_pass
+from pagedir.passes import OptionError
+from pagedir.pipelines import add_pass
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "paged_decode.mlir"
 

@@ -1,0 +1,314 @@
+"""The elementwise steps between ``Q K^T`` and the softmax: the scale, the soft-cap, ALiBi, and the masks
+(a select of -inf or an additive 0/-inf tensor), whose conditions are read as linear inequalities of
+``linalg.index`` values and the sequence length."""
+
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from pagedir.passes.raise_attention.pattern import (
+    Attention, IDENTITY, KEY_DIM, NEG_INF, NoMatch, argument_of, body, describe, dims, expect_loops, float_constant,
+    generic_inputs, index_dim, kinds_of, maps_of, produced_by, producer,
+)
+
+
+def score_steps(value: ir.Value, found: Attention) -> ir.Value:
+    """Walk back over scale and mask generics to the Q K^T contraction, recording them in ``found``."""
+    while True:
+        op = produced_by(value, "linalg.generic")
+        if op is None or len(kinds_of(op)) != 4:  # Q K^T has 5 loops
+            return value
+        ins, _ = generic_inputs(op)
+        expect_loops(op, "the elementwise step on the scores", "pppp", [IDENTITY] * (len(ins) + 1))
+        args, yielded, _ = body(op)
+        step = producer(yielded)
+        if step is None:
+            return value
+        if len(ins) == 1 and (cap := softcap_of(step, args[0])) is not None:
+            value = softcap_step(op, cap, found)
+        elif step.name in ("arith.mulf", "arith.divf") and len(ins) == 1:
+            if any(produced_by(v, "math.tanh") is not None for v in step.operands):
+                raise NoMatch("the scores are capped as c * tanh(s * k) with k != 1 / c: rock.attention's soft-cap is "
+                              "c * tanh(s / c)", op)
+            value = scale_step(op, step, args, found)
+        elif step.name == "arith.select" and len(ins) == 1:
+            if step.operands[1] != args[0] or float_constant(step.operands[2]) != NEG_INF:
+                raise NoMatch("the mask selects something else than the score or -inf", op)
+            read_mask(op, step.operands[0], found)
+            value = ins[0]
+        elif step.name == "arith.addf" and len(ins) == 2:
+            value = additive_mask(op, ins, args, step, found)
+        else:
+            return value
+
+
+def softcap_of(step: ir.Operation, score: ir.Value) -> float | None:
+    """``c`` of ``c * tanh(score / c)`` (or ``tanh(score * (1 / c))``), else None."""
+    if step.name != "arith.mulf":
+        return None
+    for inner, outer in (step.operands, reversed(list(step.operands))):
+        tanh = produced_by(inner, "math.tanh")
+        cap = float_constant(outer)
+        divided = producer(tanh.operands[0]) if tanh is not None else None
+        if cap is None or divided is None or divided.operands[0] != score:
+            continue
+        by = float_constant(divided.operands[1])
+        if by is not None and (divided.name == "arith.divf" and by == cap or
+                               divided.name == "arith.mulf" and abs(by * cap - 1.0) <= 1e-6):
+            return cap
+    return None
+
+
+def softcap_step(op: ir.Operation, cap: float, found: Attention) -> ir.Value:
+    if "scale" in found.steps or "softcap" in found.steps:
+        raise NoMatch("the scores are scaled (or capped again) after the soft-cap: rock.attention caps the scaled "
+                      "scores once", op)
+    if not cap > 0:
+        raise NoMatch(f"the soft-cap {cap} is not positive", op)
+    found.softcap = cap
+    found.steps.append("softcap")
+    return generic_inputs(op)[0][0]
+
+
+def scale_step(op: ir.Operation, step: ir.Operation, args: list[ir.Value], found: Attention) -> ir.Value:
+    operand, other = step.operands
+    if operand != args[0]:
+        operand, other = other, operand
+    constant = float_constant(other)
+    if operand != args[0] or constant is None or (step.name == "arith.divf" and step.operands[0] != args[0]):
+        raise NoMatch(f"the scores are scaled by something else than a constant ({step.name})", op)
+    if constant <= 0:
+        raise NoMatch(f"the scale {constant} is not positive (a negative scale flips the -inf of masked keys)", op)
+    found.scale *= constant if step.name == "arith.mulf" else 1.0 / constant
+    found.steps.append("scale")
+    return generic_inputs(op)[0][0]
+
+
+def additive_mask(op: ir.Operation, ins: list[ir.Value], args: list[ir.Value], step: ir.Operation, found: Attention) -> ir.Value:
+    if set(step.operands) != set(args[:2]):
+        raise NoMatch("the additive mask adds something else than the scores and a mask tensor", op)
+    for scores, mask in ((ins[0], ins[1]), (ins[1], ins[0])):
+        mask_op = produced_by(mask, "linalg.generic")
+        if mask_op is not None and len(generic_inputs(mask_op)[0]) == 1:
+            alibi_bias(mask_op, found)
+            return scores
+        if mask_op is None or generic_inputs(mask_op)[0]:
+            continue
+        expect_loops(mask_op, "the additive mask", "pppp", [IDENTITY])
+        _, yielded, _ = body(mask_op)
+        select = produced_by(yielded, "arith.select")
+        if select is None or float_constant(select.operands[1]) != 0.0 or float_constant(select.operands[2]) != NEG_INF:
+            raise NoMatch("the additive mask is not 0 or -inf", mask_op)
+        read_mask(mask_op, select.operands[0], found)
+        return scores
+    raise NoMatch("the scores are added to a tensor that is not a 0/-inf mask computed from indices", op)
+
+
+def alibi_bias(op: ir.Operation, found: Attention) -> None:
+    """``bias[b, h, i, j] = slopes[h] * (j + r)``, ``r`` constant along a row (i, seq_len, constants): the
+    softmax of a row does not change with ``r``, so this is rock.attention's ``slope[h] * (j - i_pos)``."""
+    if "scale" in found.steps or "softcap" in found.steps:
+        raise NoMatch("the ALiBi bias is added before the scale or the soft-cap: rock.attention adds it to the "
+                      "scaled, capped scores", op)
+    (slopes_tensor,), _ = generic_inputs(op)
+    slopes = argument_of(slopes_tensor)
+    args, yielded, _ = body(op)
+    mul = produced_by(yielded, "arith.mulf")
+    if slopes is None or dims(maps_of(op)[0]) != [1] or mul is None or args[0] not in mul.operands:
+        raise NoMatch("the scores are added to a tensor that is neither a 0/-inf mask nor an ALiBi bias "
+                      "slopes[h] * (j - i_pos) of a function argument", op)
+    expect_loops(op, "the ALiBi bias", "pppp", [[1], IDENTITY])
+    distance = mul.operands[1] if mul.operands[0] == args[0] else mul.operands[0]
+    to_float = producer(distance)
+    if to_float is None or to_float.name != "arith.sitofp":  # uitofp: a negative distance becomes huge
+        raise NoMatch(f"the ALiBi distance is {describe(distance)}, not a signed integer converted to float", op)
+    form = sequence_length(linear(to_float.operands[0], [], op), op, Attention())
+    if form.get("j") != 1 or any(k not in ("j", "i", "len", "1") for k in form):
+        raise NoMatch(f"the ALiBi bias is slopes[h] * ({pretty(form)}): rock.attention's is slopes[h] * (j - i_pos)", op)
+    slopes_type = ir.MemRefType(slopes.type)
+    if found.alibi_slopes is not None or list(slopes_type.shape) != [ir.RankedTensorType(op.results[0].type).shape[1]] \
+            or str(slopes_type.element_type) != "f32":
+        raise NoMatch(f"the ALiBi slopes {slopes_type} are not one f32 per query head (or a second bias)", op)
+    found.alibi_slopes = slopes
+    found.steps.append("alibi")
+
+
+def read_mask(op: ir.Operation, condition: ir.Value, found: Attention) -> None:
+    """Each conjunct of ``condition`` is ``j < seq_len``, ``j <= i + seq_len - Sq`` or ``j >= i + seq_len - Sq - W``."""
+    if "softcap" in found.steps:
+        raise NoMatch("the scores are masked before the soft-cap: tanh turns -inf into -cap, a key that still counts", op)
+    scores_shape = list(ir.RankedTensorType(op.results[0].type).shape)
+    seq_q, seq_k = scores_shape[2], scores_shape[3]
+    for conjunct in conjuncts(condition):
+        form = sequence_length(inequality(conjunct, op), op, found)
+        length = "len" if "len" in form else None
+        constant = form.get("1", 0)
+        if form.get("j") == -1 and form.get("i") == 1 and set(form) <= {"j", "i", "len", "1"} \
+                and form.get("len", 1 if length else 0) == (1 if length else 0):
+            sliding_window(form, seq_q, seq_k, op, found)  # i + len - Sq - W - j <= 0: j >= i_pos - W
+            continue
+        if form.get("j", 0) < 0:
+            raise NoMatch(f"the mask keeps keys with {pretty(form)} <= 0, a lower bound on the key that is not a "
+                          f"sliding window j >= i + seq_len - {seq_q} - W", op)
+        if form.get("j") != 1 or any(k not in ("j", "i", "len", "1") for k in form):
+            raise NoMatch(f"the mask condition {pretty(form)} <= 0 is not a key bound", op)
+        if form.get("i", 0) == 0 and length and form.get("len") == -1 and constant == 1:
+            found.masked_by_len = True  # j - len + 1 <= 0: j < seq_len
+        elif form.get("i", 0) == 0 and not length and constant == 1 - seq_k:
+            continue  # j < Sk: always true
+        elif form.get("i") == -1 and length and form.get("len") == -1 and constant == seq_q:
+            if found.causal_offset == "Sk":
+                raise NoMatch("the causal mask and the window place the query at different positions", op)
+            found.causal, found.causal_offset = True, "seq_len"
+            found.masked_by_len = True  # j <= i + len - Sq implies j < len for i < Sq
+        elif form.get("i") == -1 and not length and constant == seq_q - seq_k:
+            if found.causal_offset == "seq_len":
+                raise NoMatch("the causal mask and the window place the query at different positions", op)
+            found.causal, found.causal_offset = True, "Sk"
+        else:
+            raise NoMatch(f"the mask keeps keys with {pretty(form)} <= 0, which is neither j < seq_len nor the "
+                          f"causal j <= i + seq_len - {seq_q}", op)
+    found.steps.append("mask")
+
+
+def sliding_window(form: dict, seq_q: int, seq_k: int, op: ir.Operation, found: Attention) -> None:
+    """``j >= i + seq_len - Sq - W`` (``seq_len`` = Sk without a length read): window_left = W."""
+    offset = "seq_len" if "len" in form else "Sk"
+    window = -form.get("1", 0) - seq_q if offset == "seq_len" else seq_k - seq_q - form.get("1", 0)
+    if window < 0:
+        raise NoMatch(f"the sliding window keeps keys from {-window} after the query position: a window is >= 0", op)
+    if found.window_left is not None and found.window_left != window:
+        raise NoMatch(f"two sliding windows: {found.window_left} and {window} keys", op)
+    if found.causal_offset and found.causal_offset != offset:
+        raise NoMatch("the causal mask and the window place the query at different positions", op)
+    found.window_left, found.causal_offset = window, offset
+
+
+def pretty(form: dict) -> str:
+    def name(key) -> str:
+        return key if isinstance(key, str) else f"%arg{key[1].arg_number}[b + {key[2]}]"
+
+    order = {"j": 0, "i": 1, "len": 2, "1": 4}  # a fixed order: the terms come from sets
+    terms = sorted(form.items(), key=lambda item: (order.get(item[0], 3), name(item[0])))
+    return " + ".join(f"{c}*{name(k)}" if k != "1" else str(c) for k, c in terms if c) or "0"
+
+
+def conjuncts(value: ir.Value) -> list[ir.Value]:
+    op = produced_by(value, "arith.andi")
+    return conjuncts(op.operands[0]) + conjuncts(op.operands[1]) if op is not None else [value]
+
+
+def inequality(value: ir.Value, mask_op: ir.Operation) -> tuple[dict[str, int], ir.Value | None]:
+    """``cmpi`` as a linear form ``f(i, j, len) <= 0``, and the seq_lens memref ``len`` reads."""
+    cmp = produced_by(value, "arith.cmpi")
+    if cmp is None:
+        raise NoMatch(f"the mask condition is {describe(value)}, not an integer comparison", mask_op)
+    predicate = str(cmp.attributes["predicate"])
+    names = {"0": "eq", "1": "ne", "2": "slt", "3": "sle", "4": "sgt", "5": "sge", "6": "ult", "7": "ule", "8": "ugt", "9": "uge"}
+    predicate = names.get(predicate.split(":")[0].strip(), predicate)
+    lens: list[ir.Value] = []
+    lhs, rhs = linear(cmp.operands[0], lens, mask_op), linear(cmp.operands[1], lens, mask_op)
+    if predicate.startswith("u") and not (non_negative(lhs) and non_negative(rhs)):
+        raise NoMatch(f"the mask compares {pretty(lhs)} and {pretty(rhs)} unsigned ({predicate}): a bound below 0, as "
+                      f"early query rows have, wraps around to a large one", mask_op)
+    diff = {k: lhs.get(k, 0) - rhs.get(k, 0) for k in set(lhs) | set(rhs)}
+    if predicate in ("sgt", "sge", "ugt", "uge"):
+        diff = {k: -c for k, c in diff.items()}
+    if predicate in ("slt", "ult", "sgt", "ugt"):
+        diff["1"] = diff.get("1", 0) + 1  # x < 0 is x + 1 <= 0 for integers
+    elif predicate not in ("sle", "ule", "sge", "uge"):
+        raise NoMatch(f"the mask compares with {predicate}", mask_op)
+    return {k: c for k, c in diff.items() if c}
+
+
+def non_negative(form: dict) -> bool:
+    """An index, a length read, or a constant >= 0: unsigned and signed comparisons agree on them."""
+    if len(form) != 1:
+        return False
+    (key, coefficient), = form.items()
+    return coefficient >= 0 if key == "1" else coefficient == 1
+
+
+def linear(value: ir.Value, lens: list[ir.Value], mask_op: ir.Operation) -> dict[str, int]:
+    op = producer(value)
+    if op is None:
+        raise NoMatch("the mask reads a block argument in its condition", mask_op)
+    if op.name == "linalg.index":
+        dim = ir.IntegerAttr(op.attributes["dim"]).value
+        if dim == 2:
+            return {"i": 1}
+        if dim == KEY_DIM:
+            return {"j": 1}
+        raise NoMatch(f"the mask depends on dim {dim} of the scores other than through seq_lens", mask_op)
+    if op.name == "arith.constant":
+        return {"1": ir.IntegerAttr(op.attributes["value"]).value}
+    if op.name == "arith.index_cast":
+        return linear(op.operands[0], lens, mask_op)
+    if op.name in ("arith.addi", "arith.subi"):
+        a, b = linear(op.operands[0], lens, mask_op), linear(op.operands[1], lens, mask_op)
+        sign = 1 if op.name == "arith.addi" else -1
+        return {k: a.get(k, 0) + sign * b.get(k, 0) for k in set(a) | set(b)}
+    if op.name == "arith.muli":
+        a, b = linear(op.operands[0], lens, mask_op), linear(op.operands[1], lens, mask_op)
+        if set(b) == {"1"} or set(a) == {"1"}:
+            factor, form = (b["1"], a) if set(b) == {"1"} else (a["1"], b)
+            return {k: c * factor for k, c in form.items()}
+        raise NoMatch("the mask condition multiplies two non-constant values", mask_op)
+    if op.name == "tensor.extract":
+        offset = batch_offset(op.operands[1]) if len(op.operands) == 2 else None
+        if offset is None:
+            raise NoMatch("the mask reads a tensor other than at [b] or [b + 1]", mask_op)
+        source = argument_of(op.operands[0])
+        if source is None:
+            raise NoMatch("the mask reads sequence lengths that are not a function argument", mask_op)
+        lens.append(source)
+        return {("at", source, offset): 1}
+    raise NoMatch(f"the mask condition uses {op.name}", mask_op)
+
+
+def batch_offset(value: ir.Value) -> int | None:
+    """``c`` of the index ``linalg.index 0 + c``, else None."""
+    if index_dim(value) == 0:
+        return 0
+    add = produced_by(value, "arith.addi")
+    if add is None:
+        return None
+    for base, step in (add.operands, reversed(list(add.operands))):
+        constant = produced_by(step, "arith.constant")
+        inner = batch_offset(base)
+        if constant is not None and inner is not None:
+            return inner + ir.IntegerAttr(constant.attributes["value"]).value
+    return None
+
+
+def sequence_length(form: dict, op: ir.Operation, found: Attention) -> dict:
+    """``form`` with its reads of length tensors folded into one ``len`` term: ``seq_lens[b]``, or
+    FlashInfer's ``(kv_indptr[b + 1] - kv_indptr[b] - 1) * block + kv_last_page_len[b]``."""
+    atoms = {k: c for k, c in form.items() if isinstance(k, tuple)}
+    rest = {k: c for k, c in form.items() if not isinstance(k, tuple)}
+    if not atoms:
+        return rest
+    if len(atoms) == 1:
+        (_, lens, offset), coefficient = next(iter(atoms.items()))
+        if offset != 0:
+            raise NoMatch(f"the mask reads the lengths at [b + {offset}]", op)
+        if found.seq_lens is not None and found.seq_lens != lens:
+            raise NoMatch("the masks read two different sequence-length tensors", op)
+        found.seq_lens = lens
+        return {**rest, "len": coefficient}
+    ends = [(k, c) for k, c in atoms.items() if k[2] == 1]
+    if len(atoms) != 3 or len(ends) != 1:
+        raise NoMatch("the mask reads length tensors in a form that is neither seq_lens[b] nor the CSR length "
+                      "(kv_indptr[b + 1] - kv_indptr[b] - 1) * block + kv_last_page_len[b]", op)
+    (_, indptr, _), pages = ends[0]
+    last = [k for k in atoms if k[1] != indptr]
+    coefficient = atoms[last[0]] if len(last) == 1 and last[0][2] == 0 else 0
+    block = pages // coefficient if coefficient and pages % coefficient == 0 else 0
+    if block <= 0 or atoms.get(("at", indptr, 0)) != -pages:
+        raise NoMatch("the mask's length is not the CSR length (kv_indptr[b + 1] - kv_indptr[b] - 1) * block + "
+                      "kv_last_page_len[b]", op)
+    lengths = (indptr, last[0][1], block)
+    if found.csr_lengths is not None and found.csr_lengths != lengths:
+        raise NoMatch("the masks read two different CSR lengths", op)
+    found.csr_lengths = lengths
+    return {**rest, "1": rest.get("1", 0) + coefficient * block, "len": coefficient}
