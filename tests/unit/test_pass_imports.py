@@ -135,6 +135,7 @@ LAYERS = (
     {"context"},
     {"dialect"},
     {"backend", "pipeline_text", "upstream_passes"},
+    {"targets"},
     {"arch", "offset_width", "reference", "diagnostics", "errors"},
 )
 
