@@ -461,6 +461,14 @@ PLANTS = {plant.name: plant for plant in (
         (Catcher("tests/unit/test_run_inputs.py::test_a_size_that_disagrees_with_the_batch_is_an_error_naming_both"
                  "[varlen-long-cu-seqlens-lowered]", r"error: memref.load index 2 is out of bounds"),),
     ),
+    Plant(
+        "lowered-kernel-without-paged-kv",
+        "rock-attention-to-gridwise does not record rock.paged_kv: a check of the lowered kernel draws one-token pages",
+        (Edit("passes/attention_to_gridwise.py", 'func.attributes["rock.paged_kv"] = ',
+              'func.attributes["rock.paged_kv_planted"] = '),),
+        (Catcher("tests/unit/test_check_compare.py::test_a_lowered_kernel_is_checked_on_pages_of_its_own_size[True]",
+                 r"buffer.load(.lds)? reads unmapped device address"),),
+    ),
 )}
 
 

@@ -332,6 +332,8 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device,
     dense = table_type.rank == 4  # dense K/V [B, Hkv, Sk, D] instead of page tables
     if dense:
         _, heads_kv, seq_k, _ = table_type.shape
+    elif not derefs and "rock.paged_kv" in func.attributes:  # lowered: the views are gone, the kernel says what they were
+        page_size, seq_k, heads_kv = ir.DenseI64ArrayAttr(func.attributes["rock.paged_kv"])
     else:
         page_size = ir.MemRefType(derefs[0].results[0].type).shape[2] if derefs else head_dim
         heads_kv = attrs.get("num_heads_kv", 1)

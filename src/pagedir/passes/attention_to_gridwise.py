@@ -77,7 +77,7 @@ import mlir.ir as ir
 from pagedir.arch import Chip
 from pagedir.backend import split_kv
 from pagedir.dialect import rock
-from pagedir.dialect.ops_attention import VECTOR_BITS, AttentionProblem, read_problem
+from pagedir.dialect.ops_attention import VECTOR_BITS, AttentionProblem, is_deref, read_problem
 from pagedir.dialect.ops_page_table import batch_dims, slot_count_dim
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.base import ChipOptions, Pass
@@ -196,6 +196,9 @@ def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool
         record_grid_formula(func, op, tiling)
     if tiling.num_splits != 1:
         record_split_model(func, op, tiling, split_constants(problem, tiling, chip, options))
+    if is_deref(op.k) and problem.seq_k is not None:
+        # What the rock.deref views say, which rock-to-gpu drops: a check of the lowered kernel draws its pages.
+        func.attributes["rock.paged_kv"] = ir.DenseI64ArrayAttr.get([problem.page_elements, problem.seq_k, problem.heads_kv])
     op.operation.erase()
     return True
 

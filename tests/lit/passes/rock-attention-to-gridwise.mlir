@@ -5,11 +5,14 @@
 
 // Decode with GQA 4: one workgroup per (sequence, KV head) holds the 4 query
 // heads of the group (m_per_block = 4), grid = B * Hkv; the kernel function
-// records the launch configuration. On gfx942's matrix cores: 4 waves share the
-// one 16-row block, 16 keys of a 64-key tile each.
+// records the launch configuration, and its pages (2048 elements, 64 tokens,
+// 2 KV heads: rock.paged_kv, for a check once the rock.deref views are gone).
+// On gfx942's matrix cores: 4 waves share the one 16-row block, 16 keys of a
+// 64-key tile each.
 
 // CHECK-LABEL: func.func @decode_gqa
 // CHECK-SAME: rock.block_size = 256 : i64, rock.grid_size = 4 : i64
+// CHECK-SAME: rock.paged_kv = array<i64: 2048, 64, 2>
 // CHECK: %[[K:.*]] = "rock.deref"(%{{.*}})
 // CHECK: %[[V:.*]] = "rock.deref"(%{{.*}})
 // CHECK: "rock.gridwise_attention_accel"(%[[Q:[^,]+]], %[[K]], %[[V]], %[[LENS:[^,]+]], %[[OUT:[^)]+]])
@@ -76,6 +79,7 @@ func.func @prefill_causal(%q: memref<1x2x64x64xf32>, %k_table: memref<1x8x1xi64>
 // Dense K/V and functions that are not kernels: only rock.kernel functions are lowered.
 
 // CHECK-LABEL: func.func @dense
+// CHECK-NOT: rock.paged_kv
 // CHECK: "rock.gridwise_attention_accel"(%[[DQ:[^,]+]], %[[DK:[^,]+]], %[[DV:[^,]+]], %[[DOUT:[^)]+]])
 // CHECK-SAME: m_per_block = 1 : i64
 // CHECK-LABEL: func.func @not_a_kernel
