@@ -3,9 +3,35 @@
     python benchmarks/fuzz.py [--count N] [--seed S] [--jobs J] [--timeout T] [--out DIR] [--only TOOL]
 
 Each case is one subprocess run of pagedir-opt, pagedir-compile, pagedir-gen or
-pagedir-run on a mutated input (lit tests, the example, generated kernels) or a
-mutated argument vector. Every run that takes an output file (``-o``,
-``--outputs``) gets one that already holds known bytes. A run is classified as
+pagedir-run. The cases come in families (:data:`FAMILIES`, shares per tool):
+
+* classic: text mutations (bytes, tokens, numbers, attributes, types, affine maps,
+  segment sizes, nesting) of the lit tests, the example and generated kernels, and
+  argument vectors of the generator;
+* views: a round-2 kernel (every page-table form and layout, --dynamic, --varlen,
+  split-KV, fp8, the score variants; :data:`R2_GEN_ARGVS`) with one edit of its
+  ``rock.block_table_view`` / ``rock.varlen_view`` ops or their index operands
+  (attributes, segment sizes, sizes, operand order, element types, shapes);
+* payloads: a ``pagedir-gen linalg-attention`` payload (:data:`LINALG_GEN_ARGVS`) with
+  one semantic edit (an iterator type flipped, an indexing map permuted, a body op's
+  operands swapped or the op changed, an init constant, a yield, a broadcast),
+  raised, compiled or checked with ``pagedir-run --check``;
+* npz: ``pagedir-run --inputs`` archives with one edit (dtype, bf16 bits, shape, the
+  same element count in another shape, missing and extra keys, NaN or out-of-range
+  index values, 0-d arrays, no archive, object arrays);
+* plans and caches: ``pagedir-compile --plan`` / ``--report`` / ``--dump-dir`` to
+  odd paths (special files, directories, the input, the output), ``--cache-dir`` at a
+  cache whose entry for the run is damaged (truncated, garbage, bad meta.json, a file
+  for a directory ...) or at a path that cannot be a cache;
+* upstream passes: random upstream pass flags (:mod:`pagedir.upstream_passes`, the
+  common ones more often) with random and bogus options on the rock IR of each level
+  (``--dump-dir`` stages of round-2 kernels), payloads and kernels;
+* round-2 generator options: flags added with edge values, values replaced.
+
+The generated kernels, stage dumps and cache entries are made once per fuzz run
+(:func:`make_seeds`). Every run that takes an output file (``-o``, ``--outputs``)
+gets one that already holds known bytes, as do an existing plan and report; each
+run has a compile cache of its own (``PAGEDIR_CACHE_DIR``). A run is classified as
 
 * ``ok``: exit code 0;
 * ``user-error``: exit code 1 with an ``error:`` line (or a failed ``--check``)
@@ -13,17 +39,24 @@ mutated argument vector. Every run that takes an output file (``-o``,
 * ``internal-error``: exit code 2, or a message saying "internal error";
 * ``leaked-exception``: exit code 1 with a Python exception's name
   (``ValueError: ...``) in the message: an internal error printed as a user one;
+* ``leaked-warning``: a Python warning (``x.py:12: RuntimeWarning: ...``) printed;
 * ``traceback``: a Python traceback in the output;
 * ``signal``: killed by a signal (a crash in native code);
 * ``timeout``: still running after ``--timeout`` seconds;
 * ``bad-exit``: any other exit code, or exit code 1 without an error;
-* ``clobbered``: a failing run changed or emptied its output file.
+* ``clobbered``: a failing run changed or emptied its output file, the input, or
+  another file of the user's (an existing plan or report, the ``--inputs`` archive);
+* ``error-exit-0``: exit code 0 with an ``error:`` line printed;
+* ``unwritten-output``: exit code 0, but a file ``--plan=`` or ``--report=`` named
+  was not written;
+* ``mis-raised`` and ``mis-lowered``: ``pagedir-run --check`` shows that lowering
+  changed what a function computes (the rule: :func:`wrong_result`).
 
 Writes ``fuzz.json`` and ``fuzz.md`` to ``--out`` (default benchmarks/results)
-with counts per tool and class, and saves the first reproducers of each bad class
-(``fuzz-reproducers/<class>/<case>/``: the input, ``argv.txt``, the output seen).
-The cases depend only on ``--seed`` and ``--count``; the exit status is 1 when
-any run is in a bad class.
+with counts per tool and class and per mutation, and saves the first reproducers of
+each bad class (``fuzz-reproducers/<class>/<case>/``: the input and the other files,
+``argv.txt``, the output seen). The cases depend only on ``--seed`` and ``--count``;
+the exit status is 1 when any run is in a bad class.
 """
 
 from __future__ import annotations
@@ -51,11 +84,12 @@ TOOLS = {"pagedir-opt": "pagedir.cli.opt", "pagedir-compile": "pagedir.cli.compi
          "pagedir-gen": "pagedir.cli.gen", "pagedir-run": "pagedir.cli.run"}
 #: Share of the cases per tool (pagedir-compile and pagedir-run runs take longest).
 SHARES = {"pagedir-opt": 0.4, "pagedir-compile": 0.15, "pagedir-gen": 0.2, "pagedir-run": 0.25}
-BAD = ("internal-error", "leaked-exception", "traceback", "signal", "timeout", "bad-exit", "clobbered", "error-exit-0",
-       "mis-raised", "mis-lowered")
+BAD = ("internal-error", "leaked-exception", "leaked-warning", "traceback", "signal", "timeout", "bad-exit", "clobbered",
+       "error-exit-0", "unwritten-output", "mis-raised", "mis-lowered")
 SENTINEL = b"// the user's file: a failing run must leave these bytes alone\n"
 EXAMPLES_PER_CLASS = 5
 EXCEPTION_NAME = re.compile(r"\b(?:[A-Z][a-z]+)+(?:Error|Exception)\b:")
+PYTHON_WARNING = re.compile(r"\.py:\d+: \w*Warning: ")
 
 
 # ----------------------------------------------------------------------------
@@ -202,13 +236,22 @@ VIEW_ATTRIBUTES = [b'page_size = 0', b'page_size = 16 : i64', b'num_blocks = -1'
 
 
 def views(rng: random.Random, data: bytes) -> bytes:
-    """One edit of a rock.block_table_view / rock.varlen_view or of the index operands (tables, cu_seqlens)."""
+    return view_edit(rng, data)[0]
+
+
+VIEW_EDITS = ("attribute", "segments", "size", "operands", "index-type", "index-shape", "size-everywhere", "results")
+
+
+def view_edit(rng: random.Random, data: bytes) -> tuple[bytes, str]:
+    """One edit of a rock.block_table_view / rock.varlen_view or of the index operands (tables, cu_seqlens),
+    and its name."""
     spans = [m.span() for m in VIEW_LINE.finditer(data)]
     if not spans:
-        return segment_sizes(rng, data)
+        return segment_sizes(rng, data), "segments"
     start, end = rng.choice(spans)
     text = data[start:end]
     kind = rng.randrange(8)
+    name = VIEW_EDITS[kind]
     if kind == 0:  # layout value or an attribute the op does not take
         if b"layout = " in text and rng.random() < 0.6:
             text = re.sub(rb'layout = "\w*"', rng.choice([b'layout = "hnd"', b'layout = "nhd"', b'layout = "bogus"',
@@ -233,19 +276,19 @@ def views(rng: random.Random, data: bytes) -> bytes:
             text = text[:a0] + text[b0:b1] + text[a1:b0] + text[a0:a1] + text[b1:]
     elif kind == 4:  # the index operands' element type, everywhere (tables, seq_lens, cu_seqlens)
         width = rng.choice([b"i64", b"i16", b"f32", b"index", b"i8"])
-        return INDEX_MEMREF.sub(lambda m: m.group(0)[:-4] + width + b">", data)
+        return INDEX_MEMREF.sub(lambda m: m.group(0)[:-4] + width + b">", data), name
     elif kind == 5:  # one index operand's shape in the signature and its uses (a consistent kernel)
         memrefs = sorted({m.group(0) for m in INDEX_MEMREF.finditer(data)})
         if memrefs:
             old = rng.choice(memrefs)
             shape = rng.choice([b"?", b"0", b"1", b"2", b"9", b"2x2", b"1x?", b"4294967296"])
-            return data.replace(old, b"memref<" + shape + b"xi32>")
+            return data.replace(old, b"memref<" + shape + b"xi32>"), name
     elif kind == 6:  # one size everywhere it occurs in a memref type (pool blocks, page size, head dim ...)
         sizes = sorted({m.group(0) for m in SIGNATURE_DIM.finditer(data)} - {b"?"})
         if sizes:
             old = rng.choice(sizes)
-            new = rng.choice([b"?", b"1", b"2", b"5", b"12", b"256", b"1048576"])
-            return re.sub(rb"(?<=[<x])" + re.escape(old) + rb"(?=x)", new, data)
+            new = rng.choice([b"?", b"1", b"2", b"5", b"12", b"256"])  # kernels the interpreter runs in seconds
+            return re.sub(rb"(?<=[<x])" + re.escape(old) + rb"(?=x)", new, data), name
     else:  # a view result used where the other view's result goes (k and v, q and out)
         names = re.findall(rb"(%\w+) = \"rock\.(?:block_table_view|varlen_view)\"", data)
         if len(names) >= 2:
@@ -253,8 +296,8 @@ def views(rng: random.Random, data: bytes) -> bytes:
             line = next((m for m in re.finditer(rb'"rock\.attention"\([^)]*\)', data)), None)
             if line:
                 call = line.group(0).replace(a + b",", b"\0", 1).replace(b + b",", a + b",", 1).replace(b"\0", b + b",", 1)
-                return data[:line.start()] + call + data[line.end():]
-    return data[:start] + text + data[end:]
+                return data[:line.start()] + call + data[line.end():], name
+    return data[:start] + text + data[end:], name
 
 
 GENERIC_HEAD = re.compile(rb"indexing_maps = \[(affine_map<[^>]*>(?:, affine_map<[^>]*>)*)\], iterator_types = \[([^\]]*)\]")
@@ -268,9 +311,17 @@ FLOAT_CONSTANT = re.compile(rb"(arith\.constant )(-?[\d.]+(?:e[-+]?\d+)?|0x[0-9A
 
 
 def payloads(rng: random.Random, data: bytes) -> bytes:
+    return payload_edit(rng, data)[0]
+
+
+PAYLOAD_EDITS = ("iterator", "map", "operands", "op", "constant", "yield", "shape")
+
+
+def payload_edit(rng: random.Random, data: bytes) -> tuple[bytes, str]:
     """One semantic edit of a linalg payload: an iterator type flipped, an indexing map permuted, a body op's
     operands swapped or op changed, an init or scale constant changed, a yield or broadcast changed."""
     kind = rng.randrange(7)
+    name = PAYLOAD_EDITS[kind]
     heads = list(GENERIC_HEAD.finditer(data))
     if kind == 0 and heads:  # flip one iterator type
         m = rng.choice(heads)
@@ -278,7 +329,7 @@ def payloads(rng: random.Random, data: bytes) -> bytes:
         items = [s.strip() for s in m.group(2).split(b",")]
         i = rng.randrange(len(items))
         items[i] = b'"reduction"' if items[i] == b'"parallel"' else b'"parallel"'
-        return data[:start] + b", ".join(items) + data[end:]
+        return data[:start] + b", ".join(items) + data[end:], name
     if kind == 1 and heads:  # permute an indexing map's results, or swap two maps of one op
         m = rng.choice(heads)
         maps = [x.span() for x in re.finditer(rb"affine_map<[^>]*>", m.group(1))]
@@ -294,29 +345,29 @@ def payloads(rng: random.Random, data: bytes) -> bytes:
             elif results:
                 results = [results[0] + b", " + results[0]] if rng.random() < 0.5 else []
             new = text[:arrow] + b"-> (" + b", ".join(results) + b")>"
-            return data[:base + a] + new + data[base + b:]
+            return data[:base + a] + new + data[base + b:], name
         if len(maps) >= 2:
             (a0, a1), (b0, b1) = sorted(rng.sample(maps, 2))
             group = m.group(1)
             group = group[:a0] + group[b0:b1] + group[a1:b0] + group[a0:a1] + group[b1:]
-            return data[:base] + group + data[m.end(1):]
+            return data[:base] + group + data[m.end(1):], name
     if kind == 2:  # swap the operands of a binary op of a body
         ops = list(BODY_BINARY.finditer(data))
         if ops:
             m = rng.choice(ops)
-            return data[:m.start()] + m.group(1) + m.group(3) + b", " + m.group(2) + m.group(4) + data[m.end():]
+            return data[:m.start()] + m.group(1) + m.group(3) + b", " + m.group(2) + m.group(4) + data[m.end():], name
     if kind == 3:  # another op
         swaps = [(a, b) for a, b in OP_SWAPS if a in data] + [(b, a) for a, b in OP_SWAPS if b in data]
         if swaps:
             old, new = rng.choice(swaps)
             spans = [x.start() for x in re.finditer(re.escape(old), data)]
             at = rng.choice(spans)
-            return data[:at] + new + data[at + len(old):]
+            return data[:at] + new + data[at + len(old):], name
     if kind == 4:  # an init or scale constant
         constants = list(FLOAT_CONSTANT.finditer(data))
         if constants:
             m = rng.choice(constants)
-            return data[:m.start(2)] + rng.choice(INIT_VALUES) + data[m.end(2):]
+            return data[:m.start(2)] + rng.choice(INIT_VALUES) + data[m.end(2):], name
     if kind == 5:  # a body yields another value (an input, the accumulator)
         yields = list(re.finditer(rb"linalg\.yield (%\w+)", data))
         if yields:
@@ -324,7 +375,7 @@ def payloads(rng: random.Random, data: bytes) -> bytes:
             block = data.rfind(b"^bb0(", 0, m.start())
             arguments = re.findall(rb"(%\w+):", data[block:m.start()].split(b"\n", 1)[0]) if block >= 0 else []
             if arguments:
-                return data[:m.start(1)] + rng.choice(arguments) + data[m.end(1):]
+                return data[:m.start(1)] + rng.choice(arguments) + data[m.end(1):], name
     if kind == 6:  # broadcast dimensions, collapse groups, fill operands
         edits = [(rb"dimensions = \[\d+\]", [b"dimensions = [1]", b"dimensions = [3]", b"dimensions = []"]),
                  (rb"\[\[0\], \[1, 2\]", [b"[[0, 1], [2]", b"[[0], [2, 1]"]),
@@ -335,8 +386,8 @@ def payloads(rng: random.Random, data: bytes) -> bytes:
             pattern, values = rng.choice(present)
             spans = _spans(re.compile(pattern), data)
             start, end = rng.choice(spans)
-            return data[:start] + rng.choice(values) + data[end:]
-    return wrong_types(rng, data)
+            return data[:start] + rng.choice(values) + data[end:], name
+    return wrong_types(rng, data), "types"
 
 
 # ----------------------------------------------------------------------------
@@ -424,7 +475,7 @@ def base_arrays(rng, arguments) -> list:
         elif name in ("block_table", "kv_indices"):
             array = rng.integers(0, pools[0], shape).astype(dtype)
         elif name in ("cu_seqlens_q", "kv_indptr"):
-            array = np.cumsum(rng.integers(0, 3, shape)).astype(dtype) - (0 if not shape else 0)
+            array = np.cumsum(rng.integers(0, 3, shape)).astype(dtype)  # offsets: rising from 0
             array[..., :1] = 0
         elif name == "kv_last_page_len":
             array = rng.integers(1, 5, shape).astype(dtype)
@@ -788,8 +839,8 @@ def entry_of(text: bytes) -> str:
 def views_case(rng: random.Random, name: str, tool: str, seeds: Seeds, options) -> Case:
     """A round-2 kernel with one edit of its block-table / varlen views or index operands."""
     source = rng.choice(seeds.kernels)
-    data = views(rng, seeds.texts[source])
-    extra = {"source": source, "mutation": "views"}
+    data, how = view_edit(rng, seeds.texts[source])
+    extra = {"source": source, "mutation": f"views-{how}"}
     if tool == "pagedir-opt":
         flags = rng.choice([[], ["--rock-verify"], ["--rock-kernel-pipeline"], ["--rock-attention-to-gridwise"],
                             ["--rock-raise-attention", "--rock-attention-to-gridwise", "--rock-gridwise-attention-to-blockwise"],
@@ -810,7 +861,8 @@ def payloads_case(rng: random.Random, name: str, tool: str, seeds: Seeds, option
     source = rng.choice(seeds.payloads)
     data, how = seeds.texts[source], "payload-as-generated"
     if rng.random() < 0.85:
-        data, how = payloads(rng, data), "payloads"
+        data, how = payload_edit(rng, data)
+        how = f"payloads-{how}"
     extra = {"source": source, "mutation": how}
     if tool == "pagedir-opt":
         flags = rng.choice([["--rock-raise-attention"], ["--rock-raise-attention=explain=true"], ["--rock-kernel-pipeline"],
@@ -1002,6 +1054,8 @@ def classify(returncode: int | None, out: str, err: str, clobbered: bool) -> str
         return "internal-error"
     if clobbered:
         return "clobbered"
+    if PYTHON_WARNING.search(err):
+        return "leaked-warning"
     if returncode == 0:
         return "error-exit-0" if ERROR_LINE.search(err) else "ok"
     if returncode != 1:
@@ -1078,6 +1132,20 @@ def expand(argument: str, work: Path, input_path: Path, output_path: Path) -> st
     return argument.replace("WORK/", f"{work}/")
 
 
+def promised_files(argv: list[str], work: Path) -> list[Path]:
+    """The files in ``work`` that pagedir-compile's --plan and --report were asked to write."""
+    found = []
+    for i, argument in enumerate(argv):
+        flag, equals, value = argument.partition("=")
+        if argument == "--plan" and i + 1 < len(argv):  # --report alone prints a table: it names no file
+            value = argv[i + 1]
+        elif flag not in ("--plan", "--report") or not equals:
+            continue
+        if value.startswith(f"{work}/") and not value.endswith("/"):
+            found.append(Path(value))
+    return found
+
+
 def write_files(work: Path, files: dict[str, bytes | None]) -> None:
     for relative, data in sorted(files.items(), key=lambda item: item[0].count("/")):
         path = work / relative
@@ -1122,6 +1190,8 @@ def run_case(case: Case, timeout: float, directory: Path) -> dict:
         clobbered |= any(contents(path) != before for path, before in guarded.items())
     out_text, err_text = out.decode(errors="replace"), err.decode(errors="replace")
     verdict = classify(returncode, out_text, err_text, clobbered)
+    if verdict == "ok" and any(contents(path) in (None, SENTINEL) for path in promised_files(argv, work)):
+        verdict = "unwritten-output"
     if verdict == "user-error" and case.tool == "pagedir-run" and "--check" in case.argv:
         verdict = wrong_result(case, out_text, work, env, timeout) or verdict
     return {"name": case.name, "tool": case.tool, "argv": argv, "class": verdict, "returncode": returncode,
