@@ -191,7 +191,7 @@ def index_arrays(rng: random.Random, data: bytes) -> bytes:
 
 
 def bad_affine_maps(rng: random.Random, data: bytes) -> bytes:
-    spans = _spans(re.compile(rb"affine_map<[^>]*>"), data)
+    spans = _spans(AFFINE_MAP, data)
     if not spans:
         return deep_nesting(rng, data)
     start, end = rng.choice(spans)
@@ -242,7 +242,7 @@ def views(rng: random.Random, data: bytes) -> bytes:
 VIEW_EDITS = ("attribute", "segments", "size", "operands", "index-type", "index-shape", "size-everywhere", "results")
 
 
-def view_edit(rng: random.Random, data: bytes) -> tuple[bytes, str]:
+def view_edit(rng: random.Random, data: bytes, kind: int | None = None) -> tuple[bytes, str]:
     """One edit of a rock.block_table_view / rock.varlen_view or of the index operands (tables, cu_seqlens),
     and its name."""
     spans = [m.span() for m in VIEW_LINE.finditer(data)]
@@ -250,7 +250,7 @@ def view_edit(rng: random.Random, data: bytes) -> tuple[bytes, str]:
         return segment_sizes(rng, data), "segments"
     start, end = rng.choice(spans)
     text = data[start:end]
-    kind = rng.randrange(8)
+    kind = rng.randrange(len(VIEW_EDITS)) if kind is None else kind
     name = VIEW_EDITS[kind]
     if kind == 0:  # layout value or an attribute the op does not take
         if b"layout = " in text and rng.random() < 0.6:
@@ -300,7 +300,8 @@ def view_edit(rng: random.Random, data: bytes) -> tuple[bytes, str]:
     return data[:start] + text + data[end:], name
 
 
-GENERIC_HEAD = re.compile(rb"indexing_maps = \[(affine_map<[^>]*>(?:, affine_map<[^>]*>)*)\], iterator_types = \[([^\]]*)\]")
+AFFINE_MAP = re.compile(rb"affine_map<\([^)]*\)(?: \[[^\]]*\])? -> \([^)]*\)>")  # "->" holds a ">"
+GENERIC_HEAD = re.compile(rb"indexing_maps = \[(affine_map<.*?>(?:, affine_map<.*?>)*)\], iterator_types = \[([^\]]*)\]")
 BODY_BINARY = re.compile(rb"(%\w+ = (?:arith|math)\.\w+ )(%\w+), (%\w+)( : )")
 OP_SWAPS = [(b"arith.maximumf", b"arith.minimumf"), (b"arith.maximumf", b"arith.maxnumf"), (b"arith.subf", b"arith.addf"),
             (b"arith.divf", b"arith.mulf"), (b"math.exp ", b"math.exp2 "), (b"arith.addf", b"arith.maximumf"),
@@ -317,10 +318,10 @@ def payloads(rng: random.Random, data: bytes) -> bytes:
 PAYLOAD_EDITS = ("iterator", "map", "operands", "op", "constant", "yield", "shape")
 
 
-def payload_edit(rng: random.Random, data: bytes) -> tuple[bytes, str]:
+def payload_edit(rng: random.Random, data: bytes, kind: int | None = None) -> tuple[bytes, str]:
     """One semantic edit of a linalg payload: an iterator type flipped, an indexing map permuted, a body op's
     operands swapped or op changed, an init or scale constant changed, a yield or broadcast changed."""
-    kind = rng.randrange(7)
+    kind = rng.randrange(len(PAYLOAD_EDITS)) if kind is None else kind
     name = PAYLOAD_EDITS[kind]
     heads = list(GENERIC_HEAD.finditer(data))
     if kind == 0 and heads:  # flip one iterator type
@@ -332,7 +333,7 @@ def payload_edit(rng: random.Random, data: bytes) -> tuple[bytes, str]:
         return data[:start] + b", ".join(items) + data[end:], name
     if kind == 1 and heads:  # permute an indexing map's results, or swap two maps of one op
         m = rng.choice(heads)
-        maps = [x.span() for x in re.finditer(rb"affine_map<[^>]*>", m.group(1))]
+        maps = [x.span() for x in AFFINE_MAP.finditer(m.group(1))]
         base = m.start(1)
         if rng.random() < 0.6:
             a, b = maps[rng.randrange(len(maps))]
@@ -568,7 +569,7 @@ def npz_case(rng: random.Random, text: bytes) -> tuple[bytes, str, str] | None:
 COMMON_UPSTREAM = ["canonicalize", "cse", "inline", "symbol-dce", "loop-invariant-code-motion", "sccp",
                    "lower-affine", "convert-scf-to-cf", "remove-dead-values", "mem2reg", "sroa", "control-flow-sink",
                    "canonicalize", "cse", "symbol-privatize", "strip-debuginfo", "expand-strided-metadata",
-                   "loop-invariant-subset-hoisting", "topological-sort", "print-op-stats"]
+                   "loop-invariant-subset-hoisting", "topological-sort", "print-op-stats", "inline"]
 OPTION_VALUES = {"int": ["0", "1", "-1", "3", "2147483648", "99999999999999999999", "x", "", "1.5"],
                  "long": ["0", "-1", "10", "9223372036854775808", "nan", "x"],
                  "uint": ["0", "1", "4", "-1", "4294967296", "x"], "ulong": ["0", "8", "-1", "18446744073709551616", "x"],
@@ -585,7 +586,7 @@ def upstream_flags(rng: random.Random) -> list[str]:
         name = rng.choice(COMMON_UPSTREAM) if rng.random() < 0.6 else rng.choice(everything)
         info = UPSTREAM_PASSES.get(name) or UPSTREAM_PIPELINES[name]
         options = []
-        if info.options and rng.random() < 0.5:
+        if info.options and rng.random() < 0.6:
             for option in rng.sample(list(info.options), min(len(info.options), rng.randint(1, 2))):
                 key, _, kind = option.flag[2:].partition("=")
                 kind = kind.strip("<>")
