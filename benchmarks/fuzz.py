@@ -500,7 +500,7 @@ NPZ_MUTATIONS = ("npz-valid", "npz-dtype", "npz-bf16-bits", "npz-shape", "npz-sa
                  "npz-nan-index", "npz-bad-index", "npz-0d", "npz-not-npz", "npz-object")
 
 
-def npz_case(rng: random.Random, text: bytes) -> tuple[bytes, str, str] | None:
+def npz_case(rng: random.Random, text: bytes, kind: str | None = None) -> tuple[bytes, str, str] | None:
     """(npz bytes, mutation, entry) for the first function of ``text``: valid arrays with one edit."""
     import numpy as np
 
@@ -510,7 +510,7 @@ def npz_case(rng: random.Random, text: bytes) -> tuple[bytes, str, str] | None:
     entry, arguments = found
     data_rng = np.random.default_rng(rng.randrange(2**32))
     arrays = {f"arg{i}": a for i, a in enumerate(base_arrays(data_rng, arguments))}
-    kind = rng.choice(NPZ_MUTATIONS)
+    kind = kind or rng.choice(NPZ_MUTATIONS)
     keys = sorted(arrays)
     key = rng.choice(keys)
     index_keys = [f"arg{i}" for i, (_, shape, element) in enumerate(arguments) if element.startswith("i") and shape]
