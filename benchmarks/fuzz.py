@@ -1244,7 +1244,7 @@ def markdown(summary: dict, examples: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--count", type=int, default=3000, help="runs in all (default 3000)")
+    parser.add_argument("--count", type=int, default=5000, help="runs in all (default 5000)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the mutations (default 1)")
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time (default 2)")
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per run (default 60)")
