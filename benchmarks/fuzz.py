@@ -378,8 +378,9 @@ def payload_edit(rng: random.Random, data: bytes, kind: int | None = None) -> tu
             if arguments:
                 return data[:m.start(1)] + rng.choice(arguments) + data[m.end(1):], name
     if kind == 6:  # broadcast dimensions, collapse groups, fill operands
-        edits = [(rb"dimensions = \[\d+\]", [b"dimensions = [1]", b"dimensions = [3]", b"dimensions = []"]),
-                 (rb"\[\[0\], \[1, 2\]", [b"[[0, 1], [2]", b"[[0], [2, 1]"]),
+        edits = [(rb"dimensions = \[\d+\]", [b"dimensions = [1]", b"dimensions = [3]", b"dimensions = []",
+                                              b"dimensions = [18446744073709551616]", b"dimensions = [-1]"]),
+                 (rb"\[\[0\], \[1, 2\]", [b"[[0, 1], [2]", b"[[0], [2, 1]", b"[[0, -1], [2]", b"[[0], [1, 4294967296]"]),
                  (rb"linalg\.fill ins\(%\w+", [b"linalg.fill ins(%zero", b"linalg.fill ins(%neg_inf", b"linalg.fill ins(%scale"]),
                  (rb"dimension\(\d\)", [b"dimension(2)", b"dimension(0)", b"dimension(4)"])]
         present = [(pattern, values) for pattern, values in edits if re.search(pattern, data)]
@@ -861,9 +862,12 @@ def payloads_case(rng: random.Random, name: str, tool: str, seeds: Seeds, option
     """A linalg-attention payload with one semantic edit (or none): raised, compiled, or checked."""
     source = rng.choice(seeds.payloads)
     data, how = seeds.texts[source], "payload-as-generated"
-    if rng.random() < 0.85:
+    if rng.random() < 0.7:
         data, how = payload_edit(rng, data)
         how = f"payloads-{how}"
+    elif rng.random() < 0.5:  # numbers and attributes of the payload's ops (sizes, dimensions, constants)
+        mutate = rng.choice([huge_numbers, nan_numbers, bad_attributes, index_arrays, delete_tokens])
+        data, how = mutate(rng, data), f"payloads-text-{mutate.__name__}"
     extra = {"source": source, "mutation": how}
     if tool == "pagedir-opt":
         flags = rng.choice([["--rock-raise-attention"], ["--rock-raise-attention=explain=true"], ["--rock-kernel-pipeline"],
