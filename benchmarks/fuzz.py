@@ -50,7 +50,9 @@ run has a compile cache of its own (``PAGEDIR_CACHE_DIR``). A run is classified 
 * ``unwritten-output``: exit code 0, but a file ``--plan=`` or ``--report=`` named
   was not written;
 * ``mis-raised`` and ``mis-lowered``: ``pagedir-run --check`` shows that lowering
-  changed what a function computes (the rule: :func:`wrong_result`).
+  changed what a function computes; ``interp-disagrees``: the interpreter's run of a
+  linalg payload, --check's reference, differs from upstream's lowering of it to
+  loops (the rules: :func:`wrong_result`).
 
 Writes ``fuzz.json`` and ``fuzz.md`` to ``--out`` (default benchmarks/results)
 with counts per tool and class and per mutation, and saves the first reproducers of
@@ -85,7 +87,7 @@ TOOLS = {"pagedir-opt": "pagedir.cli.opt", "pagedir-compile": "pagedir.cli.compi
 #: Share of the cases per tool (pagedir-compile and pagedir-run runs take longest).
 SHARES = {"pagedir-opt": 0.4, "pagedir-compile": 0.15, "pagedir-gen": 0.2, "pagedir-run": 0.25}
 BAD = ("internal-error", "leaked-exception", "leaked-warning", "traceback", "signal", "timeout", "bad-exit", "clobbered",
-       "error-exit-0", "unwritten-output", "mis-raised", "mis-lowered")
+       "error-exit-0", "unwritten-output", "mis-raised", "mis-lowered", "interp-disagrees")
 SENTINEL = b"// the user's file: a failing run must leave these bytes alone\n"
 EXAMPLES_PER_CLASS = 5
 EXCEPTION_NAME = re.compile(r"\b(?:[A-Z][a-z]+)+(?:Error|Exception)\b:")
@@ -1084,46 +1086,81 @@ def check_blocks(out: str) -> list[tuple[str, list[str]]]:
 
 
 def wrong_result(case: Case, out: str, work: Path, env: dict, timeout: float) -> str | None:
-    """"mis-raised" or "mis-lowered" when a --check report shows the lowering changed what a function computes.
+    """"mis-raised", "mis-lowered" or "interp-disagrees" when a --check report shows that lowering changed what
+    a function computes, or that the interpreter's reference of a payload is wrong.
 
     The lowered kernel (L6) fails its comparison, by numbers (an interpreter error is a reported error, not a
     silent one), while the function as written stood:
+
     * a kernel (it has a reference result): the level as written PASSes it, the lowered one FAILs it:
       "mis-lowered";
-    * a linalg payload (no reference result: the payload as written is the reference of the lowered kernel):
-      the lowered kernel FAILs against the payload, and the payload's own result on that case is finite
-      everywhere: "mis-raised", rock-raise-attention took for attention something that computes otherwise.
-      Where the payload's result holds NaN or Inf (an init constant mutated to NaN or +Inf, a max taken
-      against +Inf, a division by a sum that is 0) the payload is numerically meaningless on the case: the
-      online softmax of the kernel and the payload's two-pass one then need not agree on which elements are
-      not finite, and such a FAIL stays a "user-error". The payload is run again as written on the check's
-      case (pagedir-run --entry without --inputs draws the case --check draws, from the same --seed) and its
-      --outputs decide.
+    * a linalg payload (no reference result: the payload as written, run by the interpreter, is the reference
+      of the lowered kernel): the payload is run again as written on the check's case (pagedir-run --entry
+      without --inputs draws the case --check draws, from the same --seed). Where its result holds NaN or Inf
+      (an init constant mutated to NaN or +Inf, a max taken against +Inf, a division by a sum that is 0) the
+      payload is numerically meaningless on the case: the kernel's online softmax and the payload's two-pass
+      one need not agree on which elements are not finite, and the FAIL stays a "user-error". Else a second
+      reference decides that does not go through the interpreter's linalg semantics: upstream's own lowering
+      of the payload to loops (one-shot-bufferize, convert-linalg-to-loops) run on the same case. Where the
+      two references agree (or the loops cannot be made), the kernel differs from what the payload computes:
+      "mis-raised", rock-raise-attention took for attention something that computes otherwise. Where they
+      disagree, the interpreter's reference is wrong: the lowered kernel is run too, and it is "mis-raised"
+      when it differs from the loops as well, else "interp-disagrees".
     """
     for function, lines in check_blocks(out):
         if not any(LOWERED_FAIL.match(line) for line in lines):
             continue
         if any(WRITTEN_PASS.match(line) for line in lines):
             return "mis-lowered"
-        if PAYLOAD_REFERENCE in lines and payload_result_finite(case, function, work, env, timeout):
-            return "mis-raised"
+        if PAYLOAD_REFERENCE in lines:
+            verdict = payload_verdict(case, function, work, env, timeout)
+            if verdict:
+                return verdict
     return None
 
 
-def payload_result_finite(case: Case, function: str, work: Path, env: dict, timeout: float) -> bool:
+def payload_verdict(case: Case, function: str, work: Path, env: dict, timeout: float) -> str | None:
+    """The rule of :func:`wrong_result` for a payload whose lowered kernel FAILed against it."""
     import numpy as np
 
-    outputs = work / "payload-outputs.npz"
-    argv = [str(work / "input.mlir"), "--entry", function, "--seed", str(case.extra.get("seed", 0)), "--outputs", str(outputs)]
-    try:
-        done = subprocess.run([sys.executable, "-m", TOOLS["pagedir-run"], *argv], capture_output=True, timeout=timeout,
-                              env=env, cwd=work, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return False
-    if done.returncode != 0 or not outputs.exists():
-        return False
-    with np.load(outputs) as arrays:
-        return all(np.isfinite(arrays[k]).all() for k in arrays.files if arrays[k].dtype.kind == "f")
+    def tool(name: str, *argv: str) -> bool:
+        try:
+            return subprocess.run([sys.executable, "-m", TOOLS[name], *argv], capture_output=True, timeout=timeout,
+                                  env=env, cwd=work, stdin=subprocess.DEVNULL).returncode == 0
+        except subprocess.TimeoutExpired:
+            return False
+
+    def results(source: Path, name: str) -> dict | None:
+        outputs = work / f"{name}.npz"
+        if not tool("pagedir-run", str(source), "--entry", function, "--seed", str(case.extra.get("seed", 0)),
+                    "--outputs", str(outputs)):
+            return None
+        with np.load(outputs) as arrays:
+            return {k: arrays[k].astype(np.float64) for k in arrays.files if arrays[k].dtype.kind == "f"}
+
+    def finite(arrays: dict) -> bool:
+        return all(np.isfinite(a).all() for a in arrays.values())
+
+    found = signature(case.input or b"")
+    elements = {f"arg{i}": element for i, (_, _, element) in enumerate(found[1])} if found else {}
+
+    def differ(a: dict, b: dict) -> bool:  # --check's rule: the absolute error within the element type's tolerance
+        return any(a[k].shape != b[k].shape or (np.abs(a[k] - b[k]) > (1e-5 if elements.get(k) == "f32" else 2e-2)).any()
+                   for k in a if k in b)
+
+    source = work / "input.mlir"
+    written = results(source, "payload-as-written")
+    if written is None or not finite(written):
+        return None
+    loops_source = work / "payload-loops.mlir"
+    made = tool("pagedir-opt", str(source), "--one-shot-bufferize", "--convert-linalg-to-loops", "-o", str(loops_source))
+    loops = results(loops_source, "payload-loops") if made else None
+    if loops is None or not finite(loops) or not differ(written, loops):
+        return "mis-raised"
+    kernel_source = work / "payload-kernel.mlir"
+    made = tool("pagedir-opt", str(source), "--rock-kernel-pipeline", "-o", str(kernel_source))
+    kernel = results(kernel_source, "payload-kernel") if made else None
+    return "mis-raised" if kernel is None or differ(kernel, loops) else "interp-disagrees"
 
 
 def expand(argument: str, work: Path, input_path: Path, output_path: Path) -> str:
