@@ -80,9 +80,9 @@ bench-peers: $(INSTALLED) $(PEERS_INSTALLED)
 	$(PEERS_VENV)/bin/python benchmarks/peers.py vllm
 	$(BIN)/python benchmarks/peers.py report --readme README.md
 
-# Fuzz sweep (benchmarks/fuzz.py): 3000 mutated inputs and argument vectors over the four tools,
+# Fuzz sweep (benchmarks/fuzz.py): 5000 mutated inputs and argument vectors over the four tools,
 # 2 at a time; the report and the first reproducers of each bad class go to benchmarks/results.
-FUZZ_COUNT ?= 3000
+FUZZ_COUNT ?= 5000
 FUZZ_SEED ?= 1
 
 fuzz: $(INSTALLED)
