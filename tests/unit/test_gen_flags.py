@@ -34,3 +34,73 @@ def test_help_shows_defaults_and_the_alias(kind, shown, capsys):
     for expected in shown:
         assert expected in text
     assert "(default: None)" not in text and "(default: False)" not in text
+
+
+# ----------------------------------------------------------------------------
+# Float attributes and constants read back as the f32 the flag names
+
+import mlir.ir as ir  # noqa: E402
+import numpy as np  # noqa: E402
+
+import pagedir  # noqa: E402
+from pagedir.cli.args import UserError  # noqa: E402
+from pagedir.gen.checks import f32_literal  # noqa: E402
+
+#: Every decade of the normal f32 range, its ends, and values that f32 (or a double) cannot hold exactly.
+ACCEPTED_SCALES = [10.0**e for e in range(-37, 39)] + [
+    1.1754943508222875e-38, 3.4028234663852886e38, 5e-5, 0.1, 1 / 3, 0.2, 16777217.0, 2.0**-126, 123456.789,
+]
+
+
+def f32_attribute_values(text: str, name: str) -> list[float]:
+    """The f32 value of every ``name = ... : f32`` attribute and every f32 ``arith.constant`` of ``text``, as parsed."""
+    values = []
+    with pagedir.make_context():
+        module = ir.Module.parse(text)
+
+        def visit(op):
+            attrs = op.attributes
+            if name in attrs:
+                values.append(ir.FloatAttr(attrs[name]).value)
+            if op.name == "arith.constant" and str(op.result.type) == "f32":
+                values.append(ir.FloatAttr(attrs["value"]).value)
+            return ir.WalkResult.ADVANCE
+
+        module.operation.walk(visit)
+    return values
+
+
+@pytest.mark.parametrize("form", [["attention"], ["attention", "--page-table", "blocks"], ["linalg-attention"]])
+@pytest.mark.parametrize("flag", ["--scale", "--softcap"])
+def test_float_flags_read_back_as_the_same_f32(form, flag, capsys):
+    for value in ACCEPTED_SCALES:
+        if flag == "--softcap" and value > 2.0e38:  # beyond --softcap's own limit
+            continue
+        text = generated(capsys, [*form, flag, repr(value)])
+        read = f32_attribute_values(text, flag[2:])
+        assert np.float32(value) in [np.float32(v) for v in read], (flag, value, read)
+
+
+def test_f32_literal_reads_back_exactly_over_the_whole_f32_range():
+    tiny = float(np.finfo(np.float32).smallest_subnormal)
+    rng = np.random.default_rng(0)
+    values = [tiny, 1e-45, 3e-45, 1e-40, 2.0**-149 * 3, 1.17549435e-38, 1e-38, 0.1, 1 / 3, 1.0, 65504.0, 3e38,
+              3.4028234663852886e38, 3.4028235e38, 0.0, 16777217.0, *(10.0 ** rng.uniform(-45, 38.5, 400))]
+    values += [-v for v in values]
+    with pagedir.make_context():
+        for value in values:
+            literal = f32_literal(value)
+            read = ir.FloatAttr(ir.Attribute.parse(f"{literal} : f32")).value
+            assert np.float32(read) == np.float32(value), (value, literal, read)
+
+
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan"), 3.5e38, -1e39])
+def test_f32_literal_refuses_what_f32_cannot_hold(value):
+    with pytest.raises(UserError, match=r"--scale .* is not a finite f32 value"):
+        f32_literal(value, "--scale")
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "1e39", "-1e-30", "1e-45"])
+def test_scale_flags_refuse_values_that_are_no_normal_positive_f32(value, capsys):
+    assert gen.main(["attention", f"--scale={value}"]) == 1
+    assert "is not a finite positive f32 value" in capsys.readouterr().err
