@@ -46,6 +46,15 @@ def _nested(open_: str, inner: str, close: str) -> str:
     return open_ * DEPTH + inner + close * DEPTH
 
 
+def _ops(line: str) -> str:
+    """A function of tensors holding ``line`` as its third line (it names %t, %v, %o, %p)."""
+    return ("func.func @f(%t: tensor<2x3xf32>, %v: tensor<6xf32>, %o: tensor<6x2xf32>, %p: tensor<3x2xf32>) {\n"
+            "  // the op below crashed MLIR\n"
+            f"  {line}\n"
+            "  return\n"
+            "}\n")
+
+
 # (name, text, line:col of the error, part of the message): each aborted, overflowed the stack or,
 # for the long integer, took minutes. A deep one is reported at the bracket that opens level 257.
 CRASHING_INPUTS = [
@@ -62,18 +71,31 @@ CRASHING_INPUTS = [
         "nested deeper",
     ),
     ("huge-integer", "module attributes {a = " + "9" * 100_000 + " : i64} {}\n", "1:24", "100000 digits"),
+    # Reported at the op, where MLIR puts its own errors about it.
+    ("negative-reassociation", _ops("%r = tensor.collapse_shape %t [[0, -1]] : tensor<2x3xf32> into tensor<6xf32>"),
+     "3:8", "reassociation index -1 is negative"),
+    ("negative-reassociation-expand", _ops("%r = tensor.expand_shape %v [[-2, 1]] output_shape [2, 3] : tensor<6xf32> "
+                                           "into tensor<2x3xf32>"), "3:8", "reassociation index -2 is negative"),
+    ("negative-reassociation-generic", _ops('%r = "tensor.collapse_shape"(%t) <{reassociation = [[0 : i64, -1 : i64]]}> '
+                                            ": (tensor<2x3xf32>) -> tensor<6xf32>"), "3:8", "reassociation index -1"),
+    ("broadcast-dimension-2**64", _ops("%r = linalg.broadcast ins(%v : tensor<6xf32>) outs(%o : tensor<6x2xf32>) "
+                                       f"dimensions = [{2**64}]"), "3:8", f"integer {2**64} of a list is outside"),
+    ("transpose-permutation-2**63", _ops("%r = linalg.transpose ins(%t : tensor<2x3xf32>) outs(%p : tensor<3x2xf32>) "
+                                         f"permutation = [{2**63}, 0]"), "3:8", f"integer {2**63} of a list"),
+    ("transpose-permutation-below-int64", _ops("linalg.transpose ins(%t : tensor<2x3xf32>) outs(%p : tensor<3x2xf32>) "
+                                               f"permutation = [1, {-2**63 - 1}]"), "3:3", "outside the 64-bit range"),
 ]
 
 
 @pytest.mark.parametrize(("name", "text", "where", "message"), CRASHING_INPUTS, ids=[c[0] for c in CRASHING_INPUTS])
-@pytest.mark.parametrize("tool", ["opt", "compile"])
+@pytest.mark.parametrize("tool", ["opt", "compile", "run"])
 def test_input_that_crashed_mlir_is_a_located_error(tool, name, text, where, message, tmp_path):
     path = tmp_path / f"{name}.mlir"
     path.write_text(text)
     output = tmp_path / "out"
     output.write_text(OLD)
-    arch = ["--arch", "gfx942"] if tool == "compile" else []
-    result = run_tool(tool, str(path), *arch, "-o", str(output))
+    flags = {"opt": ["-o"], "compile": ["--arch", "gfx942", "-o"], "run": ["--entry", "f", "--outputs"]}[tool]
+    result = run_tool(tool, str(path), *flags, str(output))
     assert_one_located_error(result, path, where, message)
     assert output.read_text() == OLD
 
@@ -226,6 +248,25 @@ def test_a_crash_in_the_work_is_one_error_line_naming_the_position(signal_name):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert result.returncode == 1
     assert result.stderr == f"in.mlir:12:1: error: the MLIR library crashed ({signal_name}) while parsing this input\n"
+
+
+@pytest.mark.parametrize("tool", ["opt", "compile", "run"])
+def test_every_tool_reports_a_crash_while_parsing_at_the_input(tool, tmp_path):
+    """A crash the screen does not know (here: the screen itself aborts) is one error line, exit code 1."""
+    path = tmp_path / "in.mlir"
+    path.write_text(_ops("%r = tensor.empty() : tensor<2xf32>"))
+    flags = {"opt": [], "compile": ["--arch", "gfx942", "--no-cache"], "run": ["--entry", "f"]}[tool]
+    code = (
+        "import os, signal, sys\n"
+        "import pagedir.cli.opt, pagedir.cli.%s as tool\n"
+        "pagedir.cli.opt.check_source = lambda text: os.kill(os.getpid(), signal.SIGABRT)\n"
+        "sys.exit(tool.main(sys.argv[1:]))\n" % tool
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    result = subprocess.run([sys.executable, "-c", code, str(path), *flags], capture_output=True, text=True, env=env,
+                            timeout=120)
+    assert result.returncode == 1, f"exit code {result.returncode} (negative: killed by a signal)\n{result.stderr}"
+    assert result.stderr == f"{path}:1:1: error: the MLIR library crashed (SIGABRT) while parsing this input\n"
 
 
 def test_the_work_exit_status_and_output_pass_through_the_guard():
