@@ -8,6 +8,7 @@ error, and an output file named with ``-o`` keeps what it held.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -180,6 +181,65 @@ def test_compile_leaves_the_output_file_alone_when_the_report_cannot_be_written(
     assert result.returncode == 1
     assert b"could not write" in result.stderr and b"no/dir.json" in result.stderr
     assert output.read_text() == OLD
+
+
+@pytest.mark.parametrize("full", ["-o", "--plan", "--report", "--dump-dir"])
+def test_compile_changes_no_regular_output_when_one_output_cannot_be_written(full, tmp_path):
+    """One output on /dev/full (a dump: through a symlink): exit code 1 and every regular file as it was."""
+    paths = {"-o": tmp_path / "out.s", "--plan": tmp_path / "plan.json", "--report": tmp_path / "report.json"}
+    for path in paths.values():
+        path.write_text(OLD)
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    first_dump = dumps / f"{KERNEL.stem}.00-input.mlir"
+    if full == "--dump-dir":
+        first_dump.symlink_to("/dev/full")
+    else:
+        first_dump.write_text(OLD)
+        paths[full] = Path("/dev/full")
+    result = run_tool("compile", str(KERNEL), "--arch", "gfx942", "--no-cache", "-o", str(paths["-o"]),
+                      f"--plan={paths['--plan']}", f"--report={paths['--report']}", "--dump-dir", str(dumps))
+    assert result.returncode == 1, result.stderr
+    assert "No space left on device" in result.stderr.decode()
+    for path in [*paths.values(), first_dump]:
+        if path.resolve() != Path("/dev/full"):
+            assert path.read_text() == OLD, path
+    assert os.listdir(dumps) == [first_dump.name]  # no other stage written, no temporary file left
+    assert sorted(os.listdir(tmp_path)) == sorted(["dumps", "out.s", "plan.json", "report.json"])
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("gen", ["attention", "-o"]),
+        ("opt", [str(KERNEL), "-o"]),
+        ("compile", [str(KERNEL), "--arch", "gfx942", "-o"]),
+        ("run", [str(KERNEL), "--entry", "tiled", "--outputs"]),
+    ],
+)
+def test_an_output_on_a_full_device_is_an_error(tool, args):
+    result = run_tool(tool, *args, "/dev/full")
+    assert result.returncode == 1, result.stderr
+    assert re.fullmatch(r"pagedir-\w+: error: could not write (outputs )?'/dev/full': No space left on device\n",
+                        result.stderr.decode()), result.stderr
+
+
+@pytest.mark.parametrize("emit", ["llvm-dialect", "llvm-ir", "obj"])
+def test_compile_writes_the_report_for_every_emit_kind(emit, tmp_path):
+    report, output = tmp_path / "report.json", tmp_path / "out"
+    result = run_tool("compile", str(KERNEL), "--arch", "gfx942", f"--emit={emit}", "-o", str(output), f"--report={report}")
+    assert result.returncode == 0, result.stderr
+    assert [kernel["name"] for kernel in json.loads(report.read_text())["kernels"]] == ["tiled"]
+    plain = tmp_path / "plain"
+    assert run_tool("compile", str(KERNEL), "--arch", "gfx942", f"--emit={emit}", "-o", str(plain)).returncode == 0
+    assert output.read_bytes() == plain.read_bytes()  # the report changes nothing in the output
+
+
+def test_compile_prints_the_report_table_for_the_llvm_dialect(tmp_path):
+    result = run_tool("compile", str(KERNEL), "--arch", "gfx942", "--emit=llvm-dialect", "-o", str(tmp_path / "out"),
+                      "--report")
+    assert result.returncode == 0, result.stderr
+    assert "kernel tiled (gfx942)" in result.stderr.decode()
 
 
 def test_compile_refuses_a_dump_dir_that_is_not_a_directory(tmp_path):

@@ -31,9 +31,12 @@ def write_output(path: str, data: str | bytes) -> None:
 def write_outputs(outputs: list[tuple[str, str | bytes]]) -> None:
     """Write each ``(path, data)``, all or none: on a :class:`UserError` no named file has changed.
 
-    Every file is first written in full to a temporary file beside it; stdout
-    (``-``) is written next; only then are the temporary files renamed over
-    their targets (a rename in one directory does not fail for want of space).
+    Every regular file is first written in full to a temporary file beside it.
+    What cannot be undone comes next: stdout (``-``) and targets that are not
+    regular files (``/dev/full``, a FIFO), written in place; only then are the
+    temporary files renamed over their targets (a rename in one directory does
+    not fail for want of space). A failed write thus leaves every regular file
+    as it was; of several special targets, those before the failed one were written.
     """
     files = [os.path.realpath(path) for path, _ in outputs if path != "-"]
     for path, _ in outputs:
@@ -50,7 +53,7 @@ def write_outputs(outputs: list[tuple[str, str | bytes]]) -> None:
         for path, data in outputs:
             if path == "-":
                 write_stdout(data)
-        for item in staged:
+        for item in sorted(staged, key=lambda item: item.temporary is not None):  # in-place writes, then renames
             with _reported(item.path):
                 item.commit()
     finally:

@@ -12,7 +12,7 @@ import sys
 import traceback
 
 from pagedir.cli import crash_guard
-from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, closed_output
+from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, closed_output, refuse_empty
 from pagedir.cli.files import write_output
 from pagedir.gen import GENERATORS
 
@@ -53,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str]) -> int:
     try:
         args = build_parser().parse_args(argv)
+        refuse_empty(args, {"output": "-o"})
         text = args.module.generate(args)
         write(args.output, text)
     except ParserExit as done:

@@ -35,7 +35,7 @@ from mlir.passmanager import PassManager
 
 import pagedir
 from pagedir.cli import crash_guard
-from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError
+from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, refuse_empty
 from pagedir.cli.files import read_stdin, write_output
 from pagedir.cli.screen import check_source
 from pagedir.diagnostics import (
@@ -594,6 +594,7 @@ def run(argv: list[str]) -> int:
     args, unknown = build_parser().parse_known_args(_split_marker_flag(argv))
     if unknown:
         raise unrecognized(unknown)
+    refuse_empty(args, {"output": "-o"})
     if args.list_passes:
         write_output("-", list_passes() + "\n")
         return 0

@@ -41,7 +41,7 @@ import pagedir
 from pagedir import driver
 from pagedir.arch import UnknownChipError, get_chip
 from pagedir.cli import crash_guard
-from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, closed_output
+from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, closed_output, refuse_empty
 from pagedir.cli.files import write_output
 from pagedir.cli.opt import parse_module, read_input
 from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error
@@ -190,6 +190,7 @@ def interp_error_text(err: InterpError) -> str:
 
 def run(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    refuse_empty(args, {"inputs": "--inputs", "outputs": "--outputs"})
     if args.check and (args.inputs or args.outputs):
         raise UserError("--inputs and --outputs are for a plain run; --check draws its own data")
     if not args.check and not args.entry:
