@@ -104,3 +104,41 @@ def test_f32_literal_refuses_what_f32_cannot_hold(value):
 def test_scale_flags_refuse_values_that_are_no_normal_positive_f32(value, capsys):
     assert gen.main(["attention", f"--scale={value}"]) == 1
     assert "is not a finite positive f32 value" in capsys.readouterr().err
+
+
+# ----------------------------------------------------------------------------
+# pagedir-gen refuses what the compiler would refuse, for the same reason
+
+from pagedir.cli.compile import compile_source  # noqa: E402
+
+#: Flag sets the generator accepted and rock-attention-to-gridwise then refused (more splits than KV tiles).
+REFUSED_BY_THE_COMPILER = [
+    ["--seq-len-k", "32", "--num-splits", "3"],
+    ["--seq-len-k", "16", "--seq-len-q", "16", "--num-heads-q", "6", "--num-heads-kv", "2", "--dense", "--num-splits", "2"],
+    ["--seq-len-k", "1", "--page-size", "16", "--num-splits", "64", "--arch", "gfx90a"],
+    ["--seq-len-k", "32", "--page-table", "blocks", "--num-splits", "8", "--dtype", "f32", "--arch", "gfx950"],
+]
+
+
+def compiler_reason(text: str, capsys) -> str:
+    """What pagedir-compile says about ``text`` after "'rock.attention' op " (it must refuse it)."""
+    with pytest.raises(UserError):
+        compile_source(text, emit="llvm-dialect", cache=False, name="g.mlir")
+    return capsys.readouterr().err.split("'rock.attention' op ", 1)[1].strip()
+
+
+@pytest.mark.parametrize("flags", REFUSED_BY_THE_COMPILER, ids=[" ".join(f) for f in REFUSED_BY_THE_COMPILER])
+def test_gen_refuses_what_the_compiler_refuses_with_its_reason(flags, capsys):
+    assert gen.main(["attention", *flags]) == 1
+    message = capsys.readouterr().err
+    # The same kernel, written with one split (accepted), then given the splits asked for, as the compiler sees it.
+    splits = flags[flags.index("--num-splits") + 1]
+    text = generated(capsys, ["attention", *flags[: flags.index("--num-splits")], *flags[flags.index("--num-splits") + 2:],
+                              "--num-splits", "1"])
+    reason = compiler_reason(text.replace("rock.num_splits = 1", f"rock.num_splits = {splits}"), capsys)
+    assert message == f"pagedir-gen: error: the compiler would refuse this kernel: {reason}\n"
+
+
+def test_gen_accepts_as_many_splits_as_kv_tiles_and_the_compiler_too(capsys):
+    text = generated(capsys, ["attention", "--seq-len-k", "32", "--num-splits", "2"])
+    compile_source(text, emit="llvm-dialect", cache=False, name="g.mlir")

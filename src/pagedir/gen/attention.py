@@ -242,7 +242,8 @@ def generate(args: argparse.Namespace) -> str:
 
     text = function_text(args)
     with make_context():
-        ir.Module.parse(text)  # the generated text must parse (names are kept by returning the text itself)
+        module = ir.Module.parse(text)  # the generated text must parse (names are kept by returning the text itself)
+        checks.compiler_accepts(module, args.arch)
     return text
 
 

@@ -101,3 +101,16 @@ def f32_literal(value: float, what: str = "value") -> str:
     if "." not in mantissa:
         mantissa += ".0"
     return mantissa + e + exponent
+
+
+def compiler_accepts(module, arch: str) -> None:
+    """Each rock.attention of ``module`` (parsed, in its context) as rock-attention-to-gridwise takes it for
+    ``arch``: what that pass would refuse (``--num-splits`` beyond the KV tiles, ...) is refused here, for
+    the same reason, rather than generated."""
+    from pagedir.passes.attention_to_gridwise import AttentionToGridwiseOptions, plan_attention
+    from pagedir.passes.ir_utils import find_ops
+
+    for op in find_ops(module.operation, "rock.attention"):
+        errors, _, _ = plan_attention(op.opview, get_chip(arch), AttentionToGridwiseOptions(arch=arch))
+        if errors:
+            raise UserError(f"the compiler would refuse this kernel: {'; '.join(errors)}")
