@@ -94,7 +94,8 @@ def _list_integer(text: str, match: re.Match, stack: list[str]) -> SourceProblem
     """An integer of a ``[...]`` list written in MLIR's own syntax (not in a dialect's ``<...>``) that crashes it."""
     if not stack or stack[-1] != "[" or "<" in stack:
         return None
-    value = int(match[0], 0)
+    digits = match[0].lstrip("-")
+    value = int(digits, 16 if digits.startswith("0x") else 10) * (-1 if match[0].startswith("-") else 1)
     line_start = text.rfind("\n", 0, match.start()) + 1
     if value < 0 and len(stack) > 1 and stack[-2] == "[" and _REASSOCIATION.search(text, line_start, match.start()):
         return _at_op(text, line_start, f"reassociation index {match[0]} is negative; indices count dimensions from 0")
