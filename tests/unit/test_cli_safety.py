@@ -101,6 +101,23 @@ def test_input_that_crashed_mlir_is_a_located_error(tool, name, text, where, mes
     assert output.read_text() == OLD
 
 
+#: Lists the screen must leave to MLIR: valid reassociations, typed wide integers, dense data, leading zeros.
+SCREENED_BUT_FINE = [
+    "%r = tensor.collapse_shape %t [[0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>",
+    "%r = linalg.transpose ins(%t : tensor<2x3xf32>) outs(%p : tensor<3x2xf32>) permutation = [01, 0x0]",
+    f"\"test.op\"() {{a = [1 : i128, {2**100} : i128], b = [-1, -2]}} : () -> ()",
+    f"%c = arith.constant dense<[[{2**100}, -1]]> : tensor<1x2xi128>",
+    "%s = vector.shuffle %a, %b [0, -1] : vector<2xf32>, vector<2xf32>",
+]
+
+
+@pytest.mark.parametrize("line", SCREENED_BUT_FINE)
+def test_the_screen_leaves_valid_lists_to_mlir(line):
+    from pagedir.cli.screen import check_source
+
+    assert check_source(_ops(line)) is None
+
+
 MOD_BY_MINUS_ONE = """\
 module attributes {gpu.container_module} {
   gpu.module @m {
