@@ -346,6 +346,33 @@ def test_every_tool_reports_a_crash_while_parsing_at_the_input(tool, tmp_path):
     assert result.stderr == f"{path}:1:1: error: the MLIR library crashed (SIGABRT) while parsing this input\n"
 
 
+@pytest.mark.parametrize(("tool", "hook", "flags"), [
+    ("opt", "pagedir.cli.opt.pipeline_dump", ["--canonicalize", "--dump-pass-pipeline"]),
+    ("run", "pagedir.cli.run.run_entry", ["--entry", "tiled"]),
+    ("compile", "pagedir.cli.compile._has_gpu_kernels", ["--arch", "gfx942", "--no-cache"]),
+])
+def test_an_error_mlir_printed_is_exit_code_1(tool, hook, flags):
+    """An error emitted where no collector listens is printed by MLIR: the tool must not then exit with 0."""
+    module, _, name = hook.rpartition(".")
+    code = (
+        "import importlib, sys\n"
+        "import mlir.ir as ir\n"
+        f"import pagedir.cli.{tool} as tool\n"
+        f"hooked = importlib.import_module('{module}')\n"
+        f"original = hooked.{name}\n"
+        "def emitting(*args):\n"
+        "    ir.Location.unknown().emit_error('an error no collector saw')\n"
+        "    return original(*args)\n"
+        f"hooked.{name} = emitting\n"
+        "sys.exit(tool.main(sys.argv[1:]))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    result = subprocess.run([sys.executable, "-c", code, str(KERNEL), *flags], capture_output=True, text=True, env=env,
+                            timeout=120)
+    assert "error: an error no collector saw" in result.stderr
+    assert result.returncode == 1, result.stderr
+
+
 def test_the_work_exit_status_and_output_pass_through_the_guard():
     code = (
         "import sys\n"

@@ -312,6 +312,8 @@ def _compile(args: argparse.Namespace, text: str, name: str, dumps: _Dumps) -> E
         )
         outputs = _run(module, options, "L6" if _needs_backend_pipeline(module) else "L7", None, dumps)
         artefact = str(module) if args.emit == "llvm-dialect" else outputs[driver.EMIT_LEVELS[args.emit]]
+        if collector.has_errors:  # an error emitted by a step that went on: still an error
+            _fail(collector.take())
     if "asm" in outputs and want_asm:
         reports = kernel_reports(outputs["asm"], chip)
         return Entry(artefact, format_table(reports), to_json(reports), plan_json=plan_json)

@@ -43,6 +43,7 @@ from pagedir.cli.screen import check_source
 from pagedir.diagnostics import (
     Diag,
     DiagnosticCollector,
+    ErrorCounter,
     ExpectationError,
     from_mlir_error,
     has_internal_errors,
@@ -667,6 +668,7 @@ def run(argv: list[str]) -> int:
     text = read_input(args.input)
     name = "<stdin>" if args.input == "-" else args.input
     context = pagedir.make_context(allow_unregistered=args.allow_unregistered_dialect)
+    printed = ErrorCounter(context)
     with context, ir.Location.unknown(context):
         steps = requested_steps(args, flag_steps)
         build_pass_manager(steps, args, instrument=False)  # report a bad upstream pipeline before any output
@@ -677,7 +679,7 @@ def run(argv: list[str]) -> int:
     results = [process_chunk(context, chunk, name, steps, args) for chunk in split_input(text, marker)]
     if any(r.internal for r in results):
         return 2
-    ok = all(r.ok for r in results)
+    ok = all(r.ok for r in results) and not printed.count
     outputs = [_ending_in_newline(r.output) for r in results if r.output is not None]
     if ok or args.output == "-":  # a file named by -o keeps what it held unless every chunk succeeded
         write_output(args.output, f"{marker}\n".join(outputs) if marker else "".join(outputs))

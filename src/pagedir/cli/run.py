@@ -44,7 +44,7 @@ from pagedir.cli import crash_guard
 from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, closed_output, refuse_empty
 from pagedir.cli.files import write_output
 from pagedir.cli.opt import parse_module, read_input
-from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error
+from pagedir.diagnostics import Diag, DiagnosticCollector, ErrorCounter, from_mlir_error
 from pagedir.interp import Device, InterpError, lds_banks
 from pagedir.interp.check import (
     Comparison,
@@ -205,10 +205,12 @@ def run(argv: list[str]) -> int:
     text = read_input(args.input)
     name = "<stdin>" if args.input == "-" else args.input
     context = pagedir.make_context()
+    printed = ErrorCounter(context)
     with context, ir.Location.unknown(context):
         module = load_module(context, text, name)
         crash_guard.note_stage("checking" if args.check else "running")
-        return check_module(module, args) if args.check else run_entry(module, args)
+        status = check_module(module, args) if args.check else run_entry(module, args)
+    return 1 if printed.count and status == 0 else status  # MLIR printed an error
 
 
 def load_module(context: ir.Context, text: str, name: str) -> ir.Operation:
