@@ -61,21 +61,6 @@ def write_outputs(outputs: list[tuple[str, str | bytes]]) -> None:
             item.discard()
 
 
-def write_atomically(path: str, data: str | bytes) -> None:
-    """Write ``data`` into a temporary file beside ``path``, then rename it onto ``path``.
-
-    The new file gets the mode of the file it replaces (else the usual ``0666 &
-    ~umask``). A target that is not a regular file (``/dev/null``, a FIFO) is
-    written in place: renaming over it would replace the device or pipe.
-    Raises ``OSError``; the target is then untouched and no temporary file is left.
-    """
-    item = _stage(path, data)
-    try:
-        item.commit()
-    finally:
-        item.discard()
-
-
 @contextmanager
 def _reported(path: str) -> Iterator[None]:
     """An ``OSError`` inside becomes a :class:`UserError` naming ``path``."""
@@ -106,6 +91,9 @@ class _Staged:
 
 
 def _stage(path: str, data: str | bytes) -> _Staged:
+    """``data`` in a temporary file beside ``path``, with the mode of the file it replaces (else the usual
+    ``0666 & ~umask``). A target that is not a regular file (``/dev/null``, a FIFO) is written in place at
+    commit: renaming over it would replace the device or pipe. Raises ``OSError``, leaving no temporary file."""
     target = os.path.realpath(path)  # through a symlink: replace the file, keep the link
     try:
         existing = os.stat(target)
