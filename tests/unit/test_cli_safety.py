@@ -56,6 +56,14 @@ def _ops(line: str) -> str:
             "}\n")
 
 
+def _llvm_op(line: str) -> str:
+    """An llvm.func holding ``line`` as its second line (it names %s, a struct of i64 and i32, and %v, an i64)."""
+    return ("llvm.func @f(%s: !llvm.struct<(i64, i32)>, %v: i64) {\n"
+            f"  {line}\n"
+            "  llvm.return\n"
+            "}\n")
+
+
 # (name, text, line:col of the error, part of the message): each aborted, overflowed the stack or,
 # for the long integer, took minutes. A deep one is reported at the bracket that opens level 257.
 CRASHING_INPUTS = [
@@ -83,6 +91,12 @@ CRASHING_INPUTS = [
                                        f"dimensions = [{2**64}]"), "3:8", f"integer {2**64} of a list is outside"),
     ("transpose-permutation-2**63", _ops("%r = linalg.transpose ins(%t : tensor<2x3xf32>) outs(%p : tensor<3x2xf32>) "
                                          f"permutation = [{2**63}, 0]"), "3:8", f"integer {2**63} of a list"),
+    ("llvm-extractvalue-2**32", _llvm_op("%r = llvm.extractvalue %s[4294967296] : !llvm.struct<(i64, i32)>"), "2:8",
+     "position 4294967296 of an LLVM aggregate is out of range (at most 4294967295)"),
+    ("llvm-insertvalue-2**32+1", _llvm_op("%t = llvm.insertvalue %v, %s[4294967297] : !llvm.struct<(i64, i32)>"), "2:8",
+     "position 4294967297 of an LLVM aggregate"),
+    ("llvm-extractvalue-generic", _llvm_op('%r = "llvm.extractvalue"(%s) <{position = array<i64: 4294967296>}> '
+                                           ": (!llvm.struct<(i64, i32)>) -> i64"), "2:8", "position 4294967296"),
     ("transpose-permutation-below-int64", _ops("linalg.transpose ins(%t : tensor<2x3xf32>) outs(%p : tensor<3x2xf32>) "
                                                f"permutation = [1, {-2**63 - 1}]"), "3:3", "outside the 64-bit range"),
 ]
@@ -108,6 +122,7 @@ SCREENED_BUT_FINE = [
     f"\"test.op\"() {{a = [1 : i128, {2**100} : i128], b = [-1, -2]}} : () -> ()",
     f"%c = arith.constant dense<[[{2**100}, -1]]> : tensor<1x2xi128>",
     "%s = vector.shuffle %a, %b [0, -1] : vector<2xf32>, vector<2xf32>",
+    "%e = llvm.extractvalue %s[0] : !llvm.struct<(i64, !llvm.array<5000000000 x i8>)>",
 ]
 
 

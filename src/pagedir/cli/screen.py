@@ -11,6 +11,9 @@ MLIR 22 (as built in the bindings, with assertions) kills the process on:
 * an integer outside the 64-bit range in a list of integers (``dimensions =
   [18446744073709551616]``, ``permutation = [...]``): the custom parsers of
   linalg ops hand a null attribute on;
+* a position of ``llvm.extractvalue`` / ``llvm.insertvalue`` of 2**32 or more
+  (``%s[4294967296]``, also as ``position = array<i64: ...>``): it is cut to
+  32 bits, and the verifier indexes past the struct's fields;
 
 and takes minutes on an integer literal of 100,000 digits (its parse is
 quadratic). :func:`check_source` finds these in the text, skipping strings and
@@ -47,6 +50,11 @@ _TOKENS = re.compile(
 )
 _PROPERTIES = re.compile(r"<\s*\{")  # '<{': an op's properties, a dictionary (not a dialect attribute's body)
 _REASSOCIATION = re.compile(r"collapse_shape|expand_shape|reassociation")
+_LLVM_POSITION = re.compile(r"llvm\.(?:extract|insert)value\b")
+_POSITION_ARRAY = re.compile(r"\bposition\s*=\s*array<[^>]*$")  # generic form: '<{position = array<i64: 1, 2'
+
+#: The largest position of an LLVM aggregate MLIR keeps whole (it stores them as 32-bit values).
+MAX_LLVM_POSITION = 2**32 - 1
 _OP_START = re.compile(r"[ \t]*(?:%[\w$.#:, %-]*=[ \t]*)?")  # before the op name: indent and results
 _TYPE_ALIAS = re.compile(r"^!(?P<name>[\w.$-]+)\s*=\s*(?P<value>!?[\w.$-]+)\s*(?://.*)?$", re.MULTILINE)
 
@@ -91,12 +99,18 @@ def check_source(text: str) -> SourceProblem | None:
 
 
 def _list_integer(text: str, match: re.Match, stack: list[str]) -> SourceProblem | None:
-    """An integer of a ``[...]`` list written in MLIR's own syntax (not in a dialect's ``<...>``) that crashes it."""
-    if not stack or stack[-1] != "[" or "<" in stack:
-        return None
+    """An integer of a ``[...]`` list written in MLIR's own syntax (not in a dialect's ``<...>``), or a position
+    of an LLVM aggregate, that crashes it."""
     digits = match[0].lstrip("-")
     value = int(digits, 16 if digits.startswith("0x") else 10) * (-1 if match[0].startswith("-") else 1)
     line_start = text.rfind("\n", 0, match.start()) + 1
+    in_list = bool(stack) and stack[-1] == "[" and "<" not in stack  # MLIR's own syntax, not a type's
+    position = in_list or _POSITION_ARRAY.search(text, line_start, match.start())
+    if value > MAX_LLVM_POSITION and position and _LLVM_POSITION.search(text, line_start, match.start()):
+        return _at_op(text, line_start, f"position {match[0]} of an LLVM aggregate is out of range "
+                                        f"(at most {MAX_LLVM_POSITION})")
+    if not in_list:
+        return None
     if value < 0 and len(stack) > 1 and stack[-2] == "[" and _REASSOCIATION.search(text, line_start, match.start()):
         return _at_op(text, line_start, f"reassociation index {match[0]} is negative; indices count dimensions from 0")
     typed = text[match.end() :].lstrip(" \t").startswith(":")  # '[1 : i128]': the type says how wide
