@@ -193,6 +193,21 @@ class DiagnosticCollector:
         return any(d.severity == "error" for d in self.diags)
 
 
+class ErrorCounter:
+    """Counts the errors emitted in ``context`` that no handler attached later takes (no
+    :class:`DiagnosticCollector` active): MLIR prints those itself, and a tool that printed an
+    error must not exit with 0, whatever path the error came by."""
+
+    def __init__(self, context: ir.Context):
+        self.count = 0
+        self._handler = context.attach_diagnostic_handler(self._on_diagnostic)
+
+    def _on_diagnostic(self, diagnostic) -> bool:
+        if diagnostic.severity == ir.DiagnosticSeverity.ERROR:
+            self.count += 1
+        return False  # not handled: printed as before
+
+
 # ----------------------------------------------------------------------------
 # --verify-diagnostics
 

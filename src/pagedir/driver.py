@@ -116,7 +116,7 @@ class CompileOptions:
     opt_level: int = 3
     #: What to produce (:data:`pagedir.backend.EMIT_KINDS`): the default end of :func:`run`.
     emit: str = "asm"
-    #: Also produce the assembly when emitting an object or LLVM IR (for the kernel report).
+    #: Also produce the assembly when emitting an object, LLVM IR or the LLVM dialect (for the kernel report).
     want_asm: bool = False
     #: Run the rock verifiers on the input and after each rock-kernel-pipeline stage.
     verify: bool = True
@@ -204,7 +204,7 @@ def stages(options: CompileOptions, start: str = "L0", end: str | None = None) -
 
 def end_level(options: CompileOptions) -> str:
     level = EMIT_LEVELS[options.emit]
-    return "asm" if level == "llvm-ir-opt" and options.want_asm else level
+    return "asm" if level in ("llvm-module", "llvm-ir-opt") and options.want_asm else level
 
 
 def kernel_stages(options: CompileOptions) -> list[Stage]:

@@ -8,6 +8,7 @@ error, and an output file named with ``-o`` keeps what it held.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -46,6 +47,23 @@ def _nested(open_: str, inner: str, close: str) -> str:
     return open_ * DEPTH + inner + close * DEPTH
 
 
+def _ops(line: str) -> str:
+    """A function of tensors holding ``line`` as its third line (it names %t, %v, %o, %p)."""
+    return ("func.func @f(%t: tensor<2x3xf32>, %v: tensor<6xf32>, %o: tensor<6x2xf32>, %p: tensor<3x2xf32>) {\n"
+            "  // the op below crashed MLIR\n"
+            f"  {line}\n"
+            "  return\n"
+            "}\n")
+
+
+def _llvm_op(line: str) -> str:
+    """An llvm.func holding ``line`` as its second line (it names %s, a struct of i64 and i32, and %v, an i64)."""
+    return ("llvm.func @f(%s: !llvm.struct<(i64, i32)>, %v: i64) {\n"
+            f"  {line}\n"
+            "  llvm.return\n"
+            "}\n")
+
+
 # (name, text, line:col of the error, part of the message): each aborted, overflowed the stack or,
 # for the long integer, took minutes. A deep one is reported at the bracket that opens level 257.
 CRASHING_INPUTS = [
@@ -62,20 +80,57 @@ CRASHING_INPUTS = [
         "nested deeper",
     ),
     ("huge-integer", "module attributes {a = " + "9" * 100_000 + " : i64} {}\n", "1:24", "100000 digits"),
+    # Reported at the op, where MLIR puts its own errors about it.
+    ("negative-reassociation", _ops("%r = tensor.collapse_shape %t [[0, -1]] : tensor<2x3xf32> into tensor<6xf32>"),
+     "3:8", "reassociation index -1 is negative"),
+    ("negative-reassociation-expand", _ops("%r = tensor.expand_shape %v [[-2, 1]] output_shape [2, 3] : tensor<6xf32> "
+                                           "into tensor<2x3xf32>"), "3:8", "reassociation index -2 is negative"),
+    ("negative-reassociation-generic", _ops('%r = "tensor.collapse_shape"(%t) <{reassociation = [[0 : i64, -1 : i64]]}> '
+                                            ": (tensor<2x3xf32>) -> tensor<6xf32>"), "3:8", "reassociation index -1"),
+    ("broadcast-dimension-2**64", _ops("%r = linalg.broadcast ins(%v : tensor<6xf32>) outs(%o : tensor<6x2xf32>) "
+                                       f"dimensions = [{2**64}]"), "3:8", f"integer {2**64} of a list is outside"),
+    ("transpose-permutation-2**63", _ops("%r = linalg.transpose ins(%t : tensor<2x3xf32>) outs(%p : tensor<3x2xf32>) "
+                                         f"permutation = [{2**63}, 0]"), "3:8", f"integer {2**63} of a list"),
+    ("llvm-extractvalue-2**32", _llvm_op("%r = llvm.extractvalue %s[4294967296] : !llvm.struct<(i64, i32)>"), "2:8",
+     "position 4294967296 of an LLVM aggregate is out of range (at most 4294967295)"),
+    ("llvm-insertvalue-2**32+1", _llvm_op("%t = llvm.insertvalue %v, %s[4294967297] : !llvm.struct<(i64, i32)>"), "2:8",
+     "position 4294967297 of an LLVM aggregate"),
+    ("llvm-extractvalue-generic", _llvm_op('%r = "llvm.extractvalue"(%s) <{position = array<i64: 4294967296>}> '
+                                           ": (!llvm.struct<(i64, i32)>) -> i64"), "2:8", "position 4294967296"),
+    ("transpose-permutation-below-int64", _ops("linalg.transpose ins(%t : tensor<2x3xf32>) outs(%p : tensor<3x2xf32>) "
+                                               f"permutation = [1, {-2**63 - 1}]"), "3:3", "outside the 64-bit range"),
 ]
 
 
 @pytest.mark.parametrize(("name", "text", "where", "message"), CRASHING_INPUTS, ids=[c[0] for c in CRASHING_INPUTS])
-@pytest.mark.parametrize("tool", ["opt", "compile"])
+@pytest.mark.parametrize("tool", ["opt", "compile", "run"])
 def test_input_that_crashed_mlir_is_a_located_error(tool, name, text, where, message, tmp_path):
     path = tmp_path / f"{name}.mlir"
     path.write_text(text)
     output = tmp_path / "out"
     output.write_text(OLD)
-    arch = ["--arch", "gfx942"] if tool == "compile" else []
-    result = run_tool(tool, str(path), *arch, "-o", str(output))
+    flags = {"opt": ["-o"], "compile": ["--arch", "gfx942", "-o"], "run": ["--entry", "f", "--outputs"]}[tool]
+    result = run_tool(tool, str(path), *flags, str(output))
     assert_one_located_error(result, path, where, message)
     assert output.read_text() == OLD
+
+
+#: Lists the screen must leave to MLIR: valid reassociations, typed wide integers, dense data, leading zeros.
+SCREENED_BUT_FINE = [
+    "%r = tensor.collapse_shape %t [[0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>",
+    "%r = linalg.transpose ins(%t : tensor<2x3xf32>) outs(%p : tensor<3x2xf32>) permutation = [01, 0x0]",
+    f"\"test.op\"() {{a = [1 : i128, {2**100} : i128], b = [-1, -2]}} : () -> ()",
+    f"%c = arith.constant dense<[[{2**100}, -1]]> : tensor<1x2xi128>",
+    "%s = vector.shuffle %a, %b [0, -1] : vector<2xf32>, vector<2xf32>",
+    "%e = llvm.extractvalue %s[0] : !llvm.struct<(i64, !llvm.array<5000000000 x i8>)>",
+]
+
+
+@pytest.mark.parametrize("line", SCREENED_BUT_FINE)
+def test_the_screen_leaves_valid_lists_to_mlir(line):
+    from pagedir.cli.screen import check_source
+
+    assert check_source(_ops(line)) is None
 
 
 MOD_BY_MINUS_ONE = """\
@@ -160,6 +215,65 @@ def test_compile_leaves_the_output_file_alone_when_the_report_cannot_be_written(
     assert output.read_text() == OLD
 
 
+@pytest.mark.parametrize("full", ["-o", "--plan", "--report", "--dump-dir"])
+def test_compile_changes_no_regular_output_when_one_output_cannot_be_written(full, tmp_path):
+    """One output on /dev/full (a dump: through a symlink): exit code 1 and every regular file as it was."""
+    paths = {"-o": tmp_path / "out.s", "--plan": tmp_path / "plan.json", "--report": tmp_path / "report.json"}
+    for path in paths.values():
+        path.write_text(OLD)
+    dumps = tmp_path / "dumps"
+    dumps.mkdir()
+    first_dump = dumps / f"{KERNEL.stem}.00-input.mlir"
+    if full == "--dump-dir":
+        first_dump.symlink_to("/dev/full")
+    else:
+        first_dump.write_text(OLD)
+        paths[full] = Path("/dev/full")
+    result = run_tool("compile", str(KERNEL), "--arch", "gfx942", "--no-cache", "-o", str(paths["-o"]),
+                      f"--plan={paths['--plan']}", f"--report={paths['--report']}", "--dump-dir", str(dumps))
+    assert result.returncode == 1, result.stderr
+    assert "No space left on device" in result.stderr.decode()
+    for path in [*paths.values(), first_dump]:
+        if path.resolve() != Path("/dev/full"):
+            assert path.read_text() == OLD, path
+    assert os.listdir(dumps) == [first_dump.name]  # no other stage written, no temporary file left
+    assert sorted(os.listdir(tmp_path)) == sorted(["dumps", "out.s", "plan.json", "report.json"])
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("gen", ["attention", "-o"]),
+        ("opt", [str(KERNEL), "-o"]),
+        ("compile", [str(KERNEL), "--arch", "gfx942", "-o"]),
+        ("run", [str(KERNEL), "--entry", "tiled", "--outputs"]),
+    ],
+)
+def test_an_output_on_a_full_device_is_an_error(tool, args):
+    result = run_tool(tool, *args, "/dev/full")
+    assert result.returncode == 1, result.stderr
+    assert re.fullmatch(r"pagedir-\w+: error: could not write (outputs )?'/dev/full': No space left on device\n",
+                        result.stderr.decode()), result.stderr
+
+
+@pytest.mark.parametrize("emit", ["llvm-dialect", "llvm-ir", "obj"])
+def test_compile_writes_the_report_for_every_emit_kind(emit, tmp_path):
+    report, output = tmp_path / "report.json", tmp_path / "out"
+    result = run_tool("compile", str(KERNEL), "--arch", "gfx942", f"--emit={emit}", "-o", str(output), f"--report={report}")
+    assert result.returncode == 0, result.stderr
+    assert [kernel["name"] for kernel in json.loads(report.read_text())["kernels"]] == ["tiled"]
+    plain = tmp_path / "plain"
+    assert run_tool("compile", str(KERNEL), "--arch", "gfx942", f"--emit={emit}", "-o", str(plain)).returncode == 0
+    assert output.read_bytes() == plain.read_bytes()  # the report changes nothing in the output
+
+
+def test_compile_prints_the_report_table_for_the_llvm_dialect(tmp_path):
+    result = run_tool("compile", str(KERNEL), "--arch", "gfx942", "--emit=llvm-dialect", "-o", str(tmp_path / "out"),
+                      "--report")
+    assert result.returncode == 0, result.stderr
+    assert "kernel tiled (gfx942)" in result.stderr.decode()
+
+
 def test_compile_refuses_a_dump_dir_that_is_not_a_directory(tmp_path):
     output = tmp_path / "out.s"
     output.write_text(OLD)
@@ -226,6 +340,52 @@ def test_a_crash_in_the_work_is_one_error_line_naming_the_position(signal_name):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
     assert result.returncode == 1
     assert result.stderr == f"in.mlir:12:1: error: the MLIR library crashed ({signal_name}) while parsing this input\n"
+
+
+@pytest.mark.parametrize("tool", ["opt", "compile", "run"])
+def test_every_tool_reports_a_crash_while_parsing_at_the_input(tool, tmp_path):
+    """A crash the screen does not know (here: the screen itself aborts) is one error line, exit code 1."""
+    path = tmp_path / "in.mlir"
+    path.write_text(_ops("%r = tensor.empty() : tensor<2xf32>"))
+    flags = {"opt": [], "compile": ["--arch", "gfx942", "--no-cache"], "run": ["--entry", "f"]}[tool]
+    code = (
+        "import os, signal, sys\n"
+        "import pagedir.cli.opt, pagedir.cli.%s as tool\n"
+        "pagedir.cli.opt.check_source = lambda text: os.kill(os.getpid(), signal.SIGABRT)\n"
+        "sys.exit(tool.main(sys.argv[1:]))\n" % tool
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    result = subprocess.run([sys.executable, "-c", code, str(path), *flags], capture_output=True, text=True, env=env,
+                            timeout=120)
+    assert result.returncode == 1, f"exit code {result.returncode} (negative: killed by a signal)\n{result.stderr}"
+    assert result.stderr == f"{path}:1:1: error: the MLIR library crashed (SIGABRT) while parsing this input\n"
+
+
+@pytest.mark.parametrize(("tool", "hook", "flags"), [
+    ("opt", "pagedir.cli.opt.pipeline_dump", ["--canonicalize", "--dump-pass-pipeline"]),
+    ("run", "pagedir.cli.run.run_entry", ["--entry", "tiled"]),
+    ("compile", "pagedir.cli.compile._has_gpu_kernels", ["--arch", "gfx942", "--no-cache"]),
+])
+def test_an_error_mlir_printed_is_exit_code_1(tool, hook, flags):
+    """An error emitted where no collector listens is printed by MLIR: the tool must not then exit with 0."""
+    module, _, name = hook.rpartition(".")
+    code = (
+        "import importlib, sys\n"
+        "import mlir.ir as ir\n"
+        f"import pagedir.cli.{tool} as tool\n"
+        f"hooked = importlib.import_module('{module}')\n"
+        f"original = hooked.{name}\n"
+        "def emitting(*args):\n"
+        "    ir.Location.unknown().emit_error('an error no collector saw')\n"
+        "    return original(*args)\n"
+        f"hooked.{name} = emitting\n"
+        "sys.exit(tool.main(sys.argv[1:]))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    result = subprocess.run([sys.executable, "-c", code, str(KERNEL), *flags], capture_output=True, text=True, env=env,
+                            timeout=120)
+    assert "error: an error no collector saw" in result.stderr
+    assert result.returncode == 1, result.stderr
 
 
 def test_the_work_exit_status_and_output_pass_through_the_guard():

@@ -18,6 +18,16 @@ CASES = [
     (compile_cli.main, ["-O", "7"], "error: argument -O: invalid choice: 7"),
     (opt.main, ["--no-such-flag"], "unrecognized arguments: --no-such-flag"),
     (run.main, ["--seed", "x"], "pagedir-run: error: argument --seed: invalid int value: 'x'"),
+    # An empty file name is refused before any work, not taken as the flag left out.
+    (compile_cli.main, ["--plan=", "in.mlir"], "pagedir-compile: error: --plan was given an empty name"),
+    (compile_cli.main, ["--report=", "in.mlir"], "pagedir-compile: error: --report was given an empty name"),
+    (compile_cli.main, ["--dump-dir=", "in.mlir"], "pagedir-compile: error: --dump-dir was given an empty name"),
+    (compile_cli.main, ["--cache-dir=", "in.mlir"], "pagedir-compile: error: --cache-dir was given an empty name"),
+    (compile_cli.main, ["-o", "", "in.mlir"], "pagedir-compile: error: -o was given an empty name"),
+    (opt.main, ["-o", "", "in.mlir"], "pagedir-opt: error: -o was given an empty name"),
+    (gen.main, ["attention", "-o", ""], "pagedir-gen: error: -o was given an empty name"),
+    (run.main, ["--outputs=", "--entry", "f", "in.mlir"], "pagedir-run: error: --outputs was given an empty name"),
+    (run.main, ["--inputs=", "--entry", "f", "in.mlir"], "pagedir-run: error: --inputs was given an empty name"),
 ]
 
 

@@ -35,6 +35,13 @@ class RaisingArgumentParser(argparse.ArgumentParser):
         raise ParserExit(status)
 
 
+def refuse_empty(args: argparse.Namespace, flags: dict[str, str]) -> None:
+    """``--flag=`` with nothing after it names no file: an error, not the flag left out (``flags``: dest -> flag)."""
+    for dest, flag in flags.items():
+        if getattr(args, dest, None) == "":
+            raise UserError(f"{flag.rstrip('=')} was given an empty name")
+
+
 #: What every tool says when the reader of its stdout went away (``tool | head -c 3``).
 BROKEN_PIPE = "the output was closed before all of it was written (broken pipe)"
 

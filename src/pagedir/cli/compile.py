@@ -40,12 +40,12 @@ import traceback
 
 import pagedir
 from pagedir.cli import crash_guard
-from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError
+from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, refuse_empty
 from pagedir.arch import Chip, ChipError, get_chip, kernel_chip_or_none, known_chips, parse_target
 from pagedir.backend import EMIT_KINDS, format_table, kernel_reports, to_json
 from pagedir.backend.linker import linker_command
 from pagedir.cache import Cache, Entry, cache_key, default_cache_dir, tool_versions
-from pagedir.cli.files import read_stdin, write_atomically, write_outputs
+from pagedir.cli.files import read_stdin, write_outputs
 
 
 def _import_compiler() -> None:
@@ -143,16 +143,19 @@ def _main(argv: list[str]) -> int:
 
 
 class _Dumps:
-    """Writes the input and each stage with a dump name into ``--dump-dir`` (when one is given), numbered.
+    """The input and each stage with a dump name, for ``--dump-dir`` (when one is given), numbered.
 
-    A stage's output is text or a module; a module is printed only when it is written (printing
-    every stage of the decode kernel is about a tenth of a cold compile).
+    They are written with the other outputs, all or none (:func:`compile_file`); after a failed
+    compile, the ones made so far are written on their own (they show where it failed). A stage's
+    output is text or a module; a module is printed only when it is dumped (printing every stage
+    of the decode kernel is about a tenth of a cold compile).
     """
 
     def __init__(self, directory: str | None, name: str):
         self.directory = directory
         self.name = name
         self.count = 0
+        self.files: list[tuple[str, str]] = []
         if not directory:
             return
         if os.path.exists(directory) and not os.path.isdir(directory):
@@ -165,11 +168,7 @@ class _Dumps:
     def write(self, dump: str, output) -> None:
         suffix = {"llvm-ir": ".ll", "llvm-ir-opt": ".ll", "asm": ".s"}.get(dump, ".mlir")
         if self.directory:
-            path = os.path.join(self.directory, f"{self.name}.{self.count:02d}-{dump}{suffix}")
-            try:
-                write_atomically(path, str(output))
-            except OSError as err:
-                raise UserError(f"could not write '{path}': {err.strerror}") from None
+            self.files.append((os.path.join(self.directory, f"{self.name}.{self.count:02d}-{dump}{suffix}"), str(output)))
         self.count += 1
 
     def on_stage(self, stage, output, seconds: float) -> None:
@@ -178,22 +177,39 @@ class _Dumps:
 
 
 def compile_file(args: argparse.Namespace) -> int:
+    refuse_empty(args, {"output": "-o", "report_json": "--report=", "plan": "--plan", "dump_dir": "--dump-dir",
+                        "cache_dir": "--cache-dir"})
     if args.arch is not None:
         _asked_chip(args.arch)  # a bad target is refused before anything is read
     text, name = _read_input(args.input)
-    entry = _compile_cached(args, text, name)
+    dumps = _Dumps(args.dump_dir, "stdin" if args.input == "-" else os.path.splitext(os.path.basename(args.input))[0])
+    try:
+        entry = _compile_cached(args, text, name, dumps)
+    except (_Failed, UserError):
+        _write_dumps_of_failure(dumps)
+        raise
+    if (args.report_table or args.report_json) and entry.report_json is None:  # never silently without it
+        raise UserError(f"no kernel report was made for --emit={args.emit} (it needs the kernels' assembly)")
     artefact = entry.artefact
     if args.output == "-" and isinstance(artefact, str) and not artefact.endswith("\n"):
         artefact += "\n"
     outputs = [(args.output, artefact)]
-    if entry.report_json is not None and args.report_json:
+    if args.report_json:
         outputs.append((args.report_json, entry.report_json))
     if args.plan:
         outputs.append((args.plan, entry.plan_json))
-    write_outputs(outputs)  # all or none: a report that cannot be written leaves the output file alone
-    if entry.report_table is not None and args.report_table:
+    write_outputs(outputs + dumps.files)  # all or none: a report that cannot be written leaves the output file alone
+    if args.report_table:
         sys.stderr.write(entry.report_table)
     return 0
+
+
+def _write_dumps_of_failure(dumps: _Dumps) -> None:
+    """The stages dumped before a compile failed (its diagnostics are printed); a failed write is one more error."""
+    try:
+        write_outputs(dumps.files)
+    except UserError as err:
+        print(f"pagedir-compile: error: {err}", file=sys.stderr)
 
 
 def compile_source(
@@ -225,12 +241,12 @@ def compile_source(
     if arch is not None:
         _asked_chip(arch)
     try:
-        return _compile_cached(args, text, name)
+        return _compile_cached(args, text, name, _Dumps(None, name))
     except _Failed:
         raise UserError(f"compiling {name} failed (the diagnostics are on stderr)") from None
 
 
-def _compile_cached(args: argparse.Namespace, text: str, name: str) -> Entry:
+def _compile_cached(args: argparse.Namespace, text: str, name: str, dumps: _Dumps) -> Entry:
     """The cached entry for this compile, else compile and store it."""
     note = (lambda message: print(f"pagedir-compile: {message}", file=sys.stderr)) if args.verbose else None
     cache = None if args.no_cache else Cache(args.cache_dir or default_cache_dir(), note)
@@ -239,7 +255,7 @@ def _compile_cached(args: argparse.Namespace, text: str, name: str) -> Entry:
     if cache and not args.dump_dir and (entry := cache.load(key)):
         cache.note(f"cache hit {key} ({cache.path(key)})")
         return entry
-    entry = _compile(args, text, name)
+    entry = _compile(args, text, name, dumps)
     if cache and cache.store(key, entry, {"options": options, "versions": tool_versions()}):
         cache.note(f"cache miss: stored {cache.path(key)}")
     return entry
@@ -270,10 +286,8 @@ def _normalized_arch(arch: str | None) -> list | None:
     return [chip, sorted(f"{name}{'+' if on else '-'}" for name, on in features.items())]
 
 
-def _compile(args: argparse.Namespace, text: str, name: str) -> Entry:
+def _compile(args: argparse.Namespace, text: str, name: str, dumps: _Dumps) -> Entry:
     _import_compiler()
-    stem = "stdin" if args.input == "-" else os.path.splitext(os.path.basename(args.input))[0]
-    dumps = _Dumps(args.dump_dir, stem)
     want_asm = bool(args.report_table or args.report_json)
     context = pagedir.make_context()
     with context, ir.Location.unknown(context), DiagnosticCollector(context) as collector:
@@ -298,6 +312,8 @@ def _compile(args: argparse.Namespace, text: str, name: str) -> Entry:
         )
         outputs = _run(module, options, "L6" if _needs_backend_pipeline(module) else "L7", None, dumps)
         artefact = str(module) if args.emit == "llvm-dialect" else outputs[driver.EMIT_LEVELS[args.emit]]
+        if collector.has_errors:  # an error emitted by a step that went on: still an error
+            _fail(collector.take())
     if "asm" in outputs and want_asm:
         reports = kernel_reports(outputs["asm"], chip)
         return Entry(artefact, format_table(reports), to_json(reports), plan_json=plan_json)

@@ -31,9 +31,12 @@ def write_output(path: str, data: str | bytes) -> None:
 def write_outputs(outputs: list[tuple[str, str | bytes]]) -> None:
     """Write each ``(path, data)``, all or none: on a :class:`UserError` no named file has changed.
 
-    Every file is first written in full to a temporary file beside it; stdout
-    (``-``) is written next; only then are the temporary files renamed over
-    their targets (a rename in one directory does not fail for want of space).
+    Every regular file is first written in full to a temporary file beside it.
+    What cannot be undone comes next: stdout (``-``) and targets that are not
+    regular files (``/dev/full``, a FIFO), written in place; only then are the
+    temporary files renamed over their targets (a rename in one directory does
+    not fail for want of space). A failed write thus leaves every regular file
+    as it was; of several special targets, those before the failed one were written.
     """
     files = [os.path.realpath(path) for path, _ in outputs if path != "-"]
     for path, _ in outputs:
@@ -50,27 +53,12 @@ def write_outputs(outputs: list[tuple[str, str | bytes]]) -> None:
         for path, data in outputs:
             if path == "-":
                 write_stdout(data)
-        for item in staged:
+        for item in sorted(staged, key=lambda item: item.temporary is not None):  # in-place writes, then renames
             with _reported(item.path):
                 item.commit()
     finally:
         for item in staged:
             item.discard()
-
-
-def write_atomically(path: str, data: str | bytes) -> None:
-    """Write ``data`` into a temporary file beside ``path``, then rename it onto ``path``.
-
-    The new file gets the mode of the file it replaces (else the usual ``0666 &
-    ~umask``). A target that is not a regular file (``/dev/null``, a FIFO) is
-    written in place: renaming over it would replace the device or pipe.
-    Raises ``OSError``; the target is then untouched and no temporary file is left.
-    """
-    item = _stage(path, data)
-    try:
-        item.commit()
-    finally:
-        item.discard()
 
 
 @contextmanager
@@ -103,6 +91,9 @@ class _Staged:
 
 
 def _stage(path: str, data: str | bytes) -> _Staged:
+    """``data`` in a temporary file beside ``path``, with the mode of the file it replaces (else the usual
+    ``0666 & ~umask``). A target that is not a regular file (``/dev/null``, a FIFO) is written in place at
+    commit: renaming over it would replace the device or pipe. Raises ``OSError``, leaving no temporary file."""
     target = os.path.realpath(path)  # through a symlink: replace the file, keep the link
     try:
         existing = os.stat(target)

@@ -1,4 +1,7 @@
-"""pagedir-gen: emit the IR of a kernel configuration (like rocmlir-gen)."""
+"""pagedir-gen: emit the IR of a kernel configuration (like rocmlir-gen).
+
+Like the other tools, the work runs in a forked child (:mod:`pagedir.cli.crash_guard`).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,8 @@ import os
 import sys
 import traceback
 
-from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, closed_output
+from pagedir.cli import crash_guard
+from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, closed_output, refuse_empty
 from pagedir.cli.files import write_output
 from pagedir.gen import GENERATORS
 
@@ -42,8 +46,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    return crash_guard.run_guarded("pagedir-gen", lambda: _main(arguments))
+
+
+def _main(argv: list[str]) -> int:
     try:
         args = build_parser().parse_args(argv)
+        refuse_empty(args, {"output": "-o"})
         text = args.module.generate(args)
         write(args.output, text)
     except ParserExit as done:

@@ -27,6 +27,8 @@ import re
 import sys
 import tempfile
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,12 +37,13 @@ from mlir.passmanager import PassManager
 
 import pagedir
 from pagedir.cli import crash_guard
-from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError
+from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, refuse_empty
 from pagedir.cli.files import read_stdin, write_output
 from pagedir.cli.screen import check_source
 from pagedir.diagnostics import (
     Diag,
     DiagnosticCollector,
+    ErrorCounter,
     ExpectationError,
     from_mlir_error,
     has_internal_errors,
@@ -135,7 +138,8 @@ def extract_pass_flags(argv: list[str]) -> tuple[list[str], list[str]]:
             continue
         body = arg[2:] if arg.startswith("--") else ""
         name, options = body, ""
-        if "{" in body and body.endswith("}"):
+        brace, equals = body.find("{"), body.find("=")
+        if brace != -1 and body.endswith("}") and (equals == -1 or brace < equals):  # --a{k=v}, not --a=k={v}
             name, _, options = body[:-1].partition("{")
         elif "=" in body:
             name, _, options = body.partition("=")
@@ -310,31 +314,87 @@ def add_upstream(pm: PassManager, text: str) -> None:
     MLIR's option parser writes why a value is bad straight to stderr, before
     the bindings raise a bare "failed to add": it is captured and joined in.
     """
-    _flush_streams()
-    saved = os.dup(2)
+    check_lazy_pipelines(text)
     error = None
-    with tempfile.TemporaryFile() as captured:
-        os.dup2(captured.fileno(), 2)
+    with _captured_stderr() as written:
         try:
             pm.add(text)
         except (ValueError, ir.MLIRError) as err:
             error = str(err).strip()
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-        captured.seek(0)
-        written = captured.read().decode("utf-8", "replace")
+    if error is None and " error: " in written[0]:  # printed an error yet added the pass: still an error
+        error = f"failed to add `{text}` with options ``"
     if error is None:
-        if written and sys.stderr is not None:  # nothing went wrong: whatever MLIR said is passed on
-            sys.stderr.write(written)
+        if written[0] and sys.stderr is not None:  # nothing went wrong: whatever MLIR said is passed on
+            sys.stderr.write(written[0])
         return
     failed = _FAILED_TO_ADD.search(error)
     if failed is None:  # a syntax error or an unknown name: MLIR's located message, as it is
         raise UserError(error)
-    reasons = [_reason(line) for line in (written + "\n" + error[: failed.start()]).splitlines() if line.strip()]
+    reasons = [_reason(line) for line in (written[0] + "\n" + error[: failed.start()]).splitlines() if line.strip()]
     name, options = failed["name"], failed["options"]
     what = f"invalid options for '{name}' ('{options}')" if options else f"cannot add '{name}'"
     raise UserError(f"{what}: {'; '.join(reasons)}" if reasons else what)
+
+
+#: Options holding a pipeline that the pass parses only when it uses it, dropping the error
+#: (``inline{default-pipeline=bogus}`` printed why and went on): checked when the step is added.
+_LAZY_PIPELINE_OPTION = re.compile(r"(?<![\w-])default-pipeline=")
+
+
+def check_lazy_pipelines(step: str) -> None:
+    """Each ``default-pipeline=`` value of ``step`` parses as a pipeline, else a UserError naming it."""
+    for match in _LAZY_PIPELINE_OPTION.finditer(step):
+        value = _option_value(step, match.end())
+        if not value:
+            continue
+        error = None
+        with _captured_stderr() as written:
+            try:
+                PassManager.parse(f"builtin.module(any({value}))")
+            except (ValueError, ir.MLIRError) as err:
+                error = str(err)
+        if error is not None:
+            lines = (written[0] + "\n" + error).splitlines()
+            reasons = [_reason(line.partition(" error: ")[2] or line) for line in lines  # not MLIR's echo of the text
+                       if line.strip() and not line.lstrip().startswith(("failed to add", "^", "any("))]
+            raise UserError(f"invalid options for 'inline' ('default-pipeline={value}'): {'; '.join(reasons)}")
+
+
+def _option_value(text: str, start: int) -> str:
+    """The option value starting at ``start``: up to a space or the closing brace at its level ({...} unwrapped)."""
+    depth, end = 0, start
+    while end < len(text):
+        char = text[end]
+        if char in "{(":
+            depth += 1
+        elif char in "})":
+            if depth == 0:
+                break
+            depth -= 1
+        elif char.isspace() and depth == 0:
+            break
+        end += 1
+    value = text[start:end]
+    return value[1:-1] if value.startswith("{") and value.endswith("}") else value
+
+
+@contextmanager
+def _captured_stderr() -> Iterator[list[str]]:
+    """What C++ code writes to file descriptor 2 while active: the one string of the yielded list, set on exit."""
+    _flush_streams()
+    written = [""]
+    saved = os.dup(2)
+    try:
+        with tempfile.TemporaryFile() as captured:
+            os.dup2(captured.fileno(), 2)
+            try:
+                yield written
+            finally:
+                os.dup2(saved, 2)
+                captured.seek(0)
+                written[0] = captured.read().decode("utf-8", "replace")
+    finally:
+        os.close(saved)
 
 
 def _reason(line: str) -> str:
@@ -596,6 +656,7 @@ def run(argv: list[str]) -> int:
     args, unknown = build_parser().parse_known_args(_split_marker_flag(argv))
     if unknown:
         raise unrecognized(unknown)
+    refuse_empty(args, {"output": "-o"})
     if args.list_passes:
         write_output("-", list_passes() + "\n")
         return 0
@@ -609,6 +670,7 @@ def run(argv: list[str]) -> int:
     text = read_input(args.input)
     name = "<stdin>" if args.input == "-" else args.input
     context = pagedir.make_context(allow_unregistered=args.allow_unregistered_dialect)
+    printed = ErrorCounter(context)
     with context, ir.Location.unknown(context):
         steps = requested_steps(args, flag_steps)
         build_pass_manager(steps, args, instrument=False)  # report a bad upstream pipeline before any output
@@ -619,7 +681,7 @@ def run(argv: list[str]) -> int:
     results = [process_chunk(context, chunk, name, steps, args) for chunk in split_input(text, marker)]
     if any(r.internal for r in results):
         return 2
-    ok = all(r.ok for r in results)
+    ok = all(r.ok for r in results) and not printed.count
     outputs = [_ending_in_newline(r.output) for r in results if r.output is not None]
     if ok or args.output == "-":  # a file named by -o keeps what it held unless every chunk succeeded
         write_output(args.output, f"{marker}\n".join(outputs) if marker else "".join(outputs))

@@ -16,7 +16,9 @@ function's own outputs where the case has none).
 
 Errors are ``file:line:col: error: message`` (interpreter errors at the op that
 failed) or ``pagedir-run: error: message``, exit code 1; a bug in pagedir is exit
-code 2 (``PAGEDIR_TRACEBACK=1`` shows the traceback).
+code 2 (``PAGEDIR_TRACEBACK=1`` shows the traceback). As in the other tools, the work runs
+in a forked child (:mod:`pagedir.cli.crash_guard`): input that crashes MLIR's C++ code
+is an error, not a dead tool.
 """
 
 from __future__ import annotations
@@ -38,10 +40,11 @@ from mlir.dialects import func as func_dialect
 import pagedir
 from pagedir import driver
 from pagedir.arch import UnknownChipError, get_chip
-from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, closed_output
+from pagedir.cli import crash_guard
+from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, closed_output, refuse_empty
 from pagedir.cli.files import write_output
 from pagedir.cli.opt import parse_module, read_input
-from pagedir.diagnostics import Diag, DiagnosticCollector, from_mlir_error
+from pagedir.diagnostics import Diag, DiagnosticCollector, ErrorCounter, from_mlir_error
 from pagedir.interp import Device, InterpError, lds_banks
 from pagedir.interp.check import (
     Comparison,
@@ -153,8 +156,13 @@ def seed_value(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    return crash_guard.run_guarded("pagedir-run", lambda: _main(arguments))
+
+
+def _main(argv: list[str]) -> int:
     try:
-        status = run(list(sys.argv[1:] if argv is None else argv))
+        status = run(argv)
         sys.stdout.flush()  # a closed pipe is reported here, not at exit
         return status
     except BrokenPipeError:
@@ -190,6 +198,7 @@ def interp_error_text(err: InterpError) -> str:
 
 def run(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
+    refuse_empty(args, {"inputs": "--inputs", "outputs": "--outputs"})
     if args.check and (args.inputs or args.outputs):
         raise UserError("--inputs and --outputs are for a plain run; --check draws its own data")
     if not args.check and not args.entry:
@@ -204,14 +213,18 @@ def run(argv: list[str]) -> int:
     text = read_input(args.input)
     name = "<stdin>" if args.input == "-" else args.input
     context = pagedir.make_context()
+    printed = ErrorCounter(context)
     with context, ir.Location.unknown(context):
         module = load_module(context, text, name)
-        return check_module(module, args) if args.check else run_entry(module, args, text, name)
+        crash_guard.note_stage("checking" if args.check else "running")
+        status = check_module(module, args) if args.check else run_entry(module, args, text, name)
+    return 1 if printed.count and status == 0 else status  # MLIR printed an error
 
 
 def load_module(context: ir.Context, text: str, name: str) -> ir.Operation:
     """Parse and verify (MLIR's verifier and the rock verifiers); located errors on failure."""
     with DiagnosticCollector(context) as collector:
+        crash_guard.note_position(f"{name}:1:1", "parsing")
         try:
             module = parse_module(text, name)
         except ir.MLIRError as err:

@@ -215,7 +215,7 @@ def variant_parts(args: argparse.Namespace) -> tuple[list[tuple[str, str]], str,
     per_token = args.kv_scale == "per-token-head"
     segments = f"{int(args.alibi)}, {int(args.sinks)}, {int(scaled)}, {int(scaled)}, {int(per_token)}, {int(per_token)}"
     attributes = f", window_left = {args.window}" if args.window is not None else ""
-    attributes += f", softcap = {args.softcap!r} : f32" if args.softcap is not None else ""
+    attributes += f", softcap = {checks.f32_literal(args.softcap, '--softcap')} : f32" if args.softcap is not None else ""
     return arguments, segments, attributes
 
 
@@ -242,7 +242,8 @@ def generate(args: argparse.Namespace) -> str:
 
     text = function_text(args)
     with make_context():
-        ir.Module.parse(text)  # the generated text must parse (names are kept by returning the text itself)
+        module = ir.Module.parse(text)  # the generated text must parse (names are kept by returning the text itself)
+        checks.compiler_accepts(module, args.arch)
     return text
 
 
@@ -292,7 +293,7 @@ def function_text(args: argparse.Namespace) -> str:
     lens_operand += "".join(f", %{name}" for name, _ in extras)
     lens_type += "".join(f", {type_}" for _, type_ in extras)
     segments = f"1, 1, 1, {1 if has_lens else 0}, {extra_segments}, 1"
-    scale = f", scale = {args.scale!r} : f32" if args.scale is not None else ""
+    scale = f", scale = {checks.f32_literal(args.scale, '--scale')} : f32" if args.scale is not None else ""
     scale += variant_attrs
     kv_t = KV_DTYPES[args.kv_dtype] if args.kv_dtype else t
     if args.page_table != "pointers" and not args.dense:
@@ -406,7 +407,7 @@ def serving_function_text(args: argparse.Namespace) -> str:
         lens_operand += ", %k_scales, %v_scales"
         lens_types += scale_types
     segments = f"1, 1, 1, {1 if lengths else 0}, {extra_segments}, 1"
-    scale = (f", scale = {args.scale!r} : f32" if args.scale is not None else "") + variant_attrs
+    scale = (f", scale = {checks.f32_literal(args.scale, '--scale')} : f32" if args.scale is not None else "") + variant_attrs
     splits = f", rock.num_splits = {args.num_splits}" if args.num_splits is not None else ""
     splits += f", rock.pipeline_depth = {args.pipeline_depth}" if getattr(args, "pipeline_depth", None) else ""
     splits += (", rock.lds_swizzle" if getattr(args, "lds_swizzle", False) else "") + \

@@ -79,3 +79,39 @@ def chip(target: str) -> Chip:
 def block_size(value: int) -> None:
     if value > MAX_BLOCK_SIZE:
         raise UserError(f"--block-size {value} exceeds the hardware limit of {MAX_BLOCK_SIZE} threads per workgroup")
+
+
+def f32_literal(value: float, what: str = "value") -> str:
+    """``value`` rounded to f32, as an MLIR float literal that reads back as exactly that f32.
+
+    MLIR's literal needs a decimal point (``1e-30`` does not parse) and goes through a double
+    before f32: the shortest f32 spelling is kept only when that double rounds back to the same
+    f32, else the f32's exact double spelling is printed. ``what`` names the value in the refusal
+    of a NaN, an infinity or a value beyond the f32 range.
+    """
+    import numpy as np  # here, not at import: keeps --help light
+
+    with np.errstate(over="ignore"):
+        rounded = np.float32(value)
+    if not np.isfinite(rounded):
+        raise UserError(f"{what} {value!r} is not a finite f32 value (|x| <= {float(np.finfo(np.float32).max)!r})")
+    text = str(rounded)
+    if np.float32(float(text)) != rounded:  # a double rounding away from the f32: spell it exactly
+        text = repr(float(rounded))
+    mantissa, e, exponent = text.partition("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    return mantissa + e + exponent
+
+
+def compiler_accepts(module, arch: str) -> None:
+    """Each rock.attention of ``module`` (parsed, in its context) as rock-attention-to-gridwise takes it for
+    ``arch``: what that pass would refuse (``--num-splits`` beyond the KV tiles, ...) is refused here, for
+    the same reason, rather than generated."""
+    from pagedir.passes.attention_to_gridwise import AttentionToGridwiseOptions, plan_attention
+    from pagedir.passes.ir_utils import find_ops
+
+    for op in find_ops(module.operation, "rock.attention"):
+        errors, _, _ = plan_attention(op.opview, get_chip(arch), AttentionToGridwiseOptions(arch=arch))
+        if errors:
+            raise UserError(f"the compiler would refuse this kernel: {'; '.join(errors)}")

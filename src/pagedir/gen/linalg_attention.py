@@ -236,13 +236,13 @@ def function_text(args: argparse.Namespace) -> str:
     scores = matmul(w, args.matmul, "%qt", kv["k"], [b, hq, sq, d], [b, hq, sk, d], transposed=True, lhs_element=t, rhs_element=t)
     scale = args.scale if args.scale is not None else 1.0 / math.sqrt(d)
     scaled = elementwise(w, [scores], [f32], scores_t, lambda a: [f"%s = arith.mulf {a[0]}, %scale : f32"],
-                         prologue=[f"%scale = arith.constant {float(np.float32(scale))!r} : f32"])
+                         prologue=[f"%scale = arith.constant {checks.f32_literal(scale, '--scale')} : f32"])
     if args.softcap is not None:
-        cap = float(np.float32(args.softcap))
+        cap = checks.f32_literal(args.softcap, "--softcap")
         scaled = elementwise(w, [scaled], [f32], scores_t, lambda a: [f"%capped = arith.divf {a[0]}, %cap : f32",
                                                                      "%t = math.tanh %capped : f32",
                                                                      "%s = arith.mulf %t, %cap : f32"],
-                             prologue=[f"%cap = arith.constant {cap!r} : f32"])
+                             prologue=[f"%cap = arith.constant {cap} : f32"])
     if args.alibi:
         scaled = add_alibi(w, args, scaled, b, hq, sq, sk, pool if args.page_table == "csr" else None)
     masked = apply_masks(w, args, scaled, b, hq, sq, sk, csr=pool if args.page_table == "csr" else None)

@@ -140,7 +140,9 @@ class AttentionToGridwisePass(Pass):
                                 lambda op, chip: lower_attention(op, chip, self.options))
 
 
-def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool:
+def plan_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> tuple[list[str], Tiling | None, int | None]:
+    """What this pass makes of ``op``: (why it refuses it, each reason as it reports it; else the tiling and
+    the KV tiles in flight). pagedir-gen asks it too, so that it refuses what the compiler would, alike."""
     func = enclosing_function(op.operation)
     problem = read_problem(op)
     errors = list(check_problem(problem)) + list(check_fp8(problem, chip))
@@ -170,6 +172,13 @@ def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool
         if depth is None:
             errors.append(f"has rock.pipeline_depth = {func.attributes['rock.pipeline_depth']} on its kernel: "
                           "expected 1 or 2")
+    return errors, tiling, depth
+
+
+def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool:
+    errors, tiling, depth = plan_attention(op, chip, options)
+    func = enclosing_function(op.operation)
+    problem = read_problem(op)
     if errors:
         for message in errors:
             op.location.emit_error(f"'rock.attention' op {message}")

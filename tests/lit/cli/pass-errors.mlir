@@ -15,6 +15,11 @@
 // RUN: not pagedir-opt %s --canonicalise --cse 2>&1 | FileCheck %s --check-prefix=SUGGEST
 // RUN: not pagedir-opt %s --rock-reuse-ld 2>&1 | FileCheck %s --check-prefix=SUGGEST-ROCK
 // RUN: not pagedir-opt %s --pass-pipeline='builtin.module(convert-gpu-to-rocdl)' 2>&1 | FileCheck %s --check-prefix=NOT-NESTED
+// A pipeline the inliner parses only when it runs (it printed the error and went on, exit code 0):
+// RUN: not pagedir-opt %s --inline='default-pipeline=bogus' 2>&1 | FileCheck %s --check-prefix=LAZY
+// RUN: not pagedir-opt %s --pass-pipeline='builtin.module(inline{default-pipeline=canonicalize{bogus=1}})' 2>&1 | FileCheck %s --check-prefix=LAZY-OPTION
+// RUN: not pagedir-opt %s --inline='default-pipeline={cse,no-such-pass}' 2>&1 | FileCheck %s --check-prefix=LAZY-SECOND
+// RUN: pagedir-opt %s --inline='default-pipeline={canonicalize{max-iterations=3}}' 2>&1 | FileCheck %s --check-prefix=LAZY-OK
 
 // OPTION: pagedir-opt: error: 'rock-buffer-load' has no option 'bogus' (options: arch)
 // OPTION-NOT: Traceback
@@ -33,6 +38,11 @@
 // SUGGEST-ROCK: pagedir-opt: error: unrecognized arguments: --rock-reuse-ld (did you mean '--rock-reuse-lds'?)
 // As in mlir-opt, only flags nest implicitly: a pipeline names the op.
 // NOT-NESTED: pagedir-opt: error: cannot add 'convert-gpu-to-rocdl': Can't add pass 'ConvertGpuOpsToROCDLOps' restricted to 'gpu.module' {{.*}} did you intend to nest?
+// LAZY: pagedir-opt: error: invalid options for 'inline' ('default-pipeline=bogus'): 'bogus' does not refer to a registered pass or pass pipeline
+// LAZY-OPTION: pagedir-opt: error: invalid options for 'inline' ('default-pipeline=canonicalize{bogus=1}'): no such option bogus
+// LAZY-SECOND: pagedir-opt: error: invalid options for 'inline' ('default-pipeline=cse,no-such-pass'): 'no-such-pass' does not refer
+// LAZY-OK-NOT: error
+// LAZY-OK: func.func @f()
 func.func @f() {
   return
 }
