@@ -558,6 +558,16 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
             raise InterpError(f"the cache pool's {g.num_blocks} blocks cannot hold a block for each of the "
                               f"{batch} sequences (the first two share one)")
         seq_lens = np.minimum(seq_lens, max(1, g.num_blocks // batch) * g.block_size).astype(np.int32)
+    if g.csr:  # kv_indices lists each sequence's pages: a shorter one than the table can address holds shorter sequences
+        nnz = _resolve(ir.MemRefType(k_view.operands[1].type).shape[0], batch * slots)
+        if nnz < batch and seq_lens.any():
+            indices = k_view.operands[1]
+            raise InterpError(f"kv_indices (argument {args.index(indices)}, {indices.type}) has room for {nnz} page "
+                              f"ids, fewer than the {batch} sequences need (one each at least; the table addresses up "
+                              f"to {batch * slots})",
+                              indices.location)
+        if (-(-seq_lens // g.block_size)).sum() > nnz:
+            seq_lens = np.minimum(seq_lens, max(1, nnz // batch) * g.block_size).astype(np.int32)
     shape = (batch, g.heads_kv, seq_k, g.head_dim)
     q_name = str(q_type.element_type)
     k = host_values(rng.standard_normal(shape), q_name)
@@ -590,7 +600,6 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
     values: dict[Any, Any] = {}
     values[k_view.operands[0]], values[v_view.operands[0]] = caches.k_pool, caches.v_pool
     if g.csr:
-        nnz = _resolve(ir.MemRefType(k_view.operands[1].type).shape[0], batch * slots)
         indptr, indices, last = reference.csr_from_block_table(caches.block_table, seq_lens, g.block_size, nnz=nnz, rng=rng)
         values[k_view.operands[1]], values[k_view.operands[2]], values[k_view.operands[3]] = indices, indptr, last
     else:
