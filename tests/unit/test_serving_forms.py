@@ -145,6 +145,37 @@ def test_the_check_fits_its_sequences_into_a_short_kv_indices(nnz: int, fits: bo
             in err.getvalue(), err.getvalue()
 
 
+@pytest.mark.parametrize("lowered", [False, True], ids=["L0", "L6"])
+def test_the_check_refuses_a_million_pages_at_once(lowered: bool, tmp_path) -> None:
+    # A dynamic pointer-table kernel edited to 1048576 pages per sequence: its case needs 1 GiB of pages,
+    # refused before any page is drawn or uploaded (one by one, they took minutes to reach the limit).
+    import time
+
+    from pagedir import driver
+    from pagedir.context import make_context
+
+    text = gen.generate(make_args(dynamic=True, batch=2, num_heads_q=2, num_heads_kv=1, seq_len_k=32, head_dim=16,
+                                  page_size=8))
+    assert "memref<?x4x1xi64>" in text
+    text = text.replace("?x4x", "?x1048576x")
+    if lowered:
+        with make_context():
+            module = ir.Module.parse(text)
+            driver.run(module.operation, driver.CompileOptions(), start="L0", end="L6")
+            text = str(module)
+    path = tmp_path / "million_pages.mlir"
+    path.write_text(text)
+    out, err = io.StringIO(), io.StringIO()
+    start = time.monotonic()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = run_cli.main(["--check", str(path)])
+    assert time.monotonic() - start < 5
+    assert code == 1 and "internal error" not in err.getvalue(), err.getvalue()
+    assert "error: the K and V pages of the check's case (1048576 a sequence, 2 sequences): " in err.getvalue(), \
+        err.getvalue()
+    assert "bytes exceed the interpreter's memory limit of 268435456 bytes" in err.getvalue(), err.getvalue()
+
+
 def test_the_check_draws_a_server_cache() -> None:
     # Shuffled ids, sequence 1's first block is sequence 0's, NaN in blocks no sequence uses, a
     # length ending inside a block.
