@@ -103,6 +103,8 @@ class _Staged:
 
 
 def _stage(path: str, data: str | bytes) -> _Staged:
+    if path.endswith(("/", os.sep)):  # names a directory; realpath would drop the slash and write a file
+        raise IsADirectoryError(errno.EISDIR, "a path ending in '/' names a directory, not a file", path)
     target = os.path.realpath(path)  # through a symlink: replace the file, keep the link
     try:
         existing = os.stat(target)
