@@ -343,7 +343,8 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device,
     if not dense:  # the K and V pages to upload, refused before any is drawn (a table of a million pages per sequence)
         pages = batch * -(-heads_kv * seq_k * head_dim // page_size)
         check_memory_limit(f"the K and V pages of the check's case ({pages // max(1, batch)} a sequence, {batch} sequences)",
-                           2 * pages * page_size * elem_named(kv_name).size, location=derefs[0].location if derefs else func.location)
+                           2 * pages * page_size * elem_named(kv_name).size,
+                           location=derefs[0].location if derefs else func.location)
     q = host_values(rng.standard_normal((batch, heads_q, seq_q, head_dim)), name)
     k = host_values(rng.standard_normal((batch, heads_kv, seq_k, head_dim)), name)
     v = host_values(rng.standard_normal((batch, heads_kv, seq_k, head_dim)), name)
