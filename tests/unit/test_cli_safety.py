@@ -283,6 +283,30 @@ def test_compile_refuses_a_dump_dir_that_is_not_a_directory(tmp_path):
     assert output.read_text() == OLD
 
 
+@pytest.mark.parametrize("tool, flags", [
+    ("compile", ["--arch", "gfx942", "-o", "{other}", "--plan={target}/"]),
+    ("compile", ["--arch", "gfx942", "-o", "{other}", "--report={target}/"]),
+    ("compile", ["--arch", "gfx942", "-o", "{target}/"]),
+    ("opt", ["-o", "{target}/"]),
+], ids=["compile-plan", "compile-report", "compile-output", "opt-output"])
+def test_a_path_ending_in_a_slash_names_a_directory_not_the_file(tool, flags, tmp_path):
+    # 'plan.json/' is a directory's name: writing the file plan.json instead (or over it) is not what was asked.
+    target, other = tmp_path / "plan.json", tmp_path / "out.s"
+    target.write_text(OLD)
+    other.write_text(OLD)
+    result = run_tool(tool, str(KERNEL), *(f.format(target=target, other=other) for f in flags))
+    assert result.returncode == 1, result.stderr
+    assert f"could not write '{target}/': a path ending in '/' names a directory, not a file" in result.stderr.decode()
+    assert target.read_text() == OLD and other.read_text() == OLD
+
+
+def test_gen_refuses_an_output_ending_in_a_slash(tmp_path):
+    result = run_tool("gen", "attention", "--batch", "1", "-o", f"{tmp_path}/k.mlir/")
+    assert result.returncode == 1, result.stderr
+    assert b"names a directory, not a file" in result.stderr
+    assert not (tmp_path / "k.mlir").exists()
+
+
 # ----------------------------------------------------------------------------
 # stdout that cannot be written.
 

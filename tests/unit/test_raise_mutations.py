@@ -2,8 +2,8 @@
 
 Each mutant changes one thing the raise relies on: an iterator type, an indexing map's result, where
 a reduction runs, the operand order or the op of a body instruction, a comparison, a ``linalg.index``
-dim, an index of a ``tensor.extract``, one use of a constant, a broadcast's, transpose's or reshape's
-dims. A mutant that still verifies is either not raised (with ``explain=true`` a remark names the
+dim, the value a body yields (another of its block arguments), an index of a ``tensor.extract``, one use of
+a constant, a broadcast's, transpose's or reshape's dims. A mutant that still verifies is either not raised (with ``explain=true`` a remark names the
 blocker) or raised to a kernel that computes what the mutant does (``check_pass``, the check of
 ``pagedir-run --check``): the mutation was neutral (``addf`` operands swapped, a window one key wider
 read as such). None is raised wrongly.
@@ -82,6 +82,10 @@ def mutations(module: ir.Module) -> list[tuple[int, str, object]]:
             found += [(n, "predicate", p) for p in range(len(PREDICATES))]
         elif name == "linalg.index":
             found += [(n, "index dim", d) for d in range(5)]
+        elif name == "linalg.yield" and op.parent.name == "linalg.generic":
+            args = list(op.parent.regions[0].blocks[0].arguments)
+            found += [(n, "yield block argument", (i, a)) for i, value in enumerate(op.operands)
+                      for a, arg in enumerate(args) if arg.type == value.type and arg != value]
         if name.startswith("arith.") and name != "arith.constant" and len(op.operands) >= 2:
             found.append((n, "swap operands", (0, 1)))
             if name == "arith.select":
@@ -160,6 +164,9 @@ def mutate(module: ir.Module, n: int, kind: str, argument) -> bool:
         if first == second:
             return False
         op.operands[a], op.operands[b] = second, first
+    elif kind == "yield block argument":  # the body yields one of its arguments (an input, the init) instead
+        i, a = argument
+        op.operands[i] = op.parent.regions[0].blocks[0].arguments[a]
     elif kind == "replace op":
         with ir.InsertionPoint(op), op.location:
             new = ir.Operation.create(argument, results=[r.type for r in op.results], operands=list(op.operands))

@@ -253,3 +253,38 @@ def test_a_python_number_outside_the_scalar_type_is_refused(number, message) -> 
     with pytest.raises(InputError) as raised:
         interp.run(NUMBERS, "f", [number, np.zeros(1, np.int32)])
     assert raised.value.message == message
+
+
+def nan_table(arrays: list) -> list:
+    table = arrays[3].astype(np.float32)
+    table[0, 0] = np.nan
+    return [*arrays[:3], table, *arrays[4:]]
+
+
+def nan_and_inf_values(arrays: list) -> list:
+    q, k = arrays[0].copy(), arrays[1].copy()
+    q[0, 0, 0, 0], k[0, 0, 0, 0], k[1, 0, 0, 0] = np.inf, np.nan, np.inf  # rows of NaN: the math's own
+    return [q, k, *arrays[2:]]
+
+
+@pytest.mark.parametrize("given, status, message", [
+    (nan_table, 1, "arg3 (%block_table) has dtype float32; the argument is memref<2x4xi32>, which takes int32"),
+    (nan_and_inf_values, 0, None),
+], ids=["nan-block-ids", "nan-and-inf-values"])
+def test_nan_inputs_leak_no_numpy_warning(tmp_path, given, status, message) -> None:
+    # NaN where an index is needed is the user's error, said as one; NaN and Inf in values compute what the
+    # math says. Neither prints a numpy RuntimeWarning (run with warnings as errors: one would exit 2).
+    import os
+    import subprocess
+    import sys
+
+    path, arrays = kernel(tmp_path, page_table="blocks")
+    inputs = tmp_path / "nan.npz"
+    np.savez(inputs, **{f"arg{i}": a for i, a in enumerate(given(arrays))})
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src")}
+    result = subprocess.run([sys.executable, "-W", "error", "-m", "pagedir.cli.run", str(path), "--entry", "paged_attention",
+                             "--inputs", str(inputs)], capture_output=True, text=True, env=env, timeout=300)
+    assert "Warning" not in result.stderr + result.stdout, result.stderr
+    assert result.returncode == status, result.stderr
+    if message:
+        assert f"error: inputs '{inputs}': {message}" in result.stderr, result.stderr

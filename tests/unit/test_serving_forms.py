@@ -125,6 +125,57 @@ def test_the_check_fits_its_sequences_into_a_small_pool(pool_blocks: int, fits: 
         assert "the cache pool's 0 blocks cannot hold a block for each of the 2 sequences" in err.getvalue()
 
 
+@pytest.mark.parametrize(("nnz", "fits"), [(5, True), (2, True), (1, False)])
+def test_the_check_fits_its_sequences_into_a_short_kv_indices(nnz: int, fits: bool, tmp_path) -> None:
+    # kv_indices shorter than batch * max_blocks: the check's sequences are drawn to fit it, or it says
+    # which argument cannot hold them; never an internal error.
+    text = gen.generate(make_args(page_table="csr", batch=2, seq_len_k=32, page_size=8))
+    indices = "%kv_indices: memref<8xi32>"
+    assert indices in text
+    path = tmp_path / "short_indices.mlir"
+    path.write_text(text.replace("memref<8xi32>", f"memref<{nnz}xi32>"))
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = run_cli.main(["--check", str(path)])
+    if fits:
+        assert code == 0 and "FAIL" not in out.getvalue() and "PASS" in out.getvalue(), out.getvalue() + err.getvalue()
+    else:
+        assert code == 1 and "internal error" not in err.getvalue(), err.getvalue()
+        assert "error: kv_indices (argument 4, memref<1xi32>) has room for 1 page ids, fewer than the 2 sequences" \
+            in err.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("lowered", [False, True], ids=["L0", "L6"])
+def test_the_check_refuses_a_million_pages_at_once(lowered: bool, tmp_path) -> None:
+    # A dynamic pointer-table kernel edited to 1048576 pages per sequence: its case needs 1 GiB of pages,
+    # refused before any page is drawn or uploaded (one by one, they took minutes to reach the limit).
+    import time
+
+    from pagedir import driver
+    from pagedir.context import make_context
+
+    text = gen.generate(make_args(dynamic=True, batch=2, num_heads_q=2, num_heads_kv=1, seq_len_k=32, head_dim=16,
+                                  page_size=8))
+    assert "memref<?x4x1xi64>" in text
+    text = text.replace("?x4x", "?x1048576x")
+    if lowered:
+        with make_context():
+            module = ir.Module.parse(text)
+            driver.run(module.operation, driver.CompileOptions(), start="L0", end="L6")
+            text = str(module)
+    path = tmp_path / "million_pages.mlir"
+    path.write_text(text)
+    out, err = io.StringIO(), io.StringIO()
+    start = time.monotonic()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = run_cli.main(["--check", str(path)])
+    assert time.monotonic() - start < 5
+    assert code == 1 and "internal error" not in err.getvalue(), err.getvalue()
+    assert "error: the K and V pages of the check's case (1048576 a sequence, 2 sequences): " in err.getvalue(), \
+        err.getvalue()
+    assert "bytes exceed the interpreter's memory limit of 268435456 bytes" in err.getvalue(), err.getvalue()
+
+
 def test_the_check_draws_a_server_cache() -> None:
     # Shuffled ids, sequence 1's first block is sequence 0's, NaN in blocks no sequence uses, a
     # length ending inside a block.

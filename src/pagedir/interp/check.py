@@ -43,7 +43,7 @@ from pagedir import reference
 from pagedir.interp.inputs import host_array
 from pagedir.interp.launch import (argument_count, as_module, check_arguments, functions, parsed, run_function,
                                    symbol_name)
-from pagedir.interp.memory import Device, InterpError
+from pagedir.interp.memory import Device, InterpError, check_memory_limit, elem_named
 from pagedir.dialect.ops_attention import attention_operands, optional_operands
 from pagedir.dialect.ops_page_table import is_block_table_view
 from pagedir.passes.ir_utils import find_ops
@@ -339,6 +339,12 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device,
         heads_kv = attrs.get("num_heads_kv", 1)
         stated = derefs[0].attributes["seq_len_k"] if derefs and "seq_len_k" in derefs[0].attributes else None
         seq_k = ir.IntegerAttr(stated).value if stated is not None else table_type.shape[1] * page_size // (heads_kv * head_dim)
+    kv_name = str(ir.MemRefType(derefs[0].results[0].type).element_type if derefs and not dense else table_type.element_type)
+    if not dense:  # the K and V pages to upload, refused before any is drawn (a table of a million pages per sequence)
+        pages = batch * -(-heads_kv * seq_k * head_dim // page_size)
+        check_memory_limit(f"the K and V pages of the check's case ({pages // max(1, batch)} a sequence, {batch} sequences)",
+                           2 * pages * page_size * elem_named(kv_name).size,
+                           location=derefs[0].location if derefs else func.location)
     q = host_values(rng.standard_normal((batch, heads_q, seq_q, head_dim)), name)
     k = host_values(rng.standard_normal((batch, heads_kv, seq_k, head_dim)), name)
     v = host_values(rng.standard_normal((batch, heads_kv, seq_k, head_dim)), name)
@@ -356,7 +362,6 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device,
         k, v = reference.fill_stale(k, seq_lens), reference.fill_stale(v, seq_lens)
     if edges and nulls_ok:
         k = nan_keys(k, seq_k if seq_lens is None else seq_lens, seq_q)
-    kv_name = str(ir.MemRefType(derefs[0].results[0].type).element_type if derefs and not dense else table_type.element_type)
     scales = {}
     per_token = "k_scales" in (attrs.get("optional") or [])
     if kv_name in reference.FP8_FORMATS and per_token:  # per (token, head): the scales are caches of their own
@@ -558,6 +563,16 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
             raise InterpError(f"the cache pool's {g.num_blocks} blocks cannot hold a block for each of the "
                               f"{batch} sequences (the first two share one)")
         seq_lens = np.minimum(seq_lens, max(1, g.num_blocks // batch) * g.block_size).astype(np.int32)
+    if g.csr:  # kv_indices lists each sequence's pages: a shorter one than the table can address holds shorter sequences
+        nnz = _resolve(ir.MemRefType(k_view.operands[1].type).shape[0], batch * slots)
+        if nnz < batch and seq_lens.any():
+            indices = k_view.operands[1]
+            raise InterpError(f"kv_indices (argument {args.index(indices)}, {indices.type}) has room for {nnz} page "
+                              f"ids, fewer than the {batch} sequences need (one each at least; the table addresses up "
+                              f"to {batch * slots})",
+                              indices.location)
+        if (-(-seq_lens // g.block_size)).sum() > nnz:
+            seq_lens = np.minimum(seq_lens, max(1, nnz // batch) * g.block_size).astype(np.int32)
     shape = (batch, g.heads_kv, seq_k, g.head_dim)
     q_name = str(q_type.element_type)
     k = host_values(rng.standard_normal(shape), q_name)
@@ -590,7 +605,6 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
     values: dict[Any, Any] = {}
     values[k_view.operands[0]], values[v_view.operands[0]] = caches.k_pool, caches.v_pool
     if g.csr:
-        nnz = _resolve(ir.MemRefType(k_view.operands[1].type).shape[0], batch * slots)
         indptr, indices, last = reference.csr_from_block_table(caches.block_table, seq_lens, g.block_size, nnz=nnz, rng=rng)
         values[k_view.operands[1]], values[k_view.operands[2]], values[k_view.operands[3]] = indices, indptr, last
     else:

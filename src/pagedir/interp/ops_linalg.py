@@ -5,11 +5,12 @@ compute dtype, the same for every lane (payload functions run on one thread).
 ``bufferization.to_tensor`` reads a memref, ``bufferization.materialize_in_destination``
 writes one.
 
-``linalg.generic`` runs its body once per point of the iteration space: the
+``linalg.generic`` runs its body once per point of the iteration space, as the
+loop nest of its definition: each point reads the output element its map names
+through the init block argument and writes the yielded value there. The
 parallel points are the lanes of one body execution (the arith/math handlers
-compute on them), and the reduction dimensions are walked in order, each step
-feeding the yielded values back as the outputs' block arguments, which is the
-sequential order of the op's definition. Indexing maps are evaluated as affine
+compute on them) and the other dimensions are walked in order; when the output
+maps could send two lanes to one element, every dimension is walked. Indexing maps are evaluated as affine
 expressions. Named ops follow their definitions: ``linalg.matmul`` and
 ``linalg.batch_matmul`` add the products of the inputs converted to the output
 type to the output, ``linalg.softmax`` is ``exp(x - max) / sum(exp(x - max))``
@@ -258,6 +259,21 @@ def loop_extents(maps: list[ir.AffineMap], shapes: list[tuple[int, ...]], locati
     return [int(e) for e in extents]
 
 
+def lanes_distinct(amap: ir.AffineMap, parallel: list[int]) -> bool:
+    """Whether ``amap`` names a different element at each point of the ``parallel`` dimensions (the other
+    dimensions fixed): its results are distinct plain dimensions (a projected permutation) covering them."""
+    dims = [e.position for e in amap.results if isinstance(e, ir.AffineDimExpr)]
+    return len(dims) == len(amap.results) == len(set(dims)) and set(parallel) <= set(dims)
+
+
+def flat_offsets(amap: ir.AffineMap, coords: list, shape: tuple[int, ...], lanes: int) -> np.ndarray:
+    """Row-major offsets of the elements ``amap`` names at ``coords``, one per lane."""
+    if not amap.results:
+        return np.zeros(lanes, dtype=np.int64)
+    index = tuple(np.broadcast_to(affine_value(e, coords), (lanes,)) for e in amap.results)
+    return np.ravel_multi_index(index, shape)
+
+
 @handles("linalg.generic")
 def compile_generic(p: Program, op: Any) -> Any:
     operation = op.operation
@@ -285,43 +301,41 @@ def compile_generic(p: Program, op: Any) -> Any:
                 body.append(closure)
         else:
             raise InterpError(f"the interpreter does not support {name}", inner.operation.location)
+    out_maps = maps[len(inputs):]
     parallel = [d for d, k in enumerate(kinds) if k == "parallel"]
-    reduction = [d for d, k in enumerate(kinds) if k == "reduction"]
+    if not all(lanes_distinct(amap, parallel) for amap in out_maps):
+        parallel = []  # lanes could share an output element: run the whole loop nest point by point
+    walked = [d for d in range(len(extents)) if d not in parallel]
     lanes = int(np.prod([extents[d] for d in parallel], dtype=np.int64))
     parallel_coords = np.unravel_index(np.arange(lanes, dtype=np.int64), [extents[d] for d in parallel]) if parallel else []
 
     def run(env: list, mask: Any) -> None:
+        # The op is a loop nest over all dimensions: each point reads the output element its map names (through
+        # the init block argument) and writes the yielded value there. The parallel points are lanes; the other
+        # dimensions are walked in order, so an output element indexed by a walked dimension is written at each
+        # of its points, and one that is not accumulates over them in iteration order.
         coords: list[Any] = [None] * len(extents)
         for d, values in zip(parallel, parallel_coords):
             coords[d] = values
-        out_maps = maps[len(inputs):]
-        accumulators = []
-        for slot, amap in zip(out_slots, out_maps):
-            with_zero = [c if c is not None else np.int64(0) for c in coords]
-            index = tuple(np.broadcast_to(affine_value(e, with_zero), (lanes,)) for e in amap.results)
-            accumulators.append(env[slot].array[index] if index else np.broadcast_to(env[slot].array, (lanes,)))
-        for point in itertools.product(*(range(extents[d]) for d in reduction)):
-            for d, value in zip(reduction, point):
+        work = [env[slot].array.reshape(-1).copy() for slot in out_slots]
+        shapes_out = [env[slot].array.shape for slot in out_slots]
+        for point in itertools.product(*(range(extents[d]) for d in walked)):
+            for d, value in zip(walked, point):
                 coords[d] = np.int64(value)
             for arg, slot, amap in zip(arg_slots, in_slots, maps):
                 array = env[slot].array
                 index = tuple(affine_value(e, coords) for e in amap.results)
                 env[arg] = np.broadcast_to(array[index] if index else array, (lanes,))
-            for arg, acc in zip(arg_slots[len(inputs):], accumulators):
-                env[arg] = acc
+            offsets = [flat_offsets(amap, coords, shape, lanes) for amap, shape in zip(out_maps, shapes_out)]
+            for arg, flat, offset in zip(arg_slots[len(inputs):], work, offsets):
+                env[arg] = flat[offset]
             for slot, dim in index_slots:
                 env[slot] = np.broadcast_to(np.asarray(coords[dim], dtype=np.int64), (lanes,))
             for closure in body:
                 closure(env, None)
-            accumulators = [np.broadcast_to(env[y], (lanes,)) for y in yields]
-        for slot, result, amap, acc, elem in zip(out_slots, results, out_maps, accumulators, out_elems):
-            array = env[slot].array.copy()
-            index = tuple(np.broadcast_to(affine_value(e, [c if c is not None else np.int64(0) for c in coords]), (lanes,))
-                          for e in amap.results)
-            if index:
-                array[index] = cast(acc, elem)
-            else:
-                array[...] = cast(acc, elem)[0]
-            env[result] = Tensor(array, elem)
+            for flat, offset, y, elem in zip(work, offsets, yields, out_elems):
+                flat[offset] = cast(np.broadcast_to(env[y], (lanes,)), elem)
+        for result, flat, shape, elem in zip(results, work, shapes_out, out_elems):
+            env[result] = Tensor(flat.reshape(shape), elem)
 
     return run

@@ -17,12 +17,16 @@ def strip_cast(value: ir.Value) -> ir.Value:
     if op is None:
         return value
     ins, _ = generic_inputs(op)
+    if len(ins) != 1:
+        return value
+    # One input at the output is the cast (P V has two): its body must yield the cast of that input.
     args, yielded, ops = body(op)
-    if len(ins) == 1 and len(ops) == 2 and ops[0].name in ("arith.truncf", "arith.extf") and ops[0].operands[0] == args[0] \
-            and yielded == ops[0].results[0]:
-        expect_loops(op, "the element cast of the output", "pppp", [IDENTITY, IDENTITY])
-        return ins[0]
-    return value
+    if len(ops) != 2 or ops[0].name not in ("arith.truncf", "arith.extf") or ops[0].operands[0] != args[0] \
+            or yielded != ops[0].results[0]:
+        what = "its init" if yielded == args[-1] else describe(yielded)
+        raise NoMatch(f"the element cast of the output yields {what}, expected arith.truncf or arith.extf of its input", op)
+    expect_loops(op, "the element cast of the output", "pppp", [IDENTITY, IDENTITY])
+    return ins[0]
 
 
 def contraction(value: ir.Value, *, transposed: bool, what: str) -> tuple[ir.Value, ir.Value]:
