@@ -91,14 +91,11 @@ class _Staged:
 
 
 def _stage(path: str, data: str | bytes) -> _Staged:
-<<<<<<< HEAD
     """``data`` in a temporary file beside ``path``, with the mode of the file it replaces (else the usual
     ``0666 & ~umask``). A target that is not a regular file (``/dev/null``, a FIFO) is written in place at
     commit: renaming over it would replace the device or pipe. Raises ``OSError``, leaving no temporary file."""
-=======
     if path.endswith(("/", os.sep)):  # names a directory; realpath would drop the slash and write a file
         raise IsADirectoryError(errno.EISDIR, "a path ending in '/' names a directory, not a file", path)
->>>>>>> s24-fuzzfix
     target = os.path.realpath(path)  # through a symlink: replace the file, keep the link
     try:
         existing = os.stat(target)
