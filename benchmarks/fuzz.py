@@ -551,7 +551,10 @@ def npz_case(rng: random.Random, text: bytes, kind: str | None = None) -> tuple[
             values.reshape(-1)[rng.randrange(values.size)] = rng.choice([-1, -2**31, 2**31 - 1, 2**31, 2**40, 17, 4096])
         arrays[key] = values.astype(rng.choice([arrays[key].dtype, np.dtype(np.int64)]))
     elif kind == "npz-0d":
-        arrays[key] = np.asarray(rng.choice([0, 1.5, -1, np.nan]), dtype=arrays[key].dtype if arrays[key].dtype.kind != "U" else None)
+        value = rng.choice([0, 1.5, -1, np.nan])
+        integral = arrays[key].dtype.kind in "iub" and float(value).is_integer()
+        # an integer argument given 1.5 or NaN keeps them as a float array (a dtype the tool must refuse)
+        arrays[key] = np.asarray(value, dtype=arrays[key].dtype if integral or arrays[key].dtype.kind == "f" else None)
     elif kind == "npz-not-npz":
         body = npz_bytes(arrays)
         return (rng.choice([b"", body[: rng.randrange(len(body))], b"PK\x03\x04" + bytes(rng.randrange(256) for _ in range(40)),
