@@ -1,0 +1,42 @@
+"""Page sources: one class per form in which K and V (and their scale caches) are given to rock.attention.
+
+Each form owns what it decides: its verifier rules (rock.attention asks :meth:`PageSource.kv_shape`,
+:meth:`~PageSource.scale_cache_error`, :meth:`~PageSource.lengths`), its address formula and what
+rock-blockwise-load stages per tile (:meth:`~PageSource.page_address`: a pointer read from a table, a block id
+turned into an address), what the threadwise lowering reads per wave (:meth:`~PageSource.read_entries`,
+:meth:`~PageSource.entry_address`, :meth:`~PageSource.entry_live`, a run of adjacent pages:
+:meth:`~PageSource.entries_adjacent`) and where an element lies in its page (:meth:`~PageSource.page_offset`).
+The passes ask :func:`source_of`; they do not branch on the form.
+
+A new form is a class here (a subclass of :class:`PageSource`, or of a form it refines) and a line in
+:data:`FORMS`. This package builds IR with the upstream dialects only and imports nothing of pagedir but
+leaves (``offset_width``): the dialect's verifiers and the passes both use it.
+"""
+
+from __future__ import annotations
+
+import mlir.ir as ir
+
+from pagedir.page_sources.base import PageSource
+from pagedir.page_sources.blocks import BlockRead, BlockSource, PageGeometry
+from pagedir.page_sources.csr import CsrSource
+from pagedir.page_sources.dense import DenseSource
+from pagedir.page_sources.pointers import PointerSource
+
+#: The forms, asked in turn whether they claim a value; the first that does is its form (dense: any other).
+FORMS: tuple[type[PageSource], ...] = (PointerSource, CsrSource, BlockSource, DenseSource)
+
+
+def source_of(value: ir.Value, page_table: ir.Value | None = None) -> PageSource:
+    """The form of K/V operand ``value``. ``page_table``: the table a paged ``rock.blockwise_load_tile`` names
+    beside its source (a source no form claims, a kernel argument, is then read through it as pointers)."""
+    for form in FORMS:
+        if form is DenseSource and page_table is not None:
+            return PointerSource(value, page_table)
+        if form.matches(value):
+            return PointerSource(value, page_table) if form is PointerSource else form(value)
+    raise AssertionError("DenseSource claims every value")
+
+
+__all__ = ["FORMS", "BlockRead", "BlockSource", "CsrSource", "DenseSource", "PageGeometry", "PageSource",
+           "PointerSource", "source_of"]
