@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Protocol
 
 import mlir.ir as ir
+import numpy as np
 from mlir.dialects import arith
 
 I32 = 32
@@ -87,6 +89,38 @@ def _hoist(value: ir.Value, loop: ir.Operation) -> bool:
         return False
     op.move_before(loop)
     return True
+
+
+class RunTimeOperand(Protocol):
+    """An operand's memory at run time, as the interpreter hands it to a form."""
+
+    shape: tuple[int, ...]
+    base: int  # its first byte's address
+    elem_size: int  # bytes per element
+
+    def read(self, indices: tuple[np.ndarray, ...]) -> np.ndarray:
+        """The integer elements at ``indices`` (one array per leading dim; the others 0), as int64."""
+
+
+class RunTimePages:
+    """A paged source at run time (the interpreter's reading): its ``[B, P, S]`` shape, where each page
+    lies and what the form carries besides."""
+
+    def __init__(self, shape: tuple[int, int, int], seq_len_k: int | None = None):
+        self.shape = shape
+        self.seq_len_k = seq_len_k  # tokens per sequence when the last page is partly filled
+
+    def addresses(self, batch: np.ndarray, page: np.ndarray) -> np.ndarray:
+        """The address of page ``page`` (inside the table) of sequence ``batch``; 0 for a null page."""
+        raise NotImplementedError
+
+    def seq_lens(self) -> np.ndarray | None:
+        """The sequence lengths the form carries (:meth:`PageSource.lengths`), else None."""
+        return None
+
+    def element_offset(self, offset: np.ndarray) -> np.ndarray:
+        """Elements from a page's address to element ``offset`` of the (virtual) page."""
+        return offset
 
 
 class PageSource:
@@ -211,3 +245,14 @@ class PageSource:
     def page_stride_and_extent(self, page_size: int) -> tuple[int, int]:
         """(elements from a page's address to the page physically after it, elements a page spans)."""
         return page_size, page_size
+
+    # --- the interpreter ---------------------------------------------------------------------------
+
+    @property
+    def run_time_operands(self) -> list[ir.Value]:
+        """The values :meth:`at_run_time` reads: the defining op's operands."""
+        return list(self.value.owner.operands)
+
+    def at_run_time(self, operands: list[RunTimeOperand]) -> RunTimePages:
+        """The pages of this source, its :attr:`run_time_operands` in memory as given."""
+        raise NotImplementedError

@@ -13,10 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 import mlir.ir as ir
+import numpy as np
 from mlir.dialects import affine, arith, memref
 
 from pagedir.offset_width import offset_bits
-from pagedir.page_sources.base import I32, PageSource, defined_by, index_const, int_const, value_bytes
+from pagedir.page_sources.base import I32, PageSource, RunTimePages, defined_by, index_const, int_const, value_bytes
 
 
 @dataclass(frozen=True)
@@ -41,12 +42,6 @@ class PageGeometry:
         num_blocks = None if pool.is_dynamic_dim(0) else num_blocks
         max_blocks = None if pages.is_dynamic_dim(1) else pages.shape[1] // max(heads_kv, 1)
         return PageGeometry(layout, num_blocks, block_size, heads_kv, head_dim, max_blocks, csr)
-
-    def at_run_time(self, pool_blocks: int, table_shape: tuple) -> PageGeometry:
-        """The geometry with its dynamic sizes read from the arguments' shapes (the interpreter)."""
-        slots = table_shape[0 if self.csr else 1]
-        return replace(self, num_blocks=self.num_blocks if self.num_blocks is not None else pool_blocks,
-                       max_blocks=self.max_blocks if self.max_blocks is not None else slots)
 
     @staticmethod
     def of(view: ir.Value) -> PageGeometry:
@@ -248,6 +243,44 @@ class BlockSource(PageSource):
     def page_stride_and_extent(self, page_size: int) -> tuple[int, int]:
         g = self.geometry
         return g.block_stride, g.page_extent
+
+    # --- the interpreter ---------------------------------------------------------------------------
+
+    def run_time_geometry(self, pool, table) -> PageGeometry:
+        """The geometry with its dynamic sizes (``?``) read from the arguments' shapes."""
+        g = self.geometry
+        slots = table.shape[self.slot_count_dim()[1]]
+        return replace(g, num_blocks=g.num_blocks if g.num_blocks is not None else pool.shape[0],
+                       max_blocks=g.max_blocks if g.max_blocks is not None else slots)
+
+    def at_run_time(self, operands) -> RunTimePages:
+        pool, table = operands
+        g = self.run_time_geometry(pool, table)
+        return BlockPages(pool, table, g, (table.shape[0], g.heads_kv * g.max_blocks, self.value.type.shape[2]))
+
+
+class BlockPages(RunTimePages):
+    """A view's pages at run time: ``pool + (id * block_stride + head * head_stride) * elem_bytes``."""
+
+    def __init__(self, pool, table, geometry: PageGeometry, shape):
+        super().__init__(shape)
+        self.pool, self.table, self.geometry = pool, table, geometry
+
+    def block_ids(self, batch: np.ndarray, slot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(block id, whether the sequence owns the slot) of each ``(batch, slot)``."""
+        return self.table.read((batch, slot)), np.ones(slot.shape, dtype=np.bool_)
+
+    def addresses(self, batch, page):
+        g = self.geometry
+        batch, page = np.asarray(batch, dtype=np.int64), np.asarray(page, dtype=np.int64)
+        head, slot = page // g.max_blocks, page % g.max_blocks
+        ids, owned = self.block_ids(batch, slot)
+        live = owned & (ids >= 0) & (ids < g.num_blocks)
+        element = ids * g.block_stride + head * g.head_stride
+        return np.where(live, self.pool.base + element * self.pool.elem_size, 0)
+
+    def element_offset(self, offset):
+        return self.geometry.element_offset(offset)
 
 
 

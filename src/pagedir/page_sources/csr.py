@@ -8,10 +8,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import mlir.ir as ir
+import numpy as np
 from mlir.dialects import arith, memref
 
-from pagedir.page_sources.base import PageSource, before_invariant_loops, index_const
-from pagedir.page_sources.blocks import BlockRead, BlockSource, is_view
+from pagedir import reference
+from pagedir.page_sources.base import PageSource, RunTimePages, before_invariant_loops, index_const
+from pagedir.page_sources.blocks import BlockPages, BlockRead, BlockSource, is_view
 
 
 class CsrSource(BlockSource):
@@ -67,3 +69,29 @@ class CsrSource(BlockSource):
             positions.append(arith.select(owned[-1], position, arith.constant(i32, 0)))  # never read past kv_indices
         ids = [memref.load(table, [arith.index_castui(index, position)]) for position in positions]
         return [BlockRead(head, block_id, owns) for head, block_id, owns in zip(heads, ids, owned)]
+
+    def at_run_time(self, operands) -> RunTimePages:
+        pool, table, indptr, last_page_len = operands
+        g = self.run_time_geometry(pool, table)
+        shape = (last_page_len.shape[0], g.heads_kv * g.max_blocks, self.value.type.shape[2])
+        return CsrPages(pool, table, g, shape, indptr, last_page_len)
+
+
+class CsrPages(BlockPages):
+    def __init__(self, pool, table, geometry, shape, indptr, last_page_len):
+        super().__init__(pool, table, geometry, shape)
+        self.indptr, self.last_page_len = indptr, last_page_len
+
+    def block_ids(self, batch, slot):
+        start, end = self.indptr.read((batch,)), self.indptr.read((batch + 1,))
+        position = start + slot
+        owned = (slot < end - start) & (position >= 0) & (position < self.table.shape[0])
+        ids = np.zeros(slot.shape, dtype=np.int64)
+        ids[owned] = self.table.read((position[owned],))
+        return ids, owned
+
+    def seq_lens(self):
+        batch = self.last_page_len.shape[0]
+        indptr = self.indptr.read((np.arange(batch + 1),))
+        last = self.last_page_len.read((np.arange(batch),))
+        return reference.csr_seq_lens(indptr, last, self.geometry.block_size)

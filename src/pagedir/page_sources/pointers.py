@@ -6,7 +6,7 @@ from __future__ import annotations
 import mlir.ir as ir
 from mlir.dialects import arith, memref
 
-from pagedir.page_sources.base import I64, PageSource, defined_by, defining_op, dim_text, index_const, int_const
+from pagedir.page_sources.base import I64, PageSource, RunTimePages, defined_by, defining_op, dim_text, index_const, int_const
 
 
 class PointerSource(PageSource):
@@ -73,3 +73,20 @@ class PointerSource(PageSource):
             same = arith.andi(in_table, arith.cmpi(arith.CmpIPredicate.eq, entry, expected))
             adjacent = arith.andi(adjacent, same)
         return adjacent
+
+    @property
+    def run_time_operands(self) -> list[ir.Value]:
+        return [self.table]
+
+    def at_run_time(self, operands) -> RunTimePages:
+        (table,) = operands
+        return PointerPages(table, (table.shape[0], *self.value.type.shape[1:]), self.stated_seq_len_k())  # B may be '?'
+
+
+class PointerPages(RunTimePages):
+    def __init__(self, table, shape, seq_len_k):
+        super().__init__(shape, seq_len_k)
+        self.table = table
+
+    def addresses(self, batch, page):
+        return self.table.read((batch, page))
