@@ -20,12 +20,12 @@ from collections.abc import Iterator
 import mlir.ir as ir
 
 from pagedir.dialect.core import MEMREF, OPTIONAL, READ, STR_ATTR, Attr, OpDef, Operand, Result
-from pagedir.page_sources import PageGeometry, source_of
+from pagedir.page_sources import PageGeometry, source_of, view_layouts  # PageGeometry: for interp/check.py
 from pagedir.page_sources.blocks import is_view
 
 #: Pool layouts: ``nhd`` = [num_blocks, block_size, Hkv, D] (vLLM flash, FlashInfer NHD),
-#: ``hnd`` = [num_blocks, Hkv, block_size, D] (FlashInfer HND).
-KV_LAYOUTS = ("nhd", "hnd")
+#: ``hnd`` = [num_blocks, Hkv, block_size, D] (FlashInfer HND); each stated by its page source.
+KV_LAYOUTS = tuple(view_layouts())
 
 
 class BlockTableViewOp(OpDef):
@@ -77,11 +77,14 @@ pages). The id range check reads `num_blocks` from the pool.
         the pool's blocks, the batch, the block slots (the result's pages with them), nnz."""
         pool, table, pages = op.pool.type, op.table.type, op.operation.results[0].type
         i32 = ir.IntegerType.get_signless(32)
-        if op.layout not in KV_LAYOUTS:
-            yield f'layout must be "nhd" or "hnd", got "{op.layout}"'
+        forms = view_layouts()
+        if op.layout not in forms:
+            names = " or ".join(f'"{name}"' for name in forms)
+            yield f'layout must be {names}, got "{op.layout}"'
             return
-        if pool.rank not in (3, 4):
-            yield f"pool must be a 4-d memref ({op.layout}), or a 3-d scale pool, got {pool}"
+        form = forms[op.layout]
+        if (problem := form.pool_error(pool, op.layout)) is not None:
+            yield problem
             return
         if pages.rank != 3 or pages.element_type != pool.element_type:
             yield f"result must be memref<B x P x S x {pool.element_type}>, got {pages}"
@@ -96,7 +99,7 @@ pages). The id range check reads `num_blocks` from the pool.
         if csr[0] != csr[1]:
             yield "a csr view needs both kv_indptr and kv_last_page_len"
             return
-        g = PageGeometry.of_types(pool, pages, op.layout)
+        g = form.geometry_of(pool, pages, op.layout)
         batch = pages.shape[0]
         if (not pages.is_dynamic_dim(1) and pages.shape[1] % g.heads_kv) or pages.shape[2] != g.block_size * g.head_dim:
             yield (f"result {pages} must be memref<B x (Hkv * max_blocks) x (block_size * D)> for a pool of "

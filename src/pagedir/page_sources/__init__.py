@@ -38,5 +38,15 @@ def source_of(value: ir.Value, page_table: ir.Value | None = None) -> PageSource
     raise AssertionError("DenseSource claims every value")
 
 
+def view_layouts() -> dict[str, type[BlockSource]]:
+    """``rock.block_table_view``'s layouts, each with the form class stating its pool rules and geometry."""
+    layouts: dict[str, type[BlockSource]] = {}
+    for form in reversed(FORMS):  # a refined form (CSR) after the form it refines
+        if issubclass(form, BlockSource):
+            for layout in form.layouts:
+                layouts.setdefault(layout, form)
+    return layouts
+
+
 __all__ = ["FORMS", "BlockRead", "BlockSource", "CsrSource", "DenseSource", "PageGeometry", "PageSource",
-           "PointerSource", "source_of"]
+           "PointerSource", "source_of", "view_layouts"]

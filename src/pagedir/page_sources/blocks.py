@@ -95,14 +95,31 @@ class BlockSource(PageSource):
     name = "blocks"
     #: max_blocks (the result's pages) may be ``?``: read at run time (:meth:`slot_count_dim`).
     dynamic_dims = frozenset({1})
+    #: The pool layouts (``rock.block_table_view``'s ``layout``) whose rules this class states:
+    #: ``nhd`` = [num_blocks, block_size, Hkv, D] (vLLM flash, FlashInfer NHD), ``hnd`` = [num_blocks, Hkv, block_size, D].
+    layouts = ("nhd", "hnd")
 
     @staticmethod
     def matches(value: ir.Value) -> bool:
         return is_view(value) and len(value.owner.operands) == 2
 
+    @staticmethod
+    def pool_error(pool: ir.MemRefType, layout: str) -> str | None:
+        """Why ``pool`` is no pool of ``layout``, else None (rock.block_table_view's verifier)."""
+        if pool.rank not in (3, 4):
+            return f"pool must be a 4-d memref ({layout}), or a 3-d scale pool, got {pool}"
+        return None
+
+    @staticmethod
+    def geometry_of(pool: ir.MemRefType, pages: ir.MemRefType, layout: str, csr: bool = False) -> PageGeometry:
+        """The geometry of a view of ``pool`` (a layout of :attr:`layouts`) whose result is ``pages``."""
+        return PageGeometry.of_types(pool, pages, layout, csr)
+
     @property
     def geometry(self) -> PageGeometry:
-        return PageGeometry.of(self.value)
+        op = self.value.owner
+        return self.geometry_of(op.operands[0].type, self.value.type, ir.StringAttr(op.attributes["layout"]).value,
+                                len(op.operands) == 4)
 
     @property
     def pool(self) -> ir.Value:
