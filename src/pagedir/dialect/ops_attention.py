@@ -244,7 +244,7 @@ def verify_attention_shapes(op) -> Iterator[str]:
         t = seq_lens.type
         if t.rank != 1 or t.shape[0] != batch or t.element_type != ir.IntegerType.get_signless(32):
             yield f"seq_lens must be memref<{'?' if dynamic_batch else batch}xi32>, got {t}"
-    yield from verify_csr_lengths(op)
+    yield from verify_carried_lengths(op)
 
 
 def csr_lengths(value: ir.Value) -> tuple[ir.Value, ...] | None:
@@ -253,7 +253,7 @@ def csr_lengths(value: ir.Value) -> tuple[ir.Value, ...] | None:
     return source_of(value).lengths()
 
 
-def verify_csr_lengths(op) -> Iterator[str]:
+def verify_carried_lengths(op) -> Iterator[str]:
     """A form that carries the sequence lengths (CSR) has K and V read the same lengths, and no seq_lens."""
     k, v = source_of(op.k), source_of(op.v)
     carrier = next((kv for kv in (k, v) if kv.lengths() is not None), None)

@@ -1,16 +1,21 @@
 """Page sources: one class per form in which K and V (and their scale caches) are given to rock.attention.
 
 Each form owns what it decides: its verifier rules (rock.attention asks :meth:`PageSource.kv_shape`,
-:meth:`~PageSource.scale_cache_error`, :meth:`~PageSource.lengths`), its address formula and what
-rock-blockwise-load stages per tile (:meth:`~PageSource.page_address`: a pointer read from a table, a block id
-turned into an address), what the threadwise lowering reads per wave (:meth:`~PageSource.read_entries`,
-:meth:`~PageSource.entry_address`, :meth:`~PageSource.entry_live`, a run of adjacent pages:
-:meth:`~PageSource.entries_adjacent`) and where an element lies in its page (:meth:`~PageSource.page_offset`).
-The passes ask :func:`source_of`; they do not branch on the form.
+:meth:`~PageSource.scale_cache_error`, :meth:`~PageSource.lengths`; rock.block_table_view asks the class of
+its layout, :func:`view_layouts`), its address formula and what rock-blockwise-load stages per tile
+(:meth:`~PageSource.page_address`: a pointer read from a table, a block id turned into an address), what the
+threadwise lowering reads per wave (:meth:`~PageSource.read_entries`, :meth:`~PageSource.entry_address`,
+:meth:`~PageSource.entry_live`, a run of adjacent pages: :meth:`~PageSource.entries_adjacent`), where an
+element lies in its page (:meth:`~PageSource.page_offset`) and the interpreter's reading of the pages
+(:meth:`~PageSource.at_run_time`). The passes and the interpreter ask :func:`source_of`; they do not
+branch on the form.
 
-A new form is a class here (a subclass of :class:`PageSource`, or of a form it refines) and a line in
-:data:`FORMS`. This package builds IR with the upstream dialects only and imports nothing of pagedir but
-leaves (``offset_width``): the dialect's verifiers and the passes both use it.
+A new form is a class here (a subclass of :class:`PageSource`, or of a form it refines; a new pool layout of
+``rock.block_table_view`` a subclass of :class:`BlockSource` with its :attr:`~BlockSource.layouts`, pool rule
+and :class:`PageGeometry`) and a line in :data:`FORMS`. This package builds IR with the upstream dialects
+only and imports nothing of pagedir but leaves (``offset_width``, ``reference``): the dialect's verifiers,
+the passes and the interpreter all use it. Not yet here: the generator's flags (``pagedir.gen``), the test
+data of each form (``pagedir.reference``, ``pagedir.interp.check``).
 """
 
 from __future__ import annotations

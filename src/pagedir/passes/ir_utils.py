@@ -18,6 +18,7 @@ import numpy as np
 from mlir.dialects import affine, arith, memref
 
 from pagedir.arch import kernel_chip_or_none
+from pagedir.page_sources.base import index_const  # noqa: F401 (the passes' helper, defined with the page sources)
 from pagedir.passes.base import kernel_functions
 
 if TYPE_CHECKING:
@@ -52,11 +53,6 @@ def find_ops(root: ir.Operation, *names: str) -> list[ir.Operation]:
 def pow2_ceil(x: int) -> int:
     """The least power of two >= ``x`` (1 for ``x <= 1``)."""
     return 1 << max(0, (x - 1).bit_length())
-
-
-def index_const(value: int) -> ir.Value:
-    """``arith.constant value : index``."""
-    return arith.constant(ir.IndexType.get(), value)
 
 
 def thread_item(round_: ir.Value, tid: ir.Value, block_size: int) -> ir.Value:
