@@ -43,7 +43,7 @@ class CsrSource(BlockSource):
         return self.table, 0
 
     #: Its scalar row checks cost more than the divisions across lanes save (the gfx942 decode kernel's KV
-    #: loop: 553 instructions per tile on the page-by-page path, 573 with the lanes' division).
+    #: loop takes more instructions per tile with the lanes' division).
     divides_pages_across_lanes = False
 
     def read_entries(self, places, heads_slots=None) -> list[BlockRead]:
