@@ -113,7 +113,7 @@ BUFFER_LOAD = "passes/buffer_load.py"
 THREADWISE = "passes/threadwise_lowering.py"
 REUSE_LDS = "passes/reuse_lds.py"
 PIPELINE = "passes/pipeline.py"
-IR_UTILS = "passes/ir_utils.py"
+BLOCKS = "page_sources/blocks.py"
 
 #: An attention kernel with ragged lengths, checked by pagedir-run against the reference (NaN/Inf past seq_lens).
 CHECK_ATTENTION = "pagedir-gen attention --ragged --num-heads-q 4 --num-heads-kv 2 | pagedir-run --check -"
@@ -183,7 +183,7 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "block-id-past-the-pool-read",
         "a block table view's range check lets ids >= num_blocks through: an owned slot past the pool is read",
-        (Edit("passes/ir_utils.py", "in_pool = arith.cmpi(arith.CmpIPredicate.ult, block.block_id, num_blocks)",
+        (Edit(BLOCKS, "in_pool = arith.cmpi(arith.CmpIPredicate.ult, block.block_id, num_blocks)",
               "in_pool = arith.cmpi(arith.CmpIPredicate.sge, block.block_id, arith.constant(i32, 0))  # PLANTED"),),
         (Catcher("tests/unit/test_serving_forms.py::test_a_block_id_outside_the_pool_reads_zeros_at_every_level[blocks]",
                  rf"{UNMAPPED}|{WRONG_VALUES}"),
@@ -329,7 +329,7 @@ PLANTS = {plant.name: plant for plant in (
         "rock-threadwise-lowering's paged loads are valid through a null page pointer",
         (Edit(THREADWISE, "arith.andi(arith.andi(in_table, in_buffer), non_null)",
               "arith.andi(in_table, in_buffer)"),
-         Edit(THREADWISE, "    return arith.andi(row.in_table, non_null)\n", "    return row.in_table  # PLANTED\n")),
+         Edit("page_sources/pointers.py", "        return arith.andi(in_table, non_null)\n", "        return in_table  # PLANTED\n")),
         (Catcher("tests/unit/test_copy_kv.py::test_ragged_sequences_and_null_pages[k]", UNMAPPED),
          Catcher(CHECK_COPY_KV, UNMAPPED)),
     ),
@@ -344,8 +344,8 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "threadwise-nhd-rows-contiguous",
         "rock-threadwise-lowering reads a page of an nhd block-table view as contiguous rows (the hnd stride)",
-        (Edit(THREADWISE, "    offset = affine.apply(ir.AffineMap.get(1, 0, [g.element_offset(ir.AffineDimExpr.get(0))]), [offset])\n",
-              "    pass  # PLANTED\n"),),
+        (Edit(BLOCKS, "        offset = affine.apply(ir.AffineMap.get(1, 0, [g.element_offset(ir.AffineDimExpr.get(0))]), [offset])\n",
+              "        pass  # PLANTED\n"),),
         (Catcher("tests/unit/test_serving_forms.py::test_serving_forms_match_the_reference[blocks-nhd-decode-gqa-f16]",
                  CHECK_FAILED),
          Catcher("pagedir-gen attention --page-table blocks --kv-layout nhd --seq-lens | pagedir-run --check -",
@@ -354,7 +354,7 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "blockwise-block-id-without-head-offset",
         "a block-table view's page address (rock-blockwise-load, rock-threadwise-lowering) is at head 0 of its block",
-        (Edit("passes/ir_utils.py", "arith.constant(i32, g.head_stride * elem_bytes)", "arith.constant(i32, 0 * elem_bytes)"),),
+        (Edit(BLOCKS, "arith.constant(i32, g.head_stride * elem_bytes)", "arith.constant(i32, 0 * elem_bytes)"),),
         (Catcher("tests/unit/test_serving_forms.py::test_serving_forms_match_the_reference[csr-hnd-decode-gqa-f16]",
                  CHECK_FAILED),),
     ),
@@ -437,7 +437,7 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "block-product-32-bit-to-8-gib",
         "block_address multiplies block ids by the block bytes in 32 bits for pools up to 8 GiB: ids >= 524288 wrap",
-        (Edit(IR_UTILS, "offset_bits(g.num_blocks * g.block_stride * elem_bytes - 1) == 32:",
+        (Edit(BLOCKS, "offset_bits(g.num_blocks * g.block_stride * elem_bytes - 1) == 32:",
               "g.num_blocks * g.block_stride * elem_bytes <= 1 << 33:  # PLANTED"),),
         (Catcher("tests/unit/test_offset_width.py::test_block_addresses_of_a_4_9_gb_pool_do_not_wrap[524288]",
                  r"assert np\.int64\(\d+\) == "),

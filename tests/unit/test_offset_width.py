@@ -23,7 +23,7 @@ from pagedir.interp.ops_memory import MemRef, row_major
 from pagedir.interp.simt import Program
 from pagedir.offset_width import fits_i32, fits_u32, offset_bits, records_limit
 from pagedir.passes.buffer_load import BufferLoadPass, out_of_32_bits
-from pagedir.passes.ir_utils import BlockRead, block_address
+from pagedir.page_sources.blocks import BlockRead, block_address
 
 #: Bytes of a block of the pools below: 16 tokens x 2 heads x 128 x f16.
 BLOCK_BYTES = 16 * 2 * 128 * 2

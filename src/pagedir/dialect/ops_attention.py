@@ -20,7 +20,8 @@ from pagedir.dialect.core import (
     Operand,
     Result,
 )
-from pagedir.dialect.ops_page_table import PageGeometry, is_block_table_view
+from pagedir.page_sources import PointerSource, source_of
+from pagedir.page_sources.base import dim_text
 from pagedir.dialect.types import element_bytes
 
 
@@ -66,20 +67,12 @@ holds `seq_len_k` tokens and the last page is partly filled (its tail is never r
 
 
 def is_deref(value: ir.Value) -> bool:
-    owner = value.owner
-    return isinstance(owner, ir.Operation | ir.OpView) and owner.name == "rock.deref"
-
-
-def deref_seq_len_k(value: ir.Value) -> int | None:
-    """The ``seq_len_k`` a ``rock.deref`` states (a partly filled last page), else None."""
-    if not is_deref(value) or "seq_len_k" not in value.owner.attributes:
-        return None
-    return ir.IntegerAttr(value.owner.attributes["seq_len_k"]).value
+    return PointerSource.matches(value)
 
 
 def is_paged(value: ir.Value) -> bool:
-    """A ``rock.deref`` or ``rock.block_table_view`` result: paged K/V ``[B, P, S]``."""
-    return is_deref(value) or is_block_table_view(value)
+    """K/V in a paged form (:mod:`pagedir.page_sources`): ``[B, P, S]``."""
+    return source_of(value).paged
 
 
 FLOAT_TYPES = ("f16", "bf16", "f32")
@@ -136,37 +129,7 @@ class AttentionLike(OpDef):
 
 def kv_shape(value: ir.Value, num_heads_kv: int, head_dim: int) -> tuple[int, int, int] | str:
     """(batch, Hkv, Sk) of dense or paged K/V, or a message saying why the shape is wrong."""
-    type_ = value.type
-    if is_block_table_view(value):
-        g = PageGeometry.of(value)
-        if (g.heads_kv, g.head_dim) != (num_heads_kv, head_dim):
-            return (f"the cache pool holds {g.heads_kv} heads of dim {g.head_dim}, the attention "
-                    f"{num_heads_kv} KV heads of dim {head_dim}")
-    if is_paged(value):
-        if type_.rank != 3:
-            return f"rock.deref result must be memref<B x P x S x T>, got {type_}"
-        batch, pages, page_size = type_.shape
-        if type_.is_dynamic_dim(1):  # a dynamic view: max_blocks (and the capacity) are known at run time
-            return batch, num_heads_kv, None
-        per_batch = pages * page_size
-        tokens = deref_seq_len_k(value)
-        if tokens is not None:
-            needed = num_heads_kv * tokens * head_dim
-            if not (pages - 1) * page_size < needed <= per_batch:
-                return (f"seq_len_k = {tokens} tokens of num_heads_kv x head_dim = {num_heads_kv} x {head_dim} are "
-                        f"{needed} elements per batch, which {pages} pages of {page_size} elements do not end in")
-            return batch, num_heads_kv, tokens
-        if per_batch % (num_heads_kv * head_dim):
-            return (
-                f"paged K/V hold {pages} pages x {page_size} elements = {per_batch} elements per batch, "
-                f"not a whole number of tokens of num_heads_kv x head_dim = {num_heads_kv} x {head_dim}"
-            )
-        return batch, num_heads_kv, per_batch // (num_heads_kv * head_dim)
-    if type_.rank != 4:
-        return f"dense K/V must be memref<B x Hkv x Sk x D x T> (or a rock.deref result), got {type_}"
-    if type_.shape[3] != head_dim:
-        return f"K/V head dim {type_.shape[3]} differs from the query head dim {head_dim}"
-    return type_.shape[0], type_.shape[1], type_.shape[2]
+    return source_of(value).kv_shape(num_heads_kv, head_dim)
 
 
 @dataclass(frozen=True)
@@ -205,21 +168,16 @@ def read_problem(op) -> AttentionProblem:
     batch, heads_q, seq_q, head_dim = op.q.type.shape
     batch = None if op.q.type.is_dynamic_dim(0) else batch
     heads_kv = op.num_heads_kv
-    k_type = op.k.type
-    if is_paged(op.k):
+    k_type, k = op.k.type, source_of(op.k)
+    if k.paged:
         pages, page_elements = k_type.shape[1], k_type.shape[2]
-        seq_k = deref_seq_len_k(op.k) or pages * page_elements // (heads_kv * head_dim)
+        seq_k = k.stated_seq_len_k() or pages * page_elements // (heads_kv * head_dim)
         seq_k = None if k_type.is_dynamic_dim(1) else seq_k
     else:
         page_elements, seq_k = None, k_type.shape[2]
     kv_element = k_type.element_type
     return AttentionProblem(batch, heads_q, heads_kv, seq_q, seq_k, head_dim, op.q.type.element_type, page_elements,
                             kv_element if kv_element != op.q.type.element_type else None)
-
-
-def dim_text(extent: int) -> str:
-    """An extent as MLIR writes it in a type: ``?`` when dynamic."""
-    return "?" if extent == ir.ShapedType.get_dynamic_size() else str(extent)
 
 
 def verify_attention_shapes(op) -> Iterator[str]:
@@ -233,10 +191,10 @@ def verify_attention_shapes(op) -> Iterator[str]:
     for label, value in (("q", q), ("k", k), ("v", v), ("out", out), ("seq_lens", seq_lens)):
         if value is None or value.type.has_static_shape:
             continue
-        # Dynamic: the batch (dim 0 of every operand) and a block-table view's pages (rock.block_table_view checks it).
+        # Dynamic: the batch (dim 0 of every operand) and what the K/V form allows (a view's pages: its op checks them).
         allowed = {0} if dynamic_batch else set()
-        if label in ("k", "v") and is_block_table_view(value):
-            allowed |= {1}
+        if label in ("k", "v"):
+            allowed |= source_of(value).dynamic_dims
         fixed = [i for i in range(value.type.rank) if value.type.is_dynamic_dim(i) and i not in allowed]
         if fixed:
             what = "the batch (of q, out, seq_lens and k/v together) and a block-table view's pages"
@@ -286,25 +244,21 @@ def verify_attention_shapes(op) -> Iterator[str]:
         t = seq_lens.type
         if t.rank != 1 or t.shape[0] != batch or t.element_type != ir.IntegerType.get_signless(32):
             yield f"seq_lens must be memref<{'?' if dynamic_batch else batch}xi32>, got {t}"
-    yield from verify_csr_lengths(op)
+    yield from verify_carried_lengths(op)
 
 
-def csr_lengths(value: ir.Value) -> tuple[ir.Value, ir.Value] | None:
-    """(kv_indptr, kv_last_page_len) of a CSR ``rock.block_table_view`` result, else None."""
-    if not is_block_table_view(value) or len(value.owner.operands) != 4:
-        return None
-    return value.owner.operands[2], value.owner.operands[3]
+def csr_lengths(value: ir.Value) -> tuple[ir.Value, ...] | None:
+    """The operands giving each sequence's length when K/V's form carries them (CSR: kv_indptr and
+    kv_last_page_len), else None."""
+    return source_of(value).lengths()
 
 
-def verify_csr_lengths(op) -> Iterator[str]:
-    """CSR K/V carry the sequence lengths: both views read the same kv_indptr and kv_last_page_len, no seq_lens."""
-    k_lengths, v_lengths = csr_lengths(op.k), csr_lengths(op.v)
-    if k_lengths is None and v_lengths is None:
-        return
-    if k_lengths != v_lengths:
-        yield "k and v must be csr views of the same kv_indptr and kv_last_page_len"
-    if op.seq_lens is not None:
-        yield "takes no seq_lens with csr page tables: the lengths come from kv_indptr and kv_last_page_len"
+def verify_carried_lengths(op) -> Iterator[str]:
+    """A form that carries the sequence lengths (CSR) has K and V read the same lengths, and no seq_lens."""
+    k, v = source_of(op.k), source_of(op.v)
+    carrier = next((kv for kv in (k, v) if kv.lengths() is not None), None)
+    if carrier is not None:
+        yield from carrier.verify_lengths(k, v, op.seq_lens)
 
 
 #: The largest window_left: past any sequence (index arithmetic on it stays far from overflow).
@@ -337,42 +291,11 @@ def verify_variants(op) -> Iterator[str]:
 
 def scale_cache_shape(scales: ir.Value, kv: ir.Value, num_heads_kv: int, head_dim: int) -> str | None:
     """Why the scale cache ``scales`` does not fit the K (or V) cache ``kv``, else None. A scale cache
-    is the cache with a head dim of 1 in f32: a view of an f32 pool ``[num_blocks, block_size, Hkv]``
-    (nhd) or ``[num_blocks, Hkv, block_size]`` (hnd) through kv's table in kv's layout, a
-    ``rock.deref`` of its own page table with kv's page count and one scale per token of a page
-    (``memref<B x P x (S / D) x f32>``), or dense ``[B, Hkv, Sk]`` for dense kv."""
+    is the cache with a head dim of 1 in f32, in the cache's form (:meth:`pagedir.page_sources.PageSource.scale_cache_error`)."""
     t, f32 = scales.type, ir.F32Type.get()
     if t.element_type != f32:
         return f"element type must be f32, got {t.element_type}"
-    if is_block_table_view(kv):
-        if not is_block_table_view(scales):
-            return f"must be a rock.block_table_view like k and v, got {t}"
-        g, sg = PageGeometry.of(kv), PageGeometry.of(scales)
-        pool = scales.owner.operands[0].type
-        if pool.rank != 3:
-            return f"pool must be memref<num_blocks x block_size x Hkv x f32> ({g.layout}) or hnd, got {pool}"
-        if (sg.layout, sg.block_size, sg.heads_kv) != (g.layout, g.block_size, g.heads_kv):
-            return (f"pool {pool} ({sg.layout}) must hold {g.heads_kv} KV heads of blocks of {g.block_size} tokens "
-                    f"in the cache's layout {g.layout}")
-        if list(scales.owner.operands)[1:] != list(kv.owner.operands)[1:]:
-            return "must be read through the cache's block table (and csr lengths)"
-        return None
-    if is_deref(kv):
-        if not is_deref(scales):
-            return f"must be a rock.deref result like k and v, got {t}"
-        pages, page_size = kv.type.shape[1], kv.type.shape[2]
-        if page_size % head_dim:
-            return f"needs pages of whole tokens: the cache's {page_size}-element pages hold no whole number of {head_dim}-element rows"
-        wanted = [kv.type.shape[0], pages, page_size // head_dim]
-        if t.rank != 3 or list(t.shape) != wanted:
-            return f"must be memref<{'x'.join(dim_text(d) for d in wanted)}xf32> (one scale per token of each page), got {t}"
-        if deref_seq_len_k(scales) != deref_seq_len_k(kv):
-            return f"seq_len_k {deref_seq_len_k(scales)} differs from the cache's {deref_seq_len_k(kv)}"
-        return None
-    wanted = list(kv.type.shape[:3])
-    if t.rank != 3 or list(t.shape) != wanted:
-        return f"must be memref<{'x'.join(dim_text(d) for d in wanted)}xf32> (dense [B, Hkv, Sk]), got {t}"
-    return None
+    return source_of(kv).scale_cache_error(scales, num_heads_kv, head_dim)
 
 
 def verify_scale_caches(op) -> Iterator[str]:

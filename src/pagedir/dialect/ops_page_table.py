@@ -10,24 +10,22 @@ page ``j`` of sequence ``b`` is KV head ``j floordiv max_blocks``'s rows of bloc
 ``id(b, j mod max_blocks)`` of the pool, and per sequence the logical K is
 ``[Hkv, max_blocks * block_size, D]``.
 
-:class:`PageGeometry` is the one place that turns a view into strides: a page's
-base is ``pool + (id * block_stride + head * head_stride) * elem_bytes`` and the
-element at offset ``o`` of a virtual page (token ``o floordiv D``, column ``o mod
-D``) lies ``(o floordiv D) * token_stride + o mod D`` elements past it.
+How the passes address the pages of each form: :mod:`pagedir.page_sources`
+(:class:`~pagedir.page_sources.PageGeometry` turns a view into strides).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
-
 import mlir.ir as ir
 
 from pagedir.dialect.core import MEMREF, OPTIONAL, READ, STR_ATTR, Attr, OpDef, Operand, Result
+from pagedir.page_sources import PageGeometry, source_of, view_layouts  # PageGeometry: for interp/check.py
+from pagedir.page_sources.blocks import is_view
 
 #: Pool layouts: ``nhd`` = [num_blocks, block_size, Hkv, D] (vLLM flash, FlashInfer NHD),
-#: ``hnd`` = [num_blocks, Hkv, block_size, D] (FlashInfer HND).
-KV_LAYOUTS = ("nhd", "hnd")
+#: ``hnd`` = [num_blocks, Hkv, block_size, D] (FlashInfer HND); each stated by its page source.
+KV_LAYOUTS = tuple(view_layouts())
 
 
 class BlockTableViewOp(OpDef):
@@ -79,11 +77,14 @@ pages). The id range check reads `num_blocks` from the pool.
         the pool's blocks, the batch, the block slots (the result's pages with them), nnz."""
         pool, table, pages = op.pool.type, op.table.type, op.operation.results[0].type
         i32 = ir.IntegerType.get_signless(32)
-        if op.layout not in KV_LAYOUTS:
-            yield f'layout must be "nhd" or "hnd", got "{op.layout}"'
+        forms = view_layouts()
+        if op.layout not in forms:
+            names = " or ".join(f'"{name}"' for name in forms)
+            yield f'layout must be {names}, got "{op.layout}"'
             return
-        if pool.rank not in (3, 4):
-            yield f"pool must be a 4-d memref ({op.layout}), or a 3-d scale pool, got {pool}"
+        form = forms[op.layout]
+        if (problem := form.pool_error(pool, op.layout)) is not None:
+            yield problem
             return
         if pages.rank != 3 or pages.element_type != pool.element_type:
             yield f"result must be memref<B x P x S x {pool.element_type}>, got {pages}"
@@ -98,7 +99,7 @@ pages). The id range check reads `num_blocks` from the pool.
         if csr[0] != csr[1]:
             yield "a csr view needs both kv_indptr and kv_last_page_len"
             return
-        g = PageGeometry.of_types(pool, pages, op.layout)
+        g = form.geometry_of(pool, pages, op.layout)
         batch = pages.shape[0]
         if (not pages.is_dynamic_dim(1) and pages.shape[1] % g.heads_kv) or pages.shape[2] != g.block_size * g.head_dim:
             yield (f"result {pages} must be memref<B x (Hkv * max_blocks) x (block_size * D)> for a pool of "
@@ -118,66 +119,6 @@ pages). The id range check reads `num_blocks` from the pool.
             if t.rank != 1 or t.element_type != i32 or (t.is_dynamic_dim(0) != pages.is_dynamic_dim(0)) or (
                     not t.is_dynamic_dim(0) and t.shape[0] != batch + extra):
                 yield f"{label} must be memref<{length}xi32>, got {t}"
-
-
-@dataclass(frozen=True)
-class PageGeometry:
-    """Where the pages of a block-table view lie in its pool (element strides)."""
-
-    layout: str
-    num_blocks: int | None  # None: dynamic (the pool's dim 0 at run time)
-    block_size: int  # tokens per block
-    heads_kv: int
-    head_dim: int
-    max_blocks: int | None  # block slots per sequence; None: dynamic (see slot_count_dim)
-    csr: bool = False
-
-    @staticmethod
-    def of_types(pool: ir.MemRefType, pages: ir.MemRefType, layout: str, csr: bool = False) -> PageGeometry:
-        shape = list(pool.shape) + [1] * (4 - pool.rank)  # a 3-d scale pool: one value per (token, head)
-        if layout == "nhd":
-            num_blocks, block_size, heads_kv, head_dim = shape
-        else:
-            num_blocks, heads_kv, block_size, head_dim = shape
-        num_blocks = None if pool.is_dynamic_dim(0) else num_blocks
-        max_blocks = None if pages.is_dynamic_dim(1) else pages.shape[1] // max(heads_kv, 1)
-        return PageGeometry(layout, num_blocks, block_size, heads_kv, head_dim, max_blocks, csr)
-
-    def at_run_time(self, pool_blocks: int, table_shape: tuple) -> PageGeometry:
-        """The geometry with its dynamic sizes read from the arguments' shapes (the interpreter)."""
-        slots = table_shape[0 if self.csr else 1]
-        return replace(self, num_blocks=self.num_blocks if self.num_blocks is not None else pool_blocks,
-                       max_blocks=self.max_blocks if self.max_blocks is not None else slots)
-
-    @staticmethod
-    def of(view: ir.Value) -> PageGeometry:
-        """The geometry of a ``rock.block_table_view`` result."""
-        op = view.owner
-        layout = ir.StringAttr(op.attributes["layout"]).value
-        return PageGeometry.of_types(op.operands[0].type, view.type, layout, len(op.operands) == 4)
-
-    @property
-    def block_stride(self) -> int:
-        return self.block_size * self.heads_kv * self.head_dim
-
-    @property
-    def head_stride(self) -> int:
-        return self.head_dim if self.layout == "nhd" else self.block_size * self.head_dim
-
-    @property
-    def token_stride(self) -> int:
-        return self.heads_kv * self.head_dim if self.layout == "nhd" else self.head_dim
-
-    @property
-    def page_extent(self) -> int:
-        """Elements from a page's base to the end of its last row: what one buffer descriptor covers."""
-        return (self.block_size - 1) * self.token_stride + self.head_dim
-
-    def element_offset(self, offset):
-        """Offset in the pool, from the page base, of element ``offset`` of a virtual page (ints or arrays)."""
-        if isinstance(offset, ir.AffineExpr):
-            return ir.AffineExpr.get_floor_div(offset, self.head_dim) * self.token_stride + offset % self.head_dim
-        return (offset // self.head_dim) * self.token_stride + offset % self.head_dim
 
 
 class VarlenViewOp(OpDef):
@@ -231,10 +172,9 @@ def varlen_parts(value: ir.Value) -> tuple[ir.Value, ir.Value] | None:
 
 
 def slot_count_dim(view: ir.Value) -> tuple[ir.Value, int]:
-    """(memref, dim) whose size is a dynamic view's block slots per sequence: the block table's
-    dim 1, or for CSR the length of kv_indices (no sequence owns more slots than nnz)."""
-    table = view.owner.operands[1]
-    return table, 0 if len(view.owner.operands) == 4 else 1
+    """(memref, dim) whose size is a dynamic view's block slots per sequence (see
+    :meth:`pagedir.page_sources.BlockSource.slot_count_dim`)."""
+    return source_of(view).slot_count_dim()
 
 
 def batch_dims(attention: ir.Operation) -> list[tuple[int, int, int]]:
@@ -253,20 +193,15 @@ def batch_dims(attention: ir.Operation) -> list[tuple[int, int, int]]:
             name = owner.name if owner is not None else None
             if name == "rock.varlen_view":
                 parts = [(owner.operands[1], 1)]
-            elif name == "rock.deref":
-                parts = [(owner.operands[0], 0)]
-            elif name == "rock.block_table_view":
-                parts = [(owner.operands[2], 1), (owner.operands[3], 0)] if len(owner.operands) == 4 else [(owner.operands[1], 0)]
             else:
-                parts = [(value, 0)]
+                parts = source_of(value).batch_operands()
             found.update((ir.BlockArgument(v).arg_number, 0, extra) for v, extra in parts if isinstance(v.owner, ir.Block))
         start += size
     return sorted(found)
 
 
 def is_block_table_view(value: ir.Value) -> bool:
-    owner = value.owner
-    return isinstance(owner, ir.Operation | ir.OpView) and owner.name == "rock.block_table_view"
+    return is_view(value)
 
 
 OPS = (BlockTableViewOp, VarlenViewOp)

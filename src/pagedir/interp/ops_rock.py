@@ -14,11 +14,12 @@ import numpy as np
 
 from pagedir import reference
 from pagedir.dialect.ops_attention import attention_operands
-from pagedir.dialect.ops_page_table import PageGeometry
 from pagedir.interp.memory import Device, Elem, InterpError
 from pagedir.interp.ops_control import affine_function
 from pagedir.interp.ops_memory import MemRef, _check_space, all_coordinates, compile_allocation, describe, read
 from pagedir.interp.simt import Program, elem_of, handles, vector_shape, widen
+from pagedir.page_sources import source_of
+from pagedir.page_sources.base import RunTimePages
 
 
 def segments(op: Any) -> list[list[ir.Value]]:
@@ -43,62 +44,41 @@ def i64_array(op: Any, name: str) -> list[int]:
 
 
 class PagedSource:
-    """A ``rock.deref`` result (the table memref and the page shape it views), or with ``view`` a
-    ``rock.block_table_view`` result (pages addressed through a block table into a pool)."""
+    """A paged K/V source at run time (a ``rock.deref`` or ``rock.block_table_view`` result): its form's
+    reading of its pages (:meth:`pagedir.page_sources.PageSource.at_run_time`) over the operands' memory."""
 
-    __slots__ = ("table", "shape", "elem", "view", "seq_len_k")
+    __slots__ = ("p", "form", "memrefs", "shape", "elem", "seq_len_k", "layout")
 
-    def __init__(self, table: MemRef, shape: tuple, elem: Elem, view: BlockTableView | None = None,
-                 seq_len_k: int | None = None):
-        self.table = table
-        self.shape = shape
-        self.elem = elem
-        self.view = view
-        self.seq_len_k = seq_len_k  # rock.deref's, when its last page is partly filled
+    def __init__(self, p: Program, form: Any, memrefs: list[MemRef], elem: Elem):
+        self.p, self.form, self.memrefs, self.elem = p, form, memrefs, elem
+        self.layout = self.reading(None)  # sizes and in-page offsets: nothing read
+        self.shape = self.layout.shape
+        self.seq_len_k = self.layout.seq_len_k  # when the last page is partly filled
+
+    def reading(self, op_id: int | None) -> RunTimePages:
+        """The pages as op ``op_id`` reads them (its name and location in a read's error)."""
+        return self.form.at_run_time([OperandMemory(self.p, op_id, m) for m in self.memrefs])
 
     def element_offset(self, offset: np.ndarray) -> np.ndarray:
         """Elements from a page's base to element ``offset`` of the (virtual) page."""
-        return offset if self.view is None else self.view.geometry.element_offset(offset)
+        return self.layout.element_offset(offset)
+
+    def pointers(self, op_id: int, batch: np.ndarray, page: np.ndarray) -> np.ndarray:
+        """Device addresses of pages ``page`` (inside the table) of sequences ``batch`` (0: a null page)."""
+        return self.reading(op_id).addresses(batch, page)
 
 
-class BlockTableView:
-    """What a ``rock.block_table_view`` addresses: the pool, the table (or kv_indices) and, for
-    CSR, kv_indptr and kv_last_page_len."""
+class OperandMemory:
+    """An integer operand of a page view (a table, kv_indptr) or its pool, read as a form asks
+    (:class:`pagedir.page_sources.base.RunTimeOperand`)."""
 
-    __slots__ = ("pool", "table", "indptr", "last_page_len", "geometry")
+    def __init__(self, p: Program, op_id: int | None, m: MemRef):
+        self.p, self.op_id, self.m = p, op_id, m
+        self.shape, self.base, self.elem_size = m.shape, int(m.base[0]), m.elem.size
 
-    def __init__(self, pool: MemRef, table: MemRef, indptr: MemRef | None, last_page_len: MemRef | None,
-                 geometry: PageGeometry):
-        self.pool, self.table, self.indptr, self.last_page_len = pool, table, indptr, last_page_len
-        self.geometry = geometry
-
-    def pointers(self, p: Program, op_id: int, batch: np.ndarray, page: np.ndarray) -> np.ndarray:
-        """Device addresses of virtual pages ``page`` of sequences ``batch`` (0: a null page)."""
-        g = self.geometry
-        batch, page = np.asarray(batch, dtype=np.int64), np.asarray(page, dtype=np.int64)
-        head, slot = page // g.max_blocks, page % g.max_blocks
-        if self.indptr is None:
-            owned = np.ones(page.shape, dtype=np.bool_)
-            ids = read_i32(p, op_id, self.table, batch * self.table.strides[0] + slot * self.table.strides[1])
-        else:
-            start = read_i32(p, op_id, self.indptr, batch)
-            end = read_i32(p, op_id, self.indptr, batch + 1)
-            position = start + slot
-            owned = (slot < end - start) & (position >= 0) & (position < self.table.shape[0])
-            ids = np.zeros(page.shape, dtype=np.int64)
-            ids[owned] = read_i32(p, op_id, self.table, position[owned])
-        live = owned & (ids >= 0) & (ids < g.num_blocks)
-        element = ids * g.block_stride + head * g.head_stride
-        return np.where(live, int(self.pool.base[0]) + element * self.pool.elem.size, 0)
-
-    def seq_lens(self, p: Program, op_id: int) -> np.ndarray | None:
-        """CSR: the lengths its kv_indptr and kv_last_page_len give; None for a block table."""
-        if self.indptr is None:
-            return None
-        batch = self.last_page_len.shape[0]
-        indptr = read_i32(p, op_id, self.indptr, np.arange(batch + 1))
-        last = read_i32(p, op_id, self.last_page_len, np.arange(batch))
-        return reference.csr_seq_lens(indptr, last, self.geometry.block_size)
+    def read(self, indices: tuple[np.ndarray, ...]) -> np.ndarray:
+        elements = sum(np.asarray(i, dtype=np.int64) * stride for i, stride in zip(indices, self.m.strides))
+        return read_i32(self.p, self.op_id, self.m, elements)
 
 
 class VarlenSource:
@@ -150,7 +130,7 @@ def compile_varlen_view(p: Program, op: Any) -> Any:
 
 
 def read_i32(p: Program, op_id: int, m: MemRef, elements: np.ndarray) -> np.ndarray:
-    """Elements (flat offsets) of a global i32 memref, as int64."""
+    """Elements (flat offsets) of a global integer memref (i32 ids and lengths, i64 pointers), as int64."""
     addresses = int(m.base[0]) + np.asarray(elements, dtype=np.int64) * m.elem.size
     return m.space.read(addresses, m.elem, lambda: p.op_name(op_id), p.op_location(op_id)).astype(np.int64)
 
@@ -160,48 +140,24 @@ def compile_rock_alloc(p: Program, op: Any) -> Any:
     return compile_allocation(p, op, ir.MemRefType(op.operation.results[0].type), "rock.alloc")
 
 
-@handles("rock.deref")
-def compile_deref(p: Program, op: Any) -> Any:
-    table = p.slot(op.operation.operands[0])
-    type_ = ir.MemRefType(op.operation.results[0].type)
-    shape, elem = tuple(type_.shape), elem_of(type_)
-    attrs = op.operation.attributes
-    seq_len_k = ir.IntegerAttr(attrs["seq_len_k"]).value if "seq_len_k" in attrs else None
-    result = p.slot(op.operation.results[0])
+@handles("rock.deref", "rock.block_table_view")
+def compile_page_view(p: Program, op: Any) -> Any:
+    """The view's pages as its form reads them; dynamic sizes ('?') from the arguments."""
+    view = op.operation.results[0]
+    read_pages = page_reader(p, source_of(view))
+    result = p.slot(view)
 
     def run(env: list, mask: Any) -> None:
-        env[result] = PagedSource(env[table], (env[table].shape[0], *shape[1:]), elem, seq_len_k=seq_len_k)  # B may be '?'
+        env[result] = read_pages(env)
 
     return run
 
 
-@handles("rock.block_table_view")
-def compile_block_table_view(p: Program, op: Any) -> Any:
-    pool_part, table_part, indptr_part, last_part = segments(op)
-    pool, table = p.slot(pool_part[0]), p.slot(table_part[0])
-    indptr = p.slot(indptr_part[0]) if indptr_part else None
-    last = p.slot(last_part[0]) if last_part else None
-    type_ = ir.MemRefType(op.operation.results[0].type)
-    shape, elem = tuple(type_.shape), elem_of(type_)
-    geometry = PageGeometry.of(op.operation.results[0])
-    result = p.slot(op.operation.results[0])
-
-    def run(env: list, mask: Any) -> None:
-        # Dynamic sizes ('?') from the arguments: the pool's blocks, the block slots, the batch.
-        g = geometry.at_run_time(env[pool].shape[0], env[table].shape)
-        batch = env[last].shape[0] if last is not None else env[table].shape[0]
-        view = BlockTableView(env[pool], env[table], env[indptr] if indptr is not None else None,
-                              env[last] if last is not None else None, g)
-        env[result] = PagedSource(env[table], (batch, g.heads_kv * g.max_blocks, shape[2]), elem, view)
-
-    return run
-
-
-def table_pointers(p: Program, op_id: int, table: MemRef, batch: np.ndarray, page: np.ndarray) -> np.ndarray:
-    """``table[batch, page, 0]`` (the caller keeps indices in range) read from device memory."""
-    addresses = table.base[0] + (batch * table.strides[0] + page * table.strides[1]) * 8
-    i64 = elem_of(ir.IntegerType.get_signless(64))
-    return table.space.read(addresses, i64, lambda: p.op_name(op_id), p.op_location(op_id))
+def page_reader(p: Program, form: Any) -> Any:
+    """``env -> PagedSource``: the pages of ``form`` (a :class:`pagedir.page_sources.PageSource`) at run time."""
+    slots = [p.slot(value) for value in form.run_time_operands]
+    elem = elem_of(ir.MemRefType(form.value.type))
+    return lambda env: PagedSource(p, form, [env[s] for s in slots], elem)
 
 
 # ----------------------------------------------------------------------------
@@ -333,7 +289,8 @@ def compile_blockwise_load_tile(p: Program, op: Any) -> Any:
     source_part, dest_part, index_part, table_part = segments(op)
     source, dest = p.slot(source_part[0]), p.slot(dest_part[0])
     indices = [p.slot(v) for v in index_part]
-    table = p.slot(table_part[0]) if table_part else None
+    # A paged source's pages read through the op's page_table, as rock-blockwise-load reads them.
+    through_table = page_reader(p, source_of(source_part[0], table_part[0])) if table_part else None
     fn = affine_function(ir.AffineMapAttr(op.operation.attributes["map"]).value)
     valid_fn = valid_function(op)
     dest_type = ir.MemRefType(dest_part[0].type)
@@ -352,16 +309,13 @@ def compile_blockwise_load_tile(p: Program, op: Any) -> Any:
         wanted = valid_fn(index_values + tile_coords)
         src = env[source]
         if isinstance(src, PagedSource):
-            table_memref: MemRef = env[table]
+            src = through_table(env) if through_table is not None else src
             num_pages = src.shape[1]
 
             def pointer_of(batch, page, readable):
                 pointers = np.zeros(page.shape, dtype=np.int64)
                 where = np.nonzero(readable)
-                if src.view is not None:
-                    pointers[where] = src.view.pointers(p, op_id, batch[where], page[where])
-                else:
-                    pointers[where] = table_pointers(p, op_id, table_memref, batch[where], page[where])
+                pointers[where] = src.pointers(op_id, batch[where], page[where])
                 return pointers
 
             values, _ = read_source(p, op_id, src, results, wanted, num_pages, pointer_of)
@@ -429,10 +383,7 @@ def compile_threadwise_read_into(p: Program, op: Any) -> Any:
             def pointer_of(batch, page, readable):
                 pointers = np.zeros(page.shape, dtype=np.int64)
                 where = np.nonzero(readable & in_tile[:, :, None])
-                if src.view is not None:
-                    pointers[where] = src.view.pointers(p, op_id, batch[where], page[where])
-                else:
-                    pointers[where] = table_pointers(p, op_id, src.table, batch[where], page[where])
+                pointers[where] = src.pointers(op_id, batch[where], page[where])
                 return pointers
 
             values, _ = read_source(p, op_id, src, results, wanted, num_pages if num_pages is not None else src.shape[1],
@@ -484,11 +435,8 @@ def gather_pages(p: Program, op_id: int, label: str, source: PagedSource, heads_
     """Dense [B, Hkv, Sk, D] from the pages; a null page reads 0 (docs/rock.md, ``rock.attention``): a null
     pointer, or for a block table view a slot the sequence does not own or an id outside the pool."""
     batch, num_pages, page_size = source.shape
-    if source.view is not None:
-        every = np.indices((batch, num_pages)).reshape(2, -1)
-        table = source.view.pointers(p, op_id, every[0], every[1]).reshape(batch, num_pages)
-    else:
-        table = read_dense(p, op_id, source.table).reshape(batch, num_pages).astype(np.int64)
+    every = np.indices((batch, num_pages)).reshape(2, -1)
+    table = source.pointers(op_id, every[0], every[1]).reshape(batch, num_pages)
     seq_k = source.seq_len_k or num_pages * page_size // (heads_kv * head_dim)
     used = heads_kv * seq_k * head_dim  # the tail of a partly filled last page holds no key
     flat = np.zeros((batch, num_pages * page_size), dtype=source.elem.storage)
@@ -519,8 +467,8 @@ def compile_attention(p: Program, op: Any) -> Any:
         query = env[q].read(p, op_id) if isinstance(env[q], VarlenSource) else read_dense(p, op_id, env[q])
         head_dim = query.shape[3]
         seq_lens = read_dense(p, op_id, env[lens]).astype(np.int64) if lens is not None else None
-        if seq_lens is None and isinstance(env[k], PagedSource) and env[k].view is not None:
-            seq_lens = env[k].view.seq_lens(p, op_id)  # CSR: the lengths come with the page table
+        if seq_lens is None and isinstance(env[k], PagedSource):
+            seq_lens = env[k].reading(op_id).seq_lens()  # CSR: the lengths come with the page table
         kv = []
         for label, slot, scale_slot, token_slot in (("k", k, scales[0], token_scales[0]), ("v", v, scales[1], token_scales[1])):
             value = env[slot]

@@ -94,19 +94,17 @@ import numpy as np
 from mlir.dialects import affine, arith, memref, rocdl, scf, vector
 
 from pagedir.dialect import rock
-from pagedir.dialect.ops_page_table import PageGeometry, is_block_table_view
 from pagedir.dialect.types import element_bytes, is_lds, lds_bytes_type, private_space, strides_and_offset
 from pagedir.arch import ChipError, kernel_chip, kernel_chip_or_none
+from pagedir.page_sources import source_of
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 from pagedir.passes.ir_utils import (
     LinearForm,
     NotLinear,
-    block_page_address,
     dims_of,
     find_ops,
     index_const,
     linear_form,
-    page_count,
     pages_uniform,
     swizzled_column,
     thread_item,
@@ -368,7 +366,7 @@ def emit_page_ptr_load(op, plan: TilePlan, page_ptrs: ir.Value) -> None:
 def stage_page_ptr(op, plan: TilePlan, batch: ir.Value, first_page: ir.Value, slot: ir.Value, page_ptrs: ir.Value) -> None:
     """``page_ptrs[slot] = page_table[batch, first_page + slot, 0]`` (0 past the batch's pages); when the
     last round is partial (num_pages not a multiple of block_size), only for ``slot < num_pages``."""
-    table = op.page_table
+    form = source_of(op.source, op.page_table)
     i64 = ir.IntegerType.get_signless(64)
     partial = plan.num_pages % op.block_size != 0
     slot_point = ir.InsertionPoint.current
@@ -377,13 +375,10 @@ def stage_page_ptr(op, plan: TilePlan, batch: ir.Value, first_page: ir.Value, sl
         slot_point = ir.InsertionPoint(scf.IfOp(in_buffer).then_block)
     with slot_point:
         page = arith.addi(first_page, slot)
-        in_table = arith.cmpi(arith.CmpIPredicate.ult, page, page_count(op.source))
+        in_table = arith.cmpi(arith.CmpIPredicate.ult, page, form.page_count())
         pick = scf.IfOp(in_table, [i64], has_else=True)
         with ir.InsertionPoint(pick.then_block):
-            if is_block_table_view(op.source):
-                scf.YieldOp([block_page_address(op.source, batch, page)])
-            else:
-                scf.YieldOp([memref.load(table, [batch, page, index_const(0)])])
+            scf.YieldOp([form.page_address(batch, page)])
         with ir.InsertionPoint(pick.else_block):
             scf.YieldOp([arith.constant(i64, 0)])
         memref.store(pick.result, page_ptrs, [slot])
@@ -553,7 +548,7 @@ def emit_global_to_lds(op, plan: TilePlan, page_ptrs: ir.Value, wave: int) -> No
     num_indices = len(op.indices)
     position_map = ir.AffineMap.get(num_indices + 2, 0, [op.map.results[-1]])
     i64 = ir.IntegerType.get_signless(64)
-    view = PageGeometry.of(op.source) if is_block_table_view(op.source) else None
+    form = source_of(op.source, op.page_table)
     with ir.InsertionPoint(open_stage("GlobalToLDS", op.location)):
         tid = rock.workitem_id(ir.IndexType.get())
         d0 = ir.AffineDimExpr.get(0)
@@ -579,22 +574,21 @@ def emit_global_to_lds(op, plan: TilePlan, page_ptrs: ir.Value, wave: int) -> No
                 page = arith.minui(page, index_const(plan.num_pages - 1))
             pointer = memref.load(page_ptrs, [page])
             offset = affine.apply(ir.AffineMap.get(1, 0, [d0 % op.page_size]), [position])
-            if view is not None:  # a view's page is one head's rows of a block, token_stride apart in the pool
-                offset = affine.apply(ir.AffineMap.get(1, 0, [view.element_offset(d0)]), [offset])
+            offset, page_size = form.page_offset(offset, op.page_size)
             valid = arith.cmpi(arith.CmpIPredicate.ne, pointer, arith.constant(i64, 0))
             if op.valid is not None:
                 for expr in op.valid.results:
                     value = affine.apply(ir.AffineMap.get(num_indices + 2, 0, [expr]), coords)
                     valid = arith.andi(valid, arith.cmpi(arith.CmpIPredicate.sge, value, index_const(0)))
-            issues.append((load, start, offset, valid, pointer, (r + 1) * waves > loads))
+            issues.append((load, start, offset, page_size, valid, pointer, (r + 1) * waves > loads))
         # Phase A: every load issued; phase B: wait for them all, then the barrier.
-        for load, start, offset, valid, pointer, partial in issues:
+        for load, start, offset, page_size, valid, pointer, partial in issues:
             point = ir.InsertionPoint.current
             if partial:  # uniform per wave
                 point = ir.InsertionPoint(scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, load, index_const(loads))).then_block)
             with point:
                 rock.global_load_lds(op.source, offset, dest, start, valid, pointer, bytes=DMA_BYTES,
-                                     page_size=op.page_size if view is None else view.page_extent)
+                                     page_size=page_size)
                 if partial:
                     scf.YieldOp([])
         rocdl.s_waitcnt(WAIT_VMCNT_0)

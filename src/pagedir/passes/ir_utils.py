@@ -19,9 +19,7 @@ from mlir.dialects import affine, arith, memref, vector
 from mlir.dialects import math as mlir_math
 
 from pagedir.arch import kernel_chip_or_none
-from pagedir.dialect.ops_page_table import PageGeometry, slot_count_dim
-from pagedir.dialect.types import element_bytes
-from pagedir.offset_width import offset_bits
+from pagedir.page_sources.base import index_const  # noqa: F401 (the passes' helper, defined with the page sources)
 from pagedir.passes.base import kernel_functions
 
 if TYPE_CHECKING:
@@ -56,11 +54,6 @@ def find_ops(root: ir.Operation, *names: str) -> list[ir.Operation]:
 def pow2_ceil(x: int) -> int:
     """The least power of two >= ``x`` (1 for ``x <= 1``)."""
     return 1 << max(0, (x - 1).bit_length())
-
-
-def index_const(value: int) -> ir.Value:
-    """``arith.constant value : index``."""
-    return arith.constant(ir.IndexType.get(), value)
 
 
 def thread_item(round_: ir.Value, tid: ir.Value, block_size: int) -> ir.Value:
@@ -285,131 +278,6 @@ def pages_uniform(form: LinearForm, tile_shape: list[int], vector_dim: int, vect
     return block_size % group_size == 0
 
 
-def page_count(source: ir.Value) -> ir.Value:
-    """Pages per sequence of a paged source: static, or ``Hkv * slots`` of a dynamic view (read at run time)."""
-    if not ir.MemRefType(source.type).is_dynamic_dim(1):
-        return index_const(source.type.shape[1])
-    table, dim = slot_count_dim(source)
-    return arith.muli(memref.dim(table, index_const(dim)), index_const(PageGeometry.of(source).heads_kv))
-
-
-def block_page_address(view: ir.Value, batch: ir.Value, page: ir.Value) -> ir.Value:
-    """The i64 address of virtual page ``page`` of a ``rock.block_table_view``: ``pool + (id *
-    block_stride + head * head_stride) * elem_bytes`` for the id of block slot ``page mod max_blocks``,
-    head ``page floordiv max_blocks``; 0 (a null page) when the sequence does not own the slot or
-    the id is outside the pool."""
-    i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
-    (block,) = read_block_ids(view, [(batch, arith.index_cast(i32, page))])
-    return arith.select(block_live(view, block), block_address(view, block), arith.constant(i64, 0))
-
-
-@dataclass
-class BlockRead:
-    """A virtual page's entry read from a block table (i32 values): its KV head, its block id, and whether
-    the sequence owns the slot (CSR; None for a block table, where every slot is the sequence's)."""
-
-    head: ir.Value
-    block_id: ir.Value
-    owned: ir.Value | None
-
-
-def block_slots_per_sequence(view: ir.Value) -> ir.Value:
-    """A ``rock.block_table_view``'s block slots per sequence as an i32: static, or read at run time."""
-    g = PageGeometry.of(view)
-    i32 = ir.IntegerType.get_signless(32)
-    if g.max_blocks is not None:
-        return arith.constant(i32, g.max_blocks)
-    table_of_slots, dim = slot_count_dim(view)
-    return arith.index_cast(i32, memref.dim(table_of_slots, index_const(dim)))
-
-
-def read_block_ids(view: ir.Value, pages: list[tuple[ir.Value, ir.Value]],
-                   heads_slots: list[tuple[ir.Value, ir.Value]] | None = None) -> list[BlockRead]:
-    """The :class:`BlockRead` of each ``(batch, page)`` (``page`` an i32 inside the table) of a
-    ``rock.block_table_view``. Every table read is issued after all index arithmetic and before any
-    use, so that wave-uniform pages cost one wait on their scalar loads, not one per page; a CSR row's
-    ``indptr`` pair is read once per batch value. 32-bit arithmetic throughout (page counts fit: ids are i32).
-    ``heads_slots``: each page's (head, slot) = (page floordiv slots, page mod slots) when the caller has them."""
-    g = PageGeometry.of(view)
-    operands = view.owner.operands
-    table = operands[1]
-    i32, index = ir.IntegerType.get_signless(32), ir.IndexType.get()
-    if heads_slots is None:
-        slots = block_slots_per_sequence(view)
-        heads_slots = [(arith.divui(page, slots), arith.remui(page, slots)) for _, page in pages]
-    heads = [head for head, _ in heads_slots]
-    block_slots = [block_slot for _, block_slot in heads_slots]
-    if not g.csr:
-        return [BlockRead(head, memref.load(table, [batch, arith.index_castui(index, block_slot)]), None)
-                for (batch, _), head, block_slot in zip(pages, heads, block_slots)]
-    indptr = operands[2]
-    rows: dict[ir.Value, tuple[ir.Value, ir.Value]] = {}  # batch -> (indptr[batch], its length)
-    for batch, _ in pages:
-        if batch not in rows:
-            with before_invariant_loops(batch):  # indptr is never written: read once, not per KV tile
-                start = memref.load(indptr, [batch])
-                rows[batch] = (start, arith.subi(memref.load(indptr, [arith.addi(batch, index_const(1))]), start))
-    nnz = arith.index_cast(i32, memref.dim(table, index_const(0))) if table.type.is_dynamic_dim(0) \
-        else arith.constant(i32, table.type.shape[0])
-    positions, owned = [], []
-    for (batch, _), block_slot in zip(pages, block_slots):
-        start, length = rows[batch]
-        position = arith.addi(start, block_slot)
-        owns = arith.cmpi(arith.CmpIPredicate.slt, block_slot, length)
-        owned.append(arith.andi(owns, arith.cmpi(arith.CmpIPredicate.ult, position, nnz)))
-        positions.append(arith.select(owned[-1], position, arith.constant(i32, 0)))  # never read past kv_indices
-    ids = [memref.load(table, [arith.index_castui(index, position)]) for position in positions]
-    return [BlockRead(head, block_id, owns) for head, block_id, owns in zip(heads, ids, owned)]
-
-
-#: Ops without effects that :func:`before_invariant_loops` moves out of a loop with their users.
-_MOVABLE = ("affine.apply", "arith.constant", "arith.addi", "arith.subi", "arith.muli", "arith.divui", "arith.remui",
-            "arith.index_cast", "arith.index_castui", "arith.select", "arith.cmpi", "arith.andi")
-
-
-def before_invariant_loops(value: ir.Value) -> ir.InsertionPoint:
-    """An insertion point before the outermost ``scf.for`` around the current insertion point whose
-    iterations all see the same ``value``, the ops computing ``value`` (effect-free: ``_MOVABLE``)
-    moved before it; the current insertion point when ``value`` varies in the innermost loop.
-
-    Loads from memory the kernel never writes placed there run once instead of per iteration:
-    LLVM does not hoist them itself, the barriers in a KV loop holding every load in place."""
-    point = ir.InsertionPoint.current
-    loops = []
-    op = point.block.owner
-    while op is not None and op.name != "func.func":
-        if op.name == "scf.for":
-            loops.append(op)
-        op = op.parent
-    for loop in loops:
-        if not _hoist(value, loop):
-            break
-        point = ir.InsertionPoint(loop)
-    return point
-
-
-def _inside(value: ir.Value, loop: ir.Operation) -> bool:
-    owner = value.owner
-    op = owner.owner if isinstance(owner, ir.Block) else owner  # a block argument: the op holding its block
-    while op is not None and op.name != "func.func":
-        if op == loop:
-            return True
-        op = op.parent
-    return False
-
-
-def _hoist(value: ir.Value, loop: ir.Operation) -> bool:
-    """Make ``value`` defined before ``loop`` by moving the effect-free ops computing it there; False
-    when it depends on the loop (its induction variable, an effect inside it)."""
-    if not _inside(value, loop):
-        return True
-    op = value.owner
-    if isinstance(op, ir.Block) or op.name not in _MOVABLE or not all(_hoist(o, loop) for o in op.operands):
-        return False
-    op.move_before(loop)
-    return True
-
-
 #: Ops whose result differs between the lanes of a wave.
 _LANE_IDS = frozenset({"rock.workitem_id", "gpu.thread_id", "gpu.lane_id"})
 #: Ops whose result is the same for every lane of a wave whatever their operands are.
@@ -437,36 +305,6 @@ def varies_across_lanes(value: ir.Value) -> bool:
             return True
         stack.extend(owner.operands)
     return False
-
-
-def block_live(view: ir.Value, block: BlockRead) -> ir.Value:
-    """Whether ``block`` names a page of the pool: the id inside it (unsigned: -1 is out) and the slot owned."""
-    g = PageGeometry.of(view)
-    pool = view.owner.operands[0]
-    i32 = ir.IntegerType.get_signless(32)
-    num_blocks = (arith.index_cast(i32, memref.dim(pool, index_const(0))) if g.num_blocks is None
-                  else arith.constant(i32, g.num_blocks))  # a dynamic pool: its size at run time
-    in_pool = arith.cmpi(arith.CmpIPredicate.ult, block.block_id, num_blocks)
-    return in_pool if block.owned is None else arith.andi(block.owned, in_pool)
-
-
-def block_address(view: ir.Value, block: BlockRead) -> ir.Value:
-    """The i64 address of ``block``'s page, meaningful where :func:`block_live`: ``pool + id * block_bytes
-    + head * head_bytes``. The byte offset is 32-bit when every live page's fits (a static pool of at
-    most 4 GiB: :func:`pagedir.offset_width.offset_bits` of its last byte), else the id's product is 32x32->64."""
-    g = PageGeometry.of(view)
-    pool = view.owner.operands[0]
-    i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
-    elem_bytes = element_bytes(ir.MemRefType(pool.type).element_type)
-    head_offset = arith.muli(block.head, arith.constant(i32, g.head_stride * elem_bytes))  # < block bytes
-    if g.num_blocks is not None and offset_bits(g.num_blocks * g.block_stride * elem_bytes - 1) == 32:
-        in_block = arith.muli(block.block_id, arith.constant(i32, g.block_stride * elem_bytes))
-        offset = arith.extui(i64, arith.addi(in_block, head_offset))
-    else:
-        in_block = arith.muli(arith.extui(i64, block.block_id), arith.constant(i64, g.block_stride * elem_bytes))
-        offset = arith.addi(in_block, arith.extui(i64, head_offset))
-    base = arith.index_cast(i64, memref.extract_aligned_pointer_as_index(pool))
-    return arith.addi(base, offset)
 
 
 # ----------------------------------------------------------------------------

@@ -85,28 +85,21 @@ from mlir.dialects import affine, arith, memref, rocdl, scf, vector
 
 from pagedir.dialect import rock
 from pagedir.dialect.ops_core import UNIFORM_PAGE_PTR_ATTR
-from pagedir.dialect.ops_page_table import PageGeometry, is_block_table_view
 from pagedir.dialect.types import element_bytes
 from pagedir.offset_width import fits_u32
+from pagedir.page_sources import source_of
 from pagedir.passes.base import ChipOptions, Pass
 from pagedir.passes.ir_utils import (
     MAX_LOAD_BYTES,
-    BlockRead,
     LinearForm,
     NotLinear,
-    block_address,
-    block_live,
-    block_page_address,
-    block_slots_per_sequence,
     dims_of,
     enclosing_function,
     index_const,
     linear_form,
     lower_kernel_ops,
     origin_residues,
-    page_count,
     pages_uniform,
-    read_block_ids,
     thread_item,
     vector_coords,
     vector_offsets,
@@ -247,7 +240,7 @@ def emit_paged_load(op, coords: list[ir.Value], uniform: bool) -> ir.Value:
     in_buffer = arith.cmpi(arith.CmpIPredicate.eq, local, slot)
     non_null = arith.cmpi(arith.CmpIPredicate.ne, ptr, arith.constant(ir.IntegerType.get_signless(64), 0))
     valid = with_op_validity(op, coords, arith.andi(arith.andi(in_table, in_buffer), non_null))
-    offset, page_size = view_offset(op, offset, page_size)
+    offset, page_size = source_of(op.source).page_offset(offset, page_size)
     load = rock.global_load(result_type(op), op.source, [offset], valid, ptr, page_size=page_size)
     if uniform:
         load.owner.attributes[UNIFORM_PAGE_PTR_ATTR] = ir.UnitAttr.get()
@@ -257,17 +250,6 @@ def emit_paged_load(op, coords: list[ir.Value], uniform: bool) -> ir.Value:
 def in_page_offset(flat: ir.Value, page_size: int) -> ir.Value:
     """The element offset of flat position ``flat`` inside its page."""
     return affine.apply(ir.AffineMap.get(1, 0, [ir.AffineDimExpr.get(0) % page_size]), [flat])
-
-
-def view_offset(op, offset: ir.Value, page_size: int) -> tuple[ir.Value, int]:
-    """(element offset from the page's base, the load's page_size) of in-page ``offset``: as they are for a
-    table's pages; for a block-table view's page (one head's rows of a block, rows token_stride apart in
-    the pool) the row's place in the pool and the page's extent."""
-    if not is_block_table_view(op.source):
-        return offset, page_size
-    g = PageGeometry.of(op.source)
-    offset = affine.apply(ir.AffineMap.get(1, 0, [g.element_offset(ir.AffineDimExpr.get(0))]), [offset])
-    return offset, g.page_extent
 
 
 def first_lane_of_wave(tid: ir.Value, wave_size: int) -> ir.Value:
@@ -359,17 +341,15 @@ def wave_page_pointer(op, batch_page: tuple[ir.Value, ir.Value]) -> ir.Value:
 
 
 def table_page_pointer(source: ir.Value, batch: ir.Value, page: ir.Value) -> ir.Value:
-    """``page``'s pointer of ``batch`` from a ``rock.deref`` table or a ``rock.block_table_view``;
-    0 when ``page`` is past the batch's pages. Branch-free: the page is clamped into the table and the
-    pointer selected, so a wave-uniform ``page`` gives scalar loads and no branch."""
+    """``page``'s address of ``batch`` (:meth:`pagedir.page_sources.PageSource.page_address`); 0 when ``page``
+    is past the batch's pages. Branch-free: the page is clamped into the table and the pointer selected, so a
+    wave-uniform ``page`` gives scalar loads and no branch."""
     i64 = ir.IntegerType.get_signless(64)
-    count = page_count(source)
+    form = source_of(source)
+    count = form.page_count()
     in_table = arith.cmpi(arith.CmpIPredicate.ult, page, count)
     clamped = arith.select(in_table, page, index_const(0))
-    if is_block_table_view(source):
-        pointer = block_page_address(source, batch, clamped)
-    else:
-        pointer = memref.load(source.owner.operands[0], [batch, clamped, index_const(0)])
+    pointer = form.page_address(batch, clamped)
     return arith.select(in_table, pointer, arith.constant(i64, 0))
 
 
@@ -377,18 +357,19 @@ def table_page_pointer(source: ir.Value, batch: ir.Value, page: ir.Value) -> ir.
 class RowPage:
     """A wave's row's page as read from its table: whether the page is inside the table, and the entry
     read at the page clamped into the table (any page of it: the entry is used only where the page is in
-    it): a pointer, or a block table's :class:`BlockRead`."""
+    it): the form's entry (:meth:`pagedir.page_sources.PageSource.read_entries`)."""
 
     in_table: ir.Value
-    entry: ir.Value | BlockRead
+    entry: object
 
 
 def read_row_pages(op, row_pages, rows: int, wave_first: ir.Value) -> list[RowPage]:
     """The :class:`RowPage` of each of the wave's ``rows``, every table read issued after all the index
     arithmetic and before any use: one wait on the wave's scalar loads per tile, not one per row. Pages in
     32 bits (a sequence's pages are counted by i32 table sizes; a row is at most a few tiles past them)."""
-    i32, index = ir.IntegerType.get_signless(32), ir.IndexType.get()
-    count = arith.index_cast(i32, page_count(op.source))
+    i32 = ir.IntegerType.get_signless(32)
+    form = source_of(op.source)
+    count = arith.index_cast(i32, form.page_count())
     static_count = None if ir.MemRefType(op.source.type).is_dynamic_dim(1) else op.source.type.shape[1]
     places = []
     for r in range(rows):
@@ -400,27 +381,19 @@ def read_row_pages(op, row_pages, rows: int, wave_first: ir.Value) -> list[RowPa
         else:
             clamped = arith.select(in_table, page32, arith.constant(i32, 0))
         places.append((batch, in_table, clamped))
-    if is_block_table_view(op.source):
-        heads_slots = lane_divided_pages(op, row_pages, rows, wave_first, count)
-        entries = read_block_ids(op.source, [(batch, clamped) for batch, _, clamped in places], heads_slots)
-    else:
-        table = op.source.owner.operands[0]
-        entries = [memref.load(table, [batch, arith.index_castui(index, clamped), index_const(0)])
-                   for batch, _, clamped in places]
+    heads_slots = lane_divided_pages(op, row_pages, rows, wave_first, count) if form.divides_pages_across_lanes else None
+    entries = form.read_entries([(batch, clamped) for batch, _, clamped in places], heads_slots)
     return [RowPage(in_table, entry) for (_, in_table, _), entry in zip(places, entries)]
 
 
 def lane_divided_pages(op, row_pages, rows: int, wave_first: ir.Value, count: ir.Value):
-    """Each row's (head, slot) of a block table whose slots per sequence are known only at run time,
-    divided by the lanes at once: lane ``r`` divides row ``r``'s page (clamped into the table) and each
-    row reads its lane's quotient and remainder (``readlane``), where the wave would divide row after
-    row in scalar code (a 32-bit division by a run-time value is a dozen instructions). None for a
-    static slot count (a shift or multiply, done per row), rows not evenly apart, or a CSR table, whose
-    scalar row checks then cost more than the divisions save (the gfx942 decode kernel's KV loop:
-    553 instructions per tile on the page-by-page path, 573 with the lanes' division)."""
+    """Each row's (head, slot) of a form that divides pages by a slot count known only at run time
+    (:attr:`pagedir.page_sources.PageSource.divides_pages_across_lanes`), divided by the lanes at once: lane
+    ``r`` divides row ``r``'s page (clamped into the table) and each row reads its lane's quotient and
+    remainder (``readlane``), where the wave would divide row after row in scalar code (a 32-bit division
+    by a run-time value is a dozen instructions). None for rows not evenly apart."""
     step = row_page_step(op)
-    g = PageGeometry.of(op.source)
-    if g.max_blocks is not None or g.csr or step is None or rows > op.wave_size:
+    if step is None or rows > op.wave_size:
         return None
     i32, index = ir.IntegerType.get_signless(32), ir.IndexType.get()
     lane_row = arith.minui(arith.subi(rock.workitem_id(index), wave_first), index_const(rows - 1))
@@ -428,7 +401,7 @@ def lane_divided_pages(op, row_pages, rows: int, wave_first: ir.Value, count: ir
     page = arith.index_cast(i32, affine.apply(
         ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) + ir.AffineDimExpr.get(1) * step]), [first_page, lane_row]))
     clamped = arith.select(arith.cmpi(arith.CmpIPredicate.ult, page, count), page, arith.constant(i32, 0))
-    slots = block_slots_per_sequence(op.source)
+    slots = source_of(op.source).slots_per_sequence()
     head, block_slot = arith.divui(clamped, slots), arith.remui(clamped, slots)
     return [(rocdl.readlane(i32, head, arith.constant(i32, r)), rocdl.readlane(i32, block_slot, arith.constant(i32, r)))
             for r in range(rows)]
@@ -437,15 +410,12 @@ def lane_divided_pages(op, row_pages, rows: int, wave_first: ir.Value, count: ir
 def page_address(op, row: RowPage) -> ir.Value:
     """The i64 address of ``row``'s page, meaningful where :func:`page_live` (a load is invalid elsewhere:
     its offset lies past the descriptor's range, the address is never formed)."""
-    return block_address(op.source, row.entry) if is_block_table_view(op.source) else row.entry
+    return source_of(op.source).entry_address(row.entry)
 
 
 def page_live(op, row: RowPage) -> ir.Value:
     """Whether ``row``'s page is inside the table and names memory: a non-null pointer, a live block."""
-    if is_block_table_view(op.source):
-        return arith.andi(row.in_table, block_live(op.source, row.entry))
-    non_null = arith.cmpi(arith.CmpIPredicate.ne, row.entry, arith.constant(ir.IntegerType.get_signless(64), 0))
-    return arith.andi(row.in_table, non_null)
+    return source_of(op.source).entry_live(row.in_table, row.entry)
 
 
 def emit_wave_paged_load(op, coords: list[ir.Value], pointer: ir.Value, live: ir.Value | None = None) -> ir.Value:
@@ -455,21 +425,12 @@ def emit_wave_paged_load(op, coords: list[ir.Value], pointer: ir.Value, live: ir
     if live is None:
         live = arith.cmpi(arith.CmpIPredicate.ne, pointer, arith.constant(ir.IntegerType.get_signless(64), 0))
     valid = with_op_validity(op, coords, live)
-    offset, page_size = view_offset(op, offset, op.page_size)
+    offset, page_size = source_of(op.source).page_offset(offset, op.page_size)
     return rock.global_load(result_type(op), op.source, [offset], valid, pointer, page_size=page_size)
 
 
 # ----------------------------------------------------------------------------
 # Adjacent pages: one pointer and one descriptor for a wave's rows (chosen at run time).
-
-
-def page_stride_and_extent(op) -> tuple[int, int]:
-    """(elements from a page's base to the base of the page physically after it, elements a page spans):
-    the page size for a ``rock.deref`` table; a block's stride and one head's rows of it for a view."""
-    if is_block_table_view(op.source):
-        g = PageGeometry.of(op.source)
-        return g.block_stride, g.page_extent
-    return op.page_size, op.page_size
 
 
 #: Rows whose page pointers the adjacent-page check holds at once (2 SGPRs each): past it, page by page.
@@ -488,7 +449,7 @@ def wave_page_span(op) -> int | None:
     if not pages_per_row or rows > MAX_ADJACENT_ROWS:
         return None
     span = (rows - 1) * pages_per_row + 1
-    stride, extent = page_stride_and_extent(op)
+    stride, extent = source_of(op.source).page_stride_and_extent(op.page_size)
     run_bytes = ((span - 1) * stride + extent) * element_bytes(op.source.type.element_type)
     return span if fits_u32(run_bytes + MAX_LOAD_BYTES - 1) else None
 
@@ -499,14 +460,14 @@ def emit_adjacent_or_per_page(op, row_pages, span: int, wave_first: ir.Value) ->
     offsets from its page), else page by page, computing the other rows' addresses only there. A uniform
     branch: block tables do not promise adjacency, so the choice is made at run time; both read the same
     elements."""
-    stride, extent = page_stride_and_extent(op)
+    stride, extent = source_of(op.source).page_stride_and_extent(op.page_size)
     read = read_row_pages(op, row_pages, op.dest.type.shape[0], wave_first)
     first_ptr = page_address(op, read[0])
     choice = scf.IfOp(pages_adjacent(op, read, first_ptr), has_else=True)
     with ir.InsertionPoint(choice.then_block):  # each lane's offset: its row-0 offset in the page, plus whole pages
         tid = rock.workitem_id(ir.IndexType.get())
         row0 = vector_coords(tid, list(op.tile_shape), op.vector_dim, op.vector_len)
-        in_page, _ = view_offset(op, in_page_offset(apply_result(op, 1, row0), op.page_size), op.page_size)
+        in_page, _ = source_of(op.source).page_offset(in_page_offset(apply_result(op, 1, row0), op.page_size), op.page_size)
         row_stride = rows_whole_pages_apart(op) * stride  # elements from a lane's vector in one row to the next
         pages_apart = ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) + ir.AffineDimExpr.get(1) * row_stride])
 
@@ -526,27 +487,12 @@ def emit_adjacent_or_per_page(op, row_pages, span: int, wave_first: ir.Value) ->
 def pages_adjacent(op, read: list[RowPage], first_ptr: ir.Value) -> ir.Value:
     """Whether row ``r``'s page lies ``r * k`` pages after row 0's in memory for every row (``k``:
     :func:`rows_whole_pages_apart`, so row ``r``'s virtual page is row 0's plus ``r * k``) and row 0's is
-    live. For a pointer table: each pointer is the first plus ``r * k`` page strides (in the table: a
-    clamped page's pointer would not be). For a block table: each block id is the first plus ``r * k``
-    (32-bit), and the last row is live and of row 0's head; the pages are monotone in ``r``, so every row
-    between is too."""
-    i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
-    pages_per_row = rows_whole_pages_apart(op)
-    adjacent = page_live(op, read[0])
-    if is_block_table_view(op.source):
-        same_head = arith.cmpi(arith.CmpIPredicate.eq, read[-1].entry.head, read[0].entry.head)
-        adjacent = arith.andi(adjacent, arith.andi(page_live(op, read[-1]), same_head))
-    stride, _ = page_stride_and_extent(op)
+    live: :meth:`pagedir.page_sources.PageSource.entries_adjacent`."""
+    form = source_of(op.source)
+    stride, _ = form.page_stride_and_extent(op.page_size)
     page_bytes = stride * element_bytes(op.source.type.element_type)
-    for r, row in enumerate(read[1:], start=1):
-        if is_block_table_view(op.source):
-            expected = arith.addi(read[0].entry.block_id, arith.constant(i32, r * pages_per_row))
-            same = arith.cmpi(arith.CmpIPredicate.eq, row.entry.block_id, expected)
-        else:
-            expected = arith.addi(first_ptr, arith.constant(i64, r * pages_per_row * page_bytes))
-            same = arith.andi(row.in_table, arith.cmpi(arith.CmpIPredicate.eq, row.entry, expected))
-        adjacent = arith.andi(adjacent, same)
-    return adjacent
+    rows = [(row.in_table, row.entry) for row in read]
+    return form.entries_adjacent(rows, first_ptr, rows_whole_pages_apart(op), page_bytes)
 
 
 def rows_whole_pages_apart(op) -> int | None:

@@ -1,0 +1,307 @@
+"""A ``rock.block_table_view`` of a vLLM block table: a pool ``[num_blocks, block_size, Hkv, D]`` (nhd) or
+``[num_blocks, Hkv, block_size, D]`` (hnd) read through ``table[b, slot]`` block ids.
+
+Virtual page ``j`` of sequence ``b`` is KV head ``j floordiv max_blocks``'s rows of block
+``id(b, j mod max_blocks)`` of the pool. :class:`PageGeometry` is the one place that turns a view into
+strides: a page's base is ``pool + (id * block_stride + head * head_stride) * elem_bytes`` and the
+element at offset ``o`` of a virtual page (token ``o floordiv D``, column ``o mod D``) lies ``(o floordiv
+D) * token_stride + o mod D`` elements past it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import mlir.ir as ir
+import numpy as np
+from mlir.dialects import affine, arith, memref
+
+from pagedir.offset_width import offset_bits
+from pagedir.page_sources.base import I32, PageSource, RunTimePages, defined_by, index_const, int_const, value_bytes
+
+
+@dataclass(frozen=True)
+class PageGeometry:
+    """Where the pages of a block-table view lie in its pool (element strides)."""
+
+    layout: str
+    num_blocks: int | None  # None: dynamic (the pool's dim 0 at run time)
+    block_size: int  # tokens per block
+    heads_kv: int
+    head_dim: int
+    max_blocks: int | None  # block slots per sequence; None: dynamic (see slot_count_dim)
+    csr: bool = False
+
+    @staticmethod
+    def of_types(pool: ir.MemRefType, pages: ir.MemRefType, layout: str, csr: bool = False) -> PageGeometry:
+        shape = list(pool.shape) + [1] * (4 - pool.rank)  # a 3-d scale pool: one value per (token, head)
+        if layout == "nhd":
+            num_blocks, block_size, heads_kv, head_dim = shape
+        else:
+            num_blocks, heads_kv, block_size, head_dim = shape
+        num_blocks = None if pool.is_dynamic_dim(0) else num_blocks
+        max_blocks = None if pages.is_dynamic_dim(1) else pages.shape[1] // max(heads_kv, 1)
+        return PageGeometry(layout, num_blocks, block_size, heads_kv, head_dim, max_blocks, csr)
+
+    @staticmethod
+    def of(view: ir.Value) -> PageGeometry:
+        """The geometry of a ``rock.block_table_view`` result."""
+        op = view.owner
+        layout = ir.StringAttr(op.attributes["layout"]).value
+        return PageGeometry.of_types(op.operands[0].type, view.type, layout, len(op.operands) == 4)
+
+    @property
+    def block_stride(self) -> int:
+        return self.block_size * self.heads_kv * self.head_dim
+
+    @property
+    def head_stride(self) -> int:
+        return self.head_dim if self.layout == "nhd" else self.block_size * self.head_dim
+
+    @property
+    def token_stride(self) -> int:
+        return self.heads_kv * self.head_dim if self.layout == "nhd" else self.head_dim
+
+    @property
+    def page_extent(self) -> int:
+        """Elements from a page's base to the end of its last row: what one buffer descriptor covers."""
+        return (self.block_size - 1) * self.token_stride + self.head_dim
+
+    def element_offset(self, offset):
+        """Offset in the pool, from the page base, of element ``offset`` of a virtual page (ints or arrays)."""
+        if isinstance(offset, ir.AffineExpr):
+            return ir.AffineExpr.get_floor_div(offset, self.head_dim) * self.token_stride + offset % self.head_dim
+        return (offset // self.head_dim) * self.token_stride + offset % self.head_dim
+
+
+@dataclass
+class BlockRead:
+    """A virtual page's entry read from a block table (i32 values): its KV head, its block id, and whether
+    the sequence owns the slot (CSR; None for a block table, where every slot is the sequence's)."""
+
+    head: ir.Value
+    block_id: ir.Value
+    owned: ir.Value | None
+
+
+def is_view(value: ir.Value) -> bool:
+    return defined_by(value, "rock.block_table_view")
+
+
+class BlockSource(PageSource):
+    """A block table ``memref<B x max_blocks x i32>``: slot ``s`` of sequence ``b`` is block ``table[b, s]``;
+    an id outside ``[0, num_blocks)`` is a null page."""
+
+    name = "blocks"
+    #: max_blocks (the result's pages) may be ``?``: read at run time (:meth:`slot_count_dim`).
+    dynamic_dims = frozenset({1})
+    #: The pool layouts (``rock.block_table_view``'s ``layout``) whose rules this class states:
+    #: ``nhd`` = [num_blocks, block_size, Hkv, D] (vLLM flash, FlashInfer NHD), ``hnd`` = [num_blocks, Hkv, block_size, D].
+    layouts = ("nhd", "hnd")
+
+    @staticmethod
+    def matches(value: ir.Value) -> bool:
+        return is_view(value) and len(value.owner.operands) == 2
+
+    @staticmethod
+    def pool_error(pool: ir.MemRefType, layout: str) -> str | None:
+        """Why ``pool`` is no pool of ``layout``, else None (rock.block_table_view's verifier)."""
+        if pool.rank not in (3, 4):
+            return f"pool must be a 4-d memref ({layout}), or a 3-d scale pool, got {pool}"
+        return None
+
+    @staticmethod
+    def geometry_of(pool: ir.MemRefType, pages: ir.MemRefType, layout: str, csr: bool = False) -> PageGeometry:
+        """The geometry of a view of ``pool`` (a layout of :attr:`layouts`) whose result is ``pages``."""
+        return PageGeometry.of_types(pool, pages, layout, csr)
+
+    @property
+    def geometry(self) -> PageGeometry:
+        op = self.value.owner
+        return self.geometry_of(op.operands[0].type, self.value.type, ir.StringAttr(op.attributes["layout"]).value,
+                                len(op.operands) == 4)
+
+    @property
+    def pool(self) -> ir.Value:
+        return self.value.owner.operands[0]
+
+    @property
+    def table(self) -> ir.Value:
+        return self.value.owner.operands[1]
+
+    # --- the verifier -----------------------------------------------------------------------------
+
+    def kv_shape(self, num_heads_kv: int, head_dim: int):
+        g = self.geometry
+        if (g.heads_kv, g.head_dim) != (num_heads_kv, head_dim):
+            return (f"the cache pool holds {g.heads_kv} heads of dim {g.head_dim}, the attention "
+                    f"{num_heads_kv} KV heads of dim {head_dim}")
+        return super().kv_shape(num_heads_kv, head_dim)
+
+    def scale_cache_error(self, scales: ir.Value, num_heads_kv: int, head_dim: int) -> str | None:
+        """A view of an f32 pool ``[num_blocks, block_size, Hkv]`` (nhd) or ``[num_blocks, Hkv, block_size]``
+        (hnd) through the cache's table (and lengths) in the cache's layout."""
+        t, kv = scales.type, self.value
+        if not is_view(scales):
+            return f"must be a rock.block_table_view like k and v, got {t}"
+        g, sg = self.geometry, PageGeometry.of(scales)
+        pool = scales.owner.operands[0].type
+        if pool.rank != 3:
+            return f"pool must be memref<num_blocks x block_size x Hkv x f32> ({g.layout}) or hnd, got {pool}"
+        if (sg.layout, sg.block_size, sg.heads_kv) != (g.layout, g.block_size, g.heads_kv):
+            return (f"pool {pool} ({sg.layout}) must hold {g.heads_kv} KV heads of blocks of {g.block_size} tokens "
+                    f"in the cache's layout {g.layout}")
+        if list(scales.owner.operands)[1:] != list(kv.owner.operands)[1:]:
+            return "must be read through the cache's block table (and csr lengths)"
+        return None
+
+    def batch_operands(self) -> list[tuple[ir.Value, int]]:
+        return [(self.table, 0)]
+
+    # --- addresses ---------------------------------------------------------------------------------
+
+    def slot_count_dim(self) -> tuple[ir.Value, int]:
+        """(memref, dim) whose size is a dynamic view's block slots per sequence: the block table's dim 1."""
+        return self.table, 1
+
+    def page_count(self) -> ir.Value:
+        """Pages per sequence: static, or ``Hkv * slots`` of a dynamic view (read at run time)."""
+        if not ir.MemRefType(self.value.type).is_dynamic_dim(1):
+            return index_const(self.value.type.shape[1])
+        table, dim = self.slot_count_dim()
+        return arith.muli(memref.dim(table, index_const(dim)), index_const(self.geometry.heads_kv))
+
+    def slots_per_sequence(self) -> ir.Value:
+        """Block slots per sequence as an i32: static, or read at run time."""
+        g = self.geometry
+        i32 = ir.IntegerType.get_signless(32)
+        if g.max_blocks is not None:
+            return arith.constant(i32, g.max_blocks)
+        table_of_slots, dim = self.slot_count_dim()
+        return arith.index_cast(i32, memref.dim(table_of_slots, index_const(dim)))
+
+    @property
+    def divides_pages_across_lanes(self) -> bool:
+        """A slot count known only at run time: a 32-bit division by it is a dozen scalar instructions."""
+        return self.geometry.max_blocks is None
+
+    def page_address(self, batch: ir.Value, page: ir.Value) -> ir.Value:
+        """``pool + (id * block_stride + head * head_stride) * elem_bytes`` for the id of block slot ``page mod
+        max_blocks``, head ``page floordiv max_blocks``; 0 (a null page) when the sequence does not own the
+        slot or the id is outside the pool."""
+        i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+        (block,) = self.read_entries([(batch, arith.index_cast(i32, page))])
+        return arith.select(self.block_live(block), self.entry_address(block), arith.constant(i64, 0))
+
+    def split_pages(self, pages, heads_slots):
+        """Each page's (head, slot) = (page floordiv slots, page mod slots), unless the caller has them."""
+        if heads_slots is None:
+            slots = self.slots_per_sequence()
+            heads_slots = [(arith.divui(page, slots), arith.remui(page, slots)) for _, page in pages]
+        return [head for head, _ in heads_slots], [block_slot for _, block_slot in heads_slots]
+
+    def read_entries(self, places, heads_slots=None) -> list[BlockRead]:
+        """The :class:`BlockRead` of each ``(batch, page)``; 32-bit arithmetic throughout (page counts fit: ids
+        are i32). ``heads_slots``: see :meth:`split_pages`."""
+        index = ir.IndexType.get()
+        heads, block_slots = self.split_pages(places, heads_slots)
+        return [BlockRead(head, memref.load(self.table, [batch, arith.index_castui(index, block_slot)]), None)
+                for (batch, _), head, block_slot in zip(places, heads, block_slots)]
+
+    def block_live(self, block: BlockRead) -> ir.Value:
+        """Whether ``block`` names a page of the pool: the id inside it (unsigned: -1 is out) and the slot owned."""
+        g = self.geometry
+        i32 = ir.IntegerType.get_signless(32)
+        num_blocks = (arith.index_cast(i32, memref.dim(self.pool, index_const(0))) if g.num_blocks is None
+                      else arith.constant(i32, g.num_blocks))  # a dynamic pool: its size at run time
+        in_pool = arith.cmpi(arith.CmpIPredicate.ult, block.block_id, num_blocks)
+        return in_pool if block.owned is None else arith.andi(block.owned, in_pool)
+
+    def entry_live(self, in_table: ir.Value, entry: BlockRead) -> ir.Value:
+        return arith.andi(in_table, self.block_live(entry))
+
+    def entry_address(self, block: BlockRead) -> ir.Value:
+        """``pool + id * block_bytes + head * head_bytes``. The byte offset is 32-bit when every live page's
+        fits (a static pool of at most 4 GiB: :func:`pagedir.offset_width.offset_bits` of its last byte), else
+        the id's product is 32x32->64."""
+        g = self.geometry
+        i32, i64 = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64)
+        elem_bytes = value_bytes(ir.MemRefType(self.pool.type).element_type)
+        head_offset = arith.muli(block.head, arith.constant(i32, g.head_stride * elem_bytes))  # < block bytes
+        if g.num_blocks is not None and offset_bits(g.num_blocks * g.block_stride * elem_bytes - 1) == 32:
+            in_block = arith.muli(block.block_id, arith.constant(i32, g.block_stride * elem_bytes))
+            offset = arith.extui(i64, arith.addi(in_block, head_offset))
+        else:
+            in_block = arith.muli(arith.extui(i64, block.block_id), arith.constant(i64, g.block_stride * elem_bytes))
+            offset = arith.addi(in_block, arith.extui(i64, head_offset))
+        base = arith.index_cast(i64, memref.extract_aligned_pointer_as_index(self.pool))
+        return arith.addi(base, offset)
+
+    def entries_adjacent(self, rows, first_ptr: ir.Value, pages_per_row: int, page_bytes: int) -> ir.Value:
+        """Each block id is the first plus ``r * pages_per_row`` (32-bit), and the last row is live and of row
+        0's head; the pages are monotone in ``r``, so every row between is too."""
+        (_, first), (_, last) = rows[0], rows[-1]
+        adjacent = self.entry_live(*rows[0])
+        same_head = arith.cmpi(arith.CmpIPredicate.eq, last.head, first.head)
+        adjacent = arith.andi(adjacent, arith.andi(self.entry_live(*rows[-1]), same_head))
+        for r, (_, entry) in enumerate(rows[1:], start=1):
+            expected = arith.addi(first.block_id, int_const(I32, r * pages_per_row))
+            same = arith.cmpi(arith.CmpIPredicate.eq, entry.block_id, expected)
+            adjacent = arith.andi(adjacent, same)
+        return adjacent
+
+    def page_offset(self, offset: ir.Value, page_size: int) -> tuple[ir.Value, int]:
+        """A page is one head's rows of a block, rows token_stride apart in the pool: the row's place in the
+        pool, and the page's extent."""
+        g = self.geometry
+        offset = affine.apply(ir.AffineMap.get(1, 0, [g.element_offset(ir.AffineDimExpr.get(0))]), [offset])
+        return offset, g.page_extent
+
+    def page_stride_and_extent(self, page_size: int) -> tuple[int, int]:
+        g = self.geometry
+        return g.block_stride, g.page_extent
+
+    # --- the interpreter ---------------------------------------------------------------------------
+
+    def run_time_geometry(self, pool, table) -> PageGeometry:
+        """The geometry with its dynamic sizes (``?``) read from the arguments' shapes."""
+        g = self.geometry
+        slots = table.shape[self.slot_count_dim()[1]]
+        return replace(g, num_blocks=g.num_blocks if g.num_blocks is not None else pool.shape[0],
+                       max_blocks=g.max_blocks if g.max_blocks is not None else slots)
+
+    def at_run_time(self, operands) -> RunTimePages:
+        pool, table = operands
+        g = self.run_time_geometry(pool, table)
+        return BlockPages(pool, table, g, (table.shape[0], g.heads_kv * g.max_blocks, self.value.type.shape[2]))
+
+
+class BlockPages(RunTimePages):
+    """A view's pages at run time: ``pool + (id * block_stride + head * head_stride) * elem_bytes``."""
+
+    def __init__(self, pool, table, geometry: PageGeometry, shape):
+        super().__init__(shape)
+        self.pool, self.table, self.geometry = pool, table, geometry
+
+    def block_ids(self, batch: np.ndarray, slot: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(block id, whether the sequence owns the slot) of each ``(batch, slot)``."""
+        return self.table.read((batch, slot)), np.ones(slot.shape, dtype=np.bool_)
+
+    def addresses(self, batch, page):
+        g = self.geometry
+        batch, page = np.asarray(batch, dtype=np.int64), np.asarray(page, dtype=np.int64)
+        head, slot = page // g.max_blocks, page % g.max_blocks
+        ids, owned = self.block_ids(batch, slot)
+        live = owned & (ids >= 0) & (ids < g.num_blocks)
+        element = ids * g.block_stride + head * g.head_stride
+        return np.where(live, self.pool.base + element * self.pool.elem_size, 0)
+
+    def element_offset(self, offset):
+        return self.geometry.element_offset(offset)
+
+
+
+def block_address(view: ir.Value, block: BlockRead) -> ir.Value:
+    """The i64 address of ``block``'s page of the ``rock.block_table_view`` result ``view``
+    (:meth:`BlockSource.entry_address`)."""
+    return BlockSource(view).entry_address(block)
