@@ -134,6 +134,7 @@ LAYERS = (
     {"pagedir"},
     {"context"},
     {"dialect"},
+    {"page_sources"},
     {"backend", "pipeline_text", "upstream_passes"},
     {"targets"},
     {"arch", "offset_width", "reference", "diagnostics", "errors"},
