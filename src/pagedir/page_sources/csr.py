@@ -11,7 +11,7 @@ import mlir.ir as ir
 import numpy as np
 from mlir.dialects import arith, memref
 
-from pagedir import reference
+from pagedir.reference import csr_seq_lens
 from pagedir.page_sources.base import PageSource, RunTimePages, before_invariant_loops, index_const
 from pagedir.page_sources.blocks import BlockPages, BlockRead, BlockSource, is_view
 
@@ -94,4 +94,4 @@ class CsrPages(BlockPages):
         batch = self.last_page_len.shape[0]
         indptr = self.indptr.read((np.arange(batch + 1),))
         last = self.last_page_len.read((np.arange(batch),))
-        return reference.csr_seq_lens(indptr, last, self.geometry.block_size)
+        return csr_seq_lens(indptr, last, self.geometry.block_size)
