@@ -143,7 +143,8 @@ REFERENCE_BY_ZERO = Edit(
             out[b] = softmax_attention(q[b], keys, values, scale)
             continue
         for i in range(seq_q):
-            seen = int(np.clip(i + lengths[b] - seq_q + 1, 0, lengths[b]))  # keys j <= i + seq_len - Sq
+            _, end = KeyRange(causal=True).visible(query_position(i, int(lengths[b]), seq_q), int(lengths[b]))
+            seen = max(0, end)
             out[b, :, i : i + 1] = softmax_attention(q[b, :, i : i + 1], keys[:, :seen], values[:, :seen], scale)
     return out
 """,
@@ -193,7 +194,7 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "attention-causal-v-weighted-by-zero",
         "rock-gridwise-attention-to-blockwise weights causally hidden V rows by 0 instead of skipping them",
-        (Edit(VALU_LOOP, "            if limit is not None:\n", "            if False:  # PLANTED\n"),
+        (Edit(VALU_LOOP, "            if last is not None:\n", "            if False:  # PLANTED\n"),
          Edit(GEMM, "return arith.select(sees_non_finite, self.mfma(v_t, probs, acc), self.mfma(sanitized, probs, acc))",
               "return self.mfma(v_t, probs, acc)  # PLANTED")),
         (Catcher("tests/unit/test_attention.py::test_causally_masked_keys_never_reach_the_output[False]", WRONG_VALUES),
@@ -203,7 +204,7 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "attention-causal-diagonal-on-matrix-cores",
         "rock-gridwise-attention-to-blockwise runs P V on the matrix cores in tiles with causally hidden keys too",
-        (Edit(GEMM, "return arith.cmpi(arith.CmpIPredicate.sgt, last_key, seen)",
+        (Edit(GEMM, "return arith.cmpi(arith.CmpIPredicate.sgt, last_key, first_position)",
               "return arith.cmpi(arith.CmpIPredicate.slt, last_key, last_key)  # PLANTED"),),
         (Catcher("tests/unit/test_attention.py::test_causally_masked_keys_never_reach_the_output[False]", WRONG_VALUES),),
     ),
