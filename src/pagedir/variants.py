@@ -97,6 +97,28 @@ class KeyRange:
         """``max(0, i_pos - W)``: the first key row ``i`` sees in its window (unsigned)."""
         return _clamped_difference(arith.addi(i, seq_len), seq_q + self.window_left)
 
+    # --- linear forms ------------------------------------------------------------------
+    # The linalg raise reads a mask's conditions as linear forms ``f <= 0`` of the query row ``i``, the
+    # key ``j``, the sequence length ``len`` and ``1`` (dicts of coefficients, zeros left out); a
+    # program without a length read places its queries against the capacity Sk instead.
+
+    @staticmethod
+    def position_form(seq_q: int, seq_k: int | None) -> dict[str, int]:
+        """``i_pos``: ``i + len - Sq``, or ``i + Sk - Sq`` (``seq_k`` given: no length read)."""
+        return {"i": 1, "len": 1, "1": -seq_q} if seq_k is None else {"i": 1, "1": seq_k - seq_q}
+
+    @staticmethod
+    def causal_form(seq_q: int, seq_k: int | None) -> dict[str, int]:
+        """The causal mask ``j - i_pos <= 0``."""
+        form = {"j": 1, **{k: -c for k, c in KeyRange.position_form(seq_q, seq_k).items()}}
+        return {k: c for k, c in form.items() if c}
+
+    @staticmethod
+    def window_of(form: dict[str, int], seq_q: int, seq_k: int | None) -> int:
+        """W of the window mask ``i_pos - W - j <= 0`` given as ``form`` (its ``i``, ``j`` and ``len``
+        terms already checked)."""
+        return KeyRange.position_form(seq_q, seq_k)["1"] - form.get("1", 0)
+
 
 @dataclass(frozen=True)
 class Softcap:
