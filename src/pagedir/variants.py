@@ -137,10 +137,18 @@ class Softcap:
         score = mlir_math.tanh(arith.mulf(dot, _f32(scale / LOG2_E / self.cap)))
         return arith.mulf(score, _f32(self.cap * LOG2_E))
 
+    @staticmethod
+    def is_capped(outer: float, inner: str, by: float) -> bool:
+        """Whether ``outer * tanh(s <inner> by)`` (``inner`` an arith op name) is the soft-cap with
+        ``cap = outer``: ``s / cap``, or ``s * (1 / cap)`` up to f32 rounding (the linalg raise)."""
+        return inner == "arith.divf" and by == outer or inner == "arith.mulf" and abs(by * outer - 1.0) <= 1e-6
+
 
 class Alibi:
     """The ALiBi bias (operand ``alibi_slopes``, ``[Hq]``): ``s += slope[h] * (j - i_pos)``, after the
     soft-cap."""
+
+    operand = "alibi_slopes"  # of rock.attention, and reference.attention's keyword
 
     @staticmethod
     def bias(slopes: np.ndarray, first: int, end: int, position: int) -> np.ndarray:
@@ -161,6 +169,8 @@ class Sinks:
     """Attention sinks (operand ``sinks``, ``[Hq]`` logits): a head's sink joins its softmax
     denominator and no value, ``exp(s_j) / (sum_j exp(s_j) + exp(sink))``. A row without visible
     keys still gives zeros."""
+
+    operand = "sinks"  # of rock.attention, and reference.attention's keyword
 
     @staticmethod
     def row_max(top: np.ndarray, sink: np.ndarray) -> np.ndarray:

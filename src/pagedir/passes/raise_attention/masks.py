@@ -10,7 +10,7 @@ from pagedir.passes.raise_attention.pattern import (
     Attention, IDENTITY, KEY_DIM, NEG_INF, NoMatch, argument_of, body, describe, dims, expect_loops, float_constant,
     generic_inputs, index_dim, kinds_of, maps_of, produced_by, producer,
 )
-from pagedir.variants import KeyRange
+from pagedir.variants import KeyRange, Softcap
 
 
 def score_steps(value: ir.Value, found: Attention) -> ir.Value:
@@ -54,8 +54,7 @@ def softcap_of(step: ir.Operation, score: ir.Value) -> float | None:
         if cap is None or divided is None or divided.operands[0] != score:
             continue
         by = float_constant(divided.operands[1])
-        if by is not None and (divided.name == "arith.divf" and by == cap or
-                               divided.name == "arith.mulf" and abs(by * cap - 1.0) <= 1e-6):
+        if by is not None and Softcap.is_capped(cap, divided.name, by):
             return cap
     return None
 
