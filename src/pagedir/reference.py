@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from pagedir.variants import Alibi, KeyRange, Sinks, Softcap, query_position
+from pagedir.variants import Alibi, KeyRange, Sinks, Softcap, query_position, score_scale
 
 # ----------------------------------------------------------------------------
 # bf16 as uint16 bit patterns
@@ -182,7 +182,7 @@ def attention(
     if heads_q % heads_kv:
         raise ValueError(f"num_heads_q ({heads_q}) must be a multiple of num_heads_kv ({heads_kv})")
     group = heads_q // heads_kv
-    scale = np.float32(1.0 / np.sqrt(head_dim) if scale is None else scale)
+    scale = np.float32(score_scale(scale, head_dim))
     lengths = np.full(batch, seq_k, dtype=np.int64) if seq_lens is None else np.asarray(seq_lens, dtype=np.int64)
     out = np.zeros(q.shape, dtype=np.float32)
     # Masked keys are dropped, never multiplied by a weight of 0: their slots may hold anything
@@ -217,7 +217,7 @@ def variant_attention(q: Any, k: Any, v: Any, *, seq_lens: Any = None, causal: b
     batch, heads_q, seq_q, head_dim = q.shape
     heads_kv, seq_k = k.shape[1], k.shape[2]
     group = heads_q // heads_kv
-    scale = np.float32(1.0 / np.sqrt(head_dim) if scale is None else scale)
+    scale = np.float32(score_scale(scale, head_dim))
     lengths = np.full(batch, seq_k, dtype=np.int64) if seq_lens is None else np.asarray(seq_lens, dtype=np.int64)
     slopes = None if alibi_slopes is None else np.asarray(alibi_slopes, dtype=np.float32)
     sink = None if sinks is None else np.asarray(sinks, dtype=np.float32)

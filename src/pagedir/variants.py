@@ -15,6 +15,7 @@ This module is below everything else of pagedir: it uses numpy and the MLIR bind
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import mlir.ir as ir
@@ -37,6 +38,11 @@ def _clamped_difference(value: ir.Value, subtrahend: int) -> ir.Value:
     """``max(0, value - subtrahend)`` of an unsigned index, without going below zero."""
     enough = arith.cmpi(arith.CmpIPredicate.uge, value, _index(subtrahend))
     return arith.select(enough, arith.subi(value, _index(subtrahend)), _index(0))
+
+
+def score_scale(scale: float | None, head_dim: int) -> float:
+    """The scale of ``q.k`` (attribute ``scale``): by default ``1 / sqrt(D)``."""
+    return 1.0 / math.sqrt(head_dim) if scale is None else scale
 
 
 def query_position(i, seq_len, seq_q: int):

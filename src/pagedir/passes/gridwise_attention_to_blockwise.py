@@ -91,7 +91,7 @@ from pagedir.passes.ir_utils import LOG2_E, apply, divided, f32_const, find_ops,
 from pagedir.passes.split_combine import (add_workspace_argument, build_combine_kernel, offset, workspace_lse_base,
                                           workspace_parts)
 from pagedir.passes.valu_loop import ValuLoop
-from pagedir.variants import Alibi, KeyRange, Sinks, Softcap, query_position
+from pagedir.variants import Alibi, KeyRange, Sinks, Softcap, query_position, score_scale
 
 #: Kernel unit attribute asking for the swizzled LDS tiles (the pass's ``lds-swizzle`` option).
 LDS_SWIZZLE_ATTR = "rock.lds_swizzle"
@@ -219,7 +219,7 @@ def lower_gridwise(op, func: ir.Operation, chip=None, swizzle: bool = False, dma
                                    f"{op.num_splits}: the packed out and cu_seqlens_q must be arguments of the "
                                    "kernel, the combine kernel reads and writes them")
             return False
-    scale = op.scale if op.scale is not None else 1.0 / math.sqrt(p.head_dim)
+    scale = score_scale(op.scale, p.head_dim)
     plan = Plan(p, block, m, n, op.causal, scale * LOG2_E, op.num_splits, op.window_left, op.softcap)
     sinks_argument = None
     if plan.splits != 1 and op.sinks is not None:  # the combine kernel adds the sinks: it must reach them too
