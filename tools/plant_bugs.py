@@ -446,6 +446,31 @@ PLANTS = {plant.name: plant for plant in (
                  r"assert 32 == 64"),
          Catcher("tests/lit/passes/rock-threadwise-lowering.mlir", r"error: Couldn't match .*extui")),
     ),
+    # --- the score variants (their formulas: variants.py) ------------------------------
+    Plant(
+        "window-one-key-short-in-the-reference",
+        "the reference's sliding window starts one key after i_pos - window_left",
+        (Edit("variants.py", "first = 0 if self.window_left is None else max(0, position - self.window_left)",
+              "first = 0 if self.window_left is None else max(0, position - self.window_left + 1)  # PLANTED"),),
+        (Catcher("tests/unit/test_variants.py::test_reference_variants_match_the_plain_loops[window-causal]",
+                 WRONG_VALUES),),
+    ),
+    Plant(
+        "window-one-key-short-in-the-kernel",
+        "the kernel's sliding window starts one key after i_pos - window_left",
+        (Edit("variants.py", "return arith.subi(position, _index(self.window_left))",
+              "return arith.subi(position, _index(self.window_left - 1))  # PLANTED"),),
+        (Catcher("tests/unit/test_variants.py::test_variant_kernels_pass_pagedir_run_check[prefill-window-causal]",
+                 r"assert 1 == 0"),),
+    ),
+    Plant(
+        "softcap-kernel-in-natural-units",
+        "the kernel's soft-capped score is cap * tanh(..) without log2(e), among base-2 scores",
+        (Edit("variants.py", "return arith.mulf(score, _f32(self.cap * LOG2_E))",
+              "return arith.mulf(score, _f32(self.cap))  # PLANTED"),),
+        (Catcher("tests/unit/test_variants.py::test_variant_kernels_pass_pagedir_run_check[decode-softcap]",
+                 r"assert 1 == 0"),),
+    ),
     # --- the arrays a run takes ------------------------------------------------------
     Plant(
         "run-converts-inputs-by-value",
