@@ -3,7 +3,8 @@ sliding window, seq_len), the soft-cap, the ALiBi bias and the attention sinks.
 
 Each declaration gives the variant's formula in two forms that say the same thing: a numpy form
 for the reference (and so the interpreter's ``rock.attention``) and an IR form for the kernel's
-loops (the VALU loop, the matrix loop, the split-KV combine), which take the loop's arith values.
+loops (the VALU loop, the matrix loop, the split-KV combine), which take the loop's arith values;
+where rock-raise-attention recognises the variant in a linalg program, also the form it expects.
 
 Query row ``i`` of ``Sq`` in a sequence of ``seq_len`` keys sits at the absolute position
 ``i_pos = i + seq_len - Sq`` (the queries are the sequence's last ``Sq`` tokens). The IR forms
