@@ -143,7 +143,8 @@ REFERENCE_BY_ZERO = Edit(
             out[b] = softmax_attention(q[b], keys, values, scale)
             continue
         for i in range(seq_q):
-            seen = int(np.clip(i + lengths[b] - seq_q + 1, 0, lengths[b]))  # keys j <= i + seq_len - Sq
+            _, end = KeyRange(causal=True).visible(query_position(i, int(lengths[b]), seq_q), int(lengths[b]))
+            seen = max(0, end)
             out[b, :, i : i + 1] = softmax_attention(q[b, :, i : i + 1], keys[:, :seen], values[:, :seen], scale)
     return out
 """,
@@ -193,7 +194,7 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "attention-causal-v-weighted-by-zero",
         "rock-gridwise-attention-to-blockwise weights causally hidden V rows by 0 instead of skipping them",
-        (Edit(VALU_LOOP, "            if limit is not None:\n", "            if False:  # PLANTED\n"),
+        (Edit(VALU_LOOP, "            if last is not None:\n", "            if False:  # PLANTED\n"),
          Edit(GEMM, "return arith.select(sees_non_finite, self.mfma(v_t, probs, acc), self.mfma(sanitized, probs, acc))",
               "return self.mfma(v_t, probs, acc)  # PLANTED")),
         (Catcher("tests/unit/test_attention.py::test_causally_masked_keys_never_reach_the_output[False]", WRONG_VALUES),
@@ -203,7 +204,7 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "attention-causal-diagonal-on-matrix-cores",
         "rock-gridwise-attention-to-blockwise runs P V on the matrix cores in tiles with causally hidden keys too",
-        (Edit(GEMM, "return arith.cmpi(arith.CmpIPredicate.sgt, last_key, seen)",
+        (Edit(GEMM, "return arith.cmpi(arith.CmpIPredicate.sgt, last_key, first_position)",
               "return arith.cmpi(arith.CmpIPredicate.slt, last_key, last_key)  # PLANTED"),),
         (Catcher("tests/unit/test_attention.py::test_causally_masked_keys_never_reach_the_output[False]", WRONG_VALUES),),
     ),
@@ -444,6 +445,31 @@ PLANTS = {plant.name: plant for plant in (
          Catcher("tests/unit/test_offset_width.py::test_the_32_bit_choices_at_their_boundaries[a 4.9 GB pool]",
                  r"assert 32 == 64"),
          Catcher("tests/lit/passes/rock-threadwise-lowering.mlir", r"error: Couldn't match .*extui")),
+    ),
+    # --- the score variants (their formulas: variants.py) ------------------------------
+    Plant(
+        "window-one-key-short-in-the-reference",
+        "the reference's sliding window starts one key after i_pos - window_left",
+        (Edit("variants.py", "first = 0 if self.window_left is None else max(0, position - self.window_left)",
+              "first = 0 if self.window_left is None else max(0, position - self.window_left + 1)  # PLANTED"),),
+        (Catcher("tests/unit/test_variants.py::test_reference_variants_match_the_plain_loops[window-causal]",
+                 WRONG_VALUES),),
+    ),
+    Plant(
+        "window-one-key-short-in-the-kernel",
+        "the kernel's sliding window starts one key after i_pos - window_left",
+        (Edit("variants.py", "return arith.subi(position, _index(self.window_left))",
+              "return arith.subi(position, _index(self.window_left - 1))  # PLANTED"),),
+        (Catcher("tests/unit/test_variants.py::test_variant_kernels_pass_pagedir_run_check[prefill-window-causal]",
+                 r"assert 1 == 0"),),
+    ),
+    Plant(
+        "softcap-kernel-in-natural-units",
+        "the kernel's soft-capped score is cap * tanh(..) without log2(e), among base-2 scores",
+        (Edit("variants.py", "return arith.mulf(score, _f32(self.cap * LOG2_E))",
+              "return arith.mulf(score, _f32(self.cap))  # PLANTED"),),
+        (Catcher("tests/unit/test_variants.py::test_variant_kernels_pass_pagedir_run_check[decode-softcap]",
+                 r"assert 1 == 0"),),
     ),
     # --- the arrays a run takes ------------------------------------------------------
     Plant(

@@ -18,7 +18,8 @@ bf16: numpy has no bfloat16, so bf16 data lives on the device as its uint16 bit
 patterns; :func:`bf16_bits` and :func:`bf16_values` convert at the edges (round to
 nearest even, like the hardware's conversion).
 
-This module is a leaf: it uses nothing else of pagedir (the device is anything with
+This module uses nothing else of pagedir but the score variants' formulas
+(:mod:`pagedir.variants`; the device is anything with
 ``upload(array) -> obj`` where ``obj.address`` is an int).
 """
 
@@ -29,6 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from pagedir.variants import Alibi, KeyRange, Sinks, Softcap, query_position, score_scale
 
 # ----------------------------------------------------------------------------
 # bf16 as uint16 bit patterns
@@ -179,7 +182,7 @@ def attention(
     if heads_q % heads_kv:
         raise ValueError(f"num_heads_q ({heads_q}) must be a multiple of num_heads_kv ({heads_kv})")
     group = heads_q // heads_kv
-    scale = np.float32(1.0 / np.sqrt(head_dim) if scale is None else scale)
+    scale = np.float32(score_scale(scale, head_dim))
     lengths = np.full(batch, seq_k, dtype=np.int64) if seq_lens is None else np.asarray(seq_lens, dtype=np.int64)
     out = np.zeros(q.shape, dtype=np.float32)
     # Masked keys are dropped, never multiplied by a weight of 0: their slots may hold anything
@@ -191,7 +194,8 @@ def attention(
             out[b] = softmax_attention(q[b], keys, values, scale)
             continue
         for i in range(seq_q):
-            seen = int(np.clip(i + lengths[b] - seq_q + 1, 0, lengths[b]))  # keys j <= i + seq_len - Sq
+            _, end = KeyRange(causal=True).visible(query_position(i, int(lengths[b]), seq_q), int(lengths[b]))
+            seen = max(0, end)
             out[b, :, i : i + 1] = softmax_attention(q[b, :, i : i + 1], keys[:, :seen], values[:, :seen], scale)
     return out
 
@@ -213,35 +217,33 @@ def variant_attention(q: Any, k: Any, v: Any, *, seq_lens: Any = None, causal: b
     batch, heads_q, seq_q, head_dim = q.shape
     heads_kv, seq_k = k.shape[1], k.shape[2]
     group = heads_q // heads_kv
-    scale = np.float32(1.0 / np.sqrt(head_dim) if scale is None else scale)
+    scale = np.float32(score_scale(scale, head_dim))
     lengths = np.full(batch, seq_k, dtype=np.int64) if seq_lens is None else np.asarray(seq_lens, dtype=np.int64)
     slopes = None if alibi_slopes is None else np.asarray(alibi_slopes, dtype=np.float32)
     sink = None if sinks is None else np.asarray(sinks, dtype=np.float32)
+    keys_seen = KeyRange(causal, window_left)
     out = np.zeros(q.shape, dtype=np.float32)
     for b in range(batch):
         length = int(lengths[b])
         for i in range(seq_q):
-            position = i + length - seq_q
-            first = 0 if window_left is None else max(0, position - window_left)
-            end = min(length, position + 1) if causal else length
+            position = query_position(i, length, seq_q)
+            first, end = keys_seen.visible(position, length)
             if end <= first:
                 continue
             keys = np.repeat(k[b, :, first:end], group, axis=0)  # [Hq, L, D]: only visible keys, never masked by 0
             values = np.repeat(v[b, :, first:end], group, axis=0)
             scores = np.einsum("hd,hld->hl", q[b, :, i], keys).astype(np.float32) * scale
             if softcap is not None:
-                cap = np.float32(softcap)
-                scores = cap * np.tanh(scores / cap)
+                scores = Softcap(softcap).capped(scores)
             if slopes is not None:
-                distance = np.arange(first, end, dtype=np.float32) - np.float32(position)
-                scores = scores + slopes[:, None] * distance[None, :]
+                scores = scores + Alibi.bias(slopes, first, end, position)
             top = scores.max(axis=-1)
             if sink is not None:
-                top = np.maximum(top, sink)
+                top = Sinks.row_max(top, sink)
             weights = np.exp(scores - top[:, None])
             total = weights.sum(axis=-1)
             if sink is not None:
-                total = total + np.exp(sink - top)
+                total = Sinks.total(total, sink, top)
             out[b, :, i] = np.einsum("hl,hld->hd", weights, values) / total[:, None]
     return out
 

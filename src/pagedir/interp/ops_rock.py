@@ -20,6 +20,7 @@ from pagedir.interp.ops_memory import MemRef, _check_space, all_coordinates, com
 from pagedir.interp.simt import Program, elem_of, handles, vector_shape, widen
 from pagedir.page_sources import source_of
 from pagedir.page_sources.base import RunTimePages
+from pagedir.variants import Alibi, Sinks
 
 
 def segments(op: Any) -> list[list[ir.Value]]:
@@ -452,7 +453,7 @@ def compile_attention(p: Program, op: Any) -> Any:
     operands = attention_operands(op.operation)
     slots = {name: p.slot(value) if value is not None else None for name, value in operands.items()}
     q, k, v, out, lens = (slots[name] for name in ("q", "k", "v", "out", "seq_lens"))
-    per_head = {name: slots[name] for name in ("alibi_slopes", "sinks") if slots[name] is not None}
+    per_head = {name: slots[name] for name in (Alibi.operand, Sinks.operand) if slots[name] is not None}
     scales = [slots["k_scale"], slots["v_scale"]]
     token_scales = [slots["k_scales"], slots["v_scales"]]
     attrs = op.operation.attributes

@@ -95,6 +95,7 @@ from pagedir.dialect import rock
 from pagedir.passes.ir_utils import apply, index_const, lds_view, swizzled_column
 from pagedir.targets import MatrixForm, family_of
 from pagedir.targets.base import TILE
+from pagedir.variants import query_position
 
 #: Waves of a workgroup on the matrix cores: one per SIMD.
 MATRIX_WAVES = 4
@@ -301,7 +302,7 @@ class MatrixLoop:
         # WMMA keeps it too: a lane reads 8 or 16 keys per product there, and grouped reads of them took
         # more registers than they saved (the counts: docs/measurements.md).
         # So does a swizzled V tile: its columns are placed per key row (:meth:`v_column`).
-        hides_keys = plan.causal or plan.window is not None
+        hides_keys = plan.keys.hides_keys
         plain = hides_keys or instruction.wmma or builder.swizzle
         self.group = 1 if plain else column_group(self.d_tiles, self.p.element.width)
         self.paired = builder.swizzle and paired_k_reads(instruction, plan.p.head_dim)  # with the swizzled tiles
@@ -653,15 +654,15 @@ class MatrixLoop:
     def seen_keys(self, hidden: tuple, keys: list[ir.Value]) -> ir.Value:
         """1 where row ``16 rb + q`` sees key ``keys[j]`` (the B operand's shape), else 0."""
         t, rb = hidden
-        limit = self.b.causal_limit(t, self.data_row(rb))
-        window = self.plan.window
+        position = self.b.causal_limit(t, self.data_row(rb))
         element = self.p.element
         one, zero = arith.constant(element, 1.0), arith.constant(element, 0.0)
         flags = []
+        last = self.plan.keys.last_key(position)
         for key in keys:
-            seen = arith.cmpi(arith.CmpIPredicate.sge, limit, key) if self.plan.causal else None
-            if window is not None:  # the window starts window_left keys before the query's position
-                inside = arith.cmpi(arith.CmpIPredicate.sge, key, arith.subi(limit, index_const(window)))
+            seen = arith.cmpi(arith.CmpIPredicate.sge, last, key) if last is not None else None
+            if (first := self.plan.keys.first_key(position)) is not None:
+                inside = arith.cmpi(arith.CmpIPredicate.sge, key, first)
                 seen = inside if seen is None else arith.andi(seen, inside)
             flags.append(arith.select(seen, one, zero))
         return flags[0] if len(flags) == 1 else vector.from_elements(ir.VectorType.get([len(flags)], element), flags)
@@ -690,17 +691,16 @@ class MatrixLoop:
         plan, p = self.plan, self.p
         last_key = arith.minui(self.apply(lambda tt: tt * plan.n + plan.n - 1, t),
                                arith.subi(self.b.seq_len, index_const(1)))
-        first_position = self.apply(lambda qt: qt * plan.positions, self.b.qt)
-        seen = arith.subi(arith.addi(first_position, self.b.seq_len), index_const(p.seq_q))
-        return arith.cmpi(arith.CmpIPredicate.sgt, last_key, seen)
+        first_position = query_position(self.apply(lambda qt: qt * plan.positions, self.b.qt), self.b.seq_len, p.seq_q)
+        return arith.cmpi(arith.CmpIPredicate.sgt, last_key, first_position)
 
     def window_boundary(self, t: ir.Value) -> ir.Value:
         """Whether some row of the block does not see some key of tile ``t`` for its sliding window: the
         block's last query position sees keys from its position + seq_len - Sq - window_left on, and the
         tile starts at key t * N."""
         plan, p = self.plan, self.p
-        last_position = self.apply(lambda qt: qt * plan.positions + plan.positions - 1, self.b.qt)
-        start = arith.subi(arith.addi(last_position, self.b.seq_len), index_const(p.seq_q + plan.window))
+        last_row = self.apply(lambda qt: qt * plan.positions + plan.positions - 1, self.b.qt)
+        start = plan.keys.window_first(query_position(last_row, self.b.seq_len, p.seq_q))
         return arith.cmpi(arith.CmpIPredicate.slt, self.apply(lambda tt: tt * plan.n, t), start)
 
     # --- after the loop ------------------------------------------------------------------

@@ -87,10 +87,11 @@ from pagedir.arch import ChipError, kernel_chip
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.blockwise_gemm import MatrixInstruction, MatrixLoop, problem_matrix_instruction, tile_swizzle
-from pagedir.passes.ir_utils import LOG2_E, apply, divided, f32_const, find_ops, index_const, lds_view, splat, with_sink
+from pagedir.passes.ir_utils import LOG2_E, apply, divided, f32_const, find_ops, index_const, lds_view, splat
 from pagedir.passes.split_combine import (add_workspace_argument, build_combine_kernel, offset, workspace_lse_base,
                                           workspace_parts)
 from pagedir.passes.valu_loop import ValuLoop
+from pagedir.variants import Alibi, KeyRange, Sinks, Softcap, query_position, score_scale
 
 #: Kernel unit attribute asking for the swizzled LDS tiles (the pass's ``lds-swizzle`` option).
 LDS_SWIZZLE_ATTR = "rock.lds_swizzle"
@@ -148,6 +149,11 @@ class Plan:
     splits: int = 1  # 0: chosen at launch, the workspace's dim 0 (a dynamic kernel)
     window: int | None = None  # window_left
     softcap: float | None = None
+
+    @property
+    def keys(self) -> KeyRange:
+        """The keys each query sees (causal, window)."""
+        return KeyRange(self.causal, self.window)
 
     @property
     def sized_at_launch(self) -> bool:
@@ -213,7 +219,7 @@ def lower_gridwise(op, func: ir.Operation, chip=None, swizzle: bool = False, dma
                                    f"{op.num_splits}: the packed out and cu_seqlens_q must be arguments of the "
                                    "kernel, the combine kernel reads and writes them")
             return False
-    scale = op.scale if op.scale is not None else 1.0 / math.sqrt(p.head_dim)
+    scale = score_scale(op.scale, p.head_dim)
     plan = Plan(p, block, m, n, op.causal, scale * LOG2_E, op.num_splits, op.window_left, op.softcap)
     sinks_argument = None
     if plan.splits != 1 and op.sinks is not None:  # the combine kernel adds the sinks: it must reach them too
@@ -376,11 +382,7 @@ class Builder:
             # The block's last query position i_max sees keys j <= i_max + seq_len - Sq.
             last = apply(lambda qt: qt * plan.positions + (plan.positions - 1), self.qt)
             i_max = arith.minui(last, index_const(p.seq_q - 1))
-            seen = arith.addi(arith.addi(i_max, self.seq_len), index_const(1))
-            # keys seen = max(0, seen - Sq), computed without going below zero.
-            enough = arith.cmpi(arith.CmpIPredicate.uge, seen, index_const(p.seq_q))
-            visible = arith.select(enough, arith.subi(seen, index_const(p.seq_q)), index_const(0))
-            limit = arith.minui(limit, visible)
+            limit = arith.minui(limit, plan.keys.causal_end(i_max, self.seq_len, p.seq_q))
         return apply(lambda keys: ir.AffineExpr.get_ceil_div(keys, plan.n), limit)
 
     def split_range(self, num_tiles: ir.Value) -> tuple[ir.Value | None, ir.Value]:
@@ -407,10 +409,8 @@ class Builder:
         plan, p = self.plan, self.plan.p
         if plan.window is None:
             return first
-        reach = arith.addi(apply(lambda qt: qt * plan.positions, self.qt), self.seq_len)  # i_min + Sq
-        behind = p.seq_q + plan.window
-        past = arith.cmpi(arith.CmpIPredicate.uge, reach, index_const(behind))
-        start = arith.select(past, arith.subi(reach, index_const(behind)), index_const(0))  # max(0, i_min - W)
+        i_min = apply(lambda qt: qt * plan.positions, self.qt)
+        start = plan.keys.first_in_window(i_min, self.seq_len, p.seq_q)
         window_first = apply(lambda j: ir.AffineExpr.get_floor_div(j, plan.n), start)
         return window_first if first is None else arith.maxui(first, window_first)
 
@@ -534,17 +534,13 @@ class Builder:
             dot = arith.mulf(dot, memref.load(self.k_scale_tile, [col]))
         if plan.softcap is None:
             score = arith.mulf(dot, f32_const(plan.scale))
-        else:  # log2(e) is folded into plan.scale: take it out inside tanh, put it back outside
-            cap = plan.softcap
-            score = mlir_math.tanh(arith.mulf(dot, f32_const(plan.scale / LOG2_E / cap)))
-            score = arith.mulf(score, f32_const(cap * LOG2_E))
+        else:
+            score = Softcap(plan.softcap).base2_score(dot, plan.scale)
         if self.op.alibi_slopes is None:
             return score
         slope = memref.load(self.op.alibi_slopes, [self.query_head(row)])
-        # key - i_pos = (t * N + col) - (t * N + causal_limit) = col - causal_limit
-        distance = arith.subi(col, self.causal_limit(t, row))
-        distance = arith.sitofp(self.f32, arith.index_cast(ir.IntegerType.get_signless(32), distance))
-        return arith.addf(score, arith.mulf(arith.mulf(slope, f32_const(LOG2_E)), distance))
+        # in the tile's frame: key t * N + col is column col, i_pos is causal_limit
+        return Alibi.base2_biased(score, slope, col, self.causal_limit(t, row))
 
     def query_head(self, row: ir.Value) -> ir.Value:
         """The query head of tile row ``row`` (rows are (head in the group, position))."""
@@ -556,26 +552,24 @@ class Builder:
         (and, with a window, not before its start)."""
         plan = self.plan
         key = apply(lambda tt, c: tt * plan.n + c, t, col)
-        visible = arith.cmpi(arith.CmpIPredicate.ult, key, self.seq_len)
-        if plan.causal:
-            visible = arith.andi(visible, arith.cmpi(arith.CmpIPredicate.sle, col, self.causal_limit(t, row)))
-        if plan.window is not None:
-            visible = arith.andi(visible, arith.cmpi(arith.CmpIPredicate.sge, col, self.window_start(t, row)))
+        visible = plan.keys.before_end(key, self.seq_len)
+        if plan.keys.hides_keys:
+            position = self.causal_limit(t, row)
+            if (last := plan.keys.last_key(position)) is not None:
+                visible = arith.andi(visible, arith.cmpi(arith.CmpIPredicate.sle, col, last))
+            if (first := plan.keys.first_key(position)) is not None:
+                visible = arith.andi(visible, arith.cmpi(arith.CmpIPredicate.sge, col, first))
         return visible
 
-    def window_start(self, t: ir.Value, row: ir.Value) -> ir.Value:
-        """The first column of tile ``t`` inside the row's window (signed; may be negative or past N):
-        key j is visible when j >= i_pos - window_left."""
-        return arith.subi(self.causal_limit(t, row), index_const(self.plan.window))
-
     def causal_limit(self, t: ir.Value, row: ir.Value) -> ir.Value:
-        """The last column of tile ``t`` the row's query may see (signed; negative when none).
+        """The row's query position in the frame of tile ``t``'s columns, ``i_pos - t * N`` (signed):
+        the last column it may see when causal, negative when none.
 
-        Query position i = qt * Sq_t + row mod Sq_t sees key j = t * N + col when
-        j <= i + seq_len - Sq, i.e. col <= i + seq_len - Sq - t * N."""
+        Query position i = qt * Sq_t + row mod Sq_t sits at i_pos = i + seq_len - Sq; key
+        j = t * N + col is column col."""
         plan, p = self.plan, self.plan.p
         offset = apply(lambda qt, r, tt: qt * plan.positions + r % plan.positions - tt * plan.n, self.qt, row, t)
-        return arith.subi(arith.addi(offset, self.seq_len), index_const(p.seq_q))
+        return query_position(offset, self.seq_len, p.seq_q)
 
     def thread_item(self, k: int, count: int) -> tuple[ir.Value, ir.Value, bool]:
         """Item ``tid + k * block_size`` of ``count``: (index, index clamped into range, whether
@@ -604,7 +598,7 @@ class Builder:
             acc, running_max, total = final[3 * k : 3 * k + 3]
             head, position, stored, col = self.output_place(k, places)
             if self.op.sinks is not None:
-                acc, total = with_sink(acc, running_max, total, memref.load(self.op.sinks, [head]))
+                acc, total = Sinks.join(acc, running_max, total, memref.load(self.op.sinks, [head]))
             acc = self.scaled_values(acc)
             has_keys = arith.cmpf(arith.CmpFPredicate.OGT, total, f32_const(0.0))
             result = divided(acc, total, has_keys)

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 import mlir.ir as ir
 import numpy as np
 from mlir.dialects import affine, arith, memref, vector
-from mlir.dialects import math as mlir_math
 
 from pagedir.arch import kernel_chip_or_none
 from pagedir.page_sources.base import index_const  # noqa: F401 (the passes' helper, defined with the page sources)
 from pagedir.passes.base import kernel_functions
+from pagedir.variants import LOG2_E  # noqa: F401 (the kernels' base-2 scores: declared with the variants)
 
 if TYPE_CHECKING:
     from pagedir.arch import Chip
@@ -310,9 +310,6 @@ def varies_across_lanes(value: ir.Value) -> bool:
 # ----------------------------------------------------------------------------
 # f32 values of the attention kernels (the KV loops, their epilogue, the split-KV combine).
 
-LOG2_E = 1.4426950408889634
-
-
 def f32_const(value: float) -> ir.Value:
     return arith.constant(ir.F32Type.get(), value)
 
@@ -333,14 +330,3 @@ def divided(acc: ir.Value, total: ir.Value, has_keys: ir.Value) -> ir.Value:
     """``acc / total`` (a vector by a scalar, through one reciprocal), 0 where ``has_keys`` is false."""
     inverse = arith.select(has_keys, arith.divf(f32_const(1.0), total), f32_const(0.0))
     return arith.mulf(acc, splat(inverse, ir.VectorType(acc.type).shape[0]))
-
-
-def with_sink(acc: ir.Value, running_max: ir.Value, total: ir.Value, sink: ir.Value) -> tuple[ir.Value, ir.Value]:
-    """(acc, total) rescaled to the max of ``running_max`` and the sink logit (natural units, made
-    base-2 here), with the sink's weight added to the total: the sink joins the softmax denominator
-    and no value. A running max of -inf (no key seen) gives alpha 0, total = 1 and acc stays 0."""
-    sink = arith.mulf(sink, f32_const(LOG2_E))
-    new_max = arith.maximumf(running_max, sink)  # a NaN sink reaches the row
-    alpha = mlir_math.exp2(arith.subf(running_max, new_max))
-    total = arith.addf(arith.mulf(total, alpha), mlir_math.exp2(arith.subf(sink, new_max)))
-    return arith.mulf(acc, splat(alpha, ir.VectorType(acc.type).shape[0])), total

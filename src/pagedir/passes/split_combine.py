@@ -44,7 +44,8 @@ from mlir.dialects import math as mlir_math
 from pagedir.backend import split_kv
 from pagedir.backend.split_kv import COMBINE_BLOCK, COMBINE_CHUNK
 from pagedir.dialect import rock
-from pagedir.passes.ir_utils import apply, divided, f32_const, index_const, splat, with_sink
+from pagedir.passes.ir_utils import apply, divided, f32_const, index_const, splat
+from pagedir.variants import Sinks
 
 
 def add_workspace_argument(func: ir.Operation, plan, location: ir.Location) -> ir.Value:
@@ -185,7 +186,7 @@ def build_combine_kernel(split_func: ir.Operation, plan, out_type: ir.MemRefType
                 acc, weights = loop.results
                 if sinks_argument is not None:  # weights are relative to exp2(safe_max), like a running sum
                     sink = memref.load(args[sinks_argument], [head])
-                    acc, weights = with_sink(acc, safe_max, weights, sink)
+                    acc, weights = Sinks.join(acc, safe_max, weights, sink)
                 result = divided(acc, weights, arith.cmpf(arith.CmpFPredicate.OGT, weights, f32_const(0.0)))
                 if not isinstance(p.element, ir.F32Type):
                     result = arith.truncf(ir.VectorType.get([COMBINE_CHUNK], p.element), result)

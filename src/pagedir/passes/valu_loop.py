@@ -98,8 +98,9 @@ class ValuLoop:
         """The online-softmax update of this thread's ``k``-th output chunk by tile ``t``."""
         plan, p = self.plan, self.plan.p
         _, _, row, col = self.b.chunk_position(k)
-        limit = self.b.causal_limit(t, row) if plan.causal else None
-        window_start = self.b.window_start(t, row) if plan.window is not None else None
+        position = self.b.causal_limit(t, row) if plan.keys.hides_keys else None
+        last = plan.keys.last_key(position)
+        first = plan.keys.first_key(position)
         width = math.gcd(plan.n, SCORE_VECTOR)
         score_type = ir.VectorType.get([width], self.f32)
         scores = [vector.load(score_type, self.b.scores, [row, index_const(n0)]) for n0 in range(0, plan.n, width)]
@@ -123,12 +124,12 @@ class ValuLoop:
             prob = vector.extract(probs[n // width], [], [n % width])
             values = to_f32(vector.load(value_type, self.b.v_tile, [index_const(n), col]))
             updated = vector.fma(splat(prob, plan.chunk), values, acc)
-            if limit is not None:
+            if last is not None:
                 # A key hidden by causality is a later query's live key: its probability is 0, but
                 # 0 * V is NaN when V holds NaN or Inf, so the key is skipped, not weighted by 0.
                 # Keys past seq_len need no such care: their tile slots were never read (they hold 0).
-                updated = arith.select(arith.cmpi(arith.CmpIPredicate.sge, limit, index_const(n)), updated, acc)
-            if window_start is not None:  # keys before the window are live keys too: skipped the same way
-                updated = arith.select(arith.cmpi(arith.CmpIPredicate.sle, window_start, index_const(n)), updated, acc)
+                updated = arith.select(arith.cmpi(arith.CmpIPredicate.sge, last, index_const(n)), updated, acc)
+            if first is not None:  # keys before the window are live keys too: skipped the same way
+                updated = arith.select(arith.cmpi(arith.CmpIPredicate.sle, first, index_const(n)), updated, acc)
             acc = updated
         return [acc, new_max, new_sum]

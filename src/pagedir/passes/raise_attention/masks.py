@@ -10,6 +10,7 @@ from pagedir.passes.raise_attention.pattern import (
     Attention, IDENTITY, KEY_DIM, NEG_INF, NoMatch, argument_of, body, describe, dims, expect_loops, float_constant,
     generic_inputs, index_dim, kinds_of, maps_of, produced_by, producer,
 )
+from pagedir.variants import KeyRange, Softcap
 
 
 def score_steps(value: ir.Value, found: Attention) -> ir.Value:
@@ -53,8 +54,7 @@ def softcap_of(step: ir.Operation, score: ir.Value) -> float | None:
         if cap is None or divided is None or divided.operands[0] != score:
             continue
         by = float_constant(divided.operands[1])
-        if by is not None and (divided.name == "arith.divf" and by == cap or
-                               divided.name == "arith.mulf" and abs(by * cap - 1.0) <= 1e-6):
+        if by is not None and Softcap.is_capped(cap, divided.name, by):
             return cap
     return None
 
@@ -143,6 +143,7 @@ def read_mask(op: ir.Operation, condition: ir.Value, found: Attention) -> None:
         form = sequence_length(inequality(conjunct, op), op, found)
         length = "len" if "len" in form else None
         constant = form.get("1", 0)
+        terms = {k: c for k, c in form.items() if c}
         if form.get("j") == -1 and form.get("i") == 1 and set(form) <= {"j", "i", "len", "1"} \
                 and form.get("len", 1 if length else 0) == (1 if length else 0):
             sliding_window(form, seq_q, seq_k, op, found)  # i + len - Sq - W - j <= 0: j >= i_pos - W
@@ -156,12 +157,12 @@ def read_mask(op: ir.Operation, condition: ir.Value, found: Attention) -> None:
             found.masked_by_len = True  # j - len + 1 <= 0: j < seq_len
         elif form.get("i", 0) == 0 and not length and constant == 1 - seq_k:
             continue  # j < Sk: always true
-        elif form.get("i") == -1 and length and form.get("len") == -1 and constant == seq_q:
+        elif terms == KeyRange.causal_form(seq_q, None):
             if found.causal_offset == "Sk":
                 raise NoMatch("the causal mask and the window place the query at different positions", op)
             found.causal, found.causal_offset = True, "seq_len"
             found.masked_by_len = True  # j <= i + len - Sq implies j < len for i < Sq
-        elif form.get("i") == -1 and not length and constant == seq_q - seq_k:
+        elif terms == KeyRange.causal_form(seq_q, seq_k):
             if found.causal_offset == "seq_len":
                 raise NoMatch("the causal mask and the window place the query at different positions", op)
             found.causal, found.causal_offset = True, "Sk"
@@ -174,7 +175,7 @@ def read_mask(op: ir.Operation, condition: ir.Value, found: Attention) -> None:
 def sliding_window(form: dict, seq_q: int, seq_k: int, op: ir.Operation, found: Attention) -> None:
     """``j >= i + seq_len - Sq - W`` (``seq_len`` = Sk without a length read): window_left = W."""
     offset = "seq_len" if "len" in form else "Sk"
-    window = -form.get("1", 0) - seq_q if offset == "seq_len" else seq_k - seq_q - form.get("1", 0)
+    window = KeyRange.window_of(form, seq_q, None if offset == "seq_len" else seq_k)
     if window < 0:
         raise NoMatch(f"the sliding window keeps keys from {-window} after the query position: a window is >= 0", op)
     if found.window_left is not None and found.window_left != window:
