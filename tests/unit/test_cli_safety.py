@@ -436,3 +436,45 @@ def test_compile_refuses_a_report_written_over_its_output(tmp_path) -> None:
         f"pagedir-compile: error: two outputs would be written to '{out}'; name a different file for each"
     )
     assert out.read_text() == OLD
+
+
+@pytest.mark.parametrize("tool, argv, flag", [
+    ("compile", ["--arch", "gfx942", "-o", "{tmp}/a.s", "-o", "{tmp}/b.s"], "-o"),
+    ("compile", ["--arch", "gfx942", "-o", "{tmp}/a.s", "--plan={tmp}/first.json", "--plan={tmp}/second.json"], "--plan"),
+    ("compile", ["--arch", "gfx942", "-o", "{tmp}/a.s", "--pl={tmp}/first.json", "--plan={tmp}/second.json"], "--plan"),
+    ("gen", ["attention", "--seq-len-k", "64", "--seq-len-k", "32", "-o", "{tmp}/a.s"], "--seq-len-k"),
+    ("run", ["--check", "--seed", "1", "--seed", "2"], "--seed"),
+])
+def test_an_option_of_one_value_given_twice_is_refused(tmp_path, tool, argv, flag) -> None:
+    """argparse keeps the last of `--plan=x --plan=y` and drops x without a word; as in mlir-opt, it is an error,
+    and nothing is written."""
+    args = [a.format(tmp=tmp_path) for a in argv]
+    if tool != "gen":
+        args.insert(0, str(KERNEL))
+    result = run_tool(tool, *args)
+    assert result.returncode == 1, result.stderr
+    assert f"error: {flag} was given twice" in result.stderr.decode()
+    assert "Traceback" not in result.stderr.decode()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("tool, flag", [("compile", "--plan="), ("compile", "--report="), ("run", "--outputs=")])
+def test_an_output_naming_the_input_file_is_refused(tmp_path, tool, flag) -> None:
+    """`--plan=kernel.mlir` would replace the user's kernel by the plan: refused before any work, the input intact."""
+    kernel = tmp_path / "kernel.mlir"
+    kernel.write_bytes(KERNEL.read_bytes())
+    extra = ["--arch", "gfx942", "-o", str(tmp_path / "out.s")] if tool == "compile" else ["--entry", "tiled"]
+    result = run_tool(tool, str(kernel), *extra, f"{flag}{kernel}")
+    assert result.returncode == 1, result.stderr
+    assert f"{flag.rstrip('=')} names the input file '{kernel}': it would be overwritten" in result.stderr.decode()
+    assert kernel.read_bytes() == KERNEL.read_bytes()
+    assert not (tmp_path / "out.s").exists()
+
+
+def test_run_outputs_naming_its_inputs_archive_is_refused(tmp_path) -> None:
+    inputs = tmp_path / "in.npz"
+    inputs.write_bytes(b"the user's arrays")
+    result = run_tool("run", str(KERNEL), "--entry", "tiled", "--inputs", str(inputs), "--outputs", str(inputs))
+    assert result.returncode == 1
+    assert "--outputs names the input file" in result.stderr.decode()
+    assert inputs.read_bytes() == b"the user's arrays"

@@ -29,10 +29,47 @@ class RaisingArgumentParser(argparse.ArgumentParser):
     def error(self, message: str):
         raise UserError(message)
 
+    def parse_known_args(self, args=None, namespace=None):
+        refuse_repeated(self, list(sys.argv[1:] if args is None else args))
+        return super().parse_known_args(args, namespace)
+
     def exit(self, status: int = 0, message: str | None = None):
         if message:
             sys.stderr.write(message)
         raise ParserExit(status)
+
+
+def refuse_repeated(parser: argparse.ArgumentParser, argv: list[str]) -> None:
+    """An option that takes one value given twice is an error, as in mlir-opt (``-o a -o b``, ``--plan=x
+    --plan=y``): argparse would keep the last and drop the first without a word."""
+    seen: dict[str, str] = {}
+    for token in argv:
+        if token == "--":
+            break
+        if not token.startswith("-") or token == "-":
+            continue
+        name = token.split("=", 1)[0]
+        action = parser._option_string_actions.get(name)  # argparse's table of option strings
+        if action is None and name.startswith("--") and parser.allow_abbrev:  # --pl for --plan
+            matches = {a for s, a in parser._option_string_actions.items() if s.startswith(name)}
+            action = matches.pop() if len(matches) == 1 else None
+        if not isinstance(action, argparse._StoreAction) or action.nargs is not None:
+            continue
+        if action.dest in seen:
+            both = "" if seen[action.dest] == name else f" (as {seen[action.dest]} and {name})"
+            raise UserError(f"{name} was given twice{both}: it takes one value")
+        seen[action.dest] = name
+
+
+def refuse_overwriting_input(outputs: dict[str, str | None], input_path: str | None) -> None:
+    """An output other than ``-o`` that names the input file (``--plan=kernel.mlir``) would overwrite what
+    the user gave: an error before any work. (``-o`` may name it, as in mlir-opt: the input is read first.
+    Two outputs naming one file are refused where they are written, :func:`pagedir.cli.files.write_outputs`.)"""
+    if input_path in (None, "-"):
+        return
+    for flag, path in outputs.items():
+        if path and path != "-" and os.path.realpath(path) == os.path.realpath(input_path):
+            raise UserError(f"{flag} names the input file '{path}': it would be overwritten")
 
 
 def refuse_empty(args: argparse.Namespace, flags: dict[str, str]) -> None:

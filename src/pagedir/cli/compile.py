@@ -40,7 +40,7 @@ import traceback
 
 import pagedir
 from pagedir.cli import crash_guard
-from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, refuse_empty
+from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, refuse_empty, refuse_overwriting_input
 from pagedir.arch import Chip, ChipError, get_chip, kernel_chip_or_none, known_chips, parse_target
 from pagedir.backend import EMIT_KINDS, format_table, kernel_reports, to_json
 from pagedir.backend.linker import linker_command
@@ -179,6 +179,7 @@ class _Dumps:
 def compile_file(args: argparse.Namespace) -> int:
     refuse_empty(args, {"output": "-o", "report_json": "--report=", "plan": "--plan", "dump_dir": "--dump-dir",
                         "cache_dir": "--cache-dir"})
+    refuse_overwriting_input({"--plan": args.plan, "--report": args.report_json}, args.input)
     if args.arch is not None:
         _asked_chip(args.arch)  # a bad target is refused before anything is read
     text, name = _read_input(args.input)

@@ -41,7 +41,7 @@ import pagedir
 from pagedir import driver
 from pagedir.arch import UnknownChipError, get_chip
 from pagedir.cli import crash_guard
-from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, closed_output, refuse_empty
+from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, closed_output, refuse_empty, refuse_overwriting_input
 from pagedir.cli.files import write_output
 from pagedir.cli.opt import parse_module, read_input
 from pagedir.diagnostics import Diag, DiagnosticCollector, ErrorCounter, from_mlir_error
@@ -199,6 +199,8 @@ def interp_error_text(err: InterpError) -> str:
 def run(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     refuse_empty(args, {"inputs": "--inputs", "outputs": "--outputs"})
+    for given in (args.input, args.inputs):  # --outputs over a file the user gave
+        refuse_overwriting_input({"--outputs": args.outputs}, given)
     if args.check and (args.inputs or args.outputs):
         raise UserError("--inputs and --outputs are for a plain run; --check draws its own data")
     if not args.check and not args.entry:
