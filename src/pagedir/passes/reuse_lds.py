@@ -19,7 +19,8 @@ B. Placement: each buffer gets a byte offset (its bytes: its size rounded up to 
    run after run. First fit by decreasing size (program order among equal sizes):
    the lowest offset where its bytes overlap those of no interfering buffer placed
    before it (O(n^2 log n)). Steps B-D run for both; first fit is kept only when
-   it needs no more bytes and no more barriers, and fewer of one: the colour runs
+   it needs no more bytes and no more barriers, and fewer bytes or fewer barriers
+   inside loops (one outside runs once: not worth another layout). The colour runs
    put small buffers with small ones, which the kernel's own barriers often order
    already, where first fit puts them in a big buffer's bytes. The bytes are cut
    at every buffer's start and end into segments, the colours of step D: two
@@ -186,7 +187,8 @@ def plan(func: ir.Operation) -> LdsPlan:
         return layout
     check_byte_buffers(allocs)
     check_every_access_annotated(func, allocs, layout.interference)
-    # The colour runs stay unless first fit is no bigger and needs no more barriers, and is better in one.
+    # The colour runs stay unless first fit needs no more bytes and no more barriers, and fewer bytes or
+    # fewer barriers in loops.
     best = None
     for placement in (colour_runs, first_fit):
         trial = LdsPlan(allocs, layout.sizes, [set(n) for n in layout.interference])
@@ -198,9 +200,17 @@ def plan(func: ir.Operation) -> LdsPlan:
 
 
 def better(layout: LdsPlan, than: LdsPlan) -> bool:
-    """No more bytes and no more barriers than ``than``, and fewer of one."""
-    mine, theirs = (layout.bytes_after, len(layout.barriers)), (than.bytes_after, len(than.barriers))
-    return mine != theirs and all(m <= t for m, t in zip(mine, theirs))
+    """No more bytes and no more barriers than ``than`` (in loops or not), and fewer bytes or fewer barriers
+    in loops. A barrier outside every loop runs once: not worth another layout, whose extra pool costs
+    address instructions (in the loop too)."""
+    mine, theirs = costs(layout), costs(than)
+    return all(m <= t for m, t in zip(mine, theirs)) and mine[:2] < theirs[:2]
+
+
+def costs(layout: LdsPlan) -> tuple[int, int, int]:
+    """Bytes, barriers inside a loop, barriers."""
+    in_loops = sum(any(a.name not in ONCE_OPS for a in ancestors(before)) for before, _ in layout.barriers)
+    return layout.bytes_after, in_loops, len(layout.barriers)
 
 
 def settle(flow: ControlFlow, layout: LdsPlan, placement: Callable[[LdsPlan], list[int] | None]) -> bool:

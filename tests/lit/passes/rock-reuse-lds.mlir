@@ -336,6 +336,48 @@ func.func @existing_barrier_orders_small_ones(%x: i8, %i: index) attributes {roc
 
 // -----
 
+// The mirror case: X (16) outlives Z (64) past the kernel's barrier, then Y (16).
+// The colour runs put Y in X's bytes (a new barrier before Y, outside every loop);
+// first fit puts Y in Z's bytes, which the existing barrier orders (none). As many
+// bytes, and a barrier outside loops runs once: not worth another layout (on
+// gfx942's LDS-DMA kernels first fit's extra pool cost more instructions in the
+// loop than that barrier), so the colour runs stay.
+// CHECK-LABEL: func.func @barrier_outside_loops_keeps_colour_runs
+// CHECK-NEXT: %[[SMALL:.*]] = "rock.alloc"() : () -> memref<16xi8, #gpu.address_space<workgroup>>
+// CHECK-NEXT: %[[BIG:.*]] = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+// CHECK-NOT: "rock.alloc"
+// CHECK: %[[X:.*]] = memref.view %[[SMALL]]
+// CHECK: %[[Z:.*]] = memref.view %[[BIG]]
+// CHECK: %[[Y:.*]] = memref.view %[[SMALL]]
+// CHECK-NEXT: memref.store %{{.*}}, %[[X]]
+// CHECK-NEXT: memref.store %{{.*}}, %[[Z]]
+// CHECK-NEXT: memref.load %[[Z]]
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: memref.load %[[X]]
+// CHECK-NEXT: "rock.lds_barrier"
+// CHECK-NEXT: memref.store %{{.*}}, %[[Y]]
+func.func @barrier_outside_loops_keeps_colour_runs(%x: i8, %i: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %a = "rock.alloc"() : () -> memref<16xi8, #gpu.address_space<workgroup>>
+  %z = "rock.alloc"() : () -> memref<64xi8, #gpu.address_space<workgroup>>
+  %y = "rock.alloc"() : () -> memref<16xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%a) : (memref<16xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %a[%i] : memref<16xi8, #gpu.address_space<workgroup>>
+  "rock.live_in"(%z) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %x, %z[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  %1 = memref.load %z[%i] : memref<64xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%z) : (memref<64xi8, #gpu.address_space<workgroup>>) -> ()
+  "rock.lds_barrier"() : () -> ()
+  %2 = memref.load %a[%i] : memref<16xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%a) : (memref<16xi8, #gpu.address_space<workgroup>>) -> ()
+  "rock.live_in"(%y) : (memref<16xi8, #gpu.address_space<workgroup>>) -> ()
+  memref.store %2, %y[%i] : memref<16xi8, #gpu.address_space<workgroup>>
+  %3 = memref.load %y[%i] : memref<16xi8, #gpu.address_space<workgroup>>
+  "rock.live_out"(%y) : (memref<16xi8, #gpu.address_space<workgroup>>) -> ()
+  return
+}
+
+// -----
+
 // A neighbour over several 16-byte units: A (64) then B (64) one after the other,
 // then C (32) and D (48) together. The colour runs, smallest first: C at 0; D
 // overlaps C and must stay off all of C's 32 bytes, not only its first 16: D at 32;
