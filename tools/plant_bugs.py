@@ -268,6 +268,22 @@ PLANTS = {plant.name: plant for plant in (
                  r"interfering buffers \d+ range\(\d+, \d+\) and \d+ range\(\d+, \d+\) overlap")),
     ),
     Plant(
+        "reuse-lds-colour-runs-first-colour-only",
+        "rock-reuse-lds's colour runs keep a buffer off only the first colour of each interfering buffer: the "
+        "layout is refused and first fit taken, which silently costs barriers where the colour runs needed fewer",
+        (Edit(REUSE_LDS, "forbidden = {c for n in layout.interference[i] for c in runs[n]}",
+              "forbidden = {c for n in layout.interference[i] for c in runs[n][:1]}  # PLANTED"),),
+        (Catcher("tests/unit/test_reuse_lds.py::test_colour_runs_keep_interfering_buffers_apart_on_random_graphs[0]",
+                 r"colour runs overlap interfering buffers"),),
+    ),
+    Plant(
+        "reuse-lds-first-fit-only",
+        "rock-reuse-lds places by first fit alone: as many bytes, but small buffers land in big ones' bytes where "
+        "the kernel's own barriers do not order them, and more barriers are inserted",
+        (Edit(REUSE_LDS, "for placement in (colour_runs, first_fit):", "for placement in (first_fit,):  # PLANTED"),),
+        (Catcher("tests/lit/passes/rock-reuse-lds.mlir", r"error: Couldn't match"),),
+    ),
+    Plant(
         "liveness-unbounded-integers",
         "rock-annotate-liveness proves overwrites with integers that never wrap: an i8 condition false on the "
         "hardware counts as true, a partial write ends the older value's range and its bytes are given away",

@@ -370,10 +370,24 @@ def test_interfering_buffers_get_disjoint_bytes_on_random_graphs(seed: int) -> N
                    for o, s, g in zip(layout.offsets, layout.sizes, layout.group_of))
 
 
-def test_placement_of_many_buffers_is_fast() -> None:
+@pytest.mark.parametrize("seed", range(3))
+def test_colour_runs_keep_interfering_buffers_apart_on_random_graphs(seed: int) -> None:
+    # The colour runs never give up: plan keeps them wherever first fit is not strictly better.
+    rng = np.random.default_rng(seed)
+    for count in rng.integers(2, 40, size=40):
+        layout = random_layout(rng, int(count))
+        assert reuse_lds.place(layout, reuse_lds.colour_runs), "colour runs overlap interfering buffers"
+        for a in range(len(layout.sizes)):
+            for b in layout.interference[a]:
+                assert not set(byte_range(layout, a)) & set(byte_range(layout, b)), (
+                    f"interfering buffers {a} {byte_range(layout, a)} and {b} {byte_range(layout, b)} overlap")
+
+
+@pytest.mark.parametrize("placement", [reuse_lds.first_fit, reuse_lds.colour_runs])
+def test_placement_of_many_buffers_is_fast(placement) -> None:
     rng = np.random.default_rng(7)
     layout = random_layout(rng, 400)
     start = time.perf_counter()
-    reuse_lds.place(layout)
+    assert reuse_lds.place(layout, placement)
     reuse_lds.pool_groups(layout)
     assert time.perf_counter() - start < 5.0

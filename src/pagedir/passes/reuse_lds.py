@@ -12,11 +12,19 @@ A. Interference: buffers that may be live at the same time interfere (the union
    it (zero iterations). The annotations are first checked in program order
    (operand not an LDS alloc, double ``live_in``, ``live_out`` without
    ``live_in``, a range never closed, a buffer accessed without any range).
-B. Placement: each buffer gets a byte offset, first fit by decreasing size (program
-   order among equal sizes): the lowest offset where its bytes, its size rounded up
-   to 16, overlap those of no interfering buffer placed before it (O(n^2 log n)).
-   The bytes are then cut at every buffer's start and end into segments, the
-   colours of step D: two buffers share a colour exactly when they share bytes.
+B. Placement: each buffer gets a byte offset (its bytes: its size rounded up to 16),
+   two ways. Colour runs (rocMLIR's): buffers by increasing size take the first run
+   of consecutive colours no neighbour holds that adds up to their size (a colour
+   is created, 16-byte aligned, by the first buffer needing it), colours laid out
+   run after run. First fit by decreasing size (program order among equal sizes):
+   the lowest offset where its bytes overlap those of no interfering buffer placed
+   before it (O(n^2 log n)). Steps B-D run for both; first fit is kept only when
+   it needs no more bytes and no more barriers, and fewer bytes or fewer barriers
+   inside loops (one outside runs once: not worth another layout). The colour runs
+   put small buffers with small ones, which the kernel's own barriers often order
+   already, where first fit puts them in a big buffer's bytes. The bytes are cut
+   at every buffer's start and end into segments, the colours of step D: two
+   buffers share a colour exactly when they share bytes.
 C. Groups: buffers whose bytes overlap, directly or through others, share one
    pooled alloc; a buffer that shares bytes with none gets its own. Offsets are
    relative to the pool. The total is checked against the chip's LDS per
@@ -179,19 +187,47 @@ def plan(func: ir.Operation) -> LdsPlan:
         return layout
     check_byte_buffers(allocs)
     check_every_access_annotated(func, allocs, layout.interference)
+    # The colour runs stay unless first fit needs no more bytes and no more barriers, and fewer bytes or
+    # fewer barriers in loops.
+    best = None
+    for placement in (colour_runs, first_fit):
+        trial = LdsPlan(allocs, layout.sizes, [set(n) for n in layout.interference])
+        if settle(flow, trial, placement):
+            pool_groups(trial)
+            if best is None or better(trial, best):
+                best = trial
+    return best
+
+
+def better(layout: LdsPlan, than: LdsPlan) -> bool:
+    """No more bytes and no more barriers than ``than`` (in loops or not), and fewer bytes or fewer barriers
+    in loops. A barrier outside every loop runs once: not worth another layout, whose extra pool costs
+    address instructions (in the loop too)."""
+    mine, theirs = costs(layout), costs(than)
+    return all(m <= t for m, t in zip(mine, theirs)) and mine[:2] < theirs[:2]
+
+
+def costs(layout: LdsPlan) -> tuple[int, int, int]:
+    """Bytes, barriers inside a loop, barriers."""
+    in_loops = sum(any(a.name not in ONCE_OPS for a in ancestors(before)) for before, _ in layout.barriers)
+    return layout.bytes_after, in_loops, len(layout.barriers)
+
+
+def settle(flow: ControlFlow, layout: LdsPlan, placement: Callable[[LdsPlan], list[int] | None]) -> bool:
+    """Steps B and D until every buffer sharing bytes with another is ordered by barriers; False when
+    ``placement`` gives up (returns None) on some round."""
     while True:
-        place(layout)
+        if not place(layout, placement):
+            return False
         unordered = place_barriers(flow, layout)
         if not unordered:
-            break
+            return True
         # No barrier can order them: keep them apart and place again. They share bytes, so they did not
         # interfere: each round adds an edge, and the rounds end.
         assert not any(b in layout.interference[a] for a, b in unordered), "interfering buffers share LDS bytes"
         for a, b in unordered:
             layout.interference[a].add(b)
             layout.interference[b].add(a)
-    pool_groups(layout)
-    return layout
 
 
 def ops_in_order(func: ir.Operation) -> list[ir.Operation]:
@@ -410,12 +446,26 @@ def align_up(size: int) -> int:
     return -(-size // ALIGNMENT) * ALIGNMENT
 
 
-def place(layout: LdsPlan) -> None:
-    """Step B: a byte offset per buffer, first fit by decreasing size (program order among equal sizes): each
-    buffer takes the lowest offset where its bytes (its size rounded up to ``ALIGNMENT``) overlap those of no
-    interfering buffer placed before it. Time O(n^2 log n) for n buffers. Step C then cuts the bytes into
-    segments at every buffer's start and end: the colours the barrier step tracks."""
-    count = len(layout.allocs)
+def place(layout: LdsPlan, placement: Callable[[LdsPlan], list[int] | None] | None = None) -> bool:
+    """Step B: a byte offset per buffer from ``placement`` (default :func:`first_fit`); False, and the
+    layout unchanged, when it gives up. The bytes are then cut into segments at every buffer's start and
+    end: the colours the barrier step tracks (two buffers share one exactly when they share bytes)."""
+    offsets = (placement or first_fit)(layout)
+    if offsets is None:
+        return False
+    layout.offsets = offsets
+    ends = sorted({o for i, o in enumerate(layout.offsets) for o in (o, o + align_up(layout.sizes[i]))})
+    segment = {byte: k for k, byte in enumerate(ends)}
+    layout.colours = [list(range(segment[o], segment[o + align_up(size)]))
+                      for o, size in zip(layout.offsets, layout.sizes)]
+    return True
+
+
+def first_fit(layout: LdsPlan) -> list[int]:
+    """First fit by decreasing size (program order among equal sizes): each buffer takes the lowest offset
+    where its bytes (its size rounded up to ``ALIGNMENT``) overlap those of no interfering buffer placed
+    before it. Time O(n^2 log n) for n buffers."""
+    count = len(layout.sizes)
     offsets: list[int | None] = [None] * count
     for i in sorted(range(count), key=lambda i: (-layout.sizes[i], i)):
         need = align_up(layout.sizes[i])
@@ -427,11 +477,52 @@ def place(layout: LdsPlan) -> None:
                 break  # the gap before this neighbour holds the buffer
             offset = max(offset, end)
         offsets[i] = offset
-    layout.offsets = [int(o) for o in offsets]
-    ends = sorted({o for i, o in enumerate(layout.offsets) for o in (o, o + align_up(layout.sizes[i]))})
-    segment = {byte: k for k, byte in enumerate(ends)}
-    layout.colours = [list(range(segment[o], segment[o + align_up(size)]))
-                      for o, size in zip(layout.offsets, layout.sizes)]
+    return [int(o) for o in offsets]
+
+
+def colour_runs(layout: LdsPlan) -> list[int] | None:
+    """rocMLIR's colouring: buffers by increasing size (program order among equal sizes) each take the
+    first run of consecutive colours that no interfering buffer holds and that adds up to its size; a
+    colour is created, 16-byte aligned, by the first buffer that needs it. The colours a buffer spans
+    join its first colour's group (groups stay runs of consecutive colours, in order), the groups are
+    laid end to end and a buffer starts at its first colour. None, so that the caller takes first fit,
+    should two interfering buffers share bytes: each round of :func:`plan` must keep neighbours apart
+    for the rounds to end."""
+    count = len(layout.sizes)
+    colour_sizes: list[int] = []
+    runs: list[list[int]] = [[] for _ in range(count)]
+    by_size = sorted(range(count), key=lambda i: layout.sizes[i])
+    for i in by_size:
+        forbidden = {c for n in layout.interference[i] for c in runs[n]}
+        collected, candidate = 0, 0
+        while collected < layout.sizes[i]:
+            if candidate in forbidden:
+                runs[i], collected = [], 0
+            else:
+                if candidate == len(colour_sizes):
+                    colour_sizes.append(align_up(layout.sizes[i] - collected))
+                runs[i].append(candidate)
+                collected += colour_sizes[candidate]
+            candidate += 1
+    members = [[c] for c in range(len(colour_sizes))]
+    root_of = list(range(len(colour_sizes)))
+    for i in by_size:
+        for c in runs[i][1:]:
+            root, absorbed = root_of[runs[i][0]], root_of[c]
+            if absorbed != root:
+                members[root] += members[absorbed]
+                for m in members[absorbed]:
+                    root_of[m] = root
+                members[absorbed] = []
+    start, end = [0] * len(colour_sizes), 0
+    for c in (c for group in members for c in group):
+        start[c], end = end, end + colour_sizes[c]
+    offsets = [start[run[0]] if run else 0 for run in runs]
+    spans = [range(o, o + align_up(size)) for o, size in zip(offsets, layout.sizes)]
+    if any(spans[a] and spans[b] and spans[a].start < spans[b].stop and spans[b].start < spans[a].stop
+           for a in range(count) for b in layout.interference[a]):
+        return None
+    return offsets
 
 
 def pool_groups(layout: LdsPlan) -> None:
