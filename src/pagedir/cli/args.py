@@ -39,9 +39,14 @@ class RaisingArgumentParser(argparse.ArgumentParser):
         raise ParserExit(status)
 
 
+#: The options that name a file: given twice, argparse would keep the last and never write (or read) the first.
+FILE_OPTIONS = ("output", "plan", "report_json", "dump_dir", "cache_dir", "inputs", "outputs")
+
+
 def refuse_repeated(parser: argparse.ArgumentParser, argv: list[str]) -> None:
-    """An option that takes one value given twice is an error, as in mlir-opt (``-o a -o b``, ``--plan=x
-    --plan=y``): argparse would keep the last and drop the first without a word."""
+    """A file option given twice is an error, as in mlir-opt (``-o a -o b``, ``--plan=x --plan=y``): argparse
+    would keep the last and leave the first file unwritten without a word. Other options keep argparse's
+    rule (the last one counts), which scripts use to override a default list of flags."""
     seen: dict[str, str] = {}
     for token in argv:
         if token == "--":
@@ -53,7 +58,7 @@ def refuse_repeated(parser: argparse.ArgumentParser, argv: list[str]) -> None:
         if action is None and name.startswith("--") and parser.allow_abbrev:  # --pl for --plan
             matches = {a for s, a in parser._option_string_actions.items() if s.startswith(name)}
             action = matches.pop() if len(matches) == 1 else None
-        if not isinstance(action, argparse._StoreAction) or action.nargs is not None:
+        if not isinstance(action, argparse._StoreAction) or action.nargs is not None or action.dest not in FILE_OPTIONS:
             continue
         if action.dest in seen:
             both = "" if seen[action.dest] == name else f" (as {seen[action.dest]} and {name})"
