@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import random
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -24,6 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 
 from benchmarks import fuzz  # noqa: E402
 from pagedir.cli import opt, run  # noqa: E402
+from test_fuzz_gen_run import assert_clean  # noqa: E402 (the fuzz sample's rule for a clean run)
 
 SEED = 20261127
 KERNELS = [fuzz.R2_GEN_ARGVS[2], fuzz.R2_GEN_ARGVS[6], fuzz.R2_GEN_ARGVS[13]]  # blocks hnd dynamic, csr varlen, variants
@@ -97,15 +97,6 @@ def npz_cases() -> list[tuple[str, bytes, bytes, str]]:
     rng = random.Random(SEED + 2)
     kernel = generated(fuzz.R2_GEN_ARGVS[1])  # a static block-table kernel: every argument can be given
     return [(kind, kernel, *fuzz.npz_case(rng, kernel, kind)[::2]) for kind in fuzz.NPZ_MUTATIONS]
-
-
-def assert_clean(status: int, err: str, output: Path) -> None:
-    assert "Traceback" not in err and "internal error" not in err, err
-    assert status in (0, 1), err
-    if status == 1:
-        assert "error:" in err, err
-        assert not fuzz.EXCEPTION_NAME.search(err), err
-        assert output.read_bytes() == fuzz.SENTINEL
 
 
 @pytest.mark.parametrize("name, data", view_cases() + payload_cases(), ids=[c[0] for c in view_cases() + payload_cases()])

@@ -115,14 +115,7 @@ def test_the_check_fits_its_sequences_into_a_small_pool(pool_blocks: int, fits: 
     assert pool in text
     path = tmp_path / "small_pool.mlir"
     path.write_text(text.replace(pool, f"memref<{pool_blocks}x16x2x64xf16>"))
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        code = run_cli.main(["--check", str(path)])
-    if fits:
-        assert code == 0 and "FAIL" not in out.getvalue() and "PASS" in out.getvalue(), out.getvalue() + err.getvalue()
-    else:
-        assert code == 1 and "internal error" not in err.getvalue(), err.getvalue()
-        assert "the cache pool's 0 blocks cannot hold a block for each of the 2 sequences" in err.getvalue()
+    assert_check_fits(path, fits, "the cache pool's 0 blocks cannot hold a block for each of the 2 sequences")
 
 
 @pytest.mark.parametrize(("nnz", "fits"), [(5, True), (2, True), (1, False)])
@@ -134,6 +127,12 @@ def test_the_check_fits_its_sequences_into_a_short_kv_indices(nnz: int, fits: bo
     assert indices in text
     path = tmp_path / "short_indices.mlir"
     path.write_text(text.replace("memref<8xi32>", f"memref<{nnz}xi32>"))
+    assert_check_fits(path, fits, "error: kv_indices (argument 4, memref<1xi32>) has room for 1 page ids, fewer than "
+                                  "the 2 sequences")
+
+
+def assert_check_fits(path, fits: bool, refusal: str) -> None:
+    """`pagedir-run --check path` passes where the sequences fit, else it is a user error saying ``refusal``."""
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
         code = run_cli.main(["--check", str(path)])
@@ -141,8 +140,7 @@ def test_the_check_fits_its_sequences_into_a_short_kv_indices(nnz: int, fits: bo
         assert code == 0 and "FAIL" not in out.getvalue() and "PASS" in out.getvalue(), out.getvalue() + err.getvalue()
     else:
         assert code == 1 and "internal error" not in err.getvalue(), err.getvalue()
-        assert "error: kv_indices (argument 4, memref<1xi32>) has room for 1 page ids, fewer than the 2 sequences" \
-            in err.getvalue(), err.getvalue()
+        assert refusal in err.getvalue(), err.getvalue()
 
 
 @pytest.mark.parametrize("lowered", [False, True], ids=["L0", "L6"])
