@@ -1,0 +1,144 @@
+"""A launch plan (``pagedir-compile --plan``) evaluated on the shapes of one call's arguments.
+
+:func:`launches` turns the plan and the argument shapes into what a launch needs: per kernel,
+in the plan's ``launch_order``, its grid (``grid``, or ``grid_formula`` evaluated), block, LDS
+bytes and the i64 size arguments of a dynamic kernel (``size_arguments``: one per ``?`` size,
+in argument then dim order), plus the workspace's shape and bytes (``num_splits_formula``, or
+the static shape of the workspace argument). The expressions are evaluated by the plan's one
+evaluator, :mod:`pagedir.backend.formula` (pure Python: nothing here imports the compiler).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pagedir.backend import formula
+
+#: Element bytes of the plan's element types.
+DTYPE_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "i32": 4, "i64": 8, "i1": 1,
+               "f8E4M3FNUZ": 1, "f8E5M2FNUZ": 1, "f8E4M3FN": 1, "f8E5M2": 1}
+
+
+class PlanError(ValueError):
+    """Arguments that do not fit the plan (count, rank, a static size), or a plan this runtime cannot read."""
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One kernel launch of a call."""
+
+    symbol: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    lds_bytes: int
+    #: The i64 values appended after the pointers (a dynamic kernel's ``?`` sizes, in order).
+    sizes: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class CallPlan:
+    """What one call launches: the kernels in order (an empty grid is left out), and the workspace."""
+
+    launches: tuple[Launch, ...]
+    #: Index of the workspace argument, None when the kernels take none.
+    workspace_argument: int | None
+    workspace_shape: tuple[int, ...] | None
+    workspace_bytes: int
+    num_splits: int | None
+
+
+def load(plan: str | bytes | dict) -> dict:
+    """A plan as a dict, from its JSON text or the dict itself."""
+    if isinstance(plan, dict):
+        found = plan
+    else:
+        found = json.loads(plan)
+    if found.get("format") != 1:
+        raise PlanError(f"launch plan format {found.get('format')!r}: this runtime reads format 1")
+    return found
+
+
+def workspace_index(plan: dict) -> int | None:
+    """The argument the workspace is passed as (the split kernel's last memref), or None."""
+    for kernel in plan["kernels"]:
+        for argument in kernel["arguments"]:
+            if argument["workspace"]:
+                return argument["index"]
+    return None
+
+
+def user_arguments(plan: dict) -> list[dict]:
+    """The arguments a caller gives: the first kernel's, less the workspace."""
+    first = _kernel(plan, plan["launch_order"][0])
+    return [a for a in first["arguments"] if not a["workspace"]]
+
+
+def _kernel(plan: dict, symbol: str) -> dict:
+    for kernel in plan["kernels"]:
+        if kernel["symbol"] == symbol:
+            return kernel
+    raise PlanError(f"launch plan: launch_order names @{symbol}, which is not among its kernels")
+
+
+def check_shapes(plan: dict, shapes: list[tuple[int, ...]], names: list[str] | None = None) -> None:
+    """Every argument's rank and static sizes as the plan states them (the workspace included)."""
+    arguments = _kernel(plan, plan["launch_order"][0])["arguments"]
+    if len(shapes) != len(arguments):
+        raise PlanError(f"the kernels take {len(arguments)} arguments, got {len(shapes)}")
+    for argument, shape in zip(arguments, shapes):
+        expected = argument["shape"]
+        name = names[argument["index"]] if names and argument["index"] < len(names) else f"argument {argument['index']}"
+        if len(shape) != len(expected) or any(e is not None and e != s for e, s in zip(expected, shape)):
+            wanted = "x".join("?" if e is None else str(e) for e in expected)
+            raise PlanError(f"{name}: shape {tuple(shape)} does not fit {wanted} ({argument['dtype']})")
+
+
+def workspace_for(plan: dict, shapes: list[tuple[int, ...]]) -> tuple[int | None, tuple[int, ...] | None, int, int | None]:
+    """(workspace argument, its shape, its bytes, the split count) for the user arguments' ``shapes``
+    (the workspace's own shape is not needed: it follows from the others)."""
+    index = workspace_index(plan)
+    if index is None:
+        return None, None, 0, None
+    kernel = _kernel(plan, plan["launch_order"][0])
+    rule = kernel.get("num_splits_formula")
+    padded = list(shapes[:index]) + [()] + list(shapes[index:])  # the workspace's own shape is never read here
+    if rule is None:
+        shape = tuple(kernel["arguments"][index]["shape"])
+        splits = (kernel.get("split_model") or {}).get("num_splits")
+        return index, shape, kernel["workspace_bytes"] or _count(shape) * 4, splits
+    names = {**{n: int(v) for n, v in rule["constants"].items()},
+             **{n: formula.evaluate(text, shapes=padded) for n, text in rule["inputs"].items()}}
+    splits = formula.evaluate(rule["expression"], names, padded)
+    names["num_splits"] = splits
+    shape = tuple(formula.evaluate(text, names, padded) for text in rule["workspace_shape"])
+    return index, shape, formula.evaluate(rule["workspace_bytes"], names, padded), splits
+
+
+def call_plan(plan: dict, shapes: list[tuple[int, ...]], names: list[str] | None = None) -> CallPlan:
+    """The launches of one call on arguments of ``shapes`` (the user's, without the workspace)."""
+    index, workspace_shape, workspace_bytes, splits = workspace_for(plan, shapes)
+    full = list(shapes)
+    if index is not None:
+        full.insert(index, workspace_shape)
+    check_shapes(plan, full, (names[:index] + ["workspace"] + names[index:]) if names and index is not None else names)
+    launches = []
+    for symbol in plan["launch_order"]:
+        kernel = _kernel(plan, symbol)
+        if kernel["grid"] is not None:
+            grid = tuple(int(g) for g in kernel["grid"])
+        else:
+            grid = (formula.evaluate(kernel["grid_formula"]["expression"], shapes=full), 1, 1)
+        if 0 in grid:  # an empty batch: nothing to launch
+            continue
+        sizes = tuple(int(full[s["argument"]][s["dim"]]) for s in kernel["size_arguments"])
+        launches.append(Launch(symbol, grid, tuple(int(b) for b in kernel["block"]), int(kernel["lds_bytes"]), sizes))
+    return CallPlan(tuple(launches), index, workspace_shape, workspace_bytes, splits)
+
+
+def _count(shape: Any) -> int:
+    total = 1
+    for extent in shape:
+        total *= int(extent)
+    return total
