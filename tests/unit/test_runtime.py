@@ -42,14 +42,22 @@ def dynamic_split(tmp_path_factory):
     return compiled(tmp_path_factory, **DECODE, dynamic=True, num_splits=0)
 
 
+def build_stub(tmp_path_factory, source: str) -> str:
+    if shutil.which("gcc") is None:
+        pytest.fail("gcc is needed to build the stub driver libraries")
+    path = tmp_path_factory.getbasetemp() / f"lib{source[:-2]}.so"
+    subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-o", str(path), str(HERE / source)], check=True)
+    return str(path)
+
+
 @pytest.fixture(scope="module")
 def stub(tmp_path_factory) -> str:
-    if shutil.which("gcc") is None:
-        pytest.fail("gcc is needed to build the HIP stub library")
-    path = tmp_path_factory.getbasetemp() / "libhipstub.so"
-    subprocess.run(["gcc", "-shared", "-fPIC", "-O1", "-Wall", "-Werror", "-o", str(path), str(HERE / "hip_stub.c")],
-                   check=True)
-    return str(path)
+    return build_stub(tmp_path_factory, "hip_stub.c")
+
+
+@pytest.fixture(scope="module")
+def cuda_stub(tmp_path_factory) -> str:
+    return build_stub(tmp_path_factory, "cuda_stub.c")
 
 
 class LaunchRecord(ctypes.Structure):
@@ -233,6 +241,52 @@ print(sorted(m for m in sys.modules if m.split(".")[0] in ("mlir", "llvmlite")))
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split("\n")[:2] == ["2", "[]"]
+
+
+# ---------------------------------------------------------------------------- CUDA against the stub
+
+
+def ptx_of(plan: dict, extra_parameter: bool = False) -> str:
+    """PTX entries with the parameters LLVM's NVPTX back end writes for the plan's kernels (bare pointers,
+    then the i64 sizes; convert-gpu-to-nvvm use-bare-ptr-memref-call-conv), bodies left out."""
+    entries = []
+    for kernel in plan["kernels"]:
+        params = [f"\t.param .u64 .ptr .align 1 {kernel['symbol']}_param_{i}" for i in range(len(kernel["arguments"]))]
+        params += [f"\t.param .u64 {kernel['symbol']}_param_{len(params) + i}" for i in range(len(kernel["size_arguments"]))]
+        params += ["\t.param .u32 extra"] if extra_parameter else []
+        entries.append(f".visible .entry {kernel['symbol']}(\n" + ",\n".join(params) + "\n)\n{\n\tret;\n}\n")
+    return ".version 8.0\n.target sm_90\n.address_size 64\n\n" + "\n".join(entries)
+
+
+def test_cuda_launch_passes_one_pointer_per_value(dynamic_split, cuda_stub) -> None:
+    _, plan, names = dynamic_split
+    launcher = Launcher(ptx_of(plan), plan, names=names, library=cuda_stub)
+    assert launcher.target == "cuda"
+    lib = ctypes.CDLL(cuda_stub)
+    lib.stub_reset()
+    lib.stub_set_param_count(16)
+    arguments = decode_arguments(5)
+    call = launcher(*arguments, stream=0x77)
+    lib.stub_image_start.restype = ctypes.c_char_p
+    assert lib.stub_image_start().startswith(b".version 8.0")
+
+    class Record(ctypes.Structure):
+        _fields_ = [("function", ctypes.c_int), ("grid", ctypes.c_uint * 3), ("block", ctypes.c_uint * 3),
+                    ("shared_bytes", ctypes.c_uint), ("stream", ctypes.c_uint64), ("used_extra", ctypes.c_int),
+                    ("params", ctypes.c_uint64 * 32)]
+
+    lib.stub_launch.restype = ctypes.POINTER(Record)
+    records = [lib.stub_launch(i).contents for i in range(lib.stub_launch_count())]
+    assert len(records) == 2 and lib.stub_allocations() == 1  # one workspace, by cuMemAlloc, for both kernels
+    pointers = [a.__cuda_array_interface__["data"][0] for a in arguments]
+    for record, launch in zip(records, call.launches):
+        assert tuple(record.grid) == launch.grid and tuple(record.block) == launch.block
+        assert record.shared_bytes == 0 and record.stream == 0x77 and not record.used_extra
+        values = list(record.params[:16])
+        assert values[:6] == pointers and values[6] == records[0].params[6] != 0
+        assert values[7:] == list(launch.sizes)
+    with pytest.raises(LaunchError, match="the PTX entry takes 17 parameters"):
+        Launcher(ptx_of(plan, extra_parameter=True), plan, names=names, library=cuda_stub)
 
 
 # ---------------------------------------------------------------------------- PagedAttention on host arrays

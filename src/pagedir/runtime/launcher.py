@@ -19,6 +19,7 @@ one bare pointer per memref, then the i64 sizes of a dynamic kernel (``size_argu
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pagedir.runtime import arrays, codeobject, drivers, plan as plans
@@ -42,6 +43,14 @@ def target_of(artefact: bytes) -> str:
     raise LaunchError("the artefact is neither an AMDGPU code object, a cubin nor PTX")
 
 
+def ptx_entries(ptx: str) -> dict[str, list[int]]:
+    """Each ``.entry`` of PTX text and the bytes of its parameters (``.param .u64 ...``: 8)."""
+    found = {}
+    for match in re.finditer(r"\.entry\s+([A-Za-z_$][\w$]*)\s*\((.*?)\)", ptx, re.S):
+        found[match.group(1)] = [int(bits) // 8 for bits in re.findall(r"\.param\s+\.[usbf](\d+)", match.group(2))]
+    return found
+
+
 class Launcher:
     """Launches the kernels of one module (see the module docstring)."""
 
@@ -57,6 +66,8 @@ class Launcher:
         self.metadata = codeobject.read(self.artefact) if self.target == "hip" else None
         if self.metadata is not None:
             self._check_metadata()
+        elif self.artefact[:4] != b"\x7fELF":
+            self._check_ptx()
         self._api = api
         self._library = library
         self._functions: dict[str, Any] = {}
@@ -83,6 +94,19 @@ class Launcher:
             if found.group_segment_fixed_size != kernel["lds_bytes"]:
                 raise LaunchError(f"@{kernel['symbol']}: {found.group_segment_fixed_size} bytes of LDS in the code "
                                   f"object, {kernel['lds_bytes']} in the plan")
+
+    def _check_ptx(self) -> None:
+        """The PTX entries' parameters as the plan states them: one 8-byte parameter per pointer and size.
+        (A cubin's parameter table is not read: the driver takes the values as they come.)"""
+        entries = ptx_entries(self.artefact.decode("utf-8", "replace"))
+        for kernel in self.plan["kernels"]:
+            found = entries.get(kernel["symbol"])
+            if found is None:
+                raise LaunchError(f"the PTX has no entry {kernel['symbol']} (the plan's)")
+            wanted = len(kernel["arguments"]) + len(kernel["size_arguments"])
+            if len(found) != wanted or any(size != 8 for size in found):
+                raise LaunchError(f"{kernel['symbol']}: the PTX entry takes {len(found)} parameters ({found} bytes), "
+                                  f"the plan {wanted} of 8 bytes")
 
     # ------------------------------------------------------------------ the API, loaded on first launch
     def api(self) -> Any:
