@@ -118,6 +118,24 @@ def test_plan_grid_and_splits_follow_the_batch(dynamic_split, batch: int) -> Non
     assert split.lds_bytes == plan["kernels"][0]["lds_bytes"] and combine.lds_bytes == 0
 
 
+@pytest.mark.parametrize("text", ["argmin(s, 1, 9, (s - 4) * (s - 4) // 3)", "argmin(s, 5, 2, s)", "-7 // 2 + 7 % -3",
+                                  "max(arguments[1].shape[0], min(3, arguments[0].shape[2])) * n"])
+def test_compiled_expressions_agree_with_the_plan_evaluator(text: str) -> None:
+    from pagedir.backend import formula
+
+    shapes = [(2, 3, 4), (5,)]
+    assert plans.evaluate(text, {"n": 6}, shapes) == formula.evaluate(text, {"n": 6}, shapes)
+
+
+def test_compiled_expressions_fail_as_the_plan_evaluator_does() -> None:
+    from pagedir.backend import formula
+
+    with pytest.raises(formula.FormulaError, match="division by 0"):
+        plans.evaluate("4 // (n - n)", {"n": 1})
+    with pytest.raises(formula.FormulaError, match="no value for 'm'"):
+        plans.evaluate("m + 1", {})
+
+
 def test_plan_refuses_shapes_that_do_not_fit(dynamic_split) -> None:
     artefact, plan, names = dynamic_split
     shapes = [a.__cuda_array_interface__["shape"] for a in decode_arguments(2)]

@@ -72,6 +72,7 @@ class Launcher:
         self._library = library
         self._functions: dict[str, Any] = {}
         self._workspace: tuple[int, int] | None = None  # (pointer, bytes) of a workspace allocated here
+        self._plans: dict[tuple, plans.CallPlan] = {}  # by the arguments' shapes
 
     @classmethod
     def from_files(cls, artefact_path: str, plan_path: str, **options: Any) -> "Launcher":
@@ -135,10 +136,17 @@ class Launcher:
         return self.names[position] if self.names else f"argument {position}"
 
     def call_plan(self, shapes: list[tuple[int, ...]]) -> plans.CallPlan:
-        try:
-            return plans.call_plan(self.plan, shapes, self.names)
-        except plans.PlanError as err:
-            raise LaunchError(str(err)) from None
+        key = tuple(tuple(shape) for shape in shapes)
+        found = self._plans.get(key)
+        if found is None:
+            try:
+                found = plans.call_plan(self.plan, list(key), self.names)
+            except plans.PlanError as err:
+                raise LaunchError(str(err)) from None
+            if len(self._plans) >= plans.MEMO_SIZE:
+                self._plans.clear()
+            self._plans[key] = found
+        return found
 
     def workspace_bytes(self, *args: Any) -> int:
         """The workspace bytes a call on ``args`` (arrays, or their shapes as tuples) needs (0: none)."""

@@ -16,6 +16,9 @@ from typing import Any
 
 from pagedir.backend import formula
 
+#: Call plans kept per launcher, by argument shapes (a serving loop repeats a few shapes).
+MEMO_SIZE = 512
+
 #: Element bytes of the plan's element types.
 DTYPE_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "i32": 4, "i64": 8, "i1": 1,
                "f8E4M3FNUZ": 1, "f8E5M2FNUZ": 1, "f8E4M3FN": 1, "f8E5M2": 1}
@@ -47,6 +50,47 @@ class CallPlan:
     workspace_shape: tuple[int, ...] | None
     workspace_bytes: int
     num_splits: int | None
+
+
+def python_of(node: tuple) -> str:
+    """A parsed plan expression (:func:`pagedir.backend.formula.parse`) as Python source over ``names``
+    and ``shapes``: the grammar's ``//`` and ``%`` are Python's (floor), ``argmin`` the least cost with the
+    smallest ``s`` on a tie."""
+    kind = node[0]
+    if kind == "int":
+        return str(node[1])
+    if kind == "size":
+        return f"int(shapes[{node[1][0]}][{node[1][1]}])"
+    if kind == "name":
+        return f"names[{node[1]!r}]"
+    if kind == "call":
+        return f"{node[1]}({python_of(node[2])}, {python_of(node[3])})"
+    if kind == "argmin":
+        _, variable, low, high, cost = node
+        body = python_of(cost).replace(f"names[{variable!r}]", "_s")
+        return (f"(lambda _lo, _hi: min(range(_lo, max(_lo, _hi) + 1), key=lambda _s: ({body}, _s)))"
+                f"({python_of(low)}, {python_of(high)})")
+    _, operator, left, right = node
+    return f"({python_of(left)} {operator} {python_of(right)})"
+
+
+_compiled: dict[str, Any] = {}
+
+
+def evaluate(text: str, names: dict | None = None, shapes: Any = None) -> int:
+    """:func:`pagedir.backend.formula.evaluate`, compiled to Python once per expression (the split count's
+    ``argmin`` loops over every KV tile count: tree-walking it took milliseconds per call)."""
+    code = _compiled.get(text)
+    if code is None:
+        code = _compiled[text] = compile(python_of(formula.parse(text)), f"<plan expression {text[:40]}>", "eval")
+    try:
+        # Globals, not locals: argmin's lambda reads them (a lambda does not see eval's locals).
+        return int(eval(code, {"__builtins__": {}, "min": min, "max": max, "range": range, "int": int,
+                               "names": names or {}, "shapes": shapes if shapes is not None else []}))
+    except KeyError as err:
+        raise formula.FormulaError(f"plan expression {text!r}: no value for {err.args[0]!r}") from None
+    except ZeroDivisionError:
+        raise formula.FormulaError(f"plan expression {text!r}: division by 0") from None
 
 
 def load(plan: str | bytes | dict) -> dict:
@@ -109,11 +153,11 @@ def workspace_for(plan: dict, shapes: list[tuple[int, ...]]) -> tuple[int | None
         splits = (kernel.get("split_model") or {}).get("num_splits")
         return index, shape, kernel["workspace_bytes"] or _count(shape) * 4, splits
     names = {**{n: int(v) for n, v in rule["constants"].items()},
-             **{n: formula.evaluate(text, shapes=padded) for n, text in rule["inputs"].items()}}
-    splits = formula.evaluate(rule["expression"], names, padded)
+             **{n: evaluate(text, shapes=padded) for n, text in rule["inputs"].items()}}
+    splits = evaluate(rule["expression"], names, padded)
     names["num_splits"] = splits
-    shape = tuple(formula.evaluate(text, names, padded) for text in rule["workspace_shape"])
-    return index, shape, formula.evaluate(rule["workspace_bytes"], names, padded), splits
+    shape = tuple(evaluate(text, names, padded) for text in rule["workspace_shape"])
+    return index, shape, evaluate(rule["workspace_bytes"], names, padded), splits
 
 
 def call_plan(plan: dict, shapes: list[tuple[int, ...]], names: list[str] | None = None) -> CallPlan:
@@ -129,7 +173,7 @@ def call_plan(plan: dict, shapes: list[tuple[int, ...]], names: list[str] | None
         if kernel["grid"] is not None:
             grid = tuple(int(g) for g in kernel["grid"])
         else:
-            grid = (formula.evaluate(kernel["grid_formula"]["expression"], shapes=full), 1, 1)
+            grid = (evaluate(kernel["grid_formula"]["expression"], shapes=full), 1, 1)
         if 0 in grid:  # an empty batch: nothing to launch
             continue
         sizes = tuple(int(full[s["argument"]][s["dim"]]) for s in kernel["size_arguments"])
