@@ -176,6 +176,28 @@ def test_hip_launch_passes_the_abi_of_the_code_object(dynamic_split, stub) -> No
         assert words[7:] == list(launch.sizes) == [3, 20, 20, 3, 4, 3, 3, call.num_splits, 3 * 8 * 65]
 
 
+def test_each_call_launches_the_grid_of_its_own_shapes(dynamic_split, stub) -> None:
+    artefact, plan, names = dynamic_split
+    launcher = Launcher(artefact, plan, names=names, library=stub)
+    grids = {}
+    for batch in (2, 9, 2):  # the call plans are kept by shape: a repeated shape takes its own again
+        reset(stub)
+        call = launcher(*decode_arguments(batch))
+        grids.setdefault(batch, []).append([tuple(r.grid) for _, r in recorded(stub)])
+        assert grids[batch][-1] == [launch.grid for launch in call.launches]
+        assert call.launches[0].sizes[0] == batch
+    assert grids[2][0] == grids[2][1] != grids[9][0]
+
+
+def test_host_arrays_are_refused_by_the_launcher(dynamic_split, stub) -> None:
+    artefact, plan, names = dynamic_split
+    launcher = Launcher(artefact, plan, names=names, library=stub)
+    arguments = decode_arguments(2)
+    arguments[0] = np.zeros((2, 8, 1, 64), np.float16)
+    with pytest.raises(LaunchError, match="q: a host array"):
+        launcher(*arguments)
+
+
 def test_a_given_workspace_is_passed_and_nothing_is_allocated(dynamic_split, stub) -> None:
     artefact, plan, names = dynamic_split
     launcher = Launcher(artefact, plan, names=names, library=stub)

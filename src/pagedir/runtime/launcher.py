@@ -127,6 +127,9 @@ class Launcher:
         found = []
         for position, (value, argument) in enumerate(zip(args, self.arguments)):
             array = arrays.describe(value, self._name(position))
+            if array.device == "cpu":
+                raise LaunchError(f"{self._name(position)}: a host array; the kernels read device memory "
+                                  "(PagedAttention runs host arrays on the interpreter)")
             if array.dtype is not None and array.dtype != argument["dtype"]:
                 raise LaunchError(f"{self._name(position)}: dtype {array.dtype}, the kernel takes {argument['dtype']}")
             found.append(array)
