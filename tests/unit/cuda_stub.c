@@ -40,6 +40,7 @@ int cuMemAlloc_v2(uint64_t *pointer, size_t size) {
   *pointer = 0x7e0000000000ull + 0x100000ull * allocations++;
   return 0;
 }
+int cuMemFree_v2(uint64_t pointer) { (void)pointer; return 0; }
 int cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                    unsigned shared_bytes, void *stream, void **kernel_params, void **extra) {
   if (launch_count == MAX_LAUNCHES) return 1;

@@ -27,6 +27,7 @@ static char names[MAX_FUNCTIONS][128];
 static int name_count;
 static const unsigned char *image;
 static uint64_t next_allocation = 0x7f0000000000ull;
+static int allocations, frees;
 
 int hipInit(unsigned flags) { (void)flags; return 0; }
 const char *hipGetErrorString(int status) { return status ? "stub error" : "no error"; }
@@ -47,8 +48,15 @@ int hipModuleGetFunction(void **function, void *module, const char *name) {
 }
 
 int hipMalloc(void **pointer, size_t size) {
+  allocations++;
   *pointer = (void *)(uintptr_t)next_allocation;
   next_allocation += (size + 0xffff) & ~(uint64_t)0xffff;
+  return 0;
+}
+
+int hipFree(void *pointer) {
+  (void)pointer;
+  frees++;
   return 0;
 }
 
@@ -78,4 +86,6 @@ int hipModuleLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz,
 int stub_launch_count(void) { return launch_count; }
 const launch_t *stub_launch(int i) { return &launches[i]; }
 const char *stub_function_name(int i) { return names[i]; }
-void stub_reset(void) { launch_count = 0; name_count = 0; }
+int stub_allocations(void) { return allocations; }
+int stub_frees(void) { return frees; }
+void stub_reset(void) { launch_count = 0; name_count = 0; allocations = 0; frees = 0; }

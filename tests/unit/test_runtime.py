@@ -189,6 +189,20 @@ def test_each_call_launches_the_grid_of_its_own_shapes(dynamic_split, stub) -> N
     assert grids[2][0] == grids[2][1] != grids[9][0]
 
 
+def test_the_workspace_allocated_grows_and_is_freed(dynamic_split, stub) -> None:
+    artefact, plan, names = dynamic_split
+    launcher = Launcher(artefact, plan, names=names, library=stub)
+    lib = ctypes.CDLL(stub)
+    reset(stub)
+    for batch in (9, 2, 9):  # the largest so far is kept
+        launcher(*decode_arguments(batch))
+    assert (lib.stub_allocations(), lib.stub_frees()) == (1, 0)
+    launcher(*decode_arguments(40))  # more than any call before: a larger one replaces it
+    assert (lib.stub_allocations(), lib.stub_frees()) == (2, 1)
+    launcher.close()
+    assert lib.stub_frees() == 2 and launcher._workspace is None
+
+
 def test_host_arrays_are_refused_by_the_launcher(dynamic_split, stub) -> None:
     artefact, plan, names = dynamic_split
     launcher = Launcher(artefact, plan, names=names, library=stub)
@@ -370,6 +384,15 @@ def test_paged_attention_on_host_arrays_runs_the_kernels_on_the_interpreter(layo
     got, expected = run_blocks(layout, dtype, **options)
     assert np.isfinite(got).all()  # the NaN in unused blocks and past each length never reach the output
     assert np.abs(got - expected).max() < 2e-2
+
+
+def test_paged_attention_states_the_workspace_a_call_needs(tmp_path) -> None:
+    attn = PagedAttention(**DECODE, dynamic=True, num_splits=0, cache_dir=str(tmp_path))
+    pools = np.zeros((20, 16, 2, 64), np.float16)
+    arguments = (np.zeros((7, 8, 1, 64), np.float16), pools, pools, np.zeros((7, 4), np.int32), np.zeros(7, np.int32))
+    size = attn.workspace_bytes(*arguments)
+    call = plans.call_plan(attn.compile().plan, [a.shape for a in arguments] + [(7, 8, 1, 64)])
+    assert size == call.workspace_bytes == call.num_splits * 7 * 8 * 65 * 4 > 0
 
 
 def test_paged_attention_binds_arguments_by_the_kernel_names() -> None:

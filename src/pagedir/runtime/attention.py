@@ -94,9 +94,13 @@ class PagedAttention:
         return self._launcher
 
     def workspace_bytes(self, *args: Any, **named: Any) -> int:
-        """The workspace bytes a call on these arguments needs (``out`` included or not; 0: none)."""
-        values = self._bind(args, named, allow_missing_out=True)
-        return self.compile().workspace_bytes(*values)
+        """The workspace bytes a call on these arguments needs (``out`` given or not; 0: none): allocate
+        them once and pass ``workspace=`` for calls that must not allocate (a CUDA graph capture)."""
+        from pagedir.runtime.arrays import describe
+
+        values = self._bind(args, named)
+        shapes = [describe(v, name).shape for v, name in zip(values[:-1], self.names)]
+        return self.compile().workspace_bytes(*shapes, shapes[0])  # out has q's shape in every form
 
     # ------------------------------------------------------------------ calls
     def __call__(self, *args: Any, workspace: Any = None, stream: int | None = None, **named: Any) -> Any:
@@ -117,7 +121,7 @@ class PagedAttention:
         launcher(*values, workspace=workspace, stream=stream)
         return values[-1]
 
-    def _bind(self, args: tuple, named: dict, allow_missing_out: bool = False) -> list[Any]:
+    def _bind(self, args: tuple, named: dict) -> list[Any]:
         if len(args) > len(self.names):
             raise TypeError(f"PagedAttention takes {len(self.names)} arguments ({', '.join(self.names)}), got {len(args)}")
         values: list[Any] = list(args) + [None] * (len(self.names) - len(args))

@@ -108,6 +108,9 @@ class Cuda(_Api):
         self.call("cuMemAlloc_v2", ctypes.byref(pointer), ctypes.c_size_t(max(1, size)))
         return pointer.value
 
+    def free(self, pointer: int) -> None:
+        self.call("cuMemFree_v2", ctypes.c_uint64(pointer))
+
 
 class Hip(_Api):
     prefix = "HIP"
@@ -147,3 +150,6 @@ class Hip(_Api):
         pointer = ctypes.c_void_p()
         self.call("hipMalloc", ctypes.byref(pointer), ctypes.c_size_t(max(1, size)))
         return pointer.value or 0
+
+    def free(self, pointer: int) -> None:
+        self.call("hipFree", ctypes.c_void_p(pointer))

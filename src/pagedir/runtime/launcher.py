@@ -184,9 +184,19 @@ class Launcher:
         if plan.workspace_bytes == 0:
             return 0
         if self._workspace is None or self._workspace[1] < plan.workspace_bytes:
-            # Kept for the next calls (on one stream, the kernels of two calls never overlap).
+            # Kept for the next calls: on one stream the kernels of two calls never overlap (calls on
+            # several streams must each pass a workspace of their own). A smaller one is freed first:
+            # cuMemFree/hipFree wait for the device, the one synchronisation a call can cause, only
+            # when it needs more workspace than any call before (workspace= avoids it).
+            self.close()
             self._workspace = (self.api().alloc(plan.workspace_bytes), plan.workspace_bytes)
         return self._workspace[0]
+
+    def close(self) -> None:
+        """Free the workspace this launcher allocated (none when every call passed one)."""
+        if self._workspace is not None:
+            self.api().free(self._workspace[0])
+            self._workspace = None
 
 
 def _nbytes(array: arrays.DeviceArray) -> int:
