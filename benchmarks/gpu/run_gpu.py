@@ -343,6 +343,8 @@ def pagedir_call(case: cases.BenchCase, inputs: dict, launcher: Any, torch: Any)
 
 
 def sdpa_call(case: cases.BenchCase, inputs: dict, torch: Any) -> Callable:
+    """SDPA's flash backend on the gathered dense K/V (not timed: the gather). Where flash does not take
+    grouped heads (``enable_gqa``), K and V are repeated to the query heads, and the call says so."""
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     k, v = gathered(inputs)
@@ -353,7 +355,19 @@ def sdpa_call(case: cases.BenchCase, inputs: dict, torch: Any) -> Callable:
         with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
             return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
 
-    return call
+    try:
+        call()
+        return call
+    except RuntimeError:
+        group = q.shape[1] // k.shape[1]
+        k, v = k.repeat_interleave(group, dim=1), v.repeat_interleave(group, dim=1)
+
+    def repeated():
+        with sdpa_kernel([SDPBackend.FLASH_ATTENTION]):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+    repeated.note = "K/V repeated to the query heads (flash refused enable_gqa)"
+    return repeated
 
 
 def flex_call(case: cases.BenchCase, inputs: dict, torch: Any) -> Callable:
@@ -380,10 +394,8 @@ def flex_call(case: cases.BenchCase, inputs: dict, torch: Any) -> Callable:
         return (q_idx + offset >= kv_idx) if causal else (kv_idx >= 0)
 
     logical = create_block_mask(mask, case.batch, None, case.seq_q, case.seq_k, BLOCK_SIZE=(max(16, min(128, case.seq_q)), cases.PAGE))
-    physical = paged.convert_logical_block_mask(logical)
+    physical = paged.convert_logical_block_mask(logical)  # carries the mask_mod in physical positions
     compiled = torch.compile(flex_attention)
-    mask_mod = paged.get_mask_mod(logical.mask_mod)
-    del mask_mod  # the converted block mask carries it
     q = inputs["q"]
     return lambda: compiled(q, k_cache, v_cache, block_mask=physical, enable_gqa=hq != hkv)
 
@@ -494,8 +506,9 @@ def run_timings(bench: list[cases.BenchCase], implementations: dict[str, Callabl
                 call = make(case)
                 measured = timer(call)
                 times[name] = {"median_us": statistics.median(measured), "min_us": min(measured), "repeats": len(measured)}
-                if hasattr(call, "host_us"):
-                    times[name]["host_us"] = call.host_us
+                for attribute in ("host_us", "note"):
+                    if hasattr(call, attribute):
+                        times[name][attribute] = getattr(call, attribute)
             except Exception as err:  # this implementation does not run here: recorded, the others go on
                 reason = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
                 times[name] = {"skipped": f"{type(err).__name__}: {reason}"}
