@@ -84,8 +84,10 @@ bench-peers: $(INSTALLED) $(PEERS_INSTALLED)
 # benchmarks/gpu/artefacts, the folder a GPU machine gets with the repository; there,
 # `PYTHONPATH=src python benchmarks/gpu/run_gpu.py` checks and times them (torch and Triton only).
 # vLLM's kernel source is copied from .venv-peers when `make bench-peers` set it up.
+# PTX by default: the driver compiles it when it is loaded; GPU_EMIT=cubin needs ptxas (NVIDIA's
+# nvidia-cuda-nvcc wheel).
 GPU_ARCH ?= sm_90
-GPU_EMIT ?= cubin
+GPU_EMIT ?= ptx
 
 gpu-artefacts: $(INSTALLED)
 	$(BIN)/python benchmarks/gpu/build_artefacts.py --arch $(GPU_ARCH) --emit $(GPU_EMIT) --out benchmarks/gpu/artefacts --vllm-python $(PEERS_VENV)/bin/python

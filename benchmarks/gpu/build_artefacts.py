@@ -1,6 +1,6 @@
 """``make gpu-artefacts``: compile the GPU run's kernels on the CPU, into the folder that is carried.
 
-    python benchmarks/gpu/build_artefacts.py --arch sm_90 --emit cubin --out benchmarks/gpu/artefacts
+    python benchmarks/gpu/build_artefacts.py --arch sm_90 --emit ptx --out benchmarks/gpu/artefacts
 
 For each kernel of :mod:`cases` (the correctness matrix and the timed shapes) it writes
 ``<name>.<emit>`` and ``<name>.plan.json`` and lists it in ``manifest.json`` with its generator
@@ -107,7 +107,7 @@ def folder_bytes(path: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--arch", default="sm_90")
-    parser.add_argument("--emit", default="cubin", help="cubin or ptx for NVIDIA; hsaco for AMD")
+    parser.add_argument("--emit", default="ptx", help="ptx or cubin (needs ptxas) for NVIDIA; hsaco for AMD")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "artefacts"))
     parser.add_argument("--quick", action="store_true", help="one timed shape of each kind (a smoke run)")
     parser.add_argument("--only", default="", help="build only kernels whose name contains this")
