@@ -120,3 +120,32 @@ def test_timings_and_report_with_a_fake_timer(tmp_path) -> None:
     assert "Fake GPU" in table and "2500 GB/s" in table and "1 of 2 checks pass" in table and "check-b: FAIL" in table
     assert "| decode-gqa-b8-sk4096 | " in table and "| 2000 | 80% |" in table
     assert "Not run: " in table and "exceeds the run's budget" in table
+
+
+def test_build_artefacts_compiles_each_kernel_and_lists_failures(tmp_path) -> None:
+    import build_artefacts
+
+    from pagedir.runtime import Launcher
+
+    out = tmp_path / "artefacts"
+    only = "check-blocks-nhd-decode-f16-static"
+    assert build_artefacts.main(["--arch", "gfx942", "--emit", "hsaco", "--out", str(out), "--only", only,
+                                 "--vllm-python", str(tmp_path / "none")]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    (kernel,) = manifest["kernels"]
+    assert kernel["names"] == ["q", "k_cache", "v_cache", "block_table", "seq_lens", "out"]
+    launcher = Launcher.from_files(str(out / kernel["artefact"]), str(out / kernel["plan"]), names=kernel["names"])
+    assert launcher.target == "hip" and launcher.plan["launch_order"] == ["paged_attention"]
+    assert "no vllm environment" in manifest["vllm"]["error"]
+    assert build_artefacts.main(["--arch", "gfx000", "--emit", "hsaco", "--out", str(out), "--only", only,
+                                 "--vllm-python", ""]) == 0
+    (failed,) = json.loads((out / "manifest.json").read_text())["kernels"]
+    assert "gfx000" in failed["error"] and "artefact" not in failed  # listed with its error; the GPU run reports it
+
+
+def test_vllm_constants_are_read_without_importing(tmp_path) -> None:
+    import build_artefacts
+
+    source = tmp_path / "triton_attn.py"
+    source.write_text("import vllm_is_not_here\nMIN_LAUNCH_GRID_SIZE_2D = 128\nNUM_PAR_SOFTMAX_SEGMENTS: int = 16\nOTHER = 3\n")
+    assert build_artefacts.constants_of(str(source)) == {"MIN_LAUNCH_GRID_SIZE_2D": 128, "NUM_PAR_SOFTMAX_SEGMENTS": 16}
