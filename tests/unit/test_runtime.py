@@ -412,3 +412,39 @@ def test_numpy_arrays_are_read_through_dlpack_without_a_copy() -> None:
     assert (found.pointer, found.shape, found.dtype, found.device) == (array.ctypes.data, (2, 3, 4), "f16", "cpu")
     with pytest.raises(ArrayError, match="strided"):
         describe(array.transpose(1, 0, 2))
+
+
+def test_an_empty_batch_launches_nothing_and_allocates_nothing(dynamic_split, stub) -> None:
+    artefact, plan, names = dynamic_split
+    launcher = Launcher(artefact, plan, names=names, library=stub)
+    reset(stub)
+    call = launcher(*decode_arguments(0))
+    assert call.launches == () and call.workspace_bytes == 0
+    assert recorded(stub) == [] and ctypes.CDLL(stub).stub_allocations() == 0
+
+
+class FakeTorchTensor:
+    """What the runtime reads of a torch tensor (``data_ptr``, ``shape``, ``stride``, ``dtype``, ``device``)."""
+
+    def __init__(self, pointer: int, shape: tuple, dtype: str, strides: tuple | None = None, device: str = "cuda"):
+        self.shape, self._pointer, self._strides = shape, pointer, strides
+        self.dtype = type("dtype", (), {"__str__": lambda _: f"torch.{dtype}"})()
+        self.device = type("device", (), {"type": device})()
+
+    def data_ptr(self) -> int:
+        return self._pointer
+
+    def stride(self) -> tuple:
+        from pagedir.runtime.arrays import row_major
+
+        return self._strides or row_major(self.shape)
+
+
+FakeTorchTensor.__module__ = "torch"
+
+
+def test_torch_tensors_are_read_by_data_ptr_without_a_copy() -> None:
+    found = describe(FakeTorchTensor(0xBEEF00, (4, 1, 8), "bfloat16", strides=(8, 1, 1)))  # a dim of 1: any stride
+    assert (found.pointer, found.shape, found.dtype, found.device) == (0xBEEF00, (4, 1, 8), "bf16", "cuda")
+    with pytest.raises(ArrayError, match=r"k_cache: a strided tensor .* pass \.contiguous\(\)"):
+        describe(FakeTorchTensor(0x1000, (4, 8), "float16", strides=(1, 4)), "k_cache")
