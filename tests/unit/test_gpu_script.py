@@ -149,3 +149,37 @@ def test_vllm_constants_are_read_without_importing(tmp_path) -> None:
     source = tmp_path / "triton_attn.py"
     source.write_text("import vllm_is_not_here\nMIN_LAUNCH_GRID_SIZE_2D = 128\nNUM_PAR_SOFTMAX_SEGMENTS: int = 16\nOTHER = 3\n")
     assert build_artefacts.constants_of(str(source)) == {"MIN_LAUNCH_GRID_SIZE_2D": 128, "NUM_PAR_SOFTMAX_SEGMENTS": 16}
+
+
+def host_arguments(kernel: dict, inputs: dict) -> dict:
+    """The check's inputs as host arrays of the kernel's types (bf16 as bit patterns), stacked caches as
+    two views of one array."""
+    convert = (lambda a: a.astype(np.float16)) if kernel["options"]["dtype"] == "f16" else reference.bf16_bits
+    found = {name: inputs[name] for name in ("seq_lens", "block_table", "kv_indptr", "kv_indices", "kv_last_page_len")
+             if name in inputs}
+    found["q"] = convert(inputs["q"])
+    if kernel["form"] == "stacked":
+        both = convert(np.stack([inputs["k_cache"], inputs["v_cache"]]))
+        found["k_cache"], found["v_cache"] = both[0], both[1]
+    else:
+        found["k_cache"], found["v_cache"] = convert(inputs["k_cache"]), convert(inputs["v_cache"])
+    return found
+
+
+@pytest.mark.parametrize("name", [k.name for k in cases.CHECKS if k.options["page_table"] != "pointers"])
+def test_check_cases_pass_on_the_interpreter(name: str) -> None:
+    # The GPU run's check, as it runs there, with the kernels compiled for gfx942 and run by the interpreter
+    # (PagedAttention on host arrays): its inputs, its reference and its tolerance agree with pagedir's kernels.
+    # (The pointer form takes device addresses in its tables: it runs on the GPU only.)
+    from pagedir.runtime import PagedAttention
+
+    kernel = next(k.to_json() for k in cases.CHECKS if k.name == name)
+    attn = PagedAttention(**{**kernel["options"], "arch": "gfx942"})
+    batch = kernel["options"]["batch"] + (2 if kernel["options"]["dynamic"] else 0)
+    inputs = run_gpu.check_inputs(kernel, batch)
+    arguments = host_arguments(kernel, inputs)
+    out = attn(*[arguments[n] for n in attn.names[:-1]])
+    got = reference.bf16_values(out) if kernel["options"]["dtype"] == "bf16" else out.astype(np.float32)
+    expected = run_gpu.reference(*(inputs[n].astype(np.float64) for n in ("q", "k", "v")), list(inputs["lengths"]),
+                                 kernel["options"]["causal"])
+    assert np.isfinite(got).all() and np.abs(got - expected).max() <= run_gpu.TOLERANCE
