@@ -100,7 +100,7 @@ def decode_arguments(batch: int, blocks: int = 20, slots: int = 4) -> list[FakeD
 def test_plan_grid_and_splits_follow_the_batch(dynamic_split, batch: int) -> None:
     artefact, plan, names = dynamic_split
     shapes = [a.__cuda_array_interface__["shape"] for a in decode_arguments(batch)]
-    call = plans.call_plan(plan, shapes, names[:-1] + names[-1:])
+    call = plans.call_plan(plan, shapes, names)
     rule = plan["kernels"][0]["num_splits_formula"]
     padded = shapes[:6] + [()]
     splits, values = split_kv.split_count(rule, padded)  # the compiler's own evaluation of the same formula
@@ -141,6 +141,9 @@ def test_plan_refuses_shapes_that_do_not_fit(dynamic_split) -> None:
     shapes = [a.__cuda_array_interface__["shape"] for a in decode_arguments(2)]
     shapes[0] = (2, 4, 1, 64)
     with pytest.raises(plans.PlanError, match=r"q: shape \(2, 4, 1, 64\) does not fit \?x8x1x64"):
+        plans.call_plan(plan, shapes, names)
+    shapes[0], shapes[3] = (2, 8, 1, 64), (2,)  # a rank the formulas would index past: refused before
+    with pytest.raises(plans.PlanError, match=r"block_table: shape \(2,\) does not fit \?x\?"):
         plans.call_plan(plan, shapes, names)
 
 

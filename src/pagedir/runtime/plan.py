@@ -127,13 +127,14 @@ def _kernel(plan: dict, symbol: str) -> dict:
 
 
 def check_shapes(plan: dict, shapes: list[tuple[int, ...]], names: list[str] | None = None) -> None:
-    """Every argument's rank and static sizes as the plan states them (the workspace included)."""
-    arguments = _kernel(plan, plan["launch_order"][0])["arguments"]
+    """The user arguments' count, ranks and static sizes as the plan states them (before any expression
+    reads them; the workspace follows from them)."""
+    arguments = user_arguments(plan)
     if len(shapes) != len(arguments):
         raise PlanError(f"the kernels take {len(arguments)} arguments, got {len(shapes)}")
-    for argument, shape in zip(arguments, shapes):
+    for position, (argument, shape) in enumerate(zip(arguments, shapes)):
         expected = argument["shape"]
-        name = names[argument["index"]] if names and argument["index"] < len(names) else f"argument {argument['index']}"
+        name = names[position] if names and position < len(names) else f"argument {argument['index']}"
         if len(shape) != len(expected) or any(e is not None and e != s for e, s in zip(expected, shape)):
             wanted = "x".join("?" if e is None else str(e) for e in expected)
             raise PlanError(f"{name}: shape {tuple(shape)} does not fit {wanted} ({argument['dtype']})")
@@ -162,11 +163,11 @@ def workspace_for(plan: dict, shapes: list[tuple[int, ...]]) -> tuple[int | None
 
 def call_plan(plan: dict, shapes: list[tuple[int, ...]], names: list[str] | None = None) -> CallPlan:
     """The launches of one call on arguments of ``shapes`` (the user's, without the workspace)."""
+    check_shapes(plan, shapes, names)
     index, workspace_shape, workspace_bytes, splits = workspace_for(plan, shapes)
     full = list(shapes)
     if index is not None:
         full.insert(index, workspace_shape)
-    check_shapes(plan, full, (names[:index] + ["workspace"] + names[index:]) if names and index is not None else names)
     launches = []
     for symbol in plan["launch_order"]:
         kernel = _kernel(plan, symbol)
