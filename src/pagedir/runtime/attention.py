@@ -30,8 +30,9 @@ from typing import Any
 
 from pagedir.runtime.launcher import LaunchError, Launcher
 
-#: The emit kind of each target's artefact.
-EMIT = {"hip": "hsaco", "cuda": "cubin"}
+#: The emit kind of each target's artefact (NVIDIA: PTX, which the driver compiles when it loads it;
+#: ``emit="cubin"`` needs ptxas where the compile runs).
+EMIT = {"hip": "hsaco", "cuda": "ptx"}
 
 
 def generator_options(options: dict[str, Any]) -> argparse.Namespace:
@@ -60,13 +61,15 @@ def argument_names(source: str, function: str) -> list[str]:
 class PagedAttention:
     """See the module docstring."""
 
-    def __init__(self, *, cache_dir: str | None = None, library: str | None = None, **options: Any):
+    def __init__(self, *, cache_dir: str | None = None, library: str | None = None, emit: str | None = None,
+                 **options: Any):
         from pagedir.gen import attention as gen
 
         self.options = generator_options(options)
         self.source = gen.generate(self.options)  # validated (bad options: pagedir.errors.UserError)
         self.names = argument_names(self.source, self.options.name)
         self.target = "cuda" if str(self.options.arch).startswith("sm_") else "hip"
+        self.emit = emit or EMIT[self.target]
         self.cache_dir = cache_dir
         self.library = library
         self._launcher: Launcher | None = None
@@ -78,6 +81,7 @@ class PagedAttention:
         nothing of the compiler is imported."""
         self = cls.__new__(cls)
         self.options, self.source, self.names, self.cache_dir, self.library, self._lowered = None, None, list(names), None, None, None
+        self.emit = None
         self._launcher = Launcher(artefact, plan, names=self.names, **launcher_options)
         self.target = self._launcher.target
         return self
@@ -88,7 +92,7 @@ class PagedAttention:
         if self._launcher is None:
             from pagedir.cli.compile import compile_source
 
-            entry = compile_source(self.source, arch=self.options.arch, emit=EMIT[self.target], plan=True,
+            entry = compile_source(self.source, arch=self.options.arch, emit=self.emit, plan=True,
                                    cache_dir=self.cache_dir, name=f"<PagedAttention {self.options.name}>")
             self._launcher = Launcher(entry.artefact, entry.plan_json, names=self.names, library=self.library)
         return self._launcher
