@@ -80,8 +80,8 @@ class PagedAttention:
         """A call over an artefact compiled elsewhere (``names``: the kernel's argument names, ``out`` last):
         nothing of the compiler is imported."""
         self = cls.__new__(cls)
-        self.options, self.source, self.names, self.cache_dir, self.library, self._lowered = None, None, list(names), None, None, None
-        self.emit = None
+        self.options = self.source = self.cache_dir = self.library = self.emit = self._lowered = None
+        self.names = list(names)
         self._launcher = Launcher(artefact, plan, names=self.names, **launcher_options)
         self.target = self._launcher.target
         return self
