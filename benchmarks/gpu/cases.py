@@ -148,15 +148,23 @@ def markdown_table(results: dict) -> str:
              f"{results.get('arch', '?')}.", ""]
     ceiling = results.get("copy_gbps")
     lines.append(f"Device-to-device copy (the ceiling): {ceiling:.0f} GB/s." if ceiling else "Device-to-device copy: not measured.")
-    checks = results.get("checks", [])
-    passed = sum(1 for c in checks if c["status"] == "pass")
-    lines += ["", f"Correctness: {passed} of {len(checks)} checks pass (float64 reference, NaN in every unused block)."]
-    for check in checks:
+    checks = results.get("checks")
+    if checks is None:
+        lines += ["", "Correctness: not checked in this run."]
+    else:
+        passed = sum(1 for c in checks if c["status"] == "pass")
+        lines += ["", f"Correctness: {passed} of {len(checks)} checks pass (float64 reference, NaN in every unused block)."]
+    for check in checks or []:
         if check["status"] != "pass":
             lines.append(f"- {check['name']}: {check['status']}: {check.get('detail', '')}")
     peers = results.get("implementations", [])
+    described = results.get("peers", {})
+    if described:
+        lines += ["", "Peers: " + "; ".join(f"{name}: {what}" for name, what in described.items()) + "."]
     lines += ["", "| shape | " + " | ".join(f"{p} µs" for p in peers) + " | pagedir GB/s | of copy |",
               "|---|" + "---|" * len(peers) + "---|---|"]
+    if not results.get("timings"):
+        lines.append("| (no timings yet) |" + " |" * (len(peers) + 2))
     for row in results.get("timings", []):
         cells = []
         for peer in peers:

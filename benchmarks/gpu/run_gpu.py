@@ -486,10 +486,13 @@ def load_vllm(artefacts: str, manifest: dict) -> dict:
 
 
 def run_timings(bench: list[cases.BenchCase], implementations: dict[str, Callable], timer: Callable,
-                deadline: float, clock: Callable[[], float] = time.monotonic) -> list[dict]:
+                deadline: float, clock: Callable[[], float] = time.monotonic,
+                progress: Callable[[list[dict]], None] = lambda rows: None) -> list[dict]:
     """Each case's median time per implementation (``implementations[name](case)`` gives the call, or
     raises with the reason it does not run). One implementation at a time over every case, in the
-    order given (the slow compiles last), so that what the ``deadline`` leaves out is the last peer's."""
+    order given (the slow compiles last), so that what the ``deadline`` leaves out is the last peer's;
+    ``progress`` gets the rows so far after each implementation (the run writes them: a run stopped
+    from outside keeps what it measured)."""
     rows = {case.name: {"name": case.name, "mode": case.mode, "heads": case.heads, "batch": case.batch,
                         "seq_k": case.seq_k, "seq_q": case.seq_q, "kv_bytes": case.kv_bytes(), "times": {}}
             for case in bench}
@@ -512,6 +515,12 @@ def run_timings(bench: list[cases.BenchCase], implementations: dict[str, Callabl
             except Exception as err:  # this implementation does not run here: recorded, the others go on
                 reason = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
                 times[name] = {"skipped": f"{type(err).__name__}: {reason}"}
+        progress(summarized(bench, rows))
+    return summarized(bench, rows)
+
+
+def summarized(bench: list[cases.BenchCase], rows: dict[str, dict]) -> list[dict]:
+    """The rows with pagedir's decode GB/s and its time over the best peer's, where measured."""
     for case in bench:
         row = rows[case.name]
         median = row["times"].get("pagedir", {}).get("median_us")
@@ -611,8 +620,14 @@ def main(argv: list[str] | None = None) -> int:
              "flex": lambda case: flex_call(case, inputs_for(case), torch)}  # flex last: it compiles per shape
     implementations = {n: f for n, f in every.items() if n == "pagedir" or n in args.peers}
     bench = cases.bench_cases(args.quick)
-    results["timings"] = run_timings(bench, implementations, timer, started + args.budget)
     results["skipped"] = [{"name": c.name, "reason": c.skipped} for c in bench if c.skipped]
+    write_results(results, args.out)  # the checks and the ceiling, kept if the run is stopped from outside
+
+    def progress(rows: list[dict]) -> None:
+        results["timings"] = rows
+        write_results(results, args.out)
+
+    results["timings"] = run_timings(bench, implementations, timer, started + args.budget, progress=progress)
     results["seconds"] = round(time.monotonic() - started, 1)
     paths = write_results(results, args.out)
     print(f"wrote {', '.join(paths)} in {results['seconds']} s", file=sys.stderr)

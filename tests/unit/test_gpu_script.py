@@ -100,9 +100,11 @@ def test_timings_and_report_with_a_fake_timer(tmp_path) -> None:
 
     clock = iter(range(10**6))  # one tick per measurement: the deadline falls inside the third implementation
     measured = len(bench) - len(skipped)
+    written = []
     rows = run_gpu.run_timings(bench, {n: implementation(n) for n in ("pagedir", "sdpa", "vllm")},
                                timer=lambda us: [us, us * 1.1, us * 0.9], deadline=2 * measured + 8,
-                               clock=lambda: next(clock))
+                               clock=lambda: next(clock), progress=lambda rows: written.append(len(rows)))
+    assert written == [len(bench)] * 3  # after each implementation: what a stopped run keeps
     row = next(r for r in rows if r["name"] == "decode-gqa-b8-sk4096")
     assert row["pagedir_gbps"] == pytest.approx(2000) and row["best_peer"] == "sdpa"
     assert row["pagedir_vs_best_peer"] == pytest.approx(0.8)
@@ -112,6 +114,7 @@ def test_timings_and_report_with_a_fake_timer(tmp_path) -> None:
     assert all("median_us" in r["times"]["sdpa"] for r in rows if r["name"] not in {c.name for c in skipped})
     results = {"date": "2026-01-01 00:00 UTC", "machine": {"device": "Fake GPU", "driver": "CUDA 0.0"}, "arch": "sm_90",
                "copy_gbps": 2500.0, "implementations": ["pagedir", "sdpa", "vllm"], "timings": rows,
+               "peers": {"sdpa": run_gpu.PEERS["sdpa"], "vllm": run_gpu.PEERS["vllm"]},
                "checks": [{"name": "check-a", "status": "pass"}, {"name": "check-b", "status": "FAIL", "detail": "max 1"}],
                "skipped": [{"name": c.name, "reason": c.skipped} for c in skipped]}
     json_path, md_path = run_gpu.write_results(results, str(tmp_path))
@@ -120,6 +123,9 @@ def test_timings_and_report_with_a_fake_timer(tmp_path) -> None:
     assert "Fake GPU" in table and "2500 GB/s" in table and "1 of 2 checks pass" in table and "check-b: FAIL" in table
     assert "| decode-gqa-b8-sk4096 | " in table and "| 2000 | 80% |" in table
     assert "Not run: " in table and "exceeds the run's budget" in table
+    assert "Peers: sdpa: torch SDPA (flash) on gathered dense K/V; vllm: vLLM Triton unified attention." in table
+    del results["checks"]
+    assert "Correctness: not checked in this run." in cases.markdown_table(results)
 
 
 def test_build_artefacts_compiles_each_kernel_and_lists_failures(tmp_path) -> None:
