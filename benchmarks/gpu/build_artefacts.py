@@ -27,8 +27,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cases  # noqa: E402
 
 CARRY_LIMIT = 48 * 2**20  # of the 64 MiB a run carries; the repository takes the rest
-#: vLLM's modules the GPU run loads (the unified kernel and the helpers it imports), by package path.
-VLLM_FILES = ("vllm/v1/attention/ops/triton_unified_attention.py", "vllm/v1/attention/ops/triton_quant_kv/_helpers.py")
+#: vLLM's module the GPU run times; the modules of ``vllm/v1/attention/ops`` it imports come with it.
+VLLM_KERNEL = "vllm/v1/attention/ops/triton_unified_attention.py"
+VLLM_OPS = "vllm/v1/attention/ops/"
+#: vLLM modules the GPU run answers with small stand-ins (run_gpu.load_vllm) instead of carrying them.
+VLLM_STUBBED = ("vllm.envs", "vllm.logger", "vllm.platforms", "vllm.triton_utils", "vllm.v1.kv_cache_interface")
 #: The backend constants the serving path launches the kernel with (read from vllm's source).
 VLLM_CONSTANTS = ("MIN_LAUNCH_GRID_SIZE_2D", "NUM_PAR_SOFTMAX_SEGMENTS")
 
@@ -72,16 +75,44 @@ def copy_vllm(python: str, out: str) -> dict:
     if package is None:
         return {"error": "vllm is not installed there"}
     root = os.path.dirname(package)
-    copied = []
-    for relative in VLLM_FILES:
-        source = os.path.join(root, relative)
-        if not os.path.exists(source):
-            return {"error": f"vllm {version} has no {relative}"}
+    copied, unstubbed = vllm_modules(root, VLLM_KERNEL)
+    for relative in copied:
         os.makedirs(os.path.join(out, "vllm", os.path.dirname(relative)), exist_ok=True)
-        shutil.copyfile(source, os.path.join(out, "vllm", relative))
-        copied.append(relative)
+        shutil.copyfile(os.path.join(root, relative), os.path.join(out, "vllm", relative))
+    if unstubbed:
+        return {"error": f"vllm {version}'s kernel imports {', '.join(unstubbed)}, which the GPU run has no stand-in for"}
     constants = constants_of(os.path.join(root, "vllm/v1/attention/backends/triton_attn.py"))
     return {"version": version, "files": copied, "constants": constants}
+
+
+def vllm_modules(root: str, start: str) -> tuple[list[str], list[str]]:
+    """The files of ``vllm/v1/attention/ops`` that ``start`` needs, dependencies first (``start`` last), and
+    the other vllm modules they import at module level that have no stand-in. Read with ast, never imported."""
+    import ast
+
+    ordered: list[str] = []
+    unstubbed: set[str] = set()
+
+    def visit(relative: str) -> None:
+        if relative in ordered:
+            return
+        with open(os.path.join(root, relative), encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+        for node in tree.body:  # module level: the imports a function makes run only when it is called
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 else []
+            for name in names:
+                if not name.startswith("vllm.") or name in VLLM_STUBBED:
+                    continue
+                path = name.replace(".", "/") + ".py"
+                if path.startswith(VLLM_OPS) and os.path.exists(os.path.join(root, path)):
+                    visit(path)
+                else:
+                    unstubbed.add(name)
+        ordered.append(relative)
+
+    visit(start)
+    return ordered, sorted(unstubbed)
 
 
 def constants_of(path: str) -> dict:

@@ -473,8 +473,7 @@ def load_vllm(artefacts: str, manifest: dict) -> dict:
     module("vllm.platforms", current_platform=platform)
     module("vllm.triton_utils", tl=tl, triton=triton, HAS_TRITON=True)
     module("vllm.v1.kv_cache_interface", KVQuantMode=KVQuantMode)
-    # The helpers first: the unified module imports them when it runs.
-    for relative in sorted(info["files"], key=lambda path: path.endswith("triton_unified_attention.py")):
+    for relative in info["files"]:  # dependencies first, as build_artefacts.vllm_modules lists them
         name = relative[:-3].replace("/", ".")
         spec = importlib.util.spec_from_file_location(name, os.path.join(root, relative))
         loaded = importlib.util.module_from_spec(spec)

@@ -189,3 +189,20 @@ def test_check_cases_pass_on_the_interpreter(name: str) -> None:
     expected = run_gpu.reference(*(inputs[n].astype(np.float64) for n in ("q", "k", "v")), list(inputs["lengths"]),
                                  kernel["options"]["causal"])
     assert np.isfinite(got).all() and np.abs(got - expected).max() <= run_gpu.TOLERANCE
+
+
+def test_vllm_kernel_is_carried_with_the_ops_modules_it_imports(tmp_path) -> None:
+    import build_artefacts
+
+    ops = tmp_path / "vllm" / "v1" / "attention" / "ops"
+    (ops / "triton_quant_kv").mkdir(parents=True)
+    (ops / "triton_unified_attention.py").write_text(
+        "import torch\nimport vllm.envs as envs\nfrom vllm.triton_utils import tl, triton\n"
+        "from vllm.v1.attention.ops.triton_quant_kv._helpers import cdiv_fn\n"
+        "def later():\n    from vllm.v1.attention.ops.triton_quant_kv import get_backend\n")
+    (ops / "triton_quant_kv" / "_helpers.py").write_text("from vllm.v1.attention.ops.common import x\n")
+    (ops / "common.py").write_text("from vllm.distributed import y\n")
+    files, unstubbed = build_artefacts.vllm_modules(str(tmp_path), build_artefacts.VLLM_KERNEL)
+    assert files == ["vllm/v1/attention/ops/common.py", "vllm/v1/attention/ops/triton_quant_kv/_helpers.py",
+                     "vllm/v1/attention/ops/triton_unified_attention.py"]  # dependencies first
+    assert unstubbed == ["vllm.distributed"]  # no stand-in: the GPU run lists vLLM as not run, with this
