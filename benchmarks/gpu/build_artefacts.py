@@ -75,13 +75,16 @@ def copy_vllm(python: str, out: str) -> dict:
     if package is None:
         return {"error": "vllm is not installed there"}
     root = os.path.dirname(package)
+    if not os.path.exists(os.path.join(root, VLLM_KERNEL)):
+        return {"error": f"vllm {version} has no {VLLM_KERNEL}"}
     copied, unstubbed = vllm_modules(root, VLLM_KERNEL)
     for relative in copied:
         os.makedirs(os.path.join(out, "vllm", os.path.dirname(relative)), exist_ok=True)
         shutil.copyfile(os.path.join(root, relative), os.path.join(out, "vllm", relative))
     if unstubbed:
         return {"error": f"vllm {version}'s kernel imports {', '.join(unstubbed)}, which the GPU run has no stand-in for"}
-    constants = constants_of(os.path.join(root, "vllm/v1/attention/backends/triton_attn.py"))
+    backend = os.path.join(root, "vllm/v1/attention/backends/triton_attn.py")
+    constants = constants_of(backend) if os.path.exists(backend) else {}  # else the GPU run's defaults, said there
     return {"version": version, "files": copied, "constants": constants}
 
 

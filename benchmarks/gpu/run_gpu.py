@@ -480,6 +480,7 @@ def load_vllm(artefacts: str, manifest: dict) -> dict:
         sys.modules[name] = loaded
         spec.loader.exec_module(loaded)
     unified = sys.modules["vllm.v1.attention.ops.triton_unified_attention"]
+    # vLLM's values where its backend's source did not give them (build_artefacts.constants_of).
     constants = {"MIN_LAUNCH_GRID_SIZE_2D": 128, "NUM_PAR_SOFTMAX_SEGMENTS": 16, **info.get("constants", {})}
     return {"module": unified, "constants": constants, "version": info.get("version")}
 
