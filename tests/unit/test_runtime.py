@@ -346,6 +346,35 @@ def test_cuda_launch_passes_one_pointer_per_value(dynamic_split, cuda_stub) -> N
         Launcher(ptx_of(plan, extra_parameter=True), plan, names=names, library=cuda_stub)
 
 
+def test_a_cached_kernel_launches_without_loading_the_compiler(stub, tmp_path) -> None:
+    options = dict(DECODE, dynamic=True, num_splits=0, num_heads_q=16)  # a kernel no other test compiled
+    cache = tmp_path / "cache"
+    PagedAttention(**options, cache_dir=str(cache)).compile()  # here: the compile fills the cache
+    script = f"""
+import sys
+from pagedir.runtime import PagedAttention
+class A:
+    def __init__(self, p, shape, t):
+        self.__cuda_array_interface__ = dict(data=(p, False), shape=shape, typestr=t, strides=None, version=3)
+attn = PagedAttention(**{options!r}, cache_dir={str(cache)!r}, library={stub!r})
+attn(A(0x1000, (3, 16, 1, 64), "<f2"), A(0x2000, (20, 16, 2, 64), "<f2"), A(0x3000, (20, 16, 2, 64), "<f2"),
+     A(0x4000, (3, 4), "<i4"), A(0x5000, (3,), "<i4"), out=A(0x6000, (3, 16, 1, 64), "<f2"))
+print(len(attn.compile().call_plan([(3, 16, 1, 64), (20, 16, 2, 64), (20, 16, 2, 64), (3, 4), (3,), (3, 16, 1, 64)]).launches))
+print(sorted(m for m in sys.modules if m.split(".")[0] in ("mlir", "llvmlite")))
+"""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[:2] == ["2", "[]"]
+
+
+def test_bad_options_are_the_generators_errors() -> None:
+    from pagedir.errors import UserError
+
+    with pytest.raises(UserError, match="--num-heads-q 6 must be a multiple of --num-heads-kv 4"):
+        PagedAttention(num_heads_q=6, num_heads_kv=4)
+
+
 # ---------------------------------------------------------------------------- PagedAttention on host arrays
 
 

@@ -28,6 +28,7 @@ import re
 import sys
 from typing import Any
 
+from pagedir.errors import UserError
 from pagedir.runtime.launcher import LaunchError, Launcher
 
 #: The emit kind of each target's artefact (NVIDIA: PTX, which the driver compiles when it loads it;
@@ -66,7 +67,10 @@ class PagedAttention:
         from pagedir.gen import attention as gen
 
         self.options = generator_options(options)
-        self.source = gen.generate(self.options)  # validated (bad options: pagedir.errors.UserError)
+        gen.validate(self.options)  # bad options: pagedir.errors.UserError, as pagedir-gen says them
+        # The text without parsing it: a kernel found in the compile cache then loads no MLIR at all (a miss
+        # parses and compiles it; compile() says generate()'s message when that fails).
+        self.source = gen.function_text(self.options)
         self.names = argument_names(self.source, self.options.name)
         self.target = "cuda" if str(self.options.arch).startswith("sm_") else "hip"
         self.emit = emit or EMIT[self.target]
@@ -92,8 +96,14 @@ class PagedAttention:
         if self._launcher is None:
             from pagedir.cli.compile import compile_source
 
-            entry = compile_source(self.source, arch=self.options.arch, emit=self.emit, plan=True,
-                                   cache_dir=self.cache_dir, name=f"<PagedAttention {self.options.name}>")
+            try:
+                entry = compile_source(self.source, arch=self.options.arch, emit=self.emit, plan=True,
+                                       cache_dir=self.cache_dir, name=f"<PagedAttention {self.options.name}>")
+            except UserError:
+                from pagedir.gen import attention as gen
+
+                gen.generate(self.options)  # the generator's own message, where it has one
+                raise
             self._launcher = Launcher(entry.artefact, entry.plan_json, names=self.names, library=self.library)
         return self._launcher
 
