@@ -111,7 +111,8 @@ class ScoreSite(Protocol):
 class Variant:
     """A score variant, declared once. An instance is the variant as one op (or one call of the
     reference) has it: :meth:`of` reads it from the values of its attributes and operands by name
-    (numbers and numpy arrays for the reference, attribute values and IR values for the kernel)."""
+    (numbers and numpy arrays for the reference, attribute values and IR values for the kernel), its
+    fields (a frozen dataclass) those values in the order it declares them."""
 
     attributes: ClassVar[tuple[Declared, ...]] = ()
     operands: ClassVar[tuple[Declared, ...]] = ()  # memref<Hq x f32> each

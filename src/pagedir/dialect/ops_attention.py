@@ -83,6 +83,10 @@ FP8_TYPES = ("f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3FN", "f8E5M2")
 VECTOR_BITS = 128
 
 
+#: The kinds of the variants' attributes (pagedir.variants.Declared).
+ATTR_KINDS = {"i64": I64_ATTR, "f32": F32_ATTR}
+
+
 class AttentionLike(OpDef):
     operands = (
         Operand("q", MEMREF, effect=READ, doc="memref<B x Hq x Sq x D x T>"),
@@ -103,7 +107,7 @@ class AttentionLike(OpDef):
         Attr("num_heads_kv", I64_ATTR, doc="key/value heads Hkv (GQA: q head h uses kv head h / (Hq / Hkv))"),
         Attr("causal", BOOL_ATTR, required=False, default=False, doc="query i sees keys j <= i + seq_len - Sq"),
         Attr("scale", F32_ATTR, required=False, doc="score scale, default 1/sqrt(D)"),
-        *(Attr(d.name, {"i64": I64_ATTR, "f32": F32_ATTR}[d.kind], required=False, doc=d.doc) for d in variant_attributes()),
+        *(Attr(d.name, ATTR_KINDS[d.kind], required=False, doc=d.doc) for d in variant_attributes()),
     )
     attributes = common_attributes
 

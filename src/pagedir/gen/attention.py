@@ -196,7 +196,8 @@ def variant_parts(args: argparse.Namespace) -> tuple[list[tuple[str, str]], str,
     for d in variant_attributes():
         value = values[d.name]
         if value is not None:
-            attributes += f", {d.name} = {value}" if d.kind == "i64" else f", {d.name} = {checks.f32_literal(value, d.flag)} : f32"
+            text = str(value) if d.kind == "i64" else f"{checks.f32_literal(value, d.flag)} : f32"
+            attributes += f", {d.name} = {text}"
     return arguments, segments, attributes
 
 
