@@ -7,7 +7,8 @@ one to the other by name), their verifier rules, pagedir-gen's flags and the val
 a check draws for its operands, its formula in numpy (the reference, and so the interpreter's
 ``rock.attention``) and in IR (the VALU and matrix loops' scores, the epilogue and the split-KV combine);
 where rock-raise-attention recognises it in a linalg program, also the form it expects. A new variant is a
-class here, its tests and a line in :data:`VARIANTS`. ``causal`` and ``scale`` are the op's own attributes
+class here, its tests and a line in :data:`VARIANTS` (and docs/rock.md regenerated: the op's tables come
+from the declarations). ``causal`` and ``scale`` are the op's own attributes
 (the kernel's tiling depends on them); their formulas are here too (:class:`KeyRange`, :func:`score_scale`).
 
 Query row ``i`` of ``Sq`` in a sequence of ``seq_len`` keys sits at the absolute position
