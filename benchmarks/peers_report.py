@@ -272,7 +272,9 @@ def markdown(meta: dict, records: list[dict]) -> str:
         "(`MIN_LAUNCH_GRID_SIZE_2D / heads_kv` sequences) and for prefill; *vllm decode* is `decode_attention_fwd` "
         "(the grouped stage-1 kernel under GQA, the per-head one without; then stage 2) with the KV splits of vLLM's "
         "Triton MLA backend (`_compute_num_kv_splits`) and the ROCm launch options (`waves_per_eu`, `kpack`). pagedir "
-        "splits decode along the KV sequence (`--num-splits 0`).",
+        "splits decode along the KV sequence (`--num-splits 0`). A *ragged* shape is pagedir's kernel with "
+        "`--seq-lens` (the README's main kernel); its peer rows are the records of the same shape without it, since "
+        "vLLM's kernels always take `seq_lens` (one compile, the same grid at the same longest sequence).",
         "",
         "**Columns** (the main kernel of each: the first launch): registers, spills, LDS (static + what the launch "
         "allocates; Triton's is dynamic), waves per SIMD from the resources (pagedir's occupancy rules), matrix "
