@@ -460,9 +460,24 @@ def store_swizzled(op, registers: ir.Value, row: ir.Value, coords: list[ir.Value
     dest = op.dest
     dest_type = ir.MemRefType(dest.type)
     element, rank = dest_type.element_type, dest_type.rank
-    chunk = list(op.lds_swizzle)[0]
+    chunk, rows_per_step = list(op.lds_swizzle)[:2]
     along_columns = vector_dim == rank - 1 and unit_stride_last(dest_type)
     piece = min(chunk, vector_len) if along_columns else 1
+    # A vector along a row dimension whose rows all lie within one step of the flip (the step a whole
+    # number of that dimension's spans of rows) has one flip: its first element's row, one address
+    # computation for all its elements (their addresses then differ by constants).
+    rows_of_dim = math.prod(dest_type.shape[vector_dim:rank - 1])
+    one_flip = not along_columns and vector_dim < rank - 1 and rows_per_step % rows_of_dim == 0
+    if one_flip:  # its elements stored through a view from the first: constant offsets LLVM folds
+        column = swizzled_column(list(op.lds_swizzle), flat_row(coords[:-1], dest_type.shape[:-1]), coords[-1])
+        sizes = [1] * rank
+        sizes[vector_dim] = vector_len
+        sub = memref.subview(dest, list(coords[:-1]) + [column], sizes, [1] * rank)
+        for first in range(vector_len):
+            at = [index_const(0)] * rank
+            at[vector_dim] = index_const(first)
+            memref.store(memref.load(registers, [row, index_const(first)]), sub, at)
+        return
     for first in range(0, vector_len, piece):
         point = list(coords)
         if first:
