@@ -476,9 +476,8 @@ class Builder:
         plan, p = self.plan, self.plan.p
         # The tile's dimensions in dest order: (key, column), or (column, key) for the transposed V tile.
         transposed = tile == self.v_tile and self.v_layout is not None
-        if transposed:  # the 7-D view of V^T (blockwise_gemm.transposed_v_layout)
-            tile = self.v_load_view
-        tile_dims = ir.MemRefType(tile.type).rank
+        dest = self.v_load_view if transposed else tile  # the 7-D view of V^T (blockwise_gemm.transposed_v_layout)
+        tile_dims = ir.MemRefType(dest.type).rank
         b, h, tt, length = (ir.AffineDimExpr.get(i) for i in range(4))
         n, d = self.tile_key_column(4, tile_dims, transposed)
         key = tt * plan.n + n
@@ -505,7 +504,7 @@ class Builder:
         before_seq_len = ir.AffineMap.get(tile_map.n_dims, 0, [length - key - 1])  # key < seq_len
         swizzle = self.k_swizzle if tile == self.k_tile else self.v_layout.swizzle if transposed else self.v_swizzle
         rock.blockwise_load_tile(
-            source, tile, indices, table,
+            source, dest, indices, table,
             map=ir.AffineMapAttr.get(tile_map), block_size=plan.block, page_size=page_size,
             index_bounds=bounds, valid=before_seq_len, lds_swizzle=self.lds_swizzle(swizzle),
             lds_dma=True if self.dma and self.matrix is not None else None,
