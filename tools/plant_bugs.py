@@ -209,6 +209,14 @@ PLANTS = {plant.name: plant for plant in (
         (Catcher("tests/unit/test_attention.py::test_causally_masked_keys_never_reach_the_output[False]", WRONG_VALUES),),
     ),
     Plant(
+        "transposed-v-read-without-the-flip",
+        "the matrix loop reads V^T's runs without the row's xor flip the loader stored them with: a lane takes "
+        "another lane group's keys",
+        (Edit(GEMM, "moved = arith.xori(self.lane_g, flip)", "moved = self.lane_g  # PLANTED"),),
+        (Catcher("tests/unit/test_transposed_v.py::test_kernels_with_hidden_keys_match_the_reference"
+                 "[gfx942-f16-prefill-causal]", CHECK_FAILED),),
+    ),
+    Plant(
         "valu-alpha-from-the-raw-max",
         "the VALU loop rescales by alpha = exp2(m - m') from the raw running max: a row that has seen no key yet "
         "gets exp2(-inf - -inf) = NaN",
