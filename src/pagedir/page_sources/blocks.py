@@ -10,6 +10,7 @@ D) * token_stride + o mod D`` elements past it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import mlir.ir as ir
@@ -17,7 +18,8 @@ import numpy as np
 from mlir.dialects import affine, arith, memref
 
 from pagedir.offset_width import offset_bits
-from pagedir.page_sources.base import I32, PageSource, RunTimePages, defined_by, index_const, int_const, value_bytes
+from pagedir.page_sources.base import (I32, PageSource, RunTimePages, defined_by, index_const, int_const,
+                                      value_bytes)
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,11 @@ class PageGeometry:
     head_dim: int
     max_blocks: int | None  # block slots per sequence; None: dynamic (see slot_count_dim)
     csr: bool = False
+    #: (block, head, token) element strides of a strided pool (a view of one half of a stacked K/V cache),
+    #: None for a contiguous pool (the layout's own strides).
+    strides: tuple[int, int, int] | None = None
+    #: Elements from the pool's buffer to its element [0, 0, 0, 0]: 0, or None when known at run time.
+    offset: int | None = 0
 
     @staticmethod
     def of_types(pool: ir.MemRefType, pages: ir.MemRefType, layout: str, csr: bool = False) -> PageGeometry:
@@ -41,7 +48,16 @@ class PageGeometry:
             num_blocks, heads_kv, block_size, head_dim = shape
         num_blocks = None if pool.is_dynamic_dim(0) else num_blocks
         max_blocks = None if pages.is_dynamic_dim(1) else pages.shape[1] // max(heads_kv, 1)
-        return PageGeometry(layout, num_blocks, block_size, heads_kv, head_dim, max_blocks, csr)
+        g = PageGeometry(layout, num_blocks, block_size, heads_kv, head_dim, max_blocks, csr)
+        strides, offset = pool_strides(pool)
+        if contiguous(pool) or strides is None or ir.ShapedType.get_dynamic_stride_or_offset() in strides:
+            return g  # the layout's own strides (or a layout the verifier refuses: strided_pool_error)
+        token_dim, head_dim_ = (1, 2) if layout == "nhd" else (2, 1)
+        stated = (strides[0], strides[head_dim_], strides[token_dim])
+        if (stated, offset) == ((g.block_stride, g.head_stride, g.token_stride), 0):
+            return g
+        dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+        return replace(g, strides=stated, offset=None if offset == dynamic else offset)
 
     @staticmethod
     def of(view: ir.Value) -> PageGeometry:
@@ -52,14 +68,18 @@ class PageGeometry:
 
     @property
     def block_stride(self) -> int:
-        return self.block_size * self.heads_kv * self.head_dim
+        return self.strides[0] if self.strides else self.block_size * self.heads_kv * self.head_dim
 
     @property
     def head_stride(self) -> int:
+        if self.strides:
+            return self.strides[1]
         return self.head_dim if self.layout == "nhd" else self.block_size * self.head_dim
 
     @property
     def token_stride(self) -> int:
+        if self.strides:
+            return self.strides[2]
         return self.heads_kv * self.head_dim if self.layout == "nhd" else self.head_dim
 
     @property
@@ -74,6 +94,21 @@ class PageGeometry:
         return (offset // self.head_dim) * self.token_stride + offset % self.head_dim
 
 
+def contiguous(pool: ir.MemRefType) -> bool:
+    """Whether ``pool`` has the identity layout (its strides are its layout's, whatever its dynamic sizes)."""
+    return pool.affine_map == ir.AffineMap.get_identity(pool.rank)
+
+
+def pool_strides(pool: ir.MemRefType) -> tuple[list[int] | None, int]:
+    """The element strides and offset of a pool's layout (offset: the dynamic sentinel when ``?``); (None, 0)
+    for a layout map that is no strided layout."""
+    try:
+        strides, offset = pool.get_strides_and_offset()
+    except RuntimeError:  # the bindings' "Failed to extract strides and offset"
+        return None, 0
+    return list(strides), offset
+
+
 @dataclass
 class BlockRead:
     """A virtual page's entry read from a block table (i32 values): its KV head, its block id, and whether
@@ -86,6 +121,47 @@ class BlockRead:
 
 def is_view(value: ir.Value) -> bool:
     return defined_by(value, "rock.block_table_view")
+
+
+def strided_pool_error(pool: ir.MemRefType, layout: str) -> str | None:
+    """Why the layout of ``pool`` is no pool the loads can read, else None: static positive strides (the
+    offset may be ``?``: the V half of a stacked cache of ``?`` blocks), rows of D contiguous elements,
+    strides and offset keeping the rows as aligned as a contiguous pool's (16-byte loads stay 16-byte
+    loads), and no two elements at one address."""
+    if contiguous(pool):
+        return None
+    strides, offset = pool_strides(pool)
+    if strides is None:
+        return f"pool {pool} must have a strided layout (its block, token and head strides), got a layout map that is none"
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    if dynamic in strides:
+        return f"pool {pool} must have static strides (only its offset may be '?'), got strides {dim_list(strides)}"
+    names = ["block", "token", "head", "column"] if layout == "nhd" else ["block", "head", "token", "column"]
+    if any(stride <= 0 for stride in strides):
+        bad = next(i for i, stride in enumerate(strides) if stride <= 0)
+        return f"pool {pool}: the {names[bad]} stride {strides[bad]} must be positive"
+    if pool.rank == 4:
+        head_dim, elem_bytes = pool.shape[3], value_bytes(pool.element_type)
+        if strides[3] != 1:
+            return f"pool {pool} must hold each row of D = {head_dim} elements contiguously (column stride 1), got {strides[3]}"
+        unit = math.gcd(head_dim, max(1, 16 // elem_bytes))
+        for name, value in [*zip(names, strides[:3]), ("offset", offset)]:
+            if value != dynamic and value % unit:
+                return (f"pool {pool}: the {name}{' stride' if name != 'offset' else ''} {value} must be a multiple of "
+                        f"{unit} elements ({unit * elem_bytes} bytes), as the rows of a contiguous pool are aligned")
+    extents = [1 if pool.is_dynamic_dim(i) else pool.shape[i] for i in range(pool.rank)]
+    span = 1  # elements the inner dims (by stride) span
+    for i in sorted(range(pool.rank), key=lambda i: strides[i]):
+        if extents[i] > 1 and strides[i] < span:
+            return (f"pool {pool}: the {names[i]} stride {strides[i]} is smaller than the {span} elements the dims "
+                    f"inside it span (two elements of the pool at one address)")
+        span = max(span, strides[i] * (extents[i] - 1) + span)
+    return None
+
+
+def dim_list(values: list[int]) -> str:
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    return "[" + ", ".join("?" if v == dynamic else str(v) for v in values) + "]"
 
 
 class BlockSource(PageSource):
@@ -108,7 +184,7 @@ class BlockSource(PageSource):
         """Why ``pool`` is no pool of ``layout``, else None (rock.block_table_view's verifier)."""
         if pool.rank not in (3, 4):
             return f"pool must be a 4-d memref ({layout}), or a 3-d scale pool, got {pool}"
-        return None
+        return strided_pool_error(pool, layout)
 
     @staticmethod
     def geometry_of(pool: ir.MemRefType, pages: ir.MemRefType, layout: str, csr: bool = False) -> PageGeometry:
@@ -235,6 +311,11 @@ class BlockSource(PageSource):
             in_block = arith.muli(arith.extui(i64, block.block_id), arith.constant(i64, g.block_stride * elem_bytes))
             offset = arith.addi(in_block, arith.extui(i64, head_offset))
         base = arith.index_cast(i64, memref.extract_aligned_pointer_as_index(self.pool))
+        if g.offset is None:  # a strided pool placed at run time (the V half of a stacked cache of '?' blocks)
+            start = memref.ExtractStridedMetadataOp(self.pool).results[1]
+            base = arith.addi(base, arith.muli(arith.index_cast(i64, start), arith.constant(i64, elem_bytes)))
+        elif g.offset:  # a strided pool (one half of a stacked K/V cache): its first element past the buffer's
+            base = arith.addi(base, arith.constant(i64, g.offset * elem_bytes))
         return arith.addi(base, offset)
 
     def entries_adjacent(self, rows, first_ptr: ir.Value, pages_per_row: int, page_bytes: int) -> ir.Value:
