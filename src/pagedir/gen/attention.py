@@ -40,6 +40,7 @@ import argparse
 
 from pagedir.errors import UserError
 from pagedir.gen import checks
+from pagedir.kv_caches import KV_CACHES
 
 DTYPES = ("f16", "bf16", "f32")
 PAGE_TABLES = ("pointers", "blocks", "csr")
@@ -77,6 +78,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "csr: FlashInfer's kv_indptr, kv_indices, kv_last_page_len into the pools")
     parser.add_argument("--kv-layout", choices=KV_LAYOUTS, default="nhd",
                         help="pool layout for blocks/csr: nhd [num_blocks, page, Hkv, D], hnd [num_blocks, Hkv, page, D]")
+    parser.add_argument("--kv-cache", choices=list(KV_CACHES), default="separate",
+                        help="blocks/csr: separate k_cache and v_cache pools; or one tensor kv_cache holding both, K at "
+                             "index 0 and V at 1 of its stacked axis: stacked0 [2, num_blocks, ...] (vLLM "
+                             "FlashAttention), stacked1 [num_blocks, 2, ...] (vLLM Triton, FlashInfer)")
     parser.add_argument("--num-blocks", type=int, default=None, metavar="N",
                         help="blocks in each pool (blocks/csr; default: B x max_blocks, enough for the batch)")
     parser.add_argument("--varlen", action="store_true",
@@ -161,6 +166,8 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError("--seq-lens: csr page tables carry the lengths (kv_indptr and kv_last_page_len)")
     if args.num_blocks is not None and not serving:
         raise UserError("--num-blocks sizes the cache pools of --page-table blocks or csr")
+    if args.kv_cache != "separate" and not serving:
+        raise UserError(f"--kv-cache {args.kv_cache} stacks the cache pools of --page-table blocks or csr")
     if args.num_blocks is not None and args.num_blocks < max_blocks(args) * args.batch:
         raise UserError(f"--num-blocks {args.num_blocks} is fewer than the {args.batch} x {max_blocks(args)} blocks "
                         f"the batch can fill ({args.seq_len_k} tokens in {args.page_size}-token blocks per sequence)")
@@ -390,17 +397,18 @@ def serving_function_text(args: argparse.Namespace) -> str:
     out_type = packed[0][1] if packed else q_type
     scale_args, scale_lines, scale_types = scale_cache_parts(
         args, kv_type, f"{view_operands};{view_segments};{view_types};{blocks}")
-    arguments = [*queries, ("k_cache", pool_type), ("v_cache", pool_type), *tables, *lengths, *extras, *scale_args,
-                 ("out", out_type)]
+    cache = KV_CACHES[args.kv_cache]
+    pool_lines, k_pool_type, v_pool_type = cache.views(pool_shape, kv_t)
+    arguments = [*queries, *cache.arguments(pool_type), *tables, *lengths, *extras, *scale_args, ("out", out_type)]
     params = ", ".join(f"%{name}: {type_}" for name, type_ in arguments)
     q_name, out_name = ("q_padded", "out_padded") if packed else ("q", "out")
     padded = "".join(
         f'  %{name}_padded = "rock.varlen_view"(%{name}, %cu_seqlens_q) : ({packed[0][1]}, {packed[1][1]}) -> {q_type}\n'
         for name in ("q", "out")) if packed else ""
-    views = "".join(
+    views = pool_lines + "".join(
         f'  %{kv} = "rock.block_table_view"(%{kv}_cache, {view_operands}) {{layout = "{args.kv_layout}", '
-        f"operandSegmentSizes = array<i32: {view_segments}>}}\n    : ({pool_type}, {view_types}) -> {kv_type}\n"
-        for kv in ("k", "v")) + scale_lines
+        f"operandSegmentSizes = array<i32: {view_segments}>}}\n    : ({kv_pool_type}, {view_types}) -> {kv_type}\n"
+        for kv, kv_pool_type in (("k", k_pool_type), ("v", v_pool_type))) + scale_lines
     lens_operand = (", %seq_lens" if lengths else "") + "".join(f", %{name}" for name, _ in extras)
     lens_types = (f", {lens_type}" if lengths else "") + "".join(f", {type_}" for _, type_ in extras)
     if scale_args:

@@ -603,7 +603,8 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
         k_ref, v_ref = (ids_outside_the_pool(caches.block_table, ref, seq_lens, g.block_size, g.num_blocks)
                         for ref in (k_ref, v_ref))
     values: dict[Any, Any] = {}
-    values[k_view.operands[0]], values[v_view.operands[0]] = caches.k_pool, caches.v_pool
+    for pool, array in ((k_view.operands[0], caches.k_pool), (v_view.operands[0], caches.v_pool)):
+        place_pool(values, pool, array)
     if g.csr:
         indptr, indices, last = reference.csr_from_block_table(caches.block_table, seq_lens, g.block_size, nnz=nnz, rng=rng)
         values[k_view.operands[1]], values[k_view.operands[2]], values[k_view.operands[3]] = indices, indptr, last
@@ -637,6 +638,35 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
             expected[args.index(out_arg)] = packed_attention(values[q_arg], q_lens, values[out_arg], k, v, seq_lens,
                                                              causal=causal, scale=scale, **variants)
     return CheckCase(args=call, expected=expected)
+
+
+def place_pool(values: dict[Any, Any], pool: ir.Value, array: np.ndarray) -> None:
+    """Give ``pool`` (an argument, or a ``memref.subview`` of one: a half of a stacked K/V cache) the contents
+    ``array``: a subview's argument is NaN wherever no pool placed in it lies (its other halves)."""
+    owner = pool.owner
+    if isinstance(owner, ir.Block):
+        values[pool] = array
+        return
+    if owner.name != "memref.subview" or not isinstance(owner.operands[0].owner, ir.Block):
+        raise InterpError(f"cannot draw the cache pool {pool.type}: a pool must be an argument or a memref.subview "
+                          f"of one, got {owner.name}", owner.location)
+    subview = owner.opview
+    source = subview.operands[0]
+    sizes = list(subview.static_sizes)
+    if list(subview.static_offsets).count(ir.ShapedType.get_dynamic_stride_or_offset()) or any(
+            step != 1 for step in subview.static_strides):
+        raise InterpError("cannot draw a cache pool through a memref.subview with dynamic offsets or strides",
+                          owner.location)
+    dynamic = iter(extent for extent, stated in zip(array.shape, ir.MemRefType(pool.type).shape)
+                   if stated == ir.ShapedType.get_dynamic_size())
+    sizes = [next(dynamic) if size == ir.ShapedType.get_dynamic_size() else size for size in sizes]
+    if source not in values:
+        # a dynamic dim of the argument is as long as the subview's dim there (a memref.dim of it)
+        shape = [size if extent == ir.ShapedType.get_dynamic_size() else extent
+                 for extent, size in zip(ir.MemRefType(source.type).shape, sizes)]
+        values[source] = np.full(shape, np.nan, dtype=array.dtype)
+    region = tuple(slice(offset, offset + size) for offset, size in zip(subview.static_offsets, sizes))
+    values[source][region] = array.reshape(values[source][region].shape)  # the dropped dims are of size 1
 
 
 def attention_variant_arguments(func: ir.Operation) -> dict[str, ir.Value]:

@@ -1,0 +1,128 @@
+"""How K and V cache pools are allocated: two tensors, or one tensor holding both (``pagedir-gen attention
+--kv-cache``).
+
+vLLM's FlashAttention backend allocates ``[2, num_blocks, ...pool]`` (:class:`Stacked0`), its Triton backend and
+FlashInfer ``[num_blocks, 2, ...pool]`` (:class:`Stacked1`), where ``...pool`` is one block of a pool
+(``[block_size, Hkv, D]`` nhd, ``[Hkv, block_size, D]`` hnd); K is index 0 of the stacked axis, V index 1. The
+kernel takes such a tensor as one argument ``kv_cache`` and views K and V as ``memref.subview`` s of it: strided
+pools (a stacked1 pool's block stride is twice its block's elements, a stacked0 V pool starts ``num_blocks``
+blocks in), which ``rock.block_table_view`` reads in place (:class:`pagedir.page_sources.PageGeometry`).
+
+Each form is a class and a line in :data:`KV_CACHES`: the generator's arguments and IR lines, and the
+reference's converters between the tensor and the two pools. Numpy and text only: the generator, the reference
+and ``pagedir-run --check`` all use it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+
+class KvCache:
+    """Two pools, ``k_cache`` and ``v_cache`` (the default)."""
+
+    name = "separate"
+    #: The stacked axis of the one tensor (None: two tensors).
+    axis: int | None = None
+
+    def arguments(self, pool_type: str) -> list[tuple[str, str]]:
+        """The kernel's cache arguments (name, type) for pools of type ``pool_type``."""
+        return [("k_cache", pool_type), ("v_cache", pool_type)]
+
+    def views(self, pool_shape: list, element: str) -> tuple[str, str, str]:
+        """(IR lines defining ``%k_cache`` and ``%v_cache`` from the arguments, K's pool type, V's pool type)."""
+        type_ = memref_type(pool_shape, element)
+        return "", type_, type_
+
+    def stack(self, k_pool: Any, v_pool: Any) -> dict[str, np.ndarray]:
+        """The arguments' arrays holding the two pools (by argument name)."""
+        return {"k_cache": np.asarray(k_pool), "v_cache": np.asarray(v_pool)}
+
+    def split(self, **arrays: Any) -> tuple[np.ndarray, np.ndarray]:
+        """(K's pool, V's pool) of the arguments' arrays (views, no copy)."""
+        return np.asarray(arrays["k_cache"]), np.asarray(arrays["v_cache"])
+
+
+class StackedKvCache(KvCache):
+    """One tensor ``kv_cache``, K at index 0 and V at index 1 of the stacked axis :attr:`axis`."""
+
+    axis = 0
+
+    def tensor_shape(self, pool_shape: list) -> list:
+        shape = list(pool_shape)
+        shape.insert(self.axis, 2)
+        return shape
+
+    def arguments(self, pool_type: str) -> list[tuple[str, str]]:
+        shape, element = parse_memref(pool_type)
+        return [("kv_cache", memref_type(self.tensor_shape(shape), element))]
+
+    def views(self, pool_shape: list, element: str) -> tuple[str, str, str]:
+        """``memref.subview`` s of ``%kv_cache``: a dynamic block count (``?``) is read with ``memref.dim``."""
+        tensor = self.tensor_shape(pool_shape)
+        tensor_type = memref_type(tensor, element)
+        strides = [int(np.prod([d for d in pool_shape[i + 1:]], dtype=np.int64)) for i in range(len(pool_shape))]
+        block_dim = 1 if self.axis == 0 else 0  # the blocks' dim in the tensor
+        dynamic = pool_shape[0] == "?"
+        if self.axis == 1:
+            strides[0] *= 2  # a block of K, then a block of V
+        block_elements = int(np.prod(pool_shape[1:], dtype=np.int64))
+        lines = ""
+        if dynamic:
+            lines += f"  %c{block_dim} = arith.constant {block_dim} : index\n"
+            lines += f"  %num_blocks = memref.dim %kv_cache, %c{block_dim} : {tensor_type}\n"
+        sizes = [str(d) for d in tensor]
+        sizes[self.axis] = "1"
+        if dynamic:
+            sizes[block_dim] = "%num_blocks"
+        types = []
+        for index, name in enumerate(("k_cache", "v_cache")):
+            offsets = ["0"] * len(tensor)
+            offsets[self.axis] = str(index)
+            if self.axis == 0:
+                offset = "?" if dynamic and index else str(index * (0 if dynamic else pool_shape[0]) * block_elements)
+            else:
+                offset = str(index * block_elements)
+            layout = f"strided<[{', '.join(map(str, strides))}]{'' if offset == '0' else f', offset: {offset}'}>"
+            type_ = f"memref<{'x'.join(map(str, pool_shape))}x{element}, {layout}>"
+            types.append(type_)
+            lines += (f"  %{name} = memref.subview %kv_cache[{', '.join(offsets)}] [{', '.join(sizes)}] "
+                      f"[{', '.join(['1'] * len(tensor))}] : {tensor_type} to {type_}\n")
+        return lines, types[0], types[1]
+
+    def stack(self, k_pool: Any, v_pool: Any) -> dict[str, np.ndarray]:
+        return {"kv_cache": np.stack([np.asarray(k_pool), np.asarray(v_pool)], axis=self.axis)}
+
+    def split(self, **arrays: Any) -> tuple[np.ndarray, np.ndarray]:
+        kv_cache = np.asarray(arrays["kv_cache"])
+        return np.take(kv_cache, 0, axis=self.axis), np.take(kv_cache, 1, axis=self.axis)
+
+
+class Stacked0(StackedKvCache):
+    """vLLM's FlashAttention backend: ``[2, num_blocks, ...pool]``."""
+
+    name = "stacked0"
+    axis = 0
+
+
+class Stacked1(StackedKvCache):
+    """vLLM's Triton backend, FlashInfer: ``[num_blocks, 2, ...pool]``."""
+
+    name = "stacked1"
+    axis = 1
+
+
+#: ``--kv-cache`` forms, by name.
+KV_CACHES: dict[str, KvCache] = {form.name: form for form in (KvCache(), Stacked0(), Stacked1())}
+
+
+def memref_type(shape: list, element: str) -> str:
+    return f"memref<{'x'.join(map(str, shape))}x{element}>"
+
+
+def parse_memref(type_: str) -> tuple[list, str]:
+    """(shape, element type) of ``memref<AxBx...xT>`` text with the identity layout."""
+    *shape, element = type_[len("memref<"):-1].split("x")
+    return [d if d == "?" else int(d) for d in shape], element
