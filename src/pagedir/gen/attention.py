@@ -83,7 +83,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "index 0 and V at 1 of its stacked axis: stacked0 [2, num_blocks, ...] (vLLM "
                              "FlashAttention), stacked1 [num_blocks, 2, ...] (vLLM Triton, FlashInfer)")
     parser.add_argument("--num-blocks", type=int, default=None, metavar="N",
-                        help="blocks in each pool (blocks/csr; default: B x max_blocks, enough for the batch)")
+                        help="blocks in each pool (blocks/csr; at least 1: a pool sized by memory, its ids range-checked; "
+                             "default: B x max_blocks, enough for the batch)")
     parser.add_argument("--varlen", action="store_true",
                         help="packed queries: q and out [B * Sq, Hq, D] with cu_seqlens_q [B+1] (sequence b's rows "
                              "start at cu_seqlens_q[b], at most Sq of them; causal aligned to the end of each "
@@ -168,9 +169,8 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError("--num-blocks sizes the cache pools of --page-table blocks or csr")
     if args.kv_cache != "separate" and not serving:
         raise UserError(f"--kv-cache {args.kv_cache} stacks the cache pools of --page-table blocks or csr")
-    if args.num_blocks is not None and args.num_blocks < max_blocks(args) * args.batch:
-        raise UserError(f"--num-blocks {args.num_blocks} is fewer than the {args.batch} x {max_blocks(args)} blocks "
-                        f"the batch can fill ({args.seq_len_k} tokens in {args.page_size}-token blocks per sequence)")
+    if args.num_blocks is not None and args.num_blocks < 1:  # fewer than the table addresses: a server's pool
+        raise UserError(f"--num-blocks must be at least 1 (block ids are range-checked), got {args.num_blocks}")
     if args.causal and args.seq_len_q > args.seq_len_k:
         raise UserError(f"--seq-len-q {args.seq_len_q} exceeds --seq-len-k {args.seq_len_k}")
     checks.symbol(args.name)

@@ -559,10 +559,11 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
     if edges:
         seq_lens = edge_lengths(batch, seq_k, rng)
     if g.num_blocks < batch * slots:  # a pool smaller than the table can address: the sequences share it
-        if g.num_blocks < batch - 1:
+        if g.num_blocks < 1 and batch > 0:
             raise InterpError(f"the cache pool's {g.num_blocks} blocks cannot hold a block for each of the "
                               f"{batch} sequences (the first two share one)")
         seq_lens = np.minimum(seq_lens, max(1, g.num_blocks // batch) * g.block_size).astype(np.int32)
+        seq_lens[g.num_blocks + 1:] = 0  # a block each for the first (sequences 0 and 1 share one), none for the rest
     if g.csr:  # kv_indices lists each sequence's pages: a shorter one than the table can address holds shorter sequences
         nnz = _resolve(ir.MemRefType(k_view.operands[1].type).shape[0], batch * slots)
         if nnz < batch and seq_lens.any():
@@ -664,7 +665,8 @@ def place_pool(values: dict[Any, Any], pool: ir.Value, array: np.ndarray) -> Non
         # a dynamic dim of the argument is as long as the subview's dim there (a memref.dim of it)
         shape = [size if extent == ir.ShapedType.get_dynamic_size() else extent
                  for extent, size in zip(ir.MemRefType(source.type).shape, sizes)]
-        values[source] = np.full(shape, np.nan, dtype=array.dtype)
+        nan = reference.bf16_bits(np.float32(np.nan)) if array.dtype == np.uint16 else np.nan  # bf16 pools hold bits
+        values[source] = np.full(shape, nan, dtype=array.dtype)
     region = tuple(slice(offset, offset + size) for offset, size in zip(subview.static_offsets, sizes))
     values[source][region] = array.reshape(values[source][region].shape)  # the dropped dims are of size 1
 
