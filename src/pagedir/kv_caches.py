@@ -97,7 +97,8 @@ class StackedKvCache(KvCache):
 
     def split(self, **arrays: Any) -> tuple[np.ndarray, np.ndarray]:
         kv_cache = np.asarray(arrays["kv_cache"])
-        return np.take(kv_cache, 0, axis=self.axis), np.take(kv_cache, 1, axis=self.axis)
+        halves = np.moveaxis(kv_cache, self.axis, 0)  # a view: K and V are views of the tensor
+        return halves[0], halves[1]
 
 
 class Stacked0(StackedKvCache):

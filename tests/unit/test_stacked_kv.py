@@ -79,3 +79,59 @@ def test_num_blocks_must_be_positive(capsys) -> None:
 
     assert gen_cli.main(["attention", "--page-table", "blocks", "--num-blocks", "0"]) == 1
     assert "--num-blocks must be at least 1 (block ids are range-checked), got 0" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("form", "shape"), [("stacked0", (2, 6, 4, 3, 8)), ("stacked1", (6, 2, 4, 3, 8))])
+def test_reference_stacks_and_splits_without_a_copy(form: str, shape: tuple) -> None:
+    rng = np.random.default_rng(0)
+    k, v = rng.standard_normal((6, 4, 3, 8)), rng.standard_normal((6, 4, 3, 8))  # two nhd pools of 6 blocks
+    kv_cache = reference.stack_kv_cache(k, v, form)
+    assert kv_cache.shape == shape
+    k_pool, v_pool = reference.split_kv_cache(kv_cache, form)
+    assert np.array_equal(k_pool, k) and np.array_equal(v_pool, v)
+    assert np.shares_memory(k_pool, kv_cache) and np.shares_memory(v_pool, kv_cache)
+    with pytest.raises(ValueError, match="unknown stacked K/V cache 'separate'"):
+        reference.split_kv_cache(kv_cache, "separate")
+
+
+VARIANTS = {
+    "split": ["--page-table", "blocks", "--kv-cache", "stacked0", "--num-splits", "2"],
+    "split-dynamic": ["--page-table", "csr", "--kv-cache", "stacked1", "--num-splits", "0", "--dynamic"],
+    "varlen": ["--page-table", "blocks", "--kv-cache", "stacked1", "--varlen", "--seq-len-q", "4", "--causal"],
+    "varlen-dynamic": ["--page-table", "csr", "--kv-cache", "stacked0", "--varlen", "--seq-len-q", "4", "--causal",
+                       "--dynamic"],
+    "variants-hnd": ["--page-table", "blocks", "--kv-cache", "stacked0", "--alibi", "--sinks", "--softcap", "30",
+                     "--window", "20", "--kv-layout", "hnd"],
+    "fp8-per-tensor": ["--page-table", "blocks", "--kv-cache", "stacked1", "--kv-dtype", "fp8e4m3fnuz",
+                       "--kv-scale", "per-tensor"],
+    "fp8-per-token-head-dynamic": ["--page-table", "csr", "--kv-cache", "stacked0", "--kv-dtype", "fp8e4m3fnuz",
+                                   "--kv-scale", "per-token-head", "--dynamic"],
+    "lds-dma-prefill": ["--page-table", "blocks", "--kv-cache", "stacked0", "--lds-dma", "--seq-len-q", "16",
+                        "--causal"],
+}
+
+
+@pytest.mark.parametrize("flags", list(VARIANTS.values()), ids=list(VARIANTS))
+def test_stacked_caches_with_splits_varlen_variants_and_fp8(flags: list, tmp_path) -> None:
+    import io
+    from contextlib import redirect_stdout
+
+    from pagedir.cli import gen as gen_cli
+    from pagedir.cli import run as run_cli
+
+    path = tmp_path / "kernel.mlir"
+    shape = ["--batch", "3", "--num-heads-q", "4", "--num-heads-kv", "2", "--seq-len-k", "48", "--head-dim", "64",
+             "--page-size", "16"]
+    assert gen_cli.main(["attention", *shape, *flags, "-o", str(path)]) == 0
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = run_cli.main(["--check", str(path)])
+    assert code == 0 and "L6 after rock-kernel-pipeline" in out.getvalue() and "FAIL" not in out.getvalue(), out.getvalue()
+
+
+@pytest.mark.parametrize("form", [[], ["--dense"]], ids=["pointers", "dense"])
+def test_kv_cache_stacks_pools_only(form: list, capsys) -> None:
+    from pagedir.cli import gen as gen_cli
+
+    assert gen_cli.main(["attention", *form, "--kv-cache", "stacked1"]) == 1
+    assert "--kv-cache stacked1 stacks the cache pools of --page-table blocks or csr" in capsys.readouterr().err
