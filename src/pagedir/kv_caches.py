@@ -1,5 +1,10 @@
-"""How K and V cache pools are allocated: two tensors, or one tensor holding both (``pagedir-gen attention
---kv-cache``).
+"""How K and V caches are allocated: the order of a block's dims in a pool (:data:`POOL_LAYOUTS`,
+``--kv-layout``), and two pools or one tensor holding both (:data:`KV_CACHES`, ``--kv-cache``).
+
+A pool layout says where a pool's sizes lie in its shape, the strides of a contiguous pool (what
+``rock.block_table_view`` reads, :class:`pagedir.page_sources.PageGeometry`), and the numpy conversions the
+reference builders and ``pagedir-run --check`` use (from and to the heads-first ``[num_blocks, Hkv,
+block_size, D]``); a 3-d pool (a per-token scale cache) is the layout without its D dim.
 
 vLLM's FlashAttention backend allocates ``[2, num_blocks, ...pool]`` (:class:`Stacked0`), its Triton backend and
 FlashInfer ``[num_blocks, 2, ...pool]`` (:class:`Stacked1`), where ``...pool`` is one block of a pool
@@ -8,9 +13,9 @@ kernel takes such a tensor as one argument ``kv_cache`` and views K and V as ``m
 pools (a stacked1 pool's block stride is twice its block's elements, a stacked0 V pool starts ``num_blocks``
 blocks in), which ``rock.block_table_view`` reads in place (:class:`pagedir.page_sources.PageGeometry`).
 
-Each form is a class and a line in :data:`KV_CACHES`: the generator's arguments and IR lines, and the
-reference's converters between the tensor and the two pools. Numpy and text only: the generator, the reference
-and ``pagedir-run --check`` all use it.
+Each layout and each form is a class and a line in its registry: a form gives the generator's arguments and IR
+lines, and the reference's converters between the tensor and the two pools. Numpy and text only (a leaf): the
+page sources, the generator, the reference and ``pagedir-run --check`` all use it.
 """
 
 from __future__ import annotations
@@ -18,6 +23,53 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
+
+class PoolLayout:
+    """``nhd``: ``[num_blocks, block_size, Hkv, D]`` (vLLM's flash layout, FlashInfer NHD)."""
+
+    name = "nhd"
+    #: Where a pool of this layout keeps tokens and heads: the dims of a block after num_blocks.
+    token_dim, head_dim = 1, 2
+
+    def sizes(self, shape: list[int]) -> tuple[int, int, int, int]:
+        """(num_blocks, block_size, Hkv, D) of a pool's 4-d shape."""
+        return shape[0], shape[self.token_dim], shape[self.head_dim], shape[3]
+
+    def shape(self, num_blocks: Any, block_size: int, heads: int, head_dim: int | None = None) -> list:
+        """The pool's shape (without D, ``head_dim`` None: a scale pool)."""
+        shape = [num_blocks, 0, 0]
+        shape[self.token_dim], shape[self.head_dim] = block_size, heads
+        return shape + ([head_dim] if head_dim is not None else [])
+
+    def strides(self, block_size: int, heads: int, head_dim: int) -> tuple[int, int, int]:
+        """(block, head, token) element strides of a contiguous pool."""
+        token = heads * head_dim if self.token_dim < self.head_dim else head_dim
+        head = head_dim if self.token_dim < self.head_dim else block_size * head_dim
+        return block_size * heads * head_dim, head, token
+
+    def from_heads_first(self, pool: Any) -> np.ndarray:
+        """A contiguous pool of this layout from ``[num_blocks, Hkv, block_size, ...]``."""
+        pool = np.asarray(pool)
+        if self.token_dim < self.head_dim:
+            return np.ascontiguousarray(np.swapaxes(pool, 1, 2))
+        return pool
+
+    def to_heads_first(self, pool: Any) -> np.ndarray:
+        """``[num_blocks, Hkv, block_size, ...]`` of a pool of this layout (a view)."""
+        pool = np.asarray(pool)
+        return np.swapaxes(pool, 1, 2) if self.token_dim < self.head_dim else pool
+
+
+class HeadsFirst(PoolLayout):
+    """``hnd``: ``[num_blocks, Hkv, block_size, D]`` (FlashInfer HND)."""
+
+    name = "hnd"
+    token_dim, head_dim = 2, 1
+
+
+#: The pool layouts, by name (the first is the default).
+POOL_LAYOUTS: dict[str, PoolLayout] = {layout.name: layout for layout in (PoolLayout(), HeadsFirst())}
 
 
 class KvCache:

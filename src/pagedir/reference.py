@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from pagedir.kv_caches import POOL_LAYOUTS
 from pagedir.variants import Alibi, KeyRange, Sinks, Softcap, query_position, score_scale
 
 # ----------------------------------------------------------------------------
@@ -472,10 +473,8 @@ def vllm_dense(cache: Any, block_table: Any, *, kind: str, layout: str = "nhd", 
     """
     cache = np.asarray(cache)
     table = np.asarray(block_table, dtype=np.int64)
-    if layout == "nhd":
-        blocks = np.transpose(cache, (0, 2, 1, 3))  # -> [n, Hkv, bs, D]
-    elif layout == "hnd":
-        blocks = cache
+    if layout in POOL_LAYOUTS:
+        blocks = POOL_LAYOUTS[layout].to_heads_first(cache)  # -> [n, Hkv, bs, D]
     elif layout == "vllm" and kind == "k":
         n, heads, d_outer, block_size, x = cache.shape
         blocks = np.transpose(cache, (0, 1, 3, 2, 4)).reshape(n, heads, block_size, d_outer * x)
@@ -526,7 +525,7 @@ def from_vllm(
 # ----------------------------------------------------------------------------
 # Serving page tables consumed in place: block tables (vLLM) and CSR tables (FlashInfer)
 
-KV_LAYOUTS = ("nhd", "hnd")
+KV_LAYOUTS = tuple(POOL_LAYOUTS)
 
 
 @dataclass
@@ -633,8 +632,7 @@ def block_caches(
         for b in range(batch):
             for slot in range(used[b]):
                 pool[table[b, slot]] = tokens[b, :, slot * block_size : (slot + 1) * block_size]
-    if layout == "nhd":
-        k_pool, v_pool = (np.ascontiguousarray(np.transpose(p, (0, 2, 1, 3))) for p in pools)
+    k_pool, v_pool = (POOL_LAYOUTS[layout].from_heads_first(p) for p in pools)
     return BlockCaches(k_pool, v_pool, table, lengths.astype(np.int32), layout)
 
 

@@ -40,11 +40,11 @@ import argparse
 
 from pagedir.errors import UserError
 from pagedir.gen import checks
-from pagedir.kv_caches import KV_CACHES
+from pagedir.kv_caches import KV_CACHES, POOL_LAYOUTS
 
 DTYPES = ("f16", "bf16", "f32")
 PAGE_TABLES = ("pointers", "blocks", "csr")
-KV_LAYOUTS = ("nhd", "hnd")
+KV_LAYOUTS = tuple(POOL_LAYOUTS)
 #: --kv-dtype: fp8 K/V element types (MLIR names); gfx942 takes the FNUZ ones, gfx950 the OCP ones.
 KV_DTYPES = {"fp8e4m3fnuz": "f8E4M3FNUZ", "fp8e5m2fnuz": "f8E5M2FNUZ", "fp8e4m3fn": "f8E4M3FN", "fp8e5m2": "f8E5M2"}
 KV_SCALES = ("per-tensor", "per-token-head")
@@ -277,7 +277,7 @@ def scale_cache_parts(args: argparse.Namespace, kv_type: str, view: str = "") ->
         return [("k_scales_table", table_type), ("v_scales_table", table_type)], lines, f", {scale_type}, {scale_type}"
     view_operands, view_segments, view_types, blocks = view.split(";")
     hkv, page = args.num_heads_kv, args.page_size
-    pool_shape = [blocks, page, hkv] if args.kv_layout == "nhd" else [blocks, hkv, page]
+    pool_shape = POOL_LAYOUTS[args.kv_layout].shape(blocks, page, hkv)  # one f32 per token and head
     pool_type = "memref<" + "x".join(map(str, pool_shape)) + "xf32>"
     lines = "".join(
         f'  %{kv}_scales = "rock.block_table_view"(%{kv}_scales_cache, {view_operands}) {{layout = "{args.kv_layout}", '
@@ -376,22 +376,19 @@ def serving_function_text(args: argparse.Namespace) -> str:
         nnz, total_q, b1 = b * slots, b * sq, b + 1
     pages = "?" if args.dynamic else hkv * slots
     q_type = f"memref<{b}x{hq}x{sq}x{d}x{t}>"
-    pool_shape = [blocks, page, hkv, d] if args.kv_layout == "nhd" else [blocks, hkv, page, d]
+    pool_shape = POOL_LAYOUTS[args.kv_layout].shape(blocks, page, hkv, d)
     kv_t = KV_DTYPES[args.kv_dtype] if args.kv_dtype else t
     pool_type = "memref<" + "x".join(map(str, pool_shape)) + f"x{kv_t}>"
     kv_type = f"memref<{b}x{pages}x{page * d}x{kv_t}>"
     extras, extra_segments, variant_attrs = variant_parts(args)
     lens_type = f"memref<{b}xi32>"
-    if args.page_table == "blocks":
-        tables = [("block_table", f"memref<{b}x{slots}xi32>")]
-        view_operands, view_segments = "%block_table", "1, 1, 0, 0"
-        lengths = [("seq_lens", lens_type)]
-    else:
-        tables = [("kv_indptr", f"memref<{b1}xi32>"), ("kv_indices", f"memref<{nnz}xi32>"),
-                  ("kv_last_page_len", lens_type)]
-        view_operands, view_segments = "%kv_indices, %kv_indptr, %kv_last_page_len", "1, 1, 1, 1"
-        lengths = []
-    view_types = ", ".join(type_ for name, type_ in (tables[1:2] + tables[0:1] + tables[2:] if len(tables) > 1 else tables))
+    from pagedir.page_sources import FORMS  # here, not at import: keeps --help light
+
+    form = next(form for form in FORMS if form.name == args.page_table)
+    tables, viewed, lengths = form.table_arguments(b, slots, nnz, lens_type)
+    view_operands = ", ".join(f"%{name}" for name in viewed)
+    view_segments = ", ".join(["1"] * (1 + len(viewed)) + ["0"] * (3 - len(viewed)))
+    view_types = ", ".join(dict(tables)[name] for name in viewed)
     packed = [("q", f"memref<{total_q}x{hq}x{d}x{t}>"), ("cu_seqlens_q", f"memref<{b1}xi32>")] if args.varlen else []
     queries = packed or [("q", q_type)]
     out_type = packed[0][1] if packed else q_type

@@ -46,6 +46,8 @@ from pagedir.interp.launch import (argument_count, as_module, check_arguments, f
 from pagedir.interp.memory import Device, InterpError, check_memory_limit, elem_named
 from pagedir.dialect.ops_attention import attention_operands, optional_operands
 from pagedir.dialect.ops_page_table import is_block_table_view
+from pagedir.page_sources import source_of
+from pagedir.kv_caches import POOL_LAYOUTS
 from pagedir.passes.ir_utils import find_ops
 
 TOLERANCE = {"f32": 1e-5, "f64": 1e-9, "f16": 2e-2, "bf16": 2e-2}
@@ -308,7 +310,7 @@ def scale_pool(scales: np.ndarray, block_table: np.ndarray, seq_lens: np.ndarray
         for slot in range(-(-int(seq_lens[b]) // block_size)):
             tokens = scales[b, :, slot * block_size : (slot + 1) * block_size]
             pool[block_table[b, slot], :, : tokens.shape[1]] = tokens
-    return np.ascontiguousarray(np.transpose(pool, (0, 2, 1))) if layout == "nhd" else pool
+    return POOL_LAYOUTS[layout].from_heads_first(pool)
 
 
 def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device, sizes: LaunchSizes | None = None,
@@ -564,16 +566,12 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
                               f"{batch} sequences (the first two share one)")
         seq_lens = np.minimum(seq_lens, max(1, g.num_blocks // batch) * g.block_size).astype(np.int32)
         seq_lens[g.num_blocks + 1:] = 0  # a block each for the first (sequences 0 and 1 share one), none for the rest
-    if g.csr:  # kv_indices lists each sequence's pages: a shorter one than the table can address holds shorter sequences
-        nnz = _resolve(ir.MemRefType(k_view.operands[1].type).shape[0], batch * slots)
-        if nnz < batch and seq_lens.any():
-            indices = k_view.operands[1]
-            raise InterpError(f"kv_indices (argument {args.index(indices)}, {indices.type}) has room for {nnz} page "
-                              f"ids, fewer than the {batch} sequences need (one each at least; the table addresses up "
-                              f"to {batch * slots})",
-                              indices.location)
-        if (-(-seq_lens // g.block_size)).sum() > nnz:
-            seq_lens = np.minimum(seq_lens, max(1, nnz // batch) * g.block_size).astype(np.int32)
+    form = source_of(k_view.results[0])  # the page-table form: what its tables hold
+    seq_lens, problem = form.fit_lengths(k_view, seq_lens, batch, slots, g.block_size)
+    if problem is not None:
+        table = k_view.operands[1]
+        name = form.table_arguments(1, 1, 1, "")[1][0]
+        raise InterpError(f"{name} (argument {args.index(table)}, {table.type}) {problem}", table.location)
     shape = (batch, g.heads_kv, seq_k, g.head_dim)
     q_name = str(q_type.element_type)
     k = host_values(rng.standard_normal(shape), q_name)
@@ -606,11 +604,8 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
     values: dict[Any, Any] = {}
     for pool, array in ((k_view.operands[0], caches.k_pool), (v_view.operands[0], caches.v_pool)):
         place_pool(values, pool, array)
-    if g.csr:
-        indptr, indices, last = reference.csr_from_block_table(caches.block_table, seq_lens, g.block_size, nnz=nnz, rng=rng)
-        values[k_view.operands[1]], values[k_view.operands[2]], values[k_view.operands[3]] = indices, indptr, last
-    else:
-        values[k_view.operands[1]] = caches.block_table
+    tables = form.check_tables(k_view, caches.block_table, seq_lens, g.block_size, batch, slots, rng)
+    values.update(zip(list(k_view.operands)[1:], tables))
     for lens in lens_args:
         values[lens] = seq_lens
     attrs = _attention_attrs(func)

@@ -17,6 +17,7 @@ import mlir.ir as ir
 import numpy as np
 from mlir.dialects import affine, arith, memref
 
+from pagedir.kv_caches import POOL_LAYOUTS
 from pagedir.offset_width import offset_bits
 from pagedir.page_sources.base import (I32, PageSource, RunTimePages, defined_by, index_const, int_const,
                                       value_bytes)
@@ -42,18 +43,14 @@ class PageGeometry:
     @staticmethod
     def of_types(pool: ir.MemRefType, pages: ir.MemRefType, layout: str, csr: bool = False) -> PageGeometry:
         shape = list(pool.shape) + [1] * (4 - pool.rank)  # a 3-d scale pool: one value per (token, head)
-        if layout == "nhd":
-            num_blocks, block_size, heads_kv, head_dim = shape
-        else:
-            num_blocks, heads_kv, block_size, head_dim = shape
+        num_blocks, block_size, heads_kv, head_dim = POOL_LAYOUTS[layout].sizes(shape)
         num_blocks = None if pool.is_dynamic_dim(0) else num_blocks
         max_blocks = None if pages.is_dynamic_dim(1) else pages.shape[1] // max(heads_kv, 1)
         g = PageGeometry(layout, num_blocks, block_size, heads_kv, head_dim, max_blocks, csr)
         strides, offset = pool_strides(pool)
         if contiguous(pool) or strides is None or ir.ShapedType.get_dynamic_stride_or_offset() in strides:
             return g  # the layout's own strides (or a layout the verifier refuses: strided_pool_error)
-        token_dim, head_dim_ = (1, 2) if layout == "nhd" else (2, 1)
-        stated = (strides[0], strides[head_dim_], strides[token_dim])
+        stated = (strides[0], strides[POOL_LAYOUTS[layout].head_dim], strides[POOL_LAYOUTS[layout].token_dim])
         if (stated, offset) == ((g.block_stride, g.head_stride, g.token_stride), 0):
             return g
         dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
@@ -67,20 +64,21 @@ class PageGeometry:
         return PageGeometry.of_types(op.operands[0].type, view.type, layout, len(op.operands) == 4)
 
     @property
+    def stride_triple(self) -> tuple[int, int, int]:
+        """(block, head, token) element strides: a strided pool's, else the layout's contiguous ones."""
+        return self.strides or POOL_LAYOUTS[self.layout].strides(self.block_size, self.heads_kv, self.head_dim)
+
+    @property
     def block_stride(self) -> int:
-        return self.strides[0] if self.strides else self.block_size * self.heads_kv * self.head_dim
+        return self.stride_triple[0]
 
     @property
     def head_stride(self) -> int:
-        if self.strides:
-            return self.strides[1]
-        return self.head_dim if self.layout == "nhd" else self.block_size * self.head_dim
+        return self.stride_triple[1]
 
     @property
     def token_stride(self) -> int:
-        if self.strides:
-            return self.strides[2]
-        return self.heads_kv * self.head_dim if self.layout == "nhd" else self.head_dim
+        return self.stride_triple[2]
 
     @property
     def page_extent(self) -> int:
@@ -136,7 +134,8 @@ def strided_pool_error(pool: ir.MemRefType, layout: str) -> str | None:
     dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
     if dynamic in strides:
         return f"pool {pool} must have static strides (only its offset may be '?'), got strides {dim_list(strides)}"
-    names = ["block", "token", "head", "column"] if layout == "nhd" else ["block", "head", "token", "column"]
+    names = ["block", "", "", "column"]
+    names[POOL_LAYOUTS[layout].token_dim], names[POOL_LAYOUTS[layout].head_dim] = "token", "head"
     if any(stride <= 0 for stride in strides):
         bad = next(i for i, stride in enumerate(strides) if stride <= 0)
         return f"pool {pool}: the {names[bad]} stride {strides[bad]} must be positive"
@@ -171,9 +170,10 @@ class BlockSource(PageSource):
     name = "blocks"
     #: max_blocks (the result's pages) may be ``?``: read at run time (:meth:`slot_count_dim`).
     dynamic_dims = frozenset({1})
-    #: The pool layouts (``rock.block_table_view``'s ``layout``) whose rules this class states:
-    #: ``nhd`` = [num_blocks, block_size, Hkv, D] (vLLM flash, FlashInfer NHD), ``hnd`` = [num_blocks, Hkv, block_size, D].
-    layouts = ("nhd", "hnd")
+    #: The pool layouts (``rock.block_table_view``'s ``layout``) whose rules this class states
+    #: (:data:`pagedir.kv_caches.POOL_LAYOUTS`): ``nhd`` = [num_blocks, block_size, Hkv, D] (vLLM
+    #: flash, FlashInfer NHD), ``hnd`` = [num_blocks, Hkv, block_size, D].
+    layouts = tuple(POOL_LAYOUTS)
 
     @staticmethod
     def matches(value: ir.Value) -> bool:
@@ -341,6 +341,28 @@ class BlockSource(PageSource):
     def page_stride_and_extent(self, page_size: int) -> tuple[int, int]:
         g = self.geometry
         return g.block_stride, g.page_extent
+
+    # --- the generator and the check's data ---------------------------------------------------------
+
+    @staticmethod
+    def table_arguments(batch, slots, nnz, lengths_type: str) -> tuple[list, list[str], list]:
+        """The kernel's arguments of this form (``pagedir-gen attention --page-table``): (its tables as
+        ``(name, type)`` in argument order, the names the view reads after the pool in operand order, the
+        length arguments rock.attention takes). ``batch``, ``slots`` and ``nnz`` are sizes or ``?``."""
+        return [("block_table", f"memref<{batch}x{slots}xi32>")], ["block_table"], [("seq_lens", lengths_type)]
+
+    @staticmethod
+    def fit_lengths(view: ir.Operation, seq_lens: np.ndarray, batch: int, slots: int,
+                    block_size: int) -> tuple[np.ndarray, str | None]:
+        """``pagedir-run --check``'s lengths shortened to what the view's tables can hold, or why none fit
+        (its argument named by the caller): a block table holds any."""
+        return seq_lens, None
+
+    @staticmethod
+    def check_tables(view: ir.Operation, block_table: np.ndarray, seq_lens: np.ndarray, block_size: int, batch: int,
+                     slots: int, rng: np.random.Generator) -> list[np.ndarray]:
+        """The arrays of the view's operands after the pool, placing each sequence's blocks as ``block_table``."""
+        return [block_table]
 
     # --- the interpreter ---------------------------------------------------------------------------
 
