@@ -14,10 +14,10 @@ A new form is a class here (a subclass of :class:`PageSource`, or of a form it r
 ``rock.block_table_view`` a subclass of :class:`BlockSource` with its :attr:`~BlockSource.layouts`, pool rule
 and :class:`PageGeometry`) and a line in :data:`FORMS`. This package builds IR with the upstream dialects
 only and imports nothing of pagedir but leaves (``offset_width``, ``reference``, ``kv_caches``): the dialect's
-verifiers, the passes and the interpreter all use it. A block-table form also gives ``pagedir-gen attention``
-its table arguments (:meth:`BlockSource.table_arguments`) and ``pagedir-run --check`` its tables
-(:meth:`BlockSource.fit_lengths`, :meth:`BlockSource.check_tables`); a pool layout is a class of
-:mod:`pagedir.kv_caches` (its shape, strides and numpy conversions) and a line in its ``POOL_LAYOUTS``.
+verifiers, the passes and the interpreter all use it. A block-table form also gives ``pagedir-run --check`` its
+tables (:meth:`BlockSource.fit_lengths`, :meth:`BlockSource.check_tables`); its kernel arguments, which the
+generator writes without loading MLIR, are a class of :mod:`pagedir.kv_caches` (``POOL_TABLES``), and so is
+a pool layout (its shape, strides and numpy conversions: ``POOL_LAYOUTS``).
 """
 
 from __future__ import annotations
