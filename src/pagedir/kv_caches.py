@@ -182,6 +182,9 @@ class BlockTable:
     """A vLLM block table ``[B, max_blocks]`` i32, with ``seq_lens`` (``--page-table blocks``)."""
 
     name = "blocks"
+    #: Its page source (``module:class`` under :mod:`pagedir.page_sources`): the verifier's rules, the addresses,
+    #: the interpreter's reading and the check's tables; :data:`pagedir.page_sources.FORMS` lists it from here.
+    source = "blocks:BlockSource"
 
     @staticmethod
     def arguments(batch: Any, slots: Any, nnz: Any, lengths_type: str) -> tuple[list, list[str], list]:
@@ -196,6 +199,7 @@ class CsrTable(BlockTable):
     the lengths come from the table."""
 
     name = "csr"
+    source = "csr:CsrSource"
 
     @staticmethod
     def arguments(batch, slots, nnz, lengths_type):
