@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 # Written after a successful install; redone when the dependencies change.
 INSTALLED := $(VENV)/.installed
 
-.PHONY: demo test lit pytest plant docs bench bench-quick bench-peers fuzz clean gpu-artefacts
+.PHONY: demo test lit pytest plant docs bench bench-quick bench-peers llvm-mca fuzz clean gpu-artefacts
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -75,7 +75,15 @@ $(PEERS_INSTALLED): benchmarks/requirements-peers.txt benchmarks/requirements-pe
 	$(PEERS_VENV)/bin/python -m pip install --quiet --no-deps -r benchmarks/requirements-peers-nodeps.txt
 	touch $@
 
-bench-peers: $(INSTALLED) $(PEERS_INSTALLED)
+# llvm-mca for the cycles column (benchmarks/mca.py): Debian's llvm-19 (it knows gfx942 and gfx1100,
+# not gfx950), unless an llvm-mca of LLVM 19 or newer is there already ($LLVM_MCA, /usr/lib/llvm-N).
+LLVM_MCA_FOUND = $(shell ls /usr/lib/llvm-19/bin/llvm-mca /usr/lib/llvm-2[0-9]/bin/llvm-mca 2>/dev/null | head -1)
+SUDO ?= $(shell test "$$(id -u)" = 0 || echo sudo)
+
+llvm-mca:
+	@test -n "$(LLVM_MCA)$(LLVM_MCA_FOUND)" || $(SUDO) apt-get install -y llvm-19
+
+bench-peers: $(INSTALLED) $(PEERS_INSTALLED) llvm-mca
 	$(BIN)/python benchmarks/peers.py pagedir
 	$(PEERS_VENV)/bin/python benchmarks/peers.py vllm
 	$(BIN)/python benchmarks/peers.py report --readme README.md

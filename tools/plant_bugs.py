@@ -209,6 +209,14 @@ PLANTS = {plant.name: plant for plant in (
         (Catcher("tests/unit/test_attention.py::test_causally_masked_keys_never_reach_the_output[False]", WRONG_VALUES),),
     ),
     Plant(
+        "transposed-v-read-without-the-flip",
+        "the matrix loop reads V^T's runs without the row's xor flip the loader stored them with: a lane takes "
+        "another lane group's keys",
+        (Edit(GEMM, "moved = arith.xori(self.lane_g, flip)", "moved = self.lane_g  # PLANTED"),),
+        (Catcher("tests/unit/test_transposed_v.py::test_kernels_with_hidden_keys_match_the_reference"
+                 "[gfx942-f16-prefill-causal]", CHECK_FAILED),),
+    ),
+    Plant(
         "valu-alpha-from-the-raw-max",
         "the VALU loop rescales by alpha = exp2(m - m') from the raw running max: a row that has seen no key yet "
         "gets exp2(-inf - -inf) = NaN",
@@ -374,6 +382,23 @@ PLANTS = {plant.name: plant for plant in (
         (Edit(BLOCKS, "arith.constant(i32, g.head_stride * elem_bytes)", "arith.constant(i32, 0 * elem_bytes)"),),
         (Catcher("tests/unit/test_serving_forms.py::test_serving_forms_match_the_reference[csr-hnd-decode-gqa-f16]",
                  CHECK_FAILED),),
+    ),
+    Plant(
+        "stacked-pool-offset-dropped",
+        "the page address of a strided pool leaves out its offset: a stacked cache's V is read from K's half",
+        (Edit(BLOCKS, "            base = arith.addi(base, arith.constant(i64, g.offset * elem_bytes))",
+              "            pass  # PLANTED"),),
+        (Catcher("tests/unit/test_stacked_kv.py::test_stacked_caches_match_the_reference"
+                 "[stacked1-nhd-blocks-static-decode-f16]", r"L6 after rock-kernel-pipeline.*FAIL"),
+         Catcher("tests/lit/passes/rock-blockwise-load.mlir", r"%c512_i64")),
+    ),
+    Plant(
+        "stacked-pool-contiguous-strides",
+        "a strided pool is read with its layout's contiguous strides: stacked1's blocks twice as far apart are not",
+        (Edit(BLOCKS, "        if (stated, offset) == ((g.block_stride, g.head_stride, g.token_stride), 0):",
+              "        if True:  # PLANTED"),),
+        (Catcher("tests/unit/test_stacked_kv.py::test_stacked_caches_match_the_reference"
+                 "[stacked1-hnd-csr-dynamic-causal-prefill-bf16]", r"FAIL"),),
     ),
     # --- split-KV --------------------------------------------------------------------
     Plant(

@@ -13,14 +13,20 @@ branch on the form.
 A new form is a class here (a subclass of :class:`PageSource`, or of a form it refines; a new pool layout of
 ``rock.block_table_view`` a subclass of :class:`BlockSource` with its :attr:`~BlockSource.layouts`, pool rule
 and :class:`PageGeometry`) and a line in :data:`FORMS`. This package builds IR with the upstream dialects
-only and imports nothing of pagedir but leaves (``offset_width``, ``reference``): the dialect's verifiers,
-the passes and the interpreter all use it. Not yet here: the generator's flags (``pagedir.gen``), the test
-data of each form (``pagedir.reference``, ``pagedir.interp.check``).
+only and imports nothing of pagedir but leaves (``offset_width``, ``reference``, ``kv_caches``): the dialect's
+verifiers, the passes and the interpreter all use it. A block-table form also gives ``pagedir-run --check`` its
+tables (:meth:`BlockSource.fit_lengths`, :meth:`BlockSource.check_tables`); its kernel arguments, which the
+generator writes without loading MLIR, are a class of :mod:`pagedir.kv_caches` (``POOL_TABLES``), and so is
+a pool layout (its shape, strides and numpy conversions: ``POOL_LAYOUTS``).
 """
 
 from __future__ import annotations
 
+import importlib
+
 import mlir.ir as ir
+
+from pagedir.kv_caches import POOL_TABLES
 
 from pagedir.page_sources.base import PageSource
 from pagedir.page_sources.blocks import BlockRead, BlockSource, PageGeometry
@@ -28,8 +34,19 @@ from pagedir.page_sources.csr import CsrSource
 from pagedir.page_sources.dense import DenseSource
 from pagedir.page_sources.pointers import PointerSource
 
+def _pool_form(path: str) -> type[PageSource]:
+    module, name = path.split(":")
+    return getattr(importlib.import_module(f"pagedir.page_sources.{module}"), name)
+
+
 #: The forms, asked in turn whether they claim a value; the first that does is its form (dense: any other).
-FORMS: tuple[type[PageSource], ...] = (PointerSource, CsrSource, BlockSource, DenseSource)
+#: The forms reading cache pools are those of :data:`pagedir.kv_caches.POOL_TABLES` (a new one: its class
+#: here and its line there).
+FORMS: tuple[type[PageSource], ...] = (
+    PointerSource,
+    *sorted((_pool_form(t.source) for t in POOL_TABLES.values()), key=lambda form: -len(form.__mro__)),  # refined first
+    DenseSource,
+)
 
 
 def source_of(value: ir.Value, page_table: ir.Value | None = None) -> PageSource:

@@ -86,7 +86,8 @@ from pagedir.dialect.ops_page_table import slot_count_dim, varlen_parts
 from pagedir.arch import ChipError, kernel_chip
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 from pagedir.dialect.types import element_bytes
-from pagedir.passes.blockwise_gemm import MatrixInstruction, MatrixLoop, problem_matrix_instruction, tile_swizzle
+from pagedir.passes.blockwise_gemm import (MatrixInstruction, MatrixLoop, problem_matrix_instruction, tile_swizzle,
+                                           transposed_v, transposed_v_layout)
 from pagedir.passes.ir_utils import LOG2_E, apply, divided, f32_const, find_ops, index_const, lds_view, splat
 from pagedir.passes.split_combine import (RowOf, add_workspace_argument, build_combine_kernel, offset, workspace_lse_base,
                                           workspace_parts)
@@ -332,7 +333,20 @@ class Builder:
         self.load_q(q_tile)
         self.q_rows = reinterpret(q_tile, [plan.m, p.head_dim])
         self.k_tile = lds_view([plan.n, p.head_dim], p.kv_type)
-        self.v_tile = lds_view([plan.n, p.head_dim], p.kv_type)
+        # The matrix loop with hidden keys reads V transposed (blockwise_gemm.transposed_v): V^T, a row per column.
+        self.v_layout = None
+        if self.matrix is not None and transposed_v(self.matrix, plan.keys.hides_keys, self.swizzle, self.dma,
+                                                    p.kv_type == p.element, element_bytes(p.element) * 8):
+            # read as rows of V^T, loaded through a 7-D view of the same bytes
+            self.v_layout = layout = transposed_v_layout(p.head_dim, plan.n, self.matrix.slices,
+                                                         element_bytes(p.element) * 8)
+            self.v_tile = lds_view([p.head_dim, plan.n], p.kv_type)
+            view = ir.MemRefType.get(list(layout.shape), p.kv_type, ir.StridedLayoutAttr.get(0, list(layout.strides)),
+                                     memory_space=ir.MemRefType(self.v_tile.type).memory_space)
+            self.v_load_view = memref.reinterpret_cast(view, self.v_tile, [], [], [], [0], list(layout.shape),
+                                                       list(layout.strides))
+        else:
+            self.v_tile = lds_view([plan.n, p.head_dim], p.kv_type)
         if self.matrix is None:  # the matrix loop keeps its scores in registers
             self.scores = lds_view([plan.m, plan.n], self.f32)
         self.seq_len = self.sequence_length()
@@ -487,35 +501,52 @@ class Builder:
         """Tile ``t`` of K or V; keys at or past seq_len are not read (``valid``) and give 0:
         their slots (the rest of the last page, the rest of the tile) may hold anything."""
         plan, p = self.plan, self.plan.p
-        b, h, tt, length, n, d = (ir.AffineDimExpr.get(i) for i in range(6))
+        # The tile's dimensions in dest order: (key, column), or (column, key) for the transposed V tile.
+        transposed = tile == self.v_tile and self.v_layout is not None
+        dest = self.v_load_view if transposed else tile  # the 7-D view of V^T (blockwise_gemm.transposed_v_layout)
+        tile_dims = ir.MemRefType(dest.type).rank
+        b, h, tt, length = (ir.AffineDimExpr.get(i) for i in range(4))
+        n, d = self.tile_key_column(4, tile_dims, transposed)
         key = tt * plan.n + n
         indices, bounds = [self.b, self.h, t, self.seq_len], [bound(p.batch), p.heads_kv, bound(plan.kv_tiles), bound(p.seq_k, 1)]
         if is_paged(source) and p.seq_k is None:
             # Dynamic capacity: head h's pages start at page h * slots, an index of its own (the map stays linear).
-            b, h, tt, length, head_page, n, d = (ir.AffineDimExpr.get(i) for i in range(7))
+            head_page = ir.AffineDimExpr.get(4)
+            n, d = self.tile_key_column(5, tile_dims, transposed)
             key = tt * plan.n + n
             if not hasattr(self, "_head_page"):  # once: the V load of the iteration reuses K's
                 self._head_page = arith.muli(self.h, self.slots())
             indices.append(self._head_page)
             bounds.append(DYNAMIC_BOUND)
-            tile_map = ir.AffineMap.get(7, 0, [b, head_page * p.page_elements + key * p.head_dim + d])
+            tile_map = ir.AffineMap.get(5 + tile_dims, 0, [b, head_page * p.page_elements + key * p.head_dim + d])
             table, page_size = source.owner.operands[1], p.page_elements
         elif is_paged(source):
-            tile_map = ir.AffineMap.get(6, 0, [b, (h * p.seq_k + key) * p.head_dim + d])
+            tile_map = ir.AffineMap.get(4 + tile_dims, 0, [b, (h * p.seq_k + key) * p.head_dim + d])
             # The ids a tile's pages come from: the pointer table of rock.deref, a view's block table.
             table = source.owner.operands[0 if is_deref(source) else 1]
             page_size = p.page_elements
         else:
-            tile_map = ir.AffineMap.get(6, 0, [b, h, key, d])
+            tile_map = ir.AffineMap.get(4 + tile_dims, 0, [b, h, key, d])
             table, page_size = None, None
         before_seq_len = ir.AffineMap.get(tile_map.n_dims, 0, [length - key - 1])  # key < seq_len
-        swizzle = self.k_swizzle if tile == self.k_tile else self.v_swizzle
+        swizzle = self.k_swizzle if tile == self.k_tile else self.v_layout.swizzle if transposed else self.v_swizzle
         rock.blockwise_load_tile(
-            source, tile, indices, table,
+            source, dest, indices, table,
             map=ir.AffineMapAttr.get(tile_map), block_size=plan.block, page_size=page_size,
             index_bounds=bounds, valid=before_seq_len, lds_swizzle=self.lds_swizzle(swizzle),
             lds_dma=True if self.dma and self.matrix is not None else None,
         )
+
+    def tile_key_column(self, first: int, tile_dims: int, transposed: bool) -> tuple:
+        """(key in the tile, column) of the tile dims from dim ``first`` of a load map: ``(n, d)``, or for the
+        transposed V tile's view ``(column div 16 G, m, column mod G, slice, block, j, g)``."""
+        dims = [ir.AffineDimExpr.get(first + i) for i in range(tile_dims)]
+        if not transposed:
+            return dims[0], dims[1]
+        high, m, low, slice_, block, j, g = dims
+        group = self.v_layout.group
+        return (slice_ * (self.plan.n // self.matrix.slices) + block * 16 + g * 4 + j,
+                high * (16 * group) + m * group + low)
 
     def load_scales(self, source: ir.Value, tile: ir.Value, t: ir.Value) -> None:
         """The ``N`` per-token-head scales of tile ``t`` (``k_scales`` or ``v_scales``: the cache with a
