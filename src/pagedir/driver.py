@@ -255,7 +255,8 @@ def codegen_stages(options: CompileOptions) -> list[Stage]:
     def extract(module: ir.Operation) -> str:
         from pagedir.backend.translate import extract_llvm_module
 
-        return str(extract_llvm_module(module, family_of(chip).triple))
+        family = family_of(chip)
+        return str(extract_llvm_module(module, family.triple, family.data_layout))
 
     def translate(llvm_module: str) -> str:
         from pagedir.backend.translate import translate_to_llvm_ir

@@ -132,20 +132,6 @@ def compile_extract(p: Program, op: Any) -> Any:
     return run
 
 
-@handles("llvm.load")
-def compile_llvm_load(p: Program, op: Any) -> Any:
-    address, result = p.slot(op.operation.operands[0]), p.slot(op.operation.results[0])
-    elem = elem_named(str(op.operation.results[0].type))
-    op_id = p.op_id(op)
-
-    def run(env: list, mask: Any) -> None:
-        addresses = np.asarray(env[address], dtype=np.int64)
-        stored = p.rt.device.read(addresses, elem, lambda: p.op_name(op_id), p.op_location(op_id))
-        env[result] = elem.to_compute(stored)
-
-    return run
-
-
 @handles("linalg.fill")
 def compile_fill(p: Program, op: Any) -> Any:
     value, result = p.slot(op.operation.operands[0]), p.slot(op.operation.results[0])

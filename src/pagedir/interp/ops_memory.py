@@ -875,6 +875,36 @@ def compile_pointer_cast(p: Program, op: Any) -> Any:
     return run
 
 
+@handles("llvm.load")
+def compile_llvm_load(p: Program, op: Any) -> Any:
+    """A load through a pointer (NVIDIA's ``ld.global``): each active lane reads its address; an inactive
+    lane (a load guarded by its validity) touches nothing. An address that is not a multiple of the op's
+    ``alignment`` is an error: the hardware faults on a misaligned vector load."""
+    operation = op.operation
+    address, result = p.slot(operation.operands[0]), p.slot(operation.results[0])
+    type_ = operation.results[0].type
+    elem, shape = elem_of(type_), vector_shape(type_)
+    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    attrs = operation.attributes
+    alignment = ir.IntegerAttr(attrs["alignment"]).value if "alignment" in attrs else elem.size
+    element_offsets = (np.arange(count, dtype=np.int64) * elem.size)[None]
+    every = np.ones((1, 1), dtype=bool)
+    op_id = p.op_id(op)
+
+    def run(env: list, mask: Any) -> None:
+        addresses = np.asarray(env[address], dtype=np.int64).reshape(-1, 1)
+        active = addresses[:, 0] if mask is None or addresses.shape[0] == 1 else addresses[mask, 0]
+        if (misaligned := active[active % alignment != 0]).size:
+            raise InterpError(f"llvm.load of {count * elem.size} bytes at address {int(misaligned[0]):#x}, "
+                              f"which is not a multiple of its alignment {alignment}", p.op_location(op_id))
+        m = MemRef(p.rt.device, np.zeros(1, np.int64), np.zeros(1, np.int64), (), (), elem)
+        words = np.ascontiguousarray(_masked_read(p, op_id, m, addresses + element_offsets, every, mask))
+        values = elem.to_compute(words)
+        env[result] = values.reshape((values.shape[0], *shape)) if shape else values[:, 0]
+
+    return run
+
+
 @handles("llvm.mlir.zero")
 def compile_null(p: Program, op: Any) -> Any:
     result = p.slot(op.operation.results[0])
