@@ -61,6 +61,11 @@ def _attr_text(op: Any, name: str) -> str:
     return str(attributes[name]) if name in attributes else ""
 
 
+def _enum(op: Any, name: str) -> str:
+    """The case of an enum attribute (``#nvvm<shfl_kind bfly>``, ``#nvvm.vote_sync_kind<any>``: bfly, any)."""
+    return [word for word in re.split(r"[<>\s]+", _attr_text(op, name)) if word][-1]
+
+
 def _int_attr(op: Any, name: str, default: int | None = None) -> int | None:
     attributes = op.operation.attributes
     return ir.IntegerAttr(attributes[name]).value if name in attributes else default
@@ -388,8 +393,7 @@ def _members(p: Program, op_id: int, env: list, slot: int, mask: Any) -> np.ndar
 def compile_shfl(p: Program, op: Any) -> Any:
     operation = op.operation
     member_slot, value_slot, offset_slot, clamp_slot = (p.slot(v) for v in operation.operands)
-    kind = str(operation.attributes["kind"]).split("<")[-1].rstrip(">").strip()
-    kind = kind.split()[-1]
+    kind = _enum(op, "kind")
     pair = "return_value_and_is_valid" in operation.attributes
     result = p.slot(operation.results[0])
     op_id = p.op_id(op)
@@ -429,7 +433,7 @@ def compile_shfl(p: Program, op: Any) -> Any:
 def compile_vote(p: Program, op: Any) -> Any:
     operation = op.operation
     member_slot, predicate_slot = (p.slot(v) for v in operation.operands)
-    kind = str(operation.attributes["kind"]).rstrip(">").split("<")[-1].split()[-1]
+    kind = _enum(op, "kind")
     result = p.slot(operation.results[0])
     op_id = p.op_id(op)
 
@@ -617,7 +621,7 @@ def compile_cp_async(p: Program, op: Any) -> Any:
     operation = op.operation
     location = operation.location
     size = _int_attr(op, "size")
-    modifier = _attr_text(op, "modifier").rstrip(">").split("<")[-1].strip()
+    modifier = _enum(op, "modifier")
     if size not in nv.CP_ASYNC_SIZES.get(modifier, ()):
         raise InterpError(f"'nvvm.cp.async.shared.global' op: cp.async.{modifier} copies "
                           f"{' or '.join(map(str, nv.CP_ASYNC_SIZES.get(modifier, ())))} bytes, not {size}", location)
