@@ -162,8 +162,16 @@ def compile_llvm_access(p: Program, op: Any) -> Any:
 
     def run(env: list, mask: Any) -> None:
         rt = p.rt
+        given = np.asarray(env[pointer_slot], dtype=np.int64)
+        if space != SHARED and not storing and mask is None and (given.ndim != 1 or given.shape[0] != rt.lanes):
+            # a gather in a linalg.generic body (L0: one address per point of its iteration space), or one address
+            # for every lane
+            check_aligned(p, op_id, given, align, "global")
+            values = elem.to_compute(global_read(p, op_id, given[..., None] + element_offsets, elem))
+            env[result] = values.reshape((*given.shape, *shape)) if shape else values[..., 0]
+            return
         lanes = rt.active_lanes(mask)
-        pointers = widen(np.asarray(env[pointer_slot], dtype=np.int64), rt.lanes)[lanes]
+        pointers = widen(given, rt.lanes)[lanes]
         if storing:
             values = np.ascontiguousarray(elem.to_storage(lane_values(env, value_slot, rt.lanes)[lanes])).reshape(len(lanes), count)
         else:
