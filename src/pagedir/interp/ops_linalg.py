@@ -16,7 +16,7 @@ expressions. Named ops follow their definitions: ``linalg.matmul`` and
 type to the output, ``linalg.softmax`` is ``exp(x - max) / sum(exp(x - max))``
 along its dimension, ``linalg.broadcast``/``linalg.transpose``/``linalg.fill`` copy.
 Reshapes (``tensor.collapse_shape``/``expand_shape``) keep the row-major order.
-``llvm.load`` reads device memory at the lanes' addresses (a page gather).
+``llvm.load`` (:mod:`pagedir.interp.ops_nvvm`) reads device memory at the lanes' addresses (a page gather).
 """
 
 from __future__ import annotations

@@ -865,6 +865,8 @@ def compile_buffer_access(p: Program, op: Any) -> Any:
 def compile_pointer_cast(p: Program, op: Any) -> Any:
     source, result = p.slot(op.operation.operands[0]), p.slot(op.operation.results[0])
     target = op.operation.results[0].type
+    if op.operation.name == "llvm.bitcast" and not str(target).startswith("!llvm.ptr"):
+        return _value_bitcast(p, op)
     to_int = isinstance(target, ir.IntegerType)
     dtype = elem_of(target).compute if to_int else np.int64
 
@@ -875,32 +877,21 @@ def compile_pointer_cast(p: Program, op: Any) -> Any:
     return run
 
 
-@handles("llvm.load")
-def compile_llvm_load(p: Program, op: Any) -> Any:
-    """A load through a pointer (NVIDIA's ``ld.global``): each active lane reads its address; an inactive
-    lane (a load guarded by its validity) touches nothing. An address that is not a multiple of the op's
-    ``alignment`` is an error: the hardware faults on a misaligned vector load."""
-    operation = op.operation
-    address, result = p.slot(operation.operands[0]), p.slot(operation.results[0])
-    type_ = operation.results[0].type
-    elem, shape = elem_of(type_), vector_shape(type_)
-    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
-    attrs = operation.attributes
-    alignment = ir.IntegerAttr(attrs["alignment"]).value if "alignment" in attrs else elem.size
-    element_offsets = (np.arange(count, dtype=np.int64) * elem.size)[None]
-    every = np.ones((1, 1), dtype=bool)
-    op_id = p.op_id(op)
+def _value_bitcast(p: Program, op: Any) -> Any:
+    """``llvm.bitcast`` of a scalar or vector value: the same bits read as the other type (``i32`` <->
+    ``vector<2xf16>``: the vector's first element is the integer's low half)."""
+    from pagedir.interp.ops_arith import from_bits, to_bits
+
+    source, result = p.slot(op.operation.operands[0]), p.slot(op.operation.results[0])
+    source_elem = elem_of(op.operation.operands[0].type)
+    target_type = op.operation.results[0].type
+    target_elem, shape = elem_of(target_type), vector_shape(target_type)
 
     def run(env: list, mask: Any) -> None:
-        addresses = np.asarray(env[address], dtype=np.int64).reshape(-1, 1)
-        active = addresses[:, 0] if mask is None or addresses.shape[0] == 1 else addresses[mask, 0]
-        if (misaligned := active[active % alignment != 0]).size:
-            raise InterpError(f"llvm.load of {count * elem.size} bytes at address {int(misaligned[0]):#x}, "
-                              f"which is not a multiple of its alignment {alignment}", p.op_location(op_id))
-        m = MemRef(p.rt.device, np.zeros(1, np.int64), np.zeros(1, np.int64), (), (), elem)
-        words = np.ascontiguousarray(_masked_read(p, op_id, m, addresses + element_offsets, every, mask))
-        values = elem.to_compute(words)
-        env[result] = values.reshape((values.shape[0], *shape)) if shape else values[:, 0]
+        value = np.asarray(env[source])
+        bits = np.ascontiguousarray(to_bits(value, source_elem)).reshape(value.shape[0], -1)
+        out = from_bits(bits.view(target_elem.storage), target_elem)
+        env[result] = out.reshape((value.shape[0], *shape))
 
     return run
 
