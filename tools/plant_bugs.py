@@ -329,10 +329,27 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "buffer-load-swapped-flags",
         "rock-buffer-load builds RDNA descriptor flags for CDNA chips and CDNA flags for RDNA chips",
-        (Edit(BUFFER_LOAD, "lower_global_load(op, family_of(chip).buffer_flags)",
-              "lower_global_load(op, family_of(chip).buffer_flags ^ 0x00027000 ^ 0x31027000)"),),
+        (Edit(BUFFER_LOAD, "flags = family_of(chip).buffer_flags\n",
+              "flags = family_of(chip).buffer_flags ^ 0x00027000 ^ 0x31027000  # PLANTED\n"),),
         (Catcher("tests/unit/test_copy_kv.py::test_dtypes[f16]", r"set bits reserved on CDNA"),
          Catcher(CHECK_COPY_KV_RDNA, CHECK_FAILED)),
+    ),
+    Plant(
+        "pointer-load-unguarded",
+        "rock-buffer-load's NVIDIA loads ignore their validity: null pages and keys past seq_len are read",
+        (Edit(BUFFER_LOAD, "        if op.valid is None:\n            value = load_pointer_split(",
+              "        if True:  # PLANTED\n            value = load_pointer_split("),),
+        (Catcher("tests/unit/test_nvidia.py::test_check_runs_the_nvidia_lowering[pointers-decode-f16]",
+                 rf"{UNMAPPED}|FAIL"),
+         Catcher(f"{CHECK_ATTENTION.replace(' | ', ' --arch sm_90 | ')}", rf"{UNMAPPED}|{CHECK_FAILED}"),
+         Catcher("tests/lit/passes/rock-buffer-load-nvidia.mlir", r"error: Couldn.t match")),
+    ),
+    Plant(
+        "pointer-load-pieces-overlap",
+        "rock-buffer-load's NVIDIA loads wider than 16 bytes read every piece at the first piece's address (caught by "
+        "lit only: the kernels' vectors are at most 16 bytes)",
+        (Edit(BUFFER_LOAD, "at = address if first_lane == 0 else", "at = address if True else"),),  # PLANTED
+        (Catcher("tests/lit/passes/rock-buffer-load-nvidia.mlir", r"error: Couldn.t match"),),
     ),
     Plant(
         "buffer-load-half-page-records",
