@@ -137,4 +137,4 @@ def test_nvidia_family_lowers_through_nvvm() -> None:
     family = family_of(get_chip("sm_90"))
     assert family.buffer_flags is None and not family.scalar_unit
     _, passes = family.lowering_passes(get_chip("sm_90"), 64)
-    assert passes == ["convert-gpu-to-nvvm{index-bitwidth=64 use-bare-ptr-memref-call-conv=true}"]
+    assert passes == ["convert-math-to-llvm", "convert-gpu-to-nvvm{index-bitwidth=64 use-bare-ptr-memref-call-conv=true}"]
