@@ -353,6 +353,21 @@ PLANTS = {plant.name: plant for plant in (
          Catcher(f"{CHECK_ATTENTION.replace(' | ', ' --arch sm_90 --seq-len-q 20 --causal | ')}", CHECK_FAILED)),
     ),
     Plant(
+        "cp-async-no-wait",
+        "rock-blockwise-load's cp.async copies are committed but never waited for before the barrier",
+        (Edit("passes/blockwise_load.py", "        nvvm.cp_async_wait_group(0)\n", ""),),
+        (Catcher("tests/unit/test_nvidia.py::test_check_runs_the_cp_async_copies[pointers-decode-f16]",
+                 r"LDS race|FAIL"),),
+    ),
+    Plant(
+        "cp-async-no-zero-fill",
+        "rock-buffer-load's cp.async copies all 16 bytes of invalid pieces (null pages, keys past seq_len)",
+        (Edit(BUFFER_LOAD, "size = arith.select(valid, i32_const(op.bytes), i32_const(0))",
+              "size = i32_const(op.bytes)  # PLANTED"),),
+        (Catcher("tests/unit/test_nvidia.py::test_check_runs_the_cp_async_copies[pointers-decode-f16]",
+                 rf"{UNMAPPED}|FAIL"),),
+    ),
+    Plant(
         "pointer-load-unguarded",
         "rock-buffer-load's NVIDIA loads ignore their validity: null pages and keys past seq_len are read",
         (Edit(BUFFER_LOAD, "        if op.valid is None:\n            value = load_pointer_split(",
