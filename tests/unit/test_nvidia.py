@@ -200,3 +200,23 @@ def test_check_runs_the_cp_async_copies(tmp_path, capsys, argv: list[str]) -> No
     assert run_cli.main([path, "--check"]) == 0
     out = capsys.readouterr().out
     assert "L6 after rock-kernel-pipeline" in out and "FAIL" not in out
+
+
+def test_benchmark_report_has_nvidia_rows() -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from benchmarks import report
+    from benchmarks.bench import measure_config
+    from benchmarks.configs import Config
+
+    config = Config("attention", "sm_90", 32, 16, "decode", batch=1, heads_q=4, heads_kv=1, seq_k=64, lds="cp.async",
+                    group="nvidia")
+    record = measure_config(config, repeat=1)
+    assert record["status"] == "ok", record.get("error")
+    row = next(line for line in report.nvidia_table([record]).splitlines() if config.name in line)
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    registers, spills, mma, copies = int(cells[1]), int(cells[2]), int(cells[5]), int(cells[6])
+    assert registers > 0 and spills == 0 and mma > 0 and copies > 0
+    assert float(cells[8]) > 0  # the roofline lower bound, in microseconds
