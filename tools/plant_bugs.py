@@ -353,6 +353,15 @@ PLANTS = {plant.name: plant for plant in (
          Catcher(f"{CHECK_ATTENTION.replace(' | ', ' --arch sm_90 --seq-len-q 20 --causal | ')}", CHECK_FAILED)),
     ),
     Plant(
+        "nvgpu-ldmatrix-ignores-transpose",
+        "the interpreter's nvgpu.ldmatrix reads .trans matrices as stored (V's B registers of the mma.sync loop)",
+        (Edit("interp/ops_nvgpu.py", 'trans = ir.BoolAttr(operation.attributes["transpose"]).value',
+              "trans = False  # PLANTED"),),
+        (Catcher("tests/unit/test_nvidia.py::test_interpreter_nvgpu_ldmatrix_follows_the_ptx_fragment_rule[True]",
+                 WRONG_VALUES),
+         Catcher(f"{CHECK_ATTENTION.replace(' | ', ' --arch sm_90 | ')}", CHECK_FAILED)),
+    ),
+    Plant(
         "cp-async-no-wait",
         "rock-blockwise-load's cp.async copies are committed but never waited for before the barrier",
         (Edit("passes/blockwise_load.py", "        nvvm.cp_async_wait_group(0)\n", ""),),

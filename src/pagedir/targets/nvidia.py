@@ -93,7 +93,7 @@ class Nvidia(TargetFamily):
     def lowering_passes(self, chip: Chip, index_bitwidth: int) -> tuple[str | None, list[str]]:
         # math ops with an LLVM intrinsic (fma, fabs, copysign) become it first: convert-gpu-to-nvvm would call
         # libdevice (__nv_fmaf), which nothing links
-        return None, ["convert-math-to-llvm",
+        return None, ["convert-math-to-llvm", "convert-nvgpu-to-nvvm",
                       f"convert-gpu-to-nvvm{{index-bitwidth={index_bitwidth} use-bare-ptr-memref-call-conv=true}}"]
 
     def codegen_features(self, chip: Chip) -> str:
