@@ -85,7 +85,11 @@ def test_another_familys_artefact_is_refused(tmp_path, capsys) -> None:
      "--seq-len-q", "1", "--seq-len-k", "64", "--seq-lens", "--head-dim", "64", "--page-size", "16"],
     ["--page-table", "blocks", "--dtype", "bf16", "--batch", "1", "--num-heads-q", "2", "--num-heads-kv", "1",
      "--seq-len-q", "32", "--seq-len-k", "48", "--causal", "--dynamic", "--head-dim", "64", "--page-size", "16"],
-], ids=["pointers-decode-f16", "blocks-prefill-bf16-dynamic"])
+    ["--page-table", "pointers", "--dtype", "f16", "--batch", "2", "--num-heads-q", "16", "--num-heads-kv", "2",
+     "--seq-len-q", "1", "--seq-len-k", "128", "--seq-lens", "--head-dim", "128", "--page-size", "16"],
+    ["--page-table", "pointers", "--dtype", "bf16", "--batch", "2", "--num-heads-q", "16", "--num-heads-kv", "2",
+     "--seq-len-q", "1", "--seq-len-k", "128", "--seq-lens", "--head-dim", "128", "--page-size", "16", "--lds-swizzle"],
+], ids=["pointers-decode-f16", "blocks-prefill-bf16-dynamic", "decode-d128-pipelined", "decode-d128-swizzled"])
 def test_check_runs_the_nvidia_lowering(tmp_path, capsys, argv: list[str]) -> None:
     path = generate(tmp_path, argv, "sm_90")
     assert run_cli.main([path, "--check"]) == 0

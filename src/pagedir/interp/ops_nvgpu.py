@@ -49,7 +49,9 @@ def compile_nvgpu_ldmatrix(p: Program, op: Any) -> Any:
         if getattr(m.space, "kind", None) != "lds":
             raise InterpError("'nvgpu.ldmatrix' op reads shared memory: its memref must be in workgroup memory",
                               p.op_location(op_id))
-        givers = (np.arange(warps)[:, None] * WARP + address_lanes[None, :]).reshape(-1)
+        # only the warps executing it (a warp the mask leaves out reads nothing)
+        running = np.arange(warps) if mask is None else np.nonzero(mask.reshape(warps, WARP).any(axis=1))[0]
+        givers = (running[:, None] * WARP + address_lanes[None, :]).reshape(-1)
         starts = widen(np.asarray(byte_offsets(m, [env[s] for s in index_slots]), dtype=np.int64), rt.lanes)[givers]
         relative = starts - m.space.lane_base[givers]
         if (relative % nv.LDMATRIX_ROW_BYTES).any():
@@ -61,9 +63,10 @@ def compile_nvgpu_ldmatrix(p: Program, op: Any) -> Any:
                               p.op_location(op_id))
         addresses = starts[:, None] + row_elements[None, :] * nv.LDMATRIX_ELEMENT_BYTES
         data = m.space.read(addresses, np.broadcast_to(givers[:, None], addresses.shape), u16, rt, op_id)
-        matrices = np.ascontiguousarray(data).view(np.uint16).reshape(warps, num, 8, 8)
+        matrices = np.ascontiguousarray(data).view(np.uint16).reshape(len(running), num, 8, 8)
         picked = np.stack([matrices[:, :, rows[:, e], cols[:, e]] for e in (0, 1)], axis=-1)  # warps x num x 32 x 2
-        bits = picked.transpose(0, 2, 1, 3).reshape(rt.lanes, num, 2)
-        env[result] = from_bits(np.ascontiguousarray(bits).view(elem.storage), elem)
+        bits = np.zeros((warps, WARP, num, 2), dtype=np.uint16)
+        bits[running] = picked.transpose(0, 2, 1, 3)
+        env[result] = from_bits(np.ascontiguousarray(bits.reshape(rt.lanes, num, 2)).view(elem.storage), elem)
 
     return run

@@ -78,7 +78,8 @@ D 64 f16: a row is 128 bytes, half a wave's load). rocMLIR has no direct-to-LDS 
 paged loads: here the page pointer of each load is the wave's own.
 
 On NVIDIA (``TargetFamily.direct_to_lds`` = ``cp.async``; :func:`cp_async_fallback` lists what it needs:
-a paged row-major 2-D tile, unswizzled, each warp's 512 bytes in one page) the GlobalToLDS stage issues
+a paged row-major 2-D tile, each warp's 512 bytes in one page; swizzled, a lane's 16 bytes in one chunk:
+it reads the global elements its LDS place holds) the GlobalToLDS stage issues
 ``rock.global_load_lds`` of 16 bytes a lane, each lane at its own row and column (a warp's copy may
 take several whole rows), then ``nvvm.cp.async.commit.group``, ``nvvm.cp.async.wait.group 0`` and
 ``rock.lds_barrier``; rock-buffer-load makes each lane's copy a ``cp.async`` (zero-filled where invalid).
@@ -619,10 +620,10 @@ def cp_async_fallback(op, wave: int) -> str | None:
     page (its pointer is the warp's)."""
     if op.page_size is None:
         return "the source is not paged (the direct path is built for page pointers only)"
-    if op.lds_swizzle is not None:
-        return "the tile is swizzled (cp.async copies linear rows)"
     dest_type = op.dest.type
     elem = element_bytes(dest_type.element_type)
+    if op.lds_swizzle is not None and list(op.lds_swizzle)[0] % (CP_ASYNC_BYTES // elem):
+        return f"a lane's {CP_ASYNC_BYTES} bytes would straddle two chunks of the swizzle {list(op.lds_swizzle)}"
     if dest_type.rank != 2 or strides_and_offset(dest_type) != ([dest_type.shape[1], 1], 0):
         return f"dest {dest_type} is not a row-major 2-D tile"
     rows, columns = dest_type.shape
@@ -672,6 +673,8 @@ def emit_cp_async_to_lds(op, plan: TilePlan, page_ptrs: ir.Value, wave: int) -> 
                 start = affine.apply(ir.AffineMap.get(2, 0, [d0 + d1 * per_lane]), [first, lane])
                 row = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(d0, columns)]), [start])
                 column = affine.apply(ir.AffineMap.get(1, 0, [d0 % columns]), [start])
+                if op.lds_swizzle is not None:  # the lane reads what its LDS place holds: the xor is its own inverse
+                    column = swizzled_column(list(op.lds_swizzle), row, column)
                 coords = [*op.indices, row, column]
                 position = affine.apply(position_map, coords)
                 page = affine.apply(ir.AffineMap.get(2, 0, [ir.AffineExpr.get_floor_div(d0, op.page_size) - d1]),

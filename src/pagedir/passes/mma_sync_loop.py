@@ -24,7 +24,7 @@ of non-finite values each output's row sees), the visibility in P's registers.
 After the loop each lane hands the epilogue 2 columns of each of its 2 rows per output block.
 The operands come from shared memory by ``ldmatrix`` (``nvgpu.ldmatrix``): Q's A registers x4 (once), K's
 B registers x4 per 8 keys and two steps of D, V's x4 ``.trans`` per 16 keys and two output blocks.
-Not yet: swizzled tiles (row-major tiles: an ldmatrix's 8 rows of one 16-byte column fall in few banks).
+With ``--lds-swizzle`` the tiles are stored swizzled for ldmatrix (:func:`ldmatrix_swizzle`), conflict-free.
 """
 
 from __future__ import annotations
@@ -37,12 +37,23 @@ from mlir.dialects import math as mlir_math
 
 from pagedir.dialect import rock
 from pagedir.passes.blockwise_gemm import EXCHANGE_PAD, MatrixLoop
-from pagedir.passes.ir_utils import index_const
+from pagedir.passes.ir_utils import index_const, swizzled_column
 
 #: Rows (M), keys (N) and reduced elements (K) of one mma.sync.
 MMA_M, MMA_N, MMA_K = 16, 8, 16
 #: Lanes of a warp that hold one row (threadID_in_group: the shuffles of the row statistics).
 ROW_LANES = 4
+#: Bytes of one ldmatrix row (8 elements of 16 bits).
+ROW_BYTES = 16
+
+
+def ldmatrix_swizzle(head_dim: int, elem_bytes: int) -> tuple[int, int, int, int]:
+    """``lds_swizzle`` of the tiles ldmatrix reads (``--lds-swizzle``): 16-byte chunks, row r's chunk k stored at
+    ``k xor (r mod n)``, n = min(8, chunks per row). An ldmatrix phase reads 8 consecutive rows at one chunk
+    (8 lanes x 16 bytes); unswizzled, rows of 128 bytes or more put them all in the same 4 banks (8-way
+    conflicts), swizzled they take 8 different chunks of 16 bytes: all 32 banks once."""
+    chunk = ROW_BYTES // elem_bytes
+    return (chunk, 1, min(8, head_dim // chunk), 1)
 
 
 class MmaSyncLoop(MatrixLoop):
@@ -129,9 +140,12 @@ class MmaSyncLoop(MatrixLoop):
 
     # --- S = Q K^T, softmax -------------------------------------------------------------
 
-    def ldmatrix(self, tile: ir.Value, row: ir.Value, column: ir.Value, tiles: int, transpose: bool) -> list[ir.Value]:
+    def ldmatrix(self, tile: ir.Value, swizzle, row: ir.Value, column: ir.Value, tiles: int,
+                 transpose: bool) -> list[ir.Value]:
         """``tiles`` 8x8 matrices of ``tile`` by one ``ldmatrix`` (lane ``8 j + r`` gives row r of matrix j at
-        ``tile[row, column]``): register j of the lane as ``vector<2 x element>``."""
+        ``tile[row, column]``, moved by the tile's ``swizzle``): register j of the lane as ``vector<2 x element>``."""
+        if swizzle is not None:
+            column = swizzled_column(swizzle, row, column)
         element = ir.MemRefType(tile.type).element_type
         result = nvgpu.ldmatrix(ir.VectorType.get([tiles, 2], element), tile, [row, column], transpose, tiles)
         return [vector.extract(result, [], [j]) for j in range(tiles)]
@@ -145,7 +159,7 @@ class MmaSyncLoop(MatrixLoop):
         steps = []
         for s in range(self.steps):
             column = self.apply(lambda l: 16 * s + 8 * ir.AffineExpr.get_floor_div(l, 16), self.lane)
-            steps.append(self.ldmatrix(self.b.q_rows, row, column, 4, False))
+            steps.append(self.ldmatrix(self.b.q_rows, self.b.q_swizzle, row, column, 4, False))
         return steps
 
     def scores(self, queries: list[list[ir.Value]]) -> list[tuple[ir.Value, ir.Value]]:
@@ -159,7 +173,7 @@ class MmaSyncLoop(MatrixLoop):
             for s in range(0, self.steps, 2):
                 tiles = 4 if s + 1 < self.steps else 2
                 column = self.apply(lambda l: 16 * s + 8 * (ir.AffineExpr.get_floor_div(l, 8) % tiles), self.lane)
-                registers = self.ldmatrix(self.b.k_tile, key, column, tiles, False)
+                registers = self.ldmatrix(self.b.k_tile, self.b.k_swizzle, key, column, tiles, False)
                 for step in range(tiles // 2):
                     acc = self.product(queries[s + step], registers[2 * step:2 * step + 2], acc)
             blocks.append((acc, first_key))
@@ -237,7 +251,7 @@ class MmaSyncLoop(MatrixLoop):
             key = self.apply(lambda k, l: k + 8 * (ir.AffineExpr.get_floor_div(l, 8) % 2) + l % 8, first_key, self.lane)
             for db in range(0, self.o_blocks, 2):
                 column = self.apply(lambda l: 8 * db + 8 * ir.AffineExpr.get_floor_div(l, 16), self.lane)
-                registers = self.ldmatrix(self.b.v_tile, key, column, 4, True)
+                registers = self.ldmatrix(self.b.v_tile, self.b.v_swizzle, key, column, 4, True)
                 for block in (db, db + 1):
                     b = registers[2 * (block - db):2 * (block - db) + 2]
                     if seen is None:

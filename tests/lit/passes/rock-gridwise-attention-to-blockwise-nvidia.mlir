@@ -1,4 +1,5 @@
 // RUN: pagedir-opt %s --rock-gridwise-attention-to-blockwise | FileCheck %s
+// RUN: pagedir-opt %s --rock-gridwise-attention-to-blockwise=lds-swizzle=true | FileCheck %s --check-prefix=SWIZZLE
 
 // Decode on sm_90 (2 query heads per KV head, D = 16, KV tiles of 64 keys, 4 warps): both products on
 // mma.sync m16n8k16, the operands from shared memory by ldmatrix. Before the loop one ldmatrix.x4 gives each
@@ -36,6 +37,20 @@
 // CHECK:         nvvm.mma.sync A[%[[P0]], %[[P1]], %[[P2]], %[[P3]]]  B[%[[V2]], %[[V3]]]
 // CHECK-NOT:   amdgpu.
 // CHECK-NOT:   rocdl.
+
+// With lds-swizzle the Q, K and V tiles are stored with ldmatrix's swizzle (16-byte chunks, row r's chunk k at
+// k xor (r mod n), n = 2 chunks per row at D 16), and each ldmatrix row address is moved the same way.
+
+// SWIZZLE-LABEL: func.func @decode_mma
+// SWIZZLE:       "rock.blockwise_load_tile"{{.*}}lds_swizzle = array<i64: 8, 1, 2, 1>
+// SWIZZLE:       %[[FLIP:.*]] = arith.xori
+// SWIZZLE:       %[[COL:.*]] = affine.apply #{{.*}}(%[[FLIP]],
+// SWIZZLE:       nvgpu.ldmatrix %{{.*}}[%{{.*}}, %[[COL]]] {numTiles = 4 : i32, transpose = false}
+// SWIZZLE:       scf.for
+// SWIZZLE:         "rock.blockwise_load_tile"{{.*}}lds_swizzle = array<i64: 8, 1, 2, 1>
+// SWIZZLE:         %[[KFLIP:.*]] = arith.xori
+// SWIZZLE:         %[[KCOL:.*]] = affine.apply #{{.*}}(%[[KFLIP]],
+// SWIZZLE:         nvgpu.ldmatrix %{{.*}}[%{{.*}}, %[[KCOL]]] {numTiles = 2 : i32, transpose = false}
 module {
   func.func @decode_mma(%arg0: memref<1x2x1x16xf16>, %arg1: memref<1x2x1xi64>, %arg2: memref<1x2x1xi64>, %arg3: memref<1x2x1x16xf16>) attributes {rock.arch = "sm_90", rock.block_size = 128 : i64, rock.grid_size = 1 : i64, rock.kernel, rock.paged_kv = array<i64: 256, 32, 1>} {
     %0 = "rock.deref"(%arg1) : (memref<1x2x1xi64>) -> memref<1x2x256xf16>
