@@ -631,3 +631,11 @@ def test_the_kernel_without_its_wait_reads_shared_memory_in_flight() -> None:
         execute(GEMM.replace("nvvm.cp.async.wait.group 0", ""), "gemm",
                 [np.zeros((2, 16, 16), np.float16), np.zeros((2, 16, 8), np.float16), np.zeros((2, 16, 8), np.float32),
                  np.zeros((2, 16, 8), np.float32)])
+
+
+def test_a_barrier_between_the_copy_and_the_wait_does_not_publish_the_data() -> None:
+    """The copy lands when its thread waits: another thread reads it only after a barrier that follows the wait."""
+    early = "nvvm.barrier0\n  nvvm.cp.async.commit.group\n  nvvm.cp.async.wait.group 0"
+    with pytest.raises(InterpError, match="LDS race .* since the last barrier"):
+        run_cp_async(wait=early, read="(d0 + 1) mod 32", barrier="")
+    np.testing.assert_array_equal(run_cp_async(wait=early, read="(d0 + 1) mod 32"), SOURCE[(np.arange(32) + 1) % 32])

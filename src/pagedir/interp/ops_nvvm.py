@@ -14,8 +14,9 @@ nothing here comes from pagedir's NVIDIA lowering. A warp is 32 consecutive thre
   operand, else all ``size``) from the global address, zeros for the rest of ``size`` bytes, to the shared
   address; ``cp.async.commit.group`` / ``cp.async.wait.group N`` keep per-thread groups. The interpreter
   writes the data at issue (values never depend on timing) and keeps its bytes *in flight* until a wait of
-  the issuing thread covers its group: any access to them before that is reported (``Runtime.check_in_flight``),
-  and other threads also need a barrier after the wait (the issuing thread is the bytes' writer).
+  the issuing thread covers its group: any access to them before that is reported (``Runtime.check_in_flight``).
+  The wait records the issuing thread as the bytes' writer at that point, so the other threads also need a
+  barrier after the wait (a barrier between the issue and the wait is not enough).
 * ``nvvm.read.ptx.sreg.*`` (tid, ntid, ctaid, nctaid: x only is more than 1; laneid, warpid, nwarpid,
   warpsize), ``nvvm.barrier0`` / ``nvvm.barrier`` without operands (``bar.sync 0``: the barrier model of
   :meth:`Runtime.barrier`), ``nvvm.shfl.sync`` (bfly / up / down / idx with the ``c`` operand's clamp and
@@ -619,6 +620,7 @@ class AsyncCopies:
             done = waiting[who] & nv.cp_async_retired(self.committed[who], group, keep)
             finished = units[done]
             space.in_flight[finished[space.in_flight[finished] == op_id + 1]] = 0
+            space.mark_written(finished, who[done], op_id)  # the data lands now: other threads need a barrier after
             if not done.all():
                 still.append((op_id, space, units[~done], who[~done], group[~done]))
         self.pending = still
