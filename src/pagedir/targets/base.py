@@ -86,6 +86,8 @@ class TargetFamily:
     name: str = ""
     #: LLVM target triple of the kernels' module (``amdgcn-amd-amdhsa``; NVIDIA: ``nvptx64-nvidia-cuda``).
     triple: str = ""
+    #: The LLVM data layout, where the family's lowering attaches none ("": the lowering's).
+    data_layout: str = ""
     #: Dialects a fully lowered ``gpu.module`` body may hold (NVIDIA: llvm, nvvm).
     lowered_dialects: tuple[str, ...] = ()
     #: Emit kind of the loadable code object (``hsaco``, linked by ``ld.lld``; NVIDIA: ``cubin``, by ``ptxas``).
@@ -96,6 +98,9 @@ class TargetFamily:
     waitcnt_encoding: str = ""
     #: Matrix ops (MLIR names) whose lane layout this family defines (the interpreter's dispatch).
     matrix_ops: tuple[str, ...] = ()
+    #: A scalar unit (AMD's SGPRs): wave-uniform values are made so with ``readfirstlane`` / ``readlane``
+    #: so that they live in scalar registers. False (NVIDIA): the lowering emits neither.
+    scalar_unit: bool = True
 
     # --- matrix cores ---------------------------------------------------------------------
 

@@ -1,0 +1,140 @@
+"""The NVIDIA family (sm_80, sm_90): chips, CUDA occupancy, loads through pointers, PTX and cubin, --check.
+
+The cubin tests run ptxas from the ``nvidia-cuda-nvcc`` wheel (pagedir's ``nvidia`` extra, installed
+with the test environment).
+"""
+
+from __future__ import annotations
+
+import mlir.ir as ir
+import numpy as np
+import pytest
+
+from pagedir import interp
+from pagedir.arch import ChipError, get_chip
+from pagedir.backend.occupancy import occupancy
+from pagedir.cli import compile as compile_cli
+from pagedir.cli import gen as gen_cli
+from pagedir.cli import run as run_cli
+from pagedir.cli.compile import compile_source
+from pagedir.context import make_context
+from pagedir.interp import InterpError
+from pagedir.targets import family_of
+
+DECODE = ["--batch", "2", "--num-heads-q", "16", "--num-heads-kv", "2", "--seq-len-q", "1", "--seq-len-k", "128",
+          "--head-dim", "128", "--page-size", "16", "--seq-lens"]
+PREFILL = ["--batch", "1", "--num-heads-q", "16", "--num-heads-kv", "2", "--seq-len-q", "256", "--seq-len-k", "256",
+           "--head-dim", "128", "--page-size", "16", "--causal"]
+
+
+def generate(tmp_path, argv: list[str], arch: str, name: str = "k.mlir") -> str:
+    path = tmp_path / name
+    assert gen_cli.main(["attention", *argv, "--arch", arch, "-o", str(path)]) == 0
+    return str(path)
+
+
+def test_nvidia_chips_and_targets() -> None:
+    for name, sms in (("sm_80", 108), ("sm_90", 132)):
+        chip = get_chip(name)
+        assert (chip.family, chip.wave_size, chip.compute_units) == ("nvidia", 32, sms)
+        assert get_chip(f"nvptx64-nvidia-cuda:{name}") == chip
+    assert get_chip("sm_90").lds_per_workgroup == 227 * 1024
+    with pytest.raises(ChipError, match="unknown chip 'sm_75'"):
+        get_chip("sm_75")
+    with pytest.raises(ChipError, match="invalid target 'sm_90:xnack-'"):
+        get_chip("sm_90:xnack-")
+
+
+def test_cuda_occupancy_reserves_shared_memory_per_block_and_caps_blocks() -> None:
+    sm_80 = get_chip("sm_80")
+    # 54 KiB per block + the 1 KiB CUDA reserves: 2 blocks in 164 KiB (3 without the reservation); 4 warps each
+    assert occupancy(sm_80, vgprs=32, lds_bytes=54 * 1024, workgroup_size=128).waves_per_simd * 4 == 8
+    # one-warp blocks: at most 32 per SM, so 32 warps, not 64
+    assert occupancy(sm_80, vgprs=32, workgroup_size=32).waves_per_simd * 4 == 32
+    # 128 registers: 256 per warp granule, 64K per SM -> 16 warps per SM (CUDA's calculator)
+    assert occupancy(sm_80, vgprs=128, workgroup_size=128).waves_per_simd * 4 == 16
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("shape", [DECODE, PREFILL], ids=["decode", "prefill"])
+def test_attention_compiles_to_ptx_and_cubin_without_spills(tmp_path, arch: str, shape: list[str]) -> None:
+    text = open(generate(tmp_path, ["--dtype", "f16", *shape], arch)).read()
+    ptx = compile_source(text, emit="ptx", report=True, cache=False)
+    assert f".target {arch}" in ptx.artefact
+    assert "ld.global.v4.b32" in ptx.artefact  # K/V/Q in 16-byte loads
+    assert "call" not in ptx.artefact  # exp2 and friends are instructions, not library calls
+    report = ptx.report_json
+    assert '"vgpr_spills": 0' in report and '"scratch_bytes": 0' in report, report
+    assert '"dwordx4"' in report
+    cubin = compile_source(text, emit="cubin", cache=False).artefact
+    assert cubin[:4] == b"\x7fELF"
+
+
+def test_another_familys_artefact_is_refused(tmp_path, capsys) -> None:
+    path = generate(tmp_path, ["--dtype", "f16", *DECODE], "sm_90")
+    assert compile_cli.main([path, "--emit=hsaco", "-o", str(tmp_path / "k.hsaco")]) == 1
+    assert "--emit=hsaco is not made for sm_90" in capsys.readouterr().err
+    amd = generate(tmp_path, ["--dtype", "f16", *DECODE], "gfx942", "amd.mlir")
+    assert compile_cli.main([amd, "--emit=cubin", "-o", str(tmp_path / "k.cubin")]) == 1
+    assert "--emit=cubin is not made for gfx942" in capsys.readouterr().err
+    assert not (tmp_path / "k.hsaco").exists() and not (tmp_path / "k.cubin").exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["--page-table", "pointers", "--dtype", "f16", "--batch", "2", "--num-heads-q", "4", "--num-heads-kv", "2",
+     "--seq-len-q", "1", "--seq-len-k", "64", "--seq-lens", "--head-dim", "64", "--page-size", "16"],
+    ["--page-table", "blocks", "--dtype", "bf16", "--batch", "1", "--num-heads-q", "2", "--num-heads-kv", "1",
+     "--seq-len-q", "32", "--seq-len-k", "48", "--causal", "--dynamic", "--head-dim", "64", "--page-size", "16"],
+], ids=["pointers-decode-f16", "blocks-prefill-bf16-dynamic"])
+def test_check_runs_the_nvidia_lowering(tmp_path, capsys, argv: list[str]) -> None:
+    path = generate(tmp_path, argv, "sm_90")
+    assert run_cli.main([path, "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "L6 after rock-kernel-pipeline" in out and "FAIL" not in out
+
+
+LOAD_KERNEL = """
+func.func @load(%base: i64, %out: memref<4xi32>) attributes {rock.kernel, rock.arch = "sm_90", rock.block_size = 2 : i64, rock.grid_size = 1 : i64} {
+  %tid = "rock.workitem_id"() : () -> index
+  %c0 = arith.constant 0 : index
+  %lane0 = arith.cmpi eq, %tid, %c0 : index
+  %far = arith.index_cast %tid : index to i64
+  %step = arith.constant 1000000001 : i64
+  %apart = arith.muli %far, %step : i64
+  %addr = arith.addi %base, %apart : i64
+  %x = scf.if %lane0 -> (vector<4xi32>) {
+    %p = llvm.inttoptr %addr : i64 to !llvm.ptr<1>
+    %v = llvm.load %p {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
+    scf.yield %v : vector<4xi32>
+  } else {
+    %z = arith.constant dense<0> : vector<4xi32>
+    scf.yield %z : vector<4xi32>
+  }
+  scf.if %lane0 {
+    vector.store %x, %out[%c0] : memref<4xi32>, vector<4xi32>
+  }
+  return
+}
+"""
+
+
+def run_load(offset: int) -> np.ndarray:
+    with make_context():
+        module = ir.Module.parse(LOAD_KERNEL)
+        device = interp.Device()
+        words = device.upload(np.arange(1, 9, dtype=np.int32))
+        return interp.run(module, "load", [words.address + offset, np.zeros(4, np.int32)], device=device)[-1]
+
+
+def test_interpreter_pointer_load_reads_vectors_and_refuses_misaligned_addresses() -> None:
+    # lane 1's address is unmapped and misaligned, but lane 1 is not active in the guarded region: only lane 0 reads
+    assert list(run_load(16)) == [5, 6, 7, 8]
+    with pytest.raises(InterpError, match="is not 16-byte aligned"):
+        run_load(4)
+
+
+def test_nvidia_family_lowers_through_nvvm() -> None:
+    family = family_of(get_chip("sm_90"))
+    assert family.buffer_flags is None and not family.scalar_unit
+    _, passes = family.lowering_passes(get_chip("sm_90"), 64)
+    assert passes == ["convert-gpu-to-nvvm{index-bitwidth=64 use-bare-ptr-memref-call-conv=true}"]
