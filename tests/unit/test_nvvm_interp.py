@@ -639,3 +639,15 @@ def test_a_barrier_between_the_copy_and_the_wait_does_not_publish_the_data() -> 
     with pytest.raises(InterpError, match="LDS race .* since the last barrier"):
         run_cp_async(wait=early, read="(d0 + 1) mod 32", barrier="")
     np.testing.assert_array_equal(run_cp_async(wait=early, read="(d0 + 1) mod 32"), SOURCE[(np.arange(32) + 1) % 32])
+
+
+@pytest.mark.parametrize("stride, cycles", [(1, 0), (2, 4), (8, 28)])
+def test_ldmatrix_bank_conflicts_count_a_matrix_per_cycle(stride: int, cycles: int) -> None:
+    """Rows 16 bytes apart fill the 32 banks; 32 bytes apart, rows 0 and 4 of a matrix share banks (one extra cycle
+    per matrix); 128 bytes apart, all 8 rows do (7 extra cycles per matrix)."""
+    from pagedir.interp import lds_banks
+
+    with lds_banks.tally() as counts:
+        run_ldmatrix(4, False, (np.arange(32) * stride) % 64, np.zeros((64, 8), np.int16))
+    ldmatrix = [c for (name, _, _), c in counts.ops.items() if name == "nvvm.ldmatrix"]
+    assert [(c.instructions, c.cycles) for c in ldmatrix] == [(1, cycles)]

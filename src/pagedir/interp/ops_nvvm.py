@@ -9,7 +9,8 @@ nothing here comes from pagedir's NVIDIA lowering. A warp is 32 consecutive thre
   together; a warp with some threads inactive is an error.
 * ``nvvm.ldmatrix`` m8n8 b16, x1/x2/x4, with or without ``.trans`` (``layout = col``): row r of matrix j at
   the shared address of lane 8j + r (16-byte aligned, inside one shared allocation); the whole warp must
-  execute it. Reads count as reads of the lane that gave the row's address (LDS race detection).
+  execute it. Reads count as reads of the lane that gave the row's address (LDS race detection), and each
+  matrix as one 128-byte cycle of the lanes that gave its rows (``pagedir-run --lds-banks``).
 * ``nvvm.cp.async.shared.global`` (``cp.async``): per thread, ``src-size`` bytes (the optional ``cpSize``
   operand, else all ``size``) from the global address, zeros for the rest of ``size`` bytes, to the shared
   address; ``cp.async.commit.group`` / ``cp.async.wait.group N`` keep per-thread groups. The interpreter
@@ -36,6 +37,7 @@ from typing import Any
 import mlir.ir as ir
 import numpy as np
 
+from pagedir.interp import lds_banks
 from pagedir.interp.memory import Elem, InterpError, Space, elem_named
 from pagedir.interp.ops_arith import FLOAT_RULES, FloatRule, from_bits, to_bits
 from pagedir.interp.ops_lds_dma import lds_space
@@ -134,6 +136,15 @@ def shared_places(p: Program, op_id: int, pointers: np.ndarray, lanes: np.ndarra
     return places
 
 
+def count_banks(p: Program, op_id: int, space: Space, addresses: np.ndarray, lanes: np.ndarray, size: int,
+                kind: str) -> None:
+    """Shared-memory bank conflicts of an access inside ``lds_banks.tally()``: NVIDIA's shared memory has the 32
+    banks of 4 bytes and the 128 bytes per cycle of :mod:`pagedir.interp.lds_banks`' model, for warps of 32."""
+    if lds_banks.counting():
+        lds_banks.record((p.op_name(op_id), p.op_where(op_id), kind), addresses - space.lane_base[lanes, None], lanes,
+                         p.rt.tid[lanes], p.rt.block, WARP, size)
+
+
 def global_read(p: Program, op_id: int, addresses: np.ndarray, elem: Elem) -> np.ndarray:
     return p.rt.device.read(addresses, elem, lambda: p.op_name(op_id), p.op_location(op_id))
 
@@ -181,6 +192,7 @@ def compile_llvm_access(p: Program, op: Any) -> Any:
             for sp, offsets, these in shared_places(p, op_id, pointers, lanes, count * elem.size, align):
                 addresses = offsets[:, None] + element_offsets
                 who = np.broadcast_to(lanes[these][:, None], addresses.shape)
+                count_banks(p, op_id, sp, addresses, lanes[these], elem.size, "write" if storing else "read")
                 if storing:
                     sp.write(addresses, who, values[these], elem, rt, op_id)
                 else:
@@ -578,6 +590,7 @@ def compile_ldmatrix(p: Program, op: Any) -> Any:
         for space, offsets, these in shared_places(p, op_id, pointers, givers, nv.LDMATRIX_ROW_BYTES,
                                                    nv.LDMATRIX_ROW_BYTES):
             addresses = offsets[:, None] + element_offsets
+            count_banks(p, op_id, space, addresses, givers[these], nv.LDMATRIX_ELEMENT_BYTES, "read")  # a matrix per cycle
             data[these] = space.read(addresses, np.broadcast_to(givers[these][:, None], addresses.shape), u16, rt, op_id)
         matrices = data.view(np.uint16).reshape(warps, num, 8, 8)
         low, high = (matrices[:, :, rows[:, e], cols[:, e]].astype(np.uint32) for e in (0, 1))  # warps x num x 32
@@ -666,6 +679,7 @@ def compile_cp_async(p: Program, op: Any) -> Any:
         for space, offsets, these in shared_places(p, op_id, dst, lanes, size, size):
             addresses = offsets[:, None] + np.arange(halves, dtype=np.int64) * 2
             who = np.broadcast_to(lanes[these][:, None], addresses.shape)
+            count_banks(p, op_id, space, addresses, lanes[these], 2, "write")
             space.write(addresses, who, words[these], i16, rt, op_id)
             state.issue(op_id, space, *space._units(addresses.reshape(-1), who.reshape(-1), 2))
 
