@@ -651,3 +651,15 @@ def test_ldmatrix_bank_conflicts_count_a_matrix_per_cycle(stride: int, cycles: i
         run_ldmatrix(4, False, (np.arange(32) * stride) % 64, np.zeros((64, 8), np.int16))
     ldmatrix = [c for (name, _, _), c in counts.ops.items() if name == "nvvm.ldmatrix"]
     assert [(c.instructions, c.cycles) for c in ldmatrix] == [(1, cycles)]
+
+
+def test_a_block_of_16_threads_shuffles_within_its_threads() -> None:
+    """A full member mask in a block of 16: lanes 16-31 do not exist (as if exited); a read from one is an error."""
+    text = SHUFFLE.format(attrs=ATTRS.format(block=16, grid=1), kind="bfly", offset=8, clamp=0x1F)
+    text = text.replace("memref<64xf32>", "memref<16xf32>").replace("memref<64xi1>", "memref<16xi1>")
+    values = np.arange(16, dtype=np.float32)
+    got = execute(text, "shfl", [values, np.zeros(16, np.float32), np.zeros(16, bool)])[1]
+    np.testing.assert_array_equal(got, values[np.arange(16) ^ 8])
+    with pytest.raises(InterpError, match="reads lane 16 of its warp, which is not an active member"):
+        execute(text.replace("%offset = arith.constant 8", "%offset = arith.constant 16"), "shfl",
+                [values, np.zeros(16, np.float32), np.zeros(16, bool)])

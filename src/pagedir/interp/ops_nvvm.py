@@ -388,8 +388,9 @@ def compile_nvvm_barrier(p: Program, op: Any) -> Any:
 
 
 def _members(p: Program, op_id: int, env: list, slot: int, mask: Any) -> np.ndarray:
-    """Per lane, which lanes of its warp its member mask names (lanes x 32), after the convergence checks:
-    an active thread names itself, and every thread it names exists and executes the op with it."""
+    """Per lane, which threads of its warp its member mask names (lanes x 32), after the convergence checks:
+    an active thread names itself, and every thread it names executes the op with it (PTX: every non-exited
+    thread of the mask; threads past the end of the block count as exited)."""
     rt = p.rt
     member_mask = widen(np.asarray(env[slot]).astype(np.int64) & 0xFFFFFFFF, rt.lanes)
     lane = rt.tid % WARP
@@ -397,7 +398,8 @@ def _members(p: Program, op_id: int, env: list, slot: int, mask: Any) -> np.ndar
     named = ((member_mask[:, None] >> np.arange(WARP)) & 1).astype(bool)
     exists = (rt.tid - lane)[:, None] + np.arange(WARP) < rt.block
     warp_lanes = np.minimum((rt.all_lanes - lane)[:, None] + np.arange(WARP), rt.lanes - 1)
-    missing = active[:, None] & named & ~(exists & active[warp_lanes])
+    named &= exists  # a block's last warp may have fewer threads: those past the block count as exited
+    missing = active[:, None] & named & ~active[warp_lanes]
     if (active & ~named[rt.all_lanes, lane]).any():
         at = int(np.argmax(active & ~named[rt.all_lanes, lane]))
         raise InterpError(f"{p.op_name(op_id)}: thread {int(rt.tid[at])} executes it with a member mask "
