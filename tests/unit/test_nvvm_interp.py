@@ -275,6 +275,34 @@ def test_ldmatrix_round_trips_the_mma_fragments() -> None:
         assert halves[lane].tolist() == b_fragment(b, lane), lane
 
 
+@pytest.mark.parametrize("k_major", [True, False], ids=["k-major-trans", "n-major"])
+def test_the_b_row_addresses_give_the_mma_b_fragments(k_major: bool) -> None:
+    """pagedir.targets.nvidia_mma.ldmatrix_b_row: ldmatrix.x4 of a 16 x 16 B (two n-tiles) stored K-major (with
+    .trans) or N-major (without) gives each lane b0..b3 of n-tile 0, then of n-tile 1, as the PTX ISA lists them."""
+    rng = np.random.default_rng(5)
+    b = rng.integers(-2**15, 2**15, size=(16, 16)).astype(np.int16)
+    stored = b if k_major else b.T  # rows of 16 elements: two 16-byte units each
+    rows = np.zeros((64, 8), np.int16)
+    rows[:32] = stored.reshape(32, 8)
+    k, n = nvidia_mma.ldmatrix_b_row(np.arange(32), k_major)
+    order = (k * 2 + n // 8) if k_major else (n * 2 + k // 8)
+    words = run_ldmatrix(4, k_major, order, rows)
+    halves = np.stack([words & 0xFFFF, words >> 16], axis=2).astype(np.uint16).view(np.int16).reshape(32, 8)
+    for lane in range(32):
+        assert halves[lane].tolist() == b_fragment(b[:, :8], lane) + b_fragment(b[:, 8:], lane), lane
+
+
+def test_the_a_row_addresses_give_the_mma_a_fragments() -> None:
+    a = np.random.default_rng(6).integers(-2**15, 2**15, size=(16, 16)).astype(np.int16)
+    rows = np.zeros((64, 8), np.int16)
+    rows[:32] = a.reshape(32, 8)
+    row, col = nvidia_mma.ldmatrix_a_row(np.arange(32))
+    words = run_ldmatrix(4, False, row * 2 + col // 8, rows)
+    halves = np.stack([words & 0xFFFF, words >> 16], axis=2).astype(np.uint16).view(np.int16).reshape(32, 8)
+    for lane in range(32):
+        assert halves[lane].tolist() == a_fragment(a, lane), lane
+
+
 def test_ldmatrix_needs_16_byte_aligned_rows() -> None:
     text = ldmatrix_kernel(4, False).replace("%bytes = arith.constant 16 : i32", "%bytes = arith.constant 18 : i32")
     with pytest.raises(InterpError, match="not 16-byte aligned"):
