@@ -81,6 +81,17 @@ def test_the_table_lists_the_documented_fragments() -> None:
         assert [(int(r), int(c)) for r, c in zip(*(x[lane] for x in nvidia_mma.MMA_C))] == c_positions(lane)
 
 
+def test_two_accumulators_are_an_a_fragment_in_the_same_lanes() -> None:
+    """D of two 16 x 8 products side by side, read as one 16 x 16 A: a_i of lane l is the c element
+    a_from_accumulators names, by the two documented layouts."""
+    for lane in range(32):
+        a_places = a_fragment(np.arange(256).reshape(16, 16), lane)
+        for i in range(8):
+            tile, c = (int(x) for x in nvidia_mma.a_from_accumulators(np.array(i)))
+            row, col = c_positions(lane)[c]
+            assert a_places[i] == row * 16 + 8 * tile + col, (lane, i)
+
+
 # ----------------------------------------------------------------------------
 # mma.sync on random matrices, one per warp
 

@@ -72,6 +72,13 @@ MMA_B = _table(mma_b_position, MMA_B_PER_LANE)
 MMA_C = _table(mma_c_position, MMA_C_PER_LANE)
 
 
+def a_from_accumulators(i: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(n-tile, c index) of the accumulator element that holds the same (row, col) as ``a_i`` in the same lane,
+    when two 16 x 8 accumulators side by side (n-tiles 0 and 1) are read as one 16 x 16 A: a product's D feeds
+    the next product's A without leaving the lane (S = Q K^T, then P V)."""
+    return i >> 2, i & 3
+
+
 def mma_layout() -> MatrixLayout:
     """The m16n8k16 table as a :class:`MatrixLayout` (A 16x16, B 16x8, D 16x8; wave = warp)."""
     return MatrixLayout(MMA_M, MMA_N, MMA_K, WARP, MMA_A, MMA_B, MMA_C)
