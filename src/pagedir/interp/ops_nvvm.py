@@ -41,6 +41,7 @@ from pagedir.interp import lds_banks
 from pagedir.interp.memory import Elem, InterpError, Space, elem_named
 from pagedir.interp.ops_arith import FLOAT_RULES, FloatRule, from_bits, to_bits
 from pagedir.interp.ops_lds_dma import lds_space
+from pagedir.interp.ops_memory import LDS_POINTER_SHIFT
 from pagedir.interp.simt import Program, elem_of, handles, select, vector_shape, widen
 from pagedir.targets import nvidia_mma as nv
 
@@ -117,12 +118,12 @@ def shared_places(p: Program, op_id: int, pointers: np.ndarray, lanes: np.ndarra
     """Per shared allocation: (space, the byte offsets in its ``bytes`` of ``lanes``' accesses of ``nbytes``
     at ``pointers``, the indices into ``lanes`` that access it); bounds and alignment checked."""
     rt, where = p.rt, p.op_location(op_id)
-    tags = pointers >> 20
+    tags = pointers >> LDS_POINTER_SHIFT
     places = []
     for tag in np.unique(tags):
         these = np.nonzero(tags == tag)[0]
         space, _ = lds_space(rt, int(pointers[these[0]]), where)
-        offset = pointers[these] & ((1 << 20) - 1)
+        offset = pointers[these] & ((1 << LDS_POINTER_SHIFT) - 1)
         bad = (offset + nbytes > space.nbytes) | (offset < 0)
         if bad.any():
             at = int(offset[bad][0])
