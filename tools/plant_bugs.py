@@ -114,6 +114,7 @@ THREADWISE = "passes/threadwise_lowering.py"
 REUSE_LDS = "passes/reuse_lds.py"
 PIPELINE = "passes/pipeline.py"
 BLOCKS = "page_sources/blocks.py"
+MMA_SYNC = "passes/mma_sync_loop.py"
 
 #: An attention kernel with ragged lengths, checked by pagedir-run against the reference (NaN/Inf past seq_lens).
 CHECK_ATTENTION = "pagedir-gen attention --ragged --num-heads-q 4 --num-heads-kv 2 | pagedir-run --check -"
@@ -361,10 +362,44 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "buffer-load-swapped-flags",
         "rock-buffer-load builds RDNA descriptor flags for CDNA chips and CDNA flags for RDNA chips",
-        (Edit(BUFFER_LOAD, "lower_global_load(op, family_of(chip).buffer_flags)",
-              "lower_global_load(op, family_of(chip).buffer_flags ^ 0x00027000 ^ 0x31027000)"),),
+        (Edit(BUFFER_LOAD, "flags = family_of(chip).buffer_flags\n",
+              "flags = family_of(chip).buffer_flags ^ 0x00027000 ^ 0x31027000  # PLANTED\n"),),
         (Catcher("tests/unit/test_copy_kv.py::test_dtypes[f16]", r"set bits reserved on CDNA"),
          Catcher(CHECK_COPY_KV_RDNA, CHECK_FAILED)),
+    ),
+    Plant(
+        "mma-sync-hidden-v-weighted-by-zero",
+        "the mma.sync loop weights causally hidden V rows by 0 instead of leaving them out (0 x NaN is NaN)",
+        (Edit(MMA_SYNC, "return arith.select(sees_non_finite, self.product(a, b, acc), self.product(a, sanitized, acc))",
+              "return self.product(a, b, acc)  # PLANTED"),),
+        (Catcher("tests/unit/test_nvidia.py::test_mma_sync_causally_hidden_nan_keys_spare_the_other_rows[f16]",
+                 WRONG_VALUES),),
+    ),
+    Plant(
+        "mma-sync-p-rows-swapped",
+        "the mma.sync loop hands P to the second product with its two rows' registers swapped",
+        (Edit(MMA_SYNC, "for part in (low[0:2], low[2:4], high[0:2], high[2:4])",
+              "for part in (low[2:4], low[0:2], high[2:4], high[0:2])"),),  # PLANTED
+        (Catcher("tests/unit/test_nvidia.py::test_mma_sync_keys_past_seq_len_never_reach_the_output[prefill-causal]",
+                 WRONG_VALUES),
+         Catcher(f"{CHECK_ATTENTION.replace(' | ', ' --arch sm_90 --seq-len-q 20 --causal | ')}", CHECK_FAILED)),
+    ),
+    Plant(
+        "pointer-load-unguarded",
+        "rock-buffer-load's NVIDIA loads ignore their validity: null pages and keys past seq_len are read",
+        (Edit(BUFFER_LOAD, "        if op.valid is None:\n            value = load_pointer_split(",
+              "        if True:  # PLANTED\n            value = load_pointer_split("),),
+        (Catcher("tests/unit/test_nvidia.py::test_check_runs_the_nvidia_lowering[pointers-decode-f16]",
+                 rf"{UNMAPPED}|FAIL"),
+         Catcher(f"{CHECK_ATTENTION.replace(' | ', ' --arch sm_90 | ')}", rf"{UNMAPPED}|{CHECK_FAILED}"),
+         Catcher("tests/lit/passes/rock-buffer-load-nvidia.mlir", r"error: Couldn.t match")),
+    ),
+    Plant(
+        "pointer-load-pieces-overlap",
+        "rock-buffer-load's NVIDIA loads wider than 16 bytes read every piece at the first piece's address (caught by "
+        "lit only: the kernels' vectors are at most 16 bytes)",
+        (Edit(BUFFER_LOAD, "at = address if first_lane == 0 else", "at = address if True else"),),  # PLANTED
+        (Catcher("tests/lit/passes/rock-buffer-load-nvidia.mlir", r"error: Couldn.t match"),),
     ),
     Plant(
         "buffer-load-half-page-records",

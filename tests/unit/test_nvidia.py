@@ -137,4 +137,39 @@ def test_nvidia_family_lowers_through_nvvm() -> None:
     family = family_of(get_chip("sm_90"))
     assert family.buffer_flags is None and not family.scalar_unit
     _, passes = family.lowering_passes(get_chip("sm_90"), 64)
-    assert passes == ["convert-gpu-to-nvvm{index-bitwidth=64 use-bare-ptr-memref-call-conv=true}"]
+    assert passes == ["convert-math-to-llvm", "convert-gpu-to-nvvm{index-bitwidth=64 use-bare-ptr-memref-call-conv=true}"]
+
+
+# ----------------------------------------------------------------------------
+# The tensor-core loop (mma.sync m16n8k16)
+
+
+def test_attention_runs_on_mma_sync_in_the_hot_loop(tmp_path) -> None:
+    text = open(generate(tmp_path, ["--dtype", "bf16", *DECODE], "sm_90")).read()
+    ptx = compile_source(text, emit="ptx", cache=False).artefact
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32" in ptx
+    report = compile_source(text, emit="ptx", report=True, cache=False).report_json
+    assert '"matrix_instructions": 0' not in report and '"vgpr_spills": 0' in report
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_mma_sync_causally_hidden_nan_keys_spare_the_other_rows(dtype: str) -> None:
+    # Only the last query row sees the last key: NaN in its K and V must not reach the other rows through
+    # 0 x NaN in the P V product (the hidden-key products of the diagonal tiles).
+    from test_attention import TOLERANCE, make_args, run_attention
+
+    args = make_args(seq_len_q=4, seq_len_k=48, causal=True, arch="sm_90", dtype=dtype)
+    got, expected = run_attention(args, np.array([48, 21], dtype=np.int32), poison_last_key=True)
+    assert np.all(np.isnan(expected[:, :, -1])) and np.all(np.isfinite(expected[:, :, :-1]))
+    np.testing.assert_allclose(got[:, :, :-1], expected[:, :, :-1], atol=TOLERANCE[args.dtype], rtol=0)
+
+
+@pytest.mark.parametrize("overrides", [dict(seq_len_k=40), dict(seq_len_q=5, seq_len_k=48, causal=True, num_heads_q=8)],
+                         ids=["decode", "prefill-causal"])
+def test_mma_sync_keys_past_seq_len_never_reach_the_output(overrides: dict) -> None:
+    from test_attention import TOLERANCE, make_args, run_attention
+
+    args = make_args(arch="sm_90", head_dim=128, **overrides)
+    got, expected = run_attention(args, np.array([overrides["seq_len_k"], 7], dtype=np.int32), stale=True)
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, expected, atol=TOLERANCE[args.dtype], rtol=0)

@@ -48,6 +48,7 @@ from pagedir.arch import Chip, get_chip
 from pagedir.backend.loops import LABEL_RE as _LABEL_RE
 from pagedir.backend.loops import hot_loop, instruction
 from pagedir.backend.occupancy import occupancy, total_vgprs
+from pagedir.targets import family_of
 
 
 @dataclass
@@ -344,7 +345,7 @@ def kernel_reports(asm: str, chip: Chip | str) -> list[KernelReport]:
     """One :class:`KernelReport` per kernel descriptor in ``asm`` (an NVIDIA chip's PTX:
     :mod:`pagedir.backend.ptx_report`)."""
     chip = get_chip(chip) if isinstance(chip, str) else chip
-    if chip.family == "nvidia":
+    if family_of(chip).assembly == "ptx":
         from pagedir.backend.ptx_report import kernel_reports as ptx_kernel_reports
 
         return ptx_kernel_reports(asm, chip)
@@ -412,7 +413,7 @@ def format_table(reports: list[KernelReport]) -> str:
     out = []
     for r in reports:
         limits = ", ".join(f"{k} {v}" for k, v in r.occupancy_limits.items())
-        if get_chip(r.chip).family == "nvidia":
+        if family_of(get_chip(r.chip)).assembly == "ptx":
             out.extend(_nvidia_rows(r, limits))
             continue
         rows = [

@@ -61,6 +61,9 @@ class MatrixForm:
     max_head_dim: int | None = None
     m: int = TILE
     n: int = TILE
+    #: NVIDIA's ``mma.sync`` m16n8k16: the blockwise loop of :mod:`pagedir.passes.mma_sync_loop` (its own
+    #: lane scheme), and :meth:`product` takes A as 4 and B as 2 two-element registers, C and D as 4 f32.
+    warp_mma: bool = False
 
     def product(self, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
         """``D = A x B + C`` of one tile, emitted at the current insertion point."""
@@ -90,6 +93,9 @@ class TargetFamily:
     data_layout: str = ""
     #: Dialects a fully lowered ``gpu.module`` body may hold (NVIDIA: llvm, nvvm).
     lowered_dialects: tuple[str, ...] = ()
+    #: The code generator's assembly: ``amdgcn`` (read by :mod:`pagedir.backend.report`) or ``ptx``
+    #: (:mod:`pagedir.backend.ptx_report`).
+    assembly: str = "amdgcn"
     #: Emit kind of the loadable code object (``hsaco``, linked by ``ld.lld``; NVIDIA: ``cubin``, by ``ptxas``).
     code_object: str = ""
     #: Flags word of a raw buffer descriptor; None where the family has no buffer descriptors.
