@@ -137,7 +137,7 @@ def test_nvidia_family_lowers_through_nvvm() -> None:
     family = family_of(get_chip("sm_90"))
     assert family.buffer_flags is None and not family.scalar_unit
     _, passes = family.lowering_passes(get_chip("sm_90"), 64)
-    assert passes == ["convert-math-to-llvm", "convert-gpu-to-nvvm{index-bitwidth=64 use-bare-ptr-memref-call-conv=true}"]
+    assert passes == ["convert-math-to-llvm", "convert-nvgpu-to-nvvm", "convert-gpu-to-nvvm{index-bitwidth=64 use-bare-ptr-memref-call-conv=true}"]
 
 
 # ----------------------------------------------------------------------------
@@ -173,3 +173,92 @@ def test_mma_sync_keys_past_seq_len_never_reach_the_output(overrides: dict) -> N
     got, expected = run_attention(args, np.array([overrides["seq_len_k"], 7], dtype=np.int32), stale=True)
     assert np.all(np.isfinite(got))
     np.testing.assert_allclose(got, expected, atol=TOLERANCE[args.dtype], rtol=0)
+
+
+# ----------------------------------------------------------------------------
+# cp.async (--lds-dma)
+
+
+def test_lds_dma_copies_kv_tiles_with_cp_async(tmp_path) -> None:
+    text = open(generate(tmp_path, ["--dtype", "f16", *DECODE, "--lds-dma"], "sm_90")).read()
+    ptx = compile_source(text, emit="ptx", report=True, cache=False)
+    for instruction in ("cp.async.cg.shared.global", "cp.async.commit_group", "cp.async.wait_group", "mma.sync"):
+        assert instruction in ptx.artefact, instruction
+    assert '"async 128bit"' in ptx.report_json and '"vgpr_spills": 0' in ptx.report_json
+    assert compile_source(text, emit="cubin", cache=False).artefact[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("argv", [
+    ["--page-table", "pointers", "--dtype", "f16", "--batch", "2", "--num-heads-q", "4", "--num-heads-kv", "2",
+     "--seq-len-q", "1", "--seq-len-k", "64", "--seq-lens", "--head-dim", "64", "--page-size", "16"],
+    ["--page-table", "blocks", "--dtype", "bf16", "--batch", "1", "--num-heads-q", "2", "--num-heads-kv", "1",
+     "--seq-len-q", "32", "--seq-len-k", "48", "--causal", "--head-dim", "128", "--page-size", "16"],
+], ids=["pointers-decode-f16", "blocks-prefill-bf16"])
+def test_check_runs_the_cp_async_copies(tmp_path, capsys, argv: list[str]) -> None:
+    # null pages and keys past seq_len are zero-filled, never read; the tile is read only after the wait
+    path = generate(tmp_path, [*argv, "--lds-dma"], "sm_90")
+    assert run_cli.main([path, "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "L6 after rock-kernel-pipeline" in out and "FAIL" not in out
+
+
+def test_benchmark_report_has_nvidia_rows() -> None:
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from benchmarks import report
+    from benchmarks.bench import measure_config
+    from benchmarks.configs import Config
+
+    config = Config("attention", "sm_90", 32, 16, "decode", batch=1, heads_q=4, heads_kv=1, seq_k=64, lds="cp.async",
+                    group="nvidia")
+    record = measure_config(config, repeat=1)
+    assert record["status"] == "ok", record.get("error")
+    row = next(line for line in report.nvidia_table([record]).splitlines() if config.name in line)
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    registers, spills, mma, copies = int(cells[1]), int(cells[2]), int(cells[5]), int(cells[6])
+    assert registers > 0 and spills == 0 and mma > 0 and copies > 0
+    assert float(cells[8]) > 0  # the roofline lower bound, in microseconds
+
+
+LDMATRIX_KERNEL = """
+func.func @ldm(%src: memref<16x16xf16>, %out: memref<32x8xf16>) attributes {rock.kernel, rock.arch = "sm_90", rock.block_size = 32 : i64, rock.grid_size = 1 : i64} {
+  %tid = "rock.workitem_id"() : () -> index
+  %c0 = arith.constant 0 : index
+  %raw = "rock.alloc"() : () -> memref<512xi8, #gpu.address_space<workgroup>>
+  %tile = memref.view %raw[%c0][] : memref<512xi8, #gpu.address_space<workgroup>> to memref<16x16xf16, #gpu.address_space<workgroup>>
+  %half = arith.constant 16 : index
+  %in_tile = arith.cmpi ult, %tid, %half : index
+  scf.if %in_tile {
+    %row = vector.load %src[%tid, %c0] : memref<16x16xf16>, vector<16xf16>
+    vector.store %row, %tile[%tid, %c0] : memref<16x16xf16, #gpu.address_space<workgroup>>, vector<16xf16>
+  }
+  "rock.lds_barrier"() : () -> ()
+  %r = affine.apply affine_map<(l) -> (l mod 8 + ((l floordiv 8) mod 2) * 8)>(%tid)
+  %c = affine.apply affine_map<(l) -> ((l floordiv 16) * 8)>(%tid)
+  %m = nvgpu.ldmatrix %tile[%r, %c] {numTiles = 4 : i32, transpose = TRANSPOSE} : memref<16x16xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+  %flat = vector.shape_cast %m : vector<4x2xf16> to vector<8xf16>
+  vector.store %flat, %out[%tid, %c0] : memref<32x8xf16>, vector<8xf16>
+  return
+}
+"""
+
+
+@pytest.mark.parametrize("transpose", [False, True])
+def test_interpreter_nvgpu_ldmatrix_follows_the_ptx_fragment_rule(transpose: bool) -> None:
+    # matrix j is the 8x8 block (rows 8 (j mod 2), columns 8 (j div 2)) of the tile (lane 8 j + r gives its row r);
+    # PTX ISA ldmatrix: register j of lane l holds row l div 4, columns 2 (l mod 4) and + 1 of matrix j, with
+    # .trans column l div 4, rows 2 (l mod 4) and + 1
+    tile = (np.arange(256, dtype=np.float32).reshape(16, 16) / 8).astype(np.float16)
+    with make_context():
+        module = ir.Module.parse(LDMATRIX_KERNEL.replace("TRANSPOSE", str(transpose).lower()))
+        got = interp.run(module, "ldm", [tile, np.zeros((32, 8), np.float16)])[-1]
+    expected = np.zeros((32, 8), np.float16)
+    for lane in range(32):
+        for j in range(4):
+            block = tile[8 * (j % 2):8 * (j % 2) + 8, 8 * (j // 2):8 * (j // 2) + 8]
+            for e in range(2):
+                row, col = lane // 4, 2 * (lane % 4) + e
+                expected[lane, 2 * j + e] = block[col, row] if transpose else block[row, col]
+    np.testing.assert_array_equal(got, expected)

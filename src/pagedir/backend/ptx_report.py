@@ -6,8 +6,8 @@
   sub-partition: multiply by 4 for warps per SM), the block size from ``.reqntid`` / ``.maxntid``;
 * from the kernel's PTX body (``.entry NAME(...) { ... }``): memory instructions by width
   (``ld.global.v4.b32`` is a 128-bit global load, ``dwordx4`` like the AMD tables; ``ld.shared`` /
-  ``st.shared`` are the LDS reads and writes, ``b128``), ``cp.async`` copies (as LDS writes, ``async``
-  widths), ``bar.sync`` barriers, tensor-core instructions (``mma.sync``, ``wgmma``), conversions
+  ``st.shared`` are the LDS reads and writes, ``b128``; ``ldmatrix`` reads as ``ldmatrix.x4[.trans]``),
+  ``cp.async`` copies (as LDS writes, ``async`` widths), ``bar.sync`` barriers, tensor-core instructions (``mma.sync``, ``wgmma``), conversions
   (``cvt``) and the hot loop's instructions (:mod:`pagedir.backend.loops` on the PTX's control-flow
   graph: ``bra`` and ``@%p bra``). PTX instructions are virtual: ptxas schedules and may fold them, so
   these counts are PTX's, not SASS's.
@@ -93,6 +93,10 @@ def instruction_statistics(lines: list[str]) -> dict[str, object]:
             counts["conversions"] += 1
         elif op in ("bar", "barrier") and "sync" in parts:
             counts["barriers"] += 1
+        if op == "ldmatrix":  # ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16: an LDS read of 1, 2 or 4 matrices
+            key = "ldmatrix." + ".".join(p for p in parts if p in ("x1", "x2", "x4", "trans"))
+            stats["lds_reads"][key] = stats["lds_reads"].get(key, 0) + 1
+            continue
         if mnemonic.startswith("cp.async") and "shared" in mnemonic:
             size = re.search(r",\s*(\d+)", text)
             key = f"async {8 * int(size.group(1))}bit" if size else "async"

@@ -82,7 +82,9 @@ the pool, a point outside a dense buffer) forms no address and reads 0. Offsets 
 descriptor range to fit), so a dynamic leading dim needs no window. The address must be aligned to
 the piece (16 bytes for 8 f16): pages and buffers are allocated so (CUDA allocations are 256-byte
 aligned, page strides are multiples of the vectors). ptxas turns the guard into a predicated load.
-``rock.global_load_lds`` (direct-to-LDS loads) has no NVIDIA lowering: those chips list no sizes for it.
+``rock.global_load_lds`` becomes one ``nvvm.cp.async.shared.global`` per lane (``.cg``, 16 bytes) from
+``page_ptr + offset`` to the lane's LDS place, its ``cpSize`` 0 where invalid or past the page (nothing
+is read, the 16 bytes are zeroed; the source address is then null).
 
 Not modelled: gfx1250's descriptor format, cache-policy bits (aux = 0).
 """
@@ -90,8 +92,9 @@ Not modelled: gfx1250's descriptor format, cache-policy bits (aux = 0).
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import arith, llvm, memref, rocdl, scf, vector
+from mlir.dialects import arith, llvm, memref, nvvm, rocdl, scf, vector
 
+from pagedir.dialect import rock
 from pagedir.dialect.ops_core import UNIFORM_PAGE_PTR_ATTR
 from pagedir.dialect.types import element_bytes, strides_and_offset
 from pagedir.offset_width import U32_LIMIT, fits_u32, records_limit
@@ -114,13 +117,19 @@ class BufferLoadPass(Pass):
     def run(self, module: ir.Operation) -> bool:
         if not lower_kernel_ops(module, self.options.arch, "rock.global_load", lower_for_family):
             return False  # a kernel without a chip was reported once
-        return lower_kernel_ops(module, self.options.arch, "rock.global_load_lds",
-                                lambda op, chip: lower_global_load_lds(op, family_of(chip).buffer_flags))
+        return lower_kernel_ops(module, self.options.arch, "rock.global_load_lds", lower_lds_for_family)
 
 
 def lower_for_family(op, chip) -> bool:
     flags = family_of(chip).buffer_flags
     return lower_pointer_load(op) if flags is None else lower_global_load(op, flags)
+
+
+def lower_lds_for_family(op, chip) -> bool:
+    family = family_of(chip)
+    if family.direct_to_lds == "cp.async":
+        return lower_global_load_lds_cp_async(op, chip.wave_size)
+    return lower_global_load_lds(op, family.buffer_flags)
 
 
 def i32_const(value: int) -> ir.Value:
@@ -406,3 +415,24 @@ def load_pointer_split(address: ir.Value, type_: ir.Type, element: ir.Type) -> i
     for index, piece in enumerate(pieces):
         result = vector.insert_strided_slice(piece, result, [index * lanes_per_load], [1])
     return result
+
+
+def lower_global_load_lds_cp_async(op, wave: int) -> bool:
+    """``rock.global_load_lds`` -> ``nvvm.cp.async.shared.global`` per lane (module docstring)."""
+    i32, i64, index = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64), ir.IndexType.get()
+    elem_bytes = element_bytes(op.dest.type.element_type)
+    page_bytes = op.page_size * elem_bytes
+    with op.location, ir.InsertionPoint(op):
+        offset = arith.muli(arith.index_cast(i64, op.offset), arith.constant(i64, elem_bytes))
+        inside = arith.cmpi(arith.CmpIPredicate.ule, offset, arith.constant(i64, page_bytes - op.bytes))
+        valid = inside if op.valid is None else arith.andi(op.valid, inside)
+        source = arith.select(valid, arith.addi(op.page_ptr, offset), arith.constant(i64, 0))
+        lane = arith.remui(rock.workitem_id(index), arith.constant(index, wave))
+        element = arith.addi(op.dest_offset, arith.muli(lane, arith.constant(index, op.bytes // elem_bytes)))
+        at = arith.addi(memref.extract_aligned_pointer_as_index(op.dest), arith.muli(element, arith.constant(index, elem_bytes)))
+        target = llvm.inttoptr(ir.Type.parse("!llvm.ptr<3>"), arith.index_cast(i32, at))
+        size = arith.select(valid, i32_const(op.bytes), i32_const(0))
+        nvvm.cp_async_shared_global(target, llvm.inttoptr(ir.Type.parse("!llvm.ptr<1>"), source), op.bytes,
+                                    ir.Attribute.parse("#nvvm<load_cache_modifier cg>"), cp_size=size)
+    op.operation.erase()
+    return True

@@ -22,7 +22,9 @@ spread; such tiles run the three products of the MFMA loop (V sanitized, V as it
 of non-finite values each output's row sees), the visibility in P's registers.
 
 After the loop each lane hands the epilogue 2 columns of each of its 2 rows per output block.
-Not yet: ``ldmatrix`` and swizzled tiles (the operands are read with 32-bit and 16-bit LDS loads).
+The operands come from shared memory by ``ldmatrix`` (``nvgpu.ldmatrix``): Q's A registers x4 (once), K's
+B registers x4 per 8 keys and two steps of D, V's x4 ``.trans`` per 16 keys and two output blocks.
+Not yet: swizzled tiles (row-major tiles: an ldmatrix's 8 rows of one 16-byte column fall in few banks).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from __future__ import annotations
 import math
 
 import mlir.ir as ir
-from mlir.dialects import arith, gpu, memref, scf, vector
+from mlir.dialects import arith, gpu, memref, nvgpu, scf, vector
 from mlir.dialects import math as mlir_math
 
 from pagedir.dialect import rock
@@ -56,9 +58,9 @@ class MmaSyncLoop(MatrixLoop):
 
     def run(self, first: ir.Value | None, end: ir.Value) -> tuple[list[ir.Value], list]:
         b, apply = self.b, self.apply
-        lane = apply(lambda t: t % 32, b.tid)
-        self.lane_g = apply(lambda l: ir.AffineExpr.get_floor_div(l, ROW_LANES), lane)
-        self.lane_t = apply(lambda l: l % ROW_LANES, lane)
+        self.lane = apply(lambda t: t % 32, b.tid)
+        self.lane_g = apply(lambda l: ir.AffineExpr.get_floor_div(l, ROW_LANES), self.lane)
+        self.lane_t = apply(lambda l: l % ROW_LANES, self.lane)
         self.lane_q = self.lane_g  # MatrixLoop's helpers that take a lane row
         self.assign_waves()
         queries = [self.query_registers(rb) for rb in self.row_blocks]
@@ -127,14 +129,23 @@ class MmaSyncLoop(MatrixLoop):
 
     # --- S = Q K^T, softmax -------------------------------------------------------------
 
+    def ldmatrix(self, tile: ir.Value, row: ir.Value, column: ir.Value, tiles: int, transpose: bool) -> list[ir.Value]:
+        """``tiles`` 8x8 matrices of ``tile`` by one ``ldmatrix`` (lane ``8 j + r`` gives row r of matrix j at
+        ``tile[row, column]``): register j of the lane as ``vector<2 x element>``."""
+        element = ir.MemRefType(tile.type).element_type
+        result = nvgpu.ldmatrix(ir.VectorType.get([tiles, 2], element), tile, [row, column], transpose, tiles)
+        return [vector.extract(result, [], [j]) for j in range(tiles)]
+
     def query_registers(self, rb: ir.Value) -> list[list[ir.Value]]:
-        """Per 16-column step of D: A's 4 registers, Q[r0|r1][16 s + 2 t (+ 8)] and the next element."""
-        r0, r1 = self.data_rows(rb)
-        q = self.b.q_rows
+        """Per 16-column step of D: A's 4 registers, Q[r0|r1][16 s + 2 t (+ 8)] and the next element, by one
+        ldmatrix.x4: matrix j holds rows ``16 rb + 8 (j mod 2)`` on, columns ``16 s + 8 (j div 2)`` on."""
+        row = self.apply(lambda r, l: r * MMA_M + 8 * (ir.AffineExpr.get_floor_div(l, 8) % 2) + l % 8, rb, self.lane)
+        if self.rows != self.plan.m:
+            row = arith.minui(row, index_const(self.plan.m - 1))
         steps = []
         for s in range(self.steps):
-            low, high = self.column(lambda t: 2 * t, 16 * s), self.column(lambda t: 2 * t, 16 * s + 8)
-            steps.append([self.pair(q, r0, low), self.pair(q, r1, low), self.pair(q, r0, high), self.pair(q, r1, high)])
+            column = self.apply(lambda l: 16 * s + 8 * ir.AffineExpr.get_floor_div(l, 16), self.lane)
+            steps.append(self.ldmatrix(self.b.q_rows, row, column, 4, False))
         return steps
 
     def scores(self, queries: list[list[ir.Value]]) -> list[tuple[ir.Value, ir.Value]]:
@@ -142,12 +153,15 @@ class MmaSyncLoop(MatrixLoop):
         blocks = []
         for kt in range(self.slice_keys // MMA_N):
             first_key = self.apply(lambda s: s * self.slice_keys + kt * MMA_N, self.slice)
-            key = self.apply(lambda k, g: k + g, first_key, self.lane_g)
+            # ldmatrix: row r of matrix j is key first_key + r, columns 8 j on (of two steps, or one)
+            key = self.apply(lambda k, l: k + l % 8, first_key, self.lane)
             acc = self.zeros()
-            for s in range(self.steps):
-                registers = [self.pair(self.b.k_tile, key, self.column(lambda t: 2 * t, 16 * s + 8 * half))
-                             for half in (0, 1)]
-                acc = self.product(queries[s], registers, acc)
+            for s in range(0, self.steps, 2):
+                tiles = 4 if s + 1 < self.steps else 2
+                column = self.apply(lambda l: 16 * s + 8 * (ir.AffineExpr.get_floor_div(l, 8) % tiles), self.lane)
+                registers = self.ldmatrix(self.b.k_tile, key, column, tiles, False)
+                for step in range(tiles // 2):
+                    acc = self.product(queries[s + step], registers[2 * step:2 * step + 2], acc)
             blocks.append((acc, first_key))
         return blocks
 
@@ -218,17 +232,18 @@ class MmaSyncLoop(MatrixLoop):
         for k in range(0, len(probs), 2):
             (low, first_key), (high, _) = probs[k], probs[k + 1]
             a = self.a_registers([arith.truncf(element, v) for v in low + high])
-            keys = [self.apply(lambda f, t: f + 2 * t + o, first_key, self.lane_t) for o in (0, 1, 8, 9)]
             seen = self.seen_registers(hidden, first_key) if hidden else None
-            for db in range(self.o_blocks):
-                column = self.apply(lambda g: g + 8 * db, self.lane_g)
-                values = [memref.load(self.b.v_tile, [key, column]) for key in keys]
-                pair = ir.VectorType.get([2], element)
-                b = [vector.from_elements(pair, values[0:2]), vector.from_elements(pair, values[2:4])]
-                if seen is None:
-                    outputs[db] = self.product(a, b, outputs[db])
-                else:
-                    outputs[db] = self.product_with_hidden_keys(a, b, seen, outputs[db])
+            # ldmatrix.trans: row r of matrix j is key first_key + 8 (j mod 2) + r, columns 8 (db + j div 2) on
+            key = self.apply(lambda k, l: k + 8 * (ir.AffineExpr.get_floor_div(l, 8) % 2) + l % 8, first_key, self.lane)
+            for db in range(0, self.o_blocks, 2):
+                column = self.apply(lambda l: 8 * db + 8 * ir.AffineExpr.get_floor_div(l, 16), self.lane)
+                registers = self.ldmatrix(self.b.v_tile, key, column, 4, True)
+                for block in (db, db + 1):
+                    b = registers[2 * (block - db):2 * (block - db) + 2]
+                    if seen is None:
+                        outputs[block] = self.product(a, b, outputs[block])
+                    else:
+                        outputs[block] = self.product_with_hidden_keys(a, b, seen, outputs[block])
         return outputs
 
     def seen_registers(self, hidden: tuple, first_key: ir.Value) -> list[ir.Value]:

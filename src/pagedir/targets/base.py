@@ -100,6 +100,10 @@ class TargetFamily:
     code_object: str = ""
     #: Flags word of a raw buffer descriptor; None where the family has no buffer descriptors.
     buffer_flags: int | None = None
+    #: How global memory is copied straight into LDS (``lds_dma``): ``buffer`` (AMD's ``buffer_load ... lds``,
+    #: a wave's lanes side by side, ``Chip.lds_dma_sizes``) or ``cp.async`` (NVIDIA: per thread, 16 bytes,
+    #: ``cp.async.commit_group`` / ``wait_group``).
+    direct_to_lds: str = "buffer"
     #: Name of the ``s_waitcnt`` encoding the interpreter models for direct-to-LDS loads ("": none).
     waitcnt_encoding: str = ""
     #: Matrix ops (MLIR names) whose lane layout this family defines (the interpreter's dispatch).

@@ -12,7 +12,8 @@ What differs from the AMD families (:mod:`pagedir.targets.base` lists what a fam
 * matrix form: ``mma.sync.aligned.m16n8k16.row.col`` f16 / bf16 -> f32 (``nvvm.mma.sync``), emitted by
   the blockwise loop of :mod:`pagedir.passes.mma_sync_loop` (its lane scheme: the PTX fragment table of
   :mod:`pagedir.targets.nvidia_mma`); f32 keeps the VALU loop, and so do head dims above 128;
-* no direct global -> LDS loads (``Chip.lds_dma_sizes`` empty);
+* direct global -> LDS loads (``lds_dma``): ``cp.async`` 16 bytes per thread, zero-filled where invalid,
+  then ``cp.async.commit_group`` / ``wait_group 0`` and a barrier (:mod:`pagedir.passes.blockwise_load`);
 * occupancy: registers are the only per-lane limit (no SGPRs); the chip rows carry CUDA's 1 KiB
   of shared memory reserved per block and the 32 blocks per SM;
 * backend: ``convert-gpu-to-nvvm`` (bare pointers, the index width), the ``nvptx64-nvidia-cuda``
@@ -46,6 +47,7 @@ class Nvidia(TargetFamily):
     lowered_dialects = ("llvm", "nvvm")
     code_object = "cubin"
     assembly = "ptx"
+    direct_to_lds = "cp.async"
     data_layout = DATA_LAYOUT
     scalar_unit = False
     matrix_ops = ("nvvm.mma.sync",)
@@ -91,7 +93,7 @@ class Nvidia(TargetFamily):
     def lowering_passes(self, chip: Chip, index_bitwidth: int) -> tuple[str | None, list[str]]:
         # math ops with an LLVM intrinsic (fma, fabs, copysign) become it first: convert-gpu-to-nvvm would call
         # libdevice (__nv_fmaf), which nothing links
-        return None, ["convert-math-to-llvm",
+        return None, ["convert-math-to-llvm", "convert-nvgpu-to-nvvm",
                       f"convert-gpu-to-nvvm{{index-bitwidth={index_bitwidth} use-bare-ptr-memref-call-conv=true}}"]
 
     def codegen_features(self, chip: Chip) -> str:

@@ -66,3 +66,39 @@ func.func @dense_dynamic(%q: memref<?x8xf32>, %r: index, %c: index, %valid: i1) 
   %x = "rock.global_load"(%q, %r, %c, %valid) {operandSegmentSizes = array<i32: 1, 2, 1, 0>} : (memref<?x8xf32>, index, index, i1) -> vector<2xf32>
   return %x : vector<2xf32>
 }
+
+// -----
+
+// A direct-to-LDS load on NVIDIA: one cp.async of 16 bytes per lane, from the page pointer plus the
+// lane's byte offset to the tile at dest_offset plus 8 elements per lane; where invalid (or past the
+// page) the source is null and cpSize 0: nothing is read and the 16 bytes are zeroed.
+
+// CHECK-LABEL: func.func @direct_to_lds
+// CHECK-SAME: (%{{.*}}: memref<2x8x2048xf16>, %[[PTR:.*]]: i64, %[[OFF:.*]]: index, %[[BASE:.*]]: index, %[[VALID:.*]]: i1)
+// CHECK: %[[TILE:.*]] = memref.view
+// CHECK: %[[OFF64:.*]] = arith.index_cast %[[OFF]] : index to i64
+// CHECK: %[[BYTES:.*]] = arith.muli %[[OFF64]], %c2_i64 : i64
+// CHECK: %[[INSIDE:.*]] = arith.cmpi ule, %[[BYTES]], %c4080_i64 : i64
+// CHECK: %[[OK:.*]] = arith.andi %[[VALID]], %[[INSIDE]] : i1
+// CHECK: %[[ADDR:.*]] = arith.addi %[[PTR]], %[[BYTES]] : i64
+// CHECK: %[[SRC:.*]] = arith.select %[[OK]], %[[ADDR]], %c0_i64 : i64
+// CHECK: %[[TID:.*]] = "rock.workitem_id"()
+// CHECK: %[[LANE:.*]] = arith.remui %[[TID]], %c32 : index
+// CHECK: %[[LANE_ELEMS:.*]] = arith.muli %[[LANE]], %c8 : index
+// CHECK: %[[ELEM:.*]] = arith.addi %[[BASE]], %[[LANE_ELEMS]] : index
+// CHECK: %[[AT:.*]] = memref.extract_aligned_pointer_as_index %[[TILE]]
+// CHECK: %[[SHIFT:.*]] = arith.muli %[[ELEM]], %c2
+// CHECK: %[[LDS:.*]] = arith.addi %[[AT]], %[[SHIFT]] : index
+// CHECK: %[[LDS32:.*]] = arith.index_cast %[[LDS]] : index to i32
+// CHECK: %[[DST:.*]] = llvm.inttoptr %[[LDS32]] : i32 to !llvm.ptr<3>
+// CHECK: %[[SIZE:.*]] = arith.select %[[OK]], %c16_i32, %c0_i32 : i32
+// CHECK: %[[GSRC:.*]] = llvm.inttoptr %[[SRC]] : i64 to !llvm.ptr<1>
+// CHECK: nvvm.cp.async.shared.global %[[DST]], %[[GSRC]], 16, cache = cg, %[[SIZE]] : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// CHECK-NOT: rock.global_load_lds
+func.func @direct_to_lds(%pages: memref<2x8x2048xf16>, %ptr: i64, %off: index, %base: index, %valid: i1) attributes {rock.kernel, rock.arch = "sm_90"} {
+  %raw = "rock.alloc"() : () -> memref<8192xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %tile = memref.view %raw[%c0][] : memref<8192xi8, #gpu.address_space<workgroup>> to memref<32x128xf16, #gpu.address_space<workgroup>>
+  "rock.global_load_lds"(%pages, %off, %tile, %base, %valid, %ptr) {page_size = 2048, bytes = 16, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1>} : (memref<2x8x2048xf16>, index, memref<32x128xf16, #gpu.address_space<workgroup>>, index, i1, i64) -> ()
+  return
+}

@@ -1,21 +1,24 @@
 // RUN: pagedir-opt %s --rock-gridwise-attention-to-blockwise | FileCheck %s
 
 // Decode on sm_90 (2 query heads per KV head, D = 16, KV tiles of 64 keys, 4 warps): both products on
-// mma.sync m16n8k16. Before the loop each lane reads Q's A registers (rows g and g + 8, columns 2t and
-// 2t + 8, two elements each); per 8 keys of its 16-key slice S = Q K^T takes K's two B registers; the
-// row max and sum go over the 4 lanes of a row (shuffles xor 1 and 2); P V takes P's registers as they
-// are and V's B registers from 4 keys of one column. No AMD op anywhere.
+// mma.sync m16n8k16, the operands from shared memory by ldmatrix. Before the loop one ldmatrix.x4 gives each
+// lane Q's A registers (rows g and g + 8, columns 2t and 2t + 8); per 8 keys of a warp's 16-key slice an
+// ldmatrix.x2 gives K's two B registers (D 16: one step) for S = Q K^T; the row max and sum go over the 4
+// lanes of a row (shuffles xor 1 and 2); P V takes P's registers as they are and V's B registers of two
+// output blocks from one ldmatrix.x4.trans. No AMD op anywhere.
 
 // CHECK-LABEL: func.func @decode_mma
 // CHECK-NOT:   amdgpu.
 // CHECK-NOT:   rocdl.
-// CHECK:       %[[Q0:.*]] = vector.load %{{.*}} : memref<2x16xf16, #gpu.address_space<workgroup>>, vector<2xf16>
-// CHECK:       %[[Q1:.*]] = vector.load %{{.*}} : memref<2x16xf16, #gpu.address_space<workgroup>>, vector<2xf16>
-// CHECK:       %[[Q2:.*]] = vector.load %{{.*}} : memref<2x16xf16, #gpu.address_space<workgroup>>, vector<2xf16>
-// CHECK:       %[[Q3:.*]] = vector.load %{{.*}} : memref<2x16xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK:       %[[Q:.*]] = nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = false} : memref<2x16xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// CHECK:       %[[Q0:.*]] = vector.extract %[[Q]][0] : vector<2xf16> from vector<4x2xf16>
+// CHECK:       %[[Q1:.*]] = vector.extract %[[Q]][1]
+// CHECK:       %[[Q2:.*]] = vector.extract %[[Q]][2]
+// CHECK:       %[[Q3:.*]] = vector.extract %[[Q]][3]
 // CHECK:       scf.for
-// CHECK:         %[[K0:.*]] = vector.load %{{.*}} : memref<64x16xf16, #gpu.address_space<workgroup>>, vector<2xf16>
-// CHECK:         %[[K1:.*]] = vector.load %{{.*}} : memref<64x16xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK:         %[[K:.*]] = nvgpu.ldmatrix %{{.*}} {numTiles = 2 : i32, transpose = false} : memref<64x16xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
+// CHECK:         %[[K0:.*]] = vector.extract %[[K]][0]
+// CHECK:         %[[K1:.*]] = vector.extract %[[K]][1]
 // CHECK:         nvvm.mma.sync A[%[[Q0]], %[[Q1]], %[[Q2]], %[[Q3]]]  B[%[[K0]], %[[K1]]]  C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK:         nvvm.mma.sync A[%[[Q0]], %[[Q1]], %[[Q2]], %[[Q3]]]
 // CHECK:         gpu.shuffle  xor %{{.*}}, %c1_i32
@@ -24,8 +27,13 @@
 // CHECK:         %[[P1:.*]] = vector.from_elements %{{.*}}, %{{.*}} : vector<2xf16>
 // CHECK:         %[[P2:.*]] = vector.from_elements %{{.*}}, %{{.*}} : vector<2xf16>
 // CHECK:         %[[P3:.*]] = vector.from_elements %{{.*}}, %{{.*}} : vector<2xf16>
-// CHECK-COUNT-4: memref.load %{{.*}} : memref<64x16xf16, #gpu.address_space<workgroup>>
-// CHECK:         nvvm.mma.sync A[%[[P0]], %[[P1]], %[[P2]], %[[P3]]]
+// CHECK:         %[[V:.*]] = nvgpu.ldmatrix %{{.*}} {numTiles = 4 : i32, transpose = true} : memref<64x16xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+// CHECK:         %[[V0:.*]] = vector.extract %[[V]][0]
+// CHECK:         %[[V1:.*]] = vector.extract %[[V]][1]
+// CHECK:         %[[V2:.*]] = vector.extract %[[V]][2]
+// CHECK:         %[[V3:.*]] = vector.extract %[[V]][3]
+// CHECK:         nvvm.mma.sync A[%[[P0]], %[[P1]], %[[P2]], %[[P3]]]  B[%[[V0]], %[[V1]]]
+// CHECK:         nvvm.mma.sync A[%[[P0]], %[[P1]], %[[P2]], %[[P3]]]  B[%[[V2]], %[[V3]]]
 // CHECK-NOT:   amdgpu.
 // CHECK-NOT:   rocdl.
 module {
