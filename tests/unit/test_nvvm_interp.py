@@ -702,3 +702,30 @@ def test_a_block_of_16_threads_shuffles_within_its_threads() -> None:
     with pytest.raises(InterpError, match="reads lane 16 of its warp, which is not an active member"):
         execute(text.replace("%offset = arith.constant 8", "%offset = arith.constant 16"), "shfl",
                 [values, np.zeros(16, np.float32), np.zeros(16, bool)])
+
+
+NVGPU_LDMATRIX = """
+func.func @ldm(%out: memref<32x8xf16>) attributes {{rock.kernel, rock.block_size = 32 : i64, rock.grid_size = 1 : i64}} {{
+  %tid = gpu.thread_id x
+  %c0 = arith.constant 0 : index
+  %tile = memref.alloc() : memref<16x{width}xf16, #gpu.address_space<workgroup>>
+  %r = affine.apply affine_map<(l) -> (l mod 8 + ((l floordiv 8) mod 2) * 8)>(%tid)
+  %c = affine.apply affine_map<(l) -> ((l floordiv 16) * 8)>(%tid)
+  %m = nvgpu.ldmatrix %tile[%r, %c] {{numTiles = 4 : i32, transpose = false}} : memref<16x{width}xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+  %flat = vector.shape_cast %m : vector<4x2xf16> to vector<8xf16>
+  vector.store %flat, %out[%tid, %c0] : memref<32x8xf16>, vector<8xf16>
+  return
+}}
+"""
+
+
+@pytest.mark.parametrize("width, cycles", [(16, 4), (24, 0)])
+def test_nvgpu_ldmatrix_bank_conflicts_count_a_matrix_per_cycle(width: int, cycles: int) -> None:
+    """A 16 x 16 f16 tile has rows 32 bytes apart: rows 0 and 4 of each 8x8 matrix share banks (one extra cycle per
+    matrix); padded to 24 columns (48 bytes) the 8 rows of a matrix fall in distinct banks."""
+    from pagedir.interp import lds_banks
+
+    with lds_banks.tally() as counts:
+        execute(NVGPU_LDMATRIX.format(width=width), "ldm", [np.zeros((32, 8), np.float16)])
+    ldmatrix = [c for (name, _, _), c in counts.ops.items() if name == "nvgpu.ldmatrix"]
+    assert [(c.instructions, c.cycles) for c in ldmatrix] == [(1, cycles)]
