@@ -300,6 +300,38 @@ PLANTS = {plant.name: plant for plant in (
         (Catcher("tests/unit/test_interp_float_rules.py::test_elementwise_op_follows_its_rule[arith.maxnumf]",
                  r"arith\.maxnumf\(nan, .*the rule says"),),
     ),
+    # --- the interpreter's NVIDIA semantics (PTX ISA; pagedir.targets.nvidia_mma) --------------
+    Plant(
+        "nvidia-mma-a-registers-swapped",
+        "the mma.sync m16n8k16 table swaps A's second and third registers (rows 8-15 of columns 0-7 for rows 0-7 "
+        "of columns 8-15): every product mixes up A's quarters",
+        (Edit("targets/nvidia_mma.py", "row = group + 8 * ((i >> 1) & 1)", "row = group + 8 * (i >> 2)  # PLANTED"),),
+        (Catcher("tests/unit/test_nvvm_interp.py::test_the_table_lists_the_documented_fragments", r"E\s+assert \["),
+         Catcher("tests/unit/test_nvvm_interp.py::test_mma_sync_computes_a_times_b_plus_c[bf16]", WRONG_VALUES)),
+    ),
+    Plant(
+        "nvidia-ldmatrix-trans-ignored",
+        "ldmatrix .trans loads each 8x8 matrix row-major like the plain form",
+        (Edit("targets/nvidia_mma.py", "return (col, row) if trans else (row, col)", "return (row, col)  # PLANTED"),),
+        (Catcher("tests/unit/test_nvvm_interp.py::test_ldmatrix_gives_each_lane_the_documented_elements[2-trans]",
+                 r"AssertionError"),
+         Catcher("tests/unit/test_nvvm_interp.py::test_a_hand_written_nvvm_kernel_runs_end_to_end", WRONG_VALUES)),
+    ),
+    Plant(
+        "nvidia-cp-async-wait-retires-every-group",
+        "cp.async.wait_group N completes every committed group, not all but the N newest: a read of the newest "
+        "group's bytes is not caught",
+        (Edit("targets/nvidia_mma.py", "return group < committed - keep", "return group < committed  # PLANTED"),),
+        (Catcher("tests/unit/test_nvvm_interp.py::test_wait_group_1_leaves_the_newest_group_in_flight", r"DID NOT RAISE"),),
+    ),
+    Plant(
+        "nvidia-cp-async-ignores-src-size",
+        "cp.async copies all cp-size bytes whatever its src-size: zero-filled rows read the source",
+        (Edit("interp/ops_nvvm.py", "inside = byte[None, :] < src_size[:, None]", "inside = byte[None, :] < size + 0 * src_size[:, None]  # PLANTED"),),
+        (Catcher("tests/unit/test_nvvm_interp.py::test_cp_async_copies_src_size_bytes_and_fills_the_rest_with_zeros",
+                 WRONG_VALUES),
+         Catcher("tests/unit/test_nvvm_interp.py::test_cp_async_src_size_0_reads_nothing", UNMAPPED)),
+    ),
     # --- the chip --------------------------------------------------------------------
     Plant(
         "chip-option-overrides-the-kernel",

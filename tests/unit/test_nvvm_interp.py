@@ -81,6 +81,17 @@ def test_the_table_lists_the_documented_fragments() -> None:
         assert [(int(r), int(c)) for r, c in zip(*(x[lane] for x in nvidia_mma.MMA_C))] == c_positions(lane)
 
 
+def test_two_accumulators_are_an_a_fragment_in_the_same_lanes() -> None:
+    """D of two 16 x 8 products side by side, read as one 16 x 16 A: a_i of lane l is the c element
+    a_from_accumulators names, by the two documented layouts."""
+    for lane in range(32):
+        a_places = a_fragment(np.arange(256).reshape(16, 16), lane)
+        for i in range(8):
+            tile, c = (int(x) for x in nvidia_mma.a_from_accumulators(np.array(i)))
+            row, col = c_positions(lane)[c]
+            assert a_places[i] == row * 16 + 8 * tile + col, (lane, i)
+
+
 # ----------------------------------------------------------------------------
 # mma.sync on random matrices, one per warp
 
@@ -273,6 +284,34 @@ def test_ldmatrix_round_trips_the_mma_fragments() -> None:
     halves = np.stack([words & 0xFFFF, words >> 16], axis=2).astype(np.uint16).view(np.int16).reshape(32, 4)
     for lane in range(32):
         assert halves[lane].tolist() == b_fragment(b, lane), lane
+
+
+@pytest.mark.parametrize("k_major", [True, False], ids=["k-major-trans", "n-major"])
+def test_the_b_row_addresses_give_the_mma_b_fragments(k_major: bool) -> None:
+    """pagedir.targets.nvidia_mma.ldmatrix_b_row: ldmatrix.x4 of a 16 x 16 B (two n-tiles) stored K-major (with
+    .trans) or N-major (without) gives each lane b0..b3 of n-tile 0, then of n-tile 1, as the PTX ISA lists them."""
+    rng = np.random.default_rng(5)
+    b = rng.integers(-2**15, 2**15, size=(16, 16)).astype(np.int16)
+    stored = b if k_major else b.T  # rows of 16 elements: two 16-byte units each
+    rows = np.zeros((64, 8), np.int16)
+    rows[:32] = stored.reshape(32, 8)
+    k, n = nvidia_mma.ldmatrix_b_row(np.arange(32), k_major)
+    order = (k * 2 + n // 8) if k_major else (n * 2 + k // 8)
+    words = run_ldmatrix(4, k_major, order, rows)
+    halves = np.stack([words & 0xFFFF, words >> 16], axis=2).astype(np.uint16).view(np.int16).reshape(32, 8)
+    for lane in range(32):
+        assert halves[lane].tolist() == b_fragment(b[:, :8], lane) + b_fragment(b[:, 8:], lane), lane
+
+
+def test_the_a_row_addresses_give_the_mma_a_fragments() -> None:
+    a = np.random.default_rng(6).integers(-2**15, 2**15, size=(16, 16)).astype(np.int16)
+    rows = np.zeros((64, 8), np.int16)
+    rows[:32] = a.reshape(32, 8)
+    row, col = nvidia_mma.ldmatrix_a_row(np.arange(32))
+    words = run_ldmatrix(4, False, row * 2 + col // 8, rows)
+    halves = np.stack([words & 0xFFFF, words >> 16], axis=2).astype(np.uint16).view(np.int16).reshape(32, 8)
+    for lane in range(32):
+        assert halves[lane].tolist() == a_fragment(a, lane), lane
 
 
 def test_ldmatrix_needs_16_byte_aligned_rows() -> None:
@@ -631,3 +670,62 @@ def test_the_kernel_without_its_wait_reads_shared_memory_in_flight() -> None:
         execute(GEMM.replace("nvvm.cp.async.wait.group 0", ""), "gemm",
                 [np.zeros((2, 16, 16), np.float16), np.zeros((2, 16, 8), np.float16), np.zeros((2, 16, 8), np.float32),
                  np.zeros((2, 16, 8), np.float32)])
+
+
+def test_a_barrier_between_the_copy_and_the_wait_does_not_publish_the_data() -> None:
+    """The copy lands when its thread waits: another thread reads it only after a barrier that follows the wait."""
+    early = "nvvm.barrier0\n  nvvm.cp.async.commit.group\n  nvvm.cp.async.wait.group 0"
+    with pytest.raises(InterpError, match="LDS race .* since the last barrier"):
+        run_cp_async(wait=early, read="(d0 + 1) mod 32", barrier="")
+    np.testing.assert_array_equal(run_cp_async(wait=early, read="(d0 + 1) mod 32"), SOURCE[(np.arange(32) + 1) % 32])
+
+
+@pytest.mark.parametrize("stride, cycles", [(1, 0), (2, 4), (8, 28)])
+def test_ldmatrix_bank_conflicts_count_a_matrix_per_cycle(stride: int, cycles: int) -> None:
+    """Rows 16 bytes apart fill the 32 banks; 32 bytes apart, rows 0 and 4 of a matrix share banks (one extra cycle
+    per matrix); 128 bytes apart, all 8 rows do (7 extra cycles per matrix)."""
+    from pagedir.interp import lds_banks
+
+    with lds_banks.tally() as counts:
+        run_ldmatrix(4, False, (np.arange(32) * stride) % 64, np.zeros((64, 8), np.int16))
+    ldmatrix = [c for (name, _, _), c in counts.ops.items() if name == "nvvm.ldmatrix"]
+    assert [(c.instructions, c.cycles) for c in ldmatrix] == [(1, cycles)]
+
+
+def test_a_block_of_16_threads_shuffles_within_its_threads() -> None:
+    """A full member mask in a block of 16: lanes 16-31 do not exist (as if exited); a read from one is an error."""
+    text = SHUFFLE.format(attrs=ATTRS.format(block=16, grid=1), kind="bfly", offset=8, clamp=0x1F)
+    text = text.replace("memref<64xf32>", "memref<16xf32>").replace("memref<64xi1>", "memref<16xi1>")
+    values = np.arange(16, dtype=np.float32)
+    got = execute(text, "shfl", [values, np.zeros(16, np.float32), np.zeros(16, bool)])[1]
+    np.testing.assert_array_equal(got, values[np.arange(16) ^ 8])
+    with pytest.raises(InterpError, match="reads lane 16 of its warp, which is not an active member"):
+        execute(text.replace("%offset = arith.constant 8", "%offset = arith.constant 16"), "shfl",
+                [values, np.zeros(16, np.float32), np.zeros(16, bool)])
+
+
+NVGPU_LDMATRIX = """
+func.func @ldm(%out: memref<32x8xf16>) attributes {{rock.kernel, rock.block_size = 32 : i64, rock.grid_size = 1 : i64}} {{
+  %tid = gpu.thread_id x
+  %c0 = arith.constant 0 : index
+  %tile = memref.alloc() : memref<16x{width}xf16, #gpu.address_space<workgroup>>
+  %r = affine.apply affine_map<(l) -> (l mod 8 + ((l floordiv 8) mod 2) * 8)>(%tid)
+  %c = affine.apply affine_map<(l) -> ((l floordiv 16) * 8)>(%tid)
+  %m = nvgpu.ldmatrix %tile[%r, %c] {{numTiles = 4 : i32, transpose = false}} : memref<16x{width}xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+  %flat = vector.shape_cast %m : vector<4x2xf16> to vector<8xf16>
+  vector.store %flat, %out[%tid, %c0] : memref<32x8xf16>, vector<8xf16>
+  return
+}}
+"""
+
+
+@pytest.mark.parametrize("width, cycles", [(16, 4), (24, 0)])
+def test_nvgpu_ldmatrix_bank_conflicts_count_a_matrix_per_cycle(width: int, cycles: int) -> None:
+    """A 16 x 16 f16 tile has rows 32 bytes apart: rows 0 and 4 of each 8x8 matrix share banks (one extra cycle per
+    matrix); padded to 24 columns (48 bytes) the 8 rows of a matrix fall in distinct banks."""
+    from pagedir.interp import lds_banks
+
+    with lds_banks.tally() as counts:
+        execute(NVGPU_LDMATRIX.format(width=width), "ldm", [np.zeros((32, 8), np.float16)])
+    ldmatrix = [c for (name, _, _), c in counts.ops.items() if name == "nvgpu.ldmatrix"]
+    assert [(c.instructions, c.cycles) for c in ldmatrix] == [(1, cycles)]

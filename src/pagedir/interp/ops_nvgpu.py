@@ -6,7 +6,7 @@
 :mod:`pagedir.targets.nvidia_mma`): row r of matrix j comes from lane 8 j + r, register j of each lane holds
 two elements of matrix j (``transpose``: of its columns). The result is ``vector<N x 2 x element>``, row j
 register j, the lower-numbered element first. The whole warp executes it; the rows are read as the giving
-lane's reads (LDS race detection).
+lane's reads (LDS race detection), a matrix per cycle of the bank model (``pagedir-run --lds-banks``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 from pagedir.interp.memory import InterpError, elem_named
 from pagedir.interp.ops_arith import from_bits
 from pagedir.interp.ops_memory import MemRef, byte_offsets
-from pagedir.interp.ops_nvvm import WARP, whole_warps
+from pagedir.interp.ops_nvvm import WARP, count_banks, whole_warps
 from pagedir.interp.simt import Program, elem_of, handles, widen
 from pagedir.targets import nvidia_mma as nv
 
@@ -62,6 +62,7 @@ def compile_nvgpu_ldmatrix(p: Program, op: Any) -> Any:
             raise InterpError(f"'nvgpu.ldmatrix' op reads past the {m.space.nbytes} bytes of {m.space.name}",
                               p.op_location(op_id))
         addresses = starts[:, None] + row_elements[None, :] * nv.LDMATRIX_ELEMENT_BYTES
+        count_banks(p, op_id, m.space, addresses, givers, nv.LDMATRIX_ELEMENT_BYTES, "read")  # a matrix per cycle
         data = m.space.read(addresses, np.broadcast_to(givers[:, None], addresses.shape), u16, rt, op_id)
         matrices = np.ascontiguousarray(data).view(np.uint16).reshape(len(running), num, 8, 8)
         picked = np.stack([matrices[:, :, rows[:, e], cols[:, e]] for e in (0, 1)], axis=-1)  # warps x num x 32 x 2

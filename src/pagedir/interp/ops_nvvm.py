@@ -9,13 +9,15 @@ nothing here comes from pagedir's NVIDIA lowering. A warp is 32 consecutive thre
   together; a warp with some threads inactive is an error.
 * ``nvvm.ldmatrix`` m8n8 b16, x1/x2/x4, with or without ``.trans`` (``layout = col``): row r of matrix j at
   the shared address of lane 8j + r (16-byte aligned, inside one shared allocation); the whole warp must
-  execute it. Reads count as reads of the lane that gave the row's address (LDS race detection).
+  execute it. Reads count as reads of the lane that gave the row's address (LDS race detection), and each
+  matrix as one 128-byte cycle of the lanes that gave its rows (``pagedir-run --lds-banks``).
 * ``nvvm.cp.async.shared.global`` (``cp.async``): per thread, ``src-size`` bytes (the optional ``cpSize``
   operand, else all ``size``) from the global address, zeros for the rest of ``size`` bytes, to the shared
   address; ``cp.async.commit.group`` / ``cp.async.wait.group N`` keep per-thread groups. The interpreter
   writes the data at issue (values never depend on timing) and keeps its bytes *in flight* until a wait of
-  the issuing thread covers its group: any access to them before that is reported (``Runtime.check_in_flight``),
-  and other threads also need a barrier after the wait (the issuing thread is the bytes' writer).
+  the issuing thread covers its group: any access to them before that is reported (``Runtime.check_in_flight``).
+  The wait records the issuing thread as the bytes' writer at that point, so the other threads also need a
+  barrier after the wait (a barrier between the issue and the wait is not enough).
 * ``nvvm.read.ptx.sreg.*`` (tid, ntid, ctaid, nctaid: x only is more than 1; laneid, warpid, nwarpid,
   warpsize), ``nvvm.barrier0`` / ``nvvm.barrier`` without operands (``bar.sync 0``: the barrier model of
   :meth:`Runtime.barrier`), ``nvvm.shfl.sync`` (bfly / up / down / idx with the ``c`` operand's clamp and
@@ -35,9 +37,11 @@ from typing import Any
 import mlir.ir as ir
 import numpy as np
 
+from pagedir.interp import lds_banks
 from pagedir.interp.memory import Elem, InterpError, Space, elem_named
 from pagedir.interp.ops_arith import FLOAT_RULES, FloatRule, from_bits, to_bits
 from pagedir.interp.ops_lds_dma import lds_space
+from pagedir.interp.ops_memory import LDS_POINTER_SHIFT
 from pagedir.interp.simt import Program, elem_of, handles, select, vector_shape, widen
 from pagedir.targets import nvidia_mma as nv
 
@@ -114,12 +118,12 @@ def shared_places(p: Program, op_id: int, pointers: np.ndarray, lanes: np.ndarra
     """Per shared allocation: (space, the byte offsets in its ``bytes`` of ``lanes``' accesses of ``nbytes``
     at ``pointers``, the indices into ``lanes`` that access it); bounds and alignment checked."""
     rt, where = p.rt, p.op_location(op_id)
-    tags = pointers >> 20
+    tags = pointers >> LDS_POINTER_SHIFT
     places = []
     for tag in np.unique(tags):
         these = np.nonzero(tags == tag)[0]
         space, _ = lds_space(rt, int(pointers[these[0]]), where)
-        offset = pointers[these] & ((1 << 20) - 1)
+        offset = pointers[these] & ((1 << LDS_POINTER_SHIFT) - 1)
         bad = (offset + nbytes > space.nbytes) | (offset < 0)
         if bad.any():
             at = int(offset[bad][0])
@@ -131,6 +135,15 @@ def shared_places(p: Program, op_id: int, pointers: np.ndarray, lanes: np.ndarra
                               where)
         places.append((space, space.lane_base[lanes[these]] + offset, these))
     return places
+
+
+def count_banks(p: Program, op_id: int, space: Space, addresses: np.ndarray, lanes: np.ndarray, size: int,
+                kind: str) -> None:
+    """Shared-memory bank conflicts of an access inside ``lds_banks.tally()``: NVIDIA's shared memory has the 32
+    banks of 4 bytes and the 128 bytes per cycle of :mod:`pagedir.interp.lds_banks`' model, for warps of 32."""
+    if lds_banks.counting():
+        lds_banks.record((p.op_name(op_id), p.op_where(op_id), kind), addresses - space.lane_base[lanes, None], lanes,
+                         p.rt.tid[lanes], p.rt.block, WARP, size)
 
 
 def global_read(p: Program, op_id: int, addresses: np.ndarray, elem: Elem) -> np.ndarray:
@@ -180,6 +193,7 @@ def compile_llvm_access(p: Program, op: Any) -> Any:
             for sp, offsets, these in shared_places(p, op_id, pointers, lanes, count * elem.size, align):
                 addresses = offsets[:, None] + element_offsets
                 who = np.broadcast_to(lanes[these][:, None], addresses.shape)
+                count_banks(p, op_id, sp, addresses, lanes[these], elem.size, "write" if storing else "read")
                 if storing:
                     sp.write(addresses, who, values[these], elem, rt, op_id)
                 else:
@@ -375,8 +389,9 @@ def compile_nvvm_barrier(p: Program, op: Any) -> Any:
 
 
 def _members(p: Program, op_id: int, env: list, slot: int, mask: Any) -> np.ndarray:
-    """Per lane, which lanes of its warp its member mask names (lanes x 32), after the convergence checks:
-    an active thread names itself, and every thread it names exists and executes the op with it."""
+    """Per lane, which threads of its warp its member mask names (lanes x 32), after the convergence checks:
+    an active thread names itself, and every thread it names executes the op with it (PTX: every non-exited
+    thread of the mask; threads past the end of the block count as exited)."""
     rt = p.rt
     member_mask = widen(np.asarray(env[slot]).astype(np.int64) & 0xFFFFFFFF, rt.lanes)
     lane = rt.tid % WARP
@@ -384,7 +399,8 @@ def _members(p: Program, op_id: int, env: list, slot: int, mask: Any) -> np.ndar
     named = ((member_mask[:, None] >> np.arange(WARP)) & 1).astype(bool)
     exists = (rt.tid - lane)[:, None] + np.arange(WARP) < rt.block
     warp_lanes = np.minimum((rt.all_lanes - lane)[:, None] + np.arange(WARP), rt.lanes - 1)
-    missing = active[:, None] & named & ~(exists & active[warp_lanes])
+    named &= exists  # a block's last warp may have fewer threads: those past the block count as exited
+    missing = active[:, None] & named & ~active[warp_lanes]
     if (active & ~named[rt.all_lanes, lane]).any():
         at = int(np.argmax(active & ~named[rt.all_lanes, lane]))
         raise InterpError(f"{p.op_name(op_id)}: thread {int(rt.tid[at])} executes it with a member mask "
@@ -577,6 +593,7 @@ def compile_ldmatrix(p: Program, op: Any) -> Any:
         for space, offsets, these in shared_places(p, op_id, pointers, givers, nv.LDMATRIX_ROW_BYTES,
                                                    nv.LDMATRIX_ROW_BYTES):
             addresses = offsets[:, None] + element_offsets
+            count_banks(p, op_id, space, addresses, givers[these], nv.LDMATRIX_ELEMENT_BYTES, "read")  # a matrix per cycle
             data[these] = space.read(addresses, np.broadcast_to(givers[these][:, None], addresses.shape), u16, rt, op_id)
         matrices = data.view(np.uint16).reshape(warps, num, 8, 8)
         low, high = (matrices[:, :, rows[:, e], cols[:, e]].astype(np.uint32) for e in (0, 1))  # warps x num x 32
@@ -619,6 +636,7 @@ class AsyncCopies:
             done = waiting[who] & nv.cp_async_retired(self.committed[who], group, keep)
             finished = units[done]
             space.in_flight[finished[space.in_flight[finished] == op_id + 1]] = 0
+            space.mark_written(finished, who[done], op_id)  # the data lands now: other threads need a barrier after
             if not done.all():
                 still.append((op_id, space, units[~done], who[~done], group[~done]))
         self.pending = still
@@ -664,6 +682,7 @@ def compile_cp_async(p: Program, op: Any) -> Any:
         for space, offsets, these in shared_places(p, op_id, dst, lanes, size, size):
             addresses = offsets[:, None] + np.arange(halves, dtype=np.int64) * 2
             who = np.broadcast_to(lanes[these][:, None], addresses.shape)
+            count_banks(p, op_id, space, addresses, lanes[these], 2, "write")
             space.write(addresses, who, words[these], i16, rt, op_id)
             state.issue(op_id, space, *space._units(addresses.reshape(-1), who.reshape(-1), 2))
 

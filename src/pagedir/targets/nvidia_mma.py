@@ -72,6 +72,13 @@ MMA_B = _table(mma_b_position, MMA_B_PER_LANE)
 MMA_C = _table(mma_c_position, MMA_C_PER_LANE)
 
 
+def a_from_accumulators(i: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(n-tile, c index) of the accumulator element that holds the same (row, col) as ``a_i`` in the same lane,
+    when two 16 x 8 accumulators side by side (n-tiles 0 and 1) are read as one 16 x 16 A: a product's D feeds
+    the next product's A without leaving the lane (S = Q K^T, then P V)."""
+    return i >> 2, i & 3
+
+
 def mma_layout() -> MatrixLayout:
     """The m16n8k16 table as a :class:`MatrixLayout` (A 16x16, B 16x8, D 16x8; wave = warp)."""
     return MatrixLayout(MMA_M, MMA_N, MMA_K, WARP, MMA_A, MMA_B, MMA_C)
@@ -103,6 +110,31 @@ def ldmatrix_element(lane: np.ndarray, element: np.ndarray, trans: bool) -> tupl
     destination register of ``lane`` receives (the same for every matrix: register j from matrix j)."""
     row, col = lane >> 2, (lane % 4) * 2 + element
     return (col, row) if trans else (row, col)
+
+
+# Which rows feed the mma.sync fragments (a consequence of the two tables above, checked by the tests):
+# * A (16 x 16, row-major, K contiguous): ldmatrix.x4, lane l gives the row of matrix j = l // 8 at
+#   A[(j % 2) * 8 + l % 8][(j // 2) * 8]; register j is then a_{2j}, a_{2j+1}.
+# * B stored K-major (B[k][n], n contiguous: a V tile of P x V): ldmatrix.x2.trans, lane l (< 16) gives
+#   B[l % 16][0]; registers 0 and 1 are b0 b1 and b2 b3. x4.trans reads the n-tiles 0-7 and 8-15 at once:
+#   lane l gives B[(j % 2) * 8 + l % 8][(j // 2) * 8].
+# * B stored N-major (B[k][n] at n * K + k, k contiguous: a K tile of Q x K^T): ldmatrix.x2 without .trans,
+#   lane l (< 16) gives the row of n = l % 8 at k = (l // 8) * 8; x4: n-tile (j // 2), k half (j % 2).
+
+
+def ldmatrix_a_row(lane: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(row, col) of A (16 x 16, K contiguous) whose 16 bytes ``lane`` addresses for ldmatrix.x4."""
+    j = lane // 8
+    return (j % 2) * 8 + lane % 8, (j // 2) * 8
+
+
+def ldmatrix_b_row(lane: np.ndarray, k_major: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(k, n) of B (16 x 8 per n-tile; x4: two n-tiles) whose 16 bytes ``lane`` addresses: K-major storage
+    with .trans, N-major without (register pairs: b0 b1, b2 b3 of n-tile 0, then of n-tile 1)."""
+    j = lane // 8
+    if k_major:
+        return (j % 2) * 8 + lane % 8, (j // 2) * 8
+    return (j % 2) * 8, (j // 2) * 8 + lane % 8
 
 
 # ---------------------------------------------------------------------------------------------------------
