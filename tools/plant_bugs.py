@@ -394,6 +394,13 @@ PLANTS = {plant.name: plant for plant in (
          Catcher(f"{CHECK_ATTENTION.replace(' | ', ' --arch sm_90 | ')}", CHECK_FAILED)),
     ),
     Plant(
+        "mma-sync-ldmatrix-ignores-swizzle",
+        "the mma.sync loop's ldmatrix reads a swizzled tile at the unswizzled column",
+        (Edit(MMA_SYNC, "        if swizzle is not None:\n            column = swizzled_column(swizzle, row, column)",
+              "        if False:  # PLANTED\n            column = swizzled_column(swizzle, row, column)"),),
+        (Catcher("tests/unit/test_nvidia.py::test_check_runs_the_nvidia_lowering[decode-d128-swizzled]", r"FAIL"),),
+    ),
+    Plant(
         "cp-async-no-wait",
         "rock-blockwise-load's cp.async copies are committed but never waited for before the barrier",
         (Edit("passes/blockwise_load.py", "        nvvm.cp_async_wait_group(0)\n", ""),),

@@ -266,3 +266,17 @@ def test_interpreter_nvgpu_ldmatrix_follows_the_ptx_fragment_rule(transpose: boo
                 row, col = lane // 4, 2 * (lane % 4) + e
                 expected[lane, 2 * j + e] = block[col, row] if transpose else block[row, col]
     np.testing.assert_array_equal(got, expected)
+
+
+def test_swizzled_tiles_take_ldmatrix_bank_conflicts_away(tmp_path, capsys) -> None:
+    # D 128: rows of 256 bytes put an ldmatrix phase's 8 rows in the same 4 banks; swizzled, 8 different chunks
+    import re
+
+    cycles = {}
+    for swizzle in ([], ["--lds-swizzle"]):
+        path = generate(tmp_path, ["--dtype", "f16", "--batch", "1", "--num-heads-q", "8", "--num-heads-kv", "1",
+                                   "--seq-len-q", "1", "--seq-len-k", "64", "--head-dim", "128", "--page-size", "16",
+                                   *swizzle], "sm_90", f"k{len(swizzle)}.mlir")
+        assert run_cli.main([path, "--check", "--lds-banks"]) == 0
+        cycles[bool(swizzle)] = int(re.search(r"reads (\d+) cycles", capsys.readouterr().out).group(1))
+    assert cycles[True] * 10 < cycles[False], cycles
