@@ -247,7 +247,8 @@ def quality_table(records: list[dict]) -> str:
 
 def nvidia_table(records: list[dict]) -> str:
     """The NVIDIA kernels: ptxas's registers, spills and shared memory, CUDA occupancy (warps per SM), the PTX's
-    mma.sync and cp.async counts and hot-loop instructions per KV token, and the roofline lower bound from the
+    tensor-core (HMMA) and cp.async counts and hot-loop instructions per KV token (SASS, where nvdisasm is
+    installed), and the roofline lower bound from the
     chip table's HBM bandwidth and dense f16 tensor peak (``max(bytes / bandwidth, FLOPs / peak)``)."""
     from pagedir.arch import get_chip
 
@@ -264,7 +265,7 @@ def nvidia_table(records: list[dict]) -> str:
                      k["matrix_instructions"], copies, f"{k.get('loop_instructions_per_kv_token', '-')}"
                      f"{'*' if k.get('straight_line') else ''}", f"{bound * 1e6:.3g}"])
     return table(["configuration", "registers", "spills", "shared B", "warps/SM", "mma", "cp.async",
-                  "loop PTX instr / KV token", "lower bound us"], rows)
+                  "loop instr / KV token", "lower bound us"], rows)
 
 
 def lds_table(records: list[dict]) -> str:
@@ -447,7 +448,7 @@ def markdown(m: dict, records: list[dict], plots: list[str], command: dict | Non
         "\n## Paged vs dense K/V (same attention, same pipeline)\n", dense_table(records),
         "\n## Hot-loop instructions, contiguous vs shuffled (interpreter, per wave and KV tile)\n", hot_loop_table(records),
         "\n## LDS layouts and bank conflicts (gfx942, D 128; interpreter, CDNA model)\n", lds_table(records),
-        "\n## NVIDIA sm_90 / sm_80 (PTX and ptxas; the time is a roofline lower bound, a model)\n", nvidia_table(records),
+        "\n## NVIDIA sm_90 / sm_80 (ptxas and nvdisasm; the time is a roofline lower bound, a model)\n", nvidia_table(records),
         "\n## Interpreter speed\n", interp_table(records),
         unavailable(records),
         "\n## Method\n\n" + METHOD,

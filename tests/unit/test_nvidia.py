@@ -280,3 +280,19 @@ def test_swizzled_tiles_take_ldmatrix_bank_conflicts_away(tmp_path, capsys) -> N
         assert run_cli.main([path, "--check", "--lds-banks"]) == 0
         cycles[bool(swizzle)] = int(re.search(r"reads (\d+) cycles", capsys.readouterr().out).group(1))
     assert cycles[True] * 10 < cycles[False], cycles
+
+
+def test_cubin_runs_hmma_ldsm_and_ldgsts_in_the_hot_loop(tmp_path) -> None:
+    # the machine code (nvdisasm of ptxas's cubin): tensor-core HMMA, LDSM (ldmatrix) and LDGSTS (cp.async)
+    # inside the KV loop, whose SASS instructions the report counts
+    from pagedir.backend import ptx_report, ptxas
+
+    text = open(generate(tmp_path, ["--dtype", "bf16", *DECODE, "--lds-dma", "--lds-swizzle"], "sm_90")).read()
+    cubin = compile_source(text, emit="cubin", cache=False).artefact
+    lines = ptx_report.sass_loop_lines(ptx_report.sass_bodies(ptxas.disassemble(cubin))["paged_attention"])
+    loop = ptx_report.hot_loop(lines)
+    hot = [lines[i] for i in loop[1]]
+    for opcode in ("HMMA.16816.F32.BF16", "LDSM.16.M88.4", "LDSM.16.MT88.4", "LDGSTS.E.BYPASS.128"):
+        assert any(line.startswith(opcode) for line in hot), opcode
+    report = compile_source(text, emit="ptx", report=True, cache=False).report_json
+    assert f'"loop_instructions": {loop[0].instructions},' in report

@@ -10,7 +10,9 @@
   ``cp.async`` copies (as LDS writes, ``async`` widths), ``bar.sync`` barriers, tensor-core instructions (``mma.sync``, ``wgmma``), conversions
   (``cvt``) and the hot loop's instructions (:mod:`pagedir.backend.loops` on the PTX's control-flow
   graph: ``bra`` and ``@%p bra``). PTX instructions are virtual: ptxas schedules and may fold them, so
-  these counts are PTX's, not SASS's.
+  where ``nvdisasm`` is installed (the ``nvidia-cuda-nvdisasm`` wheel of the ``nvidia`` extra) the
+  instruction, tensor-core (``HMMA``), barrier (``BAR``) and hot-loop counts are the SASS's of the cubin
+  ptxas made (``nvdisasm -c``), the memory widths stay the PTX's.
 
 KernelReport's fields keep their AMD names: ``vgprs`` holds the registers per thread, ``vgpr_spills``
 the 32-bit registers spilled (spill-store bytes / 4), ``scratch_bytes`` the stack frame,
@@ -24,7 +26,7 @@ import re
 from pagedir.arch import Chip
 from pagedir.backend.loops import hot_loop
 from pagedir.backend.occupancy import occupancy
-from pagedir.backend.ptxas import PtxasError, assemble, parse_resources
+from pagedir.backend.ptxas import PtxasError, assemble, disassemble, parse_resources
 
 _ENTRY_RE = re.compile(r"^\.(?:visible\s+)?\.entry\s+([\w$]+)\s*\(", re.M)
 _NTID_RE = re.compile(r"^\.(reqntid|maxntid)\s+(\d+)(?:\s*,\s*(\d+))?(?:\s*,\s*(\d+))?", re.M)
@@ -118,16 +120,71 @@ def instruction_statistics(lines: list[str]) -> dict[str, object]:
     return stats
 
 
+_SASS_SECTION_RE = re.compile(r"^//-+\s+\.text\.([\w$]+)\s+-+\s*$", re.M)
+_SASS_ADDRESS_RE = re.compile(r"^/\*[0-9a-f]+\*/\s*")
+_SASS_TARGET_RE = re.compile(r"`\(([.\w$]+)\)")
+
+
+def sass_bodies(sass: str) -> dict[str, list[str]]:
+    """``{kernel: lines}`` of ``nvdisasm -c`` output, one section per kernel."""
+    sections = list(_SASS_SECTION_RE.finditer(sass))
+    return {m.group(1): sass[m.end():sections[i + 1].start() if i + 1 < len(sections) else len(sass)].splitlines()
+            for i, m in enumerate(sections)}
+
+
+def sass_loop_lines(body: list[str]) -> list[str]:
+    """SASS in the branch syntax of :mod:`pagedir.backend.loops`: ``@P0 BRA `(L)`` branches conditionally, ``BRA``
+    always, an unpredicated ``EXIT`` / ``RET`` ends; the ``NOP`` padding after the end is dropped."""
+    out = []
+    for line in body:
+        text = line.strip().rstrip(";").strip()
+        if re.match(r"^[.\w$]+:$", text):
+            out.append(text)
+            continue
+        if not text.startswith("/*"):
+            continue
+        text = _SASS_ADDRESS_RE.sub("", text).strip().rstrip(";").strip()
+        predicated = text.startswith("@")
+        instruction = text.split(None, 1)[1] if predicated else text
+        mnemonic = instruction.split()[0]
+        if mnemonic == "NOP":
+            continue
+        if mnemonic.split(".")[0] == "BRA" and (target := _SASS_TARGET_RE.search(instruction)):
+            out.append(f"s_cbranch_p {target.group(1)}" if predicated else f"s_branch {target.group(1)}")
+        elif mnemonic in ("EXIT", "RET") and not predicated:
+            out.append("s_endpgm")
+        else:
+            out.append(instruction)
+    return out
+
+
+def sass_statistics(lines: list[str]) -> dict[str, int]:
+    """Instructions, tensor-core instructions (``HMMA``, ``HGMMA``), barriers and the hot loop's instructions."""
+    counts = {"instructions": 0, "matrix_instructions": 0, "barriers": 0}
+    for text in lines:
+        if text.endswith(":"):
+            continue
+        counts["instructions"] += 1
+        mnemonic = text.split()[0].split(".")[0] if not text.startswith("s_") else text.split()[0]
+        counts["matrix_instructions"] += mnemonic in ("HMMA", "HGMMA")
+        counts["barriers"] += mnemonic == "BAR"
+    loop = hot_loop(lines)
+    counts["loop_instructions"] = loop[0].instructions if loop else 0
+    return counts
+
+
 def kernel_reports(ptx: str, chip: Chip) -> list:
     """One :class:`pagedir.backend.report.KernelReport` per ``.entry`` of ``ptx`` (module docstring)."""
     from pagedir.backend.report import KernelReport
     from pagedir.backend.translate import BackendError
 
     try:
-        _, verbose = assemble(ptx, chip.name)
+        cubin, verbose = assemble(ptx, chip.name)
+        sass = disassemble(cubin)
     except PtxasError as err:
         raise BackendError(f"the kernel report of an NVIDIA kernel needs ptxas's resource counts: {err}") from None
     resources = parse_resources(verbose)
+    machine_code = sass_bodies(sass) if sass is not None else {}
     reports = []
     for name, (header, body) in ptx_bodies(ptx).items():
         used = resources[name]
@@ -138,10 +195,13 @@ def kernel_reports(ptx: str, chip: Chip) -> list:
             for extent in ntid.groups()[1:]:
                 workgroup_size *= int(extent or 1)
         occ = occupancy(chip, vgprs=used.registers, lds_bytes=used.shared_bytes, workgroup_size=workgroup_size)
+        stats = instruction_statistics(loop_lines(body))
+        if name in machine_code:  # what runs: SASS's counts of instructions, HMMA, BAR and the hot loop
+            stats.update(sass_statistics(sass_loop_lines(machine_code[name])))
         reports.append(KernelReport(
             name=name, chip=chip.name, vgprs=used.registers, agprs=0, sgprs=0, next_free_sgpr=0,
             vgpr_spills=used.spill_store_bytes // 4, sgpr_spills=0, scratch_bytes=used.stack_bytes,
             lds_bytes=used.shared_bytes, wave_size=chip.wave_size, workgroup_size=workgroup_size,
-            occupancy=occ.waves_per_simd, occupancy_limits=occ.limits, **instruction_statistics(loop_lines(body)),
+            occupancy=occ.waves_per_simd, occupancy_limits=occ.limits, **stats,
         ))
     return reports

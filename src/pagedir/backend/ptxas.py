@@ -26,8 +26,11 @@ import tempfile
 from dataclasses import dataclass
 
 PTXAS_ENV = "PAGEDIR_PTXAS"
+NVDISASM_ENV = "PAGEDIR_NVDISASM"
 #: The requirement of the ``nvidia`` extra in pyproject.toml; named in the error when the package is missing.
 NVCC_REQUIREMENT = "nvidia-cuda-nvcc==13.5.37"
+#: The disassembler of the same release (SASS instruction counts in the kernel report), also in the extra.
+NVDISASM_REQUIREMENT = "nvidia-cuda-nvdisasm==13.5.37"
 #: Where the wheels put the tools, under the ``nvidia`` namespace package (CUDA 13, then CUDA 12).
 _BIN_DIRS = ("cu13/bin", "cuda_nvcc/bin")
 
@@ -115,3 +118,22 @@ def parse_resources(verbose: str) -> dict[str, KernelResources]:
             current.barriers = int(used.group(2) or 0)
             current.shared_bytes = int(used.group(3) or 0)
     return found
+
+
+def disassemble(cubin: bytes) -> str | None:
+    """The SASS of ``cubin`` (``nvdisasm -c``, from the ``nvidia-cuda-nvdisasm`` wheel of the ``nvidia`` extra;
+    ``PAGEDIR_NVDISASM`` names another), or None without the tool."""
+    tool = os.environ.get(NVDISASM_ENV) or find_tool("nvdisasm")
+    if tool is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="pagedir-") as work:
+        path = os.path.join(work, "kernel.cubin")
+        with open(path, "wb") as handle:
+            handle.write(cubin)
+        try:
+            done = subprocess.run([tool, "-c", path], capture_output=True, text=True)
+        except OSError as err:
+            raise PtxasError(f"cannot run {tool}: {err.strerror}; set {NVDISASM_ENV} to a working nvdisasm") from None
+    if done.returncode != 0:
+        raise PtxasError(f"{tool} failed:\n{done.stderr.strip()}")
+    return done.stdout

@@ -447,7 +447,8 @@ def format_table(reports: list[KernelReport]) -> str:
 
 
 def _nvidia_rows(r: KernelReport, limits: str) -> list[str]:
-    """An NVIDIA kernel's block (:mod:`pagedir.backend.ptx_report`): CUDA's names, counts from the PTX."""
+    """An NVIDIA kernel's block (:mod:`pagedir.backend.ptx_report`): CUDA's names; instructions, mma, barriers and
+    the hot loop from the SASS where nvdisasm is installed (else the PTX), memory widths from the PTX."""
     chip = get_chip(r.chip)
     rows = [
         ("registers", str(r.vgprs)),
@@ -461,9 +462,9 @@ def _nvidia_rows(r: KernelReport, limits: str) -> list[str]:
         ("shared reads", _widths(r.lds_reads)),
         ("shared writes", _widths(r.lds_writes)),
         ("bar.sync", str(r.barriers)),
-        ("PTX instrs", str(r.instructions)),
+        ("instructions", str(r.instructions)),
         ("mma", str(r.matrix_instructions)),
-        ("cvt", str(r.conversions)),
-        ("loop PTX instrs", str(r.loop_instructions)),
+        ("cvt (PTX)", str(r.conversions)),
+        ("loop instrs", str(r.loop_instructions)),
     ]
     return [f"kernel {r.name} ({r.chip})", *(f"  {label:<16} {value}" for label, value in rows)]
