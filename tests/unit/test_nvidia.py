@@ -296,3 +296,18 @@ def test_cubin_runs_hmma_ldsm_and_ldgsts_in_the_hot_loop(tmp_path) -> None:
         assert any(line.startswith(opcode) for line in hot), opcode
     report = compile_source(text, emit="ptx", report=True, cache=False).report_json
     assert f'"loop_instructions": {loop[0].instructions},' in report
+
+
+def test_cubin_without_ptxas_names_the_package(tmp_path, capsys, monkeypatch) -> None:
+    from pagedir.backend import ptxas
+
+    path = generate(tmp_path, ["--dtype", "f16", *DECODE], "sm_90")
+    monkeypatch.delenv(ptxas.PTXAS_ENV, raising=False)
+    monkeypatch.setattr(ptxas, "find_tool", lambda name: None)
+    assert compile_cli.main([path, "--emit=cubin", "--no-cache", "-o", str(tmp_path / "k.cubin")]) == 1
+    err = capsys.readouterr().err
+    assert f"pip install '{ptxas.NVCC_REQUIREMENT}'" in err and "--emit=ptx gives the PTX without it" in err
+    monkeypatch.setenv(ptxas.PTXAS_ENV, str(tmp_path / "no-ptxas"))
+    assert compile_cli.main([path, "--emit=cubin", "--no-cache", "-o", str(tmp_path / "k.cubin")]) == 1
+    assert f"cannot run {tmp_path / 'no-ptxas'}" in capsys.readouterr().err
+    assert not (tmp_path / "k.cubin").exists()
