@@ -41,11 +41,28 @@ func.func @cp_async_v_tile(%table: memref<2x8x1xi64>) attributes {rock.kernel, r
 
 // -----
 
-// A swizzled tile keeps the register path on NVIDIA (cp.async copies linear rows).
+// A swizzled tile (16-byte chunks, row r's chunk k at k xor (r mod 8)): each lane copies into its linear LDS
+// place the global elements that place holds, the column moved by the same xor (its own inverse).
 
 // CHECK-LABEL: func.func @cp_async_swizzled
-// CHECK-NOT: nvvm.cp.async
-// CHECK: } {rock.stage = "LDSWrite"}
+// CHECK:   } {rock.stage = "PagePtrLoad"}
+// CHECK:   %[[TID:.*]] = "rock.workitem_id"()
+// CHECK:   %[[WARP:.*]] = affine.apply #{{.*}}(%[[TID]])
+// CHECK:   %[[COPY:.*]] = affine.apply #{{.*}}(%[[WARP]])
+// CHECK-NEXT:   %[[FIRST:.*]] = affine.apply #{{.*}}(%[[COPY]])
+// CHECK-NEXT:   %[[START:.*]] = affine.apply #{{.*}}(%[[FIRST]], %{{.*}})
+// CHECK-NEXT:   %[[ROW:.*]] = affine.apply #{{.*}}(%[[START]])
+// CHECK-NEXT:   %[[COLUMN:.*]] = affine.apply #{{.*}}(%[[START]])
+// CHECK-NEXT:   %[[FLIP:.*]] = affine.apply #{{.*}}(%[[ROW]])
+// CHECK-NEXT:   %[[CHUNK:.*]] = affine.apply #{{.*}}(%[[COLUMN]])
+// CHECK-NEXT:   %[[MOVED:.*]] = arith.xori %[[CHUNK]], %[[FLIP]] : index
+// CHECK-NEXT:   %[[SWIZZLED:.*]] = affine.apply #{{.*}}(%[[MOVED]], %[[COLUMN]])
+// CHECK-NEXT:   affine.apply #{{.*}}(%{{.*}}, %{{.*}}, %[[ROW]], %[[SWIZZLED]])
+// CHECK:   "rock.global_load_lds"({{.*}}) {bytes = 16 : i64
+// CHECK:   nvvm.cp.async.commit.group
+// CHECK-NEXT:   nvvm.cp.async.wait.group 0
+// CHECK: } {rock.stage = "GlobalToLDS"}
+// CHECK-NOT: rock.threadwise_read_into
 func.func @cp_async_swizzled(%table: memref<2x8x1xi64>) attributes {rock.kernel, rock.arch = "sm_90", rock.block_size = 128 : i64, rock.grid_size = 8 : i64} {
   %pages = "rock.deref"(%table) : (memref<2x8x1xi64>) -> memref<2x8x2048xf16>
   %bid = "rock.workgroup_id"() : () -> index
