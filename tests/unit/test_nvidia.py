@@ -70,6 +70,15 @@ def test_attention_compiles_to_ptx_and_cubin_without_spills(tmp_path, arch: str,
     assert cubin[:4] == b"\x7fELF"
 
 
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_split_kv_kernels_compile_to_ptx_with_their_log_sum_exp(tmp_path, arch: str) -> None:
+    # the split kernel writes log2 of its sum: NVPTX selects no llvm.log2 ("no libcall available for flog2")
+    text = open(generate(tmp_path, ["--dtype", "f16", *DECODE, "--num-splits", "2"], arch)).read()
+    ptx = compile_source(text, emit="ptx", cache=False).artefact
+    assert ".entry paged_attention(\n" in ptx and ".entry paged_attention_combine(\n" in ptx
+    assert "lg2.approx.f32" in ptx and "call" not in ptx
+
+
 def test_another_familys_artefact_is_refused(tmp_path, capsys) -> None:
     path = generate(tmp_path, ["--dtype", "f16", *DECODE], "sm_90")
     assert compile_cli.main([path, "--emit=hsaco", "-o", str(tmp_path / "k.hsaco")]) == 1

@@ -111,6 +111,9 @@ class TargetFamily:
     #: A scalar unit (AMD's SGPRs): wave-uniform values are made so with ``readfirstlane`` / ``readlane``
     #: so that they live in scalar registers. False (NVIDIA): the lowering emits neither.
     scalar_unit: bool = True
+    #: f32 math ops (MLIR names) the backend turns into a per-element call of this family's intrinsic instead
+    #: of the generic LLVM one (``rock-backend-lower-math``): NVPTX selects no ``llvm.log2``.
+    scalar_math_intrinsics: dict[str, str] = field(default_factory=dict)
 
     # --- matrix cores ---------------------------------------------------------------------
 
