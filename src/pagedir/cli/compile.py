@@ -299,7 +299,7 @@ def _compile(args: argparse.Namespace, text: str, name: str, dumps: _Dumps) -> E
         if _has_rock_kernels(module) or driver.level_of(module.operation) == "linalg":  # linalg: raised first
             _run(module, driver.CompileOptions(arch=chip.name), "linalg", "L6", dumps)
         if not _has_gpu_kernels(module):
-            _fail(_unraised_payloads(module) or [Diag("error", "input has no GPU kernel: expected a func.func with "
+            _fail(unraised_payloads(module) or [Diag("error", "input has no GPU kernel: expected a func.func with "
                                                       "rock.kernel or a gpu.module holding a gpu.func kernel", name, 1, 1)])
         plan_json = None
         if args.plan:
@@ -427,20 +427,30 @@ def _choose_chip(arch: str | None, module: ir.Operation, collector: DiagnosticCo
     return next(iter(chips.values()))
 
 
-def _unraised_payloads(module: ir.Operation) -> list[Diag]:
-    """Why each linalg payload left in ``module`` is not attention, as an error where rock-raise-attention
-    stopped (what its ``explain=true`` remark says)."""
-    from pagedir.diagnostics import file_position
-    from pagedir.passes.raise_attention import NoMatch, match_attention, sinks
+def unraised_payloads(module: ir.Operation, function: str | None = None) -> list[Diag]:
+    """Why each linalg payload left in ``module`` (of function ``function`` when given) is not attention, as
+    an error where rock-raise-attention stopped: what its ``explain=true`` remarks say (payloads written into a
+    memref argument, and functions it does not read: tensors in and out, linalg on memrefs)."""
+    from pagedir.diagnostics import Diag, file_position
+    from pagedir.passes.raise_attention import NoMatch, match_attention, sinks, unraisable_payloads
 
-    found = []
+    found: list[tuple[ir.Operation, str]] = []
     for sink in sinks(module):
         try:
             match_attention(sink)
         except NoMatch as failure:
-            where = file_position((failure.op or sink).location)
-            found.append(Diag("error", f"not raised to rock.attention: {failure}", *where))
-    return found
+            found.append((failure.op or sink, str(failure)))
+    found += unraisable_payloads(module)
+    return [Diag("error", f"not raised to rock.attention: {reason}", *file_position(op.location))
+            for op, reason in found if function is None or _function_name(op) == function]
+
+
+def _function_name(op: ir.Operation) -> str | None:
+    import mlir.ir as ir  # also called without _import_compiler (pagedir-run)
+
+    while op is not None and op.name != "func.func":
+        op = op.parent
+    return None if op is None else ir.StringAttr(op.attributes["sym_name"]).value
 
 
 def _has_rock_kernels(module: ir.Operation) -> bool:
