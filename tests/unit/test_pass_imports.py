@@ -126,6 +126,7 @@ SRC = pathlib.Path(pagedir.__file__).parent
 #: last layers are the leaves anything may use: the chip table, the code generator (which reads the chip
 #: table and the offset widths), the reference, the diagnostics, the error of the tools.
 LAYERS = (
+    {"frontends"},  # a model exported by another framework, compiled through the tools' Python entry points
     {"cli"},
     {"interp", "gen", "cache"},
     {"pipelines"},
