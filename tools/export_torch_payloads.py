@@ -93,9 +93,9 @@ class RepeatSdpa(torch.nn.Module):
 class CausalPrefill(torch.nn.Module):
     """masked_fill(mask, -inf) with the mask built from aranges (the last query sees every key)."""
 
-    def __init__(self, wrong_side: bool = False):
+    def __init__(self, side: str = "future"):
         super().__init__()
-        self.wrong_side = wrong_side
+        self.side = side
 
     def forward(self, q, k, v):
         sq, sk = q.shape[2], k.shape[2]
@@ -103,7 +103,10 @@ class CausalPrefill(torch.nn.Module):
         k, v = repeat_kv(k, groups), repeat_kv(v, groups)
         rows = torch.arange(sq).unsqueeze(1) + (sk - sq)
         cols = torch.arange(sk).unsqueeze(0)
-        mask = cols < rows if self.wrong_side else cols > rows  # near miss: hides the past, not the future
+        hidden = {"future": cols > rows,
+                  "past": cols < rows,  # the other side: keys j >= i + Sk - Sq, a sliding window of 0 keys back
+                  "diagonal": cols >= rows}  # near miss: a query does not see its own key
+        mask = hidden[self.side]
         scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
         scores = scores.masked_fill(mask, float("-inf"))
         return torch.softmax(scores, dim=-1) @ v
@@ -182,13 +185,16 @@ HELD_BACK = {
     "gqa_decode_alt": Form(GqaDecode, dense_inputs, ALT, SIX["gqa_decode"].what),
     "sdpa_gqa_alt": Form(SdpaGqa, dense_inputs, ALT_PREFILL, SIX["sdpa_gqa"].what + ", prefill"),
     "causal_prefill_alt": Form(CausalPrefill, dense_inputs, ALT_PREFILL, SIX["causal_prefill"].what + ", GQA"),
+    "past_masked_alt": Form(lambda: CausalPrefill(side="past"), dense_inputs, PREFILL,
+                            "masked_fill of the keys before the diagonal (the mask on the other side)"),
     "paged_decode_alt": Form(PagedDecode, paged_inputs, ALT, SIX["paged_decode"].what),
     "bmm_folded_alt": Form(FoldedBmm, folded_inputs, Shape(batch=1, heads_q=2, heads_kv=2, seq_q=4, seq_k=24, head_dim=64),
                            SIX["bmm_folded"].what + ", prefill"),
 }
 MISSES = {
     "miss_softmax_dim": Form(lambda: GqaDecode(softmax_dim=-2), dense_inputs, PREFILL, "softmax over the query dim"),
-    "miss_mask_side": Form(lambda: CausalPrefill(wrong_side=True), dense_inputs, PREFILL, "causal mask hiding the past"),
+    "miss_mask_diagonal": Form(lambda: CausalPrefill(side="diagonal"), dense_inputs, PREFILL,
+                               "causal mask that also hides the diagonal"),
     "miss_gqa_tiled": Form(lambda: GqaDecode(tile=True), dense_inputs, DECODE, "k.repeat(1, G, 1, 1): groups interleaved"),
 }
 

@@ -113,7 +113,8 @@ from pagedir.passes.raise_attention.gathers import (
 )
 from pagedir.passes.raise_attention.masks import score_steps
 from pagedir.passes.raise_attention.pattern import Attention, NoMatch, Source, describe, producer
-from pagedir.passes.raise_attention.softmax import contraction, softmax, strip_cast
+from pagedir.passes.raise_attention.signature import takes_tensors, to_memref_signature
+from pagedir.passes.raise_attention.softmax import contraction, operand_scales, softmax, strip_cast
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,18 +132,39 @@ class RaiseAttentionPass(Pass):
     Options = RaiseOptions
 
     def run(self, module: ir.Operation) -> bool:
+        converted = tensor_functions(module)
         for sink in sinks(module):
             try:
                 found = match_attention(sink)
             except NoMatch as failure:
                 if self.options.explain:
-                    remark(failure.op or sink, f"not raised to rock.attention: {failure}")
+                    for blocker in getattr(failure, "blockers", None) or [failure]:
+                        remark(blocker.op or sink, f"not raised to rock.attention: {blocker}")
                 continue
             replace(sink, found)
+        for func, original in converted:  # nothing raised: the function stays as written
+            if not any(op.name == "rock.attention" for op in walk_ops(func)):
+                ir.InsertionPoint(func).insert(original)
+                func.erase()
+            else:
+                original.erase()
         if self.options.explain:
             for op, reason in unraisable_payloads(module):
                 remark(op, f"not raised to rock.attention: {reason}")
         return True
+
+
+def tensor_functions(module: ir.Operation) -> list[tuple[ir.Operation, ir.Operation]]:
+    """Rewrite each function that takes and returns tensors to its memref signature (signature.py), keeping a
+    detached copy of it as written: (function, original)."""
+    converted = []
+    for op in list(module.regions[0].blocks[0].operations):
+        func = op.operation
+        if takes_tensors(func):
+            original = func.clone()
+            to_memref_signature(func)
+            converted.append((func, original))
+    return converted
 
 
 def unraisable_payloads(module: ir.Operation) -> list[tuple[ir.Operation, str]]:
@@ -154,8 +176,9 @@ def unraisable_payloads(module: ir.Operation) -> list[tuple[ir.Operation, str]]:
         if func.name != "func.func" or not len(func.regions[0].blocks):
             continue
         ops = [op for op in walk_ops(func) if op.name.startswith("linalg.") and op.name not in ("linalg.yield", "linalg.index")]
-        if not ops or any(op.name == "bufferization.materialize_in_destination" for op in walk_ops(func)):
-            continue
+        if not ops or takes_tensors(func) \
+                or any(op.name == "bufferization.materialize_in_destination" for op in walk_ops(func)):
+            continue  # a function taking tensors got its remarks from the match
         on_memrefs = next((op for op in ops if any(isinstance(v.type, ir.MemRefType) for v in op.operands)), None)
         returned = [op for op in func.regions[0].blocks[0].operations if op.name == "func.return"]
         if on_memrefs is not None:
@@ -204,25 +227,42 @@ def remark(op: ir.Operation, message: str) -> None:
 
 
 def match_attention(sink: ir.Operation) -> Attention:
+    """The attention ``sink`` writes. Parts that do not depend on each other (Q, K and V's sources, the
+    shapes) are all checked: a failure raises :class:`NoMatch` with every blocker in ``blockers``."""
     found = Attention()
     out = sink.operands[1]
     if not isinstance(out.type, ir.MemRefType) or out.type.rank != 4:
         raise NoMatch(f"the destination is {out.type}, not a 4-d memref [B, Hq, Sq, D]", sink)
     value = strip_cast(sink.operands[0])
-    probs, v = contraction(value, transposed=False, what="P V")
-    scores = softmax(probs)
+    probs, v = contraction(value, transposed=False, what="P V", found=found)
+    scores = softmax(probs, found)
     scores = score_steps(scores, found)
-    q, k = contraction(scores, transposed=True, what="Q K^T")
-    found.q = tensor_argument(q, "Q")
-    k_base, k_group = repeated_heads(k, "K")
-    v_base, v_group = repeated_heads(v, "V")
-    if k_group != v_group:
-        raise NoMatch(f"K is repeated {k_group} times per head but V {v_group} times", producer(v) or sink)
-    found.k, found.v = kv_source(k_base, "K"), kv_source(v_base, "V")
-    heads_q = ir.MemRefType(found.q.type).shape[1]
-    found.heads_kv = heads_q // k_group
-    check_shapes(found, out, sink)
+    q, k = contraction(scores, transposed=True, what="Q K^T", found=found)
+    found.q = attempt(found, lambda: tensor_argument(operand_scales(q, found, "Q"), "Q"))
+    k_base, k_group = attempt(found, lambda: repeated_heads(k, "K")) or (None, None)
+    v_base, v_group = attempt(found, lambda: repeated_heads(v, "V")) or (None, None)
+    if k_group is not None and v_group is not None and k_group != v_group:
+        found.blockers.append(NoMatch(f"K is repeated {k_group} times per head but V {v_group} times", producer(v) or sink))
+    found.k = attempt(found, lambda: kv_source(k_base, "K")) if k_base is not None else None
+    found.v = attempt(found, lambda: kv_source(v_base, "V")) if v_base is not None else None
+    if not found.blockers:
+        heads_q = ir.MemRefType(found.q.type).shape[1]
+        found.heads_kv = heads_q // k_group
+        attempt(found, lambda: check_shapes(found, out, sink))
+    if found.blockers:
+        failure = NoMatch(str(found.blockers[0]), found.blockers[0].op)
+        failure.blockers = found.blockers
+        raise failure
     return found
+
+
+def attempt(found: Attention, part: Callable[[], object]) -> object:
+    """``part()``, or None with its blocker recorded in ``found.blockers``."""
+    try:
+        return part()
+    except NoMatch as blocker:
+        found.blockers.append(blocker)
+        return None
 
 
 #: How K/V can reach the attention: each form returns its Source or None. A new page-table
@@ -242,6 +282,10 @@ def check_shapes(found: Attention, out: ir.Value, sink: ir.Operation) -> None:
     q_type = ir.MemRefType(found.q.type)
     if list(q_type.shape) != list(out.type.shape) or q_type.element_type != out.type.element_type:
         raise NoMatch(f"the output {out.type} differs from the query {q_type}", sink)
+    narrower = sorted(t for t in found.rounded if t != str(q_type.element_type))
+    if narrower:
+        raise NoMatch(f"the chain rounds to {', '.join(narrower)} between steps, not to the inputs' "
+                      f"{q_type.element_type}: rock.attention computes in f32 and would not round there", sink)
     for source, what in ((found.k, "K"), (found.v, "V")):
         memref = ir.MemRefType(source.memref.type)
         if source.page_elements is None and memref.element_type != q_type.element_type:
