@@ -231,8 +231,10 @@ def match_attention(sink: ir.Operation) -> Attention:
     shapes) are all checked: a failure raises :class:`NoMatch` with every blocker in ``blockers``."""
     found = Attention()
     out = sink.operands[1]
-    if not isinstance(out.type, ir.MemRefType) or out.type.rank != 4:
-        raise NoMatch(f"the destination is {out.type}, not a 4-d memref [B, Hq, Sq, D]", sink)
+    if not isinstance(out.type, ir.MemRefType) or out.type.rank not in (3, 4):
+        raise NoMatch(f"the destination is {out.type}, not a 4-d memref [B, Hq, Sq, D] (or [B*H, Sq, D], heads folded "
+                      f"into the batch)", sink)
+    found.folded_heads = out.type.rank == 3
     value = strip_cast(sink.operands[0])
     probs, v = contraction(value, transposed=False, what="P V", found=found)
     scores = softmax(probs, found)
@@ -246,7 +248,7 @@ def match_attention(sink: ir.Operation) -> Attention:
     found.k = attempt(found, lambda: kv_source(k_base, "K")) if k_base is not None else None
     found.v = attempt(found, lambda: kv_source(v_base, "V")) if v_base is not None else None
     if not found.blockers:
-        heads_q = ir.MemRefType(found.q.type).shape[1]
+        heads_q = 1 if found.folded_heads else ir.MemRefType(found.q.type).shape[1]
         found.heads_kv = heads_q // k_group
         attempt(found, lambda: check_shapes(found, out, sink))
     if found.blockers:
@@ -340,8 +342,12 @@ def check_tables(found: Attention, sink: ir.Operation) -> None:
 def replace(sink: ir.Operation, found: Attention) -> None:
     q_type = ir.MemRefType(found.q.type)
     element = q_type.element_type
-    batch, heads_q = q_type.shape[0], q_type.shape[1]
+    batch, heads_q = q_type.shape[0], 1 if found.folded_heads else q_type.shape[1]
+    out = sink.operands[1]
     with ir.InsertionPoint(sink), sink.location:
+        if found.folded_heads:  # [B*H, S, D] arguments: rock.attention reads them as [B*H, 1, S, D] (the same bytes)
+            found.q, out = head_view(found.q), head_view(out)
+            found.k, found.v = Source(head_view(found.k.memref)), Source(head_view(found.v.memref))
         kv = []
         for source in (found.k, found.v):
             if source.layout is not None:
@@ -354,7 +360,7 @@ def replace(sink: ir.Operation, found: Attention) -> None:
             pages = ir.MemRefType.get([batch, table.shape[1], source.page_elements], element)
             kv.append(rock.deref(pages, source.memref))
         values = {"q": found.q, "k": kv[0], "v": kv[1], "seq_lens": found.seq_lens, "alibi_slopes": found.alibi_slopes,
-                  "out": sink.operands[1]}
+                  "out": out}
         operands = [values.get(decl.name) for decl in OP_DEFS_BY_NAME["rock.attention"].operands]
         rock.attention(*operands, num_heads_q=heads_q, num_heads_kv=found.heads_kv, causal=found.causal,
                        scale=found.scale, window_left=found.window_left, softcap=found.softcap)
@@ -364,9 +370,22 @@ def replace(sink: ir.Operation, found: Attention) -> None:
     sink.erase()
     erase_dead(func)
     leftover = [op.name for op in func.regions[0].blocks[0].operations
-                if op.name not in ("rock.attention", "rock.deref", "rock.block_table_view", "func.return", "arith.constant")]
+                if op.name not in ("rock.attention", "rock.deref", "rock.block_table_view", "func.return", "arith.constant",
+                                   "memref.expand_shape")]
     if not leftover:
         func.attributes["rock.kernel"] = ir.UnitAttr.get()
+
+
+def head_view(memref: ir.Value) -> ir.Value:
+    """``memref<N x S x D>`` as ``memref<N x 1 x S x D>`` (``memref.expand_shape``)."""
+    from mlir.dialects import memref as memref_dialect
+
+    shape = list(ir.MemRefType(memref.type).shape)
+    viewed = [shape[0], 1, *shape[1:]]
+    result = ir.MemRefType.get(viewed, ir.MemRefType(memref.type).element_type)
+    reassociation = ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d)
+                                                        for d in group]) for group in ([0, 1], [2], [3])])
+    return memref_dialect.expand_shape(result, memref, reassociation, [], viewed)
 
 
 def block_table_view(source: Source, batch: int, csr_lengths: tuple | None) -> ir.Value:

@@ -8,7 +8,7 @@ import mlir.ir as ir
 
 from pagedir.passes.raise_attention.pattern import (
     Attention, IDENTITY, KEY_DIM, NEG_INF, NoMatch, argument_of, body, cast_of, describe, dims, dims0, expect_loops,
-    float_constant, generic_inputs, index_dim, kinds_of, maps_of, produced_by, producer,
+    float_constant, generic_inputs, identity, index_dim, kinds_of, maps_of, produced_by, producer, rank_of,
 )
 from pagedir.passes.raise_attention.softmax import splat_value
 from pagedir.variants import KeyRange, Softcap
@@ -18,7 +18,8 @@ def score_steps(value: ir.Value, found: Attention) -> ir.Value:
     """Walk back over scale and mask generics to the Q K^T contraction, recording them in ``found``."""
     while True:
         op = produced_by(value, "linalg.generic")
-        if op is None or len(kinds_of(op)) != 4:  # Q K^T has 5 loops
+        rank = rank_of(value)  # 4, or 3 for heads folded into the batch
+        if op is None or len(kinds_of(op)) != rank:  # Q K^T has 5 loops
             return value
         ins, _ = generic_inputs(op)
         if (cast := cast_of(op)) is not None:  # torch-mlir's extf/truncf between steps (docs/rock.md "Precision")
@@ -26,10 +27,10 @@ def score_steps(value: ir.Value, found: Attention) -> ir.Value:
                 found.rounded.add(str(ir.ShapedType(value.type).element_type))
             value = cast[0]
             continue
-        if (kept := masked_fill(op, found)) is not None:
+        if rank == 4 and (kept := masked_fill(op, found)) is not None:
             value = kept
             continue
-        expect_loops(op, "the elementwise step on the scores", "pppp", [IDENTITY] * (len(ins) + 1))
+        expect_loops(op, "the elementwise step on the scores", "p" * rank, [identity(rank)] * (len(ins) + 1))
         args, yielded, _ = body(op)
         step = producer(yielded)
         if step is None:
@@ -41,6 +42,9 @@ def score_steps(value: ir.Value, found: Attention) -> ir.Value:
                 raise NoMatch("the scores are capped as c * tanh(s * k) with k != 1 / c: rock.attention's soft-cap is "
                               "c * tanh(s / c)", op)
             value = scale_step(op, step, args, found)
+        elif step.name in ("arith.select", "arith.addf") and rank != 4:
+            raise NoMatch("the scores of heads folded into the batch are masked: masks are read on [B, H, Sq, Sk] "
+                          "scores only", op)
         elif step.name == "arith.select" and len(ins) == 1:
             if step.operands[1] != args[0] or float_constant(step.operands[2]) != NEG_INF:
                 raise NoMatch("the mask selects something else than the score or -inf", op)

@@ -49,7 +49,7 @@ class Attention:
     alibi_slopes: ir.Value | None = None
     steps: list[str] = field(default_factory=list)
     rounded: set[str] = field(default_factory=set)  # element types the chain rounds to between steps (truncf)
-    folded_heads: bool = False  # [B*H, S, D] operands (heads folded into the batch): H = 1
+    folded_heads: bool = False  # [B*H, S, D] operands (heads folded into the batch): H = 1, scores [N, Sq, Sk]
     blockers: list[NoMatch] = field(default_factory=list)  # every blocker found (explain=true lists them)
 
 
@@ -92,6 +92,14 @@ def through_extf(value: ir.Value) -> ir.Value:
 
 
 IDENTITY = [0, 1, 2, 3]
+
+
+def identity(rank: int) -> list[int]:
+    return list(range(rank))
+
+
+def rank_of(value: ir.Value) -> int:
+    return ir.ShapedType(value.type).rank
 
 
 def expect_loops(op: ir.Operation, what: str, kinds: str, maps: list[list[int]]) -> None:

@@ -8,7 +8,8 @@ import mlir.ir as ir
 
 from pagedir.passes.raise_attention.pattern import (
     IDENTITY, KEY_DIM, NEG_INF, Attention, NoMatch, body, describe, dims, dims0, expect_loops, float_constant,
-    generic_inputs, is_zero_fill, kinds_of, maps_of, produced_by, producer, through_casts, through_extf,
+    generic_inputs, identity, is_zero_fill, kinds_of, maps_of, produced_by, producer, rank_of, through_casts,
+    through_extf,
 )
 
 
@@ -25,7 +26,8 @@ def strip_cast(value: ir.Value) -> ir.Value:
             or yielded != ops[0].results[0]:
         what = "its init" if yielded == args[-1] else describe(yielded)
         raise NoMatch(f"the element cast of the output yields {what}, expected arith.truncf or arith.extf of its input", op)
-    expect_loops(op, "the element cast of the output", "pppp", [IDENTITY, IDENTITY])
+    rank = rank_of(value)
+    expect_loops(op, "the element cast of the output", "p" * rank, [identity(rank)] * 2)
     return ins[0]
 
 
@@ -193,7 +195,7 @@ def reduction(value: ir.Value, combine: str, init: float, what: str) -> tuple[ir
     args, yielded, _ = body(op)
     step = producer(yielded)
     argmax_unused = len(op.results) == 2 and value == op.results[0] and not list(op.results[1].uses)
-    if len(ins) != 1 or (len(op.results) != 1 and not argmax_unused) or len(kinds) != 4 or kinds.count("r") != 1 \
+    if len(ins) != 1 or (len(op.results) != 1 and not argmax_unused) or len(kinds) not in (3, 4) or kinds.count("r") != 1 \
             or step is None or step.name not in combine.split("|") or set(step.operands) != {args[0], args[1]}:
         raise NoMatch(f"the softmax's {what} is not a single {combine} reduction", op)
     fill = produced_by(outs[0], "linalg.fill")
@@ -201,8 +203,8 @@ def reduction(value: ir.Value, combine: str, init: float, what: str) -> tuple[ir
     lowest = LOWEST_FINITE.get(str(fill.operands[0].type)) if fill is not None and init == NEG_INF else None
     if start != init and (lowest is None or start != lowest):
         raise NoMatch(f"the softmax's {what} starts from {start}, expected {init}", op)
-    rows = [d for d in range(4) if kinds[d] == "p"]
-    if maps[0] != [0, 1, 2, 3] or maps[1] not in (rows, rows + [None]):
+    rows = [d for d in range(len(kinds)) if kinds[d] == "p"]
+    if maps[0] != identity(len(kinds)) or maps[1] not in (rows, rows + [None]):
         raise NoMatch(f"the softmax's {what} maps its tensors as {maps}", op)
     return ins[0], kinds.index("r")
 
@@ -211,27 +213,28 @@ def softmax(probs: ir.Value, found: Attention | None = None) -> ir.Value:
     """The scores the softmax over the key dim reads."""
     if found is not None:
         probs = through_casts(probs, found)
+    key = rank_of(probs) - 1  # KEY_DIM, or 2 for heads folded into the batch
     named = produced_by(probs, "linalg.softmax")
     if named is not None:
         dim = ir.IntegerAttr(named.attributes["dimension"]).value
-        if dim != KEY_DIM:
-            raise NoMatch(f"the softmax reduces over dim {dim}, the P V matmul contracts dim {KEY_DIM}", named)
+        if dim != key:
+            raise NoMatch(f"the softmax reduces over dim {dim}, the P V matmul contracts dim {key}", named)
         return named.operands[0]
-    probs, guarded = empty_rows_zeroed(probs)
+    probs, guarded = empty_rows_zeroed(probs) if key == KEY_DIM else (probs, None)
     div = row_binary(probs, "arith.divf", "the softmax's division")
     exps, sums = div
     summed, sum_dim = reduction(sums, "arith.addf", 0.0, "sum")
     if summed != exps:
         raise NoMatch("the softmax divides by the sum of something else than its numerator", producer(sums))
-    if sum_dim != KEY_DIM:
-        raise NoMatch(f"the softmax reduces over dim {sum_dim}, the P V matmul contracts dim {KEY_DIM}", producer(sums))
+    if sum_dim != key:
+        raise NoMatch(f"the softmax reduces over dim {sum_dim}, the P V matmul contracts dim {key}", producer(sums))
     exp_op = produced_by(exps, "linalg.generic")
     args, yielded, _ = body(exp_op) if exp_op is not None else ([], None, [])
     exp = produced_by(yielded, "math.exp") if yielded is not None else None
     if exp is None:
         raise NoMatch(f"expected exp in the softmax, found {describe(exps)}", producer(exps))
     if exp.operands[0] == args[0] and len(generic_inputs(exp_op)[0]) == 1:  # torch-mlir: exp in a generic of its own
-        expect_loops(exp_op, "the softmax's exp", "pppp", [IDENTITY, IDENTITY])
+        expect_loops(exp_op, "the softmax's exp", "p" * (key + 1), [identity(key + 1)] * 2)
         exps, inner = generic_inputs(exp_op)[0][0], None
         subtract = produced_by(exps, "linalg.generic")
         if subtract is None or len(generic_inputs(subtract)[0]) != 2:
@@ -246,8 +249,8 @@ def softmax(probs: ir.Value, found: Attention | None = None) -> ir.Value:
     maxed, max_dim = reduction(row_max, "arith.maximumf|arith.maxnumf", float("-inf"), "max")
     if maxed != scores:
         raise NoMatch("the softmax subtracts the max of something else than its scores", producer(row_max))
-    if max_dim != KEY_DIM:
-        raise NoMatch(f"the softmax reduces over dim {max_dim}, the P V matmul contracts dim {KEY_DIM}", producer(row_max))
+    if max_dim != key:
+        raise NoMatch(f"the softmax reduces over dim {max_dim}, the P V matmul contracts dim {key}", producer(row_max))
     if guarded is not None and guarded != scores:
         raise NoMatch("the softmax zeroes the rows where something else than its scores is all -inf", producer(guarded))
     return scores
@@ -318,13 +321,16 @@ def row_binary(value: ir.Value, name: str, what: str, inner: str | None = None) 
         step = producer(step.operands[0])
     if len(ins) != 2 or step is None or step.name != name or list(step.operands) != args[:2]:
         raise NoMatch(f"{what} is not {name} of its two inputs", op)
-    if maps[0] != [0, 1, 2, 3] or maps[1] not in ([0, 1, 2], [0, 1, 2, None]):
-        raise NoMatch(f"{what} reads its row operand as {maps[1]}, expected [0, 1, 2] (rows of dim {KEY_DIM})", op)
-    if "r" in kinds_of(op) or maps[2] != IDENTITY:
-        expect_loops(op, what, "pppp", [IDENTITY, [0, 1, 2], IDENTITY])
+    rank = rank_of(value)
+    rows = identity(rank - 1)
+    if maps[0] != identity(rank) or maps[1] not in (rows, rows + [None]):
+        raise NoMatch(f"{what} reads its row operand as {maps[1]}, expected {rows} (rows of dim {rank - 1})", op)
+    if "r" in kinds_of(op) or maps[2] != identity(rank):
+        expect_loops(op, what, "p" * rank, [identity(rank), rows, identity(rank)])
     row = ins[1]
     expand = produced_by(row, "tensor.expand_shape")
-    if maps[1] == [0, 1, 2, None] and expand is not None \
-            and str(expand.attributes["reassociation"]).replace(" ", "") == "[[0],[1],[2,3]]":
+    kept_dim = "[" + ",".join(f"[{d}]" for d in range(rank - 2)) + f",[{rank - 2},{rank - 1}]]"
+    if maps[1] == rows + [None] and expand is not None \
+            and str(expand.attributes["reassociation"]).replace(" ", "") == kept_dim:
         row = expand.operands[0]
     return ins[0], row
