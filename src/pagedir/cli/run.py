@@ -63,6 +63,7 @@ from pagedir.interp.launch import (argument_count, find_function, functions, lau
                                    workspace_given,
                                    symbol_name)
 from pagedir.passes.ir_utils import find_ops
+from pagedir.passes.raise_attention.signature import takes_tensors, to_memref_signature
 from pagedir.passes.verify import verify_rock_ops
 
 EPILOG = """\
@@ -403,6 +404,10 @@ class Level:
 
 
 def check_module(module: ir.Operation, args: argparse.Namespace) -> int:
+    for func in functions(module):  # torch-style payloads: checked as the kernel they become (docs/rock.md)
+        if takes_tensors(func):
+            to_memref_signature(func)
+    stand_ins = raised_signatures(module)
     if args.entry:
         targets = [find_function(module, args.entry)]
         if not runnable(targets[0]):
@@ -432,7 +437,7 @@ def check_module(module: ir.Operation, args: argparse.Namespace) -> int:
                 print_error(diag.format())
             ok = False
             continue
-        ok &= check_function(func, target, args.seed, args.lds_banks)
+        ok &= check_function(func, target, args.seed, args.lds_banks, stand_ins.get(name))
     return 0 if ok else 1
 
 
@@ -446,6 +451,29 @@ def refuse_missing_chips(kernels: list[ir.Operation]) -> None:
         fail(missing)
 
 
+def raised_signatures(module: ir.Operation) -> dict[str, ir.Operation]:
+    """For each linalg payload without a case of its own (no ``rock.check``) that rock-raise-attention raises:
+    the raised function, whose data (valid block tables, sequence lengths) the check draws. The payload as
+    written is then the reference: the check compares the kernel with the payload's own semantics."""
+    from pagedir.interp.check import PAYLOAD_CASE, apply_pass
+
+    payloads = [f for f in functions(module) if needs_lowering(f) and "rock.kernel" not in f.attributes
+                and "rock.check" not in f.attributes]
+    if not payloads:
+        return {}
+    raised = apply_pass(module, "rock-raise-attention")
+    found = {symbol_name(f): f for f in functions(raised.operation) if find_ops(f, "rock.attention")}
+    stand_ins = {symbol_name(f): found[symbol_name(f)] for f in payloads if symbol_name(f) in found}
+    for func in stand_ins.values():
+        func.attributes[PAYLOAD_CASE] = ir.UnitAttr.get()
+    _KEEP_ALIVE.append(raised)
+    return stand_ins
+
+
+#: Modules whose functions stand in for payloads' signatures while the check runs.
+_KEEP_ALIVE: list[Any] = []
+
+
 def host_callable(func: ir.Operation) -> bool:
     """A function with a body and global memory arguments; of a gpu.module, only kernels."""
     if not len(func.regions[0].blocks) or not runnable(func):
@@ -453,11 +481,13 @@ def host_callable(func: ir.Operation) -> bool:
     return func.name != "gpu.func" or "gpu.kernel" in func.attributes
 
 
-def check_function(func: ir.Operation, lowered: ir.Operation | None, seed: int, banks: bool = False) -> bool:
+def check_function(func: ir.Operation, lowered: ir.Operation | None, seed: int, banks: bool = False,
+                   raised: ir.Operation | None = None) -> bool:
     """Run ``func`` (and ``lowered``) on the case of ``func``, compare, print the summary; True when it passes.
     ``banks``: count the LDS bank conflicts of the lowered kernel's run and print them. A function with
-    dynamic sizes runs once per launch size set (the same compiled kernel each time)."""
-    signature, _keep = case_function(func)
+    dynamic sizes runs once per launch size set (the same compiled kernel each time). ``raised``: the
+    rock.attention ``func`` is raised to, which the data are drawn for; ``func``'s outputs are the reference."""
+    signature, _keep = (raised, None) if raised is not None else case_function(func)
     passed = True
     for sizes, placement in check_draws(signature):  # sizes x page placements, then the edge case
         passed &= check_launch(func, lowered, seed, signature, sizes, banks, placement)
