@@ -48,7 +48,7 @@ def returning_tensor(text: str) -> str:
 
 def remarks(path: Path, capsys) -> list[str]:
     """What rock-raise-attention's explain=true remarks say about ``path``, as errors."""
-    assert opt.main([str(path), "--rock-raise-attention=explain=true", "-o", str(path.with_suffix(".raised"))]) == 0
+    assert opt.main([str(path), "--rock-raise-attention=explain=true", "-o", "-"]) == 0
     found = [line for line in capsys.readouterr().err.splitlines() if ": remark: not raised to rock.attention: " in line]
     assert found
     return [line.replace(": remark: ", ": error: ", 1) for line in found]
@@ -113,3 +113,12 @@ def test_check_without_a_chip_names_the_arch_flag_to_add(payload, tmp_path, caps
                           f"lowered, e.g. --arch gfx942 (known chips: gfx908, "), err
     status, out, err = cli(run.main, capsys, "--check", str(path), "--arch", "gfx942")  # the advice works
     assert status == 0 and "L6 after rock-kernel-pipeline" in out and "FAIL" not in out, out + err
+
+
+def test_compile_of_a_torch_export_lists_every_blocker(tmp_path, capsys):
+    """torch-mlir's export of GQA with the heads tiled (q head h on kv head h % G): K and V are both blockers."""
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "torch" / "miss_gqa_tiled_f16.mlir"
+    expected = remarks(path, capsys)
+    assert len(expected) == 2
+    status, _, err = cli(compile_cli.main, capsys, str(path), "--arch", "gfx942", "--no-cache", "-o", str(tmp_path / "out.s"))
+    assert status == 1 and err.splitlines() == expected, err

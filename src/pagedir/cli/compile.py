@@ -388,8 +388,9 @@ def _is_rock_kernel(op: ir.Operation) -> bool:
 
 
 def _is_payload(op: ir.Operation) -> bool:
-    """A function rock-raise-attention reads: it writes a tensor into a memref argument."""
-    return op.name == "func.func" and bool(_walk(op, lambda inner: inner.name == "bufferization.materialize_in_destination"))
+    """A function rock-raise-attention reads: it writes a tensor into a memref argument, or takes and returns tensors."""
+    return op.name == "func.func" and (driver.takes_tensors(op) or bool(
+        _walk(op, lambda inner: inner.name == "bufferization.materialize_in_destination")))
 
 
 def _is_gpu_kernel(op: ir.Operation) -> bool:
@@ -429,20 +430,26 @@ def _choose_chip(arch: str | None, module: ir.Operation, collector: DiagnosticCo
 
 def unraised_payloads(module: ir.Operation, function: str | None = None) -> list[Diag]:
     """Why each linalg payload left in ``module`` (of function ``function`` when given) is not attention, as
-    an error where rock-raise-attention stopped: what its ``explain=true`` remarks say (payloads written into a
-    memref argument, and functions it does not read: tensors in and out, linalg on memrefs)."""
+    errors where rock-raise-attention stopped: what its ``explain=true`` remarks say (every blocker of a
+    payload written into a memref argument or returning tensors, and why it reads no other function in linalg).
+    Read on a copy: a function returning tensors is matched in the memref signature it is raised in."""
     from pagedir.diagnostics import Diag, file_position
-    from pagedir.passes.raise_attention import NoMatch, match_attention, sinks, unraisable_payloads
+    from pagedir.passes.raise_attention import NoMatch, match_attention, sinks, tensor_functions, unraisable_payloads
 
-    found: list[tuple[ir.Operation, str]] = []
-    for sink in sinks(module):
-        try:
-            match_attention(sink)
-        except NoMatch as failure:
-            found.append((failure.op or sink, str(failure)))
-    found += unraisable_payloads(module)
-    return [Diag("error", f"not raised to rock.attention: {reason}", *file_position(op.location))
-            for op, reason in found if function is None or _function_name(op) == function]
+    found: list[tuple[ir.Operation, str]] = unraisable_payloads(module)
+    copy = module.clone()
+    try:
+        tensor_functions(copy)
+        for sink in sinks(copy):
+            try:
+                match_attention(sink)
+            except NoMatch as failure:
+                found += [(blocker.op or sink, str(blocker)) for blocker in getattr(failure, "blockers", None) or [failure]]
+        diags = [Diag("error", f"not raised to rock.attention: {reason}", *file_position(op.location))
+                 for op, reason in found if function is None or _function_name(op) == function]
+    finally:
+        copy.erase()
+    return diags
 
 
 def _function_name(op: ir.Operation) -> str | None:
