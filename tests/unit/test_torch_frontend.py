@@ -1,10 +1,10 @@
 """pagedir.frontends.torch: text from another MLIR context raised to a rock kernel, its errors, and one export.
 
-Everything but the last test runs without torch: the handoff reads text (what torch-mlir's own
-bindings print), so a payload of ``pagedir-gen linalg-attention`` parsed in a context that is not
-pagedir's stands in for torch-mlir's module. The last test exports a GQA decode written in PyTorch
-and compiles it in one call; it needs torch-mlir (``pip install 'pagedir[torch]'``), which the
-suite's environment does not install.
+Everything but the last test runs without torch: the handoff reads text, so torch-mlir's printed
+export (a committed fixture, tests/fixtures/torch) stands in for the export step, and a payload of
+``pagedir-gen linalg-attention`` parsed in a context that is not pagedir's for torch-mlir's module
+object. The last test exports a GQA decode written in PyTorch and compiles it in one call; it needs
+torch-mlir (``pip install 'pagedir[torch]'``), which the suite's environment does not install.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
+from pathlib import Path
 
 import mlir.ir as ir
 import pytest
@@ -22,6 +23,8 @@ from pagedir.frontends import torch as pagedir_torch
 from pagedir.gen import linalg_attention
 from pagedir.passes.ir_utils import find_ops
 
+#: torch-mlir's export of a GQA decode (tools/export_torch_payloads.py), as the export step returns it.
+EXPORT = Path(__file__).resolve().parents[1] / "fixtures" / "torch" / "gqa_decode_f16.mlir"
 SIZES = ["--batch", "2", "--num-heads-q", "8", "--num-heads-kv", "2", "--seq-len-k", "32", "--head-dim", "64"]
 
 
@@ -86,15 +89,29 @@ def test_compiling_needs_a_chip():
         pagedir_torch.compile(lambda q: q, None, emit="asm")
 
 
+def test_torch_mlirs_text_becomes_a_kernel_with_the_output_appended():
+    """The signature rule on torch-mlir's own text (a committed export): (q, k, v) -> o becomes (q, k, v, out)."""
+    kernel = pagedir_torch.raise_kernel(EXPORT.read_text(), arch="gfx942")
+    (func,) = [op.operation for op in kernel.regions[0].blocks[0].operations]
+    types = [str(argument.type) for argument in func.regions[0].blocks[0].arguments]
+    assert types == ["memref<2x4x1x32xf16>", "memref<2x2x32x32xf16>", "memref<2x2x32x32xf16>", "memref<2x4x1x32xf16>"]
+    assert str(ir.TypeAttr(func.attributes["function_type"]).value).endswith("-> ()")
+    attention = attention_of(kernel)
+    assert [operand.owner for operand in attention.operands] == [func.regions[0].blocks[0]] * 4  # the arguments
+    assert ir.IntegerAttr(attention.attributes["num_heads_kv"]).value == 2
+
+
 def test_compile_gives_the_artefact_and_the_plan_of_the_raised_kernel(monkeypatch, tmp_path):
-    """compile() past the export (a payload's text in its place): the compile API's asm and launch plan."""
-    monkeypatch.setattr(pagedir_torch, "export", lambda fn, *inputs, name: payload("--name", name))
-    compiled = pagedir_torch.compile(None, name="decode", arch="gfx942", emit="asm", plan=True, cache_dir=str(tmp_path))
+    """compile() past the export (a committed torch-mlir export in its place): the compile API's asm and plan."""
+    monkeypatch.setattr(pagedir_torch, "export", lambda fn, *inputs, name: EXPORT.read_text())
+    compiled = pagedir_torch.compile(None, arch="gfx942", emit="asm", plan=True, cache_dir=str(tmp_path))
     assert attention_of(compiled.kernel) is not None
-    assert ".amdgcn_target \"amdgcn-amd-amdhsa--gfx942" in compiled.artefact and "decode:" in compiled.artefact
+    assert ".amdgcn_target \"amdgcn-amd-amdhsa--gfx942" in compiled.artefact and "gqa_decode_f16:" in compiled.artefact
     (kernel,) = compiled.plan["kernels"]
-    assert kernel["symbol"] == "decode" and len(kernel["arguments"]) == 4  # q, k, v, out
-    again = pagedir_torch.compile(None, name="decode", arch="gfx942", emit="asm", plan=True, cache_dir=str(tmp_path))
+    assert kernel["symbol"] == "gqa_decode_f16"
+    assert [argument["shape"] for argument in kernel["arguments"]] == [[2, 4, 1, 32], [2, 2, 32, 32], [2, 2, 32, 32],
+                                                                       [2, 4, 1, 32]]
+    again = pagedir_torch.compile(None, arch="gfx942", emit="asm", plan=True, cache_dir=str(tmp_path))
     assert again.cache_hit and again.artefact == compiled.artefact
 
 
