@@ -10,7 +10,7 @@ torch; run this script (in an environment with ``torch`` and ``torch-mlir``, e.g
     python tools/export_torch_payloads.py            # every fixture
     python tools/export_torch_payloads.py -o DIR gqa_decode_f16 paged_decode_f16
 
-The forms (:data:`FORMS`): the six ways of the table in docs/rock.md ("Payloads from torch-mlir"), each
+The forms: the six ways of SIX (docs/compile.md, "Attention payloads in linalg"), each
 in f16, f32 and bf16; held-back variants written the same ways at other shapes (``*_alt``); and near
 misses that compute something other than rock.attention and must stay unraised (``miss_*``).
 

@@ -404,7 +404,7 @@ class Level:
 
 
 def check_module(module: ir.Operation, args: argparse.Namespace) -> int:
-    for func in functions(module):  # torch-style payloads: checked as the kernel they become (docs/rock.md)
+    for func in functions(module):  # torch-style payloads: checked as the kernel they become (docs/compile.md)
         if takes_tensors(func):
             to_memref_signature(func)
     stand_ins = raised_signatures(module)

@@ -48,10 +48,23 @@ near-misses in rock-raise-attention-invalid.mlir):
 | vLLM block table | ``pool[id, x, y, d]``, ``id = table[b, m]`` (generic input or ``tensor.extract``), reshaped to [B, Hkv, Sk, D]; nhd or hnd by which pool dim joins the slots | ``rock.block_table_view`` (blocks) |
 | FlashInfer CSR | ``id = kv_indices[min(kv_indptr[b] + m, nnz - 1)]``, masked at the CSR length | ``rock.block_table_view`` (csr), no seq_lens |
 
+torch-mlir's forms (``linalg-on-tensors``; the fixtures of tests/fixtures/torch): a function that takes
+and returns tensors is first given its memref signature (``signature.py``; it keeps its tensors when
+nothing is raised); element casts between the steps (``extf`` exact; ``truncf`` to the inputs' type a
+rounding step, raised to the f32 computation: docs/compile.md "Precision"); ``linalg.batch_matmul`` with
+the f32 result truncated before ``expand_shape``, K^T as the collapse of a 4-d transpose; GQA as a
+yield-only generic reading ``(d0, d1, d3, d4)``, collapsed with the batch for P V; the max with an unused
+argmax, rows ``[B, H, Sq, 1]`` read through ``(d0, d1, d2, 0)``, exp in a generic of its own; scales of
+Q and K^T (SDPA's sqrt(scale) on each) and the f64 scale constant truncated in the body; SDPA's
+``select(all_j(s == -inf), 0, P)`` (rock.attention's zeros); ``masked_fill`` as a select of a broadcast i1
+tensor and a 0-d -inf, the mask's own generics read as conditions on the score indices (``masks.py``
+frames); a block table widened by an ``extsi`` generic, with the wrap ``id < 0 ? id + N : id``; and heads
+folded into the batch (``torch.bmm`` on ``[B*H, S, D]``: rock.attention on ``[B*H, 1, S, D]`` views).
+
 Not read (a remark with ``explain=true``): linalg on memrefs (a bufferized payload:
-raise before bufferizing), functions that take and return tensors (rock.attention
-writes a memref argument), attention sinks, masks other than
-the three bounds, K and V gathered in different forms.
+raise before bufferizing), attention sinks, masks other than the three bounds (and any mask on heads
+folded into the batch), K and V gathered in different forms. With ``explain=true`` the parts that do
+not depend on each other (Q, K and V's sources, the shapes) are all checked and each blocker is a remark.
 
 Every ``linalg.generic`` of the chain is read only with the iterator types and indexing maps its
 part has (all parallel and identity maps for the elementwise steps, one reduction over the key dim
@@ -75,7 +88,8 @@ destination), so nothing is left to bufferize: the tensor ops become dead and ar
 erased, and a function left with nothing but the attention is marked ``rock.kernel``.
 
 The files: this one holds the pass, the order of the match (:func:`match_attention`), the
-checks across its parts and the replacement; ``pattern.py`` what every part shares (the
+checks across its parts and the replacement; ``signature.py`` the memref signature of tensor functions;
+``pattern.py`` what every part shares (the
 records, :class:`NoMatch`, reading linalg ops); ``softmax.py`` the cast, the contractions
 and the softmax (steps 1-3, 5); ``masks.py`` the elementwise steps on the scores (step 4);
 ``gathers.py`` GQA and the gather forms (steps 6-7).

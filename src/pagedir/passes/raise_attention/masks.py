@@ -22,7 +22,7 @@ def score_steps(value: ir.Value, found: Attention) -> ir.Value:
         if op is None or len(kinds_of(op)) != rank:  # Q K^T has 5 loops
             return value
         ins, _ = generic_inputs(op)
-        if (cast := cast_of(op)) is not None:  # torch-mlir's extf/truncf between steps (docs/rock.md "Precision")
+        if (cast := cast_of(op)) is not None:  # torch-mlir's extf/truncf between steps (docs/compile.md "Precision")
             if cast[1] == "arith.truncf":
                 found.rounded.add(str(ir.ShapedType(value.type).element_type))
             value = cast[0]
@@ -73,6 +73,8 @@ def masked_fill(op: ir.Operation, found: Attention) -> ir.Value | None:
         return None
     maps = [dims0(m) for m in maps_of(op)]
     scores_index = args.index(score)
+    if len(op.results) != 1:
+        raise NoMatch(f"the mask has {len(op.results)} results, expected 1", op)
     if "r" in kinds_of(op) or maps[scores_index] != IDENTITY or maps[-1] != IDENTITY \
             or any(m is None for m in maps) or any(len(set(d for d in m if d is not None)) != len([d for d in m if d is not None]) for m in maps):
         raise NoMatch("the mask reads the scores through other maps than the identity", op)

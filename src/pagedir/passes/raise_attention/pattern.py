@@ -102,7 +102,7 @@ def rank_of(value: ir.Value) -> int:
     return ir.ShapedType(value.type).rank
 
 
-def expect_loops(op: ir.Operation, what: str, kinds: str, maps: list[list[int]]) -> None:
+def expect_loops(op: ir.Operation, what: str, kinds: str, maps: list[list[int | None]]) -> None:
     """``op`` has one result, iterates as ``kinds`` (``p``/``r`` per loop) and indexes its operands
     through exactly ``maps``: the pattern reads the body as one value per element of the result, so
     a reduction loop (the result is the last step's) or a permuted map (another element's inputs)
@@ -114,9 +114,9 @@ def expect_loops(op: ir.Operation, what: str, kinds: str, maps: list[list[int]])
     if found_kinds != kinds:
         raise NoMatch(f"{what} iterates as [{', '.join(names[k] for k in found_kinds)}], expected "
                       f"[{', '.join(names[k] for k in kinds)}]", op)
-    if [dims(m) for m in found_maps] != maps:
+    if [dims0(m) for m in found_maps] != maps:  # None in ``maps``: a constant 0 (a size-1 dim read at 0)
         shown = ", ".join(f"({', '.join(str(e) for e in m.results)})" for m in found_maps)
-        expected = ", ".join(f"({', '.join(f'd{d}' for d in m)})" for m in maps)
+        expected = ", ".join(f"({', '.join('0' if d is None else f'd{d}' for d in m)})" for m in maps)
         raise NoMatch(f"{what} indexes its operands as [{shown}], expected [{expected}]", op)
 
 
@@ -140,7 +140,8 @@ def rounded_to(number: float, element: str) -> float:
     from pagedir import reference
 
     if element == "f16":
-        return float(np.float16(number))
+        with np.errstate(over="ignore"):  # a constant past f16's range rounds to inf, as truncf does
+            return float(np.float16(number))
     if element == "bf16":
         return float(reference.round_bf16(np.array([number], dtype=np.float32))[0])
     if element == "f32":
@@ -180,7 +181,7 @@ def cast_of(op: ir.Operation | None) -> tuple[ir.Value, str] | None:
 
 def through_casts(value: ir.Value, found: "Attention | None" = None) -> ir.Value:
     """``value`` before any element casts (extf: exact; truncf: a rounding step, recorded in ``found.rounded``:
-    the raise computes the chain in f32, docs/rock.md "Precision")."""
+    the raise computes the chain in f32, docs/compile.md "Precision")."""
     while (cast := cast_of(producer(value))) is not None:
         if cast[1] == "arith.truncf" and found is not None:
             found.rounded.add(str(ir.ShapedType(value.type).element_type))

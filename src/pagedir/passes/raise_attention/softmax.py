@@ -267,8 +267,7 @@ def empty_rows_zeroed(probs: ir.Value) -> tuple[ir.Value, ir.Value | None]:
     select = produced_by(yielded, "arith.select")
     if select is None or list(select.operands) != args[:3]:
         return probs, None
-    if [dims0(m) for m in maps_of(op)] != [[0, 1, 2, None], IDENTITY, IDENTITY, IDENTITY] or "r" in kinds_of(op):
-        raise NoMatch("the softmax's zeroing of empty rows does not read a flag per row", op)
+    expect_loops(op, "the softmax's zeroing of empty rows", "pppp", [[0, 1, 2, None], IDENTITY, IDENTITY, IDENTITY])
     if splat_value(zeros) != 0.0:
         raise NoMatch("the softmax replaces empty rows by something else than 0", op)
     every = produced_by(flags, "linalg.generic")
@@ -324,9 +323,11 @@ def row_binary(value: ir.Value, name: str, what: str, inner: str | None = None) 
     rank = rank_of(value)
     rows = identity(rank - 1)
     if maps[0] != identity(rank) or maps[1] not in (rows, rows + [None]):
-        raise NoMatch(f"{what} reads its row operand as {maps[1]}, expected {rows} (rows of dim {rank - 1})", op)
-    if "r" in kinds_of(op) or maps[2] != identity(rank):
-        expect_loops(op, what, "p" * rank, [identity(rank), rows, identity(rank)])
+        shown = "(" + ", ".join("0" if d is None else f"d{d}" for d in maps[1]) + ")"
+        raise NoMatch(f"{what} reads its row operand as {shown}, expected rows ({', '.join(f'd{d}' for d in rows)}) "
+                      f"of the key dim {rank - 1}", op)
+    row_map = maps[1] if maps[1] == rows + [None] else rows  # [B, H, Sq] rows, or [B, H, Sq, 1] read at 0
+    expect_loops(op, what, "p" * rank, [identity(rank), row_map, identity(rank)])
     row = ins[1]
     expand = produced_by(row, "tensor.expand_shape")
     kept_dim = "[" + ",".join(f"[{d}]" for d in range(rank - 2)) + f",[{rank - 2},{rank - 1}]]"
