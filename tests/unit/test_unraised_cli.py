@@ -2,7 +2,7 @@
 
 The payloads are ``pagedir-gen linalg-attention``'s, mutated: the softmax's division made a product
 (never attention), the result returned as a tensor instead of written into ``%out`` (torch-mlir's
-signature), ``rock.arch`` removed. The reason printed is the one rock-raise-attention's
+signature), bufferized, ``rock.arch`` removed; and torch-mlir's export of a near miss. The reason printed is the one rock-raise-attention's
 ``explain=true`` remark gives, as an error at the op where the raise stopped (exit code 1, no
 traceback), never "input has no GPU kernel"; a check without a chip says which ``--arch`` to add.
 """
@@ -97,6 +97,20 @@ def test_check_of_a_function_returning_a_tensor_is_no_pass(payload, tmp_path, ca
     path = tmp_path / "returned.mlir"
     path.write_text(returning_tensor(no_division(payload)))
     expected = remarks(path, capsys)
+    status, out, err = cli(run.main, capsys, "--check", str(path))
+    assert status == 1
+    assert out.splitlines() == ["@attention: FAIL: not raised to rock.attention by rock-raise-attention"]
+    assert err.splitlines() == expected, err
+
+
+def test_check_of_a_bufferized_payload_is_no_pass(payload, tmp_path, capsys):
+    """linalg on memrefs (bufferized before the raise) used to run as written and PASS, comparing nothing."""
+    written, path = tmp_path / "payload.mlir", tmp_path / "bufferized.mlir"
+    written.write_text(payload)
+    assert opt.main([str(written), "--pass-pipeline=builtin.module(one-shot-bufferize{bufferize-function-boundaries})",
+                     "-o", str(path)]) == 0
+    expected = remarks(path, capsys)
+    assert "works on memrefs: the payload is bufferized" in expected[0]
     status, out, err = cli(run.main, capsys, "--check", str(path))
     assert status == 1
     assert out.splitlines() == ["@attention: FAIL: not raised to rock.attention by rock-raise-attention"]

@@ -299,7 +299,7 @@ def _compile(args: argparse.Namespace, text: str, name: str, dumps: _Dumps) -> E
         if _has_rock_kernels(module) or driver.level_of(module.operation) == "linalg":  # linalg: raised first
             _run(module, driver.CompileOptions(arch=chip.name), "linalg", "L6", dumps)
         if not _has_gpu_kernels(module):
-            _fail(unraised_payloads(module) or [Diag("error", "input has no GPU kernel: expected a func.func with "
+            _fail([diag for diags in unraised_payloads(module).values() for diag in diags] or [Diag("error", "input has no GPU kernel: expected a func.func with "
                                                       "rock.kernel or a gpu.module holding a gpu.func kernel", name, 1, 1)])
         plan_json = None
         if args.plan:
@@ -428,10 +428,10 @@ def _choose_chip(arch: str | None, module: ir.Operation, collector: DiagnosticCo
     return next(iter(chips.values()))
 
 
-def unraised_payloads(module: ir.Operation, function: str | None = None) -> list[Diag]:
-    """Why each linalg payload left in ``module`` (of function ``function`` when given) is not attention, as
-    errors where rock-raise-attention stopped: what its ``explain=true`` remarks say (every blocker of a
-    payload written into a memref argument or returning tensors, and why it reads no other function in linalg).
+def unraised_payloads(module: ir.Operation) -> dict[str | None, list[Diag]]:
+    """Why each linalg payload left in ``module`` is not attention, by function name, as errors where
+    rock-raise-attention stopped: what its ``explain=true`` remarks say (every blocker of a payload written
+    into a memref argument or returning tensors, and why it reads no other function in linalg).
     Read on a copy: a function returning tensors is matched in the memref signature it is raised in."""
     from pagedir.diagnostics import Diag, file_position
     from pagedir.passes.raise_attention import NoMatch, match_attention, sinks, tensor_functions, unraisable_payloads
@@ -445,11 +445,13 @@ def unraised_payloads(module: ir.Operation, function: str | None = None) -> list
                 match_attention(sink)
             except NoMatch as failure:
                 found += [(blocker.op or sink, str(blocker)) for blocker in getattr(failure, "blockers", None) or [failure]]
-        diags = [Diag("error", f"not raised to rock.attention: {reason}", *file_position(op.location))
-                 for op, reason in found if function is None or _function_name(op) == function]
+        by_function: dict[str | None, list[Diag]] = {}
+        for op, reason in found:
+            diag = Diag("error", f"not raised to rock.attention: {reason}", *file_position(op.location))
+            by_function.setdefault(_function_name(op), []).append(diag)
     finally:
         copy.erase()
-    return diags
+    return by_function
 
 
 def _function_name(op: ir.Operation) -> str | None:

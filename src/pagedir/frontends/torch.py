@@ -171,7 +171,7 @@ def _why_not(module: Any) -> list:
     from pagedir.cli.compile import unraised_payloads
     from pagedir.diagnostics import Diag, file_position
 
-    diags = unraised_payloads(module)
+    diags = [diag for found in unraised_payloads(module).values() for diag in found]
     if diags:
         return diags
     for func in _functions(module):
