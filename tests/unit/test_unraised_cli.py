@@ -82,6 +82,14 @@ def test_compile_of_a_function_returning_a_tensor_says_why_not_that_it_has_no_ke
     assert re.match(rf"{re.escape(str(path))}:\d+:\d+: error: not raised to rock.attention: ", err)
 
 
+def test_compile_takes_a_tensor_functions_chip_from_its_rock_arch(payload, tmp_path, capsys):
+    path = tmp_path / "returned.mlir"
+    path.write_text(returning_tensor(payload).replace('rock.arch = "gfx942"', 'rock.arch = "gfx950"'))
+    status, _, err = cli(compile_cli.main, capsys, str(path), "--no-cache", "-o", str(tmp_path / "out.s"))
+    assert status == 0, err
+    assert '.amdgcn_target "amdgcn-amd-amdhsa--gfx950' in (tmp_path / "out.s").read_text()
+
+
 def test_check_of_a_payload_not_raised_fails_with_the_reason(payload, tmp_path, capsys):
     path = tmp_path / "nodiv.mlir"
     path.write_text(no_division(payload))
