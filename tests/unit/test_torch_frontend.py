@@ -79,6 +79,12 @@ def test_nothing_raised_is_an_error_with_the_raise_reason_and_the_line(tmp_path,
     assert caught.value.text == text and caught.value.diags[0].line == line
 
 
+def test_an_export_without_linalg_is_not_raised_and_says_so():
+    with pytest.raises(pagedir_torch.NotRaised, match=r"<export>:1:1: error: no function of the export became a rock "
+                                                      r"kernel: rock-raise-attention reads functions in linalg on tensors"):
+        pagedir_torch.raise_kernel("func.func @f(%a: memref<4xf32>) {\n  return\n}", source_name="<export>")
+
+
 def test_text_that_does_not_parse_is_a_located_error():
     with pytest.raises(pagedir_torch.UserError, match=r"^<export>:1:\d+: error: "):
         pagedir_torch.raise_kernel("func.func @f(", source_name="<export>")

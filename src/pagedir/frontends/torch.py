@@ -133,7 +133,7 @@ def raise_kernel(source: Any, *, arch: str | None = None, source_name: str = "<t
             raise UserError(_lines(err.diags)) from None
         kernels = [f for f in _functions(module) if "rock.kernel" in f.attributes]
         if not kernels:
-            diags = _why_not(module)
+            diags = _why_not(module, source_name)
             raise NotRaised(_not_raised_message(diags, text), diags, text, source_name)
         for kernel in kernels:
             try:
@@ -166,24 +166,14 @@ def _functions(module: Any) -> list:
     return [op.operation for op in module.regions[0].blocks[0].operations if op.operation.name == "func.func"]
 
 
-def _why_not(module: Any) -> list:
-    """The raise's reasons, or why a function with attention raised in it is still no kernel."""
+def _why_not(module: Any, source_name: str) -> list:
+    """The raise's reasons (every result of a function must be attention for it to become a kernel)."""
     from pagedir.cli.compile import unraised_payloads
-    from pagedir.diagnostics import Diag, file_position
+    from pagedir.diagnostics import Diag
 
     diags = [diag for found in unraised_payloads(module).values() for diag in found]
-    if diags:
-        return diags
-    for func in _functions(module):
-        attention = [op for op in func.regions[0].blocks[0].operations if op.operation.name == "rock.attention"]
-        if attention:
-            others = sorted({op.operation.name for op in func.regions[0].blocks[0].operations} -
-                            {"rock.attention", "rock.deref", "rock.block_table_view", "func.return", "arith.constant"})
-            return [Diag("error", f"the attention was raised, but the function also computes with "
-                                  f"{', '.join(others)}: only a function that is attention alone becomes a kernel",
-                         *file_position(func.location))]
-    return [Diag("error", "no attention found: the export holds no linalg function rock-raise-attention reads",
-                 *file_position(module.location))]
+    return diags or [Diag("error", "no function of the export became a rock kernel: rock-raise-attention reads "
+                                   "functions in linalg on tensors", source_name, 1, 1)]
 
 
 def _not_raised_message(diags: list, text: str) -> str:
