@@ -286,14 +286,9 @@ def empty_rows_zeroed(probs: ir.Value) -> tuple[ir.Value, ir.Value | None]:
     compare = produced_by(t_yielded, "arith.cmpf") if t_yielded is not None else None
     if compare is None or "r" in kinds_of(test) or [dims(m) for m in maps_of(test)] != [IDENTITY, IDENTITY] \
             or str(compare.attributes["predicate"]).split(":")[0].strip() not in ("1", "oeq") \
-            or through_ext(compare.operands[0]) != t_args[0] or float_constant(compare.operands[1]) != NEG_INF:
+            or through_extf(compare.operands[0]) != t_args[0] or float_constant(compare.operands[1]) != NEG_INF:
         raise NoMatch("the flag of empty rows does not test the scores for -inf", test or every)
     return kept, generic_inputs(test)[0][0]
-
-
-def through_ext(value: ir.Value) -> ir.Value:
-    op = produced_by(value, "arith.extf")
-    return op.operands[0] if op is not None else value
 
 
 def splat_value(value: ir.Value) -> float | None:
