@@ -80,8 +80,12 @@ class GqaDecode(torch.nn.Module):
 
 
 class SdpaGqa(torch.nn.Module):
+    def __init__(self, causal: bool = False):
+        super().__init__()
+        self.causal = causal
+
     def forward(self, q, k, v):
-        return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=self.causal, enable_gqa=True)
 
 
 class RepeatSdpa(torch.nn.Module):
@@ -185,6 +189,9 @@ HELD_BACK = {
     "gqa_decode_alt": Form(GqaDecode, dense_inputs, ALT, SIX["gqa_decode"].what),
     "sdpa_gqa_alt": Form(SdpaGqa, dense_inputs, ALT_PREFILL, SIX["sdpa_gqa"].what + ", prefill"),
     "causal_prefill_alt": Form(CausalPrefill, dense_inputs, ALT_PREFILL, SIX["causal_prefill"].what + ", GQA"),
+    "sdpa_causal_alt": Form(lambda: SdpaGqa(causal=True), dense_inputs, Shape(batch=1, heads_q=4, heads_kv=2, seq_q=8, seq_k=8,
+                                                                               head_dim=16),
+                            "F.scaled_dot_product_attention(is_causal=True, enable_gqa=True), Sq = Sk"),
     "past_masked_alt": Form(lambda: CausalPrefill(side="past"), dense_inputs, PREFILL,
                             "masked_fill of the keys before the diagonal (the mask on the other side)"),
     "paged_decode_alt": Form(PagedDecode, paged_inputs, ALT, SIX["paged_decode"].what),
@@ -193,6 +200,8 @@ HELD_BACK = {
 }
 MISSES = {
     "miss_softmax_dim": Form(lambda: GqaDecode(softmax_dim=-2), dense_inputs, PREFILL, "softmax over the query dim"),
+    "miss_sdpa_causal_top_left": Form(lambda: SdpaGqa(causal=True), dense_inputs, ALT_PREFILL,
+                                      "SDPA's is_causal with Sq < Sk: aligned top-left (j <= i), not at the end"),
     "miss_mask_diagonal": Form(lambda: CausalPrefill(side="diagonal"), dense_inputs, PREFILL,
                                "causal mask that also hides the diagonal"),
     "miss_gqa_tiled": Form(lambda: GqaDecode(tile=True), dense_inputs, DECODE, "k.repeat(1, G, 1, 1): groups interleaved"),

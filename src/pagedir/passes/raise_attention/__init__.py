@@ -57,8 +57,8 @@ yield-only generic reading ``(d0, d1, d3, d4)``, collapsed with the batch for P 
 argmax, rows ``[B, H, Sq, 1]`` read through ``(d0, d1, d2, 0)``, exp in a generic of its own; scales of
 Q and K^T (SDPA's sqrt(scale) on each) and the f64 scale constant truncated in the body; SDPA's
 ``select(all_j(s == -inf), 0, P)`` (rock.attention's zeros); ``masked_fill`` as a select of a broadcast i1
-tensor and a 0-d -inf, the mask's own generics read as conditions on the score indices (``masks.py``
-frames); a block table widened by an ``extsi`` generic, with the wrap ``id < 0 ? id + N : id``; and heads
+tensor and a 0-d -inf, and SDPA's ``is_causal`` as an added 0/-inf tensor, the masks' own generics read as
+conditions on the score indices (``masks.py`` frames); a block table widened by an ``extsi`` generic, with the wrap ``id < 0 ? id + N : id``; and heads
 folded into the batch (``torch.bmm`` on ``[B*H, S, D]``: rock.attention on ``[B*H, 1, S, D]`` views).
 
 Not read (a remark with ``explain=true``): linalg on memrefs (a bufferized payload:

@@ -281,6 +281,7 @@ def empty_rows_zeroed(probs: ir.Value) -> tuple[ir.Value, ir.Value | None]:
             or ir.IntegerAttr(true.attributes["value"]).value == 0 or kinds_of(every) != ["p", "p", "p", "r"] \
             or [dims0(m) for m in maps_of(every)] != [IDENTITY, [0, 1, 2, None]]:
         raise NoMatch("the flag of empty rows is not 'every key of the row' (an and-reduction from true over the keys)", every)
+    expect_loops(every, "the flag of empty rows", "pppr", [IDENTITY, [0, 1, 2, None]])
     test = produced_by(generic_inputs(every)[0][0], "linalg.generic")
     t_args, t_yielded, _ = body(test) if test is not None else ([], None, [])
     compare = produced_by(t_yielded, "arith.cmpf") if t_yielded is not None else None
@@ -288,6 +289,7 @@ def empty_rows_zeroed(probs: ir.Value) -> tuple[ir.Value, ir.Value | None]:
             or str(compare.attributes["predicate"]).split(":")[0].strip() not in ("1", "oeq") \
             or through_extf(compare.operands[0]) != t_args[0] or float_constant(compare.operands[1]) != NEG_INF:
         raise NoMatch("the flag of empty rows does not test the scores for -inf", test or every)
+    expect_loops(test, "the test of the scores for -inf", "pppp", [IDENTITY, IDENTITY])
     return kept, generic_inputs(test)[0][0]
 
 

@@ -20,6 +20,14 @@
 // DIAGONAL: return %{{.+}} : tensor<1x4x8x32xf16>
 // DIAGONAL-REMARK: miss_mask_diagonal_f16.mlir:71:11: remark: not raised to rock.attention: the mask keeps keys with 1*j + -1*i + -7 <= 0, which is neither j < seq_len nor the causal j <= i + seq_len - 8
 
+// SDPA's is_causal with Sq < Sk hides keys past j = i (top-left), not past the end of the sequence.
+// RUN: pagedir-opt %S/../../../fixtures/torch/miss_sdpa_causal_top_left_f16.mlir --rock-raise-attention=explain=true 2>%t.top | FileCheck %s --check-prefix=TOP
+// RUN: FileCheck %s --check-prefix=TOP-REMARK < %t.top
+// TOP-LABEL: func.func @miss_sdpa_causal_top_left_f16
+// TOP-NOT: rock.attention
+// TOP: return %{{.+}} : tensor<2x2x4x16xf16>
+// TOP-REMARK: miss_sdpa_causal_top_left_f16.mlir:112:11: remark: not raised to rock.attention: the mask keeps keys with 1*j + -1*i <= 0, which is neither j < seq_len nor the causal j <= i + seq_len - 4
+
 // softmax(-2): the softmax runs over the queries.
 // RUN: pagedir-opt %S/../../../fixtures/torch/miss_softmax_dim_f16.mlir --rock-raise-attention=explain=true 2>%t.dim | FileCheck %s --check-prefix=DIM
 // RUN: FileCheck %s --check-prefix=DIM-REMARK < %t.dim

@@ -195,3 +195,10 @@
 // SDPA-GQA-F32-SAME: (%[[A0:[^:]+]]: memref<2x4x1x32xf32>, %[[A1:[^:]+]]: memref<2x2x32x32xf32>, %[[A2:[^:]+]]: memref<2x2x32x32xf32>, %[[A3:[^:]+]]: memref<2x4x1x32xf32>) attributes {rock.kernel}
 // SDPA-GQA-F32-NEXT: "rock.attention"(%[[A0]], %[[A1]], %[[A2]], %[[A3]]) {causal = false, num_heads_kv = 2 : i64, num_heads_q = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>, scale = 0.176776707 : f32}
 // SDPA-GQA-F32-NEXT: return
+
+// RUN: pagedir-opt %S/../../../fixtures/torch/sdpa_causal_alt_f16.mlir --rock-raise-attention=explain=true 2>&1 | FileCheck %s --check-prefix=SDPA-CAUSAL-ALT-F16
+// SDPA-CAUSAL-ALT-F16-NOT: remark
+// SDPA-CAUSAL-ALT-F16-LABEL: func.func @sdpa_causal_alt_f16
+// SDPA-CAUSAL-ALT-F16-SAME: (%[[A0:[^:]+]]: memref<1x4x8x16xf16>, %[[A1:[^:]+]]: memref<1x2x8x16xf16>, %[[A2:[^:]+]]: memref<1x2x8x16xf16>, %[[A3:[^:]+]]: memref<1x4x8x16xf16>) attributes {rock.kernel}
+// SDPA-CAUSAL-ALT-F16-NEXT: "rock.attention"(%[[A0]], %[[A1]], %[[A2]], %[[A3]]) {causal = true, num_heads_kv = 2 : i64, num_heads_q = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>, scale = 2.500000e-01 : f32}
+// SDPA-CAUSAL-ALT-F16-NEXT: return
