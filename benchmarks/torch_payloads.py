@@ -73,7 +73,7 @@ def main() -> int:
                    "Made by `python benchmarks/torch_payloads.py` (CPU; the check runs the interpreter and compares "
                    "the lowered kernel with the payload run as written). `raise ms`: rock-raise-attention alone on the "
                    "exported module, best of 5 (a shared machine: a few ms of noise). `*_alt` are the same code at "
-                   "other shapes, `miss_*` near misses that must stay unraised.\n\n" + "\n".join(summary)
+                   "other shapes or with another option, `miss_*` near misses that must stay unraised.\n\n" + "\n".join(summary)
                    + "\n\nEvery payload:\n\n" + "\n".join(rows) + "\n")
     return 0
 

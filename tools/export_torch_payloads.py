@@ -120,6 +120,10 @@ class PagedDecode(torch.nn.Module):
     """vLLM-style: K/V pools [blocks, block, Hkv, D] (NHD) gathered through block_table [B, max_blocks]
     (int32, widened: torch-mlir does not lower an int32 index tensor), positions >= seq_lens masked."""
 
+    def __init__(self, causal: bool = False):
+        super().__init__()
+        self.causal = causal
+
     def forward(self, q, k_cache, v_cache, block_table, seq_lens):
         batch, max_blocks = block_table.shape
         block, heads_kv, head_dim = k_cache.shape[1:]
@@ -130,7 +134,12 @@ class PagedDecode(torch.nn.Module):
         k, v = repeat_kv(k, groups), repeat_kv(v, groups)
         scores = q @ k.transpose(-1, -2) * (1.0 / math.sqrt(head_dim))
         positions = torch.arange(max_blocks * block).view(1, 1, 1, -1)
-        scores = scores.masked_fill(positions >= seq_lens.view(-1, 1, 1, 1), float("-inf"))
+        lengths = seq_lens.view(-1, 1, 1, 1)
+        hidden = positions >= lengths
+        if self.causal:  # the queries are the last Sq tokens of each sequence
+            rows = torch.arange(q.shape[2]).view(1, 1, -1, 1) + lengths - q.shape[2]
+            hidden = hidden | (positions > rows)
+        scores = scores.masked_fill(hidden, float("-inf"))
         return scores.softmax(-1) @ v
 
 
@@ -156,7 +165,7 @@ def dense_inputs(shape: Shape, dtype: torch.dtype) -> tuple:
 def paged_inputs(shape: Shape, dtype: torch.dtype) -> tuple:
     gen = torch.Generator().manual_seed(0)
     max_blocks = shape.seq_k // shape.block
-    q = torch.randn(shape.batch, shape.heads_q, 1, shape.head_dim, generator=gen).to(dtype)
+    q = torch.randn(shape.batch, shape.heads_q, shape.seq_q, shape.head_dim, generator=gen).to(dtype)
     pool = torch.randn(shape.blocks, shape.block, shape.heads_kv, shape.head_dim, generator=gen).to(dtype)
     table = torch.randperm(shape.blocks, generator=gen)[: shape.batch * max_blocks].view(shape.batch, max_blocks)
     seq_lens = torch.full((shape.batch,), shape.seq_k - 3)
@@ -195,6 +204,9 @@ HELD_BACK = {
     "past_masked_alt": Form(lambda: CausalPrefill(side="past"), dense_inputs, PREFILL,
                             "masked_fill of the keys before the diagonal (the mask on the other side)"),
     "paged_decode_alt": Form(PagedDecode, paged_inputs, ALT, SIX["paged_decode"].what),
+    "paged_prefill_alt": Form(lambda: PagedDecode(causal=True), paged_inputs,
+                              Shape(batch=2, heads_q=4, heads_kv=4, seq_q=4, seq_k=32, head_dim=32, block=8, blocks=16),
+                              "paged prefill: the queries are the last Sq tokens, masked_fill(j >= len | j > i + len - Sq)"),
     "bmm_folded_alt": Form(FoldedBmm, folded_inputs, Shape(batch=1, heads_q=2, heads_kv=2, seq_q=4, seq_k=24, head_dim=64),
                            SIX["bmm_folded"].what + ", prefill"),
 }

@@ -130,8 +130,15 @@ def transposed_rhs(value: ir.Value, folded: bool, found: Attention | None) -> ir
         source = operand_scales(source, found, "K^T")
     transpose = produced_by(source, "linalg.transpose")
     permutation = [0, 2, 1] if folded else [0, 1, 3, 2]
-    if transpose is None or list(ir.DenseI64ArrayAttr(transpose.attributes["permutation"])) != permutation:
+    if transpose is None:
         return None
+    found_permutation = list(ir.DenseI64ArrayAttr(transpose.attributes["permutation"]))
+    if found_permutation != permutation:
+        if folded or found is None or sorted(found_permutation) != [0, 1, 2, 3]:
+            return None
+        # torch-mlir folds K.transpose(1, 2) and the transpose of K^T into one: K is its input transposed by
+        # this permutation with the last two dims swapped back (the K sources read it: gathers.block_gather).
+        found.k_permutation = [found_permutation[d] for d in (0, 1, 3, 2)]
     return transpose.operands[0]
 
 

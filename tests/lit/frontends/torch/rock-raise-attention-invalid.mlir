@@ -44,3 +44,11 @@
 // EXP-NOT: rock.attention
 // EXP: return %{{.+}} : tensor<2x4x1x32xf16>
 // EXP-REMARK: remark: not raised to rock.attention: the softmax's exp iterates as [parallel, parallel, parallel, reduction], expected [parallel, parallel, parallel, parallel]
+
+// The paged prefill with its folded K transpose made [0, 2, 1, 3]: Q is multiplied by K, not by K^T.
+// RUN: sed '61s/permutation = \[0, 2, 3, 1\]/permutation = [0, 2, 1, 3]/' %S/../../../fixtures/torch/paged_prefill_alt_f16.mlir | pagedir-opt --rock-raise-attention=explain=true 2>%t.perm | FileCheck %s --check-prefix=PERM
+// RUN: FileCheck %s --check-prefix=PERM-REMARK < %t.perm
+// PERM-LABEL: func.func @paged_prefill_alt_f16
+// PERM-NOT: rock.attention
+// PERM: return %{{.+}} : tensor<2x4x4x32xf16>
+// PERM-REMARK: remark: not raised to rock.attention: the gather of cache pool %arg1 is reshaped to [b, pool dim 2, d, (slot, pool dim 1)]; [B, Hkv, Sk, D] takes [b, head, (slot, token), d] (a head's tokens block by block)
