@@ -80,8 +80,12 @@ class GqaDecode(torch.nn.Module):
 
 
 class SdpaGqa(torch.nn.Module):
+    def __init__(self, causal: bool = False):
+        super().__init__()
+        self.causal = causal
+
     def forward(self, q, k, v):
-        return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+        return F.scaled_dot_product_attention(q, k, v, is_causal=self.causal, enable_gqa=True)
 
 
 class RepeatSdpa(torch.nn.Module):
@@ -116,6 +120,10 @@ class PagedDecode(torch.nn.Module):
     """vLLM-style: K/V pools [blocks, block, Hkv, D] (NHD) gathered through block_table [B, max_blocks]
     (int32, widened: torch-mlir does not lower an int32 index tensor), positions >= seq_lens masked."""
 
+    def __init__(self, causal: bool = False):
+        super().__init__()
+        self.causal = causal
+
     def forward(self, q, k_cache, v_cache, block_table, seq_lens):
         batch, max_blocks = block_table.shape
         block, heads_kv, head_dim = k_cache.shape[1:]
@@ -126,7 +134,12 @@ class PagedDecode(torch.nn.Module):
         k, v = repeat_kv(k, groups), repeat_kv(v, groups)
         scores = q @ k.transpose(-1, -2) * (1.0 / math.sqrt(head_dim))
         positions = torch.arange(max_blocks * block).view(1, 1, 1, -1)
-        scores = scores.masked_fill(positions >= seq_lens.view(-1, 1, 1, 1), float("-inf"))
+        lengths = seq_lens.view(-1, 1, 1, 1)
+        hidden = positions >= lengths
+        if self.causal:  # the queries are the last Sq tokens of each sequence
+            rows = torch.arange(q.shape[2]).view(1, 1, -1, 1) + lengths - q.shape[2]
+            hidden = hidden | (positions > rows)
+        scores = scores.masked_fill(hidden, float("-inf"))
         return scores.softmax(-1) @ v
 
 
@@ -152,7 +165,7 @@ def dense_inputs(shape: Shape, dtype: torch.dtype) -> tuple:
 def paged_inputs(shape: Shape, dtype: torch.dtype) -> tuple:
     gen = torch.Generator().manual_seed(0)
     max_blocks = shape.seq_k // shape.block
-    q = torch.randn(shape.batch, shape.heads_q, 1, shape.head_dim, generator=gen).to(dtype)
+    q = torch.randn(shape.batch, shape.heads_q, shape.seq_q, shape.head_dim, generator=gen).to(dtype)
     pool = torch.randn(shape.blocks, shape.block, shape.heads_kv, shape.head_dim, generator=gen).to(dtype)
     table = torch.randperm(shape.blocks, generator=gen)[: shape.batch * max_blocks].view(shape.batch, max_blocks)
     seq_lens = torch.full((shape.batch,), shape.seq_k - 3)
@@ -185,14 +198,22 @@ HELD_BACK = {
     "gqa_decode_alt": Form(GqaDecode, dense_inputs, ALT, SIX["gqa_decode"].what),
     "sdpa_gqa_alt": Form(SdpaGqa, dense_inputs, ALT_PREFILL, SIX["sdpa_gqa"].what + ", prefill"),
     "causal_prefill_alt": Form(CausalPrefill, dense_inputs, ALT_PREFILL, SIX["causal_prefill"].what + ", GQA"),
+    "sdpa_causal_alt": Form(lambda: SdpaGqa(causal=True), dense_inputs, Shape(batch=1, heads_q=4, heads_kv=2, seq_q=8, seq_k=8,
+                                                                               head_dim=16),
+                            "F.scaled_dot_product_attention(is_causal=True, enable_gqa=True), Sq = Sk"),
     "past_masked_alt": Form(lambda: CausalPrefill(side="past"), dense_inputs, PREFILL,
                             "masked_fill of the keys before the diagonal (the mask on the other side)"),
     "paged_decode_alt": Form(PagedDecode, paged_inputs, ALT, SIX["paged_decode"].what),
+    "paged_prefill_alt": Form(lambda: PagedDecode(causal=True), paged_inputs,
+                              Shape(batch=2, heads_q=4, heads_kv=4, seq_q=4, seq_k=32, head_dim=32, block=8, blocks=16),
+                              "paged prefill: the queries are the last Sq tokens, masked_fill(j >= len | j > i + len - Sq)"),
     "bmm_folded_alt": Form(FoldedBmm, folded_inputs, Shape(batch=1, heads_q=2, heads_kv=2, seq_q=4, seq_k=24, head_dim=64),
                            SIX["bmm_folded"].what + ", prefill"),
 }
 MISSES = {
     "miss_softmax_dim": Form(lambda: GqaDecode(softmax_dim=-2), dense_inputs, PREFILL, "softmax over the query dim"),
+    "miss_sdpa_causal_top_left": Form(lambda: SdpaGqa(causal=True), dense_inputs, ALT_PREFILL,
+                                      "SDPA's is_causal with Sq < Sk: aligned top-left (j <= i), not at the end"),
     "miss_mask_diagonal": Form(lambda: CausalPrefill(side="diagonal"), dense_inputs, PREFILL,
                                "causal mask that also hides the diagonal"),
     "miss_gqa_tiled": Form(lambda: GqaDecode(tile=True), dense_inputs, DECODE, "k.repeat(1, G, 1, 1): groups interleaved"),

@@ -527,6 +527,30 @@ PLANTS = {plant.name: plant for plant in (
         (Catcher("tests/unit/test_check_compare.py::test_a_lowered_kernel_is_checked_on_pages_of_its_own_size[True]",
                  r"buffer.load(.lds)? reads unmapped device address"),),
     ),
+    Plant(
+        "runtime-size-arguments-reversed",
+        "pagedir.runtime passes a dynamic kernel's i64 size arguments in reverse order",
+        (Edit("runtime/launcher.py", "values = pointers + list(launch.sizes)",
+              "values = pointers + list(reversed(launch.sizes))"),),
+        (Catcher("tests/unit/test_runtime.py::test_hip_launch_passes_the_abi_of_the_code_object", r"assert \[\d"),
+         Catcher("tests/unit/test_runtime.py::test_cuda_launch_passes_one_pointer_per_value", r"assert \[\d")),
+    ),
+    Plant(
+        "runtime-hidden-group-size-from-grid",
+        "pagedir.runtime writes the grid into the hidden group-size arguments of an AMDGPU kernarg segment",
+        (Edit("runtime/codeobject.py", 'values[f"hidden_group_size_{name}"] = block[axis]',
+              'values[f"hidden_group_size_{name}"] = grid[axis]'),),
+        (Catcher("tests/unit/test_runtime.py::test_hidden_arguments_are_written_at_their_metadata_offsets",
+                 r"assert \(12, 3, 1\) == \(64, 1, 1\)"),),
+    ),
+    Plant(
+        "runtime-call-plans-kept-by-count",
+        "pagedir.runtime keeps call plans by the number of arguments, not their shapes: a new batch launches an old grid",
+        (Edit("runtime/launcher.py", "key = tuple(tuple(shape) for shape in shapes)", "key = len(shapes)"),
+         Edit("runtime/launcher.py", "found = plans.call_plan(self.plan, list(key), self.names)",
+              "found = plans.call_plan(self.plan, list(shapes), self.names)")),
+        (Catcher("tests/unit/test_runtime.py::test_each_call_launches_the_grid_of_its_own_shapes", r"assert 2 == 9"),),
+    ),
 )}
 
 

@@ -214,7 +214,7 @@ def test_no_mutant_is_raised_wrongly(flags, capsys):
 #: torch-mlir payloads (tests/fixtures/torch) with dense K/V: random data is valid input for each mutant. The
 #: causal prefill is the f32 one: a mutant scaling by sqrt(D) instead of 1 / sqrt(D) is raised right, but its
 #: bf16 rounding of logits 32 times larger is past the check's tolerance (docs/compile.md, "Precision").
-TORCH_PAYLOADS = ["gqa_decode_f16", "sdpa_gqa_f32", "causal_prefill_f32", "bmm_folded_f16"]
+TORCH_PAYLOADS = ["gqa_decode_f16", "sdpa_gqa_f32", "causal_prefill_f32", "bmm_folded_f16", "sdpa_causal_alt_f16"]
 
 
 @pytest.mark.parametrize("name", TORCH_PAYLOADS)

@@ -169,7 +169,10 @@ def validate(args: argparse.Namespace) -> None:
     checks.symbol(args.name)
     checks.chip(args.arch)
     validate_kv_dtype(args)
-    from pagedir.dialect.ops_attention import MAX_WINDOW  # here, not at import: keeps --help light
+    if args.window is not None:
+        # Imported only here: the rest of the checks need no MLIR (a PagedAttention whose kernel is in the
+        # compile cache never loads the bindings), and --help stays light.
+        from pagedir.dialect.ops_attention import MAX_WINDOW
 
     if args.window is not None and not 0 <= args.window <= MAX_WINDOW:
         raise UserError(f"--window must be between 0 and {MAX_WINDOW} (keys before the query position it keeps), "

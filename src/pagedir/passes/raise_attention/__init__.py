@@ -57,9 +57,11 @@ yield-only generic reading ``(d0, d1, d3, d4)``, collapsed with the batch for P 
 argmax, rows ``[B, H, Sq, 1]`` read through ``(d0, d1, d2, 0)``, exp in a generic of its own; scales of
 Q and K^T (SDPA's sqrt(scale) on each) and the f64 scale constant truncated in the body; SDPA's
 ``select(all_j(s == -inf), 0, P)`` (rock.attention's zeros); ``masked_fill`` as a select of a broadcast i1
-tensor and a 0-d -inf, the mask's own generics read as conditions on the score indices (``masks.py``
-frames); a block table widened by an ``extsi`` generic, with the wrap ``id < 0 ? id + N : id``; and heads
-folded into the batch (``torch.bmm`` on ``[B*H, S, D]``: rock.attention on ``[B*H, 1, S, D]`` views).
+tensor and a 0-d -inf, and SDPA's ``is_causal`` as an added 0/-inf tensor, the masks' own generics read
+as conditions on the score indices (``masks.py`` frames); a block table widened by an ``extsi`` generic,
+with the wrap ``id < 0 ? id + N : id``, and K^T as one transpose of the gather (torch-mlir folds
+``transpose(1, 2)`` into it: ``Attention.k_permutation``); and heads folded into the batch
+(``torch.bmm`` on ``[B*H, S, D]``: rock.attention on ``[B*H, 1, S, D]`` views).
 
 Not read (a remark with ``explain=true``): linalg on memrefs (a bufferized payload:
 raise before bufferizing), attention sinks, masks other than the three bounds (and any mask on heads
@@ -255,11 +257,12 @@ def match_attention(sink: ir.Operation) -> Attention:
     scores = score_steps(scores, found)
     q, k = contraction(scores, transposed=True, what="Q K^T", found=found)
     found.q = attempt(found, lambda: tensor_argument(operand_scales(q, found, "Q"), "Q"))
-    k_base, k_group = attempt(found, lambda: repeated_heads(k, "K")) or (None, None)
+    k_base, k_group = (attempt(found, lambda: repeated_heads(k, "K")) or (None, None)) if found.k_permutation is None \
+        else (k, 1)
     v_base, v_group = attempt(found, lambda: repeated_heads(v, "V")) or (None, None)
     if k_group is not None and v_group is not None and k_group != v_group:
         found.blockers.append(NoMatch(f"K is repeated {k_group} times per head but V {v_group} times", producer(v) or sink))
-    found.k = attempt(found, lambda: kv_source(k_base, "K")) if k_base is not None else None
+    found.k = attempt(found, lambda: kv_source(k_base, "K", found.k_permutation)) if k_base is not None else None
     found.v = attempt(found, lambda: kv_source(v_base, "V")) if v_base is not None else None
     if not found.blockers:
         heads_q = 1 if found.folded_heads else ir.MemRefType(found.q.type).shape[1]
@@ -286,7 +289,12 @@ def attempt(found: Attention, part: Callable[[], object]) -> object:
 GATHER_FORMS: tuple[Callable[[ir.Value], Source | None], ...] = (dense_source, pointer_gather, block_gather)
 
 
-def kv_source(value: ir.Value, what: str) -> Source:
+def kv_source(value: ir.Value, what: str, permutation: list[int] | None = None) -> Source:
+    if permutation is not None:  # only a gather's reshapes can absorb the transpose
+        if (found := block_gather(value, permutation)) is not None:
+            return found
+        raise NoMatch(f"{what} is {describe(value)} transposed by {permutation}: not a cache pool gathered through a "
+                      f"block table and laid out as [B, Hkv, Sk, D]", producer(value))
     for form in GATHER_FORMS:
         if (found := form(value)) is not None:
             return found

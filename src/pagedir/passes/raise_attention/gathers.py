@@ -30,7 +30,7 @@ def repeated_heads(value: ir.Value, what: str) -> tuple[ir.Value, int]:
         source = broadcast.operands[0]
     else:
         broadcast = produced_by(repeated, "linalg.generic")
-        if broadcast is None:
+        if broadcast is None or len(body(broadcast)[2]) != 1:  # not yield-only: a gather, folded by its own collapse
             return value, 1
         source, added = generic_broadcast(broadcast, what)
     if added != [2] or reassociation != "[[0],[1,2],[3],[4]]":
@@ -116,7 +116,7 @@ def offset_of(value: ir.Value) -> tuple[int | None, int | None]:
 RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape", "linalg.transpose")
 
 
-def block_gather(value: ir.Value) -> Source | None:
+def block_gather(value: ir.Value, then: list[int] | None = None) -> Source | None:
     """A cache pool read through a block table or a CSR table, reshaped to [B, Hkv, Sk, D].
 
     The gather is a parallel ``linalg.generic`` over ``[B, max_blocks, x, y, D]`` yielding
@@ -124,7 +124,8 @@ def block_gather(value: ir.Value) -> Source | None:
     generic, as torch-mlir lowers ``pool[block_table]``, or a ``tensor.extract``) or
     ``kv_indices[kv_indptr[b] + m]`` (csr; the slot may be clamped to the table with ``minsi``).
     Reshapes and transposes then have to lay the dims out as ``[b, head, (m, token), d]``: the
-    pool's token dim decides the layout (dim 1: nhd, dim 2: hnd)."""
+    pool's token dim decides the layout (dim 1: nhd, dim 2: hnd). ``then``: a transpose still to apply to
+    ``value`` (K^T written as one transpose of the gather: K is that transpose undone on its last two dims)."""
     chain: list[ir.Operation] = []
     op = producer(value)
     while op is not None and op.name in RESHAPES:
@@ -143,6 +144,8 @@ def block_gather(value: ir.Value) -> Source | None:
         groups = reshaped_groups(reshape, groups, extents)
         if groups is None:
             return None
+    if then is not None:
+        groups = [groups[d] for d in then]
     token = {"x": "nhd", "y": "hnd"}
     if len(groups) != 4 or groups[0] != ["b"] or groups[3] != ["d"] or len(groups[2]) != 2 or groups[2][0] != "m" \
             or groups[2][1] not in token or groups[1] != [{"x": "y", "y": "x"}[groups[2][1]]]:

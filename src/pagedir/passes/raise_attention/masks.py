@@ -27,7 +27,7 @@ def score_steps(value: ir.Value, found: Attention) -> ir.Value:
                 found.rounded.add(str(ir.ShapedType(value.type).element_type))
             value = cast[0]
             continue
-        if rank == 4 and (kept := masked_fill(op, found)) is not None:
+        if rank == 4 and ((kept := masked_fill(op, found)) is not None or (kept := mask_tensor_added(op, found)) is not None):
             value = kept
             continue
         expect_loops(op, "the elementwise step on the scores", "p" * rank, [identity(rank)] * (len(ins) + 1))
@@ -80,6 +80,30 @@ def masked_fill(op: ir.Operation, found: Attention) -> ir.Value | None:
         raise NoMatch("the mask reads the scores through other maps than the identity", op)
     read_mask(op, condition, found, negated=negated)
     return ins[scores_index]
+
+
+def mask_tensor_added(op: ir.Operation, found: Attention) -> ir.Value | None:
+    """The scores of SDPA's ``scores + mask``, the mask a 0/-inf tensor read through a projection of the score dims
+    and computed by a generic ``select(condition, 0, -inf)`` (None: not this form)."""
+    ins, _ = generic_inputs(op)
+    args, yielded, _ = body(op)
+    add = produced_by(yielded, "arith.addf")
+    maps = [dims0(m) for m in maps_of(op)]
+    if add is None or len(ins) != 2 or set(add.operands) != set(args[:2]) or len(op.results) != 1 or "r" in kinds_of(op):
+        return None
+    for scores, mask in ((0, 1), (1, 0)):
+        if maps[scores] != IDENTITY or maps[mask] == IDENTITY or maps[-1] != IDENTITY or maps[mask] is None:
+            continue
+        value, frame = element(args[mask], None)
+        select = produced_by(value, "arith.select")
+        if select is None or frame is None:
+            raise NoMatch("the scores are added to a tensor that is not a 0/-inf mask computed from indices", op)
+        chosen, other = (scalar_of(v, v.owner.owner if isinstance(v, ir.BlockArgument) else op) for v in select.operands[1:])
+        if {chosen, other} != {0.0, NEG_INF}:
+            raise NoMatch("the additive mask is not 0 or -inf", producer(value) or op)
+        read_mask(op, select.operands[0], found, negated=chosen == NEG_INF, frame=frame)
+        return ins[scores]
+    return None
 
 
 def scalar_of(value: ir.Value, op: ir.Operation) -> float | None:
@@ -182,7 +206,8 @@ def alibi_bias(op: ir.Operation, found: Attention) -> None:
     found.steps.append("alibi")
 
 
-def read_mask(op: ir.Operation, condition: ir.Value, found: Attention, negated: bool = False) -> None:
+def read_mask(op: ir.Operation, condition: ir.Value, found: Attention, negated: bool = False,
+              frame: "Frame" = None) -> None:
     """Each conjunct of ``condition`` (``negated``: of its negation, the keys torch's masked_fill hides) is
     ``j < seq_len``, ``j <= i + seq_len - Sq`` or ``j >= i + seq_len - Sq - W``."""
     if "softcap" in found.steps:
@@ -190,11 +215,11 @@ def read_mask(op: ir.Operation, condition: ir.Value, found: Attention, negated: 
     scores_shape = list(ir.RankedTensorType(op.results[0].type).shape)
     seq_q, seq_k = scores_shape[2], scores_shape[3]
     if negated:
-        hidden = conjuncts(condition, "arith.ori")
+        hidden = conjuncts(condition, "arith.ori", frame)
         forms = [{k: -c for k, c in inequality(v, op, f).items()} for v, f in hidden]
         forms = [{**form, "1": form.get("1", 0) + 1} for form in forms]  # not (f <= 0) is -f + 1 <= 0
     else:
-        forms = [inequality(v, op, f) for v, f in conjuncts(condition)]
+        forms = [inequality(v, op, f) for v, f in conjuncts(condition, frame=frame) if not always_true(v)]
     for form in forms:
         form = {k: c for k, c in form.items() if c}
         if "b" in form or "h" in form:
@@ -266,6 +291,21 @@ def conjuncts(value: ir.Value, joint: str = "arith.andi", frame: Frame = None) -
     if op is None:
         return [(value, frame)]
     return conjuncts(op.operands[0], joint, frame) + conjuncts(op.operands[1], joint, frame)
+
+
+def always_true(value: ir.Value) -> bool:
+    """An i1 constant true, or an input of a generic reading a splat true tensor (SDPA ands its mask with one)."""
+    if isinstance(value, ir.BlockArgument) and isinstance(value.owner.owner, (ir.Operation, ir.OpView)) \
+            and value.owner.owner.name == "linalg.generic":
+        ins, _ = generic_inputs(value.owner.owner.operation)
+        value = ins[value.arg_number] if value.arg_number < len(ins) else value
+    constant = produced_by(value, "arith.constant")
+    if constant is None:
+        return False
+    attr = constant.attributes["value"]
+    if isinstance(attr, ir.DenseIntElementsAttr) and ir.DenseElementsAttr(attr).is_splat:
+        attr = ir.DenseElementsAttr(attr).get_splat_value()
+    return isinstance(attr, (ir.IntegerAttr, ir.BoolAttr)) and str(attr.type) == "i1" and ir.IntegerAttr(attr).value != 0
 
 
 def element(value: ir.Value, frame: Frame) -> tuple[ir.Value, Frame]:

@@ -49,6 +49,7 @@ class Attention:
     alibi_slopes: ir.Value | None = None
     steps: list[str] = field(default_factory=list)
     rounded: set[str] = field(default_factory=set)  # element types the chain rounds to between steps (truncf)
+    k_permutation: list[int] | None = None  # K is the transpose of the matched value by this (K^T folded into one)
     folded_heads: bool = False  # [B*H, S, D] operands (heads folded into the batch): H = 1, scores [N, Sq, Sk]
     blockers: list[NoMatch] = field(default_factory=list)  # every blocker found (explain=true lists them)
 

@@ -130,8 +130,15 @@ def transposed_rhs(value: ir.Value, folded: bool, found: Attention | None) -> ir
         source = operand_scales(source, found, "K^T")
     transpose = produced_by(source, "linalg.transpose")
     permutation = [0, 2, 1] if folded else [0, 1, 3, 2]
-    if transpose is None or list(ir.DenseI64ArrayAttr(transpose.attributes["permutation"])) != permutation:
+    if transpose is None:
         return None
+    found_permutation = list(ir.DenseI64ArrayAttr(transpose.attributes["permutation"]))
+    if found_permutation != permutation:
+        if folded or found is None or sorted(found_permutation) != [0, 1, 2, 3]:
+            return None
+        # torch-mlir folds K.transpose(1, 2) and the transpose of K^T into one: K is its input transposed by
+        # this permutation with the last two dims swapped back (the K sources read it: gathers.block_gather).
+        found.k_permutation = [found_permutation[d] for d in (0, 1, 3, 2)]
     return transpose.operands[0]
 
 
@@ -281,19 +288,16 @@ def empty_rows_zeroed(probs: ir.Value) -> tuple[ir.Value, ir.Value | None]:
             or ir.IntegerAttr(true.attributes["value"]).value == 0 or kinds_of(every) != ["p", "p", "p", "r"] \
             or [dims0(m) for m in maps_of(every)] != [IDENTITY, [0, 1, 2, None]]:
         raise NoMatch("the flag of empty rows is not 'every key of the row' (an and-reduction from true over the keys)", every)
+    expect_loops(every, "the flag of empty rows", "pppr", [IDENTITY, [0, 1, 2, None]])
     test = produced_by(generic_inputs(every)[0][0], "linalg.generic")
     t_args, t_yielded, _ = body(test) if test is not None else ([], None, [])
     compare = produced_by(t_yielded, "arith.cmpf") if t_yielded is not None else None
     if compare is None or "r" in kinds_of(test) or [dims(m) for m in maps_of(test)] != [IDENTITY, IDENTITY] \
             or str(compare.attributes["predicate"]).split(":")[0].strip() not in ("1", "oeq") \
-            or through_ext(compare.operands[0]) != t_args[0] or float_constant(compare.operands[1]) != NEG_INF:
+            or through_extf(compare.operands[0]) != t_args[0] or float_constant(compare.operands[1]) != NEG_INF:
         raise NoMatch("the flag of empty rows does not test the scores for -inf", test or every)
+    expect_loops(test, "the test of the scores for -inf", "pppp", [IDENTITY, IDENTITY])
     return kept, generic_inputs(test)[0][0]
-
-
-def through_ext(value: ir.Value) -> ir.Value:
-    op = produced_by(value, "arith.extf")
-    return op.operands[0] if op is not None else value
 
 
 def splat_value(value: ir.Value) -> float | None:

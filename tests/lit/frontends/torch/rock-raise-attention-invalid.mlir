@@ -20,6 +20,14 @@
 // DIAGONAL: return %{{.+}} : tensor<1x4x8x32xf16>
 // DIAGONAL-REMARK: miss_mask_diagonal_f16.mlir:71:11: remark: not raised to rock.attention: the mask keeps keys with 1*j + -1*i + -7 <= 0, which is neither j < seq_len nor the causal j <= i + seq_len - 8
 
+// SDPA's is_causal with Sq < Sk hides keys past j = i (top-left), not past the end of the sequence.
+// RUN: pagedir-opt %S/../../../fixtures/torch/miss_sdpa_causal_top_left_f16.mlir --rock-raise-attention=explain=true 2>%t.top | FileCheck %s --check-prefix=TOP
+// RUN: FileCheck %s --check-prefix=TOP-REMARK < %t.top
+// TOP-LABEL: func.func @miss_sdpa_causal_top_left_f16
+// TOP-NOT: rock.attention
+// TOP: return %{{.+}} : tensor<2x2x4x16xf16>
+// TOP-REMARK: miss_sdpa_causal_top_left_f16.mlir:112:11: remark: not raised to rock.attention: the mask keeps keys with 1*j + -1*i <= 0, which is neither j < seq_len nor the causal j <= i + seq_len - 4
+
 // softmax(-2): the softmax runs over the queries.
 // RUN: pagedir-opt %S/../../../fixtures/torch/miss_softmax_dim_f16.mlir --rock-raise-attention=explain=true 2>%t.dim | FileCheck %s --check-prefix=DIM
 // RUN: FileCheck %s --check-prefix=DIM-REMARK < %t.dim
@@ -36,3 +44,11 @@
 // EXP-NOT: rock.attention
 // EXP: return %{{.+}} : tensor<2x4x1x32xf16>
 // EXP-REMARK: remark: not raised to rock.attention: the softmax's exp iterates as [parallel, parallel, parallel, reduction], expected [parallel, parallel, parallel, parallel]
+
+// The paged prefill with its folded K transpose made [0, 2, 1, 3]: Q is multiplied by K, not by K^T.
+// RUN: sed '61s/permutation = \[0, 2, 3, 1\]/permutation = [0, 2, 1, 3]/' %S/../../../fixtures/torch/paged_prefill_alt_f16.mlir | pagedir-opt --rock-raise-attention=explain=true 2>%t.perm | FileCheck %s --check-prefix=PERM
+// RUN: FileCheck %s --check-prefix=PERM-REMARK < %t.perm
+// PERM-LABEL: func.func @paged_prefill_alt_f16
+// PERM-NOT: rock.attention
+// PERM: return %{{.+}} : tensor<2x4x4x32xf16>
+// PERM-REMARK: remark: not raised to rock.attention: the gather of cache pool %arg1 is reshaped to [b, pool dim 2, d, (slot, pool dim 1)]; [B, Hkv, Sk, D] takes [b, head, (slot, token), d] (a head's tokens block by block)

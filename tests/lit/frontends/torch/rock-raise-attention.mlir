@@ -195,3 +195,21 @@
 // SDPA-GQA-F32-SAME: (%[[A0:[^:]+]]: memref<2x4x1x32xf32>, %[[A1:[^:]+]]: memref<2x2x32x32xf32>, %[[A2:[^:]+]]: memref<2x2x32x32xf32>, %[[A3:[^:]+]]: memref<2x4x1x32xf32>) attributes {rock.kernel}
 // SDPA-GQA-F32-NEXT: "rock.attention"(%[[A0]], %[[A1]], %[[A2]], %[[A3]]) {causal = false, num_heads_kv = 2 : i64, num_heads_q = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>, scale = 0.176776707 : f32}
 // SDPA-GQA-F32-NEXT: return
+
+// RUN: pagedir-opt %S/../../../fixtures/torch/sdpa_causal_alt_f16.mlir --rock-raise-attention=explain=true 2>&1 | FileCheck %s --check-prefix=SDPA-CAUSAL-ALT-F16
+// SDPA-CAUSAL-ALT-F16-NOT: remark
+// SDPA-CAUSAL-ALT-F16-LABEL: func.func @sdpa_causal_alt_f16
+// SDPA-CAUSAL-ALT-F16-SAME: (%[[A0:[^:]+]]: memref<1x4x8x16xf16>, %[[A1:[^:]+]]: memref<1x2x8x16xf16>, %[[A2:[^:]+]]: memref<1x2x8x16xf16>, %[[A3:[^:]+]]: memref<1x4x8x16xf16>) attributes {rock.kernel}
+// SDPA-CAUSAL-ALT-F16-NEXT: "rock.attention"(%[[A0]], %[[A1]], %[[A2]], %[[A3]]) {causal = true, num_heads_kv = 2 : i64, num_heads_q = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 1>, scale = 2.500000e-01 : f32}
+// SDPA-CAUSAL-ALT-F16-NEXT: return
+
+// Paged prefill (MHA): torch-mlir folds K.transpose(1, 2) and K^T's transpose into one [0, 2, 3, 1] of the
+// gather; the mask is an OR (positions past seq_len, or past the query's own position).
+// RUN: pagedir-opt %S/../../../fixtures/torch/paged_prefill_alt_f16.mlir --rock-raise-attention=explain=true 2>&1 | FileCheck %s --check-prefix=PAGED-PREFILL-ALT-F16
+// PAGED-PREFILL-ALT-F16-NOT: remark
+// PAGED-PREFILL-ALT-F16-LABEL: func.func @paged_prefill_alt_f16
+// PAGED-PREFILL-ALT-F16-SAME: (%[[A0:[^:]+]]: memref<2x4x4x32xf16>, %[[A1:[^:]+]]: memref<16x8x4x32xf16>, %[[A2:[^:]+]]: memref<16x8x4x32xf16>, %[[A3:[^:]+]]: memref<2x4xi32>, %[[A4:[^:]+]]: memref<2xi32>, %[[A5:[^:]+]]: memref<2x4x4x32xf16>) attributes {rock.kernel}
+// PAGED-PREFILL-ALT-F16-NEXT: %[[KVIEW:.+]] = "rock.block_table_view"(%[[A1]], %[[A3]]) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
+// PAGED-PREFILL-ALT-F16-NEXT: %[[VVIEW:.+]] = "rock.block_table_view"(%[[A2]], %[[A3]]) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
+// PAGED-PREFILL-ALT-F16-NEXT: "rock.attention"(%[[A0]], %[[KVIEW]], %[[VVIEW]], %[[A4]], %[[A5]]) {causal = true, num_heads_kv = 4 : i64, num_heads_q = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>, scale = 0.176757813 : f32}
+// PAGED-PREFILL-ALT-F16-NEXT: return
