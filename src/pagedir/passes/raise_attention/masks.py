@@ -15,45 +15,66 @@ from pagedir.variants import KeyRange, Softcap
 
 
 def score_steps(value: ir.Value, found: Attention) -> ir.Value:
-    """Walk back over scale and mask generics to the Q K^T contraction, recording them in ``found``."""
+    """Walk back over scale and mask generics to the Q K^T contraction, recording them in ``found``. A step that
+    is not read is a blocker; the walk goes on from its scores (when one input is plainly them) so that the
+    blockers below it are found too (explain=true lists them all; nothing is raised)."""
     while True:
         op = produced_by(value, "linalg.generic")
         rank = rank_of(value)  # 4, or 3 for heads folded into the batch
         if op is None or len(kinds_of(op)) != rank:  # Q K^T has 5 loops
             return value
-        ins, _ = generic_inputs(op)
-        if (cast := cast_of(op)) is not None:  # torch-mlir's extf/truncf between steps (docs/compile.md "Precision")
-            if cast[1] == "arith.truncf":
-                found.rounded.add(str(ir.ShapedType(value.type).element_type))
-            value = cast[0]
-            continue
-        if rank == 4 and ((kept := masked_fill(op, found)) is not None or (kept := mask_tensor_added(op, found)) is not None):
-            value = kept
-            continue
-        expect_loops(op, "the elementwise step on the scores", "p" * rank, [identity(rank)] * (len(ins) + 1))
-        args, yielded, _ = body(op)
-        step = producer(yielded)
-        if step is None:
+        try:
+            before = score_step(op, value, rank, found)
+        except NoMatch as blocker:
+            before = scores_operand(op, value)
+            if before is None:
+                raise
+            found.blockers.append(blocker)
+        if before is None:
             return value
-        if len(ins) == 1 and (cap := softcap_of(step, args[0])) is not None:
-            value = softcap_step(op, cap, found)
-        elif step.name in ("arith.mulf", "arith.divf") and len(ins) == 1:
-            if any(produced_by(v, "math.tanh") is not None for v in step.operands):
-                raise NoMatch("the scores are capped as c * tanh(s * k) with k != 1 / c: rock.attention's soft-cap is "
-                              "c * tanh(s / c)", op)
-            value = scale_step(op, step, args, found)
-        elif step.name in ("arith.select", "arith.addf") and rank != 4:
-            raise NoMatch("the scores of heads folded into the batch are masked: masks are read on [B, H, Sq, Sk] "
-                          "scores only", op)
-        elif step.name == "arith.select" and len(ins) == 1:
-            if step.operands[1] != args[0] or float_constant(step.operands[2]) != NEG_INF:
-                raise NoMatch("the mask selects something else than the score or -inf", op)
-            read_mask(op, step.operands[0], found)
-            value = ins[0]
-        elif step.name == "arith.addf" and len(ins) == 2:
-            value = additive_mask(op, ins, args, step, found)
-        else:
-            return value
+        value = before
+
+
+def scores_operand(op: ir.Operation, value: ir.Value) -> ir.Value | None:
+    """The one input of ``op`` read through the identity with the scores' type, else None."""
+    ins, _ = generic_inputs(op)
+    rank = rank_of(value)
+    same = [v for v, m in zip(ins, maps_of(op)) if v.type == value.type and dims0(m) == identity(rank)]
+    return same[0] if len(same) == 1 else None
+
+
+def score_step(op: ir.Operation, value: ir.Value, rank: int, found: Attention) -> ir.Value | None:
+    """What the elementwise step ``op`` reads of the scores (None: not a step: the walk stops at ``value``)."""
+    ins, _ = generic_inputs(op)
+    if (cast := cast_of(op)) is not None:  # torch-mlir's extf/truncf between steps (docs/compile.md "Precision")
+        if cast[1] == "arith.truncf":
+            found.rounded.add(str(ir.ShapedType(value.type).element_type))
+        return cast[0]
+    if rank == 4 and ((kept := masked_fill(op, found)) is not None or (kept := mask_tensor_added(op, found)) is not None):
+        return kept
+    expect_loops(op, "the elementwise step on the scores", "p" * rank, [identity(rank)] * (len(ins) + 1))
+    args, yielded, _ = body(op)
+    step = producer(yielded)
+    if step is None:
+        return None
+    if len(ins) == 1 and (cap := softcap_of(step, args[0])) is not None:
+        return softcap_step(op, cap, found)
+    if step.name in ("arith.mulf", "arith.divf") and len(ins) == 1:
+        if any(produced_by(v, "math.tanh") is not None for v in step.operands):
+            raise NoMatch("the scores are capped as c * tanh(s * k) with k != 1 / c: rock.attention's soft-cap is "
+                          "c * tanh(s / c)", op)
+        return scale_step(op, step, args, found)
+    if step.name in ("arith.select", "arith.addf") and rank != 4:
+        raise NoMatch("the scores of heads folded into the batch are masked: masks are read on [B, H, Sq, Sk] "
+                      "scores only", op)
+    if step.name == "arith.select" and len(ins) == 1:
+        if step.operands[1] != args[0] or float_constant(step.operands[2]) != NEG_INF:
+            raise NoMatch("the mask selects something else than the score or -inf", op)
+        read_mask(op, step.operands[0], found)
+        return ins[0]
+    if step.name == "arith.addf" and len(ins) == 2:
+        return additive_mask(op, ins, args, step, found)
+    return None
 
 
 def masked_fill(op: ir.Operation, found: Attention) -> ir.Value | None:

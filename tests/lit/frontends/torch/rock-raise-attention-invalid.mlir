@@ -52,3 +52,15 @@
 // PERM-NOT: rock.attention
 // PERM: return %{{.+}} : tensor<2x4x4x32xf16>
 // PERM-REMARK: remark: not raised to rock.attention: the gather of cache pool %arg1 is reshaped to [b, pool dim 2, d, (slot, pool dim 1)]; [B, Hkv, Sk, D] takes [b, head, (slot, token), d] (a head's tokens block by block)
+
+// Three blockers in one candidate, all named: SDPA's causal mask made to hide the diagonal too, and K and V
+// repeated as h % Hkv (the broadcast map made (d0, d2, d3, d4)). The walk goes on past the mask it cannot read.
+// RUN: sed -e 's/affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3, d4)>/affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d3, d4)>/' -e 's/cmpi sle, %in, %c0_i64/cmpi slt, %in, %c0_i64/' %S/../../../fixtures/torch/sdpa_causal_alt_f16.mlir | pagedir-opt --rock-raise-attention=explain=true 2>%t.three | FileCheck %s --check-prefix=THREE
+// RUN: FileCheck %s --check-prefix=THREE-REMARK < %t.three
+// THREE-LABEL: func.func @sdpa_causal_alt_f16
+// THREE-NOT: rock.attention
+// THREE: return %{{.+}} : tensor<1x4x8x16xf16>
+// THREE-REMARK: <stdin>:105:11: remark: not raised to rock.attention: the mask keeps keys with 1*j + -1*i + 1 <= 0, which is neither j < seq_len nor the causal j <= i + seq_len - 8
+// THREE-REMARK-NEXT: <stdin>:82:11: remark: not raised to rock.attention: K heads are repeated by a broadcast of dims [1]
+// THREE-REMARK-NEXT: <stdin>:87:11: remark: not raised to rock.attention: V heads are repeated by a broadcast of dims [1]
+// THREE-REMARK-NOT: remark
