@@ -66,7 +66,8 @@ with the wrap ``id < 0 ? id + N : id``, and K^T as one transpose of the gather (
 Not read (a remark with ``explain=true``): linalg on memrefs (a bufferized payload:
 raise before bufferizing), attention sinks, masks other than the three bounds (and any mask on heads
 folded into the batch), K and V gathered in different forms. With ``explain=true`` the parts that do
-not depend on each other (Q, K and V's sources, the shapes) are all checked and each blocker is a remark.
+not depend on each other (Q, K and V's sources, the shapes) are all checked, the walk goes on past a
+score step it cannot read, and each blocker is a remark.
 
 Every ``linalg.generic`` of the chain is read only with the iterator types and indexing maps its
 part has (all parallel and identity maps for the elementwise steps, one reduction over the key dim
