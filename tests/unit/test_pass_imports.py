@@ -128,6 +128,7 @@ SRC = pathlib.Path(pagedir.__file__).parent
 #: on top: PagedAttention compiles through the tools' compile and runs host arrays on the interpreter
 #: (launching alone imports only the plan's evaluator, in backend).
 LAYERS = (
+    {"frontends"},  # a model exported by another framework, compiled through the tools' Python entry points
     {"runtime"},
     {"cli"},
     {"interp", "gen", "cache"},

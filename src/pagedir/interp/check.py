@@ -832,16 +832,60 @@ def make_case(func: ir.Operation, rng: np.random.Generator, device: Device, size
         case = case_generator(func).check_case(func, rng, device)
     elif find_ops(func, "rock.block_table_view"):
         case = serving_case(func, rng, device, sizes, placement)
-    elif find_ops(func, "rock.attention", "rock.gridwise_attention_accel") or attention_signature(func):
+    elif (find_ops(func, "rock.attention", "rock.gridwise_attention_accel") and attention_reads_arguments(func)) \
+            or attention_signature(func):
         case = attention_case(func, rng, device, sizes, placement)
     elif has_dynamic_arguments(func):
         raise InterpError(f"@{symbol_name(func)} has arguments with dynamic sizes: the check draws data for attention "
                           "kernels only (pass arrays with pagedir-run --inputs)", func.location)
     else:
         case = generic_case(func, rng, device)
+    if PAYLOAD_CASE in func.attributes:
+        payload_inputs(case, func)
     # In dtypes the arguments take (pagedir.interp.run refuses others): the same values the upload stores.
     case.args = [host_array(value, argument.type) for value, argument in zip(case.args, func.regions[0].blocks[0].arguments)]
     return case
+
+
+#: Marks (in memory only) a raised function drawing the case of the linalg payload it was raised from.
+PAYLOAD_CASE = "rock.payload_case"
+
+
+def payload_inputs(case: CheckCase, func: ir.Operation) -> None:
+    """Data a payload's own semantics are defined on: a payload gathers and multiplies every key slot of the
+    table, masked ones by 0 (0 * NaN is NaN), so stale NaN/Inf become 0 and every table id names a block
+    of the pool; a row that sees no key is 0/0 in the payload (zeros in rock.attention), so each sequence
+    keeps at least Sq keys. The payload's output is the reference (no expected result)."""
+    arguments = list(func.regions[0].blocks[0].arguments)
+    lengths = set()
+    for attention in find_ops(func, "rock.attention"):
+        seq_q = ir.MemRefType(attention.operands[0].type).shape[2]
+        lengths |= {arguments.index(v) for v in attention.operands[3:] if isinstance(v, ir.BlockArgument)
+                    and v in arguments and ir.MemRefType(v.type).rank == 1 and str(ir.MemRefType(v.type).element_type) == "i32"}
+    tables = {}
+    for view in find_ops(func, "rock.block_table_view"):
+        blocks = ir.MemRefType(view.operands[0].type).shape[0]
+        for table in view.operands[1:3]:
+            if isinstance(table, ir.BlockArgument) and table in arguments:
+                tables[arguments.index(table)] = blocks
+    for index, value in enumerate(case.args):
+        array = np.asarray(value)
+        if index in tables:
+            case.args[index] = np.mod(array, tables[index]).astype(array.dtype)
+        elif index in lengths:
+            case.args[index] = np.maximum(array, seq_q).astype(array.dtype)
+        elif array.dtype.kind == "f":
+            case.args[index] = np.where(np.isfinite(array), array, 0).astype(array.dtype)
+        elif array.dtype == np.uint16 and str(ir.ShapedType(arguments[index].type).element_type) == "bf16":
+            case.args[index] = np.where((array & 0x7F80) == 0x7F80, 0, array).astype(np.uint16)  # bf16 bits: NaN, Inf
+    case.expected = {}
+
+
+def attention_reads_arguments(func: ir.Operation) -> bool:
+    """The attention ops read q from an argument (not a view: heads folded into the batch are expanded by
+    memref.expand_shape, and those arguments get random data of their shape)."""
+    return all(isinstance(op.operands[0], ir.BlockArgument)
+               for op in find_ops(func, "rock.attention", "rock.gridwise_attention_accel"))
 
 
 def runnable(func: ir.Operation) -> bool:
