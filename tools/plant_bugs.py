@@ -633,6 +633,13 @@ PLANTS = {plant.name: plant for plant in (
         (Catcher("tests/unit/test_variants.py::test_variant_kernels_pass_pagedir_run_check[decode-softcap]",
                  r"assert 1 == 0"),),
     ),
+    Plant(
+        "combine-skips-the-variants-it-joins",
+        "the split-KV combine kernel leaves out the variants acting in the epilogue (the sinks)",
+        (Edit(SPLIT_COMBINE, "for variant in joined:", "for variant in joined[:0]:  # PLANTED"),),
+        (Catcher("tests/unit/test_variants.py::test_variant_kernels_pass_pagedir_run_check[split-decode-sinks]",
+                 r"assert 1 == 0"),),
+    ),
     # --- the arrays a run takes ------------------------------------------------------
     Plant(
         "run-converts-inputs-by-value",
