@@ -26,10 +26,11 @@ pagedir; the MLIR bindings and numpy are imported only inside the methods that b
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     import mlir.ir as ir
 
@@ -113,7 +114,8 @@ class TargetFamily:
     scalar_unit: bool = True
     #: f32 math ops (MLIR names) the backend turns into a per-element call of this family's intrinsic instead
     #: of the generic LLVM one (``rock-backend-lower-math``): NVPTX selects no ``llvm.log2``.
-    scalar_math_intrinsics: dict[str, str] = field(default_factory=dict)
+    #: (A class attribute, shared by every family that does not set its own: read-only.)
+    scalar_math_intrinsics: Mapping[str, str] = MappingProxyType({})
 
     # --- matrix cores ---------------------------------------------------------------------
 
