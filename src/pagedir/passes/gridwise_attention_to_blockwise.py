@@ -85,6 +85,7 @@ from pagedir.dialect.ops_attention import AttentionProblem, csr_lengths, is_dere
 from pagedir.dialect.ops_page_table import slot_count_dim, varlen_parts
 from pagedir.arch import ChipError, kernel_chip
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
+from pagedir.targets import family_of
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.blockwise_gemm import (MatrixInstruction, MatrixLoop, problem_matrix_instruction, tile_swizzle,
                                            transposed_v, transposed_v_layout)
@@ -235,9 +236,10 @@ def lower_gridwise(op, func: ir.Operation, chip=None, swizzle: bool = False, dma
     with op.location, ir.InsertionPoint(op):
         builder = Builder(plan, op, workspace, matrix, swizzle, dma)
         builder.build()
-    # rock-pipeline moves PagePtrLoad and GlobalRead of the next tile ahead; a GlobalToLDS stage (lds_dma)
-    # both issues and consumes its loads, and reads the page pointers PagePtrLoad writes: not pipelined yet.
-    if op.pipeline_depth != 1 and not (dma and matrix is not None):
+    # rock-pipeline moves PagePtrLoad and GlobalRead of the next tile ahead, or with direct-to-LDS loads
+    # (GlobalToLDS stages) issues each tile's copies during the other tile's math where the family's waits
+    # let them overlap it (TargetFamily.pipelined_direct_loads).
+    if op.pipeline_depth != 1 and not (dma and matrix is not None and not family_of(chip).pipelined_direct_loads):
         mark_kv_loop(builder.k_tile, op.pipeline_depth)
     if workspace is not None:
         build_combine_kernel(func, plan, op.out.type, op.location, sinks_argument, packed_arguments)
