@@ -36,9 +36,10 @@ def test_pipelined_cp_async_tiles_give_the_reference_result(tmp_path, capsys, ph
     if form == "csr":  # the table carries the lengths
         argv.remove("--seq-lens")
     path = generate(tmp_path, [*argv, *(["--dynamic"] if dynamic else [])], "sm_90")
-    assert run_cli.main([path, "--check"]) == 0, capsys.readouterr()
-    out = capsys.readouterr().out
-    assert "L6 after rock-kernel-pipeline" in out and "FAIL" not in out
+    status = run_cli.main([path, "--check"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.out + captured.err
+    assert "L6 after rock-kernel-pipeline" in captured.out and "FAIL" not in captured.out
 
 
 def loop_events(ptx: str) -> list[str]:
