@@ -82,6 +82,20 @@ scf.if %any { PagePtrLoad(%lb) ; GlobalRead(%lb) }    // one per group
 scf.for %t = %last to %ub step %c1 iter_args(... = %r) { LDSWrite ; ... math on %tile ... } {rock.pipelined = 2 : i64}
 ```
 
+Direct-to-LDS tiles (``GlobalToLDS`` stages, ``lds_dma``): the copies land in the LDS tile itself, so
+the next tile cannot be issued into a tile the math still reads. In a loop whose tiles all come that way
+(K, then V) each tile is the other's second buffer: the wait at the end of each GlobalToLDS stage is
+split off into an ``LDSWait`` stage that stays in place, V's issue stages move up to right after K's
+wait, and K's for tile ``t + 1`` go right after V's wait (its barrier: every warp is done with Q K^T),
+with the prologue and the peeled last tile as above. Each tile's copies are in flight during the other
+tile's math; at each wait only its own are outstanding, so the wait keeps its count (``wait_group 0``).
+The tiles no longer share LDS bytes (twice the LDS). Index arithmetic of the body that the moved
+stages use (a csr table's or a dynamic kernel's offsets) is recomputed for their tile; the loop must
+write no global memory. rock-gridwise-attention-to-blockwise asks for it where the family's waits let
+the copies overlap (``TargetFamily.pipelined_direct_loads``: NVIDIA's cp.async); on AMD, LLVM waits
+``vmcnt(0)`` for every direct-to-LDS load before the next LDS read it cannot prove disjoint, which
+drains the copies at the first read of the other tile (docs/measurements.md).
+
 Options: ``depth`` (0: each loop's ``rock.pipeline_depth``, 1 when it has none; 1 or 2).
 Errors: a loop's ``rock.pipeline_depth`` other than 1 or 2, a pipelined loop whose step is not the
 constant 1 (the next tile is ``t + 1``).
@@ -499,7 +513,8 @@ def direct_loads_movable(loads: list[DirectLoad], body: ir.Block) -> bool:
         if touched(load, ops.index(before.issue[-1]) + 1, ops.index(load.issue[-1])):
             return False
     first, final = loads[0], loads[-1]
-    return not touched(first, ops.index(final.issue[-1]) + 1, len(ops)) and not touched(first, 0, ops.index(first.issue[0]))
+    after_last_wait = ops.index(final.issue[-1]) + 1
+    return not touched(first, after_last_wait, len(ops)) and not touched(first, 0, ops.index(first.issue[0]))
 
 
 #: Body ops a moved stage may have recomputed for its own tile: index arithmetic and sizes, no effects.
