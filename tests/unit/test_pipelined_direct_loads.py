@@ -79,3 +79,22 @@ def test_depth_1_keeps_the_copies_and_their_wait_together(tmp_path) -> None:
     events = loop_events(compile_source(text, emit="ptx", cache=False).artefact)
     rotated = events[events.index("copy"):] + events[:events.index("copy")]
     assert rotated == ["copy", "wait", "mma", "copy", "wait", "mma"], events
+
+
+@pytest.mark.parametrize(("n_per_block", "pipelined"), [(64, True), (512, False)])
+def test_tiles_that_do_not_fit_the_lds_together_stay_unpipelined(tmp_path, capsys, n_per_block, pipelined) -> None:
+    """K and V no longer share LDS bytes when pipelined: 2 x 512 x 128 f16 (256 KiB) exceeds sm_80's 163 KiB
+    per block, so that loop keeps the copies and their wait together, and a remark says why."""
+    from pagedir.cli import opt as opt_cli
+
+    argv = ["--batch", "1", "--num-heads-q", "2", "--num-heads-kv", "1", "--seq-len-q", "1", "--seq-len-k", "1024",
+            "--head-dim", "128", "--page-size", "16", "--dtype", "f16", "--pipeline-depth", "2"]
+    source, target = generate(tmp_path, argv, "sm_80"), tmp_path / "out.mlir"
+    capsys.readouterr()
+    assert opt_cli.main([source, f"--rock-attention-to-gridwise=n-per-block={n_per_block}",
+                         "--rock-gridwise-attention-to-blockwise", "--rock-blockwise-load", "--rock-pipeline",
+                         "-o", str(target)]) == 0
+    err = capsys.readouterr().err
+    assert ('rock.stage = "LDSWait"' in target.read_text()) == pipelined
+    assert ("remark: direct-to-LDS K/V tiles not pipelined: both tiles need 262672 bytes of LDS at once, more than "
+            "the 166912 of sm_80" in err) == (not pipelined), err

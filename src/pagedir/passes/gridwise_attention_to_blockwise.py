@@ -239,12 +239,30 @@ def lower_gridwise(op, func: ir.Operation, chip=None, swizzle: bool = False, dma
     # rock-pipeline moves PagePtrLoad and GlobalRead of the next tile ahead, or with direct-to-LDS loads
     # (GlobalToLDS stages) issues each tile's copies during the other tile's math where the family's waits
     # let them overlap it (TargetFamily.pipelined_direct_loads).
-    if op.pipeline_depth != 1 and not (dma and matrix is not None and not family_of(chip).pipelined_direct_loads):
+    direct = dma and matrix is not None
+    if op.pipeline_depth != 1 and not (direct and not direct_loads_pipelined(op, p, plan, chip)):
         mark_kv_loop(builder.k_tile, op.pipeline_depth)
     if workspace is not None:
         build_combine_kernel(func, plan, op.out.type, op.location, sinks_argument, packed_arguments)
     op.operation.erase()
     return True
+
+
+def direct_loads_pipelined(op, p: AttentionProblem, plan: Plan, chip) -> bool:
+    """Whether rock-pipeline may issue the direct-to-LDS K and V tiles during each other's math: the family's
+    waits let the copies overlap it (TargetFamily.pipelined_direct_loads) and both tiles, with their page
+    pointers, fit the chip's LDS together (they no longer share bytes); a remark says why not where they do not."""
+    if not family_of(chip).pipelined_direct_loads:
+        return False
+    tile = plan.n * p.head_dim * element_bytes(p.kv_type)
+    pointers = 8 * (math.ceil(tile // element_bytes(p.kv_type) / p.page_elements) + 1) if p.page_elements else 0
+    if 2 * (tile + pointers) <= chip.lds_per_workgroup:
+        return True
+    from pagedir.passes.raise_attention import remark
+
+    remark(op.operation, f"direct-to-LDS K/V tiles not pipelined: both tiles need {2 * (tile + pointers)} bytes of "
+                         f"LDS at once, more than the {chip.lds_per_workgroup} of {chip.name}; lower n_per_block")
+    return False
 
 
 def mark_kv_loop(k_tile: ir.Value, depth: int) -> None:
