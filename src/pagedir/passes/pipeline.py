@@ -92,7 +92,8 @@ tile's math; at each wait only its own are outstanding, so the wait keeps its co
 The tiles no longer share LDS bytes (twice the LDS). Index arithmetic of the body that the moved
 stages use (a csr table's or a dynamic kernel's offsets) is recomputed for their tile; the loop must
 write no global memory. rock-gridwise-attention-to-blockwise asks for it where the family's waits let
-the copies overlap (``TargetFamily.pipelined_direct_loads``: NVIDIA's cp.async); on AMD, LLVM waits
+the copies overlap (``TargetFamily.pipelined_direct_loads``: NVIDIA's cp.async) and both tiles fit the
+chip's LDS (else a remark); on AMD, LLVM waits
 ``vmcnt(0)`` for every direct-to-LDS load before the next LDS read it cannot prove disjoint, which
 drains the copies at the first read of the other tile (docs/measurements.md).
 
