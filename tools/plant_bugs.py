@@ -7,7 +7,7 @@ substitutions in ``src/pagedir``. ``old`` must occur exactly once in its file,
 so a refactor that moves the code makes the plant fail loudly (update it)
 instead of planting nothing.
 
-For each plant the script copies ``src`` and ``tests/lit`` (whose lit.cfg.py
+For each plant the script copies ``src``, ``tests/fixtures`` and ``tests/lit`` (whose lit.cfg.py
 puts the ``src`` beside it first on PYTHONPATH) into a temporary directory,
 substitutes there, and runs the plant's catchers with PYTHONPATH pointing at the
 copy: pytest node ids, lit files, or shell pipelines of pagedir's tools (most
@@ -44,7 +44,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 #: The console scripts (pytest, lit, pagedir-*) of the environment running this script.
 BIN = Path(sys.executable).parent
-COPIED = ("src", "tests/lit")
+COPIED = ("src", "tests/lit", "tests/fixtures")  # tests/fixtures: inputs of lit tests
 
 
 class PlantError(Exception):
@@ -532,12 +532,28 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "raise-exp-any-iterators",
         "rock-raise-attention reads the softmax's subtract-and-exp generic whatever its iterator types and result map",
-        (Edit("passes/raise_attention/softmax.py", '    expect_loops(op, what, "pppp", [IDENTITY, [0, 1, 2], IDENTITY])\n',
+        (Edit("passes/raise_attention/softmax.py", '    expect_loops(op, what, "p" * rank, [identity(rank), row_map, identity(rank)])\n',
               "    pass  # PLANTED\n"),),
         (Catcher("tests/unit/test_raise_mutations.py::test_no_mutant_is_raised_wrongly[" + " ".join(
             ["--batch", "2", "--num-heads-q", "4", "--num-heads-kv", "2", "--head-dim", "8", "--seq-len-q", "2",
              "--seq-len-k", "8", "--causal", "--seq-lens"]) + "]", r"mutants raised to a kernel computing something else"),
          Catcher("tests/lit/passes/rock-raise-attention-invalid.mlir", r"Couldn't match \"math.exp\"")),
+    ),
+    Plant(
+        "raise-masked-fill-kept",
+        "rock-raise-attention reads torch's masked_fill(mask, -inf) as keeping the masked keys instead of hiding them",
+        (Edit("passes/raise_attention/masks.py", "read_mask(op, condition, found, negated=negated)",
+              "read_mask(op, condition, found)  # PLANTED"),),
+        (Catcher("tests/lit/frontends/torch/rock-raise-attention.mlir", r"error: CAUSAL-PREFILL-[A-Z0-9-]*: "),),
+    ),
+    Plant(
+        "payload-check-against-reference",
+        "pagedir-run --check of a torch payload compares with the numpy reference, not with the payload run as written",
+        (Edit("interp/check.py", "            case.args[index] = np.mod(array, tables[index]).astype(array.dtype)\n",
+              "            case.args[index] = array  # PLANTED\n"),
+         Edit("interp/check.py", "    case.expected = {}\n\n\ndef attention_reads_arguments", "\n\ndef attention_reads_arguments")),
+        (Catcher("tests/unit/test_torch_payloads.py::test_check_against_the_payload_passes[paged_decode_f16]",
+                 r"assert (1|False)"),),
     ),
     Plant(
         "split-nan-sum-is-no-key",
@@ -626,6 +642,13 @@ PLANTS = {plant.name: plant for plant in (
         (Catcher("tests/unit/test_variants.py::test_variant_kernels_pass_pagedir_run_check[decode-softcap]",
                  r"assert 1 == 0"),),
     ),
+    Plant(
+        "combine-skips-the-variants-it-joins",
+        "the split-KV combine kernel leaves out the variants acting in the epilogue (the sinks)",
+        (Edit(SPLIT_COMBINE, "for variant in joined:", "for variant in joined[:0]:  # PLANTED"),),
+        (Catcher("tests/unit/test_variants.py::test_variant_kernels_pass_pagedir_run_check[split-decode-sinks]",
+                 r"assert 1 == 0"),),
+    ),
     # --- the arrays a run takes ------------------------------------------------------
     Plant(
         "run-converts-inputs-by-value",
@@ -682,7 +705,7 @@ PLANTS = {plant.name: plant for plant in (
 
 
 def make_scratch(directory: Path, plant: Plant | None) -> Path:
-    """Copy src and tests/lit into ``directory``, apply ``plant`` there (None: unplanted); returns ``directory``."""
+    """Copy src, tests/lit and tests/fixtures into ``directory``, apply ``plant`` there (None: unplanted); returns ``directory``."""
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "Output")
     for part in COPIED:
         shutil.copytree(REPO / part, directory / part, ignore=ignore)

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from pagedir.kv_caches import POOL_LAYOUTS
-from pagedir.variants import Alibi, KeyRange, Sinks, Softcap, query_position, score_scale
+from pagedir.variants import VARIANTS, KeyRange, active_variants, query_position, score_scale
 
 # ----------------------------------------------------------------------------
 # bf16 as uint16 bit patterns
@@ -160,10 +160,7 @@ def attention(
     seq_lens: Any = None,
     causal: bool = False,
     scale: float | None = None,
-    window_left: int | None = None,
-    softcap: float | None = None,
-    alibi_slopes: Any = None,
-    sinks: Any = None,
+    **variants: Any,
 ) -> np.ndarray:
     """Paged-attention semantics on dense tensors: q ``[B, Hq, Sq, D]``, k/v ``[B, Hkv, Sk, D]``.
 
@@ -174,12 +171,12 @@ def attention(
     Inf) never reaches the output. Computed in float32; a row with every key
     masked gives zeros. Returns float32 ``[B, Hq, Sq, D]``.
 
-    Variants (:func:`variant_attention`): ``window_left``, ``softcap``,
-    ``alibi_slopes`` and ``sinks`` (``[Hq]`` each).
+    Variants (:func:`variant_attention`), by their attributes' and operands' names (pagedir.variants):
+    ``window_left``, ``softcap``, ``alibi_slopes`` and ``sinks`` (``[Hq]`` each).
     """
-    if window_left is not None or softcap is not None or alibi_slopes is not None or sinks is not None:
-        return variant_attention(q, k, v, seq_lens=seq_lens, causal=causal, scale=scale, window_left=window_left,
-                                 softcap=softcap, alibi_slopes=alibi_slopes, sinks=sinks)
+    check_variant_names(variants)
+    if any(value is not None for value in variants.values()):
+        return variant_attention(q, k, v, seq_lens=seq_lens, causal=causal, scale=scale, **variants)
     q, k, v = as_float32(q), as_float32(k), as_float32(v)
     batch, heads_q, seq_q, head_dim = q.shape
     heads_kv, seq_k = k.shape[1], k.shape[2]
@@ -204,9 +201,15 @@ def attention(
     return out
 
 
+def check_variant_names(variants: dict[str, Any]) -> None:
+    """The keywords of the variants are their attributes' and operands' names (pagedir.variants)."""
+    known = {name for variant in VARIANTS for name in variant.names()}
+    if unknown := sorted(set(variants) - known):
+        raise TypeError(f"attention() got an unexpected keyword argument {unknown[0]!r}")
+
+
 def variant_attention(q: Any, k: Any, v: Any, *, seq_lens: Any = None, causal: bool = False, scale: float | None = None,
-                      window_left: int | None = None, softcap: float | None = None, alibi_slopes: Any = None,
-                      sinks: Any = None) -> np.ndarray:
+                      **variants: Any) -> np.ndarray:
     """Attention with the score modifications of ``rock.attention``, from their definitions.
 
     Query ``i`` of sequence ``b`` sits at the absolute position ``i_pos = i + seq_len - Sq``.
@@ -215,17 +218,18 @@ def variant_attention(q: Any, k: Any, v: Any, *, seq_lens: Any = None, causal: b
     ``s = scale * q.k``; ``softcap``: ``s = softcap * tanh(s / softcap)``; ``alibi_slopes``:
     ``s += slope[h] * (j - i_pos)``. The weights are ``exp(s_j) / (sum_j exp(s_j) +
     exp(sinks[h]))`` (no sink term without ``sinks``): the sink takes part in the
-    denominator only. A row without visible keys gives zeros, sinks or not.
+    denominator only. A row without visible keys gives zeros, sinks or not. Each variant's formula is
+    its class's in pagedir.variants, applied in their order there.
     """
+    check_variant_names(variants)
     q, k, v = as_float32(q), as_float32(k), as_float32(v)
     batch, heads_q, seq_q, head_dim = q.shape
     heads_kv, seq_k = k.shape[1], k.shape[2]
     group = heads_q // heads_kv
     scale = np.float32(score_scale(scale, head_dim))
     lengths = np.full(batch, seq_k, dtype=np.int64) if seq_lens is None else np.asarray(seq_lens, dtype=np.int64)
-    slopes = None if alibi_slopes is None else np.asarray(alibi_slopes, dtype=np.float32)
-    sink = None if sinks is None else np.asarray(sinks, dtype=np.float32)
-    keys_seen = KeyRange(causal, window_left)
+    keys_seen = KeyRange.of({**variants, "causal": causal})
+    modified = active_variants(variants)
     out = np.zeros(q.shape, dtype=np.float32)
     for b in range(batch):
         length = int(lengths[b])
@@ -237,17 +241,15 @@ def variant_attention(q: Any, k: Any, v: Any, *, seq_lens: Any = None, causal: b
             keys = np.repeat(k[b, :, first:end], group, axis=0)  # [Hq, L, D]: only visible keys, never masked by 0
             values = np.repeat(v[b, :, first:end], group, axis=0)
             scores = np.einsum("hd,hld->hl", q[b, :, i], keys).astype(np.float32) * scale
-            if softcap is not None:
-                scores = Softcap(softcap).capped(scores)
-            if slopes is not None:
-                scores = scores + Alibi.bias(slopes, first, end, position)
+            for variant in modified:
+                scores = variant.scores(scores, first, end, position)
             top = scores.max(axis=-1)
-            if sink is not None:
-                top = Sinks.row_max(top, sink)
+            for variant in modified:
+                top = variant.row_max(top)
             weights = np.exp(scores - top[:, None])
             total = weights.sum(axis=-1)
-            if sink is not None:
-                total = Sinks.total(total, sink, top)
+            for variant in modified:
+                total = variant.total(total, top)
             out[b, :, i] = np.einsum("hl,hld->hd", weights, values) / total[:, None]
     return out
 

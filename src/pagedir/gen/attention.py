@@ -41,6 +41,7 @@ import argparse
 from pagedir.errors import UserError
 from pagedir.gen import checks
 from pagedir.kv_caches import KV_CACHES, POOL_LAYOUTS, POOL_TABLES
+from pagedir.variants import F32_MAX, F32_MIN_NORMAL, VARIANTS, variant_attributes, variant_operands
 
 DTYPES = ("f16", "bf16", "f32")
 PAGE_TABLES = ("pointers", *POOL_TABLES)
@@ -90,14 +91,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "start at cu_seqlens_q[b], at most Sq of them; causal aligned to the end of each "
                              "sequence); with pointer tables or --dense it implies --seq-lens (each sequence's "
                              "key length)")
-    parser.add_argument("--window", type=int, default=None, metavar="N",
-                        help="sliding window: a query at absolute position i sees keys j >= i - N (window_left)")
-    parser.add_argument("--softcap", type=softcap_value, default=None, metavar="X",
-                        help="logits soft-cap: score = X * tanh(score / X) after the scale (a finite f32 > 0)")
-    parser.add_argument("--alibi", action="store_true",
-                        help="take alibi_slopes (memref<Hq x f32>): score += slope[h] * (key - query position)")
-    parser.add_argument("--sinks", action="store_true",
-                        help="take sinks (memref<Hq x f32>): a logit per query head joining the softmax denominator")
+    for variant in VARIANTS:  # --window, --softcap, --alibi, --sinks
+        variant.add_arguments(parser)
     parser.add_argument("--kv-dtype", choices=list(KV_DTYPES), default=None,
                         help="fp8 K/V cache (Q and out stay --dtype, f16 or bf16); default: --dtype")
     parser.add_argument("--kv-scale", choices=KV_SCALES, default=None,
@@ -125,8 +120,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 #: --scale is an f32 attribute: a positive normal f32 value.
-F32_MAX = 3.4028234663852886e38
-F32_MIN_NORMAL = 1.1754943508222875e-38
 
 
 def scale_value(text: str) -> float:
@@ -137,22 +130,6 @@ def scale_value(text: str) -> float:
         raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
     if not F32_MIN_NORMAL <= value <= F32_MAX:  # NaN fails every comparison; 1e400 reads as inf
         raise argparse.ArgumentTypeError(f"{text} is not a finite positive f32 value ({F32_MIN_NORMAL!r} .. {F32_MAX!r})")
-    return value
-
-
-#: The largest --softcap: softcap * log2(e) must stay a finite f32 (rock.attention's verifier says the same).
-MAX_SOFTCAP = F32_MAX / 1.4426950408889634
-
-
-def softcap_value(text: str) -> float:
-    """--softcap: a positive normal f32 value, at most MAX_SOFTCAP."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
-    if not F32_MIN_NORMAL <= value <= MAX_SOFTCAP:  # NaN fails every comparison
-        raise argparse.ArgumentTypeError(f"{text} is not a soft-cap: a finite positive f32 value "
-                                         f"({F32_MIN_NORMAL!r} .. {MAX_SOFTCAP:.6g})")
     return value
 
 
@@ -176,14 +153,9 @@ def validate(args: argparse.Namespace) -> None:
     checks.symbol(args.name)
     checks.chip(args.arch)
     validate_kv_dtype(args)
-    if args.window is not None:
-        # Imported only here: the rest of the checks need no MLIR (a PagedAttention whose kernel is in the
-        # compile cache never loads the bindings), and --help stays light.
-        from pagedir.dialect.ops_attention import MAX_WINDOW
-
-    if args.window is not None and not 0 <= args.window <= MAX_WINDOW:
-        raise UserError(f"--window must be between 0 and {MAX_WINDOW} (keys before the query position it keeps), "
-                        f"got {args.window}")
+    for variant in VARIANTS:
+        if (message := variant.check_flags(args)) is not None:
+            raise UserError(message)
     if args.num_splits is not None and args.num_splits < 0:
         raise UserError(f"--num-splits must be 0 (choose) or positive, got {args.num_splits}")
     b, hq, hkv, sq, sk, d = args.batch, args.num_heads_q, args.num_heads_kv, args.seq_len_q, args.seq_len_k, args.head_dim
@@ -192,6 +164,10 @@ def validate(args: argparse.Namespace) -> None:
         checks.tensor_fits("k and v", [b, hkv, sk, d], args.dtype)
     elif serving:
         checks.tensor_fits("the cache pools", [num_blocks(args), args.page_size, hkv, d], args.dtype)
+        cache = KV_CACHES[args.kv_cache]
+        if cache.axis is not None:  # one tensor, twice a pool
+            pool_shape = POOL_LAYOUTS[args.kv_layout].shape(num_blocks(args), args.page_size, hkv, d)
+            checks.tensor_fits("the kv_cache", cache.tensor_shape(pool_shape), args.dtype)
         checks.tensor_fits("the block table", [b, max_blocks(args)], "i32")
     else:
         pages = pointer_pages(args)
@@ -217,15 +193,22 @@ def validate_kv_dtype(args: argparse.Namespace) -> None:
 
 
 def variant_parts(args: argparse.Namespace) -> tuple[list[tuple[str, str]], str, str]:
-    """The variants' (arguments after the lengths, their operand segments, their attributes)."""
+    """The variants' (arguments after the lengths, their operand segments, their attributes); the fp8
+    scales' arguments and segments follow them."""
     per_head = f"memref<{args.num_heads_q}xf32>"
+    values = {name: value for variant in VARIANTS for name, value in variant.from_flags(args).items()}
+    taken = [bool(values[d.name]) for d in variant_operands()]
+    arguments = [(d.name, per_head) for d, wanted in zip(variant_operands(), taken) if wanted]
     scaled = args.kv_scale == "per-tensor"
-    arguments = [(name, per_head) for name, wanted in (("alibi_slopes", args.alibi), ("sinks", args.sinks)) if wanted]
     arguments += [("k_scale", "memref<1xf32>"), ("v_scale", "memref<1xf32>")] if scaled else []
     per_token = args.kv_scale == "per-token-head"
-    segments = f"{int(args.alibi)}, {int(args.sinks)}, {int(scaled)}, {int(scaled)}, {int(per_token)}, {int(per_token)}"
-    attributes = f", window_left = {args.window}" if args.window is not None else ""
-    attributes += f", softcap = {checks.f32_literal(args.softcap, '--softcap')} : f32" if args.softcap is not None else ""
+    segments = ", ".join(str(int(wanted)) for wanted in [*taken, scaled, scaled, per_token, per_token])
+    attributes = ""
+    for d in variant_attributes():
+        value = values[d.name]
+        if value is not None:
+            text = str(value) if d.kind == "i64" else f"{checks.f32_literal(value, d.flag)} : f32"
+            attributes += f", {d.name} = {text}"
     return arguments, segments, attributes
 
 

@@ -40,7 +40,8 @@ import numpy as np
 
 from pagedir.errors import UserError
 from pagedir.gen import checks
-from pagedir.gen.attention import DTYPES, KV_LAYOUTS, PAGE_TABLES, add_shape_arguments, scale_value, softcap_value
+from pagedir.gen.attention import DTYPES, KV_LAYOUTS, PAGE_TABLES, add_shape_arguments, scale_value
+from pagedir.variants import softcap_value
 
 MATMUL_FORMS = ("generic", "batch-matmul")
 SOFTMAX_FORMS = ("generic", "linalg")

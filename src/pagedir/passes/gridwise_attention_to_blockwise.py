@@ -91,10 +91,10 @@ from pagedir.passes.blockwise_gemm import (MatrixInstruction, MatrixLoop, proble
                                            transposed_v, transposed_v_layout)
 from pagedir.passes.mma_sync_loop import MmaSyncLoop, ldmatrix_swizzle
 from pagedir.passes.ir_utils import LOG2_E, apply, divided, f32_const, find_ops, index_const, lds_view, splat
-from pagedir.passes.split_combine import (add_workspace_argument, build_combine_kernel, offset, workspace_lse_base,
+from pagedir.passes.split_combine import (RowOf, add_workspace_argument, build_combine_kernel, offset, workspace_lse_base,
                                           workspace_parts)
 from pagedir.passes.valu_loop import ValuLoop
-from pagedir.variants import Alibi, KeyRange, Sinks, Softcap, query_position, score_scale
+from pagedir.variants import VARIANTS, KeyRange, Variant, active_variants, query_position, scaled, score_scale
 
 #: Kernel unit attribute asking for the swizzled LDS tiles (the pass's ``lds-swizzle`` option).
 LDS_SWIZZLE_ATTR = "rock.lds_swizzle"
@@ -151,7 +151,7 @@ class Plan:
     scale: float  # includes log2(e)
     splits: int = 1  # 0: chosen at launch, the workspace's dim 0 (a dynamic kernel)
     window: int | None = None  # window_left
-    softcap: float | None = None
+    variants: tuple[Variant, ...] = ()  # the op's score variants, their operands the op's values
 
     @property
     def keys(self) -> KeyRange:
@@ -223,14 +223,19 @@ def lower_gridwise(op, func: ir.Operation, chip=None, swizzle: bool = False, dma
                                    "kernel, the combine kernel reads and writes them")
             return False
     scale = score_scale(op.scale, p.head_dim)
-    plan = Plan(p, block, m, n, op.causal, scale * LOG2_E, op.num_splits, op.window_left, op.softcap)
-    sinks_argument = None
-    if plan.splits != 1 and op.sinks is not None:  # the combine kernel adds the sinks: it must reach them too
-        sinks_argument = kernel_argument_number(func, op.sinks)
-        if sinks_argument is None:
-            op.location.emit_error("'rock.gridwise_attention_accel' op sinks must be an argument of the kernel "
-                                   f"with num_splits = {plan.splits}: the combine kernel reads them")
-            return False
+    values = {name: getattr(op, name) for variant in VARIANTS for name in variant.names()}
+    plan = Plan(p, block, m, n, op.causal, scale * LOG2_E, op.num_splits, op.window_left, active_variants(values))
+    joined = []  # the variants the combine kernel applies (sinks), their operands as the kernel's argument numbers
+    for variant in plan.variants if plan.splits != 1 else ():
+        if not variant.joins:
+            continue
+        numbers = {d.name: kernel_argument_number(func, values[d.name]) for d in variant.operands}
+        for name, number in numbers.items():
+            if number is None:
+                op.location.emit_error(f"'rock.gridwise_attention_accel' op {name} must be an argument of the kernel "
+                                       f"with num_splits = {plan.splits}: the combine kernel reads them")
+                return False
+        joined.append(type(variant).of({**values, **numbers}))
     workspace = add_workspace_argument(func, plan, op.location) if plan.splits != 1 else None
     matrix = problem_matrix_instruction(chip, p, block, m, n)
     with op.location, ir.InsertionPoint(op):
@@ -243,7 +248,7 @@ def lower_gridwise(op, func: ir.Operation, chip=None, swizzle: bool = False, dma
     if op.pipeline_depth != 1 and not (direct and not direct_loads_pipelined(op, p, plan, chip)):
         mark_kv_loop(builder.k_tile, op.pipeline_depth)
     if workspace is not None:
-        build_combine_kernel(func, plan, op.out.type, op.location, sinks_argument, packed_arguments)
+        build_combine_kernel(func, plan, op.out.type, op.location, joined, packed_arguments)
     op.operation.erase()
     return True
 
@@ -263,6 +268,28 @@ def direct_loads_pipelined(op, p: AttentionProblem, plan: Plan, chip) -> bool:
     remark(op.operation, f"direct-to-LDS K/V tiles not pipelined: both tiles need {2 * (tile + pointers)} bytes of "
                          f"LDS at once, more than the {chip.lds_per_workgroup} of {chip.name}; lower n_per_block")
     return False
+
+
+@dataclass
+class ScoreAt:
+    """Score ``row``, ``col`` of tile ``t`` for the variants' IR forms (:class:`pagedir.variants.ScoreSite`),
+    in the tile's frame: key t * N + col is column col, i_pos is :meth:`Builder.causal_limit`."""
+
+    builder: Builder
+    dot: ir.Value
+    scale: float
+    t: ir.Value
+    row: ir.Value
+    col: ir.Value
+
+    def head_value(self, operand: ir.Value) -> ir.Value:
+        return memref.load(operand, [self.builder.query_head(self.row)])
+
+    def key(self) -> ir.Value:
+        return self.col
+
+    def position(self) -> ir.Value:
+        return self.builder.causal_limit(self.t, self.row)
 
 
 def mark_kv_loop(k_tile: ir.Value, depth: int) -> None:
@@ -587,15 +614,11 @@ class Builder:
             dot = arith.mulf(dot, self.k_scale)
         if self.k_scale_tile is not None:  # K[n] = k[n] * k_scales[n]: one multiply per score too
             dot = arith.mulf(dot, memref.load(self.k_scale_tile, [col]))
-        if plan.softcap is None:
-            score = arith.mulf(dot, f32_const(plan.scale))
-        else:
-            score = Softcap(plan.softcap).base2_score(dot, plan.scale)
-        if self.op.alibi_slopes is None:
-            return score
-        slope = memref.load(self.op.alibi_slopes, [self.query_head(row)])
-        # in the tile's frame: key t * N + col is column col, i_pos is causal_limit
-        return Alibi.base2_biased(score, slope, col, self.causal_limit(t, row))
+        site = ScoreAt(self, dot, plan.scale, t, row, col)
+        score = None
+        for variant in plan.variants:
+            score = variant.base2_score(score, site)
+        return scaled(score, site)
 
     def query_head(self, row: ir.Value) -> ir.Value:
         """The query head of tile row ``row`` (rows are (head in the group, position))."""
@@ -652,8 +675,8 @@ class Builder:
         for k in range(len(final) // 3):
             acc, running_max, total = final[3 * k : 3 * k + 3]
             head, position, stored, col = self.output_place(k, places)
-            if self.op.sinks is not None:
-                acc, total = Sinks.join(acc, running_max, total, memref.load(self.op.sinks, [head]))
+            for variant in self.plan.variants:
+                acc, total = variant.join(acc, running_max, total, RowOf(head))
             acc = self.scaled_values(acc)
             has_keys = arith.cmpf(arith.CmpFPredicate.OGT, total, f32_const(0.0))
             result = divided(acc, total, has_keys)

@@ -25,6 +25,7 @@ pagedir; the MLIR bindings and numpy are imported only inside the methods that b
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -119,7 +120,6 @@ class TargetFamily:
     scalar_unit: bool = True
     #: f32 math ops (MLIR names) the backend turns into a per-element call of this family's intrinsic instead
     #: of the generic LLVM one (``rock-backend-lower-math``): NVPTX selects no ``llvm.log2``.
-    #: (A class attribute, shared by every family that does not set its own: read-only.)
     scalar_math_intrinsics: Mapping[str, str] = MappingProxyType({})
 
     # --- matrix cores ---------------------------------------------------------------------
