@@ -73,7 +73,8 @@ registers: phase 0 reads every load's page pointer, phase A issues every ``rock.
 of the wave (64 lanes x 4 bytes, one run of a row; on gfx950 64 lanes x 16 bytes where a page holds
 the whole rows one such load covers, 4 rows of D 128 f16: a quarter of the loads and their address
 work; the waves take the tile's loads in turn),
-phase B waits (``rocdl.s.waitcnt`` vmcnt(0)), then ``rock.lds_barrier``. With ``lds_swizzle``
+phase B waits (``rocdl.s.waitcnt`` vmcnt(0)), then ``rock.lds_barrier`` (rock-pipeline may split
+phase B off into an ``LDSWait`` stage and issue phase A a tile ahead). With ``lds_swizzle``
 a lane reads the global element whose swizzled place is its LDS dword (inverse swizzle: the
 LDS writes stay linear). Elsewhere the op keeps the register path (gfx1100/RDNA: no such loads;
 D 64 f16: a row is 128 bytes, half a wave's load). rocMLIR has no direct-to-LDS path for

@@ -85,6 +85,7 @@ from pagedir.dialect.ops_attention import AttentionProblem, csr_lengths, is_dere
 from pagedir.dialect.ops_page_table import slot_count_dim, varlen_parts
 from pagedir.arch import ChipError, kernel_chip
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
+from pagedir.targets import family_of
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.blockwise_gemm import (MatrixInstruction, MatrixLoop, problem_matrix_instruction, tile_swizzle,
                                            transposed_v, transposed_v_layout)
@@ -240,14 +241,33 @@ def lower_gridwise(op, func: ir.Operation, chip=None, swizzle: bool = False, dma
     with op.location, ir.InsertionPoint(op):
         builder = Builder(plan, op, workspace, matrix, swizzle, dma)
         builder.build()
-    # rock-pipeline moves PagePtrLoad and GlobalRead of the next tile ahead; a GlobalToLDS stage (lds_dma)
-    # both issues and consumes its loads, and reads the page pointers PagePtrLoad writes: not pipelined yet.
-    if op.pipeline_depth != 1 and not (dma and matrix is not None):
+    # rock-pipeline moves PagePtrLoad and GlobalRead of the next tile ahead, or with direct-to-LDS loads
+    # (GlobalToLDS stages) issues each tile's copies during the other tile's math where the family's waits
+    # let them overlap it (TargetFamily.pipelined_direct_loads).
+    direct = dma and matrix is not None
+    if op.pipeline_depth != 1 and not (direct and not direct_loads_pipelined(op, p, plan, chip)):
         mark_kv_loop(builder.k_tile, op.pipeline_depth)
     if workspace is not None:
         build_combine_kernel(func, plan, op.out.type, op.location, joined, packed_arguments)
     op.operation.erase()
     return True
+
+
+def direct_loads_pipelined(op, p: AttentionProblem, plan: Plan, chip) -> bool:
+    """Whether rock-pipeline may issue the direct-to-LDS K and V tiles during each other's math: the family's
+    waits let the copies overlap it (TargetFamily.pipelined_direct_loads) and both tiles, with their page
+    pointers, fit the chip's LDS together (they no longer share bytes); a remark says why not where they do not."""
+    if not family_of(chip).pipelined_direct_loads:
+        return False
+    tile = plan.n * p.head_dim * element_bytes(p.kv_type)
+    pointers = 8 * (math.ceil(tile // element_bytes(p.kv_type) / p.page_elements) + 1) if p.page_elements else 0
+    if 2 * (tile + pointers) <= chip.lds_per_workgroup:
+        return True
+    from pagedir.passes.raise_attention import remark
+
+    remark(op.operation, f"direct-to-LDS K/V tiles not pipelined: both tiles need {2 * (tile + pointers)} bytes of "
+                         f"LDS at once, more than the {chip.lds_per_workgroup} of {chip.name}; lower n_per_block")
+    return False
 
 
 @dataclass
