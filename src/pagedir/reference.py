@@ -452,7 +452,7 @@ def to_device_dtype(array: np.ndarray, dtype: Any) -> np.ndarray:
     return np.asarray(array).astype(dtype)
 
 
-VLLM_LAYOUTS = ("vllm", "nhd", "hnd")
+VLLM_LAYOUTS = ("vllm", "vllm-pa", "nhd", "hnd")
 
 
 def vllm_dense(cache: Any, block_table: Any, *, kind: str, layout: str = "nhd", num_tokens: int | None = None) -> np.ndarray:
@@ -462,8 +462,8 @@ def vllm_dense(cache: Any, block_table: Any, *, kind: str, layout: str = "nhd", 
 
     * ``"nhd"``: ``[num_blocks, block_size, Hkv, D]`` (flash-attention layout), K and V alike;
     * ``"hnd"``: ``[num_blocks, Hkv, block_size, D]``;
-    * ``"vllm"``: the original paged-attention kernels' layout, K ``[num_blocks, Hkv, D/x, block_size, x]``
-      and V ``[num_blocks, Hkv, D, block_size]`` (``kind`` says which).
+    * ``"vllm-pa"`` (or ``"vllm"``): the original paged-attention kernels' layout, K ``[num_blocks, Hkv, D/x,
+      block_size, x]`` and V ``[num_blocks, Hkv, D, block_size]`` (``kind`` says which).
 
     Block indices < 0 (unused slots) give zeros.
     """
@@ -473,10 +473,10 @@ def vllm_dense(cache: Any, block_table: Any, *, kind: str, layout: str = "nhd", 
         blocks = np.transpose(cache, (0, 2, 1, 3))  # -> [n, Hkv, bs, D]
     elif layout == "hnd":
         blocks = cache
-    elif layout == "vllm" and kind == "k":
+    elif layout in ("vllm", "vllm-pa") and kind == "k":
         n, heads, d_outer, block_size, x = cache.shape
         blocks = np.transpose(cache, (0, 1, 3, 2, 4)).reshape(n, heads, block_size, d_outer * x)
-    elif layout == "vllm" and kind == "v":
+    elif layout in ("vllm", "vllm-pa") and kind == "v":
         blocks = np.transpose(cache, (0, 1, 3, 2))
     else:
         raise ValueError(f"unknown vLLM layout {layout!r} (known: {', '.join(VLLM_LAYOUTS)}) or kind {kind!r}")
@@ -523,15 +523,17 @@ def from_vllm(
 # ----------------------------------------------------------------------------
 # Serving page tables consumed in place: block tables (vLLM) and CSR tables (FlashInfer)
 
-KV_LAYOUTS = ("nhd", "hnd")
+KV_LAYOUTS = ("nhd", "hnd", "vllm-pa")
 
 
 @dataclass
 class BlockCaches:
     """K and V cache pools with the block table that places each sequence's tokens in them.
 
-    ``k_pool``/``v_pool``: ``[num_blocks, block_size, Hkv, D]`` (``nhd``) or ``[num_blocks, Hkv,
-    block_size, D]`` (``hnd``); ``block_table``: int32 ``[B, max_blocks]``; ``seq_lens``: int32 ``[B]``.
+    ``k_pool``/``v_pool``: ``[num_blocks, block_size, Hkv, D]`` (``nhd``), ``[num_blocks, Hkv,
+    block_size, D]`` (``hnd``), or vLLM's paged-attention caches (``vllm-pa``: K ``[num_blocks, Hkv, D/x,
+    block_size, x]``, V ``[num_blocks, Hkv, D, block_size]``, :func:`pool_to_vllm_pa`); ``block_table``:
+    int32 ``[B, max_blocks]``; ``seq_lens``: int32 ``[B]``.
     """
 
     k_pool: np.ndarray
@@ -607,6 +609,8 @@ def block_caches(
                 pool[table[b, slot]] = tokens[b, :, slot * block_size : (slot + 1) * block_size]
     if layout == "nhd":
         k_pool, v_pool = (np.ascontiguousarray(np.transpose(p, (0, 2, 1, 3))) for p in pools)
+    elif layout == "vllm-pa":
+        k_pool, v_pool = pool_to_vllm_pa(k_pool, "k", "hnd"), pool_to_vllm_pa(v_pool, "v", "hnd")
     return BlockCaches(k_pool, v_pool, table, lengths.astype(np.int32), layout)
 
 
@@ -616,7 +620,8 @@ def blocks_dense(pool: Any, block_table: Any, *, layout: str = "nhd") -> np.ndar
     pool = np.asarray(pool)
     table = np.asarray(block_table, dtype=np.int64)
     table = np.where((table >= 0) & (table < pool.shape[0]), table, -1)
-    return vllm_dense(pool, table, kind="k", layout=layout)
+    kind = "v" if layout == "vllm-pa" and pool.ndim == 4 else "k"  # vllm-pa: the rank tells K from V
+    return vllm_dense(pool, table, kind=kind, layout=layout)
 
 
 def csr_from_block_table(block_table: Any, seq_lens: Any, block_size: int, *, nnz: int | None = None,
@@ -674,3 +679,19 @@ def vllm_value_cache_to_pool(value_cache: Any, layout: str = "hnd") -> np.ndarra
     """vLLM's value cache ``[num_blocks, Hkv, D, block_size]`` as a pool of ``layout`` (a copy)."""
     hnd = np.transpose(np.asarray(value_cache), (0, 1, 3, 2))
     return np.ascontiguousarray(hnd if layout == "hnd" else np.transpose(hnd, (0, 2, 1, 3)))
+
+
+def pool_to_vllm_pa(pool: Any, kind: str, layout: str = "nhd") -> np.ndarray:
+    """A K (``kind = "k"``) or V (``"v"``) pool of ``layout`` (nhd or hnd) as vLLM's paged-attention cache (a
+    copy): K ``[num_blocks, Hkv, D/x, block_size, x]`` with ``x = 16 bytes / element size``, V ``[num_blocks,
+    Hkv, D, block_size]``; what ``pagedir-gen attention --kv-layout vllm-pa`` reads in place. The inverse of
+    :func:`vllm_key_cache_to_pool` and :func:`vllm_value_cache_to_pool`."""
+    pool = np.asarray(pool)
+    hnd = pool if layout == "hnd" else np.transpose(pool, (0, 2, 1, 3))
+    n, heads, block_size, head_dim = hnd.shape
+    if kind == "v":
+        return np.ascontiguousarray(np.transpose(hnd, (0, 1, 3, 2)))
+    x = max(1, 16 // pool.dtype.itemsize)
+    if head_dim % x:
+        raise ValueError(f"head_dim {head_dim} is not a multiple of x = {x} (16 bytes of {pool.dtype})")
+    return np.ascontiguousarray(np.transpose(hnd.reshape(n, heads, block_size, head_dim // x, x), (0, 1, 3, 2, 4)))

@@ -27,9 +27,10 @@ from pagedir.page_sources.blocks import BlockRead, BlockSource, PageGeometry
 from pagedir.page_sources.csr import CsrSource
 from pagedir.page_sources.dense import DenseSource
 from pagedir.page_sources.pointers import PointerSource
+from pagedir.page_sources.vllm_pa import VllmPaSource
 
 #: The forms, asked in turn whether they claim a value; the first that does is its form (dense: any other).
-FORMS: tuple[type[PageSource], ...] = (PointerSource, CsrSource, BlockSource, DenseSource)
+FORMS: tuple[type[PageSource], ...] = (PointerSource, CsrSource, VllmPaSource, BlockSource, DenseSource)
 
 
 def source_of(value: ir.Value, page_table: ir.Value | None = None) -> PageSource:
@@ -54,4 +55,4 @@ def view_layouts() -> dict[str, type[BlockSource]]:
 
 
 __all__ = ["FORMS", "BlockRead", "BlockSource", "CsrSource", "DenseSource", "PageGeometry", "PageSource",
-           "PointerSource", "source_of", "view_layouts"]
+           "PointerSource", "VllmPaSource", "source_of", "view_layouts"]

@@ -45,10 +45,10 @@ class PageGeometry:
 
     @staticmethod
     def of(view: ir.Value) -> PageGeometry:
-        """The geometry of a ``rock.block_table_view`` result."""
+        """The geometry of a ``rock.block_table_view`` result, as the class of its layout states it."""
         op = view.owner
         layout = ir.StringAttr(op.attributes["layout"]).value
-        return PageGeometry.of_types(op.operands[0].type, view.type, layout, len(op.operands) == 4)
+        return layout_form(layout).geometry_of(op.operands[0].type, view.type, layout, len(op.operands) == 4)
 
     @property
     def block_stride(self) -> int:
@@ -72,6 +72,19 @@ class PageGeometry:
         if isinstance(offset, ir.AffineExpr):
             return ir.AffineExpr.get_floor_div(offset, self.head_dim) * self.token_stride + offset % self.head_dim
         return (offset // self.head_dim) * self.token_stride + offset % self.head_dim
+
+    @property
+    def contiguous_run(self) -> tuple[int, int]:
+        """(step, count): elements ``o, o + step, ...`` of a virtual page (``count`` of them, from a multiple of
+        ``count * step``) lie side by side in the pool: a token's row of D."""
+        return 1, self.head_dim
+
+
+def layout_form(layout: str) -> type[BlockSource]:
+    """The class stating the rules and geometry of pool layout ``layout``."""
+    from pagedir.page_sources import view_layouts  # the registry sits above the forms
+
+    return view_layouts()[layout]
 
 
 @dataclass
@@ -110,16 +123,14 @@ class BlockSource(PageSource):
             return f"pool must be a 4-d memref ({layout}), or a 3-d scale pool, got {pool}"
         return None
 
-    @staticmethod
-    def geometry_of(pool: ir.MemRefType, pages: ir.MemRefType, layout: str, csr: bool = False) -> PageGeometry:
+    @classmethod
+    def geometry_of(cls, pool: ir.MemRefType, pages: ir.MemRefType, layout: str, csr: bool = False) -> PageGeometry:
         """The geometry of a view of ``pool`` (a layout of :attr:`layouts`) whose result is ``pages``."""
         return PageGeometry.of_types(pool, pages, layout, csr)
 
     @property
     def geometry(self) -> PageGeometry:
-        op = self.value.owner
-        return self.geometry_of(op.operands[0].type, self.value.type, ir.StringAttr(op.attributes["layout"]).value,
-                                len(op.operands) == 4)
+        return PageGeometry.of(self.value)
 
     @property
     def pool(self) -> ir.Value:
@@ -260,6 +271,9 @@ class BlockSource(PageSource):
     def page_stride_and_extent(self, page_size: int) -> tuple[int, int]:
         g = self.geometry
         return g.block_stride, g.page_extent
+
+    def contiguous_run(self, page_size: int) -> tuple[int, int]:
+        return self.geometry.contiguous_run
 
     # --- the interpreter ---------------------------------------------------------------------------
 

@@ -22,6 +22,11 @@ offset ``o`` becomes ``(o floordiv D) * token_stride + o mod D`` (``Hkv * D`` fo
 for hnd) and the load's ``page_size`` the page's extent ``(block_size - 1) *
 token_stride + D``, so ``rock-buffer-load``'s descriptor covers exactly those rows.
 
+A D-major pool (vLLM's paged-attention value cache: :meth:`~pagedir.page_sources.PageSource.contiguous_run`
+steps by D) is read with vectors along the tokens; where the op's ``valid`` varies along them (key <
+seq_len) the vector is loaded when its first or last point is valid (every point lies in one page,
+the descriptor covers it) and each point ``valid`` excludes is selected to 0: a stale slot may hold NaN.
+
 A dense source gets one index per source dimension and ``valid`` = every
 coordinate inside the source. The op's own ``valid`` map joins the validity of
 each load: ``valid_i(indices..., coords...) >= 0`` for each of its results, so a
@@ -130,7 +135,7 @@ def lower_read_into(op, wave_size: int) -> bool:
             f"{op.vector_len}: a vector would straddle two pages"
         )
         return False
-    if op.valid is not None and op.vector_len > 1 and varies_along_vector(op):
+    if op.valid is not None and op.vector_len > 1 and varies_along_vector(op) and not masked_per_point(op):
         op.location.emit_error(
             f"'rock.threadwise_read_into' op valid {op.valid} depends on the vector dimension {op.vector_dim} "
             f"of vectors of {op.vector_len} elements: a load would be valid for part of its vector"
@@ -214,15 +219,66 @@ def varies_along_vector(op) -> bool:
 
 
 def with_op_validity(op, coords: list[ir.Value], valid: ir.Value | None) -> ir.Value | None:
-    """``valid`` and every result of the op's ``valid`` map at ``coords`` being >= 0."""
+    """``valid`` and every result of the op's ``valid`` map at ``coords`` being >= 0. For a vector masked per
+    point (:func:`masked_per_point`): some point of the vector may be valid (each result >= 0 at its first or
+    its last point, the ends of a linear function), the points then selected by :func:`masked_load`."""
     if op.valid is None:
         return valid
+    last = None
+    if masked_per_point(op):
+        last = list(coords)
+        last[op.vector_dim] = arith.addi(coords[op.vector_dim], index_const(op.vector_len - 1))
     for position in range(len(op.valid.results)):
-        single = ir.AffineMap.get(op.valid.n_dims, 0, [op.valid.results[position]])
-        value = affine.apply(single, [*op.indices, *coords])
-        allowed = arith.cmpi(arith.CmpIPredicate.sge, value, index_const(0))
+        allowed = valid_at(op, position, coords)
+        if last is not None:
+            allowed = arith.ori(allowed, valid_at(op, position, last))
         valid = allowed if valid is None else arith.andi(valid, allowed)
     return valid
+
+
+def valid_at(op, position: int, coords: list[ir.Value]) -> ir.Value:
+    """Result ``position`` of the op's ``valid`` map at ``coords`` being >= 0."""
+    single = ir.AffineMap.get(op.valid.n_dims, 0, [op.valid.results[position]])
+    value = affine.apply(single, [*op.indices, *coords])
+    return arith.cmpi(arith.CmpIPredicate.sge, value, index_const(0))
+
+
+def masked_per_point(op) -> bool:
+    """Whether the vectors run along the source's tokens (a D-major pool: rock-blockwise-load chose a vector
+    dimension of the source's :meth:`~pagedir.page_sources.PageSource.contiguous_run` step) while the op's
+    ``valid`` varies along them: each vector is then read whole (its points lie in one live page, stale
+    slots and all) and its points past ``valid`` are selected to 0 (:func:`masked_load`)."""
+    if op.valid is None or op.vector_len == 1 or op.page_size is None or not varies_along_vector(op):
+        return False
+    step, _ = source_of(op.source).contiguous_run(op.page_size)
+    try:
+        form = linear_form(op.map.results[1], len(op.indices), len(op.tile_shape))
+    except NotLinear:
+        return False
+    return step > 1 and form.tile_coeffs[op.vector_dim] == step
+
+
+def masked_load(op, coords: list[ir.Value], load: ir.Value) -> ir.Value:
+    """``load`` with each point the op's ``valid`` excludes selected to 0 (a stale slot may hold NaN)."""
+    if not masked_per_point(op):
+        return load
+    i1 = ir.IntegerType.get_signless(1)
+    points = []
+    for lane in range(op.vector_len):
+        point = list(coords)
+        if lane:
+            point[op.vector_dim] = arith.addi(coords[op.vector_dim], index_const(lane))
+        allowed = valid_at(op, 0, point)
+        for position in range(1, len(op.valid.results)):
+            allowed = arith.andi(allowed, valid_at(op, position, point))
+        points.append(allowed)
+    mask = vector.from_elements(ir.VectorType.get([op.vector_len], i1), points)
+    zero = arith.constant(load.type, ir.DenseElementsAttr.get_splat(load.type, zero_attr(load.type.element_type)))
+    return arith.select(mask, load, zero)
+
+
+def zero_attr(element: ir.Type) -> ir.Attribute:
+    return ir.IntegerAttr.get(element, 0) if isinstance(element, ir.IntegerType) else ir.FloatAttr.get(element, 0.0)
 
 
 def emit_paged_load(op, coords: list[ir.Value], uniform: bool) -> ir.Value:
@@ -244,7 +300,7 @@ def emit_paged_load(op, coords: list[ir.Value], uniform: bool) -> ir.Value:
     load = rock.global_load(result_type(op), op.source, [offset], valid, ptr, page_size=page_size)
     if uniform:
         load.owner.attributes[UNIFORM_PAGE_PTR_ATTR] = ir.UnitAttr.get()
-    return load
+    return masked_load(op, coords, load)
 
 
 def in_page_offset(flat: ir.Value, page_size: int) -> ir.Value:
@@ -426,7 +482,7 @@ def emit_wave_paged_load(op, coords: list[ir.Value], pointer: ir.Value, live: ir
         live = arith.cmpi(arith.CmpIPredicate.ne, pointer, arith.constant(ir.IntegerType.get_signless(64), 0))
     valid = with_op_validity(op, coords, live)
     offset, page_size = source_of(op.source).page_offset(offset, op.page_size)
-    return rock.global_load(result_type(op), op.source, [offset], valid, pointer, page_size=page_size)
+    return masked_load(op, coords, rock.global_load(result_type(op), op.source, [offset], valid, pointer, page_size=page_size))
 
 
 # ----------------------------------------------------------------------------
@@ -473,8 +529,9 @@ def emit_adjacent_or_per_page(op, row_pages, span: int, wave_first: ir.Value) ->
 
         def load(coords: list[ir.Value], row: ir.Value) -> ir.Value:
             offset = affine.apply(pages_apart, [in_page, row])
-            return rock.global_load(result_type(op), op.source, [offset], with_op_validity(op, coords, None), first_ptr,
-                                    page_size=(span - 1) * stride + extent)
+            return masked_load(op, coords, rock.global_load(result_type(op), op.source, [offset],
+                                                            with_op_validity(op, coords, None), first_ptr,
+                                                            page_size=(span - 1) * stride + extent))
 
         emit_rows(op, lambda row: row, load)
         scf.YieldOp([])

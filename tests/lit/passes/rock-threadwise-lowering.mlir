@@ -288,3 +288,60 @@ func.func @pool_of_4_gib(%pool: memref<524288x16x2x128xf16>, %table: memref<2x4x
   "rock.threadwise_read_into"(%pages, %regs, %b, %h) {map = affine_map<(b, h, n, d) -> (b, (h * 16 + n) * 128 + d)>, block_size = 64, tile_shape = array<i64: 16, 128>, vector_dim = 1, vector_len = 8, page_size = 2048, num_pages_per_batch = 8, wave_size = 64, operandSegmentSizes = array<i32: 1, 1, 2, 0, 0>} : (memref<2x8x2048xf16>, memref<4x8xf16, #gpu.address_space<private>>, index, index) -> ()
   return
 }
+
+// -----
+
+// vLLM's 5-d key cache [num_blocks, Hkv, D/x, block_size, x] (x = 8 f16, D = 32, block_size 16):
+// element o of a page (token o floordiv 32, column o mod 32) lies at chunk (column floordiv 8) *
+// block_size * x + token * x + column mod 8; a vector of 8 columns is one 16-byte chunk, one load.
+// The page spans block_size x D = 512 elements.
+
+// CHECK-DAG: #[[IN_PAGE:map[0-9]*]] = affine_map<(d0) -> (d0 mod 512)>
+// CHECK-DAG: #[[CHUNKS:map[0-9]*]] = affine_map<(d0) -> (((d0 mod 32) floordiv 8) * 128 + (d0 floordiv 32) * 8 + d0 mod 8)>
+// CHECK-LABEL: func.func @vllm_pa_k_read
+// CHECK: %[[OFFSET:.*]] = affine.apply #[[IN_PAGE]](%{{.*}})
+// CHECK: %[[PTR:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<2xi64, #gpu.address_space<workgroup>>
+// CHECK: %[[CHUNK_OFFSET:.*]] = affine.apply #[[CHUNKS]](%[[OFFSET]])
+// CHECK: "rock.global_load"(%{{.*}}, %[[CHUNK_OFFSET]], %{{.*}}, %[[PTR]]) {operandSegmentSizes = array<i32: 1, 1, 1, 1>, page_size = 512 : i64, rock.uniform_page_ptr} : (memref<2x8x512xf16>, index, i1, i64) -> vector<8xf16>
+func.func @vllm_pa_k_read(%pool: memref<8x2x4x16x8xf16>, %table: memref<2x4xi32>, %b: index, %h: index, %first: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %pages = "rock.block_table_view"(%pool, %table) {layout = "vllm-pa", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x4x16x8xf16>, memref<2x4xi32>) -> memref<2x8x512xf16>
+  %raw = "rock.alloc"() : () -> memref<16xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %ptrs = memref.view %raw[%c0][] : memref<16xi8, #gpu.address_space<workgroup>> to memref<2xi64, #gpu.address_space<workgroup>>
+  %regs = "rock.alloc"() : () -> memref<1x8xf16, #gpu.address_space<private>>
+  "rock.threadwise_read_into"(%pages, %regs, %b, %h, %ptrs, %first) {map = affine_map<(b, h, n, d) -> (b, (h * 64 + n) * 32 + d)>, block_size = 64, tile_shape = array<i64: 16, 32>, vector_dim = 1, vector_len = 8, page_size = 512, num_pages_per_batch = 8, operandSegmentSizes = array<i32: 1, 1, 2, 1, 1>} : (memref<2x8x512xf16>, memref<1x8xf16, #gpu.address_space<private>>, index, index, memref<2xi64, #gpu.address_space<workgroup>>, index) -> ()
+  return
+}
+
+// -----
+
+// vLLM's value cache [num_blocks, Hkv, D, block_size] (D = 32, block_size 16), read along the tokens
+// (vector_dim 0: 8 tokens of one column, 16 contiguous bytes) with each wave's page read per wave:
+// element o lies at (o mod 32) * 16 + o floordiv 32 of its page (block 2048 bytes, head 1024). The
+// validity (key < len) changes along the vector: the load is made when its first or its last token
+// is valid, and each token at or past len is selected to 0 (a stale slot may hold NaN).
+
+// CHECK-DAG: #[[COLUMNS:map[0-9]*]] = affine_map<(d0) -> ((d0 mod 32) * 16 + d0 floordiv 32)>
+// CHECK-DAG: #[[BEFORE_LEN:map[0-9]*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3 - d2 * 16 - d4 - 1)>
+// CHECK-LABEL: func.func @vllm_pa_v_read
+// CHECK: %[[ID:.*]] = memref.load %{{.*}} : memref<2x4xi32>
+// CHECK: %[[HEAD_BYTES:.*]] = arith.muli %{{.*}}, %c1024_i32 : i32
+// CHECK: %[[BLOCK_BYTES:.*]] = arith.muli %[[ID]], %c2048_i32 : i32
+// CHECK: arith.addi %[[BLOCK_BYTES]], %[[HEAD_BYTES]] : i32
+// CHECK: %[[FIRST_OK:.*]] = arith.cmpi sge, %{{.*}}, %c0
+// CHECK: %[[LAST_OK:.*]] = arith.cmpi sge, %{{.*}}, %c0
+// CHECK: %[[ANY:.*]] = arith.ori %[[FIRST_OK]], %[[LAST_OK]] : i1
+// CHECK: %[[VALID:.*]] = arith.andi %{{.*}}, %[[ANY]] : i1
+// CHECK: %[[OFFSET:.*]] = affine.apply #[[COLUMNS]](%{{.*}})
+// CHECK: %[[X:.*]] = "rock.global_load"(%{{.*}}, %[[OFFSET]], %[[VALID]], %{{.*}}) {operandSegmentSizes = array<i32: 1, 1, 1, 1>, page_size = 512 : i64} : (memref<2x8x512xf16>, index, i1, i64) -> vector<8xf16>
+// CHECK-COUNT-8: affine.apply #[[BEFORE_LEN]]
+// CHECK: %[[MASK:.*]] = vector.from_elements %{{.*}} : vector<8xi1>
+// CHECK: %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : vector<8xf16>
+// CHECK: %[[MASKED:.*]] = arith.select %[[MASK]], %[[X]], %[[ZERO]] : vector<8xi1>, vector<8xf16>
+// CHECK: vector.store %[[MASKED]]
+func.func @vllm_pa_v_read(%pool: memref<8x2x32x16xf16>, %table: memref<2x4xi32>, %b: index, %h: index, %t: index, %len: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %pages = "rock.block_table_view"(%pool, %table) {layout = "vllm-pa", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x32x16xf16>, memref<2x4xi32>) -> memref<2x8x512xf16>
+  %regs = "rock.alloc"() : () -> memref<1x8xf16, #gpu.address_space<private>>
+  "rock.threadwise_read_into"(%pages, %regs, %b, %h, %t, %len) {map = affine_map<(b, h, t, l, n, d) -> (b, (h * 64 + t * 16 + n) * 32 + d)>, valid = affine_map<(b, h, t, l, n, d) -> (l - t * 16 - n - 1)>, block_size = 64, tile_shape = array<i64: 16, 32>, vector_dim = 0, vector_len = 8, page_size = 512, num_pages_per_batch = 8, wave_size = 64, operandSegmentSizes = array<i32: 1, 1, 4, 0, 0>} : (memref<2x8x512xf16>, memref<1x8xf16, #gpu.address_space<private>>, index, index, index, index) -> ()
+  return
+}

@@ -1,0 +1,107 @@
+"""vLLM's paged-attention caches read in place (``rock.block_table_view`` layout ``vllm-pa``): key
+``[num_blocks, Hkv, D/x, block_size, x]`` with ``x = 16 bytes / element size``, value ``[num_blocks, Hkv, D,
+block_size]``.
+
+The kernels are written here as a user would (no generator), run at L0 and after rock-kernel-pipeline on
+caches with shuffled blocks, a block shared by two sequences, NaN in unused blocks and in the slots past
+each sequence's length, and compared with the reference on the same values in dense form.
+"""
+
+from __future__ import annotations
+
+import mlir.ir as ir
+import numpy as np
+import pytest
+
+from pagedir import driver, interp, reference
+from pagedir.context import make_context
+from pagedir.interp.check import TOLERANCE, host_values
+
+BATCH, HEADS_Q, HEADS_KV, HEAD_DIM, BLOCK, SLOTS, NUM_BLOCKS = 2, 4, 2, 32, 16, 3, 7
+ELEMENT = {"f16": "f16", "bf16": "bf16"}
+
+
+def kernel_text(dtype: str, seq_q: int, causal: bool, csr: bool, arch: str) -> str:
+    """A paged-attention kernel over vLLM's paged-attention caches through a block table or a CSR table."""
+    x = 16 // 2
+    key = f"memref<{NUM_BLOCKS}x{HEADS_KV}x{HEAD_DIM // x}x{BLOCK}x{x}x{dtype}>"
+    value = f"memref<{NUM_BLOCKS}x{HEADS_KV}x{HEAD_DIM}x{BLOCK}x{dtype}>"
+    pages = f"memref<{BATCH}x{HEADS_KV * SLOTS}x{BLOCK * HEAD_DIM}x{dtype}>"
+    q = f"memref<{BATCH}x{HEADS_Q}x{seq_q}x{HEAD_DIM}x{dtype}>"
+    if csr:
+        nnz = BATCH * SLOTS
+        table_args = f"%kv_indptr: memref<{BATCH + 1}xi32>, %kv_indices: memref<{nnz}xi32>, %kv_last_page_len: memref<{BATCH}xi32>"
+        view = "%kv_indices, %kv_indptr, %kv_last_page_len"
+        view_types = f"memref<{nnz}xi32>, memref<{BATCH + 1}xi32>, memref<{BATCH}xi32>"
+        segments, lens, lens_type, lens_segment = "1, 1, 1, 1", "", "", 0
+    else:
+        table_args = f"%block_table: memref<{BATCH}x{SLOTS}xi32>, %seq_lens: memref<{BATCH}xi32>"
+        view, view_types = "%block_table", f"memref<{BATCH}x{SLOTS}xi32>"
+        segments, lens, lens_type, lens_segment = "1, 1, 0, 0", ", %seq_lens", f", memref<{BATCH}xi32>", 1
+    return f"""
+func.func @vllm_pa(%q: {q}, %key_cache: {key}, %value_cache: {value}, {table_args}, %out: {q}) attributes {{rock.kernel, rock.arch = "{arch}"}} {{
+  %k = "rock.block_table_view"(%key_cache, {view}) {{layout = "vllm-pa", operandSegmentSizes = array<i32: {segments}>}} : ({key}, {view_types}) -> {pages}
+  %v = "rock.block_table_view"(%value_cache, {view}) {{layout = "vllm-pa", operandSegmentSizes = array<i32: {segments}>}} : ({value}, {view_types}) -> {pages}
+  "rock.attention"(%q, %k, %v{lens}, %out) {{num_heads_q = {HEADS_Q}, num_heads_kv = {HEADS_KV}, causal = {str(causal).lower()},
+      operandSegmentSizes = array<i32: 1, 1, 1, {lens_segment}, 0, 0, 0, 0, 0, 0, 1>}}
+    : ({q}, {pages}, {pages}{lens_type}, {q}) -> ()
+  return
+}}"""
+
+
+def draw(dtype: str, seq_q: int, causal: bool, csr: bool, seed: int):
+    """The kernel's arguments (vLLM's caches drawn by ``reference.block_caches``) and the reference output."""
+    rng = np.random.default_rng(seed)
+    seq_k = SLOTS * BLOCK
+    lens = np.array([seq_k, BLOCK + 5], dtype=np.int32)  # a full sequence, one ending inside its second block
+    shape = (BATCH, HEADS_KV, seq_k, HEAD_DIM)
+    k, v = (host_values(rng.standard_normal(shape), dtype) for _ in range(2))
+    k[1, :, :BLOCK], v[1, :, :BLOCK] = k[0, :, :BLOCK], v[0, :, :BLOCK]  # sequence 1 shares sequence 0's first block
+    k, v = reference.fill_stale(k, lens), reference.fill_stale(v, lens)
+    caches = reference.block_caches(k, v, BLOCK, seq_lens=lens, layout="vllm-pa", num_blocks=NUM_BLOCKS, rng=rng,
+                                    dtype=np.float16 if dtype == "f16" else "bf16", share_first_block=True)
+    q = host_values(rng.standard_normal((BATCH, HEADS_Q, seq_q, HEAD_DIM)), dtype)
+    out = np.full(q.shape, np.nan, dtype=np.float32)
+    if dtype == "f16":
+        out = out.astype(np.float16)
+    if csr:
+        indptr, indices, last = reference.csr_from_block_table(caches.block_table, lens, BLOCK, nnz=BATCH * SLOTS, rng=rng)
+        tables = [indptr, indices, last]
+    else:
+        tables = [caches.block_table, lens]
+    expected = reference.attention(q, k, v, seq_lens=lens, causal=causal)
+    return [q, caches.k_pool, caches.v_pool, *tables, out], expected
+
+
+CASES = {
+    "blocks-decode-f16": ("f16", 1, False, False),
+    "csr-decode-bf16": ("bf16", 1, False, True),
+    "blocks-prefill-causal-bf16": ("bf16", 5, True, False),
+    "csr-prefill-causal-f16": ("f16", 5, True, True),
+}
+
+
+@pytest.mark.parametrize("arch", ["gfx942", "gfx1100", "gfx1030"])  # MFMA, WMMA (wave32), the VALU loop
+@pytest.mark.parametrize("case", list(CASES))
+def test_vllm_pa_caches_in_place_match_the_reference(case: str, arch: str) -> None:
+    dtype, seq_q, causal, csr = CASES[case]
+    text = kernel_text(dtype, seq_q, causal, csr, arch)
+    args, expected = draw(dtype, seq_q, causal, csr, seed=len(case))
+    with make_context():
+        module = ir.Module.parse(text)
+        got = interp.run(module, "vllm_pa", args)[-1]
+        np.testing.assert_allclose(got.astype(np.float32), expected, atol=TOLERANCE[dtype], rtol=0)  # L0
+        driver.run_stages(module.operation, driver.stages(driver.CompileOptions(), "linalg", "L6"))
+        got = interp.run(module, "vllm_pa", args)[-1]
+    np.testing.assert_allclose(got.astype(np.float32), expected, atol=TOLERANCE[dtype], rtol=0)
+
+
+def test_pool_to_vllm_pa_round_trips_through_nhd() -> None:
+    # The converters: nhd -> vLLM's caches -> nhd, and the 5-d key's 16-byte chunks of each row.
+    pool = np.arange(3 * 4 * 2 * 32, dtype=np.float16).reshape(3, 4, 2, 32)  # [blocks, block_size, Hkv, D]
+    key, value = reference.pool_to_vllm_pa(pool, "k"), reference.pool_to_vllm_pa(pool, "v")
+    assert key.shape == (3, 2, 4, 4, 8) and value.shape == (3, 2, 32, 4)
+    assert key[1, 1, 2, 3].tolist() == pool[1, 3, 1, 16:24].tolist()  # chunk 2 of token 3, head 1
+    assert value[2, 0, 5].tolist() == pool[2, :, 0, 5].tolist()  # column 5 along the block's tokens
+    np.testing.assert_array_equal(reference.vllm_key_cache_to_pool(key, "nhd"), pool)
+    np.testing.assert_array_equal(reference.vllm_value_cache_to_pool(value, "nhd"), pool)
