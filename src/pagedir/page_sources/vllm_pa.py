@@ -79,9 +79,12 @@ class VllmPaSource(BlockSource):
 
     @staticmethod
     def pool_error(pool: ir.MemRefType, layout: str) -> str | None:
-        """A 5-d key pool whose last dim is ``x``, a 4-d value pool whose block size is a multiple of ``x``
-        (a 16-byte load along the tokens stays in its block), or a 3-d scale pool."""
+        """A contiguous 5-d key pool whose last dim is ``x``, 4-d value pool whose block size is a multiple of
+        ``x`` (a 16-byte load along the tokens stays in its block), or 3-d scale pool."""
         x = chunk_elements(pool.element_type)
+        if pool.rank in (3, 4, 5) and pool.affine_map != ir.AffineMap.get_identity(pool.rank):
+            return (f"vllm-pa pool {pool} must be contiguous (the identity layout): vLLM's key and value caches "
+                    f"are each a whole tensor (kv_cache[0] and kv_cache[1] are two kernel arguments)")
         if pool.rank == 5:
             if pool.shape[4] != x:
                 return (f"vllm-pa key pool {pool} must be [num_blocks, Hkv, D/x, block_size, x] with x = 16 bytes / "

@@ -611,3 +611,12 @@ func.func @view_nhd_five_d(%pool: memref<8x2x8x16x8xf16>, %table: memref<2x4xi32
   %k = "rock.block_table_view"(%pool, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x8x16x8xf16>, memref<2x4xi32>) -> memref<2x8x1024xf16>
   return
 }
+
+// -----
+
+// A strided view (half of a stacked tensor) is no vLLM paged-attention cache: each cache is a tensor of its own.
+func.func @view_vllm_pa_strided(%pool: memref<8x2x32x16xf16, strided<[2048, 512, 16, 1], offset: 8192>>, %table: memref<2x4xi32>) {
+  // expected-error @+1 {{'rock.block_table_view' op vllm-pa pool memref<8x2x32x16xf16, strided<[2048, 512, 16, 1], offset: 8192>> must be contiguous (the identity layout): vLLM's key and value caches are each a whole tensor (kv_cache[0] and kv_cache[1] are two kernel arguments)}}
+  %v = "rock.block_table_view"(%pool, %table) {layout = "vllm-pa", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x32x16xf16, strided<[2048, 512, 16, 1], offset: 8192>>, memref<2x4xi32>) -> memref<2x8x512xf16>
+  return
+}
