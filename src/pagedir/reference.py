@@ -556,6 +556,7 @@ def block_caches(
     share_first_block: bool = False,
     fill: float = np.nan,
     placement: str = "shuffled",
+    element_bytes: int | None = None,
 ) -> BlockCaches:
     """Scatter dense K and V ``[B, Hkv, Sk, D]`` into cache pools through a shuffled block table.
 
@@ -566,7 +567,8 @@ def block_caches(
     sequence 1's first block is sequence 0's (prefix sharing): their first
     ``block_size`` tokens must be equal. ``num_blocks`` defaults to ``B * max_blocks``
     (``max_blocks = ceil(Sk / block_size)``); ``dtype`` and ``placement`` (the order of the
-    ids, :func:`block_id_order`) as in :func:`paged_cache`.
+    ids, :func:`block_id_order`) as in :func:`paged_cache`. ``element_bytes``: the device's element
+    size where the pools hold other values (fp8 values as float32), for vllm-pa's ``x``.
     """
     if layout not in KV_LAYOUTS:
         raise ValueError(f"unknown layout {layout!r} (known: {', '.join(KV_LAYOUTS)})")
@@ -610,7 +612,7 @@ def block_caches(
     if layout == "nhd":
         k_pool, v_pool = (np.ascontiguousarray(np.transpose(p, (0, 2, 1, 3))) for p in pools)
     elif layout == "vllm-pa":
-        k_pool, v_pool = pool_to_vllm_pa(k_pool, "k", "hnd"), pool_to_vllm_pa(v_pool, "v", "hnd")
+        k_pool, v_pool = (pool_to_vllm_pa(p, kind, "hnd", element_bytes) for p, kind in ((k_pool, "k"), (v_pool, "v")))
     return BlockCaches(k_pool, v_pool, table, lengths.astype(np.int32), layout)
 
 
@@ -681,17 +683,18 @@ def vllm_value_cache_to_pool(value_cache: Any, layout: str = "hnd") -> np.ndarra
     return np.ascontiguousarray(hnd if layout == "hnd" else np.transpose(hnd, (0, 2, 1, 3)))
 
 
-def pool_to_vllm_pa(pool: Any, kind: str, layout: str = "nhd") -> np.ndarray:
+def pool_to_vllm_pa(pool: Any, kind: str, layout: str = "nhd", element_bytes: int | None = None) -> np.ndarray:
     """A K (``kind = "k"``) or V (``"v"``) pool of ``layout`` (nhd or hnd) as vLLM's paged-attention cache (a
     copy): K ``[num_blocks, Hkv, D/x, block_size, x]`` with ``x = 16 bytes / element size``, V ``[num_blocks,
     Hkv, D, block_size]``; what ``pagedir-gen attention --kv-layout vllm-pa`` reads in place. The inverse of
-    :func:`vllm_key_cache_to_pool` and :func:`vllm_value_cache_to_pool`."""
+    :func:`vllm_key_cache_to_pool` and :func:`vllm_value_cache_to_pool`. ``element_bytes``: the size ``x``
+    counts in, where the pool holds the values in another type (default: its own)."""
     pool = np.asarray(pool)
     hnd = pool if layout == "hnd" else np.transpose(pool, (0, 2, 1, 3))
     n, heads, block_size, head_dim = hnd.shape
     if kind == "v":
         return np.ascontiguousarray(np.transpose(hnd, (0, 1, 3, 2)))
-    x = max(1, 16 // pool.dtype.itemsize)
+    x = max(1, 16 // (element_bytes or pool.dtype.itemsize))
     if head_dim % x:
         raise ValueError(f"head_dim {head_dim} is not a multiple of x = {x} (16 bytes of {pool.dtype})")
     return np.ascontiguousarray(np.transpose(hnd.reshape(n, heads, block_size, head_dim // x, x), (0, 1, 3, 2, 4)))

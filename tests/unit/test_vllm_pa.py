@@ -9,6 +9,8 @@ each sequence's length, and compared with the reference on the same values in de
 
 from __future__ import annotations
 
+import re
+
 import mlir.ir as ir
 import numpy as np
 import pytest
@@ -105,3 +107,59 @@ def test_pool_to_vllm_pa_round_trips_through_nhd() -> None:
     assert value[2, 0, 5].tolist() == pool[2, :, 0, 5].tolist()  # column 5 along the block's tokens
     np.testing.assert_array_equal(reference.vllm_key_cache_to_pool(key, "nhd"), pool)
     np.testing.assert_array_equal(reference.vllm_value_cache_to_pool(value, "nhd"), pool)
+
+
+# --- pagedir-gen attention --kv-layout vllm-pa, checked as pagedir-run --check does -------------------------
+
+from test_serving_forms import check_kernel, make_args  # noqa: E402
+
+from pagedir.errors import UserError  # noqa: E402
+from pagedir.gen import attention as gen  # noqa: E402
+
+SMALL = dict(num_heads_q=4, num_heads_kv=2, head_dim=32, seq_len_k=40, page_size=16)
+PHASES = {"decode": dict(seq_len_q=1), "prefill-causal": dict(seq_len_q=5, causal=True)}
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+@pytest.mark.parametrize("phase", list(PHASES))
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("page_table", ["blocks", "csr"])
+def test_vllm_pa_kernels_pass_the_check(page_table: str, dynamic: bool, phase: str, dtype: str, tmp_path) -> None:
+    # Shuffled and shared blocks, NaN in unused blocks and past each length: L0 and L6 match the reference.
+    args = make_args(page_table=page_table, kv_layout="vllm-pa", dynamic=dynamic, dtype=dtype, **SMALL, **PHASES[phase])
+    check_kernel(args, tmp_path)
+
+
+VARIANTS = {
+    "split-kv": dict(num_splits=3, seq_len_k=100),
+    "varlen-causal": dict(varlen=True, seq_len_q=4, causal=True),
+    "window-alibi-sinks-softcap": dict(window=10, alibi=True, sinks=True, softcap=20.0, seq_len_q=3, causal=True),
+    "fp8-per-tensor": dict(kv_dtype="fp8e4m3fnuz", kv_scale="per-tensor", head_dim=64),
+    "fp8-per-token-head-dynamic": dict(kv_dtype="fp8e4m3fnuz", kv_scale="per-token-head", head_dim=64, dynamic=True),
+    "f32-blocks-of-4": dict(dtype="f32", page_size=4),
+    "lds-dma-prefill": dict(lds_dma=True, seq_len_q=8, causal=True),
+}
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_vllm_pa_variants_pass_the_check(variant: str, tmp_path) -> None:
+    page_table = "csr" if "varlen" in variant or "per-tensor" in variant else "blocks"
+    check_kernel(make_args(page_table=page_table, kv_layout="vllm-pa", **{**SMALL, **VARIANTS[variant]}), tmp_path)
+
+
+def test_the_generator_writes_vllms_tensors() -> None:
+    text = gen.generate(make_args(page_table="blocks", kv_layout="vllm-pa", **SMALL))
+    assert "%k_cache: memref<6x2x4x16x8xf16>, %v_cache: memref<6x2x32x16xf16>" in text  # x = 8 f16
+    fp8 = gen.generate(make_args(page_table="csr", kv_layout="vllm-pa", kv_dtype="fp8e4m3fnuz", **{**SMALL, "head_dim": 64}))
+    assert "%k_cache: memref<6x2x4x16x16xf8E4M3FNUZ>, %v_cache: memref<6x2x64x16xf8E4M3FNUZ>" in fp8  # x = 16
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    (dict(page_size=4), "--page-size 4 must be a multiple of x = 8 with --kv-layout vllm-pa (the value cache's "
+                        "16-byte loads along a block's tokens of 8 f16 elements)"),
+    (dict(head_dim=36, page_size=8), "--head-dim 36 must be a multiple of x = 8 with --kv-layout vllm-pa"),
+    (dict(kv_dtype="fp8e4m3fnuz", head_dim=64, page_size=8), "--page-size 8 must be a multiple of x = 16"),
+])
+def test_vllm_pa_constraints_are_refused_naming_the_value_and_the_limit(overrides, message: str) -> None:
+    with pytest.raises(UserError, match=re.escape(message)):
+        gen.generate(make_args(page_table="blocks", kv_layout="vllm-pa", **{**SMALL, **overrides}))

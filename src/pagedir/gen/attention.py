@@ -9,8 +9,9 @@ stated by ``rock.deref {seq_len_k}``). ``--seq-lens`` (alias ``--ragged``) adds
 ``seq_lens`` (keys past a sequence's length are masked; their pages may be null).
 
 ``--page-table blocks`` / ``csr`` take cache pools in place (``--kv-layout nhd``:
-``[num_blocks, page_size, Hkv, D]``, ``hnd``: ``[num_blocks, Hkv, page_size, D]``)
-viewed by ``rock.block_table_view``: ``(q, k_cache, v_cache, block_table, seq_lens,
+``[num_blocks, page_size, Hkv, D]``, ``hnd``: ``[num_blocks, Hkv, page_size, D]``, ``vllm-pa``:
+vLLM's paged-attention caches, ``k_cache`` ``[num_blocks, Hkv, D/x, page_size, x]`` with ``x = 16
+bytes / element size`` and ``v_cache`` ``[num_blocks, Hkv, D, page_size]``) viewed by ``rock.block_table_view``: ``(q, k_cache, v_cache, block_table, seq_lens,
 out)`` or ``(q, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len, out)``
 with ``ceil(Sk / page_size)`` block slots per sequence (docs/serving.md). ``--dynamic``
 writes ``?`` for the batch, the block slots, the pool's blocks, nnz and total_q: one kernel
@@ -31,7 +32,7 @@ v_scale], out)``. ``--kv-scale per-token-head`` takes two scale caches instead o
 v_scale``, in the same place: ``k_scales, v_scales`` ``[B, Hkv, Sk]`` f32 (dense),
 ``k_scales_table, v_scales_table`` page tables of their own (pointers: each page the scales of
 one K page's tokens), or ``k_scales_cache, v_scales_cache`` pools ``[num_blocks, page_size, Hkv]``
-(nhd) / ``[num_blocks, Hkv, page_size]`` (hnd) read through the cache's block table or CSR table.
+(nhd) / ``[num_blocks, Hkv, page_size]`` (hnd, vllm-pa) read through the cache's block table or CSR table.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from pagedir.gen import checks
 
 DTYPES = ("f16", "bf16", "f32")
 PAGE_TABLES = ("pointers", "blocks", "csr")
-KV_LAYOUTS = ("nhd", "hnd")
+KV_LAYOUTS = ("nhd", "hnd", "vllm-pa")
 #: --kv-dtype: fp8 K/V element types (MLIR names); gfx942 takes the FNUZ ones, gfx950 the OCP ones.
 KV_DTYPES = {"fp8e4m3fnuz": "f8E4M3FNUZ", "fp8e5m2fnuz": "f8E5M2FNUZ", "fp8e4m3fn": "f8E4M3FN", "fp8e5m2": "f8E5M2"}
 KV_SCALES = ("per-tensor", "per-token-head")
@@ -76,7 +77,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "vLLM's int32 block table [B, max_blocks] into K and V cache pools, with seq_lens; "
                              "csr: FlashInfer's kv_indptr, kv_indices, kv_last_page_len into the pools")
     parser.add_argument("--kv-layout", choices=KV_LAYOUTS, default="nhd",
-                        help="pool layout for blocks/csr: nhd [num_blocks, page, Hkv, D], hnd [num_blocks, Hkv, page, D]")
+                        help="pool layout for blocks/csr: nhd [num_blocks, page, Hkv, D], hnd [num_blocks, Hkv, page, D], "
+                             "vllm-pa: vLLM's paged-attention caches, k_cache [num_blocks, Hkv, D/x, page, x] "
+                             "(x = 16 bytes / element size) and v_cache [num_blocks, Hkv, D, page]")
     parser.add_argument("--num-blocks", type=int, default=None, metavar="N",
                         help="blocks in each pool (blocks/csr; default: B x max_blocks, enough for the batch)")
     parser.add_argument("--varlen", action="store_true",
@@ -164,6 +167,13 @@ def validate(args: argparse.Namespace) -> None:
     if args.num_blocks is not None and args.num_blocks < max_blocks(args) * args.batch:
         raise UserError(f"--num-blocks {args.num_blocks} is fewer than the {args.batch} x {max_blocks(args)} blocks "
                         f"the batch can fill ({args.seq_len_k} tokens in {args.page_size}-token blocks per sequence)")
+    if args.kv_layout == "vllm-pa" and serving:
+        x = vllm_pa_chunk(args)
+        for flag, value, what in (("--head-dim", args.head_dim, "the key cache's D/x chunks"),
+                                  ("--page-size", args.page_size, "the value cache's 16-byte loads along a block's tokens")):
+            if value % x:
+                raise UserError(f"{flag} {value} must be a multiple of x = {x} with --kv-layout vllm-pa ({what} of "
+                                f"{x} {args.kv_dtype or args.dtype} elements)")
     if args.causal and args.seq_len_q > args.seq_len_k:
         raise UserError(f"--seq-len-q {args.seq_len_q} exceeds --seq-len-k {args.seq_len_k}")
     checks.symbol(args.name)
@@ -219,6 +229,21 @@ def variant_parts(args: argparse.Namespace) -> tuple[list[tuple[str, str]], str,
     return arguments, segments, attributes
 
 
+def vllm_pa_chunk(args: argparse.Namespace) -> int:
+    """``x`` of vLLM's paged-attention caches: elements of the K/V type in 16 bytes."""
+    return 16 // (1 if args.kv_dtype else {"f16": 2, "bf16": 2, "f32": 4}[args.dtype])
+
+
+def pool_shapes(args: argparse.Namespace, blocks, page: int) -> tuple[list, list]:
+    """The K and V cache pools' shapes of ``--kv-layout``."""
+    hkv, d = args.num_heads_kv, args.head_dim
+    if args.kv_layout == "vllm-pa":
+        x = vllm_pa_chunk(args)
+        return [blocks, hkv, d // x, page, x], [blocks, hkv, d, page]
+    shape = [blocks, page, hkv, d] if args.kv_layout == "nhd" else [blocks, hkv, page, d]
+    return shape, shape
+
+
 def pointer_pages(args: argparse.Namespace) -> int:
     """Pages per sequence of the pointer form: the [Hkv, Sk, D] cache cut into pages, the last one
     partly filled when it does not divide."""
@@ -270,7 +295,7 @@ def scale_cache_parts(args: argparse.Namespace, kv_type: str, view: str = "") ->
         return [("k_scales_table", table_type), ("v_scales_table", table_type)], lines, f", {scale_type}, {scale_type}"
     view_operands, view_segments, view_types, blocks = view.split(";")
     hkv, page = args.num_heads_kv, args.page_size
-    pool_shape = [blocks, page, hkv] if args.kv_layout == "nhd" else [blocks, hkv, page]
+    pool_shape = [blocks, page, hkv] if args.kv_layout == "nhd" else [blocks, hkv, page]  # hnd, vllm-pa
     pool_type = "memref<" + "x".join(map(str, pool_shape)) + "xf32>"
     lines = "".join(
         f'  %{kv}_scales = "rock.block_table_view"(%{kv}_scales_cache, {view_operands}) {{layout = "{args.kv_layout}", '
@@ -369,9 +394,8 @@ def serving_function_text(args: argparse.Namespace) -> str:
         nnz, total_q, b1 = b * slots, b * sq, b + 1
     pages = "?" if args.dynamic else hkv * slots
     q_type = f"memref<{b}x{hq}x{sq}x{d}x{t}>"
-    pool_shape = [blocks, page, hkv, d] if args.kv_layout == "nhd" else [blocks, hkv, page, d]
     kv_t = KV_DTYPES[args.kv_dtype] if args.kv_dtype else t
-    pool_type = "memref<" + "x".join(map(str, pool_shape)) + f"x{kv_t}>"
+    k_pool_type, v_pool_type = ("memref<" + "x".join(map(str, shape)) + f"x{kv_t}>" for shape in pool_shapes(args, blocks, page))
     kv_type = f"memref<{b}x{pages}x{page * d}x{kv_t}>"
     extras, extra_segments, variant_attrs = variant_parts(args)
     lens_type = f"memref<{b}xi32>"
@@ -390,7 +414,7 @@ def serving_function_text(args: argparse.Namespace) -> str:
     out_type = packed[0][1] if packed else q_type
     scale_args, scale_lines, scale_types = scale_cache_parts(
         args, kv_type, f"{view_operands};{view_segments};{view_types};{blocks}")
-    arguments = [*queries, ("k_cache", pool_type), ("v_cache", pool_type), *tables, *lengths, *extras, *scale_args,
+    arguments = [*queries, ("k_cache", k_pool_type), ("v_cache", v_pool_type), *tables, *lengths, *extras, *scale_args,
                  ("out", out_type)]
     params = ", ".join(f"%{name}: {type_}" for name, type_ in arguments)
     q_name, out_name = ("q_padded", "out_padded") if packed else ("q", "out")
@@ -400,7 +424,7 @@ def serving_function_text(args: argparse.Namespace) -> str:
     views = "".join(
         f'  %{kv} = "rock.block_table_view"(%{kv}_cache, {view_operands}) {{layout = "{args.kv_layout}", '
         f"operandSegmentSizes = array<i32: {view_segments}>}}\n    : ({pool_type}, {view_types}) -> {kv_type}\n"
-        for kv in ("k", "v")) + scale_lines
+        for kv, pool_type in (("k", k_pool_type), ("v", v_pool_type))) + scale_lines
     lens_operand = (", %seq_lens" if lengths else "") + "".join(f", %{name}" for name, _ in extras)
     lens_types = (f", {lens_type}" if lengths else "") + "".join(f", {type_}" for _, type_ in extras)
     if scale_args:
