@@ -514,7 +514,8 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "vllm-pa-tokens-unmasked",
         "a vector along vLLM's value cache's tokens keeps the tokens past seq_len: stale NaN reaches the output",
-        (Edit("passes/threadwise_lowering.py", "    return arith.select(mask, load, zero)\n", "    return load\n"),),
+        (Edit("passes/threadwise_lowering.py", "kept = arith.andi(as_words, vector.from_elements(word_type, masks))",
+              "kept = as_words"),),
         (Catcher("tests/unit/test_vllm_pa.py::test_vllm_pa_caches_in_place_match_the_reference[blocks-decode-f16-gfx942]",
                  r"nan location mismatch"),),
     ),

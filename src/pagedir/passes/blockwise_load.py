@@ -192,9 +192,9 @@ def choose_vector(form: LinearForm, tile_shape: list[int], elem_bits: int, exten
 def choose_strided_vector(form: LinearForm, tile_shape: list[int], elem_bits: int, step: int, run: int) -> tuple[int, int]:
     """(vector_dim, vector_len) for a source whose elements ``o, o + step, ...`` lie side by side in runs of
     ``run`` (:meth:`pagedir.page_sources.PageSource.contiguous_run`): the tile dimension of coefficient
-    ``step``, the widest vector (<= 128 bits) dividing ``run`` and its extent whose first point is always a
-    multiple of ``vector_len * step`` up to terms that stay below ``step`` (a token's columns). (0, 1) when
-    no dimension has that coefficient."""
+    ``step``, the widest vector (<= 128 bits, whole 32-bit words) dividing ``run`` and its extent whose
+    first point is always a multiple of ``vector_len * step`` up to terms that stay below ``step`` (a
+    token's columns). (0, 1) when no dimension has that coefficient."""
     dims = [j for j, c in enumerate(form.tile_coeffs) if c == step]
     if not dims:
         return 0, 1
@@ -208,6 +208,8 @@ def choose_strided_vector(form: LinearForm, tile_shape: list[int], elem_bits: in
     while vector_len > 1 and (tile_shape[vector_dim] % vector_len or run % vector_len
                               or any(m % (vector_len * step) for m in multiples)):
         vector_len //= 2
+    if vector_len * elem_bits % 32:  # masked per 32-bit word (rock-threadwise-lowering): a point per load
+        vector_len = 1
     return vector_dim, vector_len
 
 

@@ -253,32 +253,85 @@ def masked_per_point(op) -> bool:
     step, _ = source_of(op.source).contiguous_run(op.page_size)
     try:
         form = linear_form(op.map.results[1], len(op.indices), len(op.tile_shape))
+        for expr in op.valid.results:  # linear along the vector: its valid points are an interval
+            linear_form(expr, len(op.indices), len(op.tile_shape))
     except NotLinear:
         return False
     return step > 1 and form.tile_coeffs[op.vector_dim] == step
 
 
+def valid_uniform_per_wave(op) -> bool:
+    """Whether the op's ``valid`` is the same for the lanes of each wave (of ``op.wave_size``): it reads no
+    tile coordinate but the vector dimension's, and the vectors of each wave's lanes share that coordinate
+    (the tokens outermost: a wave reads columns of one token group)."""
+    if op.wave_size is None:
+        return False
+    coordinates = range(len(op.indices), len(op.indices) + len(op.tile_shape))
+    read = {d for expr in op.valid.results for d in dims_of(expr)} & set(coordinates)
+    if read - {len(op.indices) + op.vector_dim}:
+        return False
+    grid = list(op.tile_shape)
+    grid[op.vector_dim] //= op.vector_len
+    along = np.unravel_index(np.arange(math.prod(grid)), grid)[op.vector_dim]
+    group = min(op.wave_size, op.block_size)
+    if op.block_size % group or len(along) % group:
+        return False
+    return bool((along.reshape(-1, group) == along.reshape(-1, group)[:, :1]).all())
+
+
 def masked_load(op, coords: list[ir.Value], load: ir.Value) -> ir.Value:
-    """``load`` with each point the op's ``valid`` excludes selected to 0 (a stale slot may hold NaN)."""
+    """``load`` with each point the op's ``valid`` excludes set to 0 (a stale slot may hold NaN).
+
+    Each result of ``valid`` is linear along the vector, so the valid points are an interval ``[lo, hi)``
+    of it (32-bit: the bounds are sequence positions); the vector's 32-bit words are and-ed with the
+    interval's bits, where a compare and a select per element cost several times more instructions.
+    Where ``valid`` is the same for a wave's lanes (:func:`valid_uniform_per_wave`) the bits are scalar code."""
     if not masked_per_point(op):
         return load
-    i1 = ir.IntegerType.get_signless(1)
-    points = []
-    for lane in range(op.vector_len):
-        point = list(coords)
-        if lane:
-            point[op.vector_dim] = arith.addi(coords[op.vector_dim], index_const(lane))
-        allowed = valid_at(op, 0, point)
-        for position in range(1, len(op.valid.results)):
-            allowed = arith.andi(allowed, valid_at(op, position, point))
-        points.append(allowed)
-    mask = vector.from_elements(ir.VectorType.get([op.vector_len], i1), points)
-    zero = arith.constant(load.type, ir.DenseElementsAttr.get_splat(load.type, zero_attr(load.type.element_type)))
-    return arith.select(mask, load, zero)
+    i32 = ir.IntegerType.get_signless(32)
+    length = op.vector_len
+    lo, hi = None, arith.constant(i32, length)
+    uniform = valid_uniform_per_wave(op)
+    for expr in op.valid.results:
+        first = arith.index_cast(i32, affine.apply(ir.AffineMap.get(op.valid.n_dims, 0, [expr]), [*op.indices, *coords]))
+        if uniform:  # the same for the wave's lanes: the masks are scalar code
+            first = rocdl.readfirstlane(i32, first)
+        slope = linear_form(expr, len(op.indices), len(op.tile_shape)).tile_coeffs[op.vector_dim]  # linear: checked
+        if slope < 0:  # first + i * slope >= 0  <=>  i < first floordiv -slope + 1
+            steps = first if slope == -1 else arith.floordivsi(first, arith.constant(i32, -slope))
+            hi = arith.minsi(hi, arith.addi(steps, arith.constant(i32, 1)))
+        elif slope > 0:  # i >= ceil(-first / slope)
+            bound = arith.ceildivsi(arith.subi(arith.constant(i32, 0), first), arith.constant(i32, slope))
+            lo = bound if lo is None else arith.maxsi(lo, bound)
+        else:  # the same at every point
+            valid = arith.cmpi(arith.CmpIPredicate.sge, first, arith.constant(i32, 0))
+            hi = arith.select(valid, hi, arith.constant(i32, 0))
+    element_bits = load.type.element_type.width
+    words = length * element_bits // 32
 
+    def c(value: int) -> ir.Value:
+        return arith.constant(i32, value)
 
-def zero_attr(element: ir.Type) -> ir.Attribute:
-    return ir.IntegerAttr.get(element, 0) if isinstance(element, ir.IntegerType) else ir.FloatAttr.get(element, 0.0)
+    def prefix(bits: ir.Value, word: int) -> ir.Value:
+        """The bits of word ``word`` among the vector's first ``bits``: all, none, or the low ``bits - 32 *
+        word`` (selects, not a clamp: LLVM makes a clamp of wave-uniform values a vector instruction)."""
+        shift = arith.subi(bits, c(32 * word)) if word else bits
+        low = arith.subi(arith.shli(c(1), arith.andi(shift, c(31))), c(1))
+        none = arith.select(arith.cmpi(arith.CmpIPredicate.sle, shift, c(0)), c(0), low)
+        return arith.select(arith.cmpi(arith.CmpIPredicate.sge, shift, c(32)), c(-1), none)
+
+    hi_bits = arith.muli(hi, c(element_bits))
+    lo_bits = arith.muli(lo, c(element_bits)) if lo is not None else None
+    masks = []
+    for word in range(words):
+        mask = prefix(hi_bits, word)
+        if lo_bits is not None:
+            mask = arith.andi(mask, arith.xori(prefix(lo_bits, word), c(-1)))
+        masks.append(mask)
+    word_type = ir.VectorType.get([words], i32)
+    as_words = vector.bitcast(word_type, load)
+    kept = arith.andi(as_words, vector.from_elements(word_type, masks))
+    return vector.bitcast(load.type, kept)
 
 
 def emit_paged_load(op, coords: list[ir.Value], uniform: bool) -> ir.Value:
