@@ -61,6 +61,10 @@ loads, the scores' variants and masks, and hand its epilogue the chunks they end
 the matrix loop, thread ``tid`` owns output chunks ``tid + k * block_size`` of ``VO`` columns
 (:meth:`Builder.chunk_position`, :mod:`pagedir.passes.valu_loop` has the layout).
 
+V from a D-major pool (vLLM's paged-attention value cache: a column's tokens side by side) on the
+matrix cores is loaded as V^T ``[D, N]`` (the tile map takes ``(d, n)``), swizzled per 16-byte chunk;
+the VALU loop keeps ``[N, D]``, the loads storing each token at its row.
+
 LDS. Q, K, V and the scores are i8 ``rock.alloc``s viewed with their types, so
 ``rock-annotate-liveness`` and ``rock-reuse-lds`` can place K and V (never live
 together) on the same bytes. Tile loads end with a barrier (every thread sees
@@ -84,6 +88,7 @@ from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import AttentionProblem, csr_lengths, is_deref, is_paged, read_problem
 from pagedir.dialect.ops_page_table import slot_count_dim, varlen_parts
 from pagedir.arch import ChipError, kernel_chip
+from pagedir.page_sources import source_of
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.blockwise_gemm import MatrixInstruction, MatrixLoop, problem_matrix_instruction, tile_swizzle
@@ -251,6 +256,12 @@ def mark_kv_loop(k_tile: ir.Value, depth: int) -> None:
             return
 
 
+def values_along_tokens(v: ir.Value) -> bool:
+    """Whether V's pool holds a column's tokens side by side (:meth:`pagedir.page_sources.PageSource.contiguous_run`
+    steps by D): vLLM's paged-attention value cache."""
+    return is_paged(v) and source_of(v).contiguous_run(v.type.shape[2])[0] > 1
+
+
 def kernel_argument_number(func: ir.Operation, value: ir.Value) -> int | None:
     """The position of ``value`` among ``func``'s arguments, None when it is not one."""
     for number, argument in enumerate(func.regions[0].blocks[0].arguments):
@@ -305,7 +316,13 @@ class Builder:
         self.load_q(q_tile)
         self.q_rows = reinterpret(q_tile, [plan.m, p.head_dim])
         self.k_tile = lds_view([plan.n, p.head_dim], p.kv_type)
-        self.v_tile = lds_view([plan.n, p.head_dim], p.kv_type)
+        # A D-major V pool (vLLM's paged-attention value cache) on the matrix cores: the tile is V^T [D, N],
+        # each 16-byte load along the tokens one LDS store, and a lane's consecutive keys of a column one read.
+        self.v_transposed = self.matrix is not None and values_along_tokens(self.op.v)
+        if self.v_transposed:  # 16-byte chunks of a row xor the row: 8 lanes reading 8 rows hit 8 chunks' banks
+            chunk = max(1, 16 // element_bytes(p.kv_type))
+            self.v_swizzle = (chunk, 1, math.gcd(8, max(1, plan.n // chunk)), 1)
+        self.v_tile = lds_view([p.head_dim, plan.n] if self.v_transposed else [plan.n, p.head_dim], p.kv_type)
         if self.matrix is None:  # the matrix loop keeps its scores in registers
             self.scores = lds_view([plan.m, plan.n], self.f32)
         self.seq_len = self.sequence_length()
@@ -460,12 +477,17 @@ class Builder:
         """Tile ``t`` of K or V; keys at or past seq_len are not read (``valid``) and give 0:
         their slots (the rest of the last page, the rest of the tile) may hold anything."""
         plan, p = self.plan, self.plan.p
+        transposed = tile == self.v_tile and self.v_transposed  # the tile's coordinates are (d, n)
         b, h, tt, length, n, d = (ir.AffineDimExpr.get(i) for i in range(6))
+        if transposed:
+            n, d = d, n
         key = tt * plan.n + n
         indices, bounds = [self.b, self.h, t, self.seq_len], [bound(p.batch), p.heads_kv, bound(plan.kv_tiles), bound(p.seq_k, 1)]
         if is_paged(source) and p.seq_k is None:
             # Dynamic capacity: head h's pages start at page h * slots, an index of its own (the map stays linear).
             b, h, tt, length, head_page, n, d = (ir.AffineDimExpr.get(i) for i in range(7))
+            if transposed:
+                n, d = d, n
             key = tt * plan.n + n
             if not hasattr(self, "_head_page"):  # once: the V load of the iteration reuses K's
                 self._head_page = arith.muli(self.h, self.slots())

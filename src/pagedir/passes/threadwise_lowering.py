@@ -283,8 +283,9 @@ def masked_load(op, coords: list[ir.Value], load: ir.Value) -> ir.Value:
     """``load`` with each point the op's ``valid`` excludes set to 0 (a stale slot may hold NaN).
 
     Each result of ``valid`` is linear along the vector, so the valid points are an interval ``[lo, hi)``
-    of it (32-bit: the bounds are sequence positions); the vector's 32-bit words are and-ed with the
-    interval's bits, where a compare and a select per element cost several times more instructions.
+    of it (32-bit: the bounds are sequence positions); the vector's 64-bit words (32-bit ones in a vector
+    of 32 or 96 bits) are and-ed with the interval's bits, where a compare and a select per element cost
+    several times more instructions.
     Where ``valid`` is the same for a wave's lanes (:func:`valid_uniform_per_wave`) the bits are scalar code."""
     if not masked_per_point(op):
         return load
@@ -307,28 +308,33 @@ def masked_load(op, coords: list[ir.Value], load: ir.Value) -> ir.Value:
             valid = arith.cmpi(arith.CmpIPredicate.sge, first, arith.constant(i32, 0))
             hi = arith.select(valid, hi, arith.constant(i32, 0))
     element_bits = load.type.element_type.width
-    words = length * element_bits // 32
+    width = 64 if length * element_bits % 64 == 0 else 32  # words of 64 bits: half the scalar instructions
+    words, word_int = length * element_bits // width, ir.IntegerType.get_signless(width)
 
-    def c(value: int) -> ir.Value:
-        return arith.constant(i32, value)
+    def c(value: int, type_: ir.Type = word_int) -> ir.Value:
+        return arith.constant(type_, value)
 
     def prefix(bits: ir.Value, word: int) -> ir.Value:
-        """The bits of word ``word`` among the vector's first ``bits``: all, none, or the low ``bits - 32 *
+        """The bits of word ``word`` among the vector's first ``bits``: all, none, or the low ``bits - width *
         word`` (selects, not a clamp: LLVM makes a clamp of wave-uniform values a vector instruction)."""
-        shift = arith.subi(bits, c(32 * word)) if word else bits
-        low = arith.subi(arith.shli(c(1), arith.andi(shift, c(31))), c(1))
+        shift = arith.subi(bits, c(width * word)) if word else bits
+        low = arith.subi(arith.shli(c(1), arith.andi(shift, c(width - 1))), c(1))
         none = arith.select(arith.cmpi(arith.CmpIPredicate.sle, shift, c(0)), c(0), low)
-        return arith.select(arith.cmpi(arith.CmpIPredicate.sge, shift, c(32)), c(-1), none)
+        return arith.select(arith.cmpi(arith.CmpIPredicate.sge, shift, c(width)), c(-1), none)
 
-    hi_bits = arith.muli(hi, c(element_bits))
-    lo_bits = arith.muli(lo, c(element_bits)) if lo is not None else None
+    def in_bits(count: ir.Value) -> ir.Value:
+        bits = arith.muli(count, c(element_bits, i32))
+        return bits if width == 32 else arith.extsi(word_int, bits)
+
+    hi_bits = in_bits(hi)
+    lo_bits = in_bits(lo) if lo is not None else None
     masks = []
     for word in range(words):
         mask = prefix(hi_bits, word)
         if lo_bits is not None:
             mask = arith.andi(mask, arith.xori(prefix(lo_bits, word), c(-1)))
         masks.append(mask)
-    word_type = ir.VectorType.get([words], i32)
+    word_type = ir.VectorType.get([words], word_int)
     as_words = vector.bitcast(word_type, load)
     kept = arith.andi(as_words, vector.from_elements(word_type, masks))
     return vector.bitcast(load.type, kept)

@@ -320,8 +320,8 @@ func.func @vllm_pa_k_read(%pool: memref<8x2x4x16x8xf16>, %table: memref<2x4xi32>
 // element o lies at (o mod 32) * 16 + o floordiv 32 of its page (block 2048 bytes, head 1024). The
 // validity (key < len) changes along the vector: the load is made when its first or its last token
 // is valid, and the tokens at or past len are set to 0 (a stale slot may hold NaN): the valid tokens
-// are the first min(8, len - key - 1 + 1), 16 bits each; each 32-bit word of the vector is and-ed with
-// its bits of them (all, none or the low 16). Two token groups per wave: the bound is per lane.
+// are the first min(8, len - key - 1 + 1), 16 bits each; each 64-bit word of the vector is and-ed with
+// its bits of them (all, none or the low ones). Two token groups per wave: the bound is per lane.
 
 // CHECK-DAG: #[[COLUMNS:map[0-9]*]] = affine_map<(d0) -> ((d0 mod 32) * 16 + d0 floordiv 32)>
 // CHECK-DAG: #[[BEFORE_LEN:map[0-9]*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3 - d2 * 16 - d4 - 1)>
@@ -341,16 +341,15 @@ func.func @vllm_pa_k_read(%pool: memref<8x2x4x16x8xf16>, %table: memref<2x4xi32>
 // CHECK-NOT: rocdl.readfirstlane
 // CHECK: %[[COUNT:.*]] = arith.addi %[[BOUND32]], %c1_i32 : i32
 // CHECK: %[[TOKENS:.*]] = arith.minsi %c8_i32{{.*}}, %[[COUNT]] : i32
-// CHECK: %[[BITS:.*]] = arith.muli %[[TOKENS]], %c16_i32 : i32
-// CHECK: %[[ALL0:.*]] = arith.cmpi sge, %[[BITS]], %c32_i32 : i32
-// CHECK: %[[WORD0:.*]] = arith.select %[[ALL0]], %c-1_i32, %{{.*}} : i32
-// CHECK: %[[SHIFT1:.*]] = arith.subi %[[BITS]], %c32_i32{{.*}} : i32
-// CHECK: %[[SHIFT2:.*]] = arith.subi %[[BITS]], %c64_i32 : i32
-// CHECK: %[[SHIFT3:.*]] = arith.subi %[[BITS]], %c96_i32 : i32
-// CHECK: %[[WORDS:.*]] = vector.bitcast %[[X]] : vector<8xf16> to vector<4xi32>
-// CHECK: %[[MASK:.*]] = vector.from_elements %[[WORD0]], %{{.*}}, %{{.*}}, %{{.*}} : vector<4xi32>
-// CHECK: %[[KEPT:.*]] = arith.andi %[[WORDS]], %[[MASK]] : vector<4xi32>
-// CHECK: %[[MASKED:.*]] = vector.bitcast %[[KEPT]] : vector<4xi32> to vector<8xf16>
+// CHECK: %[[BITS32:.*]] = arith.muli %[[TOKENS]], %c16_i32 : i32
+// CHECK: %[[BITS:.*]] = arith.extsi %[[BITS32]] : i32 to i64
+// CHECK: %[[ALL0:.*]] = arith.cmpi sge, %[[BITS]], %c64_i64 : i64
+// CHECK: %[[WORD0:.*]] = arith.select %[[ALL0]], %c-1_i64, %{{.*}} : i64
+// CHECK: %[[SHIFT1:.*]] = arith.subi %[[BITS]], %c64_i64{{.*}} : i64
+// CHECK: %[[WORDS:.*]] = vector.bitcast %[[X]] : vector<8xf16> to vector<2xi64>
+// CHECK: %[[MASK:.*]] = vector.from_elements %[[WORD0]], %{{.*}} : vector<2xi64>
+// CHECK: %[[KEPT:.*]] = arith.andi %[[WORDS]], %[[MASK]] : vector<2xi64>
+// CHECK: %[[MASKED:.*]] = vector.bitcast %[[KEPT]] : vector<2xi64> to vector<8xf16>
 // CHECK: vector.store %[[MASKED]]
 func.func @vllm_pa_v_read(%pool: memref<8x2x32x16xf16>, %table: memref<2x4xi32>, %b: index, %h: index, %t: index, %len: index) attributes {rock.kernel, rock.arch = "gfx942"} {
   %pages = "rock.block_table_view"(%pool, %table) {layout = "vllm-pa", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x32x16xf16>, memref<2x4xi32>) -> memref<2x8x512xf16>
