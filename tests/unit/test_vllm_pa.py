@@ -163,3 +163,17 @@ def test_the_generator_writes_vllms_tensors() -> None:
 def test_vllm_pa_constraints_are_refused_naming_the_value_and_the_limit(overrides, message: str) -> None:
     with pytest.raises(UserError, match=re.escape(message)):
         gen.generate(make_args(page_table="blocks", kv_layout="vllm-pa", **{**SMALL, **overrides}))
+
+
+@pytest.mark.parametrize(("arch", "phase"), [("gfx942", "decode"), ("gfx942", "prefill-causal"), ("gfx1100", "decode")])
+def test_vllm_pa_kernels_read_16_bytes_per_load_without_waterfall(arch: str, phase: str) -> None:
+    # Both caches in 16-byte buffer loads (K: a chunk of a row; V: 8 tokens of a column), descriptors per wave.
+    from pagedir.backend import kernel_reports
+
+    args = make_args(page_table="blocks", kv_layout="vllm-pa", arch=arch, head_dim=128, num_heads_q=16, seq_len_k=512,
+                     **PHASES[phase])
+    with make_context():
+        module = ir.Module.parse(gen.generate(args))
+        asm = driver.run(module.operation, driver.CompileOptions(arch=arch), start="L0", end="asm")["asm"]
+    (report,) = kernel_reports(asm, arch)
+    assert set(report.buffer_loads) == {"dwordx4"} and report.waterfall_buffer_loads == 0
