@@ -375,6 +375,23 @@ PLANTS = {plant.name: plant for plant in (
         (Catcher("tests/unit/test_serving_forms.py::test_serving_forms_match_the_reference[csr-hnd-decode-gqa-f16]",
                  CHECK_FAILED),),
     ),
+    Plant(
+        "stacked-pool-offset-dropped",
+        "the page address of a strided pool leaves out its offset: a stacked cache's V is read from K's half",
+        (Edit(BLOCKS, "            base = arith.addi(base, arith.constant(i64, g.offset * elem_bytes))",
+              "            pass  # PLANTED"),),
+        (Catcher("tests/unit/test_stacked_kv.py::test_stacked_caches_match_the_reference"
+                 "[stacked1-nhd-blocks-static-decode-f16]", r"L6 after rock-kernel-pipeline.*FAIL"),
+         Catcher("tests/lit/passes/rock-blockwise-load.mlir", r"%c512_i64")),
+    ),
+    Plant(
+        "stacked-pool-contiguous-strides",
+        "a strided pool is read with its layout's contiguous strides: stacked1's blocks twice as far apart are not",
+        (Edit(BLOCKS, "        if (stated, offset) == ((g.block_stride, g.head_stride, g.token_stride), 0):",
+              "        if True:  # PLANTED"),),
+        (Catcher("tests/unit/test_stacked_kv.py::test_stacked_caches_match_the_reference"
+                 "[stacked1-hnd-csr-dynamic-causal-prefill-bf16]", r"FAIL"),),
+    ),
     # --- split-KV --------------------------------------------------------------------
     Plant(
         "split-ranges-start-at-tile-0",

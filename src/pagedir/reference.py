@@ -11,6 +11,9 @@
   addresses, with null (0) for pages wholly past ``seq_lens``.
 * :func:`fill_stale` fills the slots past ``seq_lens`` with NaN and Inf, as stale
   slots of a reused cache may hold (checks use it: masked keys must not be read).
+* :func:`block_caches` scatters dense K and V into cache pools through a block table (a server's cache:
+  shuffled and shared blocks, NaN in unused ones); :func:`stack_kv_cache` and :func:`split_kv_cache` turn
+  the two pools into the one tensor vLLM and FlashInfer allocate and back.
 * :func:`from_vllm` turns a vLLM block table (int32 block indices into a KV cache
   of ``[num_blocks, ...]`` blocks) into such pointer tables.
 
@@ -31,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from pagedir.kv_caches import POOL_LAYOUTS
 from pagedir.variants import Alibi, KeyRange, Sinks, Softcap, query_position, score_scale
 
 # ----------------------------------------------------------------------------
@@ -469,15 +473,9 @@ def vllm_dense(cache: Any, block_table: Any, *, kind: str, layout: str = "nhd", 
     """
     cache = np.asarray(cache)
     table = np.asarray(block_table, dtype=np.int64)
-    if layout == "nhd":
-        blocks = np.transpose(cache, (0, 2, 1, 3))  # -> [n, Hkv, bs, D]
-    elif layout == "hnd":
-        blocks = cache
-    elif layout in ("vllm", "vllm-pa") and kind == "k":
-        n, heads, d_outer, block_size, x = cache.shape
-        blocks = np.transpose(cache, (0, 1, 3, 2, 4)).reshape(n, heads, block_size, d_outer * x)
-    elif layout in ("vllm", "vllm-pa") and kind == "v":
-        blocks = np.transpose(cache, (0, 1, 3, 2))
+    layout = "vllm-pa" if layout == "vllm" else layout
+    if layout in POOL_LAYOUTS and (layout != "vllm-pa" or cache.ndim == {"k": 5, "v": 4}.get(kind)):
+        blocks = POOL_LAYOUTS[layout].to_heads_first(cache)  # -> [n, Hkv, bs, D]
     else:
         raise ValueError(f"unknown vLLM layout {layout!r} (known: {', '.join(VLLM_LAYOUTS)}) or kind {kind!r}")
     _, heads_kv, block_size, head_dim = blocks.shape
@@ -523,7 +521,7 @@ def from_vllm(
 # ----------------------------------------------------------------------------
 # Serving page tables consumed in place: block tables (vLLM) and CSR tables (FlashInfer)
 
-KV_LAYOUTS = ("nhd", "hnd", "vllm-pa")
+KV_LAYOUTS = tuple(POOL_LAYOUTS)
 
 
 @dataclass
@@ -541,6 +539,31 @@ class BlockCaches:
     block_table: np.ndarray
     seq_lens: np.ndarray
     layout: str
+
+    def kv_cache(self, form: str = "stacked1") -> np.ndarray:
+        """K and V in the one tensor of ``form`` (:func:`stack_kv_cache`)."""
+        return stack_kv_cache(self.k_pool, self.v_pool, form)
+
+
+def stack_kv_cache(k_pool: Any, v_pool: Any, form: str = "stacked1") -> np.ndarray:
+    """The one tensor holding K and V pools as an engine allocates it (``pagedir-gen attention --kv-cache``):
+    ``stacked0`` ``[2, num_blocks, ...]`` (vLLM FlashAttention), ``stacked1`` ``[num_blocks, 2, ...]`` (vLLM
+    Triton, FlashInfer), ``...`` a block of the pools' layout; K at index 0, V at 1."""
+    return _stacked(form).stack(k_pool, v_pool)["kv_cache"]
+
+
+def split_kv_cache(kv_cache: Any, form: str = "stacked1") -> tuple[np.ndarray, np.ndarray]:
+    """(K pool, V pool) of a stacked ``kv_cache`` (:func:`stack_kv_cache`): views, no copy."""
+    return _stacked(form).split(kv_cache=kv_cache)
+
+
+def _stacked(form: str):
+    from pagedir.kv_caches import KV_CACHES
+
+    stacked = {name: cache for name, cache in KV_CACHES.items() if cache.axis is not None}
+    if form not in stacked:
+        raise ValueError(f"unknown stacked K/V cache {form!r} (known: {', '.join(stacked)})")
+    return stacked[form]
 
 
 def block_caches(
@@ -609,10 +632,7 @@ def block_caches(
         for b in range(batch):
             for slot in range(used[b]):
                 pool[table[b, slot]] = tokens[b, :, slot * block_size : (slot + 1) * block_size]
-    if layout == "nhd":
-        k_pool, v_pool = (np.ascontiguousarray(np.transpose(p, (0, 2, 1, 3))) for p in pools)
-    elif layout == "vllm-pa":
-        k_pool, v_pool = (pool_to_vllm_pa(p, kind, "hnd", element_bytes) for p, kind in ((k_pool, "k"), (v_pool, "v")))
+    k_pool, v_pool = POOL_LAYOUTS[layout].kv_from_heads_first(k_pool, v_pool, element_bytes)
     return BlockCaches(k_pool, v_pool, table, lengths.astype(np.int32), layout)
 
 
@@ -689,12 +709,6 @@ def pool_to_vllm_pa(pool: Any, kind: str, layout: str = "nhd", element_bytes: in
     Hkv, D, block_size]``; what ``pagedir-gen attention --kv-layout vllm-pa`` reads in place. The inverse of
     :func:`vllm_key_cache_to_pool` and :func:`vllm_value_cache_to_pool`. ``element_bytes``: the size ``x``
     counts in, where the pool holds the values in another type (default: its own)."""
-    pool = np.asarray(pool)
-    hnd = pool if layout == "hnd" else np.transpose(pool, (0, 2, 1, 3))
-    n, heads, block_size, head_dim = hnd.shape
-    if kind == "v":
-        return np.ascontiguousarray(np.transpose(hnd, (0, 1, 3, 2)))
-    x = max(1, 16 // (element_bytes or pool.dtype.itemsize))
-    if head_dim % x:
-        raise ValueError(f"head_dim {head_dim} is not a multiple of x = {x} (16 bytes of {pool.dtype})")
-    return np.ascontiguousarray(np.transpose(hnd.reshape(n, heads, block_size, head_dim // x, x), (0, 1, 3, 2, 4)))
+    hnd = POOL_LAYOUTS[layout].to_heads_first(pool)
+    k_cache, v_cache = POOL_LAYOUTS["vllm-pa"].kv_from_heads_first(hnd, hnd, element_bytes)
+    return k_cache if kind == "k" else v_cache

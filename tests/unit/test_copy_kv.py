@@ -153,3 +153,24 @@ def test_every_small_page_size_through_each_load_pass(page_size: int) -> None:
     # Pages of 3 tokens start anywhere in a 16-token tile: up to 7 pages for 4 threads.
     args = make_args(num_heads_kv=1, seq_len=48, page_size=page_size, tile_tokens=16, block_size=4, layout="v")
     run_levels(args, passes=PIPELINE_ORDER)
+
+
+@pytest.mark.parametrize("seq_lens", [False, True], ids=["full", "ragged"])
+@pytest.mark.parametrize("layout", ["k", "v"])
+def test_any_capacity_the_last_page_partly_filled(layout: str, seq_lens: bool, tmp_path) -> None:
+    # 2 heads x 130 tokens in pages of 64 tokens: 5 pages per sequence, the last holding 4 tokens (NaN past
+    # them, never copied); pagedir-run --check at L2 and after rock-kernel-pipeline.
+    import io
+    from contextlib import redirect_stdout
+
+    from pagedir.cli import run as run_cli
+
+    args = make_args(seq_len=130, page_size=64, layout=layout, seq_lens=seq_lens)
+    text = copy_kv.generate(args)
+    assert "seq_len_k = 130" in text and "memref<2x5x1xi64>" in text
+    path = tmp_path / "copy_kv.mlir"
+    path.write_text(text)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = run_cli.main(["--check", str(path)])
+    assert code == 0 and "L6 after rock-kernel-pipeline" in out.getvalue() and "FAIL" not in out.getvalue(), out.getvalue()

@@ -138,7 +138,7 @@ LAYERS = (
     {"backend", "pipeline_text", "upstream_passes"},
     {"targets"},
     {"arch", "offset_width", "reference", "diagnostics", "errors"},
-    {"variants"},
+    {"variants", "kv_caches"},
 )
 
 

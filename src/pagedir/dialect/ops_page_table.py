@@ -65,9 +65,23 @@ slots `max_blocks` (the table's dim 1 and the result's pages together) and `nnz`
 be `?`. A result with `?` pages has `max_blocks` read at run time: the block
 table's dim 1, or for CSR the length of `kv_indices` (a bound on any sequence's
 pages). The id range check reads `num_blocks` from the pool.
+
+Strided pools: the pool's memref layout may be `strided<[block, ., ., 1], offset: o>`
+(the dims in the layout's order): the block, token and head strides and the offset are
+the layout's, in place of a contiguous pool's. This is how one tensor holding K and V
+is read in place: K and V are `memref.subview`s of it, e.g. of vLLM FlashAttention's
+`kv_cache [2, num_blocks, block_size, Hkv, D]` (V: `offset: num_blocks x block_size x
+Hkv x D`, `?` with `?` blocks) or of FlashInfer's `[num_blocks, 2, block_size, Hkv, D]`
+(block stride `2 x block_size x Hkv x D`, V at `offset: block_size x Hkv x D`); page
+addresses become `pool + (offset + id * block_stride + head * head_stride) *
+elem_bytes`, the loads are unchanged. The strides must be static and positive (the offset
+may be `?`), D contiguous (stride 1), the strides and a static offset multiples of
+`gcd(D, 16 / elem_bytes)` elements (rows as aligned as a contiguous pool's: 16-byte loads
+stay 16-byte loads), and no two elements may share an address. vllm-pa pools are contiguous
+(vLLM's key and value caches are two tensors of their own).
 """
     operands = (
-        Operand("pool", MEMREF, effect=READ, doc="the K or V cache pool, nhd, hnd or vllm-pa"),
+        Operand("pool", MEMREF, effect=READ, doc="the K or V cache pool, nhd or hnd (contiguous or strided), or vllm-pa"),
         Operand("table", MEMREF, effect=READ, doc="block table memref<B x max_blocks x i32>, or kv_indices memref<nnz x i32>"),
         Operand("kv_indptr", MEMREF, OPTIONAL, effect=READ, doc="CSR: memref<B+1 x i32>, sequence b's slots in kv_indices"),
         Operand("kv_last_page_len", MEMREF, OPTIONAL, effect=READ, doc="CSR: memref<B x i32>, tokens in each last page"),

@@ -41,10 +41,11 @@ import argparse
 
 from pagedir.errors import UserError
 from pagedir.gen import checks
+from pagedir.kv_caches import KV_CACHES, POOL_LAYOUTS, VllmPagedAttention, memref_type
 
 DTYPES = ("f16", "bf16", "f32")
 PAGE_TABLES = ("pointers", "blocks", "csr")
-KV_LAYOUTS = ("nhd", "hnd", "vllm-pa")
+KV_LAYOUTS = tuple(POOL_LAYOUTS)
 #: --kv-dtype: fp8 K/V element types (MLIR names); gfx942 takes the FNUZ ones, gfx950 the OCP ones.
 KV_DTYPES = {"fp8e4m3fnuz": "f8E4M3FNUZ", "fp8e5m2fnuz": "f8E5M2FNUZ", "fp8e4m3fn": "f8E4M3FN", "fp8e5m2": "f8E5M2"}
 KV_SCALES = ("per-tensor", "per-token-head")
@@ -80,8 +81,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="pool layout for blocks/csr: nhd [num_blocks, page, Hkv, D], hnd [num_blocks, Hkv, page, D], "
                              "vllm-pa: vLLM's paged-attention caches, k_cache [num_blocks, Hkv, D/x, page, x] "
                              "(x = 16 bytes / element size) and v_cache [num_blocks, Hkv, D, page]")
+    parser.add_argument("--kv-cache", choices=list(KV_CACHES), default="separate",
+                        help="blocks/csr: separate k_cache and v_cache pools; or one tensor kv_cache holding both, K at "
+                             "index 0 and V at 1 of its stacked axis: stacked0 [2, num_blocks, ...] (vLLM "
+                             "FlashAttention), stacked1 [num_blocks, 2, ...] (vLLM Triton, FlashInfer)")
     parser.add_argument("--num-blocks", type=int, default=None, metavar="N",
-                        help="blocks in each pool (blocks/csr; default: B x max_blocks, enough for the batch)")
+                        help="blocks in each pool (blocks/csr; at least 1: a pool sized by memory, its ids range-checked; "
+                             "default: B x max_blocks, enough for the batch)")
     parser.add_argument("--varlen", action="store_true",
                         help="packed queries: q and out [B * Sq, Hq, D] with cu_seqlens_q [B+1] (sequence b's rows "
                              "start at cu_seqlens_q[b], at most Sq of them; causal aligned to the end of each "
@@ -164,10 +170,14 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError("--seq-lens: csr page tables carry the lengths (kv_indptr and kv_last_page_len)")
     if args.num_blocks is not None and not serving:
         raise UserError("--num-blocks sizes the cache pools of --page-table blocks or csr")
-    if args.num_blocks is not None and args.num_blocks < max_blocks(args) * args.batch:
-        raise UserError(f"--num-blocks {args.num_blocks} is fewer than the {args.batch} x {max_blocks(args)} blocks "
-                        f"the batch can fill ({args.seq_len_k} tokens in {args.page_size}-token blocks per sequence)")
+    if args.kv_cache != "separate" and not serving:
+        raise UserError(f"--kv-cache {args.kv_cache} stacks the cache pools of --page-table blocks or csr")
+    if args.num_blocks is not None and args.num_blocks < 1:  # fewer than the table addresses: a server's pool
+        raise UserError(f"--num-blocks must be at least 1 (block ids are range-checked), got {args.num_blocks}")
     if args.kv_layout == "vllm-pa" and serving:
+        if args.kv_cache != "separate":
+            raise UserError(f"--kv-cache {args.kv_cache} stacks K and V pools of one shape; --kv-layout vllm-pa's "
+                            f"key and value caches differ (vLLM views kv_cache[0] and kv_cache[1]: two arguments)")
         x = vllm_pa_chunk(args)
         for flag, value, what in (("--head-dim", args.head_dim, "the key cache's D/x chunks"),
                                   ("--page-size", args.page_size, "the value cache's 16-byte loads along a block's tokens")):
@@ -229,19 +239,14 @@ def variant_parts(args: argparse.Namespace) -> tuple[list[tuple[str, str]], str,
     return arguments, segments, attributes
 
 
+def kv_element_bytes(args: argparse.Namespace) -> int:
+    """Bytes of a K/V cache element."""
+    return 1 if args.kv_dtype else {"f16": 2, "bf16": 2, "f32": 4}[args.dtype]
+
+
 def vllm_pa_chunk(args: argparse.Namespace) -> int:
     """``x`` of vLLM's paged-attention caches: elements of the K/V type in 16 bytes."""
-    return 16 // (1 if args.kv_dtype else {"f16": 2, "bf16": 2, "f32": 4}[args.dtype])
-
-
-def pool_shapes(args: argparse.Namespace, blocks, page: int) -> tuple[list, list]:
-    """The K and V cache pools' shapes of ``--kv-layout``."""
-    hkv, d = args.num_heads_kv, args.head_dim
-    if args.kv_layout == "vllm-pa":
-        x = vllm_pa_chunk(args)
-        return [blocks, hkv, d // x, page, x], [blocks, hkv, d, page]
-    shape = [blocks, page, hkv, d] if args.kv_layout == "nhd" else [blocks, hkv, page, d]
-    return shape, shape
+    return VllmPagedAttention.chunk(kv_element_bytes(args))
 
 
 def pointer_pages(args: argparse.Namespace) -> int:
@@ -295,7 +300,7 @@ def scale_cache_parts(args: argparse.Namespace, kv_type: str, view: str = "") ->
         return [("k_scales_table", table_type), ("v_scales_table", table_type)], lines, f", {scale_type}, {scale_type}"
     view_operands, view_segments, view_types, blocks = view.split(";")
     hkv, page = args.num_heads_kv, args.page_size
-    pool_shape = [blocks, page, hkv] if args.kv_layout == "nhd" else [blocks, hkv, page]  # hnd, vllm-pa
+    pool_shape = POOL_LAYOUTS[args.kv_layout].shape(blocks, page, hkv)  # one f32 per token and head
     pool_type = "memref<" + "x".join(map(str, pool_shape)) + "xf32>"
     lines = "".join(
         f'  %{kv}_scales = "rock.block_table_view"(%{kv}_scales_cache, {view_operands}) {{layout = "{args.kv_layout}", '
@@ -395,36 +400,35 @@ def serving_function_text(args: argparse.Namespace) -> str:
     pages = "?" if args.dynamic else hkv * slots
     q_type = f"memref<{b}x{hq}x{sq}x{d}x{t}>"
     kv_t = KV_DTYPES[args.kv_dtype] if args.kv_dtype else t
-    k_pool_type, v_pool_type = ("memref<" + "x".join(map(str, shape)) + f"x{kv_t}>" for shape in pool_shapes(args, blocks, page))
+    k_shape, v_shape = POOL_LAYOUTS[args.kv_layout].kv_shapes(blocks, page, hkv, d, kv_element_bytes(args))
     kv_type = f"memref<{b}x{pages}x{page * d}x{kv_t}>"
     extras, extra_segments, variant_attrs = variant_parts(args)
     lens_type = f"memref<{b}xi32>"
-    if args.page_table == "blocks":
-        tables = [("block_table", f"memref<{b}x{slots}xi32>")]
-        view_operands, view_segments = "%block_table", "1, 1, 0, 0"
-        lengths = [("seq_lens", lens_type)]
-    else:
-        tables = [("kv_indptr", f"memref<{b1}xi32>"), ("kv_indices", f"memref<{nnz}xi32>"),
-                  ("kv_last_page_len", lens_type)]
-        view_operands, view_segments = "%kv_indices, %kv_indptr, %kv_last_page_len", "1, 1, 1, 1"
-        lengths = []
-    view_types = ", ".join(type_ for name, type_ in (tables[1:2] + tables[0:1] + tables[2:] if len(tables) > 1 else tables))
+    from pagedir.page_sources import FORMS  # here, not at import: keeps --help light
+
+    form = next(form for form in FORMS if form.name == args.page_table)
+    tables, viewed, lengths = form.table_arguments(b, slots, nnz, lens_type)
+    view_operands = ", ".join(f"%{name}" for name in viewed)
+    view_segments = ", ".join(["1"] * (1 + len(viewed)) + ["0"] * (3 - len(viewed)))
+    view_types = ", ".join(dict(tables)[name] for name in viewed)
     packed = [("q", f"memref<{total_q}x{hq}x{d}x{t}>"), ("cu_seqlens_q", f"memref<{b1}xi32>")] if args.varlen else []
     queries = packed or [("q", q_type)]
     out_type = packed[0][1] if packed else q_type
     scale_args, scale_lines, scale_types = scale_cache_parts(
         args, kv_type, f"{view_operands};{view_segments};{view_types};{blocks}")
-    arguments = [*queries, ("k_cache", k_pool_type), ("v_cache", v_pool_type), *tables, *lengths, *extras, *scale_args,
-                 ("out", out_type)]
+    cache = KV_CACHES[args.kv_cache]
+    pool_lines, k_pool_type, v_pool_type = cache.views(k_shape, kv_t, v_shape)
+    arguments = [*queries, *cache.arguments(memref_type(k_shape, kv_t), memref_type(v_shape, kv_t)), *tables, *lengths,
+                 *extras, *scale_args, ("out", out_type)]
     params = ", ".join(f"%{name}: {type_}" for name, type_ in arguments)
     q_name, out_name = ("q_padded", "out_padded") if packed else ("q", "out")
     padded = "".join(
         f'  %{name}_padded = "rock.varlen_view"(%{name}, %cu_seqlens_q) : ({packed[0][1]}, {packed[1][1]}) -> {q_type}\n'
         for name in ("q", "out")) if packed else ""
-    views = "".join(
+    views = pool_lines + "".join(
         f'  %{kv} = "rock.block_table_view"(%{kv}_cache, {view_operands}) {{layout = "{args.kv_layout}", '
-        f"operandSegmentSizes = array<i32: {view_segments}>}}\n    : ({pool_type}, {view_types}) -> {kv_type}\n"
-        for kv, pool_type in (("k", k_pool_type), ("v", v_pool_type))) + scale_lines
+        f"operandSegmentSizes = array<i32: {view_segments}>}}\n    : ({kv_pool_type}, {view_types}) -> {kv_type}\n"
+        for kv, kv_pool_type in (("k", k_pool_type), ("v", v_pool_type))) + scale_lines
     lens_operand = (", %seq_lens" if lengths else "") + "".join(f", %{name}" for name, _ in extras)
     lens_types = (f", {lens_type}" if lengths else "") + "".join(f", {type_}" for _, type_ in extras)
     if scale_args:

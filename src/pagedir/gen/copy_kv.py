@@ -6,7 +6,8 @@ kernel reads K (``--layout k``: LDS tile ``[D, N]``) or V (``--layout v``: ``[N,
 then writes the tile to ``out``. Arguments: ``(table: memref<B x P x 1 x i64>,
 [seq_lens: memref<B x i32>], out: memref<B x H x S x D x T>)``. Page ``p`` of batch
 ``b`` holds elements ``[p * page, (p + 1) * page)`` of the batch's ``[H, S, D]``
-row-major cache, with ``page = page_size * D`` (``--page-size`` counts tokens).
+row-major cache, with ``page = page_size * D`` (``--page-size`` counts tokens); when the pages do not divide
+the cache, the last is partly filled (``rock.deref {seq_len_k}``, as attention's pointer form states it).
 
 Semantics (what ``pagedir-run --check`` compares): ``out[b, h, s, :]`` is the cached
 vector of token ``s`` of head ``h``, or zeros when ``s >= seq_lens[b]`` or its page
@@ -43,14 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def validate(args: argparse.Namespace) -> None:
     checks.positive_sizes(args, ("batch", "num_heads_kv", "seq_len", "head_dim", "page_size", "tile_tokens", "block_size"))
     checks.block_size(args.block_size)
-    if (args.num_heads_kv * args.seq_len) % args.page_size:
-        raise UserError(
-            f"the cache of {args.num_heads_kv} heads x {args.seq_len} tokens is not a whole number of "
-            f"{args.page_size}-token pages"
-        )
     chip = checks.chip(args.arch)
     b, h, s, d = args.batch, args.num_heads_kv, args.seq_len, args.head_dim
-    pages = h * s // args.page_size
+    pages = page_count(args)
     checks.tensor_fits("out", [b, h, s, d], args.dtype)
     checks.tensor_fits("the page table", [b, pages, 1], "i64")
     checks.tensor_fits("the paged cache", [b, pages, args.page_size * d], args.dtype)
@@ -60,6 +56,11 @@ def validate(args: argparse.Namespace) -> None:
             f"a tile of --tile-tokens {args.tile_tokens} x --head-dim {d} {args.dtype} takes {tile_bytes} bytes of LDS; "
             f"{chip.name} has {chip.lds_per_workgroup} bytes per workgroup"
         )
+
+
+def page_count(args: argparse.Namespace) -> int:
+    """Pages per sequence: the [H, S, D] cache cut into pages, the last one partly filled when they do not divide it."""
+    return -(-args.num_heads_kv * args.seq_len // args.page_size)
 
 
 def generate(args: argparse.Namespace) -> str:
@@ -78,7 +79,7 @@ def kernel_text(args: argparse.Namespace) -> str:
     b, h, s, d, n = args.batch, args.num_heads_kv, args.seq_len, args.head_dim, args.tile_tokens
     elem = args.dtype
     page = args.page_size * d
-    pages = h * s // args.page_size
+    pages = page_count(args)
     tiles = math.ceil(s / n)
     block = args.block_size
     lds = "#gpu.address_space<workgroup>"
@@ -89,6 +90,7 @@ def kernel_text(args: argparse.Namespace) -> str:
     pages_type = f"memref<{b}x{pages}x{page}x{elem}>"
     table_type = f"memref<{b}x{pages}x1xi64>"
     out_type = f"memref<{b}x{h}x{s}x{d}x{elem}>"
+    tokens = f" {{seq_len_k = {s}}}" if (h * s) % args.page_size else ""  # the last page partly filled
     seq_arg = f"%seq_lens: memref<{b}xi32>, " if args.seq_lens else ""
     if args.seq_lens:
         keep = f"""
@@ -103,7 +105,7 @@ def kernel_text(args: argparse.Namespace) -> str:
 func.func @copy_kv(%table: {table_type}, {seq_arg}%out: {out_type}) attributes {{
     rock.kernel, rock.arch = "{args.arch}", rock.block_size = {block} : i64,
     rock.grid_size = {b * h * tiles} : i64, rock.check = "copy_kv", rock.layout = "{args.layout}"}} {{
-  %pages = "rock.deref"(%table) : ({table_type}) -> {pages_type}
+  %pages = "rock.deref"(%table){tokens} : ({table_type}) -> {pages_type}
   %bid = "rock.workgroup_id"() : () -> index
   %b = affine.apply affine_map<(w) -> (w floordiv {h * tiles})>(%bid)
   %h = affine.apply affine_map<(w) -> ((w floordiv {tiles}) mod {h})>(%bid)

@@ -47,6 +47,8 @@ from pagedir.interp.memory import Device, InterpError, check_memory_limit, elem_
 from pagedir.dialect.ops_attention import attention_operands, optional_operands
 from pagedir.dialect.types import element_bytes
 from pagedir.dialect.ops_page_table import is_block_table_view
+from pagedir.page_sources import source_of
+from pagedir.kv_caches import POOL_LAYOUTS
 from pagedir.passes.ir_utils import find_ops
 
 TOLERANCE = {"f32": 1e-5, "f64": 1e-9, "f16": 2e-2, "bf16": 2e-2}
@@ -309,7 +311,7 @@ def scale_pool(scales: np.ndarray, block_table: np.ndarray, seq_lens: np.ndarray
         for slot in range(-(-int(seq_lens[b]) // block_size)):
             tokens = scales[b, :, slot * block_size : (slot + 1) * block_size]
             pool[block_table[b, slot], :, : tokens.shape[1]] = tokens
-    return np.ascontiguousarray(np.transpose(pool, (0, 2, 1))) if layout == "nhd" else pool
+    return POOL_LAYOUTS[layout].from_heads_first(pool)
 
 
 def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device, sizes: LaunchSizes | None = None,
@@ -560,20 +562,17 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
     if edges:
         seq_lens = edge_lengths(batch, seq_k, rng)
     if g.num_blocks < batch * slots:  # a pool smaller than the table can address: the sequences share it
-        if g.num_blocks < batch - 1:
+        if g.num_blocks < 1 and batch > 0:
             raise InterpError(f"the cache pool's {g.num_blocks} blocks cannot hold a block for each of the "
                               f"{batch} sequences (the first two share one)")
         seq_lens = np.minimum(seq_lens, max(1, g.num_blocks // batch) * g.block_size).astype(np.int32)
-    if g.csr:  # kv_indices lists each sequence's pages: a shorter one than the table can address holds shorter sequences
-        nnz = _resolve(ir.MemRefType(k_view.operands[1].type).shape[0], batch * slots)
-        if nnz < batch and seq_lens.any():
-            indices = k_view.operands[1]
-            raise InterpError(f"kv_indices (argument {args.index(indices)}, {indices.type}) has room for {nnz} page "
-                              f"ids, fewer than the {batch} sequences need (one each at least; the table addresses up "
-                              f"to {batch * slots})",
-                              indices.location)
-        if (-(-seq_lens // g.block_size)).sum() > nnz:
-            seq_lens = np.minimum(seq_lens, max(1, nnz // batch) * g.block_size).astype(np.int32)
+        seq_lens[g.num_blocks + 1:] = 0  # a block each for the first (sequences 0 and 1 share one), none for the rest
+    form = source_of(k_view.results[0])  # the page-table form: what its tables hold
+    seq_lens, problem = form.fit_lengths(k_view, seq_lens, batch, slots, g.block_size)
+    if problem is not None:
+        table = k_view.operands[1]
+        name = form.table_arguments(1, 1, 1, "")[1][0]
+        raise InterpError(f"{name} (argument {args.index(table)}, {table.type}) {problem}", table.location)
     shape = (batch, g.heads_kv, seq_k, g.head_dim)
     q_name = str(q_type.element_type)
     k = host_values(rng.standard_normal(shape), q_name)
@@ -605,12 +604,10 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
         k_ref, v_ref = (ids_outside_the_pool(caches.block_table, ref, seq_lens, g.block_size, g.num_blocks)
                         for ref in (k_ref, v_ref))
     values: dict[Any, Any] = {}
-    values[k_view.operands[0]], values[v_view.operands[0]] = caches.k_pool, caches.v_pool
-    if g.csr:
-        indptr, indices, last = reference.csr_from_block_table(caches.block_table, seq_lens, g.block_size, nnz=nnz, rng=rng)
-        values[k_view.operands[1]], values[k_view.operands[2]], values[k_view.operands[3]] = indices, indptr, last
-    else:
-        values[k_view.operands[1]] = caches.block_table
+    for pool, array in ((k_view.operands[0], caches.k_pool), (v_view.operands[0], caches.v_pool)):
+        place_pool(values, pool, array)
+    tables = form.check_tables(k_view, caches.block_table, seq_lens, g.block_size, batch, slots, rng)
+    values.update(zip(list(k_view.operands)[1:], tables))
     for lens in lens_args:
         values[lens] = seq_lens
     attrs = _attention_attrs(func)
@@ -639,6 +636,36 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
             expected[args.index(out_arg)] = packed_attention(values[q_arg], q_lens, values[out_arg], k, v, seq_lens,
                                                              causal=causal, scale=scale, **variants)
     return CheckCase(args=call, expected=expected)
+
+
+def place_pool(values: dict[Any, Any], pool: ir.Value, array: np.ndarray) -> None:
+    """Give ``pool`` (an argument, or a ``memref.subview`` of one: a half of a stacked K/V cache) the contents
+    ``array``: a subview's argument is NaN wherever no pool placed in it lies (its other halves)."""
+    owner = pool.owner
+    if isinstance(owner, ir.Block):
+        values[pool] = array
+        return
+    if owner.name != "memref.subview" or not isinstance(owner.operands[0].owner, ir.Block):
+        raise InterpError(f"cannot draw the cache pool {pool.type}: a pool must be an argument or a memref.subview "
+                          f"of one, got {owner.name}", owner.location)
+    subview = owner.opview
+    source = subview.operands[0]
+    sizes = list(subview.static_sizes)
+    if list(subview.static_offsets).count(ir.ShapedType.get_dynamic_stride_or_offset()) or any(
+            step != 1 for step in subview.static_strides):
+        raise InterpError("cannot draw a cache pool through a memref.subview with dynamic offsets or strides",
+                          owner.location)
+    dynamic = iter(extent for extent, stated in zip(array.shape, ir.MemRefType(pool.type).shape)
+                   if stated == ir.ShapedType.get_dynamic_size())
+    sizes = [next(dynamic) if size == ir.ShapedType.get_dynamic_size() else size for size in sizes]
+    if source not in values:
+        # a dynamic dim of the argument is as long as the subview's dim there (a memref.dim of it)
+        shape = [size if extent == ir.ShapedType.get_dynamic_size() else extent
+                 for extent, size in zip(ir.MemRefType(source.type).shape, sizes)]
+        nan = reference.bf16_bits(np.float32(np.nan)) if array.dtype == np.uint16 else np.nan  # bf16 pools hold bits
+        values[source] = np.full(shape, nan, dtype=array.dtype)
+    region = tuple(slice(offset, offset + size) for offset, size in zip(subview.static_offsets, sizes))
+    values[source][region] = array.reshape(values[source][region].shape)  # the dropped dims are of size 1
 
 
 def attention_variant_arguments(func: ir.Operation) -> dict[str, ir.Value]:

@@ -317,12 +317,10 @@ def compile_view(p: Program, op: Any) -> Any:
 def compile_subview(p: Program, op: Any) -> Any:
     source = p.slot(op.operation.operands[0])
     offsets = _dynamic_or_static([p.slot(v) for v in op.offsets], list(op.static_offsets))
-    sizes = list(op.static_sizes)
-    if any(s == ir.ShapedType.get_dynamic_size() for s in sizes):
-        raise InterpError("memref.subview with dynamic sizes is not supported", op.operation.location)
+    sizes = _dynamic_or_static([p.slot(v) for v in op.sizes], list(op.static_sizes))
     steps = _dynamic_or_static([p.slot(v) for v in op.strides], list(op.static_strides))
     result_shape = list(ir.MemRefType(op.operation.results[0].type).shape)
-    keep = _kept_dims(sizes, result_shape)
+    keep = _kept_dims(list(op.static_sizes), result_shape)  # a dynamic size ('?') is kept, as in the result type
     result = p.slot(op.operation.results[0])
 
     def run(env: list, mask: Any) -> None:
@@ -331,7 +329,8 @@ def compile_subview(p: Program, op: Any) -> Any:
         for offset, stride in zip(_resolve(env, offsets), m.strides):
             base = base + offset * (stride * m.elem.size)
         strides = [s * int(np.asarray(st).reshape(-1)[0]) for s, st in zip(m.strides, _resolve(env, steps))]
-        env[result] = m.view(base, tuple(sizes[d] for d in keep), tuple(strides[d] for d in keep))
+        shape = [int(np.asarray(size).reshape(-1)[0]) for size in _resolve(env, sizes)]
+        env[result] = m.view(base, tuple(shape[d] for d in keep), tuple(strides[d] for d in keep))
 
     return run
 
@@ -456,6 +455,23 @@ def compile_extract_pointer(p: Program, op: Any) -> Any:
             env[result] = lds_pointer(p.rt, m)
             return
         env[result] = np.asarray(m.origin, dtype=np.int64)
+
+    return run
+
+
+@handles("memref.extract_strided_metadata")
+def compile_extract_strided_metadata(p: Program, op: Any) -> Any:
+    """(the buffer as a 0-d memref, the offset in elements, the sizes, the strides) of a global memref."""
+    source = p.slot(op.operation.operands[0])
+    results = [p.slot(r) for r in op.operation.results]
+
+    def run(env: list, mask: Any) -> None:
+        m: MemRef = env[source]
+        offset = (np.asarray(m.base, dtype=np.int64) - np.asarray(m.origin, dtype=np.int64)) // m.elem.size
+        env[results[0]] = m.view(m.origin, (), (), origin=m.origin)
+        env[results[1]] = offset
+        for slot, value in zip(results[2:], [*m.shape, *m.strides]):
+            env[slot] = np.array([value], dtype=np.int64)
 
     return run
 

@@ -13,9 +13,11 @@ branch on the form.
 A new form is a class here (a subclass of :class:`PageSource`, or of a form it refines; a new pool layout of
 ``rock.block_table_view`` a subclass of :class:`BlockSource` with its :attr:`~BlockSource.layouts`, pool rule
 and :class:`PageGeometry`) and a line in :data:`FORMS`. This package builds IR with the upstream dialects
-only and imports nothing of pagedir but leaves (``offset_width``, ``reference``): the dialect's verifiers,
-the passes and the interpreter all use it. Not yet here: the generator's flags (``pagedir.gen``), the test
-data of each form (``pagedir.reference``, ``pagedir.interp.check``).
+only and imports nothing of pagedir but leaves (``offset_width``, ``reference``, ``kv_caches``): the dialect's
+verifiers, the passes and the interpreter all use it. A block-table form also gives ``pagedir-gen attention``
+its table arguments (:meth:`BlockSource.table_arguments`) and ``pagedir-run --check`` its tables
+(:meth:`BlockSource.fit_lengths`, :meth:`BlockSource.check_tables`); a pool layout is a class of
+:mod:`pagedir.kv_caches` (its shape, strides and numpy conversions) and a line in its ``POOL_LAYOUTS``.
 """
 
 from __future__ import annotations

@@ -10,14 +10,17 @@ D) * token_stride + o mod D`` elements past it.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 import mlir.ir as ir
 import numpy as np
 from mlir.dialects import affine, arith, memref
 
+from pagedir.kv_caches import POOL_LAYOUTS
 from pagedir.offset_width import offset_bits
-from pagedir.page_sources.base import I32, PageSource, RunTimePages, defined_by, index_const, int_const, value_bytes
+from pagedir.page_sources.base import (I32, PageSource, RunTimePages, defined_by, index_const, int_const,
+                                      value_bytes)
 
 
 @dataclass(frozen=True)
@@ -31,17 +34,27 @@ class PageGeometry:
     head_dim: int
     max_blocks: int | None  # block slots per sequence; None: dynamic (see slot_count_dim)
     csr: bool = False
+    #: (block, head, token) element strides of a strided pool (a view of one half of a stacked K/V cache),
+    #: None for a contiguous pool (the layout's own strides).
+    strides: tuple[int, int, int] | None = None
+    #: Elements from the pool's buffer to its element [0, 0, 0, 0]: 0, or None when known at run time.
+    offset: int | None = 0
 
     @staticmethod
     def of_types(pool: ir.MemRefType, pages: ir.MemRefType, layout: str, csr: bool = False) -> PageGeometry:
         shape = list(pool.shape) + [1] * (4 - pool.rank)  # a 3-d scale pool: one value per (token, head)
-        if layout == "nhd":
-            num_blocks, block_size, heads_kv, head_dim = shape
-        else:
-            num_blocks, heads_kv, block_size, head_dim = shape
+        num_blocks, block_size, heads_kv, head_dim = pool_layout(layout).sizes(shape)
         num_blocks = None if pool.is_dynamic_dim(0) else num_blocks
         max_blocks = None if pages.is_dynamic_dim(1) else pages.shape[1] // max(heads_kv, 1)
-        return PageGeometry(layout, num_blocks, block_size, heads_kv, head_dim, max_blocks, csr)
+        g = PageGeometry(layout, num_blocks, block_size, heads_kv, head_dim, max_blocks, csr)
+        strides, offset = pool_strides(pool)
+        if contiguous(pool) or strides is None or ir.ShapedType.get_dynamic_stride_or_offset() in strides:
+            return g  # the layout's own strides (or a layout the verifier refuses: strided_pool_error)
+        stated = (strides[0], strides[pool_layout(layout).head_dim], strides[pool_layout(layout).token_dim])
+        if (stated, offset) == ((g.block_stride, g.head_stride, g.token_stride), 0):
+            return g
+        dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+        return replace(g, strides=stated, offset=None if offset == dynamic else offset)
 
     @staticmethod
     def of(view: ir.Value) -> PageGeometry:
@@ -51,16 +64,21 @@ class PageGeometry:
         return layout_form(layout).geometry_of(op.operands[0].type, view.type, layout, len(op.operands) == 4)
 
     @property
+    def stride_triple(self) -> tuple[int, int, int]:
+        """(block, head, token) element strides: a strided pool's, else the layout's contiguous ones."""
+        return self.strides or pool_layout(self.layout).strides(self.block_size, self.heads_kv, self.head_dim)
+
+    @property
     def block_stride(self) -> int:
-        return self.block_size * self.heads_kv * self.head_dim
+        return self.stride_triple[0]
 
     @property
     def head_stride(self) -> int:
-        return self.head_dim if self.layout == "nhd" else self.block_size * self.head_dim
+        return self.stride_triple[1]
 
     @property
     def token_stride(self) -> int:
-        return self.heads_kv * self.head_dim if self.layout == "nhd" else self.head_dim
+        return self.stride_triple[2]
 
     @property
     def page_extent(self) -> int:
@@ -84,7 +102,28 @@ def layout_form(layout: str) -> type[BlockSource]:
     """The class stating the rules and geometry of pool layout ``layout``."""
     from pagedir.page_sources import view_layouts  # the registry sits above the forms
 
-    return view_layouts()[layout]
+    return view_layouts().get(layout, BlockSource)  # a layout the view refuses (it says why): read as nhd/hnd
+
+
+def pool_layout(name: str):
+    """The pool layout ``name``; a name the view's verifier refuses (it says why) is read as the last layout, so
+    that the verifiers of the ops using the view still run."""
+    return POOL_LAYOUTS.get(name) or list(POOL_LAYOUTS.values())[-1]
+
+
+def contiguous(pool: ir.MemRefType) -> bool:
+    """Whether ``pool`` has the identity layout (its strides are its layout's, whatever its dynamic sizes)."""
+    return pool.affine_map == ir.AffineMap.get_identity(pool.rank)
+
+
+def pool_strides(pool: ir.MemRefType) -> tuple[list[int] | None, int]:
+    """The element strides and offset of a pool's layout (offset: the dynamic sentinel when ``?``); (None, 0)
+    for a layout map that is no strided layout."""
+    try:
+        strides, offset = pool.get_strides_and_offset()
+    except RuntimeError:  # the bindings' "Failed to extract strides and offset"
+        return None, 0
+    return list(strides), offset
 
 
 @dataclass
@@ -101,6 +140,48 @@ def is_view(value: ir.Value) -> bool:
     return defined_by(value, "rock.block_table_view")
 
 
+def strided_pool_error(pool: ir.MemRefType, layout: str) -> str | None:
+    """Why the layout of ``pool`` is no pool the loads can read, else None: static positive strides (the
+    offset may be ``?``: the V half of a stacked cache of ``?`` blocks), rows of D contiguous elements,
+    strides and offset keeping the rows as aligned as a contiguous pool's (16-byte loads stay 16-byte
+    loads), and no two elements at one address."""
+    if contiguous(pool):
+        return None
+    strides, offset = pool_strides(pool)
+    if strides is None:
+        return f"pool {pool} must have a strided layout (its block, token and head strides), got a layout map that is none"
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    if dynamic in strides:
+        return f"pool {pool} must have static strides (only its offset may be '?'), got strides {dim_list(strides)}"
+    names = ["block", "", "", "column"]
+    names[pool_layout(layout).token_dim], names[pool_layout(layout).head_dim] = "token", "head"
+    if any(stride <= 0 for stride in strides):
+        bad = next(i for i, stride in enumerate(strides) if stride <= 0)
+        return f"pool {pool}: the {names[bad]} stride {strides[bad]} must be positive"
+    if pool.rank == 4:
+        head_dim, elem_bytes = pool.shape[3], value_bytes(pool.element_type)
+        if strides[3] != 1:
+            return f"pool {pool} must hold each row of D = {head_dim} elements contiguously (column stride 1), got {strides[3]}"
+        unit = math.gcd(head_dim, max(1, 16 // elem_bytes))
+        for name, value in [*zip(names, strides[:3]), ("offset", offset)]:
+            if value != dynamic and value % unit:
+                return (f"pool {pool}: the {name}{' stride' if name != 'offset' else ''} {value} must be a multiple of "
+                        f"{unit} elements ({unit * elem_bytes} bytes), as the rows of a contiguous pool are aligned")
+    extents = [1 if pool.is_dynamic_dim(i) else pool.shape[i] for i in range(pool.rank)]
+    span = 1  # elements the inner dims (by stride) span
+    for i in sorted(range(pool.rank), key=lambda i: strides[i]):
+        if extents[i] > 1 and strides[i] < span:
+            return (f"pool {pool}: the {names[i]} stride {strides[i]} is smaller than the {span} elements the dims "
+                    f"inside it span (two elements of the pool at one address)")
+        span = max(span, strides[i] * (extents[i] - 1) + span)
+    return None
+
+
+def dim_list(values: list[int]) -> str:
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+    return "[" + ", ".join("?" if v == dynamic else str(v) for v in values) + "]"
+
+
 class BlockSource(PageSource):
     """A block table ``memref<B x max_blocks x i32>``: slot ``s`` of sequence ``b`` is block ``table[b, s]``;
     an id outside ``[0, num_blocks)`` is a null page."""
@@ -108,9 +189,10 @@ class BlockSource(PageSource):
     name = "blocks"
     #: max_blocks (the result's pages) may be ``?``: read at run time (:meth:`slot_count_dim`).
     dynamic_dims = frozenset({1})
-    #: The pool layouts (``rock.block_table_view``'s ``layout``) whose rules this class states:
-    #: ``nhd`` = [num_blocks, block_size, Hkv, D] (vLLM flash, FlashInfer NHD), ``hnd`` = [num_blocks, Hkv, block_size, D].
-    layouts = ("nhd", "hnd")
+    #: The pool layouts (``rock.block_table_view``'s ``layout``) whose rules this class states
+    #: (:data:`pagedir.kv_caches.POOL_LAYOUTS`): ``nhd`` = [num_blocks, block_size, Hkv, D] (vLLM
+    #: flash, FlashInfer NHD), ``hnd`` = [num_blocks, Hkv, block_size, D].
+    layouts = tuple(name for name, layout in POOL_LAYOUTS.items() if layout.rows_contiguous)
 
     @staticmethod
     def matches(value: ir.Value) -> bool:
@@ -121,7 +203,7 @@ class BlockSource(PageSource):
         """Why ``pool`` is no pool of ``layout``, else None (rock.block_table_view's verifier)."""
         if pool.rank not in (3, 4):
             return f"pool must be a 4-d memref ({layout}), or a 3-d scale pool, got {pool}"
-        return None
+        return strided_pool_error(pool, layout)
 
     @classmethod
     def geometry_of(cls, pool: ir.MemRefType, pages: ir.MemRefType, layout: str, csr: bool = False) -> PageGeometry:
@@ -246,6 +328,11 @@ class BlockSource(PageSource):
             in_block = arith.muli(arith.extui(i64, block.block_id), arith.constant(i64, g.block_stride * elem_bytes))
             offset = arith.addi(in_block, arith.extui(i64, head_offset))
         base = arith.index_cast(i64, memref.extract_aligned_pointer_as_index(self.pool))
+        if g.offset is None:  # a strided pool placed at run time (the V half of a stacked cache of '?' blocks)
+            start = memref.ExtractStridedMetadataOp(self.pool).results[1]
+            base = arith.addi(base, arith.muli(arith.index_cast(i64, start), arith.constant(i64, elem_bytes)))
+        elif g.offset:  # a strided pool (one half of a stacked K/V cache): its first element past the buffer's
+            base = arith.addi(base, arith.constant(i64, g.offset * elem_bytes))
         return arith.addi(base, offset)
 
     def entries_adjacent(self, rows, first_ptr: ir.Value, pages_per_row: int, page_bytes: int) -> ir.Value:
@@ -274,6 +361,28 @@ class BlockSource(PageSource):
 
     def contiguous_run(self, page_size: int) -> tuple[int, int]:
         return self.geometry.contiguous_run
+
+    # --- the generator and the check's data ---------------------------------------------------------
+
+    @staticmethod
+    def table_arguments(batch, slots, nnz, lengths_type: str) -> tuple[list, list[str], list]:
+        """The kernel's arguments of this form (``pagedir-gen attention --page-table``): (its tables as
+        ``(name, type)`` in argument order, the names the view reads after the pool in operand order, the
+        length arguments rock.attention takes). ``batch``, ``slots`` and ``nnz`` are sizes or ``?``."""
+        return [("block_table", f"memref<{batch}x{slots}xi32>")], ["block_table"], [("seq_lens", lengths_type)]
+
+    @staticmethod
+    def fit_lengths(view: ir.Operation, seq_lens: np.ndarray, batch: int, slots: int,
+                    block_size: int) -> tuple[np.ndarray, str | None]:
+        """``pagedir-run --check``'s lengths shortened to what the view's tables can hold, or why none fit
+        (its argument named by the caller): a block table holds any."""
+        return seq_lens, None
+
+    @staticmethod
+    def check_tables(view: ir.Operation, block_table: np.ndarray, seq_lens: np.ndarray, block_size: int, batch: int,
+                     slots: int, rng: np.random.Generator) -> list[np.ndarray]:
+        """The arrays of the view's operands after the pool, placing each sequence's blocks as ``block_table``."""
+        return [block_table]
 
     # --- the interpreter ---------------------------------------------------------------------------
 

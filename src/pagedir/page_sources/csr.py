@@ -11,7 +11,7 @@ import mlir.ir as ir
 import numpy as np
 from mlir.dialects import arith, memref
 
-from pagedir.reference import csr_seq_lens
+from pagedir.reference import csr_from_block_table, csr_seq_lens
 from pagedir.page_sources.base import PageSource, RunTimePages, before_invariant_loops, index_const
 from pagedir.page_sources.blocks import BlockPages, BlockRead, BlockSource, is_view
 
@@ -69,6 +69,37 @@ class CsrSource(BlockSource):
             positions.append(arith.select(owned[-1], position, arith.constant(i32, 0)))  # never read past kv_indices
         ids = [memref.load(table, [arith.index_castui(index, position)]) for position in positions]
         return [BlockRead(head, block_id, owns) for head, block_id, owns in zip(heads, ids, owned)]
+
+    @staticmethod
+    def table_arguments(batch, slots, nnz, lengths_type: str) -> tuple[list, list[str], list]:
+        b1 = "?" if batch == "?" else batch + 1
+        tables = [("kv_indptr", f"memref<{b1}xi32>"), ("kv_indices", f"memref<{nnz}xi32>"),
+                  ("kv_last_page_len", lengths_type)]
+        return tables, ["kv_indices", "kv_indptr", "kv_last_page_len"], []
+
+    @staticmethod
+    def nnz(view: ir.Operation, batch: int, slots: int) -> int:
+        """Entries of the view's kv_indices (the table's, a dynamic one ``batch * slots`` long)."""
+        extent = ir.MemRefType(view.operands[1].type).shape[0]
+        return batch * slots if extent == ir.ShapedType.get_dynamic_size() else extent
+
+    @staticmethod
+    def fit_lengths(view, seq_lens, batch, slots, block_size):
+        """kv_indices lists each sequence's pages: a shorter one than the table can address holds shorter
+        sequences, and one shorter than the batch none."""
+        nnz = CsrSource.nnz(view, batch, slots)
+        if nnz < batch and seq_lens.any():
+            return seq_lens, (f"has room for {nnz} page ids, fewer than the {batch} sequences need (one each at "
+                              f"least; the table addresses up to {batch * slots})")
+        if (-(-seq_lens // block_size)).sum() > nnz:
+            seq_lens = np.minimum(seq_lens, max(1, nnz // batch) * block_size).astype(np.int32)
+        return seq_lens, None
+
+    @staticmethod
+    def check_tables(view, block_table, seq_lens, block_size, batch, slots, rng):
+        indptr, indices, last = csr_from_block_table(block_table, seq_lens, block_size,
+                                                     nnz=CsrSource.nnz(view, batch, slots), rng=rng)
+        return [indices, indptr, last]
 
     def at_run_time(self, operands) -> RunTimePages:
         pool, table, indptr, last_page_len = operands

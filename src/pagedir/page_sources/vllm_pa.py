@@ -6,12 +6,15 @@
   stays one 16-byte load per chunk (the loads run along D as for nhd), each at its chunk's address.
 * value ``[num_blocks, Hkv, D, block_size]``: D-major, 16 contiguous bytes are ``16 / element size``
   consecutive tokens of one head-dim element. A V tile is read with 16-byte loads along the tokens
-  (:meth:`VllmPaSource.contiguous_run`) and each load's elements stored to their ``[N, D]`` places of
-  the LDS tile, which the P V product reads as it reads any V tile: no other LDS pass. Its block size
+  (:attr:`VllmPaGeometry.contiguous_run`), each load one store to the V^T tile of the matrix loop (or its
+  elements to their ``[N, D]`` places for the VALU loop): no other LDS pass. Its block size
   must be a multiple of those tokens, so that no load straddles two blocks.
 * a 3-d pool ``[num_blocks, Hkv, block_size]`` is its per-token-head f32 scale cache (an hnd scale pool).
 
-The pool's rank says which: the same formula covers them all, ``x = 1`` for the value (and scale) pool.
+The pool's rank says which: the same formula covers them all, ``x = 1`` for the value (and scale) pool. Its
+shapes and numpy conversions are :class:`pagedir.kv_caches.VllmPagedAttention`. The matrix loop reads the
+value cache into a V^T tile (rock-gridwise-attention-to-blockwise); the pools must be contiguous (each a
+whole tensor of its own: vLLM's ``kv_cache[0]`` and ``kv_cache[1]``).
 """
 
 from __future__ import annotations
@@ -20,16 +23,13 @@ from dataclasses import dataclass
 
 import mlir.ir as ir
 
+from pagedir.kv_caches import VllmPagedAttention
 from pagedir.page_sources.base import value_bytes
 from pagedir.page_sources.blocks import BlockSource, PageGeometry
 
-#: Bytes of one chunk of vLLM's key cache and of one load along the value cache's tokens.
-CHUNK_BYTES = 16
-
-
 def chunk_elements(element_type: ir.Type) -> int:
-    """``x``: elements of one 16-byte chunk."""
-    return max(1, CHUNK_BYTES // value_bytes(element_type))
+    """``x``: elements of one 16-byte chunk (of the key cache; of a load along the value cache's tokens)."""
+    return VllmPagedAttention.chunk(value_bytes(element_type))
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,10 @@ class VllmPaGeometry(PageGeometry):
     """A head's ``block_size x D`` rows in a block lie as ``[D/x, block_size, x]`` (``x = 1``: ``[D, block_size]``)."""
 
     x: int = 1
+
+    @property
+    def block_stride(self) -> int:
+        return self.block_size * self.heads_kv * self.head_dim
 
     @property
     def head_stride(self) -> int:
@@ -111,4 +115,4 @@ class VllmPaSource(BlockSource):
             x = 1
         num_blocks = None if pool.is_dynamic_dim(0) else shape[0]
         max_blocks = None if pages.is_dynamic_dim(1) else pages.shape[1] // max(heads_kv, 1)
-        return VllmPaGeometry(layout, num_blocks, block_size, heads_kv, head_dim, max_blocks, csr, x)
+        return VllmPaGeometry(layout, num_blocks, block_size, heads_kv, head_dim, max_blocks, csr, x=x)

@@ -1,7 +1,7 @@
 // The copy-kv generator: an L2 kernel over (table, [seq_lens], out).
 // RUN: pagedir-gen copy-kv --batch 2 --num-heads-kv 4 --seq-len 48 --head-dim 32 --page-size 8 --tile-tokens 16 --layout k --dtype f16 | FileCheck %s --check-prefix=K
 // RUN: pagedir-gen copy-kv --batch 2 --num-heads-kv 4 --seq-len 48 --head-dim 32 --page-size 8 --tile-tokens 16 --layout v --dtype bf16 --seq-lens --arch gfx1100 | FileCheck %s --check-prefix=V
-// RUN: not pagedir-gen copy-kv --num-heads-kv 1 --seq-len 20 --page-size 8 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: pagedir-gen copy-kv --num-heads-kv 1 --seq-len 20 --page-size 8 | FileCheck %s --check-prefix=PARTIAL
 
 // 24 pages of 8 tokens x 32 = 256 elements per batch; 3 tiles per head, 2 x 4 x 3 workgroups.
 // K: func.func @copy_kv(%[[TABLE:.*]]: memref<2x24x1xi64>, %[[OUT:.*]]: memref<2x4x48x32xf16>)
@@ -19,4 +19,5 @@
 // V: memref.load %[[LENS]]
 // V: arith.select
 
-// BAD: pagedir-gen: error: the cache of 1 heads x 20 tokens is not a whole number of 8-token pages
+// Any capacity: 1 head x 20 tokens in 3 pages of 8 tokens, the last partly filled (the deref states it).
+// PARTIAL: "rock.deref"(%{{.*}}) {seq_len_k = 20 : i64} : (memref<2x3x1xi64>) -> memref<2x3x512xf16>

@@ -260,6 +260,62 @@ func.func @blocks_nhd_v_tile(%pool: memref<8x4x2x32xf16>, %block_table: memref<2
 
 // -----
 
+// The V half of a stacked cache [num_blocks, 2, block_size, Hkv, D] (vLLM Triton, FlashInfer): a strided
+// pool whose blocks lie 2 x 4 x 2 x 32 = 512 elements (1024 bytes) apart, starting one block's 256
+// elements (512 bytes) into the tensor; the same loads, the page address the pool's strides and offset.
+
+// CHECK-LABEL: func.func @stacked_v_tile
+// CHECK-SAME: (%[[POOL:.*]]: memref<8x4x2x32xf16, strided<[512, 64, 32, 1], offset: 256>>
+// CHECK:     %[[ID:.*]] = memref.load
+// CHECK:     arith.muli %{{.*}}, %c64_i32 : i32
+// CHECK:     arith.muli %[[ID]], %c1024_i32 : i32
+// CHECK:     %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[POOL]]
+// CHECK:     %[[BASE64:.*]] = arith.index_cast %[[BASE]] : index to i64
+// CHECK:     %[[START:.*]] = arith.addi %[[BASE64]], %c512_i64 : i64
+// CHECK:     arith.addi %[[START]], %{{.*}} : i64
+// CHECK: } {rock.stage = "PagePtrLoad"}
+func.func @stacked_v_tile(%pool: memref<8x4x2x32xf16, strided<[512, 64, 32, 1], offset: 256>>, %block_table: memref<2x4xi32>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 8 : i64} {
+  %pages = "rock.block_table_view"(%pool, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x4x2x32xf16, strided<[512, 64, 32, 1], offset: 256>>, memref<2x4xi32>) -> memref<2x8x128xf16>
+  %bid = "rock.workgroup_id"() : () -> index
+  %raw = "rock.alloc"() : () -> memref<512xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %tile = memref.view %raw[%c0][] : memref<512xi8, #gpu.address_space<workgroup>> to memref<8x32xf16, #gpu.address_space<workgroup>>
+  %b = affine.apply affine_map<(d0) -> (d0 floordiv 4)>(%bid)
+  %h = affine.apply affine_map<(d0) -> ((d0 floordiv 2) mod 2)>(%bid)
+  %t = affine.apply affine_map<(d0) -> (d0 mod 2)>(%bid)
+  "rock.blockwise_load_tile"(%pages, %tile, %b, %h, %t, %block_table) {map = affine_map<(b, h, t, n, d) -> (b, (h * 16 + t * 8 + n) * 32 + d)>, block_size = 64, page_size = 128, index_bounds = array<i64: 2, 2, 2>, operandSegmentSizes = array<i32: 1, 1, 3, 1>} : (memref<2x8x128xf16>, memref<8x32xf16, #gpu.address_space<workgroup>>, index, index, index, memref<2x4xi32>) -> ()
+  return
+}
+
+// -----
+
+// The V half of a stacked cache [2, num_blocks, block_size, Hkv, D] of '?' blocks (vLLM FlashAttention,
+// --dynamic): its offset, num_blocks blocks in, is read at run time.
+
+// CHECK-LABEL: func.func @stacked_dynamic_v_tile
+// CHECK-SAME: (%[[POOL:.*]]: memref<?x4x2x32xf16, strided<[256, 64, 32, 1], offset: ?>>
+// CHECK:     %[[BASE:.*]] = memref.extract_aligned_pointer_as_index %[[POOL]]
+// CHECK:     %[[BASE64:.*]] = arith.index_cast %[[BASE]] : index to i64
+// CHECK:     %{{.*}}, %[[OFFSET:.*]], %{{.*}}:4, %{{.*}}:4 = memref.extract_strided_metadata %[[POOL]]
+// CHECK:     %[[OFFSET64:.*]] = arith.index_cast %[[OFFSET]] : index to i64
+// CHECK:     %[[BYTES:.*]] = arith.muli %[[OFFSET64]], %c2_i64 : i64
+// CHECK:     arith.addi %[[BASE64]], %[[BYTES]] : i64
+// CHECK: } {rock.stage = "PagePtrLoad"}
+func.func @stacked_dynamic_v_tile(%pool: memref<?x4x2x32xf16, strided<[256, 64, 32, 1], offset: ?>>, %block_table: memref<2x4xi32>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 8 : i64} {
+  %pages = "rock.block_table_view"(%pool, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<?x4x2x32xf16, strided<[256, 64, 32, 1], offset: ?>>, memref<2x4xi32>) -> memref<2x8x128xf16>
+  %bid = "rock.workgroup_id"() : () -> index
+  %raw = "rock.alloc"() : () -> memref<512xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %tile = memref.view %raw[%c0][] : memref<512xi8, #gpu.address_space<workgroup>> to memref<8x32xf16, #gpu.address_space<workgroup>>
+  %b = affine.apply affine_map<(d0) -> (d0 floordiv 4)>(%bid)
+  %h = affine.apply affine_map<(d0) -> ((d0 floordiv 2) mod 2)>(%bid)
+  %t = affine.apply affine_map<(d0) -> (d0 mod 2)>(%bid)
+  "rock.blockwise_load_tile"(%pages, %tile, %b, %h, %t, %block_table) {map = affine_map<(b, h, t, n, d) -> (b, (h * 16 + t * 8 + n) * 32 + d)>, block_size = 64, page_size = 128, index_bounds = array<i64: 2, 2, 2>, operandSegmentSizes = array<i32: 1, 1, 3, 1>} : (memref<2x8x128xf16>, memref<8x32xf16, #gpu.address_space<workgroup>>, index, index, index, memref<2x4xi32>) -> ()
+  return
+}
+
+// -----
+
 // The same tile through a FlashInfer CSR table (hnd: head_stride = block_size x D = 128):
 // slot s of sequence b is kv_indices[kv_indptr[b] + s] when s < kv_indptr[b + 1] - kv_indptr[b];
 // the position is clamped into kv_indices and a slot the sequence does not own is a null page.

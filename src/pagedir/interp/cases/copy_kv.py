@@ -55,12 +55,17 @@ def check_case(func_op, rng: np.random.Generator, device):
     dense = rounded(rng.standard_normal((b, h, s, d)).astype(np.float32), shape["dtype"])
     seq_lens = rng.integers(1, s + 1, size=b).astype(np.int32) if shape["seq_lens"] else None
     # A page is unused when every token it holds is past the sequence: its pointer is null.
-    lowest_token = (np.arange(pages * page) // d % s).reshape(pages, page).min(axis=1)
+    elements = np.arange(pages * page)
+    tokens = np.where(elements < h * s * d, elements // d % s, s)  # past the cache (a partly filled last page): none
+    lowest_token = tokens.reshape(pages, page).min(axis=1)
     null = np.zeros((b, pages), dtype=bool)
     if seq_lens is not None:
         null = lowest_token[None, :] >= seq_lens[:, None]
-    table, kept = scatter_pages(dense.reshape(b, pages, page), null, shape["dtype"], rng, device)
-    expected = reference(dense, seq_lens, np.repeat(null, page, axis=1).reshape(b, h, s, d))
+    # a partly filled last page: NaN past the cache (the kernel must not copy it)
+    flat = np.concatenate([dense.reshape(b, -1), np.full((b, pages * page - h * s * d), np.nan, np.float32)], axis=1)
+    table, kept = scatter_pages(flat.reshape(b, pages, page), null, shape["dtype"], rng, device)
+    null_tokens = np.repeat(null, page, axis=1)[:, : h * s * d].reshape(b, h, s, d)
+    expected = reference(dense, seq_lens, null_tokens)
     out = np.zeros((b, h, s, d), dtype=np.float32)
     args = [table] + ([seq_lens] if seq_lens is not None else []) + [out]
     return CheckCase(args=args, expected={len(args) - 1: expected}, keep_alive=kept)

@@ -579,6 +579,42 @@ func.func @deref_dynamic_pages(%table: memref<?x?x1xi64>) {
 
 // -----
 
+// Strided pools (a half of a stacked K/V cache): rows of D contiguous elements.
+func.func @view_strided_columns(%pool: memref<8x16x2x64xf16, strided<[4096, 256, 128, 2]>>, %table: memref<2x4xi32>) {
+  // expected-error @+1 {{'rock.block_table_view' op pool memref<8x16x2x64xf16, strided<[4096, 256, 128, 2]>> must hold each row of D = 64 elements contiguously (column stride 1), got 2}}
+  %k = "rock.block_table_view"(%pool, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x16x2x64xf16, strided<[4096, 256, 128, 2]>>, memref<2x4xi32>) -> memref<2x8x1024xf16>
+  return
+}
+
+// -----
+
+// Strides known at run time: the page addresses and the loads' descriptors are compiled in.
+func.func @view_dynamic_stride(%pool: memref<8x16x2x64xf16, strided<[?, 128, 64, 1]>>, %table: memref<2x4xi32>) {
+  // expected-error @+1 {{'rock.block_table_view' op pool memref<8x16x2x64xf16, strided<[?, 128, 64, 1]>> must have static strides (only its offset may be '?'), got strides [?, 128, 64, 1]}}
+  %k = "rock.block_table_view"(%pool, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x16x2x64xf16, strided<[?, 128, 64, 1]>>, memref<2x4xi32>) -> memref<2x8x1024xf16>
+  return
+}
+
+// -----
+
+// An offset that puts rows off the 16-byte alignment of a contiguous pool's rows.
+func.func @view_misaligned_offset(%pool: memref<8x16x2x64xf16, strided<[4096, 128, 64, 1], offset: 4>>, %table: memref<2x4xi32>) {
+  // expected-error @+1 {{'rock.block_table_view' op pool memref<8x16x2x64xf16, strided<[4096, 128, 64, 1], offset: 4>>: the offset 4 must be a multiple of 8 elements (16 bytes), as the rows of a contiguous pool are aligned}}
+  %k = "rock.block_table_view"(%pool, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x16x2x64xf16, strided<[4096, 128, 64, 1], offset: 4>>, memref<2x4xi32>) -> memref<2x8x1024xf16>
+  return
+}
+
+// -----
+
+// Tokens 32 elements apart with rows of 64: two tokens' rows overlap.
+func.func @view_overlapping_rows(%pool: memref<8x2x16x64xf16, strided<[4096, 2048, 32, 1]>>, %table: memref<2x4xi32>) {
+  // expected-error @+1 {{'rock.block_table_view' op pool memref<8x2x16x64xf16, strided<[4096, 2048, 32, 1]>>: the token stride 32 is smaller than the 64 elements the dims inside it span (two elements of the pool at one address)}}
+  %k = "rock.block_table_view"(%pool, %table) {layout = "hnd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x16x64xf16, strided<[4096, 2048, 32, 1]>>, memref<2x4xi32>) -> memref<2x8x1024xf16>
+  return
+}
+
+// -----
+
 // vLLM's paged-attention key cache splits D into 16-byte chunks: x = 16 / 2 bytes = 8 for f16.
 func.func @view_vllm_pa_key_chunk(%pool: memref<8x2x8x16x4xf16>, %table: memref<2x4xi32>) {
   // expected-error @+1 {{'rock.block_table_view' op vllm-pa key pool memref<8x2x8x16x4xf16> must be [num_blocks, Hkv, D/x, block_size, x] with x = 16 bytes / 2-byte elements = 8, got x = 4}}

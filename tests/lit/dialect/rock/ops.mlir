@@ -115,6 +115,21 @@ func.func @serving_views(%pool: memref<8x16x2x64xf16>, %hnd: memref<8x2x16x64xf1
 
 // -----
 
+// A stacked K/V cache (vLLM Triton, FlashInfer: [num_blocks, 2, block_size, Hkv, D]): K and V are strided
+// pools, subviews of the one tensor, their block stride twice a block's elements, V one block's elements in.
+// CHECK-LABEL: func.func @stacked_views
+// CHECK: "rock.block_table_view"(%{{.*}}, %{{.*}}) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x16x2x64xf16, strided<[4096, 128, 64, 1]>>, memref<2x4xi32>) -> memref<2x8x1024xf16>
+// CHECK: "rock.block_table_view"(%{{.*}}, %{{.*}}) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<?x16x2x64xf16, strided<[2048, 128, 64, 1], offset: ?>>, memref<2x4xi32>) -> memref<2x8x1024xf16>
+func.func @stacked_views(%kv: memref<8x2x16x2x64xf16>, %kv0: memref<2x?x16x2x64xf16>, %table: memref<2x4xi32>, %n: index) {
+  %k_cache = memref.subview %kv[0, 0, 0, 0, 0] [8, 1, 16, 2, 64] [1, 1, 1, 1, 1] : memref<8x2x16x2x64xf16> to memref<8x16x2x64xf16, strided<[4096, 128, 64, 1]>>
+  %v_cache = memref.subview %kv0[1, 0, 0, 0, 0] [1, %n, 16, 2, 64] [1, 1, 1, 1, 1] : memref<2x?x16x2x64xf16> to memref<?x16x2x64xf16, strided<[2048, 128, 64, 1], offset: ?>>
+  %k = "rock.block_table_view"(%k_cache, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x16x2x64xf16, strided<[4096, 128, 64, 1]>>, memref<2x4xi32>) -> memref<2x8x1024xf16>
+  %v = "rock.block_table_view"(%v_cache, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<?x16x2x64xf16, strided<[2048, 128, 64, 1], offset: ?>>, memref<2x4xi32>) -> memref<2x8x1024xf16>
+  return
+}
+
+// -----
+
 // vLLM's paged-attention caches in place: key [num_blocks, Hkv, D/x, block_size, x] (x = 8 f16), value
 // [num_blocks, Hkv, D, block_size], read by rock.attention through one block table.
 // CHECK-LABEL: func.func @vllm_pa_views
