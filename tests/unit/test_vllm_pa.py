@@ -159,6 +159,8 @@ def test_the_generator_writes_vllms_tensors() -> None:
                         "16-byte loads along a block's tokens of 8 f16 elements)"),
     (dict(head_dim=36, page_size=8), "--head-dim 36 must be a multiple of x = 8 with --kv-layout vllm-pa"),
     (dict(kv_dtype="fp8e4m3fnuz", head_dim=64, page_size=8), "--page-size 8 must be a multiple of x = 16"),
+    (dict(kv_cache="stacked0"), "--kv-cache stacked0 stacks K and V pools of one shape; --kv-layout vllm-pa's key "
+                                "and value caches differ"),
 ])
 def test_vllm_pa_constraints_are_refused_naming_the_value_and_the_limit(overrides, message: str) -> None:
     with pytest.raises(UserError, match=re.escape(message)):
