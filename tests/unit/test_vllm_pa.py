@@ -2,9 +2,10 @@
 ``[num_blocks, Hkv, D/x, block_size, x]`` with ``x = 16 bytes / element size``, value ``[num_blocks, Hkv, D,
 block_size]``.
 
-The kernels are written here as a user would (no generator), run at L0 and after rock-kernel-pipeline on
-caches with shuffled blocks, a block shared by two sequences, NaN in unused blocks and in the slots past
-each sequence's length, and compared with the reference on the same values in dense form.
+Kernels written as a user would (no generator), and the generator's (``--kv-layout vllm-pa``, checked as
+``pagedir-run --check`` does), run at L0 and after rock-kernel-pipeline on caches with shuffled blocks, a block
+shared by two sequences, NaN in unused blocks and in the slots past each sequence's length, and compared with
+the reference on the same values in dense form; their loads in the assembly.
 """
 
 from __future__ import annotations
@@ -16,11 +17,15 @@ import numpy as np
 import pytest
 
 from pagedir import driver, interp, reference
+from pagedir.backend import kernel_reports
 from pagedir.context import make_context
+from pagedir.errors import UserError
+from pagedir.gen import attention as gen
 from pagedir.interp.check import TOLERANCE, host_values
 
+from test_serving_forms import check_kernel, make_args
+
 BATCH, HEADS_Q, HEADS_KV, HEAD_DIM, BLOCK, SLOTS, NUM_BLOCKS = 2, 4, 2, 32, 16, 3, 7
-ELEMENT = {"f16": "f16", "bf16": "bf16"}
 
 
 def kernel_text(dtype: str, seq_q: int, causal: bool, csr: bool, arch: str) -> str:
@@ -111,11 +116,6 @@ def test_pool_to_vllm_pa_round_trips_through_nhd() -> None:
 
 # --- pagedir-gen attention --kv-layout vllm-pa, checked as pagedir-run --check does -------------------------
 
-from test_serving_forms import check_kernel, make_args  # noqa: E402
-
-from pagedir.errors import UserError  # noqa: E402
-from pagedir.gen import attention as gen  # noqa: E402
-
 SMALL = dict(num_heads_q=4, num_heads_kv=2, head_dim=32, seq_len_k=40, page_size=16)
 PHASES = {"decode": dict(seq_len_q=1), "prefill-causal": dict(seq_len_q=5, causal=True)}
 
@@ -170,8 +170,6 @@ def test_vllm_pa_constraints_are_refused_naming_the_value_and_the_limit(override
 @pytest.mark.parametrize(("arch", "phase"), [("gfx942", "decode"), ("gfx942", "prefill-causal"), ("gfx1100", "decode")])
 def test_vllm_pa_kernels_read_16_bytes_per_load_without_waterfall(arch: str, phase: str) -> None:
     # Both caches in 16-byte buffer loads (K: a chunk of a row; V: 8 tokens of a column), descriptors per wave.
-    from pagedir.backend import kernel_reports
-
     args = make_args(page_table="blocks", kv_layout="vllm-pa", arch=arch, head_dim=128, num_heads_q=16, seq_len_k=512,
                      **PHASES[phase])
     with make_context():

@@ -27,6 +27,7 @@ from pagedir.kv_caches import VllmPagedAttention
 from pagedir.page_sources.base import value_bytes
 from pagedir.page_sources.blocks import BlockSource, PageGeometry
 
+
 def chunk_elements(element_type: ir.Type) -> int:
     """``x``: elements of one 16-byte chunk (of the key cache; of a load along the value cache's tokens)."""
     return VllmPagedAttention.chunk(value_bytes(element_type))
