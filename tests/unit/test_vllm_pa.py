@@ -177,3 +177,13 @@ def test_vllm_pa_kernels_read_16_bytes_per_load_without_waterfall(arch: str, pha
         asm = driver.run(module.operation, driver.CompileOptions(arch=arch), start="L0", end="asm")["asm"]
     (report,) = kernel_reports(asm, arch)
     assert set(report.buffer_loads) == {"dwordx4"} and report.waterfall_buffer_loads == 0
+
+
+def test_vllms_caches_given_to_an_nhd_kernel_are_refused_naming_the_argument() -> None:
+    # Passed as they are to a kernel of another layout, the caches are refused, not read with nhd's strides.
+    args, _ = draw("f16", 1, False, False, seed=1)
+    text = gen.generate(make_args(page_table="blocks", kv_layout="nhd", num_blocks=NUM_BLOCKS, seq_len_k=SLOTS * BLOCK,
+                                  head_dim=HEAD_DIM, num_heads_q=HEADS_Q, num_heads_kv=HEADS_KV, batch=BATCH))
+    refused = r"arg1 \(%k_cache\) has shape \[7, 2, 4, 16, 8\]; the argument is memref<7x16x2x32xf16>"
+    with make_context(), pytest.raises(interp.InputError, match=refused):
+        interp.run(text, "paged_attention", args)
