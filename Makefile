@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 # Written after a successful install; redone when the dependencies change.
 INSTALLED := $(VENV)/.installed
 
-.PHONY: demo test lit pytest plant docs bench bench-quick bench-peers fuzz clean
+.PHONY: demo test lit pytest plant docs bench bench-quick bench-peers llvm-mca fuzz clean gpu-artefacts
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -75,10 +75,30 @@ $(PEERS_INSTALLED): benchmarks/requirements-peers.txt benchmarks/requirements-pe
 	$(PEERS_VENV)/bin/python -m pip install --quiet --no-deps -r benchmarks/requirements-peers-nodeps.txt
 	touch $@
 
-bench-peers: $(INSTALLED) $(PEERS_INSTALLED)
+# llvm-mca for the cycles column (benchmarks/mca.py): Debian's llvm-19 (it knows gfx942 and gfx1100,
+# not gfx950), unless an llvm-mca of LLVM 19 or newer is there already ($LLVM_MCA, /usr/lib/llvm-N).
+LLVM_MCA_FOUND = $(shell ls /usr/lib/llvm-19/bin/llvm-mca /usr/lib/llvm-2[0-9]/bin/llvm-mca 2>/dev/null | head -1)
+SUDO ?= $(shell test "$$(id -u)" = 0 || echo sudo)
+
+llvm-mca:
+	@test -n "$(LLVM_MCA)$(LLVM_MCA_FOUND)" || $(SUDO) apt-get install -y llvm-19
+
+bench-peers: $(INSTALLED) $(PEERS_INSTALLED) llvm-mca
 	$(BIN)/python benchmarks/peers.py pagedir
 	$(PEERS_VENV)/bin/python benchmarks/peers.py vllm
 	$(BIN)/python benchmarks/peers.py report --readme README.md
+
+# The GPU run's kernels, compiled here on the CPU (benchmarks/gpu/build_artefacts.py) into
+# benchmarks/gpu/artefacts, the folder a GPU machine gets with the repository; there,
+# `PYTHONPATH=src python benchmarks/gpu/run_gpu.py` checks and times them (torch and Triton only).
+# vLLM's kernel source is copied from .venv-peers when `make bench-peers` set it up.
+# PTX by default: the driver compiles it when it is loaded; GPU_EMIT=cubin needs ptxas (NVIDIA's
+# nvidia-cuda-nvcc wheel).
+GPU_ARCH ?= sm_90
+GPU_EMIT ?= ptx
+
+gpu-artefacts: $(INSTALLED)
+	$(BIN)/python benchmarks/gpu/build_artefacts.py --arch $(GPU_ARCH) --emit $(GPU_EMIT) --out benchmarks/gpu/artefacts --vllm-python $(PEERS_VENV)/bin/python
 
 # Fuzz sweep (benchmarks/fuzz.py): 5000 mutated inputs and argument vectors over the four tools,
 # 2 at a time; the report and the first reproducers of each bad class go to benchmarks/results.

@@ -35,7 +35,8 @@ def measure_config(config: Config, repeat: int) -> dict:
                             "lds_after_reuse": first["lds"].get("after_reuse"), **first["work"]}
         if "n_per_block" in record["kernel"]:
             record["kernel"]["kv_tiles"] = -(-config.seq_k // record["kernel"]["n_per_block"])
-            # The KV loop's instructions (one wave's program) per token of the workgroup's KV tile. Without a
+            # The KV loop's common path (one wave's program on every tile; the masked tiles' arm is counted
+            # apart in the report) per token of the workgroup's KV tile. Without a
             # loop (LLVM unrolled a workgroup's few tiles, or a split has one tile) the whole kernel counts,
             # over the KV tokens one workgroup reads, marked straight-line.
             kernel = record["kernel"]
@@ -44,7 +45,7 @@ def measure_config(config: Config, repeat: int) -> dict:
                 tokens = -(-config.seq_k // kernel.get("num_splits", 1))
                 kernel["loop_instructions_per_kv_token"] = round(kernel["instructions"] / tokens, 2)
             else:
-                kernel["loop_instructions_per_kv_token"] = round(kernel["loop_instructions"] / kernel["n_per_block"], 2)
+                kernel["loop_instructions_per_kv_token"] = round(kernel["loop_common_instructions"] / kernel["n_per_block"], 2)
         record["bytes_required"] = config.required_bytes()
         if config.interpret:
             record["interp"] = measure.interpret(text, first["l6"], first["entry"])

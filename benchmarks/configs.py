@@ -28,6 +28,8 @@ class Config:
     group: str = "main"
     #: pagedir-gen --num-splits (0: chosen from the chip's compute units); None: no flag, one split.
     splits: int | None = None
+    #: pagedir-gen --seq-lens: ragged sequences, each its length (the model still reads every token).
+    ragged: bool = False
     #: How the K/V tiles reach LDS: "" (registers, row-major tiles), "swizzle" (--lds-swizzle) or "dma"
     #: (--lds-swizzle --lds-dma: direct global -> LDS loads into the swizzled tiles).
     lds: str = ""
@@ -44,7 +46,9 @@ class Config:
         shape = f"b{self.batch}-hq{self.heads_q}-hkv{self.heads_kv}-sq{self.seq_q}" if self.kind == "attention" else f"b{self.batch}-h{self.heads_kv}"
         split = "" if self.splits is None else "-splits-auto" if self.splits == 0 else f"-splits{self.splits}"
         lds = f"-lds-{self.lds}" if self.lds else ""
-        return f"{self.phase}-{shape}-sk{self.seq_k}-d{self.head_dim}-{layout}-{self.dtype}-{self.arch}{split}{lds}"
+        ragged = "-ragged" if self.ragged else ""
+        return (f"{self.phase}-{shape}-sk{self.seq_k}-d{self.head_dim}-{layout}-{self.dtype}-{self.arch}{split}{lds}"
+                f"{ragged}")
 
     @property
     def paged_twin(self) -> str:
@@ -63,7 +67,8 @@ class Config:
         splits = [] if self.splits is None else ["--num-splits", str(self.splits)]
         lds = {"": [], "swizzle": ["--lds-swizzle"], "dma": ["--lds-swizzle", "--lds-dma"]}[self.lds]
         pools = ["--page-table", self.page_table, "--kv-layout", self.kv_layout] if self.page_table != "pointers" else []
-        return argv + (["--causal"] if self.causal else []) + (["--dense"] if self.dense else []) + splits + lds + pools
+        return (argv + (["--causal"] if self.causal else []) + (["--dense"] if self.dense else []) + splits + lds
+                + (["--seq-lens"] if self.ragged else []) + pools)
 
     def required_bytes(self) -> dict[str, int]:
         """What the kernel cannot do without: every live K/V byte, the page pointers, Q once; out written once.
@@ -151,8 +156,9 @@ def peer_configurations(archs: tuple[str, ...] = PEER_ARCHS) -> list[Config]:
     """The shapes of the side-by-side comparison with vLLM's kernels (`make bench-peers`), D 128, pages of 16, f16.
 
     Decode: 2 sequences, GQA 1 (8 query heads on 8 KV heads) and GQA 8 (16 on 2), 512 and 8192
-    tokens, split along the KV sequence as the chip asks (``--num-splits 0``). Prefill: one
-    sequence, 32 query heads on 8 KV heads, causal, Sq = Sk = 256 and 2048.
+    tokens, split along the KV sequence as the chip asks (``--num-splits 0``); the README's main
+    kernel (GQA 8, 512 tokens, ragged: ``--seq-lens``) and one sequence of GQA 8 on one KV head,
+    8192 tokens. Prefill: one sequence, 32 query heads on 8 KV heads, causal, Sq = Sk = 256 and 2048.
     """
     configs = []
     for arch in archs:
@@ -160,6 +166,10 @@ def peer_configurations(archs: tuple[str, ...] = PEER_ARCHS) -> list[Config]:
             for seq_k in (512, 8192):
                 configs.append(Config("attention", arch, 128, 16, "decode", batch=2, heads_q=heads_q, heads_kv=heads_kv,
                                       seq_k=seq_k, splits=0, group="peers"))
+        configs.append(Config("attention", arch, 128, 16, "decode", batch=2, heads_q=16, heads_kv=2, seq_k=512,
+                              splits=0, group="peers", ragged=True))
+        configs.append(Config("attention", arch, 128, 16, "decode", batch=1, heads_q=8, heads_kv=1, seq_k=8192,
+                              splits=0, group="peers"))
         for seq in (256, 2048):
             configs.append(Config("attention", arch, 128, 16, "prefill", batch=1, heads_q=32, heads_kv=8, seq_q=seq,
                                   seq_k=seq, causal=True, group="peers"))

@@ -12,8 +12,10 @@ instructions by width, barriers, instructions) and adds:
   instruction, not about the addressing form);
 * the *hot loop*: of the natural loops of the control-flow graph (:mod:`pagedir.backend.loops`), the
   one holding the most vector loads and matrix instructions, the shortest on a tie: the KV loop of
-  an attention kernel.
-  Its static instruction count per wave, times the waves of a workgroup, over the KV tokens
+  an attention kernel. Its *common path* (:func:`pagedir.backend.loops.hot_loop_paths`: the fewest
+  matrix instructions, pages read one by one) is what a wave runs on every tile; a path with more
+  matrix instructions is the *rare arm* of the masked tiles (the causal diagonal), counted apart.
+  The common path's instructions per wave, times the waves of a workgroup, over the KV tokens
   one iteration consumes, is the *hot-loop instructions per KV token* of a workgroup;
 * the kernel's lines from its label even when the label line carries a comment (Triton's
   assembly); the memory tables of the report are counted on those lines;
@@ -33,7 +35,7 @@ from typing import Any
 
 from pagedir.arch import get_chip
 from pagedir.backend.occupancy import occupancy, waves_per_workgroup
-from pagedir.backend.loops import basic_blocks, natural_loops
+from pagedir.backend.loops import LoopPaths, basic_blocks, loop_paths, natural_loops
 from pagedir.backend.report import access_width_bits, instruction, instruction_statistics, kernel_reports
 
 _MATRIX = {"mfma": ("v_mfma", "v_smfmac"), "wmma": ("v_wmma", "v_swmmac")}
@@ -121,15 +123,40 @@ def span_statistics(body: list[str], lines: list[int] | None = None) -> dict[str
     return stats
 
 
-def hot_loop(body: list[str]) -> dict[str, int] | None:
-    """The statistics of the loop with the most vector loads + matrix instructions (shortest on a tie)."""
+def hot_paths(body: list[str]) -> LoopPaths | None:
+    """The paths of the loop with the most vector loads + matrix instructions (shortest on a tie)."""
+    blocks = basic_blocks(body)
     best = None
-    for lines in loops(body):
-        stats = span_statistics(body, lines)
+    for loop in natural_loops(blocks):
+        stats = span_statistics(body, sorted(line for b in loop.blocks for line in blocks[b].lines))
         key = (stats["vector_loads"] + stats["mfma"] + stats["wmma"], -stats["instructions"])
         if best is None or key > best[0]:
-            best = (key, stats)
-    return None if best is None else best[1]
+            best = (key, loop)
+    return None if best is None else loop_paths(body, blocks, best[1])
+
+
+def hot_loop(body: list[str]) -> dict[str, Any] | None:
+    """The statistics of the hot loop's common path (:func:`pagedir.backend.loops.hot_loop_paths`), with
+    ``all``: those of every block of the loop once, ``shortest_instructions``: the common path with
+    adjacent pages, and ``rare``: the statistics of an iteration through the rarely taken arm (None without)."""
+    paths = hot_paths(body)
+    if paths is None:
+        return None
+    return {**span_statistics(body, paths.lines(paths.common)),
+            "all": span_statistics(body, sorted(line for b in paths.loop.blocks for line in paths.blocks[b].lines)),
+            "shortest_instructions": len(paths.lines(paths.common_shortest)),
+            "rare": None if paths.rare is None else span_statistics(body, paths.lines(paths.rare))}
+
+
+def kernel_text(body: list[str]) -> list[str]:
+    """The kernel's instructions in text order."""
+    return [text for text in map(instruction, body) if text]
+
+
+def hot_loop_text(body: list[str]) -> list[str]:
+    """The instructions of the hot loop's common path in the order a wave runs them (for llvm-mca)."""
+    paths = hot_paths(body)
+    return [] if paths is None else [instruction(body[line]) for line in paths.lines(paths.common)]
 
 
 def merged_widths(*tables: dict[str, int]) -> dict[str, int]:

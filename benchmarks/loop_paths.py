@@ -9,7 +9,10 @@ block after another, each instruction once. A branch on ``exec`` (``s_cbranch_ex
 exit of ``execnz``); a uniform branch (``vcc``, ``scc``) either way, and the shortest and the
 longest paths are reported. In a paged decode kernel the uniform branches inside the KV loop are
 the adjacent-page choices: the shortest path is the wave whose pages are adjacent, the longest
-the wave reading page by page (shuffled pages).
+the wave reading page by page (shuffled pages). A masked tile's arm (causal prefill's diagonal:
+each P V product three times) is a uniform choice too, taken on one tile or two of a workgroup:
+the kernel report's *common path* and *masked arm* (:func:`pagedir.backend.loops.hot_loop_paths`)
+count it apart and are printed beside them.
 
 Each path's instructions are split by unit: vector (``v_``: the math, and per-lane offsets),
 scalar (``s_``: wave-uniform page and address work, scalar loads of the table, waits, branches)
@@ -26,7 +29,7 @@ import re
 from functools import cache
 
 from pagedir.backend.loops import basic_blocks, dominators, hot_loop, instruction
-from pagedir.backend.report import kernel_bodies, parse_metadata
+from pagedir.backend.report import kernel_bodies, loop_path_statistics, parse_metadata
 
 _EXEC_BRANCH_RE = re.compile(r"^s_cbranch_exec(z|nz)\b")
 
@@ -71,6 +74,10 @@ def path_counts(body: list[str]) -> dict[str, dict[str, int]] | None:
         vector, scalar, memory = best(loop.header, longest)
         result[name] = {"instructions": vector + scalar + memory, "vector": vector, "scalar": scalar, "memory": memory}
     result["loop"] = {"instructions": loop.instructions}
+    # the report's split of the same loop: the common path (fewest matrix instructions) and the masked arm
+    stats = loop_path_statistics(body)
+    result["common"] = {"instructions": stats["loop_common_instructions"], "matrix": stats["loop_common_matrix"]}
+    result["rare"] = {"instructions": stats["loop_rare_instructions"], "matrix": stats["loop_rare_matrix"]}
     return result
 
 
@@ -88,7 +95,9 @@ def main(argv: list[str] | None = None) -> None:
             short, long = counts["shortest"], counts["longest"]
             print(f"{path} {name}: loop {counts['loop']['instructions']}, "
                   f"shortest path {short['instructions']} (v {short['vector']}, s {short['scalar']}, mem {short['memory']}), "
-                  f"longest path {long['instructions']} (v {long['vector']}, s {long['scalar']}, mem {long['memory']})")
+                  f"longest path {long['instructions']} (v {long['vector']}, s {long['scalar']}, mem {long['memory']}), "
+                  f"common path {counts['common']['instructions']}"
+                  + (f", masked arm {counts['rare']['instructions']}" if counts["rare"]["instructions"] else ""))
 
 
 if __name__ == "__main__":

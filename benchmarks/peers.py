@@ -44,7 +44,12 @@ def kv_tokens_per_workgroup(config: Config, splits: int) -> float:
 
 
 def launch_record(name: str, grid: list[int] | int, counters: dict[str, Any], *, tokens_per_iteration: int | None,
-                  kv_tokens: float, nbytes: float) -> dict[str, Any]:
+                  kv_tokens: float, nbytes: float, masked_tiles: float = 0.0, loop_text: list[str] | None = None,
+                  whole_text: list[str] | None = None) -> dict[str, Any]:
+    """One launch: its counters, iterations and KV tokens; ``masked_tiles``: the iterations of a wave that take
+    the hot loop's rarely taken arm; ``loop_text`` / ``whole_text``: the common path's instructions and the
+    whole kernel's: the first (the second without a loop) is kept for llvm-mca in the report step
+    (:mod:`benchmarks.mca`, in the project's environment)."""
     workgroups = grid if isinstance(grid, int) else _volume(grid)
     loop = counters.get("hot_loop") or {}
     iterations = kv_tokens / tokens_per_iteration if tokens_per_iteration and loop else 1.0
@@ -58,8 +63,10 @@ def launch_record(name: str, grid: list[int] | int, counters: dict[str, Any], *,
         # No loop left (one KV tile per workgroup, unrolled): the whole kernel serves its tokens.
         per_token = counters["instructions"] * counters["waves_per_workgroup"] / kv_tokens
     return {"kernel": name, "grid": grid, "workgroups": workgroups, "tokens_per_iteration": tokens_per_iteration,
-            "iterations": iterations, "nbytes": nbytes, "counters": {k: counters[k] for k in keep},
-            "per_kv_token": per_token, "straight_line": straight}
+            "iterations": iterations, "kv_tokens": kv_tokens,
+            "rare_iterations": masked_tiles if loop.get("rare") else 0.0, "nbytes": nbytes,
+            "counters": {k: counters[k] for k in keep}, "per_kv_token": per_token, "straight_line": straight,
+            "mca_text": "\n".join((loop_text if loop else whole_text) or [])}
 
 
 def _volume(grid: list[int]) -> int:
@@ -88,16 +95,21 @@ def measure_pagedir(config: Config) -> dict[str, Any]:
         warm_s = time.perf_counter() - started
     assert warm.hit and not cold.hit
     counted = isa.count(cold.artefact, config.arch)
+    bodies = isa.kernel_bodies(cold.artefact, list(counted))
     required = sum(config.required_bytes().values())
     splits = work.get("num_splits", 1)
+    positions = max(1, work["m_per_block"] // (config.heads_q // config.heads_kv))
+    masked = roofline.masked_tiles(config.seq_q, config.seq_k, positions, work["n_per_block"]) if config.causal else 0.0
     launches = []
     for number, launch in enumerate(work["launches"]):
         main = number == 0
+        body = bodies[launch["name"]]
         launches.append(launch_record(
             launch["name"], launch["grid"], counted[launch["name"]],
             tokens_per_iteration=work["n_per_block"] if main else None,
             kv_tokens=kv_tokens_per_workgroup(config, splits) if main else 0,
             nbytes=required + work["workspace_bytes"] if main else work["workspace_bytes"],
+            masked_tiles=masked if main else 0.0, loop_text=isa.hot_loop_text(body), whole_text=isa.kernel_text(body),
         ))
     return {"side": "pagedir", "kernel": "pagedir", "launches": launches, "splits": splits,
             "rows_per_workgroup": work["m_per_block"], "workspace_bytes": work["workspace_bytes"],
@@ -142,11 +154,13 @@ def measure_vllm(config: Config, label: str, peer: str, force_2d: bool) -> dict[
         main = number == 0
         counted = isa.count(launch["asm"], config.arch, launch_lds_bytes=launch["shared_bytes"])
         name = next(iter(counted))
+        body = isa.kernel_bodies(launch["asm"], [name])[name]
         records.append(launch_record(
             launch["kernel"], launch["grid"], counted[name],
             tokens_per_iteration=tokens if main else None,
             kv_tokens=kv_tokens_per_workgroup(config, splits) if main else 0,
             nbytes=required + workspace if main else workspace,
+            loop_text=isa.hot_loop_text(body), whole_text=isa.kernel_text(body),
         ))
         records[-1]["constants"] = {k: v if isinstance(v, (bool, int, float)) else str(v)
                                     for k, v in launch["constants"].items()}

@@ -8,13 +8,14 @@ wins per column closes the phase. Every time in the ``model`` columns comes from
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import platform
 import time
 from typing import Any, Callable
 
-from benchmarks import roofline
+from benchmarks import mca, roofline
 
 README_START = "<!-- peers:start (written by `make bench-peers`) -->"
 README_END = "<!-- peers:end -->"
@@ -47,24 +48,91 @@ def load_text(record: dict) -> str:
     return " ".join(f"{n}x{sizes.get(w, w)}" for w, n in order) or "-"
 
 
+def model_launch(launch: dict) -> roofline.Launch:
+    """The roofline's view of one launch record: the hot loop's common path every iteration, its rarely taken
+    arm on the masked tiles (records written before the loop's paths were counted apart have the loop's
+    blocks as their common path and no arm)."""
+    c = launch["counters"]
+    loop = c.get("hot_loop") or {}
+    every = loop.get("all") or {}
+    rare = loop.get("rare") or {}
+
+    def matrix(stats: dict) -> int:
+        return stats.get("mfma", 0) + stats.get("wmma", 0)
+
+    return roofline.Launch(
+        workgroups=launch["workgroups"], waves_per_workgroup=c["waves_per_workgroup"], occupancy=c["occupancy"],
+        instructions=c["instructions"], matrix_instructions=c["mfma"] + c["wmma"], matrix_flops=c["matrix_flops"],
+        loop_instructions=loop.get("instructions", 0), loop_matrix_instructions=matrix(loop),
+        loop_matrix_flops=loop.get("matrix_flops", 0), iterations=launch["iterations"], nbytes=launch["nbytes"],
+        loop_all_instructions=every.get("instructions", 0), loop_all_matrix_instructions=matrix(every),
+        loop_all_matrix_flops=every.get("matrix_flops", 0),
+        rare_instructions=rare.get("instructions", loop.get("instructions", 0)) - loop.get("instructions", 0),
+        rare_matrix_instructions=matrix(rare or loop) - matrix(loop),
+        rare_matrix_flops=rare.get("matrix_flops", loop.get("matrix_flops", 0)) - loop.get("matrix_flops", 0),
+        rare_iterations=launch.get("rare_iterations", 0.0) if rare else 0.0)
+
+
 def model_estimate(record: dict) -> dict[str, Any]:
     chip = roofline.CHIPS[record["config"]["arch"]]
-    launches = []
-    for launch in record["launches"]:
-        c = launch["counters"]
-        loop = c.get("hot_loop") or {}
-        launches.append(roofline.Launch(
-            workgroups=launch["workgroups"], waves_per_workgroup=c["waves_per_workgroup"], occupancy=c["occupancy"],
-            instructions=c["instructions"], matrix_instructions=c["mfma"] + c["wmma"], matrix_flops=c["matrix_flops"],
-            loop_instructions=loop.get("instructions", 0), loop_matrix_instructions=loop.get("mfma", 0) + loop.get("wmma", 0),
-            loop_matrix_flops=loop.get("matrix_flops", 0), iterations=launch["iterations"], nbytes=launch["nbytes"]))
-    return roofline.estimate(chip, launches)
+    return roofline.estimate(chip, [model_launch(launch) for launch in record["launches"]])
+
+
+def loop_per_kv_token(record: dict) -> float | None:
+    """Wave-instructions of the hot loop's common path a workgroup issues per KV token; None without a loop."""
+    launch = main_launch(record)
+    return None if launch.get("straight_line") else launch["per_kv_token"]
+
+
+def workgroup_per_kv_token(record: dict) -> float | None:
+    """Wave-instructions one workgroup of the main kernel issues in all (outside the loop once, the loop's
+    common path every iteration, the rare arm on the masked tiles) per KV token it reads."""
+    launch = main_launch(record)
+    tokens = launch.get("kv_tokens") or _kv_tokens(record)
+    if not tokens:
+        return None
+    per_wave = roofline.wave_instructions(model_launch(launch))
+    return per_wave * launch["counters"]["waves_per_workgroup"] / tokens
+
+
+def grid_per_kv_token(record: dict) -> float:
+    """Wave-instructions of every launch over the whole grid per KV token of the cache (B x KV heads x Sk)."""
+    config = record["config"]
+    total = sum(roofline.wave_instructions(model_launch(launch)) * launch["workgroups"]
+                * launch["counters"]["waves_per_workgroup"] for launch in record["launches"])
+    return total / (config["batch"] * config["heads_kv"] * config["seq_k"])
+
+
+def mca_per_kv_token(record: dict) -> float | None:
+    """llvm-mca cycles of the hot loop's common path (a straight-line kernel: the whole kernel) x waves per
+    workgroup / KV tokens of an iteration (of the workgroup); None without the instructions or an llvm-mca."""
+    launch = main_launch(record)
+    if "mca_cycles" not in launch:
+        launch["mca_cycles"] = mca.cycles((launch.get("mca_text") or "").splitlines(), record["config"]["arch"])
+    if launch["mca_cycles"] is None:
+        return None
+    tokens = (launch.get("kv_tokens") or _kv_tokens(record)) if launch.get("straight_line") else launch["tokens_per_iteration"]
+    return launch["mca_cycles"] * launch["counters"]["waves_per_workgroup"] / tokens if tokens else None
+
+
+def _kv_tokens(record: dict) -> float:
+    """KV tokens a workgroup of the main kernel reads, for records without ``kv_tokens``: its iterations times
+    the tokens of one, or without a loop the keys a row sees over the splits."""
+    launch = main_launch(record)
+    if launch["counters"].get("hot_loop") and launch.get("tokens_per_iteration"):
+        return launch["iterations"] * launch["tokens_per_iteration"]
+    config = record["config"]
+    return roofline.keys_seen(config["seq_q"], config["seq_k"], config["causal"]) / max(1, record.get("splits") or 1)
+
+
+def _starred(value: float | None, record: dict) -> str:
+    return _num(value) + ("*" if value is not None and main_launch(record).get("straight_line") else "")
 
 
 def lower_bound(config: dict) -> dict[str, Any]:
     from benchmarks.configs import Config
 
-    keys = {k: config[k] for k in Config.__dataclass_fields__}
+    keys = {k: config[k] for k in Config.__dataclass_fields__ if k in config}
     cfg = Config(**keys)
     flops = roofline.attention_flops(cfg.batch, cfg.heads_q, cfg.seq_q, cfg.seq_k, cfg.head_dim, cfg.causal)
     return {**roofline.lower_bound(roofline.CHIPS[cfg.arch], sum(cfg.required_bytes().values()), flops),
@@ -95,14 +163,21 @@ COLUMNS: list[Column] = [
     ("scalar loads", lambda r: counters(r)["scalar_loads"], True, lambda r: str(counters(r)["scalar_loads"])),
     ("barriers", lambda r: counters(r)["barriers"], True, lambda r: str(counters(r)["barriers"])),
     ("instructions", lambda r: counters(r)["instructions"], True, lambda r: str(counters(r)["instructions"])),
-    ("loop instr / KV token", lambda r: main_launch(r)["per_kv_token"], True,
-     lambda r: _num(main_launch(r)["per_kv_token"]) + ("*" if main_launch(r).get("straight_line") else "")),
+    ("loop instr / KV token", loop_per_kv_token, True, lambda r: _num(loop_per_kv_token(r))),
+    ("mca cycles / KV token", mca_per_kv_token, True, lambda r: _starred(mca_per_kv_token(r), r)),
+    ("workgroup instr / KV token", workgroup_per_kv_token, True, lambda r: _num(workgroup_per_kv_token(r))),
+    ("grid instr / KV token", grid_per_kv_token, True, lambda r: _num(grid_per_kv_token(r))),
     ("workgroups", lambda r: sum(launch["workgroups"] for launch in r["launches"]), False,
      lambda r: " + ".join(str(launch["workgroups"]) for launch in r["launches"])),
     ("compile cold ms", lambda r: r["compile"]["cold_s"] * 1e3, True, lambda r: _num(r["compile"]["cold_s"] * 1e3, 0)),
     ("compile warm ms", lambda r: r["compile"]["warm_s"] * 1e3, True, lambda r: _num(r["compile"]["warm_s"] * 1e3, 2)),
     ("model us", lambda r: model_estimate(r)["time_s"] * 1e6, True, lambda r: _num(model_estimate(r)["time_s"] * 1e6, 1)),
 ]
+
+
+def mca_version() -> str:
+    tool = mca.llvm_mca()
+    return f"`{tool}`" if tool else "not installed when this was written"
 
 
 def winners(rows: list[dict], column: Column) -> set[int]:
@@ -134,7 +209,8 @@ def ratio(pagedir: dict, peers: list[dict], column: Column) -> str:
 def shape_name(config: dict) -> str:
     head = f"B={config['batch']} {config['heads_q']}/{config['heads_kv']} heads"
     if config["phase"] == "decode":
-        return f"decode GQA {config['heads_q'] // config['heads_kv']}, {head}, Sk {config['seq_k']}"
+        ragged = ", ragged" if config.get("ragged") else ""
+        return f"decode GQA {config['heads_q'] // config['heads_kv']}, {head}, Sk {config['seq_k']}{ragged}"
     return f"prefill causal {config['seq_q']}, {head}"
 
 
@@ -196,19 +272,37 @@ def markdown(meta: dict, records: list[dict]) -> str:
         "(`MIN_LAUNCH_GRID_SIZE_2D / heads_kv` sequences) and for prefill; *vllm decode* is `decode_attention_fwd` "
         "(the grouped stage-1 kernel under GQA, the per-head one without; then stage 2) with the KV splits of vLLM's "
         "Triton MLA backend (`_compute_num_kv_splits`) and the ROCm launch options (`waves_per_eu`, `kpack`). pagedir "
-        "splits decode along the KV sequence (`--num-splits 0`).",
+        "splits decode along the KV sequence (`--num-splits 0`). A *ragged* shape is pagedir's kernel with "
+        "`--seq-lens` (the README's main kernel); its peer rows are the records of the same shape without it, since "
+        "vLLM's kernels always take `seq_lens` (one compile, the same grid at the same longest sequence).",
         "",
         "**Columns** (the main kernel of each: the first launch): registers, spills, LDS (static + what the launch "
         "allocates; Triton's is dynamic), waves per SIMD from the resources (pagedir's occupancy rules), matrix "
         "instructions, vector loads by bytes per lane (winner: most bytes per load), scalar loads, barriers, static "
-        "instructions; *loop instr / KV token*: static instructions of the hot loop (the loop with the most loads and "
-        "matrix instructions) x waves per workgroup / KV tokens one iteration consumes, i.e. wave-instructions a "
-        "workgroup issues per KV token (`*`: no loop is left, one tile per workgroup: the whole kernel over its tokens); "
+        "instructions; *loop instr / KV token*: instructions of the hot loop's common path (the loop with the most "
+        "loads and matrix instructions; the path a wave runs on every tile, pages read one by one; the arm only the "
+        "masked tiles take, the causal diagonal's three products, is counted apart) x waves per workgroup / KV tokens "
+        "one iteration consumes, i.e. wave-instructions a workgroup issues per KV token in its loop (`-`: no loop is "
+        "left, one tile per workgroup); *mca cycles / KV token*: llvm-mca's cycles for one iteration of that common "
+        "path, x waves per workgroup / KV tokens of an iteration (`*`: no loop, the whole kernel over a workgroup's "
+        "tokens, prologue and epilogue included: not comparable with a loop body); *workgroup instr / KV token*: all "
+        "a workgroup runs (outside the loop once, the common path every iteration, the masked arm on the masked "
+        "tiles) x its waves / the KV tokens it reads: whole kernels with whole kernels; *grid instr / KV token*: the "
+        "same over every workgroup of every launch (a split kernel's combine included) / the cache's KV tokens "
+        "(B x KV heads x Sk); "
         "*workgroups*: of each launch, from the grid; *compile*: cold = an empty compile cache, in-process after a "
         "warm-up compile (pagedir: L0 text to assembly; Triton: Python to code object), warm = the cache hit. "
         "*model us*: the roofline estimate of all launches (`benchmarks/roofline.py`) — **a model, not a measurement**. "
         "The winner of each cell is in bold (fewer is better except waves, matrix instructions, bytes per load and "
         "workgroups); *pagedir / best peer* divides pagedir's value by the best peer's.",
+        "",
+        "**llvm-mca** (`benchmarks/mca.py`, " + mca_version() + "): a static simulation of one wave alone on its "
+        "SIMD, the loop's common path repeated; other waves, memory latency and bandwidth, LDS bank conflicts and "
+        "waits at barriers are not in it, so it ranks instruction streams, not kernels. llvm-mca 19 aborts on buffer "
+        "instructions: each `buffer_*` runs as the `global_*` instruction of the same width on the same registers. "
+        "It does not know gfx950 (no figure there). Records written before the paths were counted apart (peers "
+        "compiled in an earlier run) keep every block of their loop as its common path and have no instructions "
+        "for llvm-mca (`-`).",
         "",
         "**Roofline model.** Lower bound = max(required bytes / HBM bandwidth, FLOPs / dense f16 matrix peak). Estimate "
         "per launch = max(compute, memory) + 2 us launch, where compute = waves per SIMD x max(matrix cycles, VALU "
@@ -234,8 +328,9 @@ def markdown(meta: dict, records: list[dict]) -> str:
 
 def headline(records: list[dict]) -> str:
     """README rows: gfx942, per shape pagedir and the peer the model finds fastest."""
-    lines = ["| gfx942 shape | kernel | VGPR | waves/SIMD | MFMA | loop instr / KV token | workgroups | model us | lower bound us |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| gfx942 shape | kernel | VGPR | waves/SIMD | MFMA | loop instr / KV token | mca cycles / KV token | "
+             "workgroup instr / KV token | workgroups | model us | lower bound us |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for (phase, arch), shapes in grouped(records).items():
         if arch != "gfx942":
             continue
@@ -246,10 +341,10 @@ def headline(records: list[dict]) -> str:
             bound = lower_bound(rows[0]["config"])["bound_s"] * 1e6
             for record in pagedir + peers[:1]:
                 c = counters(record)
-                per_token = main_launch(record)["per_kv_token"]
                 lines.append(
                     f"| {shape_name(record['config'])} | {record['kernel']} | {c['vgprs'] + c['agprs']} | {c['occupancy']} | "
-                    f"{c['mfma'] + c['wmma']} | {_num(per_token)}{'*' if main_launch(record).get('straight_line') else ''} | "
+                    f"{c['mfma'] + c['wmma']} | {_num(loop_per_kv_token(record))} | "
+                    f"{_starred(mca_per_kv_token(record), record)} | {_num(workgroup_per_kv_token(record))} | "
                     + " + ".join(str(launch["workgroups"]) for launch in record["launches"])
                     + f" | {model_estimate(record)['time_s'] * 1e6:.1f} | {bound:.1f} |")
     return "\n".join(lines)
@@ -261,7 +356,9 @@ def update_readme(path: str, meta: dict, records: list[dict], report_path: str) 
         f"Next to vLLM's Triton kernels (`make bench-peers`: triton {meta['versions'].get('triton')}, vllm "
         f"{meta['versions'].get('vllm')}, compiled for the chip without a GPU and counted with the same counter; the "
         f"fastest peer by the model per shape). *model us* is the roofline estimate, a model and not a measurement; "
-        f"`*`: no loop left, the whole kernel per token. All columns, chips and ratios: [{report_path}]({report_path}).\n",
+        f"loop columns count the hot loop's common path (`-`: no loop left; `*`: the whole kernel per token); "
+        f"*workgroup instr* is all one workgroup runs per KV token it reads. All columns, chips and ratios: "
+        f"[{report_path}]({report_path}).\n",
         headline(records),
         README_END,
     ])
@@ -321,7 +418,7 @@ def plots(records: list[dict], out: str) -> list[str]:
     time_ax.set_yscale("log")
     time_ax.set_ylabel("model us (roofline estimate, not a measurement)")
     time_ax.legend(fontsize=8)
-    loop_ax.set_ylabel("hot-loop wave-instructions per KV token")
+    loop_ax.set_ylabel("hot-loop wave-instructions per KV token\n(common path; straight-line: whole kernel)")
     loop_ax.set_xticks([n + 0.4 - width / 2 for n in range(len(rows))])
     loop_ax.set_xticklabels([shape for shape, _ in rows], rotation=20, ha="right", fontsize=8)
     fig.suptitle("gfx942: pagedir next to vLLM's Triton kernels")
@@ -329,6 +426,26 @@ def plots(records: list[dict], out: str) -> list[str]:
     fig.savefig(os.path.join(out, "peers_gfx942.png"), dpi=100)
     plt.close(fig)
     return ["peers_gfx942.png"]
+
+
+def peer_records(ours: list[dict], peers: list[dict]) -> list[dict]:
+    """The peers' records, and for each of pagedir's shapes that has none: a ragged shape (``--seq-lens``) takes
+    the records of the same shape without it (vLLM's kernels always take ``seq_lens``: one compile for both,
+    the same grid at the same longest sequence), any other shape a row saying it was not compiled."""
+    by_name: dict[str, list[dict]] = {}
+    for record in peers:
+        by_name.setdefault(record["config"]["name"], []).append(record)
+    out = list(peers)
+    for record in ours:
+        config = record["config"]
+        if config["name"] in by_name:
+            continue
+        twin = by_name.get(config["name"].removesuffix("-ragged"), []) if config.get("ragged") else []
+        out.extend({**copy.deepcopy(peer), "config": config} for peer in twin)
+        if not twin:
+            out.append({"config": config, "status": "not compiled", "side": "vllm", "kernel": "vllm",
+                        "error": "no peer record for this shape (`benchmarks/peers.py vllm` needs Triton)"})
+    return out
 
 
 def write(out: str, readme: str | None) -> int:
@@ -340,7 +457,7 @@ def write(out: str, readme: str | None) -> int:
             return 1
         with open(path) as handle:
             sides[side] = json.load(handle)
-    records = sides["pagedir"]["records"] + sides["vllm"]["records"]
+    records = sides["pagedir"]["records"] + peer_records(sides["pagedir"]["records"], sides["vllm"]["records"])
     order = {r["config"]["name"]: i for i, r in enumerate(sides["pagedir"]["records"])}
     records.sort(key=lambda r: order.get(r["config"]["name"], len(order)))
     meta = {"machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "

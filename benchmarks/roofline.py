@@ -15,7 +15,9 @@ Two numbers per configuration and chip:
     ``occupancy`` at a time each, so in ``rounds = ceil(waves / (CUs x SIMDs x occupancy))``
     rounds, and each SIMD runs ``ceil(waves / (CUs x SIMDs))`` of them in all;
   - *work of a wave*: the hot loop runs ``iterations = KV tokens of a workgroup / tokens per
-    iteration`` times (once when the kernel has no KV loop), the rest of the code once. A matrix
+    iteration`` times (once when the kernel has no KV loop), the rest of the code once; an
+    iteration runs the loop's common path (:func:`benchmarks.isa.hot_loop`), and the masked tiles
+    (:func:`masked_tiles`: the causal diagonal) run the rarely taken arm's instructions on top. A matrix
     instruction occupies its SIMD for ``FLOPs / (matrix peak per SIMD per cycle)`` cycles, any
     other instruction for one VALU issue, ``wave size / VALU lanes`` cycles; matrix and VALU
     issue of different waves overlap, so a SIMD is busy ``max(matrix cycles, other cycles)``
@@ -89,6 +91,20 @@ def keys_seen(seq_q: int, seq_k: int, causal: bool) -> float:
     return seq_k - (seq_q - 1) / 2
 
 
+def masked_tiles(seq_q: int, seq_k: int, positions: int, tile: int) -> float:
+    """KV tiles per workgroup, on average, in which some query row of a causal workgroup does not see some
+    key before ``seq_k``: the tiles holding a key in ``(p0 + off, p0 + off + positions - 1]``, the keys the
+    workgroup's first query position (``p0``, ``off = seq_k - seq_q``) hides and its last sees, for
+    workgroups of ``positions`` consecutive query positions. These run the loop's rarely taken arm."""
+    blocks = range(0, seq_q, positions)
+    total = 0
+    for p0 in blocks:
+        first = p0 + seq_k - seq_q + 1
+        last = min(p0 + positions, seq_q) - 1 + seq_k - seq_q
+        total += last // tile - first // tile + 1 if first <= last else 0
+    return total / len(blocks) if blocks else 0.0
+
+
 def attention_flops(batch: int, heads_q: int, seq_q: int, seq_k: int, head_dim: int, causal: bool) -> float:
     """FLOPs of Q K^T and P V: 2 products x 2 FLOPs per multiply-add x rows x keys x head dim."""
     return 4 * batch * heads_q * seq_q * keys_seen(seq_q, seq_k, causal) * head_dim
@@ -117,8 +133,44 @@ class Launch:
     loop_matrix_flops: float = 0.0
     #: Hot-loop iterations of a wave (KV tokens of its workgroup / tokens per iteration); 1 without a loop.
     iterations: float = 1.0
+    #: Every block of the hot loop once (part of ``instructions``): when known, the kernel outside the loop
+    #: counts once and the common path (``loop_*``) ``iterations`` times; else the whole kernel once and
+    #: the loop ``iterations - 1`` times.
+    loop_all_instructions: int = 0
+    loop_all_matrix_instructions: int = 0
+    loop_all_matrix_flops: float = 0.0
+    #: An iteration through the loop's rarely taken arm (a masked tile) runs these more than the common
+    #: path, on ``rare_iterations`` of a wave's iterations.
+    rare_instructions: int = 0
+    rare_matrix_instructions: int = 0
+    rare_matrix_flops: float = 0.0
+    rare_iterations: float = 0.0
     #: Bytes the launch moves to and from memory.
     nbytes: float = 0.0
+
+
+def wave_work(launch: Launch) -> tuple[float, float, float]:
+    """(instructions, matrix instructions, matrix FLOPs) one wave of the launch runs."""
+    if launch.loop_all_instructions:  # outside the loop once, the common path every iteration
+        instructions = launch.instructions - launch.loop_all_instructions + launch.iterations * launch.loop_instructions
+        matrix = (launch.matrix_instructions - launch.loop_all_matrix_instructions
+                  + launch.iterations * launch.loop_matrix_instructions)
+        matrix_flops = (launch.matrix_flops - launch.loop_all_matrix_flops
+                        + launch.iterations * launch.loop_matrix_flops)
+    else:
+        extra = max(0.0, launch.iterations - 1)  # the loop body is in `instructions` once already
+        instructions = launch.instructions + extra * launch.loop_instructions
+        matrix = launch.matrix_instructions + extra * launch.loop_matrix_instructions
+        matrix_flops = launch.matrix_flops + extra * launch.loop_matrix_flops
+    instructions += launch.rare_iterations * launch.rare_instructions
+    matrix += launch.rare_iterations * launch.rare_matrix_instructions
+    matrix_flops += launch.rare_iterations * launch.rare_matrix_flops
+    return instructions, matrix, matrix_flops
+
+
+def wave_instructions(launch: Launch) -> float:
+    """Instructions one wave of the launch runs (:func:`wave_work`)."""
+    return wave_work(launch)[0]
 
 
 def estimate_launch(chip: ChipSpec, launch: Launch) -> dict[str, float]:
@@ -126,10 +178,8 @@ def estimate_launch(chip: ChipSpec, launch: Launch) -> dict[str, float]:
     slots = chip.simds * max(1, launch.occupancy)
     rounds = math.ceil(waves / slots) if waves else 0
     waves_per_simd = math.ceil(waves / chip.simds) if waves else 0
-    extra = max(0.0, launch.iterations - 1)  # the loop body is in `instructions` once already
-    matrix_flops = launch.matrix_flops + extra * launch.loop_matrix_flops
-    matrix = launch.matrix_instructions + extra * launch.loop_matrix_instructions
-    other = launch.instructions + extra * launch.loop_instructions - matrix
+    instructions, matrix, matrix_flops = wave_work(launch)
+    other = instructions - matrix
     matrix_cycles = matrix_flops / chip.matrix_flops_per_simd_cycle
     other_cycles = other * chip.valu_cycles
     compute = waves_per_simd * max(matrix_cycles, other_cycles) / chip.clock_hz

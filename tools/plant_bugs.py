@@ -209,6 +209,14 @@ PLANTS = {plant.name: plant for plant in (
         (Catcher("tests/unit/test_attention.py::test_causally_masked_keys_never_reach_the_output[False]", WRONG_VALUES),),
     ),
     Plant(
+        "transposed-v-read-without-the-flip",
+        "the matrix loop reads V^T's runs without the row's xor flip the loader stored them with: a lane takes "
+        "another lane group's keys",
+        (Edit(GEMM, "moved = arith.xori(self.lane_g, flip)", "moved = self.lane_g  # PLANTED"),),
+        (Catcher("tests/unit/test_transposed_v.py::test_kernels_with_hidden_keys_match_the_reference"
+                 "[gfx942-f16-prefill-causal]", CHECK_FAILED),),
+    ),
+    Plant(
         "valu-alpha-from-the-raw-max",
         "the VALU loop rescales by alpha = exp2(m - m') from the raw running max: a row that has seen no key yet "
         "gets exp2(-inf - -inf) = NaN",
@@ -535,6 +543,30 @@ PLANTS = {plant.name: plant for plant in (
               "kept = as_words"),),
         (Catcher("tests/unit/test_vllm_pa.py::test_vllm_pa_caches_in_place_match_the_reference[blocks-decode-f16-gfx942]",
                  r"nan location mismatch"),),
+    ),
+    Plant(
+        "runtime-size-arguments-reversed",
+        "pagedir.runtime passes a dynamic kernel's i64 size arguments in reverse order",
+        (Edit("runtime/launcher.py", "values = pointers + list(launch.sizes)",
+              "values = pointers + list(reversed(launch.sizes))"),),
+        (Catcher("tests/unit/test_runtime.py::test_hip_launch_passes_the_abi_of_the_code_object", r"assert \[\d"),
+         Catcher("tests/unit/test_runtime.py::test_cuda_launch_passes_one_pointer_per_value", r"assert \[\d")),
+    ),
+    Plant(
+        "runtime-hidden-group-size-from-grid",
+        "pagedir.runtime writes the grid into the hidden group-size arguments of an AMDGPU kernarg segment",
+        (Edit("runtime/codeobject.py", 'values[f"hidden_group_size_{name}"] = block[axis]',
+              'values[f"hidden_group_size_{name}"] = grid[axis]'),),
+        (Catcher("tests/unit/test_runtime.py::test_hidden_arguments_are_written_at_their_metadata_offsets",
+                 r"assert \(12, 3, 1\) == \(64, 1, 1\)"),),
+    ),
+    Plant(
+        "runtime-call-plans-kept-by-count",
+        "pagedir.runtime keeps call plans by the number of arguments, not their shapes: a new batch launches an old grid",
+        (Edit("runtime/launcher.py", "key = tuple(tuple(shape) for shape in shapes)", "key = len(shapes)"),
+         Edit("runtime/launcher.py", "found = plans.call_plan(self.plan, list(key), self.names)",
+              "found = plans.call_plan(self.plan, list(shapes), self.names)")),
+        (Catcher("tests/unit/test_runtime.py::test_each_call_launches_the_grid_of_its_own_shapes", r"assert 2 == 9"),),
     ),
 )}
 

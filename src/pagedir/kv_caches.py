@@ -14,15 +14,14 @@ pools (a stacked1 pool's block stride is twice its block's elements, a stacked0 
 blocks in), which ``rock.block_table_view`` reads in place (:class:`pagedir.page_sources.PageGeometry`).
 
 Each layout and each form is a class and a line in its registry: a form gives the generator's arguments and IR
-lines, and the reference's converters between the tensor and the two pools. Numpy and text only (a leaf): the
+lines, and the reference's converters between the tensor and the two pools. Text, and numpy inside the converters (a leaf that loads nothing at import): the
 page sources, the generator, the reference and ``pagedir-run --check`` all use it.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
-
-import numpy as np
 
 
 class PoolLayout:
@@ -51,15 +50,19 @@ class PoolLayout:
         head = head_dim if self.token_dim < self.head_dim else block_size * head_dim
         return block_size * heads * head_dim, head, token
 
-    def from_heads_first(self, pool: Any) -> np.ndarray:
+    def from_heads_first(self, pool: Any) -> Any:
         """A contiguous pool of this layout from ``[num_blocks, Hkv, block_size, ...]``."""
+        import numpy as np
+
         pool = np.asarray(pool)
         if self.token_dim < self.head_dim:
             return np.ascontiguousarray(np.swapaxes(pool, 1, 2))
         return pool
 
-    def to_heads_first(self, pool: Any) -> np.ndarray:
+    def to_heads_first(self, pool: Any) -> Any:
         """``[num_blocks, Hkv, block_size, ...]`` of a pool of this layout (a view)."""
+        import numpy as np
+
         pool = np.asarray(pool)
         return np.swapaxes(pool, 1, 2) if self.token_dim < self.head_dim else pool
 
@@ -68,7 +71,7 @@ class PoolLayout:
         shape = self.shape(num_blocks, block_size, heads, head_dim)
         return shape, shape
 
-    def kv_from_heads_first(self, k_pool: Any, v_pool: Any, element_bytes: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def kv_from_heads_first(self, k_pool: Any, v_pool: Any, element_bytes: int | None = None) -> tuple[Any, Any]:
         """The K and V pools of this layout from ``[num_blocks, Hkv, block_size, D]`` ones (``element_bytes``: the
         device's element size where the arrays hold other values, fp8 as float32)."""
         return self.from_heads_first(k_pool), self.from_heads_first(v_pool)
@@ -100,6 +103,8 @@ class VllmPagedAttention(HeadsFirst):
         return [num_blocks, heads, head_dim // x, block_size, x], [num_blocks, heads, head_dim, block_size]
 
     def kv_from_heads_first(self, k_pool, v_pool, element_bytes=None):
+        import numpy as np
+
         k_pool, v_pool = np.asarray(k_pool), np.asarray(v_pool)
         n, heads, block_size, head_dim = k_pool.shape
         x = self.chunk(element_bytes or k_pool.dtype.itemsize)
@@ -110,6 +115,8 @@ class VllmPagedAttention(HeadsFirst):
 
     def to_heads_first(self, pool):
         """K (5-d), V (4-d) or a scale pool (3-d) as ``[num_blocks, Hkv, block_size, ...]`` (a copy for K)."""
+        import numpy as np
+
         pool = np.asarray(pool)
         if pool.ndim == 5:
             n, heads, chunks, block_size, x = pool.shape
@@ -138,12 +145,16 @@ class KvCache:
         """(IR lines defining ``%k_cache`` and ``%v_cache`` from the arguments, K's pool type, V's pool type)."""
         return "", memref_type(pool_shape, element), memref_type(v_shape or pool_shape, element)
 
-    def stack(self, k_pool: Any, v_pool: Any) -> dict[str, np.ndarray]:
+    def stack(self, k_pool: Any, v_pool: Any) -> dict[str, Any]:
         """The arguments' arrays holding the two pools (by argument name)."""
+        import numpy as np
+
         return {"k_cache": np.asarray(k_pool), "v_cache": np.asarray(v_pool)}
 
-    def split(self, **arrays: Any) -> tuple[np.ndarray, np.ndarray]:
+    def split(self, **arrays: Any) -> tuple[Any, Any]:
         """(K's pool, V's pool) of the arguments' arrays (views, no copy)."""
+        import numpy as np
+
         return np.asarray(arrays["k_cache"]), np.asarray(arrays["v_cache"])
 
 
@@ -165,12 +176,12 @@ class StackedKvCache(KvCache):
         """``memref.subview`` s of ``%kv_cache``: a dynamic block count (``?``) is read with ``memref.dim``."""
         tensor = self.tensor_shape(pool_shape)
         tensor_type = memref_type(tensor, element)
-        strides = [int(np.prod([d for d in pool_shape[i + 1:]], dtype=np.int64)) for i in range(len(pool_shape))]
+        strides = [math.prod(pool_shape[i + 1:]) for i in range(len(pool_shape))]
         block_dim = 1 if self.axis == 0 else 0  # the blocks' dim in the tensor
         dynamic = pool_shape[0] == "?"
         if self.axis == 1:
             strides[0] *= 2  # a block of K, then a block of V
-        block_elements = int(np.prod(pool_shape[1:], dtype=np.int64))
+        block_elements = math.prod(pool_shape[1:])
         lines = ""
         if dynamic:
             lines += f"  %c{block_dim} = arith.constant {block_dim} : index\n"
@@ -194,10 +205,14 @@ class StackedKvCache(KvCache):
                       f"[{', '.join(['1'] * len(tensor))}] : {tensor_type} to {type_}\n")
         return lines, types[0], types[1]
 
-    def stack(self, k_pool: Any, v_pool: Any) -> dict[str, np.ndarray]:
+    def stack(self, k_pool: Any, v_pool: Any) -> dict[str, Any]:
+        import numpy as np
+
         return {"kv_cache": np.stack([np.asarray(k_pool), np.asarray(v_pool)], axis=self.axis)}
 
-    def split(self, **arrays: Any) -> tuple[np.ndarray, np.ndarray]:
+    def split(self, **arrays: Any) -> tuple[Any, Any]:
+        import numpy as np
+
         kv_cache = np.asarray(arrays["kv_cache"])
         halves = np.moveaxis(kv_cache, self.axis, 0)  # a view: K and V are views of the tensor
         return halves[0], halves[1]
@@ -216,6 +231,41 @@ class Stacked1(StackedKvCache):
     name = "stacked1"
     axis = 1
 
+
+class BlockTable:
+    """A vLLM block table ``[B, max_blocks]`` i32, with ``seq_lens`` (``--page-table blocks``)."""
+
+    name = "blocks"
+    #: Its page source (``module:class`` under :mod:`pagedir.page_sources`): the verifier's rules, the addresses,
+    #: the interpreter's reading and the check's tables; :data:`pagedir.page_sources.FORMS` lists it from here.
+    source = "blocks:BlockSource"
+
+    @staticmethod
+    def arguments(batch: Any, slots: Any, nnz: Any, lengths_type: str) -> tuple[list, list[str], list]:
+        """The kernel's arguments of this form: (its tables as ``(name, type)`` in argument order, the names
+        ``rock.block_table_view`` reads after the pool in operand order, the length arguments ``rock.attention``
+        takes). ``batch``, ``slots`` and ``nnz`` are sizes or ``?``."""
+        return [("block_table", f"memref<{batch}x{slots}xi32>")], ["block_table"], [("seq_lens", lengths_type)]
+
+
+class CsrTable(BlockTable):
+    """FlashInfer's ``kv_indptr [B+1]``, ``kv_indices [nnz]``, ``kv_last_page_len [B]`` (``--page-table csr``):
+    the lengths come from the table."""
+
+    name = "csr"
+    source = "csr:CsrSource"
+
+    @staticmethod
+    def arguments(batch, slots, nnz, lengths_type):
+        b1 = "?" if batch == "?" else batch + 1
+        tables = [("kv_indptr", f"memref<{b1}xi32>"), ("kv_indices", f"memref<{nnz}xi32>"),
+                  ("kv_last_page_len", lengths_type)]
+        return tables, ["kv_indices", "kv_indptr", "kv_last_page_len"], []
+
+
+#: The page-table forms that read cache pools (``rock.block_table_view``), by ``--page-table`` name (their
+#: addressing: :mod:`pagedir.page_sources`).
+POOL_TABLES: dict[str, BlockTable] = {form.name: form for form in (BlockTable(), CsrTable())}
 
 #: ``--kv-cache`` forms, by name.
 KV_CACHES: dict[str, KvCache] = {form.name: form for form in (KvCache(), Stacked0(), Stacked1())}

@@ -8,6 +8,8 @@ writes the ``size`` bytes the buffer holds at ``voffset + inst_offset`` (out of 
 
 from __future__ import annotations
 
+import re
+
 import mlir.ir as ir
 import numpy as np
 import pytest
@@ -202,3 +204,36 @@ def test_a_kernel_without_its_wait_reads_lds_in_flight(tmp_path, capsys) -> None
     assert status == 1
     assert "loads into LDS, before its wave waited for that load (s_waitcnt vmcnt)" in captured.err
     assert "rocdl.raw.ptr.buffer.load.lds at" in captured.err
+
+
+@pytest.mark.parametrize(
+    ("flags", "wide"),
+    [
+        (["--num-heads-q", "16", "--num-heads-kv", "2", "--head-dim", "128", "--dtype", "f16", *DECODE], True),
+        (["--num-heads-q", "8", "--num-heads-kv", "2", "--head-dim", "128", "--dtype", "f16", *DECODE, "--lds-swizzle",
+          "--page-table", "blocks"], True),
+        # a 16-byte load of 64 lanes takes 8 rows of D 64: two loads per 16-token page
+        (["--num-heads-q", "8", "--num-heads-kv", "2", "--head-dim", "64", "--dtype", "bf16", *DECODE], True),
+        (["--batch", "1", "--num-heads-q", "4", "--num-heads-kv", "2", "--seq-len-q", "48", "--seq-len-k", "80",
+          "--head-dim", "128", "--page-size", "16", "--dtype", "f16", "--causal", "--seq-lens", "--lds-swizzle"], True),
+        # pages of 2 tokens hold no 4 rows of D 128 f16: the dword form, one row a load
+        (["--num-heads-q", "8", "--num-heads-kv", "2", "--head-dim", "128", "--dtype", "f16", *DECODE[:6],
+          "--page-size", "2", "--seq-lens"], False),
+    ],
+    ids=["gqa8-f16-d128", "swizzled-blocks", "bf16-d64", "prefill-causal", "pages-of-2"],
+)
+def test_gfx950_loads_16_bytes_a_lane_where_a_page_holds_the_rows(flags, wide: bool, tmp_path, capsys) -> None:
+    """gfx950's direct-to-LDS loads take 16 bytes a lane (buffer_load_dwordx4 ... lds: a wave's 1024 bytes
+    are 4 rows of D 128 f16, 8 of D 64) where a page holds whole groups of those rows; else the dword form."""
+    from pagedir.cli.compile import compile_source
+
+    source, text = lowered(tmp_path, [*flags, "--arch", "gfx950", "--lds-dma"])
+    assert "rocdl.raw.ptr.buffer.load.lds" in text
+    asm = compile_source(open(source).read(), arch="gfx950", cache_dir=str(tmp_path / "cache")).artefact
+    wide_loads = len(re.findall(r"buffer_load_dwordx4 .*\blds\b", asm))
+    dword_loads = len(re.findall(r"buffer_load_dword .*\blds\b", asm))
+    assert (wide_loads > 0, dword_loads > 0) == (wide, not wide)
+    capsys.readouterr()
+    status = run_cli.main(["--check", source])
+    out = capsys.readouterr().out
+    assert status == 0 and "L6 after rock-kernel-pipeline" in out, out

@@ -44,8 +44,10 @@ def llvm_ir(arch: str, **overrides) -> str:
     ({"seq_lens": True, "pipeline_depth": 1}, True),
     ({"batch": 64, "num_heads_q": 64, "num_heads_kv": 8, "seq_lens": True}, True),  # 512 workgroups: depth 1
     ({"seq_lens": True}, False),  # 4 workgroups, a CU each: two tiles in flight, no request
-    ({"seq_len_q": 64, "seq_len_k": 64, "causal": True}, False),  # hidden-key products: no request
-    ({"seq_lens": True, "window": 100}, False),
+    # hidden-key products with V read transposed fit the waves LDS allows (they spilled reading it 2 bytes at a time)
+    ({"seq_len_q": 64, "seq_len_k": 64, "causal": True}, True),
+    ({"seq_len_q": 64, "seq_len_k": 64, "causal": True, "lds_swizzle": True}, False),  # its own V layout: none
+    ({"seq_lens": True, "window": 100}, False),  # 4 workgroups, a CU each: two tiles in flight, no request
 ])
 def test_which_kernels_ask(overrides, asks):
     text = llvm_ir("gfx942", **{"num_heads_q": 16, "num_heads_kv": 2, "seq_len_k": 512, "head_dim": 128, **overrides})

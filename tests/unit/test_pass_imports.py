@@ -124,8 +124,11 @@ SRC = pathlib.Path(pagedir.__file__).parent
 #: driver, above the passes they are made of; the checks (interp) and the generators (gen) side by side
 #: under the tools; ``pagedir`` is the package's own ``__init__`` (it hands out ``make_context``). The
 #: last layers are the leaves anything may use: the chip table, the code generator (which reads the chip
-#: table and the offset widths), the reference, the diagnostics, the error of the tools.
+#: table and the offset widths), the reference, the diagnostics, the error of the tools. The runtime sits
+#: on top: PagedAttention compiles through the tools' compile and runs host arrays on the interpreter
+#: (launching alone imports only the plan's evaluator, in backend).
 LAYERS = (
+    {"runtime"},
     {"cli"},
     {"interp", "gen", "cache"},
     {"pipelines"},

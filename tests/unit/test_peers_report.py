@@ -86,3 +86,34 @@ def test_without_matplotlib_the_report_has_no_plots_and_says_so(tmp_path, monkey
     assert peers_report.plots([OURS, PEER_A], str(tmp_path)) == []
     assert "matplotlib is not installed" in capsys.readouterr().out
     assert not list(tmp_path.iterdir())
+
+
+def straight_line(record_):
+    launch = {**record_["launches"][0], "straight_line": True, "per_kv_token": 500 * 4 / 256, "kv_tokens": 256,
+              "iterations": 1.0, "counters": {**record_["launches"][0]["counters"], "hot_loop": None}}
+    return {**record_, "launches": [launch]}
+
+
+def test_a_straight_line_kernel_has_no_loop_figure_and_its_whole_kernel_is_compared_with_whole_kernels():
+    ours = straight_line(OURS)
+    assert peers_report.loop_per_kv_token(ours) is None
+    assert column("loop instr / KV token")[3](ours) == "-"
+    # the whole kernel once (500 instructions) x 4 waves over the 256 tokens of the workgroup
+    assert peers_report.workgroup_per_kv_token(ours) == 500 * 4 / 256
+    # a peer's workgroup: 400 instructions outside its loop's 100 once, then 4 iterations of the loop
+    assert peers_report.workgroup_per_kv_token(PEER_B) == (500 + 3 * 100) * 4 / (4 * 32)
+    # the grid: 64 workgroups of 4 waves over B x KV heads x Sk tokens
+    assert peers_report.grid_per_kv_token(ours) == 64 * 4 * 500 / (2 * 2 * 512)
+
+
+def test_a_ragged_shape_takes_the_peer_records_of_the_same_shape_and_a_shape_without_peers_says_so():
+    ragged = {**CONFIG, "ragged": True, "name": CONFIG["name"] + "-ragged"}
+    other = {**CONFIG, "batch": 1, "name": "decode-b1-other"}
+    ours = [{**OURS, "config": ragged}, {**OURS, "config": other}]
+    records = peers_report.peer_records(ours, [PEER_A, PEER_B])
+    borrowed = [r for r in records if r["config"] is ragged]
+    assert [r["kernel"] for r in borrowed] == ["peer a", "peer b"]
+    missing = [r for r in records if r["config"] is other]
+    assert [r["status"] for r in missing] == ["not compiled"]
+    lines = peers_report.phase_table({other["name"]: [ours[1], *missing]}, {})
+    assert any(line.startswith("| vllm | not compiled: no peer record") for line in lines)

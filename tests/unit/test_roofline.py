@@ -95,3 +95,21 @@ def test_bandwidth_caps_many_waves_and_launches_add_up():
     total = roofline.estimate(MI300X, [launch, launch])
     assert total["time_s"] == pytest.approx(2 * part["time_s"])
     assert math.isclose(total["launches"][0]["time_s"], part["time_s"])
+
+
+def test_masked_tiles_are_the_diagonal_tiles_of_each_block_of_query_positions():
+    # 16 positions per workgroup, 32-key tiles, Sq = Sk: a workgroup hides keys p0+1 .. p0+15, one tile
+    assert roofline.masked_tiles(2048, 2048, 16, 32) == 1
+    # 48 positions: keys p0+1 .. p0+47 span two tiles (0-1 for p0 = 0, 1-2 for p0 = 48)
+    assert roofline.masked_tiles(96, 96, 48, 32) == (2 + 2) / 2
+    # one position per workgroup (decode-like): nothing hidden
+    assert roofline.masked_tiles(4, 4, 1, 32) == 0
+
+
+def test_the_common_path_runs_every_iteration_and_the_masked_arm_only_on_masked_tiles():
+    # a kernel of 300 instructions, 200 of them the loop's blocks: a common path of 50, an arm of 120 more
+    launch = Launch(workgroups=1, waves_per_workgroup=1, occupancy=8, instructions=300, matrix_instructions=0,
+                    matrix_flops=0, loop_instructions=50, iterations=32, loop_all_instructions=200,
+                    rare_instructions=120, rare_iterations=1)
+    assert roofline.wave_instructions(launch) == 100 + 32 * 50 + 120
+    assert roofline.estimate_launch(MI300X, launch)["compute_s"] == pytest.approx((100 + 32 * 50 + 120) * 4 / 2.1e9)

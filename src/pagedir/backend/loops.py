@@ -166,3 +166,94 @@ def hot_loop(body: list[str]) -> tuple[Loop, list[int]] | None:
         return None
     best = max(loops, key=lambda loop: loop.instructions)
     return best, sorted(line for b in best.blocks for line in blocks[b].lines)
+
+
+# ----------------------------------------------------------------------------
+# Paths through the hot loop: its common path and its rarely taken arm.
+
+#: Mnemonic prefixes of matrix-core instructions (CDNA MFMA, RDNA WMMA).
+MATRIX_PREFIXES = ("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")
+_EXEC_BRANCH_RE = re.compile(r"^s_cbranch_exec(z|nz)\b")
+
+
+@dataclass
+class LoopPaths:
+    """Paths one wave runs through one iteration of the hot loop, each a list of block indices from
+    the header to a back edge (see :func:`hot_loop_paths`)."""
+
+    blocks: list[Block]
+    loop: Loop
+    #: The common path: the fewest matrix instructions, then the most instructions (pages read one by one).
+    common: list[int]
+    #: The common path with the fewest instructions (adjacent pages).
+    common_shortest: list[int]
+    #: The path with the most matrix instructions, then the most instructions; None when every path runs
+    #: as many matrix instructions as the common one (no rarely taken arm).
+    rare: list[int] | None
+
+    def lines(self, path: list[int]) -> list[int]:
+        """The body line indices of a path's instructions, in the order a wave runs them."""
+        return [line for b in path for line in self.blocks[b].lines]
+
+
+def hot_loop_paths(body: list[str]) -> LoopPaths | None:
+    """The common path and the rarely taken arm of the hot loop (:func:`hot_loop`); None without a loop.
+
+    The loop's blocks without their back edges form a graph without cycles (its nested loops
+    aside: their blocks count once, as in :func:`hot_loop`); a path goes from the header along it
+    to a block with a back edge or an exit. A branch on ``exec`` (``s_cbranch_execz`` /
+    ``execnz``: no lane left) takes its lanes-active side (the fall-through of ``execz``, the target
+    of ``execnz``: LLVM's structurizer ends an ``if`` with an ``execnz`` that active lanes always
+    take); a uniform branch (``vcc``, ``scc``) either way. Of the uniform choices in an attention
+    kernel's KV loop, the adjacent-page choice of the paged loads runs the same matrix
+    instructions on both sides, while a masked tile's arm (the causal diagonal, a sliding window's
+    edge: each P V product three times) runs more: so the *common* path is the one with the fewest
+    matrix instructions, and a path with more is the *rare* arm, taken only on the masked tiles
+    (a kernel's configuration says on how many). Ties in matrix instructions go to the longer
+    path (page by page: what a shuffled cache costs), and the shortest such path is kept beside it.
+    """
+    found = hot_loop(body)
+    if found is None:
+        return None
+    blocks = basic_blocks(body)
+    return loop_paths(body, blocks, found[0])  # the same blocks, numbered alike
+
+
+def loop_paths(body: list[str], blocks: list[Block], loop: Loop) -> LoopPaths:
+    """The paths of ``loop`` (one of ``natural_loops(blocks)``), chosen as :func:`hot_loop_paths` says."""
+    dom = dominators(blocks)
+
+    def counts(b: int) -> tuple[int, int]:
+        texts = [instruction(body[line]) or "" for line in blocks[b].lines]
+        return sum(1 for t in texts if t.startswith(MATRIX_PREFIXES)), len(texts)
+
+    def successors(b: int) -> list[int]:
+        inside = [s for s in blocks[b].successors if s in loop.blocks and s not in dom[b]]  # no back edge
+        last = instruction(body[blocks[b].lines[-1]]) if blocks[b].lines else None
+        exec_branch = _EXEC_BRANCH_RE.match(last or "")
+        if exec_branch and len(blocks[b].successors) == 2:
+            side = b + 1 if exec_branch.group(1) == "z" else blocks[b].successors[0]
+            inside = [s for s in inside if s == side]
+        return inside
+
+    def best(sign_matrix: int, sign_count: int) -> tuple[tuple[int, int], list[int]]:
+        memo: dict[int, tuple[tuple[int, int], list[int]]] = {}
+
+        def walk(b: int) -> tuple[tuple[int, int], list[int]]:
+            if b not in memo:
+                matrix, count = counts(b)
+                here = (sign_matrix * matrix, sign_count * count)
+                options = [walk(s) for s in successors(b)]
+                if options:
+                    key, path = max(options, key=lambda option: option[0])
+                    memo[b] = ((here[0] + key[0], here[1] + key[1]), [b] + path)
+                else:
+                    memo[b] = (here, [b])
+            return memo[b]
+
+        return walk(loop.header)
+
+    (common_matrix, _), common = best(-1, 1)
+    _, shortest = best(-1, -1)
+    (rare_matrix, _), rare = best(1, 1)
+    return LoopPaths(blocks, loop, common, shortest, rare if rare_matrix > -common_matrix else None)

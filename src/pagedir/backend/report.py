@@ -48,7 +48,8 @@ from dataclasses import asdict, dataclass, field
 
 from pagedir.arch import Chip, get_chip
 from pagedir.backend.loops import LABEL_RE as _LABEL_RE
-from pagedir.backend.loops import hot_loop, instruction
+from pagedir.backend.loops import MATRIX_PREFIXES as _MATRIX_PREFIXES
+from pagedir.backend.loops import hot_loop, hot_loop_paths, instruction
 from pagedir.backend.occupancy import occupancy, total_vgprs
 
 
@@ -82,6 +83,15 @@ class KernelReport:
     matrix_instructions: int = 0
     conversions: int = 0
     loop_instructions: int = 0
+    #: The hot loop's common path (:func:`pagedir.backend.loops.hot_loop_paths`): instructions (pages read
+    #: one by one), the shortest such path (adjacent pages), its matrix instructions.
+    loop_common_instructions: int = 0
+    loop_common_shortest: int = 0
+    loop_common_matrix: int = 0
+    #: The loop's rarely taken arm (a masked tile): instructions and matrix instructions of the whole
+    #: iteration that takes it; 0 when the loop has none.
+    loop_rare_instructions: int = 0
+    loop_rare_matrix: int = 0
     global_waits_per_tile: int = 0
     draining_waits_per_tile: int = 0
 
@@ -184,7 +194,6 @@ _MEMORY_WIDTHS = {8: "byte", 16: "short", 32: "dword", 64: "dwordx2", 96: "dword
 _WIDTH_TOKEN_RE = re.compile(r"^(?:dword(?:x(\d))?|[bui](8|16|32|64|96|128)|s?byte|s?short|ubyte|ushort)$")
 #: The back edge of a waterfall loop: repeat while some lane is left (a uniform loop branches on SCC instead).
 _BRANCH_RE = re.compile(r"^s_cbranch_execnz\s+([.\w$]+)")
-_MATRIX_PREFIXES = ("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")
 
 
 def access_width_bits(suffixes: list[str]) -> int | None:
@@ -284,10 +293,30 @@ def instruction_statistics(body: list[str]) -> dict[str, object]:
     stats["conversions"] = conversions
     loop = hot_loop(body)
     stats["loop_instructions"] = loop[0].instructions if loop else 0
+    stats.update(loop_path_statistics(body))
     stats["waterfall_buffer_loads"] = sum(
         1 for load in buffer_loads if _in_waterfall(load, labels, readfirstlanes, back_branches)
     )
     return stats
+
+
+def loop_path_statistics(body: list[str]) -> dict[str, int]:
+    """The ``loop_common_*`` and ``loop_rare_*`` counts of :class:`KernelReport` (all 0 without a loop)."""
+    paths = hot_loop_paths(body)
+    names = ("loop_common_instructions", "loop_common_shortest", "loop_common_matrix", "loop_rare_instructions",
+             "loop_rare_matrix")
+    if paths is None:
+        return dict.fromkeys(names, 0)
+
+    def count(path: list[int] | None) -> tuple[int, int]:
+        if path is None:
+            return 0, 0
+        texts = [instruction(body[line]) or "" for line in paths.lines(path)]
+        return len(texts), sum(1 for t in texts if t.startswith(_MATRIX_PREFIXES))
+
+    common, common_matrix = count(paths.common)
+    rare, rare_matrix = count(paths.rare)
+    return dict(zip(names, (common, count(paths.common_shortest)[0], common_matrix, rare, rare_matrix)))
 
 
 #: Any branch to a label.
@@ -416,6 +445,17 @@ def _width_order(key: str) -> tuple[int, str]:
     return (int(digits[-1]) if digits else 0, key)
 
 
+def _loop_paths_text(r: KernelReport) -> str:
+    if not r.loop_instructions:
+        return "-"
+    common = f"{r.loop_common_shortest}-{r.loop_common_instructions}" \
+        if r.loop_common_shortest != r.loop_common_instructions else str(r.loop_common_instructions)
+    text = f"common {common} ({r.loop_common_matrix} matrix)"
+    if r.loop_rare_instructions:
+        text += f", rare arm {r.loop_rare_instructions} ({r.loop_rare_matrix} matrix)"
+    return text
+
+
 def format_table(reports: list[KernelReport]) -> str:
     """A readable report: one block per kernel, one resource or statistic per line."""
     out = []
@@ -444,6 +484,7 @@ def format_table(reports: list[KernelReport]) -> str:
             ("matrix instrs", str(r.matrix_instructions)),
             ("v_cvt", str(r.conversions)),
             ("loop instrs", str(r.loop_instructions)),
+            ("loop paths", _loop_paths_text(r)),
             ("global waits", f"{r.global_waits_per_tile} per loop iteration, {r.draining_waits_per_tile} at vmcnt(0)"),
         ]
         out.append(f"kernel {r.name} ({r.chip})")

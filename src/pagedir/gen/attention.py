@@ -41,10 +41,10 @@ import argparse
 
 from pagedir.errors import UserError
 from pagedir.gen import checks
-from pagedir.kv_caches import KV_CACHES, POOL_LAYOUTS, VllmPagedAttention, memref_type
+from pagedir.kv_caches import KV_CACHES, POOL_LAYOUTS, POOL_TABLES, VllmPagedAttention, memref_type
 
 DTYPES = ("f16", "bf16", "f32")
-PAGE_TABLES = ("pointers", "blocks", "csr")
+PAGE_TABLES = ("pointers", *POOL_TABLES)
 KV_LAYOUTS = tuple(POOL_LAYOUTS)
 #: --kv-dtype: fp8 K/V element types (MLIR names); gfx942 takes the FNUZ ones, gfx950 the OCP ones.
 KV_DTYPES = {"fp8e4m3fnuz": "f8E4M3FNUZ", "fp8e5m2fnuz": "f8E5M2FNUZ", "fp8e4m3fn": "f8E4M3FN", "fp8e5m2": "f8E5M2"}
@@ -189,7 +189,10 @@ def validate(args: argparse.Namespace) -> None:
     checks.symbol(args.name)
     checks.chip(args.arch)
     validate_kv_dtype(args)
-    from pagedir.dialect.ops_attention import MAX_WINDOW  # here, not at import: keeps --help light
+    if args.window is not None:
+        # Imported only here: the rest of the checks need no MLIR (a PagedAttention whose kernel is in the
+        # compile cache never loads the bindings), and --help stays light.
+        from pagedir.dialect.ops_attention import MAX_WINDOW
 
     if args.window is not None and not 0 <= args.window <= MAX_WINDOW:
         raise UserError(f"--window must be between 0 and {MAX_WINDOW} (keys before the query position it keeps), "
@@ -404,10 +407,7 @@ def serving_function_text(args: argparse.Namespace) -> str:
     kv_type = f"memref<{b}x{pages}x{page * d}x{kv_t}>"
     extras, extra_segments, variant_attrs = variant_parts(args)
     lens_type = f"memref<{b}xi32>"
-    from pagedir.page_sources import FORMS  # here, not at import: keeps --help light
-
-    form = next(form for form in FORMS if form.name == args.page_table)
-    tables, viewed, lengths = form.table_arguments(b, slots, nnz, lens_type)
+    tables, viewed, lengths = POOL_TABLES[args.page_table].arguments(b, slots, nnz, lens_type)
     view_operands = ", ".join(f"%{name}" for name in viewed)
     view_segments = ", ".join(["1"] * (1 + len(viewed)) + ["0"] * (3 - len(viewed)))
     view_types = ", ".join(dict(tables)[name] for name in viewed)

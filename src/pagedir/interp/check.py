@@ -48,7 +48,7 @@ from pagedir.dialect.ops_attention import attention_operands, optional_operands
 from pagedir.dialect.types import element_bytes
 from pagedir.dialect.ops_page_table import is_block_table_view
 from pagedir.page_sources import source_of
-from pagedir.kv_caches import POOL_LAYOUTS
+from pagedir.kv_caches import POOL_LAYOUTS, POOL_TABLES
 from pagedir.passes.ir_utils import find_ops
 
 TOLERANCE = {"f32": 1e-5, "f64": 1e-9, "f16": 2e-2, "bf16": 2e-2}
@@ -571,7 +571,7 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
     seq_lens, problem = form.fit_lengths(k_view, seq_lens, batch, slots, g.block_size)
     if problem is not None:
         table = k_view.operands[1]
-        name = form.table_arguments(1, 1, 1, "")[1][0]
+        name = POOL_TABLES[form.name].arguments(1, 1, 1, "")[1][0]  # the view's table operand
         raise InterpError(f"{name} (argument {args.index(table)}, {table.type}) {problem}", table.location)
     shape = (batch, g.heads_kv, seq_k, g.head_dim)
     q_name = str(q_type.element_type)

@@ -14,15 +14,19 @@ A new form is a class here (a subclass of :class:`PageSource`, or of a form it r
 ``rock.block_table_view`` a subclass of :class:`BlockSource` with its :attr:`~BlockSource.layouts`, pool rule
 and :class:`PageGeometry`) and a line in :data:`FORMS`. This package builds IR with the upstream dialects
 only and imports nothing of pagedir but leaves (``offset_width``, ``reference``, ``kv_caches``): the dialect's
-verifiers, the passes and the interpreter all use it. A block-table form also gives ``pagedir-gen attention``
-its table arguments (:meth:`BlockSource.table_arguments`) and ``pagedir-run --check`` its tables
-(:meth:`BlockSource.fit_lengths`, :meth:`BlockSource.check_tables`); a pool layout is a class of
-:mod:`pagedir.kv_caches` (its shape, strides and numpy conversions) and a line in its ``POOL_LAYOUTS``.
+verifiers, the passes and the interpreter all use it. A block-table form also gives ``pagedir-run --check`` its
+tables (:meth:`BlockSource.fit_lengths`, :meth:`BlockSource.check_tables`); its kernel arguments, which the
+generator writes without loading MLIR, are a class of :mod:`pagedir.kv_caches` (``POOL_TABLES``), and so is
+a pool layout (its shape, strides and numpy conversions: ``POOL_LAYOUTS``).
 """
 
 from __future__ import annotations
 
+import importlib
+
 import mlir.ir as ir
+
+from pagedir.kv_caches import POOL_TABLES
 
 from pagedir.page_sources.base import PageSource
 from pagedir.page_sources.blocks import BlockRead, BlockSource, PageGeometry
@@ -31,8 +35,21 @@ from pagedir.page_sources.dense import DenseSource
 from pagedir.page_sources.pointers import PointerSource
 from pagedir.page_sources.vllm_pa import VllmPaSource
 
+
+def _pool_form(path: str) -> type[PageSource]:
+    module, name = path.split(":")
+    return getattr(importlib.import_module(f"pagedir.page_sources.{module}"), name)
+
+
 #: The forms, asked in turn whether they claim a value; the first that does is its form (dense: any other).
-FORMS: tuple[type[PageSource], ...] = (PointerSource, CsrSource, VllmPaSource, BlockSource, DenseSource)
+#: The forms reading cache pools are those of :data:`pagedir.kv_caches.POOL_TABLES` (a new one: its class
+#: here and its line there) and the pool layouts read by a source of their own (vLLM's paged-attention cache).
+FORMS: tuple[type[PageSource], ...] = (
+    PointerSource,
+    *sorted((*(_pool_form(t.source) for t in POOL_TABLES.values()), VllmPaSource),
+            key=lambda form: -len(form.__mro__)),  # refined first
+    DenseSource,
+)
 
 
 def source_of(value: ir.Value, page_table: ir.Value | None = None) -> PageSource:

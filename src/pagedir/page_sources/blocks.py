@@ -365,13 +365,6 @@ class BlockSource(PageSource):
     # --- the generator and the check's data ---------------------------------------------------------
 
     @staticmethod
-    def table_arguments(batch, slots, nnz, lengths_type: str) -> tuple[list, list[str], list]:
-        """The kernel's arguments of this form (``pagedir-gen attention --page-table``): (its tables as
-        ``(name, type)`` in argument order, the names the view reads after the pool in operand order, the
-        length arguments rock.attention takes). ``batch``, ``slots`` and ``nnz`` are sizes or ``?``."""
-        return [("block_table", f"memref<{batch}x{slots}xi32>")], ["block_table"], [("seq_lens", lengths_type)]
-
-    @staticmethod
     def fit_lengths(view: ir.Operation, seq_lens: np.ndarray, batch: int, slots: int,
                     block_size: int) -> tuple[np.ndarray, str | None]:
         """``pagedir-run --check``'s lengths shortened to what the view's tables can hold, or why none fit

@@ -71,13 +71,6 @@ class CsrSource(BlockSource):
         return [BlockRead(head, block_id, owns) for head, block_id, owns in zip(heads, ids, owned)]
 
     @staticmethod
-    def table_arguments(batch, slots, nnz, lengths_type: str) -> tuple[list, list[str], list]:
-        b1 = "?" if batch == "?" else batch + 1
-        tables = [("kv_indptr", f"memref<{b1}xi32>"), ("kv_indices", f"memref<{nnz}xi32>"),
-                  ("kv_last_page_len", lengths_type)]
-        return tables, ["kv_indices", "kv_indptr", "kv_last_page_len"], []
-
-    @staticmethod
     def nnz(view: ir.Operation, batch: int, slots: int) -> int:
         """Entries of the view's kv_indices (the table's, a dynamic one ``batch * slots`` long)."""
         extent = ir.MemRefType(view.operands[1].type).shape[0]

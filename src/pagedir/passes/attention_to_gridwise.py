@@ -82,7 +82,7 @@ from pagedir.dialect.ops_page_table import batch_dims, slot_count_dim
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.base import ChipOptions, Pass
 from pagedir.passes.blockwise_gemm import (MATRIX_WAVES, MFMA_TILE_KEYS, TILE, key_slices, matrix_lds_bytes, padded_rows,
-                                            problem_matrix_instruction)
+                                            problem_matrix_instruction, transposed_v)
 from pagedir.passes.ir_utils import enclosing_function, lower_kernel_ops, pow2_ceil
 
 MAX_HEAD_DIM = 256
@@ -197,7 +197,8 @@ def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool
         )
     i64 = ir.IntegerType.get_signless(64)
     func.attributes["rock.block_size"] = ir.IntegerAttr.get(i64, tiling.block_size)
-    if asks_lds_occupancy(problem, tiling, chip, bool(op.causal) or op.window_left is not None, depth):
+    swizzled = "rock.lds_swizzle" in func.attributes or "rock.lds_dma" in func.attributes
+    if asks_lds_occupancy(problem, tiling, chip, bool(op.causal) or op.window_left is not None, depth, swizzled):
         func.attributes["rock.lds_occupancy"] = ir.UnitAttr.get()
     if tiling.grid_size is not None:
         func.attributes["rock.grid_size"] = ir.IntegerAttr.get(i64, tiling.grid_size)
@@ -289,19 +290,26 @@ def matrix_tiling(p: AttentionProblem, m: int, options: AttentionToGridwiseOptio
     return Tiling(block, m, n, grid)
 
 
-def asks_lds_occupancy(p: AttentionProblem, t: Tiling, chip: Chip | None, hides_keys: bool, depth: int = 1) -> bool:
+def asks_lds_occupancy(p: AttentionProblem, t: Tiling, chip: Chip | None, hides_keys: bool, depth: int = 1,
+                       swizzled: bool = False) -> bool:
     """Whether the kernel asks the code generator for the waves per SIMD its LDS allows
     (``rock.lds_occupancy``, backend/kernel_attrs.py): the decode loop on the matrix cores (one row
     block), where LLVM otherwise spends registers on latency: asked, the split decode kernel gets
     the wave its LDS allows for a few more loop instructions. A loop with the hidden-key products
-    (causal, window) keeps three products' accumulators and spills when asked, so it keeps LLVM's
-    choice; any other request that would spill is dropped by the code generator. Only with one KV
+    (causal, window) asks when it reads V transposed (blockwise_gemm.transposed_v: not with
+    ``rock.lds_swizzle`` / ``rock.lds_dma``, ``swizzled``): it then fits; with V read two bytes at a
+    time it spilled when asked, and keeps LLVM's choice. Any other request that would spill is
+    dropped by the code generator. Only with one KV
     tile in flight: depth 2 is chosen where every workgroup has a compute unit of its own (waves per
     SIMD do not matter there), and its staging registers leave no room (the decode kernels asked at
     depth 2 spilled), so the request would only cost a second code generation. The counts behind
     these choices: docs/measurements.md."""
     matrix = problem_matrix_instruction(chip, p, t.block_size, t.m_per_block, t.n_per_block)
-    return matrix is not None and not matrix.wmma and matrix.row_blocks == 1 and not hides_keys and depth == 1
+    if matrix is None or matrix.wmma or depth != 1:
+        return False
+    if hides_keys:
+        return transposed_v(matrix, hides_keys, swizzled, swizzled, p.kv_type == p.element, element_bytes(p.element) * 8)
+    return matrix.row_blocks == 1
 
 
 def workgroups_per_sequence(p: AttentionProblem, m: int) -> int:

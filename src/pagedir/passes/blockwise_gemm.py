@@ -41,15 +41,20 @@ per key (``ds_read_b128`` for f16 D 128, G = 8) instead of one 2-byte read per d
 decode kernel: 4 instead of 32 reads per 16 keys; docs/measurements.md has the loop's instructions).
 G is the largest power of two dividing the d-tiles with G elements in 16 bytes; the lane's
 accumulators then hold G acc consecutive columns of its row, regrouped after the loop into
-chunks of ``acc`` for the epilogue (no instruction). Loops with hidden keys (causal, window)
-keep G = 1, the mapping ``d0 + m`` above (causal masking below: their diagonal tiles hold
-three products per d-tile, and the grouped reads cost registers there), and so does WMMA (8 or 16
-keys per lane and product: the grouped reads took more registers than they saved; docs/measurements.md).
+chunks of ``acc`` for the epilogue (no instruction). Loops with hidden keys (causal, window) read
+V transposed instead where they can (CDNA f16/bf16: "V stored transposed" below, the same grouped
+columns, one read per d-tile); otherwise (f32, fp8 caches, swizzled or direct-to-LDS tiles) they keep
+G = 1, the mapping ``d0 + m`` above (causal masking below: their diagonal tiles hold three products
+per d-tile, and the grouped reads cost registers there), and so does WMMA (8 or 16 keys per lane and
+product: the grouped reads took more registers than they saved; docs/measurements.md).
 
 A D-major V pool (vLLM's paged-attention value cache, a column's tokens side by side) gives a V^T
 tile ``[D, N]`` (rock-gridwise-attention-to-blockwise: each 16-byte load along the tokens is one LDS
 store, its 16-byte chunks xor the row against bank conflicts): a lane's keys of column ``16 dt + q`` are
-one read of its row, G = 1 (gfx11's 16 keys: two reads, taken even keys then odd ones).
+one read of its row, G = 1 (gfx11's 16 keys: two reads, taken even keys then odd ones). It keeps the
+keys in their order, not the layout of "V stored transposed" below, also where that one applies (with
+hidden keys): there a 16-byte load of 8 consecutive tokens would land in two runs 4 S keys apart, and that
+layout takes 4 keys a lane of 16-bit elements only (the pool's V^T serves every matrix core).
 
 WMMA (RDNA, wave32, 16x16x16 f16/bf16; ``g = l div 16`` is 0 or 1). gfx12 is the scheme
 above with 8 values per lane: A ``A[q][8 g + j]``, B ``B[8 g + j][q]``, the accumulator
@@ -97,6 +102,7 @@ from mlir.dialects import math as mlir_math
 
 from pagedir.arch import Chip
 from pagedir.dialect import rock
+from pagedir.dialect.types import element_bytes
 from pagedir.passes.ir_utils import apply, index_const, lds_view, swizzled_column
 from pagedir.targets import MatrixForm, family_of
 from pagedir.targets.base import TILE
@@ -289,6 +295,63 @@ def tile_swizzle(instruction: MatrixInstruction, which: str, head_dim: int, elem
     return candidates[min(costs)[1]]
 
 
+# --- V stored transposed --------------------------------------------------------------------
+#
+# With the plain column mapping (G = 1: a loop with hidden keys) the A operand ``V^T`` wants one element
+# of each of 4 key rows per lane: from a row-major V tile, 4 two-byte LDS reads and 2 v_perm_b32 per
+# MFMA. So CDNA f16/bf16 loops with hidden keys store V transposed: ``V^T``, a row of keys per column
+# of V, laid out for one wide read per d-tile and lane, few address registers and no bank conflicts:
+#
+# * keys: a row holds a wave slice's keys in the order ``(g, block, j)`` (key ``16 block + 4 g + j``
+#   of the slice at place ``4 S g + 4 block + j``, S blocks of 16 keys), so the keys a lane takes in
+#   all the slice's blocks (``4 g + j`` of each) are one run of ``4 S``: one ``ds_read_b128`` per
+#   d-tile for two blocks, 4 of them into each block's MFMA;
+# * columns: the output columns are grouped as the grouped reads do (G d-tiles, module docstring:
+#   accumulator ``dt``'s element ``m`` is column ``16 G (dt div G) + G m + dt mod G``), and the row of
+#   column ``c`` is ``16 dt + m`` of it: a lane reads row ``16 dt + q``, and the 8 consecutive columns
+#   of a lane's 16-byte global load land 16 rows apart (constant offsets from one address);
+# * swizzle: a lane's run ``g`` of row ``r`` is stored at run ``g xor ((r div 2) mod 4)``: the 8 lanes
+#   of a 16-byte read (rows q..q+7) hit 8 distinct bank groups, the stores of 16 lanes of one key
+#   (16 consecutive rows) at most 2 to a bank.
+#
+# The tile is loaded through a strided 7-D view of that layout (:func:`transposed_v_layout`) whose
+# ``lds_swizzle`` moves the run index. Measured counts: docs/measurements.md.
+
+
+@dataclass(frozen=True)
+class TransposedV:
+    """The transposed V tile (module section above): ``group`` G; the 7-D load view ``[column div 16G,
+    m, column mod G, slice, block, j, g]`` (``shape``, ``strides`` over rows of ``keys``) and its
+    ``lds_swizzle``; ``run``: keys of a lane's run (4 S)."""
+
+    group: int
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    swizzle: tuple[int, int, int, int]
+    run: int
+
+
+def transposed_v_layout(head_dim: int, keys: int, slices: int, element_bits: int) -> TransposedV:
+    group = column_group(head_dim // TILE, element_bits)
+    slice_keys = keys // slices
+    blocks = slice_keys // TILE
+    shape = (head_dim // (TILE * group), TILE, group, slices, blocks, 4, 4)
+    strides = (TILE * group * keys, keys, TILE * keys, slice_keys, 4, 1, 4 * blocks)
+    # flip = (row div 2) mod 4 of the row 16 (G hi + lo) + m: (m div 2) mod 4, m the view's 2nd index
+    rows_per_m = group * slices * blocks * 4  # view rows (all but the last index) per step of m
+    return TransposedV(group, shape, strides, (1, 2 * rows_per_m, 4, 1), 4 * blocks)
+
+
+def transposed_v(instruction: MatrixInstruction, hides_keys: bool, swizzle: bool, dma: bool, same_type: bool,
+                 element_bits: int) -> bool:
+    """Whether the matrix loop's V tile is stored transposed: CDNA's 16x16x16 f16/bf16 MFMA (4 keys a lane)
+    with the plain column mapping of a loop with hidden keys, a V tile of the elements the products take
+    (no fp8 cache), loaded through registers (the direct-to-LDS loads write rows as they lie) and not
+    otherwise swizzled (``--lds-swizzle`` keeps its own V layout)."""
+    return (hides_keys and not instruction.wmma and instruction.per_lane == 4 and element_bits == 16 and same_type
+            and not swizzle and not dma)
+
+
 class MatrixLoop:
     """Emits the KV loop and the exchange for one gridwise op (``builder``: the pass's Builder)."""
 
@@ -309,9 +372,15 @@ class MatrixLoop:
         # So does a swizzled V tile: its columns are placed per key row (:meth:`v_column`).
         hides_keys = plan.keys.hides_keys
         # So does a V^T tile (a D-major V pool): a lane's keys of one column are one read there.
-        plain = hides_keys or instruction.wmma or builder.swizzle or builder.v_transposed
+        plain = hides_keys or instruction.wmma or builder.swizzle or builder.v_pool_transposed
         self.group = 1 if plain else column_group(self.d_tiles, self.p.element.width)
+        if builder.v_layout is not None:  # V^T ("V stored transposed"): the grouped columns, read from rows of keys
+            self.group = builder.v_layout.group
         self.paired = builder.swizzle and paired_k_reads(instruction, plan.p.head_dim)  # with the swizzled tiles
+        # V^T in LDS in the layout of the module section "V stored transposed" (a D-major pool's V^T, in key
+        # order, is read per key step instead: :meth:`transposed_values`)
+        self.transposed = builder.v_layout is not None
+        self.lane_rows = None  # this lane's rows of V^T from its first key (pv_from_transposed)
 
     # --- the loop -------------------------------------------------------------------
 
@@ -611,6 +680,8 @@ class MatrixLoop:
     def pv_on_matrix_cores(self, probs, outputs: list[ir.Value], hidden: tuple | None = None) -> list[ir.Value]:
         """O^T += V^T P^T. ``hidden`` = (t, rb): some keys of the tile are hidden from some rows
         (module docstring, causal masking)."""
+        if self.transposed:
+            return self.pv_from_transposed(probs, outputs, hidden)
         element = self.p.element
         outputs = list(outputs)
         for prob, first_key in probs:
@@ -633,7 +704,7 @@ class MatrixLoop:
                 seen = self.seen_keys(hidden, keys) if hidden else None
                 group_rows = []
                 for dt in range(self.d_tiles):
-                    if self.b.v_transposed:
+                    if self.b.v_pool_transposed:
                         values = self.transposed_values(first_key, key_rows, dt)
                     elif self.group == 1:
                         values = [memref.load(self.b.v_tile, [key, self.v_column(key_row, dt)])
@@ -649,6 +720,36 @@ class MatrixLoop:
                         outputs[dt] = self.mfma(v_t, operand, outputs[dt])
                     else:
                         outputs[dt] = self.mfma_with_hidden_keys(v_t, operand, seen, outputs[dt])
+        return outputs
+
+    def pv_from_transposed(self, probs, outputs: list[ir.Value], hidden: tuple | None) -> list[ir.Value]:
+        """:meth:`pv_on_matrix_cores` with V^T in LDS: per d-tile, the lane's run of ``4 S`` keys of column
+        ``16 dt + q`` in one read (16 bytes at most a piece), 4 of them into each block's MFMA."""
+        element = self.p.element
+        outputs = list(outputs)
+        steps = []
+        for prob, first_key in probs:
+            keys = [self.acc_index(first_key, j) for j in range(self.mi.acc)]
+            steps.append((arith.truncf(ir.VectorType.get([self.mi.acc], element), prob),
+                          self.seen_keys(hidden, keys) if hidden else None))
+        run = self.b.v_layout.run
+        if self.lane_rows is None:  # once before the loop, for both arms of a masked tile
+            with self.before_loop:  # run g xor (row div 2) mod 4, the same in rows q and 16 dt + q
+                flip = self.apply(lambda q: ir.AffineExpr.get_floor_div(q, 2) % 4, self.lane_q)
+                moved = arith.xori(self.lane_g, flip)
+                first = self.apply(lambda s, g: s * self.slice_keys + g * run, self.slice, moved)
+                # the lane's rows q, 16 + q, ... as a view from its first element: the d-tiles' reads are
+                # then constant offsets from one address (LLVM folds them into the LDS instructions)
+                rows = TILE * (self.d_tiles - 1) + 1
+                self.lane_rows = memref.subview(self.b.v_tile, [self.lane_q, first], [rows, run], [1, 1])
+        chunk = 16 // element_bytes(element)
+        for dt in range(self.d_tiles):
+            values = self.read_row(self.lane_rows, index_const(dt * TILE), run, index_const, chunk)
+            for i, (operand, seen) in enumerate(steps):
+                v_t = values if run == self.mi.acc else vector.extract_strided_slice(
+                    ir.VectorType.get([self.mi.acc], element), values, [i * self.mi.acc], [self.mi.acc], [1])
+                outputs[dt] = (self.mfma(v_t, operand, outputs[dt]) if seen is None
+                               else self.mfma_with_hidden_keys(v_t, operand, seen, outputs[dt]))
         return outputs
 
     def transposed_values(self, first_key: ir.Value, key_rows: list, dt: int) -> list[ir.Value]:

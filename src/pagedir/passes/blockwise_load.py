@@ -77,7 +77,9 @@ Direct-to-LDS loads (``lds_dma``, where :func:`dma_fallback` finds none of its r
 chip, a paged row-major 2-D tile whose rows are whole runs of their pages, a row a whole number
 of a wave's 256 bytes): GlobalRead and LDSWrite become one ``GlobalToLDS`` stage with no
 registers: phase 0 reads every load's page pointer, phase A issues every ``rock.global_load_lds``
-of the wave (64 lanes x 4 bytes, one run of a row; the waves take the tile's loads in turn),
+of the wave (64 lanes x 4 bytes, one run of a row; on gfx950 64 lanes x 16 bytes where a page holds
+the whole rows one such load covers, 4 rows of D 128 f16: a quarter of the loads and their address
+work; the waves take the tile's loads in turn),
 phase B waits (``rocdl.s.waitcnt`` vmcnt(0)), then ``rock.lds_barrier``. With ``lds_swizzle``
 a lane reads the global element whose swizzled place is its LDS dword (inverse swizzle: the
 LDS writes stay linear). Elsewhere the op keeps the register path (gfx1100/RDNA: no such loads;
@@ -354,7 +356,8 @@ def lower_blockwise_load(op, hoist_point: ir.InsertionPoint, wave_size: int | No
     # Each wave reads one page per row: the wave reads that page's pointer itself (a scalar load,
     # in rock-threadwise-lowering), no LDS pointer buffer, no PagePtrLoad stage, no barrier.
     # Direct-to-LDS loads read the page pointers staged in LDS (each load's own: phase 0).
-    dma = bool(op.lds_dma) and dma_fallback(op, plan, chip) is None
+    dma_bytes = dma_width(op, plan, chip) if op.lds_dma else None
+    dma = dma_bytes is not None
     per_wave = (not dma and op.page_size is not None and wave_size is not None
                 and plan_pages_uniform_per_wave(op, plan, wave_size))
     with loc, hoist_point:
@@ -368,7 +371,7 @@ def lower_blockwise_load(op, hoist_point: ir.InsertionPoint, wave_size: int | No
         if page_ptrs is not None:
             emit_page_ptr_load(op, plan, page_ptrs)
         if dma:
-            emit_global_to_lds(op, plan, page_ptrs, chip.wave_size)
+            emit_global_to_lds(op, plan, page_ptrs, chip.wave_size, dma_bytes)
         else:
             emit_global_read(op, plan, registers, page_ptrs, wave_size if per_wave else None)
             emit_lds_write(op, plan, registers)
@@ -497,9 +500,24 @@ def store_swizzled(op, registers: ir.Value, row: ir.Value, coords: list[ir.Value
     dest = op.dest
     dest_type = ir.MemRefType(dest.type)
     element, rank = dest_type.element_type, dest_type.rank
-    chunk = list(op.lds_swizzle)[0]
+    chunk, rows_per_step = list(op.lds_swizzle)[:2]
     along_columns = vector_dim == rank - 1 and unit_stride_last(dest_type)
     piece = min(chunk, vector_len) if along_columns else 1
+    # A vector along a row dimension whose rows all lie within one step of the flip (the step a whole
+    # number of that dimension's spans of rows) has one flip: its first element's row, one address
+    # computation for all its elements (their addresses then differ by constants).
+    rows_of_dim = math.prod(dest_type.shape[vector_dim:rank - 1])
+    one_flip = not along_columns and vector_dim < rank - 1 and rows_per_step % rows_of_dim == 0
+    if one_flip:  # its elements stored through a view from the first: constant offsets LLVM folds
+        column = swizzled_column(list(op.lds_swizzle), flat_row(coords[:-1], dest_type.shape[:-1]), coords[-1])
+        sizes = [1] * rank
+        sizes[vector_dim] = vector_len
+        sub = memref.subview(dest, list(coords[:-1]) + [column], sizes, [1] * rank)
+        for first in range(vector_len):
+            at = [index_const(0)] * rank
+            at[vector_dim] = index_const(first)
+            memref.store(memref.load(registers, [row, index_const(first)]), sub, at)
+        return
     for first in range(0, vector_len, piece):
         point = list(coords)
         if first:
@@ -529,6 +547,9 @@ def flat_row(coords: list[ir.Value], shape: list[int]) -> ir.Value:
 #: Bytes per lane of one direct-to-LDS load: the dword form, which every chip with such loads has
 #: (``Chip.lds_dma_sizes``: gfx90a, gfx942, gfx950; gfx950 also has 12 and 16 bytes; RDNA none).
 DMA_BYTES = 4
+#: Widths tried, widest first: a 16-byte load (gfx950) moves a wave's 1024 bytes, 4 rows of D 128 f16,
+#: in one instruction where the dword form takes 4.
+DMA_WIDTHS = (16, DMA_BYTES)
 #: ``s_waitcnt`` immediate (gfx9 encoding) that waits for every vector memory load of the wave: vmcnt 0,
 #: expcnt (bits 6:4) and lgkmcnt (11:8) at their maximum, so they do not wait.
 WAIT_VMCNT_0 = 0x0F70
@@ -543,10 +564,18 @@ def chip_for_direct_loads(func: ir.Operation):
         return None
 
 
-def dma_fallback(op, plan: TilePlan, chip) -> str | None:
-    """Why ``op``'s tile cannot be loaded with direct-to-LDS loads (None: it can). A wave's load puts its
-    lanes' dwords side by side in LDS: each one must be one run of a dest row, in one page, read in order."""
-    if chip is None or DMA_BYTES not in chip.lds_dma_sizes:
+def dma_width(op, plan: TilePlan, chip) -> int | None:
+    """The widest direct-to-LDS load (bytes per lane) ``op``'s tile can take (:data:`DMA_WIDTHS`), None: none."""
+    return next((nbytes for nbytes in DMA_WIDTHS if dma_fallback(op, plan, chip, nbytes) is None), None)
+
+
+def dma_fallback(op, plan: TilePlan, chip, nbytes: int = DMA_BYTES) -> str | None:
+    """Why ``op``'s tile cannot be loaded with direct-to-LDS loads of ``nbytes`` a lane (None: it can). A
+    wave's load puts its lanes' bytes side by side in LDS: each one must be one run of a dest row, or
+    whole consecutive rows of one page (the 16-byte form: 4 rows of D 128 f16), read in order."""
+    if chip is None or nbytes not in chip.lds_dma_sizes:
+        if nbytes != DMA_BYTES and chip is not None and DMA_BYTES in chip.lds_dma_sizes:
+            return f"{chip.name} has no {nbytes}-byte direct-to-LDS loads (gfx950 does)"
         return f"{'no chip' if chip is None else chip.name} has no direct-to-LDS buffer loads (gfx90a, gfx942, gfx950 do)"
     if op.page_size is None:
         return "the source is not paged (the direct path is built for page pointers only)"
@@ -555,14 +584,21 @@ def dma_fallback(op, plan: TilePlan, chip) -> str | None:
     if dest_type.rank != 2 or strides_and_offset(dest_type) != ([dest_type.shape[1], 1], 0):
         return f"dest {dest_type} is not a row-major 2-D tile"
     rows, columns = dest_type.shape
-    if DMA_BYTES % elem:
-        return f"{elem}-byte elements do not fill a lane's {DMA_BYTES} bytes"
-    span = chip.wave_size * DMA_BYTES // elem
-    if columns % span:
+    if nbytes % elem:
+        return f"{elem}-byte elements do not fill a lane's {nbytes} bytes"
+    span = chip.wave_size * nbytes // elem
+    # whole rows per load for the wider forms (the dword form keeps one run of a row, as it always has)
+    rows_per_load = span // columns if nbytes > DMA_BYTES and span > columns and span % columns == 0 else 1
+    if rows_per_load == 1 and columns % span:
         return f"a row of {columns} elements is not a whole number of waves' loads ({span} elements each)"
     form = linear_form(op.map.results[-1], len(op.indices), 2)
     if form.tile_coeffs != [columns, 1] or op.page_size % columns:
         return "the tile's rows are not whole, consecutive runs of its pages"
+    if rows_per_load > 1:
+        group = rows_per_load * columns  # a load's rows: one page's, from a row the origin's alignment keeps
+        if rows % rows_per_load or op.page_size % group or form.const % group or any(
+                factor % group for factor, _ in form.index_terms):
+            return f"the tile's rows are not whole groups of {rows_per_load} rows of a page (one {nbytes}-byte load)"
     if op.valid is not None and any(len(op.indices) + 1 in dims_of(e) for e in op.valid.results):
         return "validity changes along a row"
     step, run = source_of(op.source, op.page_table).contiguous_run(op.page_size)
@@ -571,7 +607,7 @@ def dma_fallback(op, plan: TilePlan, chip) -> str | None:
     return None
 
 
-def emit_global_to_lds(op, plan: TilePlan, page_ptrs: ir.Value, wave: int) -> None:
+def emit_global_to_lds(op, plan: TilePlan, page_ptrs: ir.Value, wave: int, nbytes: int = DMA_BYTES) -> None:
     """The tile straight from its pages into LDS, in two phases: every wave issues all its loads (load j of
     the tile: ``wave * 4`` bytes, dest elements from ``j * span``, one run of a row; the waves take them in
     turn), then waits for them (``s_waitcnt vmcnt(0)``), then the workgroup meets at a barrier. Each load's
@@ -580,8 +616,9 @@ def emit_global_to_lds(op, plan: TilePlan, page_ptrs: ir.Value, wave: int) -> No
     dest = op.dest
     rows, columns = dest.type.shape
     elem = element_bytes(dest.type.element_type)
-    per_lane = DMA_BYTES // elem
+    per_lane = nbytes // elem
     span = wave * per_lane
+    rows_per_load = span // columns if span > columns else 1  # whole rows (dma_fallback)
     loads = rows * columns // span
     waves = -(-op.block_size // wave)
     rounds = -(-loads // waves)
@@ -601,9 +638,14 @@ def emit_global_to_lds(op, plan: TilePlan, page_ptrs: ir.Value, wave: int) -> No
         for r in range(rounds):
             load = affine.apply(ir.AffineMap.get(1, 0, [d0 + r * waves]), [wave_id])
             start = affine.apply(ir.AffineMap.get(1, 0, [d0 * span]), [load])
-            row = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(d0, columns)]), [start])
-            column = affine.apply(ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) % columns + ir.AffineDimExpr.get(1) * per_lane]),
-                                  [start, lane])
+            if rows_per_load == 1:
+                row = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(d0, columns)]), [start])
+                column = affine.apply(ir.AffineMap.get(2, 0, [ir.AffineDimExpr.get(0) % columns + ir.AffineDimExpr.get(1) * per_lane]),
+                                      [start, lane])
+            else:  # the lane's element of the load's rows
+                element_of = ir.AffineDimExpr.get(0) + ir.AffineDimExpr.get(1) * per_lane
+                row = affine.apply(ir.AffineMap.get(2, 0, [ir.AffineExpr.get_floor_div(element_of, columns)]), [start, lane])
+                column = affine.apply(ir.AffineMap.get(2, 0, [element_of % columns]), [start, lane])
             if op.lds_swizzle is not None:  # xor swizzle: its own inverse
                 column = swizzled_column(list(op.lds_swizzle), row, column)
             coords = [*op.indices, row, column]
@@ -627,7 +669,7 @@ def emit_global_to_lds(op, plan: TilePlan, page_ptrs: ir.Value, wave: int) -> No
             if partial:  # uniform per wave
                 point = ir.InsertionPoint(scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, load, index_const(loads))).then_block)
             with point:
-                rock.global_load_lds(op.source, offset, dest, start, valid, pointer, bytes=DMA_BYTES,
+                rock.global_load_lds(op.source, offset, dest, start, valid, pointer, bytes=nbytes,
                                      page_size=page_size)
                 if partial:
                     scf.YieldOp([])

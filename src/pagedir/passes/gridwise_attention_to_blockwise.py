@@ -63,7 +63,9 @@ the matrix loop, thread ``tid`` owns output chunks ``tid + k * block_size`` of `
 
 V from a D-major pool (vLLM's paged-attention value cache: a column's tokens side by side) on the
 matrix cores is loaded as V^T ``[D, N]`` (the tile map takes ``(d, n)``), swizzled per 16-byte chunk;
-the VALU loop keeps ``[N, D]``, the loads storing each token at its row.
+the VALU loop keeps ``[N, D]``, the loads storing each token at its row. CDNA f16/bf16 loops with hidden
+keys store V^T in a layout of their own (blockwise_gemm, "V stored transposed"; :meth:`Builder.build`
+says why the two stay apart).
 
 LDS. Q, K, V and the scores are i8 ``rock.alloc``s viewed with their types, so
 ``rock-annotate-liveness`` and ``rock-reuse-lds`` can place K and V (never live
@@ -91,7 +93,8 @@ from pagedir.arch import ChipError, kernel_chip
 from pagedir.page_sources import source_of
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 from pagedir.dialect.types import element_bytes
-from pagedir.passes.blockwise_gemm import MatrixInstruction, MatrixLoop, problem_matrix_instruction, tile_swizzle
+from pagedir.passes.blockwise_gemm import (MatrixInstruction, MatrixLoop, problem_matrix_instruction, tile_swizzle,
+                                           transposed_v, transposed_v_layout)
 from pagedir.passes.ir_utils import LOG2_E, apply, divided, f32_const, find_ops, index_const, lds_view, splat
 from pagedir.passes.split_combine import (add_workspace_argument, build_combine_kernel, offset, workspace_lse_base,
                                           workspace_parts)
@@ -316,13 +319,35 @@ class Builder:
         self.load_q(q_tile)
         self.q_rows = reinterpret(q_tile, [plan.m, p.head_dim])
         self.k_tile = lds_view([plan.n, p.head_dim], p.kv_type)
-        # A D-major V pool (vLLM's paged-attention value cache) on the matrix cores: the tile is V^T [D, N],
-        # each 16-byte load along the tokens one LDS store, and a lane's consecutive keys of a column one read.
-        self.v_transposed = self.matrix is not None and values_along_tokens(self.op.v)
-        if self.v_transposed:  # 16-byte chunks of a row xor the row: 8 lanes reading 8 rows hit 8 chunks' banks
+        # V^T [D, N] in LDS (a row of keys per column), in one of two layouts, never both:
+        # * a D-major V pool (vLLM's paged-attention value cache) on any matrix core: the keys in their order,
+        #   each 16-byte load along the tokens one LDS store, its 16-byte chunks xor-ed with the row; the
+        #   products' key steps read it (blockwise_gemm.MatrixLoop.transposed_values);
+        # * otherwise CDNA f16/bf16 loops with hidden keys (blockwise_gemm.transposed_v, "V stored
+        #   transposed"): the keys reordered so that a lane's 4 S keys of all blocks are one run, loaded along
+        #   D through a 7-D view of the tile.
+        # They stay two: the second layout puts the 8 consecutive tokens of one 16-byte pool load in two runs
+        # 4 S keys apart (and swaps the runs of odd rows), so each load would become two stores or two 8-byte
+        # loads; and it is laid out for 4 keys a lane of 16-bit elements, where the pool needs V^T on every
+        # matrix core (WMMA's 8 or 16 keys a lane, f32's 16x16x4, fp8 caches).
+        self.v_pool_transposed = self.matrix is not None and values_along_tokens(self.op.v)
+        self.v_layout = None
+        if self.v_pool_transposed:  # 16-byte chunks of a row xor the row: 8 lanes reading 8 rows hit 8 chunks' banks
             chunk = max(1, 16 // element_bytes(p.kv_type))
             self.v_swizzle = (chunk, 1, math.gcd(8, max(1, plan.n // chunk)), 1)
-        self.v_tile = lds_view([p.head_dim, plan.n] if self.v_transposed else [plan.n, p.head_dim], p.kv_type)
+            self.v_tile = lds_view([p.head_dim, plan.n], p.kv_type)
+        elif self.matrix is not None and transposed_v(self.matrix, plan.keys.hides_keys, self.swizzle, self.dma,
+                                                      p.kv_type == p.element, element_bytes(p.element) * 8):
+            # read as rows of V^T, loaded through a 7-D view of the same bytes
+            self.v_layout = layout = transposed_v_layout(p.head_dim, plan.n, self.matrix.slices,
+                                                         element_bytes(p.element) * 8)
+            self.v_tile = lds_view([p.head_dim, plan.n], p.kv_type)
+            view = ir.MemRefType.get(list(layout.shape), p.kv_type, ir.StridedLayoutAttr.get(0, list(layout.strides)),
+                                     memory_space=ir.MemRefType(self.v_tile.type).memory_space)
+            self.v_load_view = memref.reinterpret_cast(view, self.v_tile, [], [], [], [0], list(layout.shape),
+                                                       list(layout.strides))
+        else:
+            self.v_tile = lds_view([plan.n, p.head_dim], p.kv_type)
         if self.matrix is None:  # the matrix loop keeps its scores in registers
             self.scores = lds_view([plan.m, plan.n], self.f32)
         self.seq_len = self.sequence_length()
@@ -477,40 +502,55 @@ class Builder:
         """Tile ``t`` of K or V; keys at or past seq_len are not read (``valid``) and give 0:
         their slots (the rest of the last page, the rest of the tile) may hold anything."""
         plan, p = self.plan, self.plan.p
-        transposed = tile == self.v_tile and self.v_transposed  # the tile's coordinates are (d, n)
-        b, h, tt, length, n, d = (ir.AffineDimExpr.get(i) for i in range(6))
-        if transposed:
-            n, d = d, n
+        # The tile's dimensions in dest order: (key, column), or (column, key) for a V^T tile.
+        transposed = tile == self.v_tile and (self.v_layout is not None or self.v_pool_transposed)
+        dest = self.v_load_view if transposed and self.v_layout is not None else tile  # the 7-D view of V^T
+        tile_dims = ir.MemRefType(dest.type).rank
+        b, h, tt, length = (ir.AffineDimExpr.get(i) for i in range(4))
+        n, d = self.tile_key_column(4, tile_dims, transposed)
         key = tt * plan.n + n
         indices, bounds = [self.b, self.h, t, self.seq_len], [bound(p.batch), p.heads_kv, bound(plan.kv_tiles), bound(p.seq_k, 1)]
         if is_paged(source) and p.seq_k is None:
             # Dynamic capacity: head h's pages start at page h * slots, an index of its own (the map stays linear).
-            b, h, tt, length, head_page, n, d = (ir.AffineDimExpr.get(i) for i in range(7))
-            if transposed:
-                n, d = d, n
+            head_page = ir.AffineDimExpr.get(4)
+            n, d = self.tile_key_column(5, tile_dims, transposed)
             key = tt * plan.n + n
             if not hasattr(self, "_head_page"):  # once: the V load of the iteration reuses K's
                 self._head_page = arith.muli(self.h, self.slots())
             indices.append(self._head_page)
             bounds.append(DYNAMIC_BOUND)
-            tile_map = ir.AffineMap.get(7, 0, [b, head_page * p.page_elements + key * p.head_dim + d])
+            tile_map = ir.AffineMap.get(5 + tile_dims, 0, [b, head_page * p.page_elements + key * p.head_dim + d])
             table, page_size = source.owner.operands[1], p.page_elements
         elif is_paged(source):
-            tile_map = ir.AffineMap.get(6, 0, [b, (h * p.seq_k + key) * p.head_dim + d])
+            tile_map = ir.AffineMap.get(4 + tile_dims, 0, [b, (h * p.seq_k + key) * p.head_dim + d])
             # The ids a tile's pages come from: the pointer table of rock.deref, a view's block table.
             table = source.owner.operands[0 if is_deref(source) else 1]
             page_size = p.page_elements
         else:
-            tile_map = ir.AffineMap.get(6, 0, [b, h, key, d])
+            tile_map = ir.AffineMap.get(4 + tile_dims, 0, [b, h, key, d])
             table, page_size = None, None
         before_seq_len = ir.AffineMap.get(tile_map.n_dims, 0, [length - key - 1])  # key < seq_len
-        swizzle = self.k_swizzle if tile == self.k_tile else self.v_swizzle
+        swizzle = self.k_swizzle if tile == self.k_tile else self.v_swizzle if self.v_layout is None else self.v_layout.swizzle
         rock.blockwise_load_tile(
-            source, tile, indices, table,
+            source, dest, indices, table,
             map=ir.AffineMapAttr.get(tile_map), block_size=plan.block, page_size=page_size,
             index_bounds=bounds, valid=before_seq_len, lds_swizzle=self.lds_swizzle(swizzle),
             lds_dma=True if self.dma and self.matrix is not None else None,
         )
+
+    def tile_key_column(self, first: int, tile_dims: int, transposed: bool) -> tuple:
+        """(key in the tile, column) of the tile dims from dim ``first`` of a load map: ``(n, d)``; for a V^T
+        tile ``(d, n)`` (a D-major pool's) or its 7-D view ``(column div 16 G, m, column mod G, slice, block,
+        j, g)`` (the hidden keys' layout)."""
+        dims = [ir.AffineDimExpr.get(first + i) for i in range(tile_dims)]
+        if not transposed:
+            return dims[0], dims[1]
+        if self.v_layout is None:
+            return dims[1], dims[0]
+        high, m, low, slice_, block, j, g = dims
+        group = self.v_layout.group
+        return (slice_ * (self.plan.n // self.matrix.slices) + block * 16 + g * 4 + j,
+                high * (16 * group) + m * group + low)
 
     def load_scales(self, source: ir.Value, tile: ir.Value, t: ir.Value) -> None:
         """The ``N`` per-token-head scales of tile ``t`` (``k_scales`` or ``v_scales``: the cache with a

@@ -374,3 +374,30 @@ func.func @vllm_pa_v_read_uniform(%pool: memref<8x2x64x16xf16>, %table: memref<2
   "rock.threadwise_read_into"(%pages, %regs, %b, %h, %t, %len) {map = affine_map<(b, h, t, l, n, d) -> (b, (h * 64 + t * 16 + n) * 64 + d)>, valid = affine_map<(b, h, t, l, n, d) -> (l - t * 16 - n - 1)>, block_size = 64, tile_shape = array<i64: 16, 64>, vector_dim = 0, vector_len = 8, page_size = 1024, num_pages_per_batch = 8, wave_size = 64, operandSegmentSizes = array<i32: 1, 1, 4, 0, 0>} : (memref<2x8x1024xf16>, memref<2x8xf16, #gpu.address_space<private>>, index, index, index, index) -> ()
   return
 }
+
+// -----
+
+// The V half of a stacked cache [num_blocks, 2, 16, 2, 128] (vLLM Triton, FlashInfer NHD): a strided pool
+// whose blocks lie 2 x 4096 elements (16384 bytes) apart, starting 4096 elements (8192 bytes) into the
+// tensor. The wave's page address takes the pool's block stride and offset; the rows, 256 elements apart,
+// and the page's extent (15 x 256 + 128 elements) are those of a contiguous nhd pool.
+// CHECK-DAG: #[[ROWS:map[0-9]*]] = affine_map<(d0) -> ((d0 floordiv 128) * 256 + d0 mod 128)>
+// CHECK-LABEL: func.func @stacked_pool
+// CHECK:     %[[ID:.*]] = memref.load %{{.*}} : memref<2x4xi32>
+// CHECK:     %[[HEAD_BYTES:.*]] = arith.muli %{{.*}}, %c256_i32 : i32
+// CHECK:     %[[BLOCK_BYTES:.*]] = arith.muli %[[ID]], %c16384_i32 : i32
+// CHECK:     %[[OFFSET:.*]] = arith.addi %[[BLOCK_BYTES]], %[[HEAD_BYTES]] : i32
+// CHECK:     %[[WIDE:.*]] = arith.extui %[[OFFSET]] : i32 to i64
+// CHECK:     %[[BASE:.*]] = memref.extract_aligned_pointer_as_index
+// CHECK:     %[[BASE64:.*]] = arith.index_cast %[[BASE]] : index to i64
+// CHECK:     %[[V_HALF:.*]] = arith.addi %[[BASE64]], %c8192_i64 : i64
+// CHECK:     arith.addi %[[V_HALF]], %[[WIDE]] : i64
+// CHECK:     affine.apply #[[ROWS]]
+// CHECK:     "rock.global_load"
+// CHECK-SAME: page_size = 3968 : i64
+func.func @stacked_pool(%pool: memref<8x16x2x128xf16, strided<[8192, 256, 128, 1], offset: 4096>>, %table: memref<2x4xi32>, %b: index, %h: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  %pages = "rock.block_table_view"(%pool, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x16x2x128xf16, strided<[8192, 256, 128, 1], offset: 4096>>, memref<2x4xi32>) -> memref<2x8x2048xf16>
+  %regs = "rock.alloc"() : () -> memref<4x8xf16, #gpu.address_space<private>>
+  "rock.threadwise_read_into"(%pages, %regs, %b, %h) {map = affine_map<(b, h, n, d) -> (b, (h * 16 + n) * 128 + d)>, block_size = 64, tile_shape = array<i64: 16, 128>, vector_dim = 1, vector_len = 8, page_size = 2048, num_pages_per_batch = 8, wave_size = 64, operandSegmentSizes = array<i32: 1, 1, 2, 0, 0>} : (memref<2x8x2048xf16>, memref<4x8xf16, #gpu.address_space<private>>, index, index) -> ()
+  return
+}

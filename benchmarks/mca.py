@@ -1,0 +1,123 @@
+"""Cycles per iteration of a kernel's hot loop from llvm-mca, LLVM's static pipeline simulator.
+
+A second opinion next to the instruction counts of :mod:`benchmarks.isa`, with its own limits:
+
+* llvm-mca simulates **one wave alone** on its SIMD, the loop's instructions repeated back to back
+  (``-iterations``); other waves, the memory system's latency and bandwidth, LDS bank conflicts
+  and barriers' waits on other waves are not in it. Its AMDGPU model gives each instruction a
+  latency and a unit (scheduling model ``SIGfx940`` for CDNA3, ``SIGfx11`` for RDNA3); ``s_waitcnt``
+  waits for the counted loads as modelled.
+* what runs is the loop's **common path** (:func:`benchmarks.isa.hot_loop_text`: the blocks a wave
+  runs on every tile, in order, its branches kept as instructions), or the whole kernel when no
+  loop is left (a straight-line kernel: one pass).
+* llvm-mca 19 (Debian's ``llvm-19``) rejects buffer instructions (it aborts on them), so each
+  ``buffer_load_*`` / ``buffer_store_*`` is rewritten as the ``global_*`` instruction of the same
+  width, on the same data and address registers (the descriptor's base pair as ``saddr``);
+  direct-to-LDS loads (``... lds``) become ``global_load_lds_dword``. It does not know gfx950:
+  a chip llvm-mca does not know gets no figure.
+
+``cycles(lines, arch)`` returns llvm-mca's total cycles over its iterations, per iteration;
+``python benchmarks/mca.py ARCH FILE.s`` prints it for each kernel of an assembly file.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from functools import cache
+
+#: Loop iterations llvm-mca simulates (the steady state dominates: the first iteration's start-up is 1/N).
+ITERATIONS = 20
+
+_BUFFER_RE = re.compile(r"^buffer_(load|store)_(\w+?)\s+(.*)$")
+_SGPR_QUAD_RE = re.compile(r"s\[(\d+):\d+\]")
+_TOTAL_RE = re.compile(r"^Total Cycles:\s+(\d+)", re.M)
+
+
+@cache
+def llvm_mca() -> str | None:
+    """An llvm-mca that knows AMDGPU: ``$LLVM_MCA``, else the newest ``/usr/lib/llvm-N`` (N >= 19), else
+    ``llvm-mca-N`` or ``llvm-mca`` on the PATH; None when none is found."""
+    if os.environ.get("LLVM_MCA"):
+        return os.environ["LLVM_MCA"]
+    versions = sorted(glob.glob("/usr/lib/llvm-*/bin/llvm-mca"), key=lambda p: int(re.search(r"llvm-(\d+)", p).group(1)))
+    candidates = [p for p in reversed(versions) if int(re.search(r"llvm-(\d+)", p).group(1)) >= 19]
+    candidates += [shutil.which(name) for name in ("llvm-mca-22", "llvm-mca-21", "llvm-mca-20", "llvm-mca-19")]
+    return next((c for c in candidates if c), None)
+
+
+@cache
+def knows(arch: str) -> bool:
+    """Whether the llvm-mca found knows the chip (it warns and falls back to a generic one otherwise)."""
+    tool = llvm_mca()
+    if tool is None:
+        return False
+    done = subprocess.run([tool, "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-"], input="s_nop 0\n",
+                          capture_output=True, text=True)
+    return done.returncode == 0 and "not a recognized processor" not in done.stderr
+
+
+def rewrite(line: str) -> str:
+    """A buffer instruction as the global instruction of the same width on the same registers; others as they are."""
+    match = _BUFFER_RE.match(line)
+    if not match:
+        return line
+    kind, width, operands = match.groups()
+    parts = [p.strip() for p in operands.split(",")]
+    sbase = _SGPR_QUAD_RE.search(operands)
+    saddr = f"s[{sbase.group(1)}:{int(sbase.group(1)) + 1}]" if sbase else "off"
+    if " lds" in f" {operands}":  # direct to LDS: no data register, the first operand is the lane's offset
+        return f"global_load_lds_dword {parts[0] if parts[0].startswith('v') else 'v0'}, {saddr}"
+    vaddr = next((p for p in parts[1:] if p.startswith("v")), None)
+    data = parts[0]
+    if vaddr is None:  # no per-lane offset: any VGPR stands for it (the data's, read before it is written)
+        vaddr = re.sub(r"\[(\d+):\d+\]", r"\1", data)
+    vaddr = re.sub(r"v\[(\d+):\d+\]", r"v\1", vaddr)
+    if kind == "load":
+        return f"global_load_{width} {data}, {vaddr}, {saddr}"
+    return f"global_store_{width} {vaddr}, {data}, {saddr}"
+
+
+def cycles(lines: list[str], arch: str, iterations: int = ITERATIONS) -> float | None:
+    """llvm-mca's cycles per iteration of ``lines`` on ``arch``; None without an llvm-mca that knows the chip,
+    for no instructions, or when llvm-mca fails on them."""
+    if not lines or not knows(arch):
+        return None
+    with tempfile.NamedTemporaryFile("w", suffix=".s", delete=False) as handle:
+        handle.write("\n".join(rewrite(line) for line in lines) + "\n")
+        path = handle.name
+    try:
+        done = subprocess.run([llvm_mca(), "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={arch}", f"-iterations={iterations}",
+                               "-summary-view", "-instruction-info=0", "-resource-pressure=0", path],
+                              capture_output=True, text=True, timeout=300)
+    finally:
+        os.unlink(path)
+    total = _TOTAL_RE.search(done.stdout) if done.returncode == 0 else None
+    return int(total.group(1)) / iterations if total else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from benchmarks import isa
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        print("usage: python benchmarks/mca.py ARCH FILE.s", file=sys.stderr)
+        return 1
+    arch, path = args
+    asm = open(path).read()
+    for name, body in isa.kernel_bodies(asm, list(isa.count(asm, arch))).items():
+        text = isa.hot_loop_text(body)
+        what = "hot loop, common path" if text else "whole kernel"
+        value = cycles(text or isa.kernel_text(body), arch)
+        print(f"{name}: {'-' if value is None else f'{value:.1f}'} cycles per iteration ({what}, llvm-mca {llvm_mca()})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
