@@ -10,7 +10,7 @@ INSTALLED := $(VENV)/.installed
 
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,nvidia]'
 	touch $@
 
 # The main job: a paged decode attention kernel (B=2, 16 query heads on 2 KV heads, 512

@@ -31,7 +31,8 @@ class Config:
     #: pagedir-gen --seq-lens: ragged sequences, each its length (the model still reads every token).
     ragged: bool = False
     #: How the K/V tiles reach LDS: "" (registers, row-major tiles), "swizzle" (--lds-swizzle) or "dma"
-    #: (--lds-swizzle --lds-dma: direct global -> LDS loads into the swizzled tiles).
+    #: (--lds-swizzle --lds-dma: direct global -> LDS loads into the swizzled tiles); "cp.async" (--lds-dma
+    #: alone: NVIDIA's cp.async copies into row-major tiles).
     lds: str = ""
     #: pagedir-gen --page-table and --kv-layout: "pointers" (the default), or cache pools in place
     #: ("blocks" with "nhd", "hnd" or "vllm-pa").
@@ -65,7 +66,7 @@ class Config:
                 "--seq-len-q", str(self.seq_q), "--seq-len-k", str(self.seq_k), "--head-dim", str(self.head_dim),
                 "--page-size", str(self.page_tokens), "--dtype", self.dtype, "--arch", self.arch]
         splits = [] if self.splits is None else ["--num-splits", str(self.splits)]
-        lds = {"": [], "swizzle": ["--lds-swizzle"], "dma": ["--lds-swizzle", "--lds-dma"]}[self.lds]
+        lds = {"": [], "swizzle": ["--lds-swizzle"], "dma": ["--lds-swizzle", "--lds-dma"], "cp.async": ["--lds-dma"]}[self.lds]
         pools = ["--page-table", self.page_table, "--kv-layout", self.kv_layout] if self.page_table != "pointers" else []
         return (argv + (["--causal"] if self.causal else []) + (["--dense"] if self.dense else []) + splits + lds
                 + (["--seq-lens"] if self.ragged else []) + pools)
@@ -128,6 +129,14 @@ def configurations(quick: bool) -> list[Config]:
                                   heads_kv=heads_kv, seq_k=seq_k, splits=splits, interpret=interpret, group="split"))
     configs.append(Config("attention", "gfx942", 128, 16, "decode", batch=64, heads_q=64, heads_kv=8, seq_k=4096,
                           splits=0, group="split"))
+    # NVIDIA (sm_90, sm_80): the main decode and causal prefill shapes on the tensor cores (mma.sync), the K/V tiles
+    # through registers (software-pipelined) or copied by cp.async.
+    for arch in ("sm_90", "sm_80"):
+        for head_dim in (64, 128):
+            for lds in ("", "cp.async"):
+                configs.append(Config("attention", arch, head_dim, 16, "decode", lds=lds, group="nvidia"))
+                configs.append(Config("attention", arch, head_dim, 16, "prefill", batch=1, seq_q=256, seq_k=256,
+                                      causal=True, lds=lds, group="nvidia"))
     # LDS layouts of the matrix loop (gfx942, D 128): row-major tiles, swizzled tiles, direct-to-LDS loads;
     # decode GQA 8 and MHA, causal prefill GQA 8. The interpreter counts their bank conflicts.
     for shape in (dict(phase="decode", heads_q=16, heads_kv=2), dict(phase="decode", heads_q=8, heads_kv=8),

@@ -245,6 +245,29 @@ def quality_table(records: list[dict]) -> str:
                   "pipeline depth", "global waits per tile (vmcnt(0))"], rows)
 
 
+def nvidia_table(records: list[dict]) -> str:
+    """The NVIDIA kernels: ptxas's registers, spills and shared memory, CUDA occupancy (warps per SM), the PTX's
+    tensor-core (HMMA) and cp.async counts and hot-loop instructions per KV token (SASS, where nvdisasm is
+    installed), and the roofline lower bound from the
+    chip table's HBM bandwidth and dense f16 tensor peak (``max(bytes / bandwidth, FLOPs / peak)``)."""
+    from pagedir.arch import get_chip
+
+    rows = []
+    for r in ok(records, "nvidia"):
+        k, c = r["kernel"], r["config"]
+        chip = get_chip(c["arch"])
+        copies = sum(n for w, n in k["lds_writes"].items() if w.startswith("async"))
+        seen = c["seq_k"] - (c["seq_q"] - 1) / 2 if c["causal"] else c["seq_k"]
+        flops = 4 * c["batch"] * c["heads_q"] * c["seq_q"] * seen * c["head_dim"]
+        nbytes = sum(r["bytes_required"].values())
+        bound = max(nbytes / chip.hbm_bandwidth, flops / chip.matrix_f16_flops)
+        rows.append([c["name"], k["vgprs"], k["vgpr_spills"], k["lds_bytes"], k["occupancy"] * chip.simds_per_cu,
+                     k["matrix_instructions"], copies, f"{k.get('loop_instructions_per_kv_token', '-')}"
+                     f"{'*' if k.get('straight_line') else ''}", f"{bound * 1e6:.3g}"])
+    return table(["configuration", "registers", "spills", "shared B", "warps/SM", "mma", "cp.async",
+                  "loop instr / KV token", "lower bound us"], rows)
+
+
 def lds_table(records: list[dict]) -> str:
     """The matrix loop's LDS layouts side by side: row-major tiles, swizzled tiles (``--lds-swizzle``) and
     direct-to-LDS loads (``--lds-dma``), with the interpreter's bank-conflict count (pagedir.interp.lds_banks)."""
@@ -443,6 +466,7 @@ def markdown(m: dict, records: list[dict], plots: list[str], command: dict | Non
         "\n## LDS layouts and bank conflicts (gfx942, D 128; interpreter, CDNA model)\n", lds_table(records),
         "\n## Cache pools in place: vLLM's paged-attention layout next to nhd and hnd (D 128, blocks of 16)\n",
         layouts_table(records),
+        "\n## NVIDIA sm_90 / sm_80 (ptxas and nvdisasm; the time is a roofline lower bound, a model)\n", nvidia_table(records),
         "\n## Interpreter speed\n", interp_table(records),
         unavailable(records),
         "\n## Method\n\n" + METHOD,

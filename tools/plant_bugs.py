@@ -114,6 +114,7 @@ THREADWISE = "passes/threadwise_lowering.py"
 REUSE_LDS = "passes/reuse_lds.py"
 PIPELINE = "passes/pipeline.py"
 BLOCKS = "page_sources/blocks.py"
+MMA_SYNC = "passes/mma_sync_loop.py"
 
 #: An attention kernel with ragged lengths, checked by pagedir-run against the reference (NaN/Inf past seq_lens).
 CHECK_ATTENTION = "pagedir-gen attention --ragged --num-heads-q 4 --num-heads-kv 2 | pagedir-run --check -"
@@ -307,6 +308,45 @@ PLANTS = {plant.name: plant for plant in (
         (Catcher("tests/unit/test_interp_float_rules.py::test_elementwise_op_follows_its_rule[arith.maxnumf]",
                  r"arith\.maxnumf\(nan, .*the rule says"),),
     ),
+    # --- the interpreter's NVIDIA semantics (PTX ISA; pagedir.targets.nvidia_mma) --------------
+    Plant(
+        "nvidia-mma-a-registers-swapped",
+        "the mma.sync m16n8k16 table swaps A's second and third registers (rows 8-15 of columns 0-7 for rows 0-7 "
+        "of columns 8-15): every product mixes up A's quarters",
+        (Edit("targets/nvidia_mma.py", "row = group + 8 * ((i >> 1) & 1)", "row = group + 8 * (i >> 2)  # PLANTED"),),
+        (Catcher("tests/unit/test_nvvm_interp.py::test_the_table_lists_the_documented_fragments", r"E\s+assert \["),
+         Catcher("tests/unit/test_nvvm_interp.py::test_mma_sync_computes_a_times_b_plus_c[bf16]", WRONG_VALUES)),
+    ),
+    Plant(
+        "nvidia-ldmatrix-trans-ignored",
+        "ldmatrix .trans loads each 8x8 matrix row-major like the plain form",
+        (Edit("targets/nvidia_mma.py", "return (col, row) if trans else (row, col)", "return (row, col)  # PLANTED"),),
+        (Catcher("tests/unit/test_nvvm_interp.py::test_ldmatrix_gives_each_lane_the_documented_elements[2-trans]",
+                 r"AssertionError"),
+         Catcher("tests/unit/test_nvvm_interp.py::test_a_hand_written_nvvm_kernel_runs_end_to_end", WRONG_VALUES)),
+    ),
+    Plant(
+        "nvidia-cp-async-wait-retires-every-group",
+        "cp.async.wait_group N completes every committed group, not all but the N newest: a read of the newest "
+        "group's bytes is not caught",
+        (Edit("targets/nvidia_mma.py", "return group < committed - keep", "return group < committed  # PLANTED"),),
+        (Catcher("tests/unit/test_nvvm_interp.py::test_wait_group_1_leaves_the_newest_group_in_flight", r"DID NOT RAISE"),),
+    ),
+    Plant(
+        "nvidia-mma-in-a-partial-warp",
+        "the interpreter runs mma.sync / ldmatrix for a warp some of whose threads are inactive (.sync.aligned: "
+        "undefined on the hardware) instead of reporting it",
+        (Edit("interp/ops_nvvm.py", "        if partial.any():\n", "        if False:  # PLANTED\n"),),
+        (Catcher("tests/unit/test_nvvm_interp.py::test_mma_sync_in_part_of_a_warp_is_an_error", r"DID NOT RAISE"),),
+    ),
+    Plant(
+        "nvidia-cp-async-ignores-src-size",
+        "cp.async copies all cp-size bytes whatever its src-size: zero-filled rows read the source",
+        (Edit("interp/ops_nvvm.py", "inside = byte[None, :] < src_size[:, None]", "inside = byte[None, :] < size + 0 * src_size[:, None]  # PLANTED"),),
+        (Catcher("tests/unit/test_nvvm_interp.py::test_cp_async_copies_src_size_bytes_and_fills_the_rest_with_zeros",
+                 WRONG_VALUES),
+         Catcher("tests/unit/test_nvvm_interp.py::test_cp_async_src_size_0_reads_nothing", UNMAPPED)),
+    ),
     # --- the chip --------------------------------------------------------------------
     Plant(
         "chip-option-overrides-the-kernel",
@@ -337,10 +377,75 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "buffer-load-swapped-flags",
         "rock-buffer-load builds RDNA descriptor flags for CDNA chips and CDNA flags for RDNA chips",
-        (Edit(BUFFER_LOAD, "lower_global_load(op, family_of(chip).buffer_flags)",
-              "lower_global_load(op, family_of(chip).buffer_flags ^ 0x00027000 ^ 0x31027000)"),),
+        (Edit(BUFFER_LOAD, "flags = family_of(chip).buffer_flags\n",
+              "flags = family_of(chip).buffer_flags ^ 0x00027000 ^ 0x31027000  # PLANTED\n"),),
         (Catcher("tests/unit/test_copy_kv.py::test_dtypes[f16]", r"set bits reserved on CDNA"),
          Catcher(CHECK_COPY_KV_RDNA, CHECK_FAILED)),
+    ),
+    Plant(
+        "mma-sync-hidden-v-weighted-by-zero",
+        "the mma.sync loop weights causally hidden V rows by 0 instead of leaving them out (0 x NaN is NaN)",
+        (Edit(MMA_SYNC, "return arith.select(sees_non_finite, self.product(a, b, acc), self.product(a, sanitized, acc))",
+              "return self.product(a, b, acc)  # PLANTED"),),
+        (Catcher("tests/unit/test_nvidia.py::test_mma_sync_causally_hidden_nan_keys_spare_the_other_rows[f16]",
+                 WRONG_VALUES),),
+    ),
+    Plant(
+        "mma-sync-p-rows-swapped",
+        "the mma.sync loop hands P to the second product with its two rows' registers swapped",
+        (Edit(MMA_SYNC, "for part in (low[0:2], low[2:4], high[0:2], high[2:4])",
+              "for part in (low[2:4], low[0:2], high[2:4], high[0:2])"),),  # PLANTED
+        (Catcher("tests/unit/test_nvidia.py::test_mma_sync_keys_past_seq_len_never_reach_the_output[prefill-causal]",
+                 WRONG_VALUES),
+         Catcher(f"{CHECK_ATTENTION.replace(' | ', ' --arch sm_90 --seq-len-q 20 --causal | ')}", CHECK_FAILED)),
+    ),
+    Plant(
+        "nvgpu-ldmatrix-ignores-transpose",
+        "the interpreter's nvgpu.ldmatrix reads .trans matrices as stored (V's B registers of the mma.sync loop)",
+        (Edit("interp/ops_nvgpu.py", 'trans = ir.BoolAttr(operation.attributes["transpose"]).value',
+              "trans = False  # PLANTED"),),
+        (Catcher("tests/unit/test_nvidia.py::test_interpreter_nvgpu_ldmatrix_follows_the_ptx_fragment_rule[True]",
+                 WRONG_VALUES),
+         Catcher(f"{CHECK_ATTENTION.replace(' | ', ' --arch sm_90 | ')}", CHECK_FAILED)),
+    ),
+    Plant(
+        "mma-sync-ldmatrix-ignores-swizzle",
+        "the mma.sync loop's ldmatrix reads a swizzled tile at the unswizzled column",
+        (Edit(MMA_SYNC, "        if swizzle is not None:\n            column = swizzled_column(swizzle, row, column)",
+              "        if False:  # PLANTED\n            column = swizzled_column(swizzle, row, column)"),),
+        (Catcher("tests/unit/test_nvidia.py::test_check_runs_the_nvidia_lowering[decode-d128-swizzled]", r"FAIL"),),
+    ),
+    Plant(
+        "cp-async-no-wait",
+        "rock-blockwise-load's cp.async copies are committed but never waited for before the barrier",
+        (Edit("passes/blockwise_load.py", "        nvvm.cp_async_wait_group(0)\n", ""),),
+        (Catcher("tests/unit/test_nvidia.py::test_check_runs_the_cp_async_copies[pointers-decode-f16]",
+                 r"LDS race|FAIL"),),
+    ),
+    Plant(
+        "cp-async-no-zero-fill",
+        "rock-buffer-load's cp.async copies all 16 bytes of invalid pieces (null pages, keys past seq_len)",
+        (Edit(BUFFER_LOAD, "size = arith.select(valid, i32_const(op.bytes), i32_const(0))",
+              "size = i32_const(op.bytes)  # PLANTED"),),
+        (Catcher("tests/unit/test_nvidia.py::test_check_runs_the_cp_async_copies[pointers-decode-f16]",
+                 rf"{UNMAPPED}|FAIL"),),
+    ),
+    Plant(
+        "pointer-load-unguarded",
+        "rock-buffer-load's NVIDIA loads ignore their validity: null pages and keys past seq_len are read",
+        (Edit(BUFFER_LOAD, "        if op.valid is None:\n            value = load_pointer_split(",
+              "        if True:  # PLANTED\n            value = load_pointer_split("),),
+        (Catcher("tests/unit/test_nvidia.py::test_check_runs_the_nvidia_lowering[pointers-decode-f16]",
+                 rf"{UNMAPPED}|FAIL"),
+         Catcher(f"{CHECK_ATTENTION.replace(' | ', ' --arch sm_90 | ')}", rf"{UNMAPPED}|{CHECK_FAILED}"),
+         Catcher("tests/lit/passes/rock-buffer-load-nvidia.mlir", r"error: Couldn.t match")),
+    ),
+    Plant(
+        "pointer-load-pieces-overlap",
+        "rock-buffer-load's NVIDIA loads wider than 16 bytes read every piece at the first piece's address (caught by "
+        "lit only: the kernels' vectors are at most 16 bytes)",
+        (Edit(BUFFER_LOAD, "at = address if first_lane == 0 else", "at = address if True else"),),  # PLANTED
+        (Catcher("tests/lit/passes/rock-buffer-load-nvidia.mlir", r"error: Couldn.t match"),),
     ),
     Plant(
         "buffer-load-half-page-records",

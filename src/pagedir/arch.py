@@ -2,8 +2,8 @@
 and the one rule that decides which chip a kernel is for. What a family decides (matrix
 instructions, buffer descriptors, the lowering and code object) is :mod:`pagedir.targets`.
 
-A target is a chip name (``gfx942``) or a full target string
-(``amdgcn-amd-amdhsa:gfx942``, ``amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-``),
+A target is a chip name (``gfx942``, ``sm_90``) or a full target string
+(``amdgcn-amd-amdhsa:gfx942``, ``amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-``, ``nvptx64-nvidia-cuda:sm_90``),
 parsed strictly by :func:`parse_target`: spaces, unknown features and anything
 else are errors naming the value and the accepted form; nothing tests by string prefix.
 
@@ -29,7 +29,11 @@ if TYPE_CHECKING:  # the bindings are imported where a kernel is read, so a cach
 
 @dataclass(frozen=True)
 class Chip:
-    """What the compiler needs to know about one AMDGPU chip."""
+    """What the compiler needs to know about one chip.
+
+    The names are AMD's; an NVIDIA chip maps onto them: a wave is a warp, a SIMD an SM
+    sub-partition (4 per SM, each scheduling up to 16 warps), a compute unit an SM and LDS its
+    shared memory (the occupancy rules of :mod:`pagedir.backend.occupancy` then give CUDA's)."""
 
     name: str
     wave_size: int
@@ -45,7 +49,7 @@ class Chip:
     vgpr_granule: int
     #: LDS allocation granule in bytes.
     lds_granule: int
-    #: The target family (a key of ``pagedir.targets.FAMILIES``): "cdna" or "rdna".
+    #: The target family (a key of ``pagedir.targets.FAMILIES``): "cdna", "rdna" or "nvidia".
     family: str
     #: Target-ID features the chip takes (``gfx942:sramecc+:xnack-``).
     features: tuple[str, ...] = ()
@@ -56,9 +60,18 @@ class Chip:
     fp8_types: tuple[str, ...] = ()
     #: Bytes per lane of the chip's direct global -> LDS loads (``buffer_load_dword ... lds``); () : none.
     lds_dma_sizes: tuple[int, ...] = ()
+    #: Bytes of LDS the hardware keeps per workgroup besides the kernel's (CUDA reserves 1 KiB per block on sm_80+).
+    lds_reserved_per_workgroup: int = 0
+    #: Workgroups one compute unit holds at most (CUDA: 32 blocks per SM); 0: no limit besides waves.
+    max_workgroups_per_cu: int = 0
+    #: Peak HBM bandwidth (bytes/s) and dense f16 matrix-core peak (FLOP/s) of the largest part (roofline figures).
+    hbm_bandwidth: float = 0.0
+    matrix_f16_flops: float = 0.0
 
     @property
     def major(self) -> int:
+        if self.name.startswith("sm_"):
+            return int(self.name[3:-1], 10)  # sm_90 -> 9
         return int(self.name[3:-2], 10) if len(self.name) > 5 else int(self.name[3], 10)
 
 
@@ -81,12 +94,23 @@ CHIPS: dict[str, Chip] = {
     "gfx1101": Chip("gfx1101", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, "rdna", compute_units=60),
     "gfx1200": Chip("gfx1200", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, "rdna", compute_units=32),
     "gfx1201": Chip("gfx1201", 32, 64 * _KB, 128 * _KB, 16, 4, 1536, 24, 512, "rdna", compute_units=64),
+    # NVIDIA (CUDA C Programming Guide, compute capabilities 8.0 / 9.0): warps of 32, 4 sub-partitions of 16 warps
+    # per SM, 64K registers per SM (512 per lane per sub-partition, allocated 256 per warp: 8 per lane), up to 255 per
+    # thread; shared memory per block (opt-in maximum) / per SM, 128-byte granules, 1 KiB reserved per block.
+    # A100 SXM: 108 SMs, 2.04 TB/s, 312 dense f16 TFLOP/s; H100 SXM: 132 SMs, 3.35 TB/s, 989 dense f16 TFLOP/s.
+    "sm_80": Chip("sm_80", 32, 163 * _KB, 164 * _KB, 16, 4, 512, 8, 128, "nvidia", compute_units=108,
+                  lds_reserved_per_workgroup=_KB, max_workgroups_per_cu=32, hbm_bandwidth=2.04e12,
+                  matrix_f16_flops=312e12),
+    "sm_90": Chip("sm_90", 32, 227 * _KB, 228 * _KB, 16, 4, 512, 8, 128, "nvidia", compute_units=132,
+                  lds_reserved_per_workgroup=_KB, max_workgroups_per_cu=32, hbm_bandwidth=3.35e12,
+                  matrix_f16_flops=989e12),
 }
 
-#: ``[amdgcn-amd-amdhsa: or amdgcn-amd-amdhsa--]gfxNNN[:feature+|-]...``, matched whole.
-_TARGET_RE = re.compile(r"(?:amdgcn-amd-amdhsa(?::|--))?(gfx[0-9a-f]+)((?::[a-z]+[+-])*)")
+#: ``[amdgcn-amd-amdhsa: or amdgcn-amd-amdhsa--]gfxNNN[:feature+|-]...`` or ``[nvptx64-nvidia-cuda:]sm_NN``, matched whole.
+_TARGET_RE = re.compile(r"(?:amdgcn-amd-amdhsa(?::|--))?(gfx[0-9a-f]+)((?::[a-z]+[+-])*)|(?:nvptx64-nvidia-cuda:)?(sm_[0-9]+)")
 ACCEPTED_FORM = (
-    "expected a chip (gfx942) or a target (amdgcn-amd-amdhsa:gfx942, amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-)"
+    "expected a chip (gfx942) or a target (amdgcn-amd-amdhsa:gfx942, amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-), "
+    "or an NVIDIA chip (sm_90, nvptx64-nvidia-cuda:sm_90)"
 )
 
 
@@ -103,7 +127,9 @@ def parse_target(target: str) -> tuple[str, dict[str, bool]]:
     match = _TARGET_RE.fullmatch(target)
     if not match:
         raise ChipError(f"invalid target '{target}': {ACCEPTED_FORM}")
-    name, feature_text = match.groups()
+    name, feature_text, nvidia = match.groups()
+    if nvidia:
+        return nvidia, {}
     features: dict[str, bool] = {}
     for item in feature_text.split(":")[1:]:
         feature = item[:-1]

@@ -30,6 +30,7 @@ llvm-O3 (``-O``)                       llvm-ir-opt
 llvm-codegen                           asm
 llvm-codegen-obj                       obj
 ld.lld                                 hsaco
+ptxas                                  cubin           NVIDIA: the asm level is PTX, no obj
 =====================================  ==============  =====================================
 
 :func:`run` runs the stages after level ``start`` (detected from the IR when not given) up
@@ -55,17 +56,19 @@ import mlir.ir as ir
 from mlir.passmanager import PassManager
 
 from pagedir.arch import get_chip
-from pagedir.backend import EMIT_KINDS
+from pagedir.backend import EMIT_KINDS, emit_problem
 from pagedir.diagnostics import Diag, DiagnosticCollector, run_pass_manager
 from pagedir.passes import PASSES, OptionError, Pass, add_pass, get_pass_class, parse_options
 from pagedir.passes.verify import verify_rock_ops
 from pagedir.targets import family_of
 
 #: Every level, in order: the IR levels of docs/levels.md, then the code generator's outputs.
-LEVELS = ("linalg", "L0", "L1", "L2", "L3", "L4", "L5", "L6", "L7", "llvm-module", "llvm-ir", "llvm-ir-opt", "asm", "obj", "hsaco")
+LEVELS = ("linalg", "L0", "L1", "L2", "L3", "L4", "L5", "L6", "L7", "llvm-module", "llvm-ir", "llvm-ir-opt", "asm", "obj", "hsaco",
+          "cubin")
 
 #: The level an ``emit`` kind ends at (``llvm-dialect`` also makes the module mlir-translate would read).
-EMIT_LEVELS = {"llvm-dialect": "llvm-module", "llvm-ir": "llvm-ir-opt", "asm": "asm", "obj": "obj", "hsaco": "hsaco"}
+EMIT_LEVELS = {"llvm-dialect": "llvm-module", "llvm-ir": "llvm-ir-opt", "asm": "asm", "obj": "obj", "hsaco": "hsaco",
+               "ptx": "asm", "cubin": "cubin"}
 
 KERNEL_PIPELINE = "rock-kernel-pipeline"
 BACKEND_PIPELINE = "rock-backend-pipeline"
@@ -130,6 +133,8 @@ class CompileOptions:
             raise ValueError(f"opt-level must be 0, 1, 2 or 3, got {self.opt_level}")
         if self.emit not in EMIT_KINDS:
             raise ValueError(f"unknown emit kind '{self.emit}'; expected one of {', '.join(EMIT_KINDS)}")
+        if self.arch and (why := emit_problem(get_chip(self.arch), self.emit)):
+            raise ValueError(why)
 
 
 _DEFAULTS = {field.name: field.default for field in dataclasses.fields(CompileOptions)}
@@ -255,7 +260,8 @@ def codegen_stages(options: CompileOptions) -> list[Stage]:
     def extract(module: ir.Operation) -> str:
         from pagedir.backend.translate import extract_llvm_module
 
-        return str(extract_llvm_module(module, family_of(chip).triple))
+        family = family_of(chip)
+        return str(extract_llvm_module(module, family.triple, family.data_layout))
 
     def translate(llvm_module: str) -> str:
         from pagedir.backend.translate import translate_to_llvm_ir
@@ -282,6 +288,19 @@ def codegen_stages(options: CompileOptions) -> list[Stage]:
 
         return link_hsaco(obj)
 
+    def cubin(ptx: str) -> bytes:
+        from pagedir.backend.codegen import assemble_cubin
+
+        return assemble_cubin(ptx, chip)
+
+    if family_of(chip).code_object == "cubin":  # NVIDIA: no object from LLVM; ptxas assembles the PTX
+        return [
+            Stage("extract-llvm-module", "llvm-module", CODEGEN, extract, dump="llvm-module"),
+            Stage("mlir-translate", "llvm-ir", CODEGEN, translate, reads="llvm-module", dump="llvm-ir"),
+            Stage(f"llvm-O{level}", "llvm-ir-opt", CODEGEN, optimize, reads="llvm-ir", dump="llvm-ir-opt"),
+            Stage("llvm-codegen", "asm", CODEGEN, assembly, reads="llvm-ir-opt", dump="asm"),
+            Stage("ptxas", "cubin", CODEGEN, cubin, reads="asm"),
+        ]
     return [
         Stage("extract-llvm-module", "llvm-module", CODEGEN, extract, dump="llvm-module"),
         Stage("mlir-translate", "llvm-ir", CODEGEN, translate, reads="llvm-module", dump="llvm-ir"),

@@ -378,7 +378,7 @@ def test_every_float_op_the_interpreter_runs_has_a_rule() -> None:
                  "arith.maximumf", "arith.minimumf", "arith.maxnumf", "arith.minnumf", "arith.extf", "arith.truncf",
                  "arith.sitofp", "arith.uitofp", "arith.fptosi", "arith.fptoui", "arith.select", "math.fma"}
     float_ops |= {name for name in HANDLERS if name.startswith("math.") and name != "math.absi"}
-    float_ops |= {"amdgpu.mfma", "amdgpu.wmma", "vector.fma"}
+    float_ops |= {"amdgpu.mfma", "amdgpu.wmma", "nvvm.mma.sync", "vector.fma"}
     named = {name.split()[0] for name in FLOAT_RULES}
     assert float_ops <= named, float_ops - named
     assert all(FLOAT_RULES[name].rule for name in FLOAT_RULES)
@@ -386,4 +386,5 @@ def test_every_float_op_the_interpreter_runs_has_a_rule() -> None:
                                         "arith.fptoui", "arith.sitofp"}
     tested |= {f"vector.reduction <{k}>" for k in ("add", "mul", "maxnumf", "minnumf", "maximumf", "minimumf")}
     tested |= {"amdgpu.mfma", "amdgpu.wmma"}  # test_interp_matrix.py: NaN and inf through the matrix cores
+    tested |= {"nvvm.mma.sync"}  # test_nvvm_interp.py
     assert set(FLOAT_RULES) - tested <= {"arith.uitofp"}, set(FLOAT_RULES) - tested

@@ -147,6 +147,17 @@ def test_vllm_pa_variants_pass_the_check(variant: str, tmp_path) -> None:
     check_kernel(make_args(page_table=page_table, kv_layout="vllm-pa", **{**SMALL, **VARIANTS[variant]}), tmp_path)
 
 
+NVIDIA = {"decode": dict(), "prefill-causal": dict(seq_len_q=5, causal=True),
+          "swizzled-prefill-causal": dict(seq_len_q=5, causal=True, lds_swizzle=True), "cp-async-decode": dict(lds_dma=True)}
+
+
+@pytest.mark.parametrize("case", list(NVIDIA))
+def test_vllm_pa_kernels_on_nvidia_pass_the_check(case: str, tmp_path) -> None:
+    # The mma.sync loop reads V as [N, D] with ldmatrix: the value cache's tokens go to their rows there, and
+    # cp.async, 16 bytes of a row a lane, copies no tile of it (a column's tokens are D elements apart).
+    check_kernel(make_args(page_table="blocks", kv_layout="vllm-pa", arch="sm_90", **{**SMALL, **NVIDIA[case]}), tmp_path)
+
+
 def test_the_generator_writes_vllms_tensors() -> None:
     text = gen.generate(make_args(page_table="blocks", kv_layout="vllm-pa", **SMALL))
     assert "%k_cache: memref<6x2x4x16x8xf16>, %v_cache: memref<6x2x32x16xf16>" in text  # x = 8 f16

@@ -98,6 +98,16 @@ def _copy(module):
     return llvm.parse_assembly(str(module))
 
 
+def assemble_cubin(ptx: str, chip: Chip) -> bytes:
+    """The NVIDIA family's code object: ``ptxas`` on the PTX (:mod:`pagedir.backend.ptxas`)."""
+    from pagedir.backend.ptxas import PtxasError, assemble
+
+    try:
+        return assemble(ptx, chip.name)[0]
+    except PtxasError as err:
+        raise BackendError(str(err)) from None
+
+
 def link_hsaco(obj: bytes) -> bytes:
     """Link the relocatable object into a loadable code object (``ld.lld -shared``)."""
     linker = linker_command()

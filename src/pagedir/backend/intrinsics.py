@@ -22,13 +22,15 @@ upstream's ``math-expand-ops`` does it, with ``llvm.exp2`` for the exponential:
 ``tanh(x) = copysign((1 - e) / (1 + e), x)`` with ``e = exp2(-2 log2(e) |x|)``
 (``e`` in (0, 1], so nothing overflows; the absolute error stays near one f32 ulp of 1).
 
-Only f32 (scalar or vector) is rewritten; other types keep the upstream lowering.
+Only f32 (scalar or vector) is rewritten; other types keep the upstream lowering. A target family may name
+its own scalar intrinsic for an op (``TargetFamily.scalar_math_intrinsics``: NVIDIA's ``lg2.approx.f32`` for
+``math.log2``, which NVPTX cannot select as ``llvm.log2``); a vector is then computed element by element.
 """
 
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import arith, llvm
+from mlir.dialects import arith, llvm, vector
 from mlir.dialects import math as mlir_math
 
 #: math op -> LLVM intrinsic base name.
@@ -50,13 +52,42 @@ def lower_math_to_intrinsics(module: ir.Operation) -> None:
     for op in found:
         result_type = op.results[0].type
         with op.location, ir.InsertionPoint(op):
-            if op.name == "math.tanh":
+            own = _family_intrinsics(op).get(op.name)
+            if own is not None:
+                result = _per_element(own, op.operands[0])
+            elif op.name == "math.tanh":
                 result = _tanh(op.operands[0])
             else:
                 result = llvm.call_intrinsic(result_type, f"{INTRINSICS[op.name]}.{_suffix(result_type)}",
                                              list(op.operands), [], [])
         op.results[0].replace_all_uses_with(result)
         op.erase()
+
+
+def _family_intrinsics(op: ir.Operation) -> dict[str, str]:
+    """The scalar intrinsics of the family of the kernel holding ``op`` (its ``rock.arch``), {} if none."""
+    from pagedir.arch import ChipError, get_chip
+    from pagedir.targets import family_of
+
+    parent = op.parent
+    while parent is not None and "rock.arch" not in parent.attributes:
+        parent = parent.parent
+    if parent is None:
+        return {}
+    try:
+        chip = get_chip(ir.StringAttr(parent.attributes["rock.arch"]).value)
+    except ChipError:  # the passes before have reported it
+        return {}
+    return family_of(chip).scalar_math_intrinsics
+
+
+def _per_element(intrinsic: str, x: ir.Value) -> ir.Value:
+    f32 = ir.F32Type.get()
+    if not isinstance(x.type, ir.VectorType):
+        return llvm.call_intrinsic(f32, intrinsic, [x], [], [])
+    lanes = ir.VectorType(x.type).shape[0]
+    results = [llvm.call_intrinsic(f32, intrinsic, [vector.extract(x, [], [i])], [], []) for i in range(lanes)]
+    return vector.from_elements(x.type, results)
 
 
 def _tanh(x: ir.Value) -> ir.Value:

@@ -28,7 +28,7 @@ import mlir.ir as ir
 
 from pagedir.arch import Chip, kernel_chip_or_none
 from pagedir.offset_width import I32_LIMIT, fits_i32
-from pagedir.targets import FAMILIES
+from pagedir.targets import FAMILIES, family_of
 
 INDEX32_MAX_ELEMENTS = I32_LIMIT - 1
 #: A request for waves per SIMD leaves a wave at least this many VGPRs (4 waves on CDNA): the decode
@@ -65,7 +65,8 @@ def check_kernels(module: ir.Operation, chip: Chip, index_bitwidth: int) -> bool
         ok &= _check_arch(kernel, chip)
         ok &= _check_wave_size(kernel, chip)
         ok &= _check_memrefs(kernel, index_bitwidth)
-        if ok and "rock.lds_occupancy" in kernel.attributes:
+        # the request is ROCDL's attribute (amdgpu-waves-per-eu): NVIDIA's ptxas allocates registers itself
+        if ok and "rock.lds_occupancy" in kernel.attributes and "rocdl" in family_of(chip).lowered_dialects:
             _request_lds_occupancy(kernel, chip)
     return ok
 

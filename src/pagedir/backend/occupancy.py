@@ -19,10 +19,16 @@ minimum:
   (64 KiB and 512-byte blocks on gfx90a/gfx942; 160 KiB and 1280-byte blocks on
   gfx950; on RDNA the unit is the workgroup processor in its default WGP mode:
   128 KiB shared by 4 SIMD32s, 512-byte blocks). Their waves spread over the
-  SIMDs: ``ceil(workgroups * waves_per_workgroup / simds_per_cu)``.
+  SIMDs: ``ceil(workgroups * waves_per_workgroup / simds_per_cu)``. NVIDIA (a SIMD is an SM
+  sub-partition, a CU an SM): the 1 KiB CUDA reserves per block is added to each workgroup's bytes
+  (``Chip.lds_reserved_per_workgroup``), 128-byte granules.
 * ``workgroup``: whole workgroups only: ``floor(max_waves * simds / waves_per_workgroup)``
   workgroups fit, giving ``ceil(workgroups * waves_per_workgroup / simds)`` waves
-  per SIMD (matters when a workgroup's wave count does not divide the CU's slots).
+  per SIMD (matters when a workgroup's wave count does not divide the CU's slots); at most
+  ``Chip.max_workgroups_per_cu`` workgroups where the chip has such a limit (CUDA: 32 blocks per SM).
+
+On NVIDIA this is CUDA's occupancy calculation: registers are allocated 256 per warp (8 per lane)
+from 64K per SM, 16K per sub-partition, and there are no SGPRs (the family's rule gives no limit).
 """
 
 from __future__ import annotations
@@ -77,7 +83,9 @@ def waves_per_workgroup(chip: Chip, workgroup_size: int) -> int:
 def waves_by_lds(chip: Chip, lds_bytes: int, workgroup_size: int) -> int:
     if lds_bytes <= 0:
         return chip.max_waves_per_simd
-    workgroups = chip.lds_per_cu // round_up(lds_bytes, chip.lds_granule)
+    workgroups = chip.lds_per_cu // round_up(lds_bytes + chip.lds_reserved_per_workgroup, chip.lds_granule)
+    if chip.max_workgroups_per_cu:
+        workgroups = min(workgroups, chip.max_workgroups_per_cu)
     if workgroups == 0:
         return 0
     waves = ceil_div(workgroups * waves_per_workgroup(chip, workgroup_size), chip.simds_per_cu)
@@ -87,6 +95,8 @@ def waves_by_lds(chip: Chip, lds_bytes: int, workgroup_size: int) -> int:
 def waves_by_workgroup(chip: Chip, workgroup_size: int) -> int:
     per_group = waves_per_workgroup(chip, workgroup_size)
     workgroups = chip.max_waves_per_simd * chip.simds_per_cu // per_group
+    if chip.max_workgroups_per_cu:
+        workgroups = min(workgroups, chip.max_workgroups_per_cu)
     if workgroups == 0:
         return 0
     return min(chip.max_waves_per_simd, ceil_div(workgroups * per_group, chip.simds_per_cu))

@@ -51,6 +51,7 @@ from pagedir.backend.loops import LABEL_RE as _LABEL_RE
 from pagedir.backend.loops import MATRIX_PREFIXES as _MATRIX_PREFIXES
 from pagedir.backend.loops import hot_loop, hot_loop_paths, instruction
 from pagedir.backend.occupancy import occupancy, total_vgprs
+from pagedir.targets import family_of
 
 
 @dataclass
@@ -384,8 +385,13 @@ def _in_waterfall(load: tuple[int, set[int]], labels: dict[str, int], readfirstl
 
 
 def kernel_reports(asm: str, chip: Chip | str) -> list[KernelReport]:
-    """One :class:`KernelReport` per kernel descriptor in ``asm``."""
+    """One :class:`KernelReport` per kernel descriptor in ``asm`` (an NVIDIA chip's PTX:
+    :mod:`pagedir.backend.ptx_report`)."""
     chip = get_chip(chip) if isinstance(chip, str) else chip
+    if family_of(chip).assembly == "ptx":
+        from pagedir.backend.ptx_report import kernel_reports as ptx_kernel_reports
+
+        return ptx_kernel_reports(asm, chip)
     descriptors = parse_descriptors(asm)
     symbols = parse_resource_symbols(asm)
     metadata = parse_metadata(asm)
@@ -461,6 +467,9 @@ def format_table(reports: list[KernelReport]) -> str:
     out = []
     for r in reports:
         limits = ", ".join(f"{k} {v}" for k, v in r.occupancy_limits.items())
+        if family_of(get_chip(r.chip)).assembly == "ptx":
+            out.extend(_nvidia_rows(r, limits))
+            continue
         rows = [
             ("VGPRs", f"{r.vgprs} arch + {r.agprs} acc = {r.total_vgprs}" if r.agprs else f"{r.vgprs}"),
             ("SGPRs", str(r.sgprs)),
@@ -490,3 +499,27 @@ def format_table(reports: list[KernelReport]) -> str:
         out.append(f"kernel {r.name} ({r.chip})")
         out.extend(f"  {label:<16} {value}" for label, value in rows)
     return "\n".join(out) + "\n"
+
+
+def _nvidia_rows(r: KernelReport, limits: str) -> list[str]:
+    """An NVIDIA kernel's block (:mod:`pagedir.backend.ptx_report`): CUDA's names; instructions, mma, barriers and
+    the hot loop from the SASS where nvdisasm is installed (else the PTX), memory widths from the PTX."""
+    chip = get_chip(r.chip)
+    rows = [
+        ("registers", str(r.vgprs)),
+        ("spills", f"{r.vgpr_spills} registers ({r.scratch_bytes} bytes stack frame)"),
+        ("shared memory", f"{r.lds_bytes} bytes"),
+        ("block size", str(r.workgroup_size)),
+        ("occupancy", f"{r.occupancy * chip.simds_per_cu} warps/SM ({r.occupancy} per sub-partition; limits: {limits})"),
+        ("global loads", _widths(r.global_loads)),
+        ("global stores", _widths(r.global_stores)),
+        ("generic loads", _widths(r.flat_loads)),
+        ("shared reads", _widths(r.lds_reads)),
+        ("shared writes", _widths(r.lds_writes)),
+        ("bar.sync", str(r.barriers)),
+        ("instructions", str(r.instructions)),
+        ("mma", str(r.matrix_instructions)),
+        ("cvt (PTX)", str(r.conversions)),
+        ("loop instrs", str(r.loop_instructions)),
+    ]
+    return [f"kernel {r.name} ({r.chip})", *(f"  {label:<16} {value}" for label, value in rows)]

@@ -44,16 +44,19 @@ def gpu_modules(module: ir.Operation) -> list[ir.Operation]:
     return [op.operation for op in module.regions[0].blocks[0].operations if op.operation.name == "gpu.module"]
 
 
-def extract_llvm_module(module: ir.Operation, triple: str) -> ir.Module:
+def extract_llvm_module(module: ir.Operation, triple: str, data_layout: str = "") -> ir.Module:
     """A builtin module holding the bodies of every ``gpu.module`` of ``module`` (already LLVM dialect).
 
     The ops are cloned, so ``module`` is left as it was. Kernel names are unique
     across gpu.modules (one per kernel), so the bodies can share one LLVM module.
+    ``data_layout``: the family's, where its lowering attaches none (NVIDIA's ``convert-gpu-to-nvvm``).
     """
     sources = gpu_modules(module)
     with module.context, ir.Location.unknown(module.context):
         llvm_module = ir.Module.create()
         llvm_module.operation.attributes["llvm.target_triple"] = ir.StringAttr.get(triple)
+        if data_layout:
+            llvm_module.operation.attributes["llvm.data_layout"] = ir.StringAttr.get(data_layout)
         for source in sources:
             if "llvm.data_layout" in source.attributes:
                 llvm_module.operation.attributes["llvm.data_layout"] = source.attributes["llvm.data_layout"]

@@ -10,7 +10,9 @@ code generator (``pagedir.backend``).
 
 ``--emit``: ``llvm-dialect`` (the module after rock-backend-pipeline),
 ``llvm-ir`` (the optimized LLVM IR given to the code generator), ``asm``, ``obj``
-(relocatable ELF), ``hsaco`` (linked code object; ``ld.lld`` from the ``ziglang`` dependency).
+(relocatable ELF), ``hsaco`` (linked code object; ``ld.lld`` from the ``ziglang`` dependency);
+for an NVIDIA chip (sm_80, sm_90) ``ptx`` (what ``asm`` gives there too) and ``cubin`` (``ptxas`` from
+the ``nvidia-cuda-nvcc`` package, pagedir's ``nvidia`` extra) instead of ``obj`` and ``hsaco``.
 
 ``--report`` prints the kernel report as a table on stderr (stdout may hold the
 output); ``--report=FILE`` writes it as JSON to FILE (``-``: stdout).
@@ -42,8 +44,9 @@ import pagedir
 from pagedir.cli import crash_guard
 from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, refuse_empty, refuse_overwriting_input
 from pagedir.arch import Chip, ChipError, get_chip, kernel_chip_or_none, known_chips, parse_target
-from pagedir.backend import EMIT_KINDS, format_table, kernel_reports, to_json
+from pagedir.backend import EMIT_KINDS, emit_problem, format_table, kernel_reports, to_json
 from pagedir.backend.linker import linker_command
+from pagedir.backend.ptxas import ptxas_command
 from pagedir.cache import Cache, Entry, cache_key, default_cache_dir, tool_versions
 from pagedir.cli.files import read_stdin, write_outputs
 
@@ -228,7 +231,7 @@ def compile_source(
 ) -> Entry:
     """Compile MLIR text in-process, through the compile cache, like ``pagedir-compile``.
 
-    Returns a :class:`pagedir.cache.Entry`: ``artefact`` (str, or bytes for obj/hsaco),
+    Returns a :class:`pagedir.cache.Entry`: ``artefact`` (str, or bytes for obj/hsaco/cubin),
     ``report_table`` and ``report_json`` when ``report`` (and the artefact needed assembly),
     ``plan_json`` (the launch plan, :mod:`pagedir.backend.plan`) when ``plan``,
     ``hit``. Errors raise :class:`pagedir.cli.args.UserError`; diagnostics go to stderr.
@@ -276,6 +279,8 @@ def _cache_options(args: argparse.Namespace) -> dict:
     }
     if args.emit == "hsaco":
         options["linker"] = linker_command()
+    if args.emit == "cubin":
+        options["ptxas"] = ptxas_command()
     return options
 
 
@@ -295,6 +300,8 @@ def _compile(args: argparse.Namespace, text: str, name: str, dumps: _Dumps) -> E
         crash_guard.note_position(f"{name}:1:1", "parsing")
         module = _parse(text, name, collector)
         chip = _choose_chip(args.arch, module, collector)
+        if why := emit_problem(chip, args.emit):
+            raise UserError(why)
         dumps.write("input", module)
         if _has_rock_kernels(module) or driver.level_of(module.operation) == "linalg":  # linalg: raised first
             _run(module, driver.CompileOptions(arch=chip.name), "linalg", "L6", dumps)
@@ -316,7 +323,10 @@ def _compile(args: argparse.Namespace, text: str, name: str, dumps: _Dumps) -> E
         if collector.has_errors:  # an error emitted by a step that went on: still an error
             _fail(collector.take())
     if "asm" in outputs and want_asm:
-        reports = kernel_reports(outputs["asm"], chip)
+        try:
+            reports = kernel_reports(outputs["asm"], chip)
+        except BackendError as err:  # NVIDIA: ptxas not installed
+            raise UserError(str(err)) from None
         return Entry(artefact, format_table(reports), to_json(reports), plan_json=plan_json)
     return Entry(artefact, plan_json=plan_json)
 

@@ -57,6 +57,7 @@ UPSTREAM_EFFECTS: dict[str, tuple[tuple[int, str], ...]] = {
     "vector.scatter": ((0, WRITE),),
     "affine.load": ((0, READ),),
     "affine.store": ((1, WRITE),),
+    "nvgpu.ldmatrix": ((0, READ),),
 }
 
 

@@ -274,7 +274,10 @@ its element `offset` (zero when `valid` is false or the bytes pass the page of
 wave and `dest_offset` the same in every lane of the wave (the M0 base). The bytes
 are in LDS only once the wave has waited for the load (`rocdl.s.waitcnt` with vmcnt):
 reading them before is a race. `rock-buffer-load` lowers it to
-`rocdl.raw.ptr.buffer.load.lds`.
+`rocdl.raw.ptr.buffer.load.lds`. On NVIDIA (sm_80, sm_90) each lane's bytes are its own
+`cp.async` (16 bytes, `nvvm.cp.async.shared.global`, zero-filled where invalid), in the
+thread's next cp.async group: they are in LDS once the thread has committed the group and
+waited for it (`nvvm.cp.async.commit.group`, `nvvm.cp.async.wait.group`).
 """
     operands = (
         Operand("mem", MEMREF, effect=READ, doc="global memref (element type only)"),
@@ -286,7 +289,7 @@ reading them before is a race. `rock-buffer-load` lowers it to
     )
     attributes = (
         Attr("page_size", I64_ATTR, doc="elements per page"),
-        Attr("bytes", I64_ATTR, doc="bytes per lane: 4 (gfx90a, gfx942, gfx950), 12 or 16 (gfx950)"),
+        Attr("bytes", I64_ATTR, doc="bytes per lane: 4 (gfx90a, gfx942, gfx950), 12 or 16 (gfx950), 16 (sm_80, sm_90)"),
     )
     example = """"rock.global_load_lds"(%mem, %off, %tile, %base, %valid, %ptr) {page_size = 2048, bytes = 4,
     operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1>} : (memref<1xf16>, index, memref<64x128xf16, #gpu.address_space<workgroup>>, index, i1, i64) -> ()"""

@@ -22,6 +22,11 @@ groups as in ``shared/design/MATRIX_CORES.md``):
 
 The count reports what the model predicts, not the hardware's exact timing (gfx950's
 wider LDS and RDNA's are not modelled differently).
+
+NVIDIA's shared memory (sm_80, sm_90) has the same 32 banks of 4 bytes and serves a warp's
+request 128 bytes at a time (16-byte accesses: 8 threads per cycle), so the NVVM ops count
+by this model with waves of 32 (:func:`pagedir.interp.ops_nvvm.count_banks`); ``ldmatrix``
+reads one 8x8 matrix (eight 16-byte rows) per cycle.
 """
 
 from __future__ import annotations

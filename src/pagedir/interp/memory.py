@@ -498,6 +498,19 @@ class Space:
             return
         self._merge_readers(units, who, op_id)
 
+    def mark_written(self, units: np.ndarray, who: np.ndarray, op_id: int) -> None:
+        """Record ``units`` as written by lanes ``who`` now, without checking them against the accesses since the
+        last barrier (an asynchronous copy whose data lands when its thread waits for it: the copy was checked
+        when it was issued, and the other threads must pass a barrier after the wait before they read it)."""
+        if not self.track or not units.size:
+            return
+        self.writer[units] = who
+        self.writer_op[units] = op_id
+        touched = (int(units.min()) * self.UNIT, (int(units.max()) + 1) * self.UNIT)
+        if self.written:
+            touched = (min(touched[0], self.written_bytes[0]), max(touched[1], self.written_bytes[1]))
+        self.written, self.written_bytes = True, touched
+
     def _merge_readers(self, units: np.ndarray, who: np.ndarray, op_id: int) -> None:
         """Record lanes ``who`` as readers of ``units`` (-2 where several lanes read a unit)."""
         self.read_since = True

@@ -143,13 +143,20 @@ def global_dwords(p: Program, op_id: int, addresses: np.ndarray, inside: np.ndar
     return out
 
 
-def land(p: Program, op_id: int, space: Space, offsets: np.ndarray, lanes: np.ndarray, words: np.ndarray) -> None:
+def land(p: Program, op_id: int, space: Space, offsets: np.ndarray, lanes: np.ndarray, words: np.ndarray,
+         per_thread: bool = False) -> None:
     """Write the dwords ``words`` (lanes x dwords) of direct-to-LDS loads at the byte ``offsets`` of ``space`` by
-    ``lanes``, and keep them in flight for their waves until a wait retires the load."""
+    ``lanes``, and keep them in flight for their waves until a wait retires the load; ``per_thread`` (NVIDIA's
+    cp.async): for their threads, in the thread's next cp.async group, until a ``cp.async.wait.group``."""
     rt = p.rt
     who = np.broadcast_to(lanes[:, None], offsets.shape).reshape(-1)
     space.write(offsets.reshape(-1), who, words.reshape(-1), elem_named("i32"), rt, op_id)
     units, issuers = space._units(offsets.reshape(-1), who, 4)
+    if per_thread:
+        from pagedir.interp.ops_nvvm import AsyncCopies
+
+        AsyncCopies.of(rt).issue(op_id, space, units, issuers)
+        return
     issuing = wave_ids(p, issuers)
     state = Waves.of(rt)
     for wave in np.unique(issuing):
@@ -169,6 +176,8 @@ def compile_global_load_lds(p: Program, op: Any) -> Any:
     valid_slot = p.slot(valid) if valid is not None else None
     attrs = operation.attributes
     nbytes, page_size = int(attrs["bytes"].value), int(attrs["page_size"].value)
+    family = chip_family(p)
+    per_thread = family is not None and family.direct_to_lds == "cp.async"  # waited for by cp.async.wait.group
     op_id = p.op_id(op)
 
     def run(env: list, mask: Any) -> None:
@@ -198,7 +207,7 @@ def compile_global_load_lds(p: Program, op: Any) -> Any:
         space = m.space
         if (starts - space.lane_base[lanes] < 0).any() or (starts - space.lane_base[lanes] + nbytes > space.nbytes).any():
             raise InterpError(f"{operation.name}: LDS bytes past the {space.nbytes} bytes of {space.name}", where)
-        land(p, op_id, space, starts[:, None] + words[None], lanes, data)
+        land(p, op_id, space, starts[:, None] + words[None], lanes, data, per_thread)
 
     return run
 

@@ -16,7 +16,7 @@ expressions. Named ops follow their definitions: ``linalg.matmul`` and
 type to the output, ``linalg.softmax`` is ``exp(x - max) / sum(exp(x - max))``
 along its dimension, ``linalg.broadcast``/``linalg.transpose``/``linalg.fill`` copy.
 Reshapes (``tensor.collapse_shape``/``expand_shape``) keep the row-major order.
-``llvm.load`` reads device memory at the lanes' addresses (a page gather).
+``llvm.load`` (:mod:`pagedir.interp.ops_nvvm`) reads device memory at the lanes' addresses (a page gather).
 """
 
 from __future__ import annotations
@@ -128,20 +128,6 @@ def compile_extract(p: Program, op: Any) -> Any:
                 raise InterpError(f"tensor.extract index {bad} is out of bounds of dimension {dim} (size "
                                   f"{t.array.shape[dim]})", p.op_location(op_id))
         env[result] = t.array[tuple(index)] if index else t.array.reshape(1)
-
-    return run
-
-
-@handles("llvm.load")
-def compile_llvm_load(p: Program, op: Any) -> Any:
-    address, result = p.slot(op.operation.operands[0]), p.slot(op.operation.results[0])
-    elem = elem_named(str(op.operation.results[0].type))
-    op_id = p.op_id(op)
-
-    def run(env: list, mask: Any) -> None:
-        addresses = np.asarray(env[address], dtype=np.int64)
-        stored = p.rt.device.read(addresses, elem, lambda: p.op_name(op_id), p.op_location(op_id))
-        env[result] = elem.to_compute(stored)
 
     return run
 

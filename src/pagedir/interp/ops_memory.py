@@ -881,12 +881,33 @@ def compile_buffer_access(p: Program, op: Any) -> Any:
 def compile_pointer_cast(p: Program, op: Any) -> Any:
     source, result = p.slot(op.operation.operands[0]), p.slot(op.operation.results[0])
     target = op.operation.results[0].type
+    if op.operation.name == "llvm.bitcast" and not str(target).startswith("!llvm.ptr"):
+        return _value_bitcast(p, op)
     to_int = isinstance(target, ir.IntegerType)
     dtype = elem_of(target).compute if to_int else np.int64
 
     def run(env: list, mask: Any) -> None:
         value = env[source]
         env[result] = np.asarray(value).astype(dtype, copy=False) if isinstance(value, np.ndarray) else value
+
+    return run
+
+
+def _value_bitcast(p: Program, op: Any) -> Any:
+    """``llvm.bitcast`` of a scalar or vector value: the same bits read as the other type (``i32`` <->
+    ``vector<2xf16>``: the vector's first element is the integer's low half)."""
+    from pagedir.interp.ops_arith import from_bits, to_bits
+
+    source, result = p.slot(op.operation.operands[0]), p.slot(op.operation.results[0])
+    source_elem = elem_of(op.operation.operands[0].type)
+    target_type = op.operation.results[0].type
+    target_elem, shape = elem_of(target_type), vector_shape(target_type)
+
+    def run(env: list, mask: Any) -> None:
+        value = np.asarray(env[source])
+        bits = np.ascontiguousarray(to_bits(value, source_elem)).reshape(value.shape[0], -1)
+        out = from_bits(bits.view(target_elem.storage), target_elem)
+        env[result] = out.reshape((value.shape[0], *shape))
 
     return run
 

@@ -164,7 +164,8 @@ class Runtime:
 
     def check_in_flight(self, space: Space, units: np.ndarray, who: np.ndarray, op_id: int, action: str) -> None:
         """An access of LDS ``units`` by lanes ``who`` while a direct-to-LDS load still writes some of them (its
-        wave has not waited for it: ``pagedir.interp.ops_lds_dma``) is a race."""
+        wave has not waited for it: ``pagedir.interp.ops_lds_dma``; or a ``cp.async`` whose thread has not
+        waited for its group: ``pagedir.interp.ops_nvvm``) is a race."""
         pending = space.in_flight[units]
         if not pending.any():
             return
@@ -172,10 +173,13 @@ class Runtime:
         lane, program = int(who[i]), self.program
         dma_op = int(pending[i]) - 1
         byte = int(units[i]) * Space.UNIT - int(space.lane_base[lane])
+        if program.op_name(dma_op).startswith("nvvm.cp.async"):  # pagedir.interp.ops_nvvm: per-thread groups
+            how = "copies into shared memory, before the issuing thread waited for its group (cp.async.wait.group)"
+        else:
+            how = "loads into LDS, before its wave waited for that load (s_waitcnt vmcnt)"
         raise InterpError(
             f"LDS race in workgroup {int(self.group_id[lane])}: {program.op_name(op_id)} in thread {int(self.tid[lane])} "
-            f"{action} byte {byte} of {space.name} that {program.op_name(dma_op)} at {program.op_where(dma_op)} loads "
-            "into LDS, before its wave waited for that load (s_waitcnt vmcnt)",
+            f"{action} byte {byte} of {space.name} that {program.op_name(dma_op)} at {program.op_where(dma_op)} {how}",
             program.op_location(op_id),
         )
 

@@ -299,11 +299,11 @@ def asks_lds_occupancy(p: AttentionProblem, t: Tiling, chip: Chip | None, hides_
     (causal, window) asks when it reads V transposed (blockwise_gemm.transposed_v: not with
     ``rock.lds_swizzle`` / ``rock.lds_dma``, ``swizzled``): it then fits; with V read two bytes at a
     time it spilled when asked, and keeps LLVM's choice. Any other request that would spill is
-    dropped by the code generator. Only with one KV
-    tile in flight: depth 2 is chosen where every workgroup has a compute unit of its own (waves per
-    SIMD do not matter there), and its staging registers leave no room (the decode kernels asked at
-    depth 2 spilled), so the request would only cost a second code generation. The counts behind
-    these choices: docs/measurements.md."""
+    dropped by the code generator. Only with one KV tile in flight: depth 2 is chosen where every
+    workgroup has a compute unit of its own, so a SIMD holds one of that workgroup's waves (decode's 2
+    to 4) whatever the registers allow; asked, LLVM gives up latency for registers there for nothing
+    (more loop instructions), or spills (make demo's kernel). The counts behind these choices:
+    docs/measurements.md."""
     matrix = problem_matrix_instruction(chip, p, t.block_size, t.m_per_block, t.n_per_block)
     if matrix is None or matrix.wmma or depth != 1:
         return False

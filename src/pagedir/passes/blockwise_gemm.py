@@ -348,7 +348,7 @@ def transposed_v(instruction: MatrixInstruction, hides_keys: bool, swizzle: bool
     with the plain column mapping of a loop with hidden keys, a V tile of the elements the products take
     (no fp8 cache), loaded through registers (the direct-to-LDS loads write rows as they lie) and not
     otherwise swizzled (``--lds-swizzle`` keeps its own V layout)."""
-    return (hides_keys and not instruction.wmma and instruction.per_lane == 4 and element_bits == 16 and same_type
+    return (hides_keys and not instruction.wmma and not instruction.form.warp_mma and instruction.per_lane == 4 and element_bits == 16 and same_type
             and not swizzle and not dma)
 
 

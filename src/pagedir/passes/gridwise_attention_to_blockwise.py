@@ -95,6 +95,7 @@ from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.blockwise_gemm import (MatrixInstruction, MatrixLoop, problem_matrix_instruction, tile_swizzle,
                                            transposed_v, transposed_v_layout)
+from pagedir.passes.mma_sync_loop import MmaSyncLoop, ldmatrix_swizzle
 from pagedir.passes.ir_utils import LOG2_E, apply, divided, f32_const, find_ops, index_const, lds_view, splat
 from pagedir.passes.split_combine import (add_workspace_argument, build_combine_kernel, offset, workspace_lse_base,
                                           workspace_parts)
@@ -312,7 +313,9 @@ class Builder:
         # With lds_swizzle the matrix loop's tiles are stored with swizzled rows, for conflict-free reads
         # (blockwise_gemm.tile_swizzle; it costs VGPRs for the swizzled addresses: not the default).
         self.q_swizzle = self.k_swizzle = self.v_swizzle = None
-        if self.matrix is not None and self.swizzle:
+        if self.matrix is not None and self.swizzle and self.matrix.form.warp_mma:  # ldmatrix's rows
+            self.q_swizzle = self.k_swizzle = self.v_swizzle = ldmatrix_swizzle(p.head_dim, element_bytes(p.element))
+        elif self.matrix is not None and self.swizzle:
             self.q_swizzle, self.k_swizzle, self.v_swizzle = (
                 tile_swizzle(self.matrix, w, p.head_dim, element_bytes(p.element)) for w in "qkv")
         q_tile = lds_view([p.group, plan.positions, p.head_dim], p.element)
@@ -330,7 +333,9 @@ class Builder:
         # 4 S keys apart (and swaps the runs of odd rows), so each load would become two stores or two 8-byte
         # loads; and it is laid out for 4 keys a lane of 16-bit elements, where the pool needs V^T on every
         # matrix core (WMMA's 8 or 16 keys a lane, f32's 16x16x4, fp8 caches).
-        self.v_pool_transposed = self.matrix is not None and values_along_tokens(self.op.v)
+        # (NVIDIA's mma.sync loop reads V with ldmatrix .trans from [N, D]: the loads store each token at its row.)
+        self.v_pool_transposed = (self.matrix is not None and not self.matrix.form.warp_mma
+                                  and values_along_tokens(self.op.v))
         self.v_layout = None
         if self.v_pool_transposed:  # 16-byte chunks of a row xor the row: 8 lanes reading 8 rows hit 8 chunks' banks
             chunk = max(1, 16 // element_bytes(p.kv_type))
@@ -361,7 +366,8 @@ class Builder:
         first = self.after_window_start(first)
         places = None  # the output chunks are this thread's chunks of the VALU layout (chunk_position)
         if self.matrix is not None:
-            final, places = MatrixLoop(self, self.matrix).run(first, end)
+            loop = MmaSyncLoop if self.matrix.form.warp_mma else MatrixLoop
+            final, places = loop(self, self.matrix).run(first, end)
         else:
             final = ValuLoop(self).run(first, end)
         if self.workspace is None:

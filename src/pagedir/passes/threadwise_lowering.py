@@ -109,6 +109,7 @@ from pagedir.passes.ir_utils import (
     vector_coords,
     vector_offsets,
 )
+from pagedir.targets import family_of
 
 
 @dataclass(frozen=True)
@@ -124,10 +125,10 @@ class ThreadwiseLoweringPass(Pass):
 
     def run(self, module: ir.Operation) -> bool:
         return lower_kernel_ops(module, self.options.arch, "rock.threadwise_read_into",
-                                lambda op, chip: lower_read_into(op, chip.wave_size))
+                                lambda op, chip: lower_read_into(op, chip.wave_size, family_of(chip).scalar_unit))
 
 
-def lower_read_into(op, wave_size: int) -> bool:
+def lower_read_into(op, wave_size: int, scalar_unit: bool = True) -> bool:
     paged = op.page_size is not None
     if paged and op.page_size % op.vector_len:
         op.location.emit_error(
@@ -148,15 +149,15 @@ def lower_read_into(op, wave_size: int) -> bool:
             emit_rows(op, None, lambda coords, _: emit_paged_load(op, coords, uniform) if paged else emit_dense_load(op, coords))
         else:
             with ir.InsertionPoint.at_block_begin(enclosing_function(op.operation).regions[0].blocks[0]):  # loop-invariant; LLVM does not hoist a readfirstlane
-                wave_first = first_lane_of_wave(rock.workitem_id(ir.IndexType.get()), op.wave_size)
+                wave_first = first_lane_of_wave(rock.workitem_id(ir.IndexType.get()), op.wave_size, scalar_unit)
             row_pages = wave_row_pages(op, wave_first)
             rows = op.dest.type.shape[0]
             span = wave_page_span(op)
             if span is not None:
-                emit_adjacent_or_per_page(op, row_pages, span, wave_first)
+                emit_adjacent_or_per_page(op, row_pages, span, wave_first, scalar_unit)
             elif rows <= MAX_GROUPED_ROWS:  # every row's table read issued at once
                 pages = [(page_address(op, row), page_live(op, row))
-                         for row in read_row_pages(op, row_pages, rows, wave_first)]
+                         for row in read_row_pages(op, row_pages, rows, wave_first, scalar_unit)]
                 emit_rows(op, pages, lambda coords, page: emit_wave_paged_load(op, coords, *page))
             else:
                 per_page = lambda row: wave_page_pointer(op, row_pages(row)[0])  # noqa: E731
@@ -367,12 +368,15 @@ def in_page_offset(flat: ir.Value, page_size: int) -> ir.Value:
     return affine.apply(ir.AffineMap.get(1, 0, [ir.AffineDimExpr.get(0) % page_size]), [flat])
 
 
-def first_lane_of_wave(tid: ir.Value, wave_size: int) -> ir.Value:
+def first_lane_of_wave(tid: ir.Value, wave_size: int, scalar_unit: bool = True) -> ir.Value:
     """``(tid floordiv wave_size) * wave_size`` made wave-uniform (one ``readfirstlane`` of the wave's
     index, loop-invariant): what is computed from it stays in scalar registers, so LLVM reads the
-    page table with scalar loads."""
+    page table with scalar loads. Without a scalar unit (NVIDIA) the value as it is: every lane of a
+    warp computes the same table address, and the loads of a warp to one address are one request."""
     i32 = ir.IntegerType.get_signless(32)
     wave = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), wave_size)]), [tid])
+    if not scalar_unit:
+        return arith.muli(wave, index_const(wave_size))
     uniform = rocdl.readfirstlane(i32, arith.index_cast(i32, wave))
     return arith.muli(arith.index_castui(ir.IndexType.get(), uniform), index_const(wave_size))
 
@@ -478,7 +482,7 @@ class RowPage:
     entry: object
 
 
-def read_row_pages(op, row_pages, rows: int, wave_first: ir.Value) -> list[RowPage]:
+def read_row_pages(op, row_pages, rows: int, wave_first: ir.Value, scalar_unit: bool = True) -> list[RowPage]:
     """The :class:`RowPage` of each of the wave's ``rows``, every table read issued after all the index
     arithmetic and before any use: one wait on the wave's scalar loads per tile, not one per row. Pages in
     32 bits (a sequence's pages are counted by i32 table sizes; a row is at most a few tiles past them)."""
@@ -496,7 +500,9 @@ def read_row_pages(op, row_pages, rows: int, wave_first: ir.Value) -> list[RowPa
         else:
             clamped = arith.select(in_table, page32, arith.constant(i32, 0))
         places.append((batch, in_table, clamped))
-    heads_slots = lane_divided_pages(op, row_pages, rows, wave_first, count) if form.divides_pages_across_lanes else None
+    # the lanes' division needs readlane into scalar registers; without a scalar unit each row divides its own
+    divide = form.divides_pages_across_lanes and scalar_unit
+    heads_slots = lane_divided_pages(op, row_pages, rows, wave_first, count) if divide else None
     entries = form.read_entries([(batch, clamped) for batch, _, clamped in places], heads_slots)
     return [RowPage(in_table, entry) for (_, in_table, _), entry in zip(places, entries)]
 
@@ -569,14 +575,14 @@ def wave_page_span(op) -> int | None:
     return span if fits_u32(run_bytes + MAX_LOAD_BYTES - 1) else None
 
 
-def emit_adjacent_or_per_page(op, row_pages, span: int, wave_first: ir.Value) -> None:
+def emit_adjacent_or_per_page(op, row_pages, span: int, wave_first: ir.Value, scalar_unit: bool = True) -> None:
     """Each wave reads every row's table entry at once and checks whether the pages lie back to back in
     memory (:func:`pages_adjacent`); then it reads them through the first row's pointer (one descriptor,
     offsets from its page), else page by page, computing the other rows' addresses only there. A uniform
     branch: block tables do not promise adjacency, so the choice is made at run time; both read the same
     elements."""
     stride, extent = source_of(op.source).page_stride_and_extent(op.page_size)
-    read = read_row_pages(op, row_pages, op.dest.type.shape[0], wave_first)
+    read = read_row_pages(op, row_pages, op.dest.type.shape[0], wave_first, scalar_unit)
     first_ptr = page_address(op, read[0])
     choice = scf.IfOp(pages_adjacent(op, read, first_ptr), has_else=True)
     with ir.InsertionPoint(choice.then_block):  # each lane's offset: its row-0 offset in the page, plus whole pages

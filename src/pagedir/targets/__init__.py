@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING
 
 from pagedir.targets.base import MatrixForm, MatrixLayout, TargetFamily
 from pagedir.targets.cdna import CDNA
+from pagedir.targets.nvidia import NVIDIA
 from pagedir.targets.rdna import RDNA
 
 if TYPE_CHECKING:
     from pagedir.arch import Chip
 
 #: Family name (``Chip.family``) -> its decisions.
-FAMILIES: dict[str, TargetFamily] = {family.name: family for family in (CDNA, RDNA)}
+FAMILIES: dict[str, TargetFamily] = {family.name: family for family in (CDNA, RDNA, NVIDIA)}
 
 __all__ = ["FAMILIES", "MatrixForm", "MatrixLayout", "TargetFamily", "family_of", "matrix_op_family"]
 

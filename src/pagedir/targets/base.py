@@ -61,6 +61,9 @@ class MatrixForm:
     max_head_dim: int | None = None
     m: int = TILE
     n: int = TILE
+    #: NVIDIA's ``mma.sync`` m16n8k16: the blockwise loop of :mod:`pagedir.passes.mma_sync_loop` (its own
+    #: lane scheme), and :meth:`product` takes A as 4 and B as 2 two-element registers, C and D as 4 f32.
+    warp_mma: bool = False
 
     def product(self, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
         """``D = A x B + C`` of one tile, emitted at the current insertion point."""
@@ -86,16 +89,31 @@ class TargetFamily:
     name: str = ""
     #: LLVM target triple of the kernels' module (``amdgcn-amd-amdhsa``; NVIDIA: ``nvptx64-nvidia-cuda``).
     triple: str = ""
+    #: The LLVM data layout, where the family's lowering attaches none ("": the lowering's).
+    data_layout: str = ""
     #: Dialects a fully lowered ``gpu.module`` body may hold (NVIDIA: llvm, nvvm).
     lowered_dialects: tuple[str, ...] = ()
+    #: The code generator's assembly: ``amdgcn`` (read by :mod:`pagedir.backend.report`) or ``ptx``
+    #: (:mod:`pagedir.backend.ptx_report`).
+    assembly: str = "amdgcn"
     #: Emit kind of the loadable code object (``hsaco``, linked by ``ld.lld``; NVIDIA: ``cubin``, by ``ptxas``).
     code_object: str = ""
     #: Flags word of a raw buffer descriptor; None where the family has no buffer descriptors.
     buffer_flags: int | None = None
+    #: How global memory is copied straight into LDS (``lds_dma``): ``buffer`` (AMD's ``buffer_load ... lds``,
+    #: a wave's lanes side by side, ``Chip.lds_dma_sizes``) or ``cp.async`` (NVIDIA: per thread, 16 bytes,
+    #: ``cp.async.commit_group`` / ``wait_group``).
+    direct_to_lds: str = "buffer"
     #: Name of the ``s_waitcnt`` encoding the interpreter models for direct-to-LDS loads ("": none).
     waitcnt_encoding: str = ""
     #: Matrix ops (MLIR names) whose lane layout this family defines (the interpreter's dispatch).
     matrix_ops: tuple[str, ...] = ()
+    #: A scalar unit (AMD's SGPRs): wave-uniform values are made so with ``readfirstlane`` / ``readlane``
+    #: so that they live in scalar registers. False (NVIDIA): the lowering emits neither.
+    scalar_unit: bool = True
+    #: f32 math ops (MLIR names) the backend turns into a per-element call of this family's intrinsic instead
+    #: of the generic LLVM one (``rock-backend-lower-math``): NVPTX selects no ``llvm.log2``.
+    scalar_math_intrinsics: dict[str, str] = field(default_factory=dict)
 
     # --- matrix cores ---------------------------------------------------------------------
 
