@@ -113,7 +113,7 @@ class TargetFamily:
     scalar_unit: bool = True
     #: f32 math ops (MLIR names) the backend turns into a per-element call of this family's intrinsic instead
     #: of the generic LLVM one (``rock-backend-lower-math``): NVPTX selects no ``llvm.log2``.
-    scalar_math_intrinsics: dict[str, str] = field(default_factory=dict)
+    scalar_math_intrinsics: dict[str, str] = {}  # a class attribute (TargetFamily is no dataclass), never mutated
 
     # --- matrix cores ---------------------------------------------------------------------
 
