@@ -650,6 +650,22 @@ PLANTS = {plant.name: plant for plant in (
                  r"nan location mismatch"),),
     ),
     Plant(
+        "vllm-pa-v-transposed-on-mma-sync",
+        "NVIDIA's mma.sync loop gets vLLM's value cache as a V^T tile, which its ldmatrix reads as [N, D]",
+        (Edit("passes/gridwise_attention_to_blockwise.py",
+              "self.v_pool_transposed = (self.matrix is not None and not self.matrix.form.warp_mma",
+              "self.v_pool_transposed = (self.matrix is not None"),),
+        (Catcher("tests/unit/test_vllm_pa.py::test_vllm_pa_kernels_on_nvidia_pass_the_check[decode]",
+                 r"'nvgpu.ldmatrix' op reads past the \d+ bytes"),),
+    ),
+    Plant(
+        "cp-async-from-a-d-major-pool",
+        "cp.async copies 16 bytes of a tile row from vLLM's value cache, whose row elements are D apart",
+        (Edit("passes/blockwise_load.py", "if step != 1 or run * elem % CP_ASYNC_BYTES:", "if False:"),),
+        (Catcher("tests/unit/test_vllm_pa.py::test_vllm_pa_kernels_on_nvidia_pass_the_check[cp-async-decode]",
+                 r"is not 16-byte aligned"),),
+    ),
+    Plant(
         "runtime-size-arguments-reversed",
         "pagedir.runtime passes a dynamic kernel's i64 size arguments in reverse order",
         (Edit("runtime/launcher.py", "values = pointers + list(launch.sizes)",
