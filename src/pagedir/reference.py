@@ -458,7 +458,7 @@ def to_device_dtype(array: np.ndarray, dtype: Any) -> np.ndarray:
     return np.asarray(array).astype(dtype)
 
 
-VLLM_LAYOUTS = ("vllm", "nhd", "hnd")
+VLLM_LAYOUTS = ("vllm", "vllm-pa", "nhd", "hnd")
 
 
 def vllm_dense(cache: Any, block_table: Any, *, kind: str, layout: str = "nhd", num_tokens: int | None = None) -> np.ndarray:
@@ -468,20 +468,16 @@ def vllm_dense(cache: Any, block_table: Any, *, kind: str, layout: str = "nhd", 
 
     * ``"nhd"``: ``[num_blocks, block_size, Hkv, D]`` (flash-attention layout), K and V alike;
     * ``"hnd"``: ``[num_blocks, Hkv, block_size, D]``;
-    * ``"vllm"``: the original paged-attention kernels' layout, K ``[num_blocks, Hkv, D/x, block_size, x]``
-      and V ``[num_blocks, Hkv, D, block_size]`` (``kind`` says which).
+    * ``"vllm-pa"`` (or ``"vllm"``): the original paged-attention kernels' layout, K ``[num_blocks, Hkv, D/x,
+      block_size, x]`` and V ``[num_blocks, Hkv, D, block_size]`` (``kind`` says which).
 
     Block indices < 0 (unused slots) give zeros.
     """
     cache = np.asarray(cache)
     table = np.asarray(block_table, dtype=np.int64)
-    if layout in POOL_LAYOUTS:
+    layout = "vllm-pa" if layout == "vllm" else layout
+    if layout in POOL_LAYOUTS and (layout != "vllm-pa" or cache.ndim == {"k": 5, "v": 4}.get(kind)):
         blocks = POOL_LAYOUTS[layout].to_heads_first(cache)  # -> [n, Hkv, bs, D]
-    elif layout == "vllm" and kind == "k":
-        n, heads, d_outer, block_size, x = cache.shape
-        blocks = np.transpose(cache, (0, 1, 3, 2, 4)).reshape(n, heads, block_size, d_outer * x)
-    elif layout == "vllm" and kind == "v":
-        blocks = np.transpose(cache, (0, 1, 3, 2))
     else:
         raise ValueError(f"unknown vLLM layout {layout!r} (known: {', '.join(VLLM_LAYOUTS)}) or kind {kind!r}")
     _, heads_kv, block_size, head_dim = blocks.shape
@@ -534,8 +530,10 @@ KV_LAYOUTS = tuple(POOL_LAYOUTS)
 class BlockCaches:
     """K and V cache pools with the block table that places each sequence's tokens in them.
 
-    ``k_pool``/``v_pool``: ``[num_blocks, block_size, Hkv, D]`` (``nhd``) or ``[num_blocks, Hkv,
-    block_size, D]`` (``hnd``); ``block_table``: int32 ``[B, max_blocks]``; ``seq_lens``: int32 ``[B]``.
+    ``k_pool``/``v_pool``: ``[num_blocks, block_size, Hkv, D]`` (``nhd``), ``[num_blocks, Hkv,
+    block_size, D]`` (``hnd``), or vLLM's paged-attention caches (``vllm-pa``: K ``[num_blocks, Hkv, D/x,
+    block_size, x]``, V ``[num_blocks, Hkv, D, block_size]``, :func:`pool_to_vllm_pa`); ``block_table``:
+    int32 ``[B, max_blocks]``; ``seq_lens``: int32 ``[B]``.
     """
 
     k_pool: np.ndarray
@@ -583,6 +581,7 @@ def block_caches(
     share_first_block: bool = False,
     fill: float = np.nan,
     placement: str = "shuffled",
+    element_bytes: int | None = None,
 ) -> BlockCaches:
     """Scatter dense K and V ``[B, Hkv, Sk, D]`` into cache pools through a shuffled block table.
 
@@ -593,7 +592,8 @@ def block_caches(
     sequence 1's first block is sequence 0's (prefix sharing): their first
     ``block_size`` tokens must be equal. ``num_blocks`` defaults to ``B * max_blocks``
     (``max_blocks = ceil(Sk / block_size)``); ``dtype`` and ``placement`` (the order of the
-    ids, :func:`block_id_order`) as in :func:`paged_cache`.
+    ids, :func:`block_id_order`) as in :func:`paged_cache`. ``element_bytes``: the device's element
+    size where the pools hold other values (fp8 values as float32), for vllm-pa's ``x``.
     """
     if layout not in KV_LAYOUTS:
         raise ValueError(f"unknown layout {layout!r} (known: {', '.join(KV_LAYOUTS)})")
@@ -634,7 +634,7 @@ def block_caches(
         for b in range(batch):
             for slot in range(used[b]):
                 pool[table[b, slot]] = tokens[b, :, slot * block_size : (slot + 1) * block_size]
-    k_pool, v_pool = (POOL_LAYOUTS[layout].from_heads_first(p) for p in pools)
+    k_pool, v_pool = POOL_LAYOUTS[layout].kv_from_heads_first(k_pool, v_pool, element_bytes)
     return BlockCaches(k_pool, v_pool, table, lengths.astype(np.int32), layout)
 
 
@@ -644,7 +644,8 @@ def blocks_dense(pool: Any, block_table: Any, *, layout: str = "nhd") -> np.ndar
     pool = np.asarray(pool)
     table = np.asarray(block_table, dtype=np.int64)
     table = np.where((table >= 0) & (table < pool.shape[0]), table, -1)
-    return vllm_dense(pool, table, kind="k", layout=layout)
+    kind = "v" if layout == "vllm-pa" and pool.ndim == 4 else "k"  # vllm-pa: the rank tells K from V
+    return vllm_dense(pool, table, kind=kind, layout=layout)
 
 
 def csr_from_block_table(block_table: Any, seq_lens: Any, block_size: int, *, nnz: int | None = None,
@@ -702,3 +703,14 @@ def vllm_value_cache_to_pool(value_cache: Any, layout: str = "hnd") -> np.ndarra
     """vLLM's value cache ``[num_blocks, Hkv, D, block_size]`` as a pool of ``layout`` (a copy)."""
     hnd = np.transpose(np.asarray(value_cache), (0, 1, 3, 2))
     return np.ascontiguousarray(hnd if layout == "hnd" else np.transpose(hnd, (0, 2, 1, 3)))
+
+
+def pool_to_vllm_pa(pool: Any, kind: str, layout: str = "nhd", element_bytes: int | None = None) -> np.ndarray:
+    """A K (``kind = "k"``) or V (``"v"``) pool of ``layout`` (nhd or hnd) as vLLM's paged-attention cache (a
+    copy): K ``[num_blocks, Hkv, D/x, block_size, x]`` with ``x = 16 bytes / element size``, V ``[num_blocks,
+    Hkv, D, block_size]``; what ``pagedir-gen attention --kv-layout vllm-pa`` reads in place. The inverse of
+    :func:`vllm_key_cache_to_pool` and :func:`vllm_value_cache_to_pool`. ``element_bytes``: the size ``x``
+    counts in, where the pool holds the values in another type (default: its own)."""
+    hnd = POOL_LAYOUTS[layout].to_heads_first(pool)
+    k_cache, v_cache = POOL_LAYOUTS["vllm-pa"].kv_from_heads_first(hnd, hnd, element_bytes)
+    return k_cache if kind == "k" else v_cache

@@ -9,8 +9,9 @@ stated by ``rock.deref {seq_len_k}``). ``--seq-lens`` (alias ``--ragged``) adds
 ``seq_lens`` (keys past a sequence's length are masked; their pages may be null).
 
 ``--page-table blocks`` / ``csr`` take cache pools in place (``--kv-layout nhd``:
-``[num_blocks, page_size, Hkv, D]``, ``hnd``: ``[num_blocks, Hkv, page_size, D]``)
-viewed by ``rock.block_table_view``: ``(q, k_cache, v_cache, block_table, seq_lens,
+``[num_blocks, page_size, Hkv, D]``, ``hnd``: ``[num_blocks, Hkv, page_size, D]``, ``vllm-pa``:
+vLLM's paged-attention caches, ``k_cache`` ``[num_blocks, Hkv, D/x, page_size, x]`` with ``x = 16
+bytes / element size`` and ``v_cache`` ``[num_blocks, Hkv, D, page_size]``) viewed by ``rock.block_table_view``: ``(q, k_cache, v_cache, block_table, seq_lens,
 out)`` or ``(q, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len, out)``
 with ``ceil(Sk / page_size)`` block slots per sequence (docs/serving.md). ``--dynamic``
 writes ``?`` for the batch, the block slots, the pool's blocks, nnz and total_q: one kernel
@@ -31,7 +32,7 @@ v_scale], out)``. ``--kv-scale per-token-head`` takes two scale caches instead o
 v_scale``, in the same place: ``k_scales, v_scales`` ``[B, Hkv, Sk]`` f32 (dense),
 ``k_scales_table, v_scales_table`` page tables of their own (pointers: each page the scales of
 one K page's tokens), or ``k_scales_cache, v_scales_cache`` pools ``[num_blocks, page_size, Hkv]``
-(nhd) / ``[num_blocks, Hkv, page_size]`` (hnd) read through the cache's block table or CSR table.
+(nhd) / ``[num_blocks, Hkv, page_size]`` (hnd, vllm-pa) read through the cache's block table or CSR table.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ import argparse
 
 from pagedir.errors import UserError
 from pagedir.gen import checks
-from pagedir.kv_caches import KV_CACHES, POOL_LAYOUTS, POOL_TABLES
+from pagedir.kv_caches import KV_CACHES, POOL_LAYOUTS, POOL_TABLES, VllmPagedAttention, memref_type
 from pagedir.variants import F32_MAX, F32_MIN_NORMAL, VARIANTS, variant_attributes, variant_operands
 
 DTYPES = ("f16", "bf16", "f32")
@@ -78,7 +79,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "vLLM's int32 block table [B, max_blocks] into K and V cache pools, with seq_lens; "
                              "csr: FlashInfer's kv_indptr, kv_indices, kv_last_page_len into the pools")
     parser.add_argument("--kv-layout", choices=KV_LAYOUTS, default="nhd",
-                        help="pool layout for blocks/csr: nhd [num_blocks, page, Hkv, D], hnd [num_blocks, Hkv, page, D]")
+                        help="pool layout for blocks/csr: nhd [num_blocks, page, Hkv, D], hnd [num_blocks, Hkv, page, D], "
+                             "vllm-pa: vLLM's paged-attention caches, k_cache [num_blocks, Hkv, D/x, page, x] "
+                             "(x = 16 bytes / element size) and v_cache [num_blocks, Hkv, D, page]")
     parser.add_argument("--kv-cache", choices=list(KV_CACHES), default="separate",
                         help="blocks/csr: separate k_cache and v_cache pools; or one tensor kv_cache holding both, K at "
                              "index 0 and V at 1 of its stacked axis: stacked0 [2, num_blocks, ...] (vLLM "
@@ -148,6 +151,16 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError(f"--kv-cache {args.kv_cache} stacks the cache pools of --page-table blocks or csr")
     if args.num_blocks is not None and args.num_blocks < 1:  # fewer than the table addresses: a server's pool
         raise UserError(f"--num-blocks must be at least 1 (block ids are range-checked), got {args.num_blocks}")
+    if args.kv_layout == "vllm-pa" and serving:
+        if args.kv_cache != "separate":
+            raise UserError(f"--kv-cache {args.kv_cache} stacks K and V pools of one shape; --kv-layout vllm-pa's "
+                            f"key and value caches differ (vLLM views kv_cache[0] and kv_cache[1]: two arguments)")
+        x = vllm_pa_chunk(args)
+        for flag, value, what in (("--head-dim", args.head_dim, "the key cache's D/x chunks"),
+                                  ("--page-size", args.page_size, "the value cache's 16-byte loads along a block's tokens")):
+            if value % x:
+                raise UserError(f"{flag} {value} must be a multiple of x = {x} with --kv-layout vllm-pa ({what} of "
+                                f"{x} {args.kv_dtype or args.dtype} elements)")
     if args.causal and args.seq_len_q > args.seq_len_k:
         raise UserError(f"--seq-len-q {args.seq_len_q} exceeds --seq-len-k {args.seq_len_k}")
     checks.symbol(args.name)
@@ -210,6 +223,16 @@ def variant_parts(args: argparse.Namespace) -> tuple[list[tuple[str, str]], str,
             text = str(value) if d.kind == "i64" else f"{checks.f32_literal(value, d.flag)} : f32"
             attributes += f", {d.name} = {text}"
     return arguments, segments, attributes
+
+
+def kv_element_bytes(args: argparse.Namespace) -> int:
+    """Bytes of a K/V cache element."""
+    return 1 if args.kv_dtype else {"f16": 2, "bf16": 2, "f32": 4}[args.dtype]
+
+
+def vllm_pa_chunk(args: argparse.Namespace) -> int:
+    """``x`` of vLLM's paged-attention caches: elements of the K/V type in 16 bytes."""
+    return VllmPagedAttention.chunk(kv_element_bytes(args))
 
 
 def pointer_pages(args: argparse.Namespace) -> int:
@@ -362,9 +385,8 @@ def serving_function_text(args: argparse.Namespace) -> str:
         nnz, total_q, b1 = b * slots, b * sq, b + 1
     pages = "?" if args.dynamic else hkv * slots
     q_type = f"memref<{b}x{hq}x{sq}x{d}x{t}>"
-    pool_shape = POOL_LAYOUTS[args.kv_layout].shape(blocks, page, hkv, d)
     kv_t = KV_DTYPES[args.kv_dtype] if args.kv_dtype else t
-    pool_type = "memref<" + "x".join(map(str, pool_shape)) + f"x{kv_t}>"
+    k_shape, v_shape = POOL_LAYOUTS[args.kv_layout].kv_shapes(blocks, page, hkv, d, kv_element_bytes(args))
     kv_type = f"memref<{b}x{pages}x{page * d}x{kv_t}>"
     extras, extra_segments, variant_attrs = variant_parts(args)
     lens_type = f"memref<{b}xi32>"
@@ -378,8 +400,9 @@ def serving_function_text(args: argparse.Namespace) -> str:
     scale_args, scale_lines, scale_types = scale_cache_parts(
         args, kv_type, f"{view_operands};{view_segments};{view_types};{blocks}")
     cache = KV_CACHES[args.kv_cache]
-    pool_lines, k_pool_type, v_pool_type = cache.views(pool_shape, kv_t)
-    arguments = [*queries, *cache.arguments(pool_type), *tables, *lengths, *extras, *scale_args, ("out", out_type)]
+    pool_lines, k_pool_type, v_pool_type = cache.views(k_shape, kv_t, v_shape)
+    arguments = [*queries, *cache.arguments(memref_type(k_shape, kv_t), memref_type(v_shape, kv_t)), *tables, *lengths,
+                 *extras, *scale_args, ("out", out_type)]
     params = ", ".join(f"%{name}: {type_}" for name, type_ in arguments)
     q_name, out_name = ("q_padded", "out_padded") if packed else ("q", "out")
     padded = "".join(

@@ -46,6 +46,7 @@ from pagedir.interp.launch import (argument_count, as_module, check_arguments, f
 from pagedir.interp.memory import Device, InterpError, check_memory_limit, elem_named
 from pagedir.dialect.core import attr_value
 from pagedir.dialect.ops_attention import attention_operands, optional_operands
+from pagedir.dialect.types import element_bytes
 from pagedir.dialect.ops_page_table import is_block_table_view
 from pagedir.page_sources import source_of
 from pagedir.kv_caches import POOL_LAYOUTS, POOL_TABLES
@@ -525,7 +526,7 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
     args = list(func.regions[0].blocks[0].arguments)[: argument_count(func)]
     views = find_ops(func, "rock.block_table_view")
     # K's view and V's (the cache pools; 3-d pools are per-token-head scale caches, drawn with their caches)
-    caches = [view for view in views if ir.MemRefType(view.operands[0].type).rank == 4]
+    caches = [view for view in views if ir.MemRefType(view.operands[0].type).rank >= 4]  # vllm-pa: a 5-d K pool
     k_view, v_view = caches[0], caches[-1]
     varlen = find_ops(func, "rock.varlen_view")  # packed q and out (in that order)
     g = PageGeometry.of(k_view.results[0])
@@ -592,7 +593,8 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
         k, v = reference.fp8_values(k_bits, name), reference.fp8_values(v_bits, name)
         scales = {"k_scale": k_scale, "v_scale": v_scale}
     caches = reference.block_caches(k, v, g.block_size, seq_lens=seq_lens, layout=g.layout, num_blocks=g.num_blocks,
-                                    rng=rng, dtype=dtype_of(name), share_first_block=batch > 1, placement=placement)
+                                    rng=rng, dtype=dtype_of(name), share_first_block=batch > 1, placement=placement,
+                                    element_bytes=element_bytes(pool_type.element_type))
     if per_token:  # the scale pools through the caches' block table
         scales = {label: scale_pool(x, caches.block_table, seq_lens, g.block_size, g.layout, g.num_blocks)
                   for label, x in (("k_scales", k_scales), ("v_scales", v_scales))}

@@ -61,6 +61,12 @@ loads, the scores' variants and masks, and hand its epilogue the chunks they end
 the matrix loop, thread ``tid`` owns output chunks ``tid + k * block_size`` of ``VO`` columns
 (:meth:`Builder.chunk_position`, :mod:`pagedir.passes.valu_loop` has the layout).
 
+V from a D-major pool (vLLM's paged-attention value cache: a column's tokens side by side) on the
+matrix cores is loaded as V^T ``[D, N]`` (the tile map takes ``(d, n)``), swizzled per 16-byte chunk;
+the VALU loop keeps ``[N, D]``, the loads storing each token at its row. CDNA f16/bf16 loops with hidden
+keys store V^T in a layout of their own (blockwise_gemm, "V stored transposed"; :meth:`Builder.build`
+says why the two stay apart).
+
 LDS. Q, K, V and the scores are i8 ``rock.alloc``s viewed with their types, so
 ``rock-annotate-liveness`` and ``rock-reuse-lds`` can place K and V (never live
 together) on the same bytes. Tile loads end with a barrier (every thread sees
@@ -84,6 +90,7 @@ from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import AttentionProblem, csr_lengths, is_deref, is_paged, read_problem
 from pagedir.dialect.ops_page_table import slot_count_dim, varlen_parts
 from pagedir.arch import ChipError, kernel_chip
+from pagedir.page_sources import source_of
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 from pagedir.targets import family_of
 from pagedir.dialect.types import element_bytes
@@ -300,6 +307,12 @@ def mark_kv_loop(k_tile: ir.Value, depth: int) -> None:
             return
 
 
+def values_along_tokens(v: ir.Value) -> bool:
+    """Whether V's pool holds a column's tokens side by side (:meth:`pagedir.page_sources.PageSource.contiguous_run`
+    steps by D): vLLM's paged-attention value cache."""
+    return is_paged(v) and source_of(v).contiguous_run(v.type.shape[2])[0] > 1
+
+
 def kernel_argument_number(func: ir.Operation, value: ir.Value) -> int | None:
     """The position of ``value`` among ``func``'s arguments, None when it is not one."""
     for number, argument in enumerate(func.regions[0].blocks[0].arguments):
@@ -356,10 +369,27 @@ class Builder:
         self.load_q(q_tile)
         self.q_rows = reinterpret(q_tile, [plan.m, p.head_dim])
         self.k_tile = lds_view([plan.n, p.head_dim], p.kv_type)
-        # The matrix loop with hidden keys reads V transposed (blockwise_gemm.transposed_v): V^T, a row per column.
+        # V^T [D, N] in LDS (a row of keys per column), in one of two layouts, never both:
+        # * a D-major V pool (vLLM's paged-attention value cache) on any matrix core: the keys in their order,
+        #   each 16-byte load along the tokens one LDS store, its 16-byte chunks xor-ed with the row; the
+        #   products' key steps read it (blockwise_gemm.MatrixLoop.transposed_values);
+        # * otherwise CDNA f16/bf16 loops with hidden keys (blockwise_gemm.transposed_v, "V stored
+        #   transposed"): the keys reordered so that a lane's 4 S keys of all blocks are one run, loaded along
+        #   D through a 7-D view of the tile.
+        # They stay two: the second layout puts the 8 consecutive tokens of one 16-byte pool load in two runs
+        # 4 S keys apart (and swaps the runs of odd rows), so each load would become two stores or two 8-byte
+        # loads; and it is laid out for 4 keys a lane of 16-bit elements, where the pool needs V^T on every
+        # matrix core (WMMA's 8 or 16 keys a lane, f32's 16x16x4, fp8 caches).
+        # (NVIDIA's mma.sync loop reads V with ldmatrix .trans from [N, D]: the loads store each token at its row.)
+        self.v_pool_transposed = (self.matrix is not None and not self.matrix.form.warp_mma
+                                  and values_along_tokens(self.op.v))
         self.v_layout = None
-        if self.matrix is not None and transposed_v(self.matrix, plan.keys.hides_keys, self.swizzle, self.dma,
-                                                    p.kv_type == p.element, element_bytes(p.element) * 8):
+        if self.v_pool_transposed:  # 16-byte chunks of a row xor the row: 8 lanes reading 8 rows hit 8 chunks' banks
+            chunk = max(1, 16 // element_bytes(p.kv_type))
+            self.v_swizzle = (chunk, 1, math.gcd(8, max(1, plan.n // chunk)), 1)
+            self.v_tile = lds_view([p.head_dim, plan.n], p.kv_type)
+        elif self.matrix is not None and transposed_v(self.matrix, plan.keys.hides_keys, self.swizzle, self.dma,
+                                                      p.kv_type == p.element, element_bytes(p.element) * 8):
             # read as rows of V^T, loaded through a 7-D view of the same bytes
             self.v_layout = layout = transposed_v_layout(p.head_dim, plan.n, self.matrix.slices,
                                                          element_bytes(p.element) * 8)
@@ -525,9 +555,9 @@ class Builder:
         """Tile ``t`` of K or V; keys at or past seq_len are not read (``valid``) and give 0:
         their slots (the rest of the last page, the rest of the tile) may hold anything."""
         plan, p = self.plan, self.plan.p
-        # The tile's dimensions in dest order: (key, column), or (column, key) for the transposed V tile.
-        transposed = tile == self.v_tile and self.v_layout is not None
-        dest = self.v_load_view if transposed else tile  # the 7-D view of V^T (blockwise_gemm.transposed_v_layout)
+        # The tile's dimensions in dest order: (key, column), or (column, key) for a V^T tile.
+        transposed = tile == self.v_tile and (self.v_layout is not None or self.v_pool_transposed)
+        dest = self.v_load_view if transposed and self.v_layout is not None else tile  # the 7-D view of V^T
         tile_dims = ir.MemRefType(dest.type).rank
         b, h, tt, length = (ir.AffineDimExpr.get(i) for i in range(4))
         n, d = self.tile_key_column(4, tile_dims, transposed)
@@ -553,7 +583,7 @@ class Builder:
             tile_map = ir.AffineMap.get(4 + tile_dims, 0, [b, h, key, d])
             table, page_size = None, None
         before_seq_len = ir.AffineMap.get(tile_map.n_dims, 0, [length - key - 1])  # key < seq_len
-        swizzle = self.k_swizzle if tile == self.k_tile else self.v_layout.swizzle if transposed else self.v_swizzle
+        swizzle = self.k_swizzle if tile == self.k_tile else self.v_swizzle if self.v_layout is None else self.v_layout.swizzle
         rock.blockwise_load_tile(
             source, dest, indices, table,
             map=ir.AffineMapAttr.get(tile_map), block_size=plan.block, page_size=page_size,
@@ -562,11 +592,14 @@ class Builder:
         )
 
     def tile_key_column(self, first: int, tile_dims: int, transposed: bool) -> tuple:
-        """(key in the tile, column) of the tile dims from dim ``first`` of a load map: ``(n, d)``, or for the
-        transposed V tile's view ``(column div 16 G, m, column mod G, slice, block, j, g)``."""
+        """(key in the tile, column) of the tile dims from dim ``first`` of a load map: ``(n, d)``; for a V^T
+        tile ``(d, n)`` (a D-major pool's) or its 7-D view ``(column div 16 G, m, column mod G, slice, block,
+        j, g)`` (the hidden keys' layout)."""
         dims = [ir.AffineDimExpr.get(first + i) for i in range(tile_dims)]
         if not transposed:
             return dims[0], dims[1]
+        if self.v_layout is None:
+            return dims[1], dims[0]
         high, m, low, slice_, block, j, g = dims
         group = self.v_layout.group
         return (slice_ * (self.plan.n // self.matrix.slices) + block * 16 + g * 4 + j,
