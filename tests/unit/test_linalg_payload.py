@@ -7,6 +7,7 @@ import pytest
 
 from pagedir import reference
 from pagedir.cli.gen import build_parser
+from pagedir.errors import UserError
 from pagedir.gen import linalg_attention
 from pagedir.interp import Device, run
 from pagedir.interp.check import make_case
@@ -251,7 +252,7 @@ def test_payload_alibi_computes_reference():
 
 @pytest.mark.parametrize("flags,message", [
     (["--page-table", "csr", "--seq-lens"], "--seq-lens: csr page tables carry the lengths"),
-    (["--page-table", "blocks", "--num-blocks", "3"], "--num-blocks 3 is fewer than the 2 x 4 blocks"),
+    (["--page-table", "blocks", "--num-blocks", "0"], "--num-blocks must be at least 1 (block ids are range-checked), got 0"),
     (["--page-table", "pointers"], "--page-table pointers takes --page-size"),
     (["--num-blocks", "8"], "--num-blocks sizes the cache pools of --page-table blocks or csr"),
     (["--window", "-1"], "--window must be 0 or more"),
@@ -264,6 +265,28 @@ def test_gen_refuses_inconsistent_flags(flags, message, tmp_path, capsys):
     assert gen.main(["linalg-attention", *flags, "-o", str(path)]) == 1
     assert message in capsys.readouterr().err
     assert not path.exists()
+
+
+def test_gen_refuses_a_layout_it_does_not_write():
+    """A layout of the registry the generator has no gather for (vLLM's paged-attention cache) is refused
+    with a message naming it, not written as an hnd pool."""
+    args = build_parser().parse_args(["linalg-attention", *SERVING_SIZES, "--page-table", "blocks"])
+    args.kv_layout = "vllm-pa"  # as --kv-layout vllm-pa parses once the registry has it
+    with pytest.raises(UserError, match="--kv-layout vllm-pa: linalg-attention writes gathers from nhd and hnd pools"):
+        linalg_attention.generate(args)
+
+
+@pytest.mark.parametrize("form", ["blocks", "csr"])
+def test_pool_smaller_than_the_table_passes_check(form, tmp_path, capsys):
+    """--num-blocks below B x max_blocks (a pool sized by memory, as pagedir-gen attention takes): sequences
+    share blocks, and the raised kernel agrees with the payload."""
+    from pagedir.cli import gen, run as run_cli
+
+    path = tmp_path / "payload.mlir"
+    assert gen.main(["linalg-attention", *SERVING_SIZES, "--page-table", form, "--num-blocks", "2",
+                     "-o", str(path)]) == 0
+    assert "memref<2x8x2x32xf16>" in path.read_text()
+    assert run_cli.main(["--check", str(path), "--seed", "2"]) == 0, capsys.readouterr().out
 
 
 def test_blocks_payload_takes_attentions_arguments():

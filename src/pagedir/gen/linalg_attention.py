@@ -45,6 +45,9 @@ from pagedir.gen.attention import DTYPES, KV_LAYOUTS, PAGE_TABLES, add_shape_arg
 MATMUL_FORMS = ("generic", "batch-matmul")
 SOFTMAX_FORMS = ("generic", "linalg")
 MASK_FORMS = ("select", "additive")
+#: The pool layouts this generator writes gathers for (``--kv-layout`` offers every layout of the registry,
+#: :data:`pagedir.kv_caches.POOL_LAYOUTS`; the others are refused rather than written as one of these).
+WRITTEN_LAYOUTS = ("nhd", "hnd")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -101,10 +104,11 @@ def validate(args: argparse.Namespace) -> None:
         if args.page_table == "csr" and args.seq_lens:
             raise UserError("--seq-lens: csr page tables carry the lengths (kv_indptr and kv_last_page_len)")
         args.seq_lens = args.page_table == "blocks"  # blocks: always seq_lens, as pagedir-gen attention
-        if args.num_blocks is not None and args.num_blocks < max_blocks(args) * args.batch:
-            raise UserError(f"--num-blocks {args.num_blocks} is fewer than the {args.batch} x {max_blocks(args)} "
-                            f"blocks the batch can fill ({args.seq_len_k} tokens in {args.page_size}-token blocks "
-                            f"per sequence)")
+        if args.kv_layout not in WRITTEN_LAYOUTS:
+            raise UserError(f"--kv-layout {args.kv_layout}: linalg-attention writes gathers from "
+                            f"{' and '.join(WRITTEN_LAYOUTS)} pools only")
+        if args.num_blocks is not None and args.num_blocks < 1:  # fewer than the table addresses: a server's pool
+            raise UserError(f"--num-blocks must be at least 1 (block ids are range-checked), got {args.num_blocks}")
     elif args.num_blocks is not None:
         raise UserError("--num-blocks sizes the cache pools of --page-table blocks or csr")
     elif args.page_table == "pointers" and args.page_size is None:

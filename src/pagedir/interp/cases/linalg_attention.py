@@ -86,7 +86,10 @@ def serving_case(func_op, types: list, rng: np.random.Generator):
         raise InterpError("rock.check = \"linalg_attention\": cannot tell the block size from the gather", func_op.location)
     seq_k = slots * block
     lens = rng.integers(min(seq_q, seq_k), seq_k + 1, size=batch).astype(np.int32)
-    ids = rng.permutation(num_blocks)[: batch * slots].reshape(batch, slots).astype(np.int32)
+    if num_blocks >= batch * slots:
+        ids = rng.permutation(num_blocks)[: batch * slots].reshape(batch, slots).astype(np.int32)
+    else:  # a pool smaller than the table: sequences share blocks
+        ids = rng.integers(0, num_blocks, size=(batch, slots)).astype(np.int32)
     if batch > 1:
         ids[1, 0] = ids[0, 0]  # prefix sharing: two sequences read one block
     pools = [host_values(rng.standard_normal(tuple(pool_type.shape)), name) for _ in range(2)]
