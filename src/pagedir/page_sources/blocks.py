@@ -100,7 +100,7 @@ def pool_layout(name: str):
 
 def contiguous(pool: ir.MemRefType) -> bool:
     """Whether ``pool`` has the identity layout (its strides are its layout's, whatever its dynamic sizes)."""
-    return pool.affine_map == ir.AffineMap.get_identity(pool.rank)
+    return pool.affine_map == ir.AffineMap.get_identity(pool.rank, context=pool.context)  # also outside a with-context
 
 
 def pool_strides(pool: ir.MemRefType) -> tuple[list[int] | None, int]:
