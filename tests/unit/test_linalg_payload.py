@@ -255,6 +255,7 @@ def test_payload_alibi_computes_reference():
     (["--page-table", "blocks", "--num-blocks", "0"], "--num-blocks must be at least 1 (block ids are range-checked), got 0"),
     (["--page-table", "pointers"], "--page-table pointers takes --page-size"),
     (["--num-blocks", "8"], "--num-blocks sizes the cache pools of --page-table blocks or csr"),
+    (["--kv-cache", "stacked0"], "--kv-cache stacked0 stacks the cache pools of --page-table blocks or csr"),
     (["--window", "-1"], "--window must be 0 or more"),
 ], ids=lambda f: " ".join(f) if isinstance(f, list) else "")
 def test_gen_refuses_inconsistent_flags(flags, message, tmp_path, capsys):
