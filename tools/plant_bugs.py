@@ -540,6 +540,14 @@ PLANTS = {plant.name: plant for plant in (
          Catcher("tests/lit/passes/rock-raise-attention-invalid.mlir", r"Couldn't match \"math.exp\"")),
     ),
     Plant(
+        "raise-stacked-one-half",
+        "rock-raise-attention views K and V of a stacked kv_cache both at index 0 of the stacked axis",
+        (Edit("passes/raise_attention/gathers.py", "    return stacked[0]\n", "    return stacked[0][0], 0  # PLANTED\n"),),
+        (Catcher("tests/unit/test_linalg_payload.py::test_stacked_gather_raised_kernel_passes_check["
+                 "--page-table csr --kv-cache stacked1]", r"assert \[0, 0\] == \[0, 1\]"),
+         Catcher("tests/lit/passes/rock-raise-attention.mlir", r"error: Couldn.t match \"%\[\[VC:\.\+\]\] = memref.subview %\[\[KV\]\]\[1, ")),
+    ),
+    Plant(
         "raise-masked-fill-kept",
         "rock-raise-attention reads torch's masked_fill(mask, -inf) as keeping the masked keys instead of hiding them",
         (Edit("passes/raise_attention/masks.py", "read_mask(op, condition, found, negated=negated)",

@@ -7,6 +7,7 @@ import pytest
 
 from pagedir import reference
 from pagedir.cli.gen import build_parser
+from pagedir.errors import UserError
 from pagedir.gen import linalg_attention
 from pagedir.interp import Device, run
 from pagedir.interp.check import make_case
@@ -251,9 +252,10 @@ def test_payload_alibi_computes_reference():
 
 @pytest.mark.parametrize("flags,message", [
     (["--page-table", "csr", "--seq-lens"], "--seq-lens: csr page tables carry the lengths"),
-    (["--page-table", "blocks", "--num-blocks", "3"], "--num-blocks 3 is fewer than the 2 x 4 blocks"),
+    (["--page-table", "blocks", "--num-blocks", "0"], "--num-blocks must be at least 1 (block ids are range-checked), got 0"),
     (["--page-table", "pointers"], "--page-table pointers takes --page-size"),
     (["--num-blocks", "8"], "--num-blocks sizes the cache pools of --page-table blocks or csr"),
+    (["--kv-cache", "stacked0"], "--kv-cache stacked0 stacks the cache pools of --page-table blocks or csr"),
     (["--window", "-1"], "--window must be 0 or more"),
 ], ids=lambda f: " ".join(f) if isinstance(f, list) else "")
 def test_gen_refuses_inconsistent_flags(flags, message, tmp_path, capsys):
@@ -264,6 +266,80 @@ def test_gen_refuses_inconsistent_flags(flags, message, tmp_path, capsys):
     assert gen.main(["linalg-attention", *flags, "-o", str(path)]) == 1
     assert message in capsys.readouterr().err
     assert not path.exists()
+
+
+STACKED_CASES = [
+    ["--page-table", "blocks", "--kv-cache", "stacked0"],
+    ["--page-table", "blocks", "--kv-cache", "stacked1", "--kv-layout", "hnd", "--causal", "--seq-len-q", "4"],
+    ["--page-table", "csr", "--kv-cache", "stacked1"],
+    ["--page-table", "csr", "--kv-cache", "stacked0", "--kv-layout", "hnd", "--causal", "--seq-len-q", "3"],
+]
+
+
+@pytest.mark.parametrize("flags", STACKED_CASES, ids=" ".join)
+def test_stacked_gather_raised_kernel_passes_check(flags, tmp_path, capsys):
+    """K and V gathered from one kv_cache (decode and causal prefill, f16) raise to block_table_views of
+    memref.subviews of it, at K's and V's index of the stacked axis, and the kernel agrees with the payload."""
+    from pagedir.cli import gen, run as run_cli
+    from pagedir.interp.check import apply_pass
+    from pagedir.passes.ir_utils import find_ops
+
+    path = tmp_path / "payload.mlir"
+    assert gen.main(["linalg-attention", *SERVING_SIZES, *flags, "-o", str(path)]) == 0
+    module = as_module(path.read_text())
+    with module.context:
+        raised = apply_pass(module, "rock-raise-attention")
+    axis = 0 if "stacked0" in flags else 1
+    views = find_ops(raised.operation, "memref.subview")
+    assert [list(ir_ints(v.attributes["static_offsets"]))[axis] for v in views] == [0, 1]
+    assert [v.result for v in views] == [b.operands[0] for b in find_ops(raised.operation, "rock.block_table_view")]
+    assert run_cli.main(["--check", str(path), "--seed", "2"]) == 0, capsys.readouterr().out
+
+
+def ir_ints(attribute):
+    import mlir.ir as ir
+
+    return ir.DenseI64ArrayAttr(attribute)
+
+
+def test_stacked_halves_swapped_fails_the_check(tmp_path, capsys, monkeypatch):
+    """The check tells K's half of a kv_cache from V's: a raise that viewed K at index 1 and V at 0 fails."""
+    from pagedir.cli import gen, run as run_cli
+    from pagedir.passes import raise_attention
+
+    path = tmp_path / "payload.mlir"
+    assert gen.main(["linalg-attention", *SERVING_SIZES, "--page-table", "blocks", "--kv-cache", "stacked1",
+                     "-o", str(path)]) == 0
+    viewed = raise_attention.block_table_view
+
+    def swapped(source, batch, csr_lengths):
+        source.stack = (source.stack[0], 1 - source.stack[1])
+        return viewed(source, batch, csr_lengths)
+
+    monkeypatch.setattr(raise_attention, "block_table_view", swapped)
+    assert run_cli.main(["--check", str(path)]) == 1
+
+
+def test_gen_refuses_a_layout_it_does_not_write():
+    """A layout of the registry the generator has no gather for (vLLM's paged-attention cache) is refused
+    with a message naming it, not written as an hnd pool."""
+    args = build_parser().parse_args(["linalg-attention", *SERVING_SIZES, "--page-table", "blocks"])
+    args.kv_layout = "vllm-pa"  # as --kv-layout vllm-pa parses once the registry has it
+    with pytest.raises(UserError, match="--kv-layout vllm-pa: linalg-attention writes gathers from nhd and hnd pools"):
+        linalg_attention.generate(args)
+
+
+@pytest.mark.parametrize("form", ["blocks", "csr"])
+def test_pool_smaller_than_the_table_passes_check(form, tmp_path, capsys):
+    """--num-blocks below B x max_blocks (a pool sized by memory, as pagedir-gen attention takes): sequences
+    share blocks, and the raised kernel agrees with the payload."""
+    from pagedir.cli import gen, run as run_cli
+
+    path = tmp_path / "payload.mlir"
+    assert gen.main(["linalg-attention", *SERVING_SIZES, "--page-table", form, "--num-blocks", "2",
+                     "-o", str(path)]) == 0
+    assert "memref<2x8x2x32xf16>" in path.read_text()
+    assert run_cli.main(["--check", str(path), "--seed", "2"]) == 0, capsys.readouterr().out
 
 
 def test_blocks_payload_takes_attentions_arguments():

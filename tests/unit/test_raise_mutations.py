@@ -35,6 +35,7 @@ VARIANTS = [
     [*DENSE, "--page-size", "4", "--seq-lens", "--dtype", "bf16"],
     [*POOLS, "--page-table", "blocks", "--causal", "--alibi"],
     [*POOLS, "--page-table", "csr", "--kv-layout", "hnd", "--causal", "--window", "2", "--softcap", "3"],
+    [*POOLS, "--page-table", "blocks", "--kv-cache", "stacked1", "--kv-layout", "hnd", "--causal"],
 ]
 
 FLOAT_OPS = ("arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.maximumf", "arith.maxnumf", "arith.minimumf")

@@ -144,3 +144,23 @@ def test_compile_of_a_torch_export_lists_every_blocker(tmp_path, capsys):
     assert len(expected) == 2
     status, _, err = cli(compile_cli.main, capsys, str(path), "--arch", "gfx942", "--no-cache", "-o", str(tmp_path / "out.s"))
     assert status == 1 and err.splitlines() == expected, err
+
+
+@pytest.mark.parametrize("name,op", [("bmm_folded_f16", "linalg.transpose"), ("gqa_decode_f16", "linalg.generic")])
+@pytest.mark.parametrize("flags", [["--entry"], ["--check", "--no-lower"]], ids=" ".join)
+def test_run_as_written_of_a_bufferized_torch_payload_is_refused_at_its_first_linalg_op(name, op, flags, tmp_path,
+                                                                                        capsys):
+    """torch-mlir's payload bufferized (its tensor signature turned into memrefs, linalg on memrefs): running it as
+    written was an internal error (the interpreter read the ops' memrefs as tensors); now an error at the first
+    linalg op, exit 1."""
+    fixture = Path(__file__).parents[1] / "fixtures" / "torch" / f"{name}.mlir"
+    path = tmp_path / "bufferized.mlir"
+    assert opt.main([str(fixture), "--pass-pipeline=builtin.module(one-shot-bufferize{bufferize-function-boundaries "
+                     "function-boundary-type-conversion=identity-layout-map})", "-o", str(path)]) == 0
+    text = path.read_text()
+    argv = [*flags, name, str(path)] if flags == ["--entry"] else [*flags, str(path)]
+    status, out, err = cli(run.main, capsys, *argv)
+    assert status == 1
+    first = next(n for n, line in enumerate(text.splitlines(), 1) if re.search(r"^\s+linalg\.", line))
+    assert f"{path}:{first}:5: error: {op} works on memrefs (" in err, err
+    assert "the interpreter runs linalg on tensors, as a payload is before bufferization" in err

@@ -40,12 +40,16 @@ import numpy as np
 
 from pagedir.errors import UserError
 from pagedir.gen import checks
-from pagedir.gen.attention import DTYPES, PAGE_TABLES, add_shape_arguments, scale_value
+from pagedir.gen.attention import DTYPES, KV_LAYOUTS, PAGE_TABLES, add_shape_arguments, scale_value
+from pagedir.kv_caches import KV_CACHES
 from pagedir.variants import softcap_value
 
 MATMUL_FORMS = ("generic", "batch-matmul")
 SOFTMAX_FORMS = ("generic", "linalg")
 MASK_FORMS = ("select", "additive")
+#: The pool layouts this generator writes gathers for (``--kv-layout`` offers every layout of the registry,
+#: :data:`pagedir.kv_caches.POOL_LAYOUTS`; the others are refused rather than written as one of these).
+WRITTEN_LAYOUTS = ("nhd", "hnd")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,6 +65,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="pool layout for blocks/csr: nhd [num_blocks, page, Hkv, D], hnd [num_blocks, Hkv, page, D]")
     parser.add_argument("--num-blocks", type=int, default=None, metavar="N",
                         help="blocks in each pool (blocks/csr; default: B x max_blocks, enough for the batch)")
+    parser.add_argument("--kv-cache", choices=tuple(KV_CACHES), default="separate",
+                        help="blocks/csr: separate k_cache and v_cache pools, or one kv_cache gathered with K at index 0 "
+                             "and V at 1 of its stacked axis: stacked0 [2, num_blocks, ...], stacked1 [num_blocks, 2, ...]")
     parser.add_argument("--dtype", choices=DTYPES, default="f16", help="element type of Q, K, V and out")
     parser.add_argument("--causal", action="store_true", help="query i sees keys j <= i + seq_len - Sq")
     parser.add_argument("--seq-lens", dest="seq_lens", action="store_true", help="take seq_lens (keys past them are masked)")
@@ -102,12 +109,15 @@ def validate(args: argparse.Namespace) -> None:
         if args.page_table == "csr" and args.seq_lens:
             raise UserError("--seq-lens: csr page tables carry the lengths (kv_indptr and kv_last_page_len)")
         args.seq_lens = args.page_table == "blocks"  # blocks: always seq_lens, as pagedir-gen attention
-        if args.num_blocks is not None and args.num_blocks < max_blocks(args) * args.batch:
-            raise UserError(f"--num-blocks {args.num_blocks} is fewer than the {args.batch} x {max_blocks(args)} "
-                            f"blocks the batch can fill ({args.seq_len_k} tokens in {args.page_size}-token blocks "
-                            f"per sequence)")
+        if args.kv_layout not in WRITTEN_LAYOUTS:
+            raise UserError(f"--kv-layout {args.kv_layout}: linalg-attention writes gathers from "
+                            f"{' and '.join(WRITTEN_LAYOUTS)} pools only")
+        if args.num_blocks is not None and args.num_blocks < 1:  # fewer than the table addresses: a server's pool
+            raise UserError(f"--num-blocks must be at least 1 (block ids are range-checked), got {args.num_blocks}")
     elif args.num_blocks is not None:
         raise UserError("--num-blocks sizes the cache pools of --page-table blocks or csr")
+    elif args.kv_cache != "separate":
+        raise UserError(f"--kv-cache {args.kv_cache} stacks the cache pools of --page-table blocks or csr")
     elif args.page_table == "pointers" and args.page_size is None:
         raise UserError("--page-table pointers takes --page-size")
     if args.page_size is not None and not serving(args):
@@ -188,8 +198,9 @@ def function_text(args: argparse.Namespace) -> str:
     if serving(args):
         sk = max_blocks(args) * args.page_size
         kv_mem, kv_t = f"memref<{b}x{hkv}x{sk}x{d}x{t}>", tensor([b, hkv, sk, d], t)
-        pool = Pool(args.kv_layout, num_blocks(args), args.page_size, hkv, d, t, b, max_blocks(args))
-        params = [f"%q: {q_mem}", f"%k_cache: {pool.memref}", f"%v_cache: {pool.memref}",
+        pool = Pool(args.kv_layout, num_blocks(args), args.page_size, hkv, d, t, b, max_blocks(args), args.kv_cache)
+        caches = [("k_cache", pool.memref), ("v_cache", pool.memref)] if pool.axis is None else [("kv_cache", pool.stacked_memref)]
+        params = [f"%q: {q_mem}", *[f"%{name}: {type_}" for name, type_ in caches],
                   *[f"%{name}: {type_}" for name, type_ in pool.tables(args.page_table)]]
     elif paged:
         pages = hkv * sk // args.page_size
@@ -217,9 +228,15 @@ def function_text(args: argparse.Namespace) -> str:
         for name, type_ in pool.tables(args.page_table):
             w.emit(f"%{name}_t = bufferization.to_tensor %{name} restrict : {type_} to {type_.replace('memref', 'tensor')}")
     kv = {}
+    if pool is not None and pool.axis is not None:
+        stacked_t = pool.stacked_memref.replace("memref", "tensor")
+        w.emit(f"%kv_pool = bufferization.to_tensor %kv_cache restrict : {pool.stacked_memref} to {stacked_t}")
+        w.emit("%stack0 = arith.constant 0 : index")
+        w.emit("%stack1 = arith.constant 1 : index")
     for name in ("k", "v"):
         if pool is not None:
-            w.emit(f"%{name}_pool = bufferization.to_tensor %{name}_cache restrict : {pool.memref} to {pool.tensor}")
+            if pool.axis is None:
+                w.emit(f"%{name}_pool = bufferization.to_tensor %{name}_cache restrict : {pool.memref} to {pool.tensor}")
             kv[name] = gather_blocks(w, name, pool, args.page_table)
         elif paged:
             table_t = tensor([b, pages, 1], "i64")
@@ -302,6 +319,26 @@ class Pool:
     element: str
     batch: int
     max_blocks: int
+    cache: str = "separate"  # --kv-cache: stacked forms gather K and V from one tensor
+
+    @property
+    def axis(self) -> int | None:
+        """The stacked axis of the one ``kv_cache`` tensor (None: two pools)."""
+        return KV_CACHES[self.cache].axis
+
+    @property
+    def stacked_memref(self) -> str:
+        shape = self.shape
+        shape.insert(self.axis, 2)
+        return f"memref<{'x'.join(map(str, shape))}x{self.element}>"
+
+    def element_of(self, name: str) -> str:
+        """The ``tensor.extract`` reading element ``[%id, %x, %y, %d]`` of K's or V's pool (``name``: k or v)."""
+        if self.axis is None:
+            return f"tensor.extract %{name}_pool[%id, %x, %y, %d] : {self.tensor}"
+        indices = ["%id", "%x", "%y", "%d"]
+        indices.insert(self.axis, "%stack0" if name == "k" else "%stack1")
+        return f"tensor.extract %kv_pool[{', '.join(indices)}] : {self.stacked_memref.replace('memref', 'tensor')}"
 
     @property
     def shape(self) -> list[int]:
@@ -360,7 +397,7 @@ def gather_blocks(w: Writer, name: str, pool: Pool, form: str) -> str:
     w.emit("  %x = linalg.index 2 : index")
     w.emit("  %y = linalg.index 3 : index")
     w.emit("  %d = linalg.index 4 : index")
-    w.emit(f"  %e = tensor.extract %{name}_pool[%id, %x, %y, %d] : {pool.tensor}")
+    w.emit(f"  %e = {pool.element_of(name)}")
     w.emit(f"  linalg.yield %e : {t}")
     w.emit(f"}} -> {gathered_t}")
     hkv, sk, d = pool.heads, mb * pool.block, pool.head_dim

@@ -52,6 +52,20 @@ def tensor_shape(type_: ir.Type) -> tuple[int, ...]:
     return tuple(ir.RankedTensorType(type_).shape)
 
 
+def on_tensors(compile_op):
+    """A linalg op's handler, refusing the op on memrefs (a bufferized payload: no results to hold the values)
+    with a diagnostic at the op, where the handlers would read its operands as tensors."""
+
+    def compile_checked(p: Program, op: Any) -> Any:
+        memrefs = [v.type for v in op.operation.operands if isinstance(v.type, ir.MemRefType)]
+        if memrefs:
+            raise InterpError(f"{op.operation.name} works on memrefs ({memrefs[0]}): the interpreter runs linalg on "
+                              f"tensors, as a payload is before bufferization", op.operation.location)
+        return compile_op(p, op)
+
+    return compile_checked
+
+
 def element_offsets(m: Any) -> np.ndarray:
     coords = all_coordinates(m.shape)
     return (coords * np.array(m.strides, dtype=np.int64)).sum(axis=1) * m.elem.size
@@ -133,6 +147,7 @@ def compile_extract(p: Program, op: Any) -> Any:
 
 
 @handles("linalg.fill")
+@on_tensors
 def compile_fill(p: Program, op: Any) -> Any:
     value, result = p.slot(op.operation.operands[0]), p.slot(op.operation.results[0])
     type_ = op.operation.results[0].type
@@ -150,6 +165,7 @@ def int_array(op: Any, name: str) -> list[int]:
 
 
 @handles("linalg.broadcast")
+@on_tensors
 def compile_broadcast(p: Program, op: Any) -> Any:
     source, result = p.slot(op.operation.operands[0]), p.slot(op.operation.results[0])
     added = int_array(op, "dimensions")
@@ -163,6 +179,7 @@ def compile_broadcast(p: Program, op: Any) -> Any:
 
 
 @handles("linalg.transpose")
+@on_tensors
 def compile_transpose(p: Program, op: Any) -> Any:
     source, result = p.slot(op.operation.operands[0]), p.slot(op.operation.results[0])
     permutation = int_array(op, "permutation")
@@ -175,6 +192,7 @@ def compile_transpose(p: Program, op: Any) -> Any:
 
 
 @handles("linalg.matmul", "linalg.batch_matmul")
+@on_tensors
 def compile_matmul(p: Program, op: Any) -> Any:
     operation = op.operation
     a, b, c = (p.slot(v) for v in operation.operands[:3])
@@ -202,6 +220,7 @@ def einsum_spec(maps: list[ir.AffineMap], location: Any) -> str:
 
 
 @handles("linalg.softmax")
+@on_tensors
 def compile_softmax(p: Program, op: Any) -> Any:
     source, result = p.slot(op.operation.operands[0]), p.slot(op.operation.results[0])
     dim = ir.IntegerAttr(op.operation.attributes["dimension"]).value
@@ -261,6 +280,7 @@ def flat_offsets(amap: ir.AffineMap, coords: list, shape: tuple[int, ...], lanes
 
 
 @handles("linalg.generic")
+@on_tensors
 def compile_generic(p: Program, op: Any) -> Any:
     operation = op.operation
     generic = operation.opview

@@ -1192,3 +1192,274 @@ func.func @torch_style(%qt: tensor<1x2x1x8xf32>, %kt: tensor<1x1x4x8xf32>, %vt: 
   } -> tensor<1x2x1x8xf32>
   return %mm24 : tensor<1x2x1x8xf32>
 }
+
+// -----
+
+// One kv_cache [2, num_blocks, block, Hkv, D] (vLLM FlashAttention), K at index 0 and V at 1 of axis 0:
+// views of it as pagedir-gen attention --kv-cache stacked0 writes them.
+// CHECK-LABEL: func.func @blocks_stacked0
+// CHECK-SAME: (%[[Q:.+]]: memref<2x2x1x8xf32>, %[[KV:.+]]: memref<2x4x4x1x8xf32>, %[[TABLE:.+]]: memref<2x2xi32>, %[[LENS:.+]]: memref<2xi32>, %[[OUT:.+]]: memref<2x2x1x8xf32>)
+// CHECK-NEXT: %[[KC:.+]] = memref.subview %[[KV]][0, 0, 0, 0, 0] [1, 4, 4, 1, 8] [1, 1, 1, 1, 1] : memref<2x4x4x1x8xf32> to memref<4x4x1x8xf32, strided<[32, 8, 8, 1]>>
+// CHECK-NEXT: %[[K:.+]] = "rock.block_table_view"(%[[KC]], %[[TABLE]]) {layout = "nhd"
+// CHECK-NEXT: %[[VC:.+]] = memref.subview %[[KV]][1, 0, 0, 0, 0] [1, 4, 4, 1, 8] [1, 1, 1, 1, 1] : memref<2x4x4x1x8xf32> to memref<4x4x1x8xf32, strided<[32, 8, 8, 1], offset: 128>>
+// CHECK-NEXT: %[[V:.+]] = "rock.block_table_view"(%[[VC]], %[[TABLE]]) {layout = "nhd"
+// CHECK-NEXT: "rock.attention"(%[[Q]], %[[K]], %[[V]], %[[LENS]], %[[OUT]])
+// CHECK-NEXT: return
+func.func @blocks_stacked0(%q: memref<2x2x1x8xf32>, %kv_cache: memref<2x4x4x1x8xf32>, %block_table: memref<2x2xi32>, %seq_lens: memref<2xi32>, %out: memref<2x2x1x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
+  %qt = bufferization.to_tensor %q restrict : memref<2x2x1x8xf32> to tensor<2x2x1x8xf32>
+  %lens = bufferization.to_tensor %seq_lens restrict : memref<2xi32> to tensor<2xi32>
+  %zero = arith.constant 0.000000e+00 : f32
+  %neg_inf = arith.constant 0xFF800000 : f32
+  %block_table_t = bufferization.to_tensor %block_table restrict : memref<2x2xi32> to tensor<2x2xi32>
+  %kv_pool = bufferization.to_tensor %kv_cache restrict : memref<2x4x4x1x8xf32> to tensor<2x4x4x1x8xf32>
+  %stack0 = arith.constant 0 : index
+  %stack1 = arith.constant 1 : index
+  %empty1 = tensor.empty() : tensor<2x2x4x1x8xf32>
+  %k_blocks2 = linalg.generic {indexing_maps = [affine_map<(b, m, x, y, d) -> (b, m)>, affine_map<(b, m, x, y, d) -> (b, m, x, y, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%block_table_t : tensor<2x2xi32>) outs(%empty1 : tensor<2x2x4x1x8xf32>) {
+  ^bb0(%id32: i32, %o: f32):
+    %id = arith.index_cast %id32 : i32 to index
+    %x = linalg.index 2 : index
+    %y = linalg.index 3 : index
+    %d = linalg.index 4 : index
+    %e = tensor.extract %kv_pool[%stack0, %id, %x, %y, %d] : tensor<2x4x4x1x8xf32>
+    linalg.yield %e : f32
+  } -> tensor<2x2x4x1x8xf32>
+  %k_tokens3 = tensor.collapse_shape %k_blocks2 [[0], [1, 2], [3], [4]] : tensor<2x2x4x1x8xf32> into tensor<2x8x1x8xf32>
+  %empty4 = tensor.empty() : tensor<2x1x8x8xf32>
+  %k_dense5 = linalg.transpose ins(%k_tokens3 : tensor<2x8x1x8xf32>) outs(%empty4 : tensor<2x1x8x8xf32>) permutation = [0, 2, 1, 3]
+  %empty6 = tensor.empty() : tensor<2x1x2x8x8xf32>
+  %repeated7 = linalg.broadcast ins(%k_dense5 : tensor<2x1x8x8xf32>) outs(%empty6 : tensor<2x1x2x8x8xf32>) dimensions = [2]
+  %heads8 = tensor.collapse_shape %repeated7 [[0], [1, 2], [3], [4]] : tensor<2x1x2x8x8xf32> into tensor<2x2x8x8xf32>
+  %empty9 = tensor.empty() : tensor<2x2x4x1x8xf32>
+  %v_blocks10 = linalg.generic {indexing_maps = [affine_map<(b, m, x, y, d) -> (b, m)>, affine_map<(b, m, x, y, d) -> (b, m, x, y, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%block_table_t : tensor<2x2xi32>) outs(%empty9 : tensor<2x2x4x1x8xf32>) {
+  ^bb0(%id32: i32, %o: f32):
+    %id = arith.index_cast %id32 : i32 to index
+    %x = linalg.index 2 : index
+    %y = linalg.index 3 : index
+    %d = linalg.index 4 : index
+    %e = tensor.extract %kv_pool[%stack1, %id, %x, %y, %d] : tensor<2x4x4x1x8xf32>
+    linalg.yield %e : f32
+  } -> tensor<2x2x4x1x8xf32>
+  %v_tokens11 = tensor.collapse_shape %v_blocks10 [[0], [1, 2], [3], [4]] : tensor<2x2x4x1x8xf32> into tensor<2x8x1x8xf32>
+  %empty12 = tensor.empty() : tensor<2x1x8x8xf32>
+  %v_dense13 = linalg.transpose ins(%v_tokens11 : tensor<2x8x1x8xf32>) outs(%empty12 : tensor<2x1x8x8xf32>) permutation = [0, 2, 1, 3]
+  %empty14 = tensor.empty() : tensor<2x1x2x8x8xf32>
+  %repeated15 = linalg.broadcast ins(%v_dense13 : tensor<2x1x8x8xf32>) outs(%empty14 : tensor<2x1x2x8x8xf32>) dimensions = [2]
+  %heads16 = tensor.collapse_shape %repeated15 [[0], [1, 2], [3], [4]] : tensor<2x1x2x8x8xf32> into tensor<2x2x8x8xf32>
+  %empty17 = tensor.empty() : tensor<2x2x1x8xf32>
+  %init18 = linalg.fill ins(%zero : f32) outs(%empty17 : tensor<2x2x1x8xf32>) -> tensor<2x2x1x8xf32>
+  %mm19 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qt, %heads8 : tensor<2x2x1x8xf32>, tensor<2x2x8x8xf32>) outs(%init18 : tensor<2x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<2x2x1x8xf32>
+  %scale = arith.constant 0.35355338 : f32
+  %empty20 = tensor.empty() : tensor<2x2x1x8xf32>
+  %ew21 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mm19 : tensor<2x2x1x8xf32>) outs(%empty20 : tensor<2x2x1x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %s = arith.mulf %in0, %scale : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x1x8xf32>
+  %empty22 = tensor.empty() : tensor<2x2x1x8xf32>
+  %ew23 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew21 : tensor<2x2x1x8xf32>) outs(%empty22 : tensor<2x2x1x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %bi = linalg.index 0 : index
+    %len32 = tensor.extract %lens[%bi] : tensor<2xi32>
+    %len = arith.index_cast %len32 : i32 to index
+    %in_len = arith.cmpi slt, %j, %len : index
+    %s = arith.select %in_len, %in0, %neg_inf : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x1x8xf32>
+  %empty24 = tensor.empty() : tensor<2x2x1xf32>
+  %init25 = linalg.fill ins(%neg_inf : f32) outs(%empty24 : tensor<2x2x1xf32>) -> tensor<2x2x1xf32>
+  %row26 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew23 : tensor<2x2x1x8xf32>) outs(%init25 : tensor<2x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maximumf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x1xf32>
+  %empty27 = tensor.empty() : tensor<2x2x1x8xf32>
+  %ew28 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew23, %row26 : tensor<2x2x1x8xf32>, tensor<2x2x1xf32>) outs(%empty27 : tensor<2x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %d = arith.subf %in0, %in1 : f32
+    %s = math.exp %d : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x1x8xf32>
+  %empty29 = tensor.empty() : tensor<2x2x1xf32>
+  %init30 = linalg.fill ins(%zero : f32) outs(%empty29 : tensor<2x2x1xf32>) -> tensor<2x2x1xf32>
+  %row31 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew28 : tensor<2x2x1x8xf32>) outs(%init30 : tensor<2x2x1xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x1xf32>
+  %empty32 = tensor.empty() : tensor<2x2x1x8xf32>
+  %ew33 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew28, %row31 : tensor<2x2x1x8xf32>, tensor<2x2x1xf32>) outs(%empty32 : tensor<2x2x1x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.divf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x1x8xf32>
+  %empty34 = tensor.empty() : tensor<2x2x1x8xf32>
+  %init35 = linalg.fill ins(%zero : f32) outs(%empty34 : tensor<2x2x1x8xf32>) -> tensor<2x2x1x8xf32>
+  %mm36 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, k, n)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%ew33, %heads16 : tensor<2x2x1x8xf32>, tensor<2x2x8x8xf32>) outs(%init35 : tensor<2x2x1x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<2x2x1x8xf32>
+  bufferization.materialize_in_destination %mm36 in restrict writable %out : (tensor<2x2x1x8xf32>, memref<2x2x1x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// One kv_cache [num_blocks, 2, Hkv, block, D] (FlashInfer HND), through a CSR table, causal: the pools
+// are strided (a block of K, then a block of V).
+// CHECK-LABEL: func.func @csr_stacked1_hnd
+// CHECK-SAME: (%[[Q:.+]]: memref<2x4x2x8xf32>, %[[KV:.+]]: memref<4x2x2x4x8xf32>, %[[INDPTR:.+]]: memref<3xi32>, %[[INDICES:.+]]: memref<4xi32>, %[[LAST:.+]]: memref<2xi32>, %[[OUT:.+]]: memref<2x4x2x8xf32>)
+// CHECK-NEXT: %[[KC:.+]] = memref.subview %[[KV]][0, 0, 0, 0, 0] [4, 1, 2, 4, 8] [1, 1, 1, 1, 1] : memref<4x2x2x4x8xf32> to memref<4x2x4x8xf32, strided<[128, 32, 8, 1]>>
+// CHECK-NEXT: %[[K:.+]] = "rock.block_table_view"(%[[KC]], %[[INDICES]], %[[INDPTR]], %[[LAST]]) {layout = "hnd"
+// CHECK-NEXT: %[[VC:.+]] = memref.subview %[[KV]][0, 1, 0, 0, 0] [4, 1, 2, 4, 8] [1, 1, 1, 1, 1] : memref<4x2x2x4x8xf32> to memref<4x2x4x8xf32, strided<[128, 32, 8, 1], offset: 64>>
+// CHECK-NEXT: %[[V:.+]] = "rock.block_table_view"(%[[VC]], %[[INDICES]], %[[INDPTR]], %[[LAST]]) {layout = "hnd"
+// CHECK-NEXT: "rock.attention"(%[[Q]], %[[K]], %[[V]], %[[OUT]])
+// CHECK-SAME: causal = true
+func.func @csr_stacked1_hnd(%q: memref<2x4x2x8xf32>, %kv_cache: memref<4x2x2x4x8xf32>, %kv_indptr: memref<3xi32>, %kv_indices: memref<4xi32>, %kv_last_page_len: memref<2xi32>, %out: memref<2x4x2x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
+  %qt = bufferization.to_tensor %q restrict : memref<2x4x2x8xf32> to tensor<2x4x2x8xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  %neg_inf = arith.constant 0xFF800000 : f32
+  %kv_indptr_t = bufferization.to_tensor %kv_indptr restrict : memref<3xi32> to tensor<3xi32>
+  %kv_indices_t = bufferization.to_tensor %kv_indices restrict : memref<4xi32> to tensor<4xi32>
+  %kv_last_page_len_t = bufferization.to_tensor %kv_last_page_len restrict : memref<2xi32> to tensor<2xi32>
+  %kv_pool = bufferization.to_tensor %kv_cache restrict : memref<4x2x2x4x8xf32> to tensor<4x2x2x4x8xf32>
+  %stack0 = arith.constant 0 : index
+  %stack1 = arith.constant 1 : index
+  %empty1 = tensor.empty() : tensor<2x2x2x4x8xf32>
+  %k_blocks2 = linalg.generic {indexing_maps = [affine_map<(b, m, x, y, d) -> (b, m, x, y, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} outs(%empty1 : tensor<2x2x2x4x8xf32>) {
+  ^bb0(%o: f32):
+    %b = linalg.index 0 : index
+    %m = linalg.index 1 : index
+    %start32 = tensor.extract %kv_indptr_t[%b] : tensor<3xi32>
+    %start = arith.index_cast %start32 : i32 to index
+    %slot = arith.addi %start, %m : index
+    %last_slot = arith.constant 3 : index
+    %in_table = arith.minsi %slot, %last_slot : index
+    %id32 = tensor.extract %kv_indices_t[%in_table] : tensor<4xi32>
+    %id = arith.index_cast %id32 : i32 to index
+    %x = linalg.index 2 : index
+    %y = linalg.index 3 : index
+    %d = linalg.index 4 : index
+    %e = tensor.extract %kv_pool[%id, %stack0, %x, %y, %d] : tensor<4x2x2x4x8xf32>
+    linalg.yield %e : f32
+  } -> tensor<2x2x2x4x8xf32>
+  %empty3 = tensor.empty() : tensor<2x2x2x4x8xf32>
+  %k_heads4 = linalg.transpose ins(%k_blocks2 : tensor<2x2x2x4x8xf32>) outs(%empty3 : tensor<2x2x2x4x8xf32>) permutation = [0, 2, 1, 3, 4]
+  %k_dense5 = tensor.collapse_shape %k_heads4 [[0], [1], [2, 3], [4]] : tensor<2x2x2x4x8xf32> into tensor<2x2x8x8xf32>
+  %empty6 = tensor.empty() : tensor<2x2x2x8x8xf32>
+  %repeated7 = linalg.broadcast ins(%k_dense5 : tensor<2x2x8x8xf32>) outs(%empty6 : tensor<2x2x2x8x8xf32>) dimensions = [2]
+  %heads8 = tensor.collapse_shape %repeated7 [[0], [1, 2], [3], [4]] : tensor<2x2x2x8x8xf32> into tensor<2x4x8x8xf32>
+  %empty9 = tensor.empty() : tensor<2x2x2x4x8xf32>
+  %v_blocks10 = linalg.generic {indexing_maps = [affine_map<(b, m, x, y, d) -> (b, m, x, y, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} outs(%empty9 : tensor<2x2x2x4x8xf32>) {
+  ^bb0(%o: f32):
+    %b = linalg.index 0 : index
+    %m = linalg.index 1 : index
+    %start32 = tensor.extract %kv_indptr_t[%b] : tensor<3xi32>
+    %start = arith.index_cast %start32 : i32 to index
+    %slot = arith.addi %start, %m : index
+    %last_slot = arith.constant 3 : index
+    %in_table = arith.minsi %slot, %last_slot : index
+    %id32 = tensor.extract %kv_indices_t[%in_table] : tensor<4xi32>
+    %id = arith.index_cast %id32 : i32 to index
+    %x = linalg.index 2 : index
+    %y = linalg.index 3 : index
+    %d = linalg.index 4 : index
+    %e = tensor.extract %kv_pool[%id, %stack1, %x, %y, %d] : tensor<4x2x2x4x8xf32>
+    linalg.yield %e : f32
+  } -> tensor<2x2x2x4x8xf32>
+  %empty11 = tensor.empty() : tensor<2x2x2x4x8xf32>
+  %v_heads12 = linalg.transpose ins(%v_blocks10 : tensor<2x2x2x4x8xf32>) outs(%empty11 : tensor<2x2x2x4x8xf32>) permutation = [0, 2, 1, 3, 4]
+  %v_dense13 = tensor.collapse_shape %v_heads12 [[0], [1], [2, 3], [4]] : tensor<2x2x2x4x8xf32> into tensor<2x2x8x8xf32>
+  %empty14 = tensor.empty() : tensor<2x2x2x8x8xf32>
+  %repeated15 = linalg.broadcast ins(%v_dense13 : tensor<2x2x8x8xf32>) outs(%empty14 : tensor<2x2x2x8x8xf32>) dimensions = [2]
+  %heads16 = tensor.collapse_shape %repeated15 [[0], [1, 2], [3], [4]] : tensor<2x2x2x8x8xf32> into tensor<2x4x8x8xf32>
+  %empty17 = tensor.empty() : tensor<2x4x2x8xf32>
+  %init18 = linalg.fill ins(%zero : f32) outs(%empty17 : tensor<2x4x2x8xf32>) -> tensor<2x4x2x8xf32>
+  %mm19 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qt, %heads8 : tensor<2x4x2x8xf32>, tensor<2x4x8x8xf32>) outs(%init18 : tensor<2x4x2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<2x4x2x8xf32>
+  %scale = arith.constant 0.35355338 : f32
+  %empty20 = tensor.empty() : tensor<2x4x2x8xf32>
+  %ew21 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mm19 : tensor<2x4x2x8xf32>) outs(%empty20 : tensor<2x4x2x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %s = arith.mulf %in0, %scale : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x2x8xf32>
+  %empty22 = tensor.empty() : tensor<2x4x2x8xf32>
+  %ew23 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew21 : tensor<2x4x2x8xf32>) outs(%empty22 : tensor<2x4x2x8xf32>) {
+  ^bb0(%in0: f32, %o: f32):
+    %i = linalg.index 2 : index
+    %j = linalg.index 3 : index
+    %bi = linalg.index 0 : index
+    %c1 = arith.constant 1 : index
+    %bn = arith.addi %bi, %c1 : index
+    %first32 = tensor.extract %kv_indptr_t[%bi] : tensor<3xi32>
+    %end32 = tensor.extract %kv_indptr_t[%bn] : tensor<3xi32>
+    %tail32 = tensor.extract %kv_last_page_len_t[%bi] : tensor<2xi32>
+    %first = arith.index_cast %first32 : i32 to index
+    %end = arith.index_cast %end32 : i32 to index
+    %tail = arith.index_cast %tail32 : i32 to index
+    %pages = arith.subi %end, %first : index
+    %full = arith.subi %pages, %c1 : index
+    %block = arith.constant 4 : index
+    %full_tokens = arith.muli %full, %block : index
+    %len = arith.addi %full_tokens, %tail : index
+    %in_len = arith.cmpi slt, %j, %len : index
+    %shifted = arith.addi %i, %len : index
+    %sq = arith.constant 2 : index
+    %last = arith.subi %shifted, %sq : index
+    %causal_ok = arith.cmpi sle, %j, %last : index
+    %ok0 = arith.andi %in_len, %causal_ok : i1
+    %s = arith.select %ok0, %in0, %neg_inf : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x2x8xf32>
+  %empty24 = tensor.empty() : tensor<2x4x2xf32>
+  %init25 = linalg.fill ins(%neg_inf : f32) outs(%empty24 : tensor<2x4x2xf32>) -> tensor<2x4x2xf32>
+  %row26 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew23 : tensor<2x4x2x8xf32>) outs(%init25 : tensor<2x4x2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.maximumf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x2xf32>
+  %empty27 = tensor.empty() : tensor<2x4x2x8xf32>
+  %ew28 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew23, %row26 : tensor<2x4x2x8xf32>, tensor<2x4x2xf32>) outs(%empty27 : tensor<2x4x2x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %d = arith.subf %in0, %in1 : f32
+    %s = math.exp %d : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x2x8xf32>
+  %empty29 = tensor.empty() : tensor<2x4x2xf32>
+  %init30 = linalg.fill ins(%zero : f32) outs(%empty29 : tensor<2x4x2xf32>) -> tensor<2x4x2xf32>
+  %row31 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew28 : tensor<2x4x2x8xf32>) outs(%init30 : tensor<2x4x2xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %acc, %x : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x2xf32>
+  %empty32 = tensor.empty() : tensor<2x4x2x8xf32>
+  %ew33 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew28, %row31 : tensor<2x4x2x8xf32>, tensor<2x4x2xf32>) outs(%empty32 : tensor<2x4x2x8xf32>) {
+  ^bb0(%in0: f32, %in1: f32, %o: f32):
+    %s = arith.divf %in0, %in1 : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x2x8xf32>
+  %empty34 = tensor.empty() : tensor<2x4x2x8xf32>
+  %init35 = linalg.fill ins(%zero : f32) outs(%empty34 : tensor<2x4x2x8xf32>) -> tensor<2x4x2x8xf32>
+  %mm36 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, k, n)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%ew33, %heads16 : tensor<2x4x2x8xf32>, tensor<2x4x8x8xf32>) outs(%init35 : tensor<2x4x2x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %ab = arith.mulf %a, %b : f32
+    %sum = arith.addf %acc, %ab : f32
+    linalg.yield %sum : f32
+  } -> tensor<2x4x2x8xf32>
+  bufferization.materialize_in_destination %mm36 in restrict writable %out : (tensor<2x4x2x8xf32>, memref<2x4x2x8xf32>) -> ()
+  return
+}

@@ -40,7 +40,7 @@ def drawn_case(func_op, types: list, rng: np.random.Generator, device):
 
     q_type, k_type, out_type = types[0], types[1], types[-1]
     if len(types) > 4 and str(types[3].element_type) == "i32" and types[3].rank == 2 or \
-            len(types) == 7 and types[3].rank == types[4].rank == 1:
+            len(types) == 7 and types[3].rank == types[4].rank == 1 or k_type.rank == 5:
         return serving_case(func_op, types, rng)
     has_lens = len(types) == 5
     batch, heads_q, seq_q, head_dim = q_type.shape
@@ -78,18 +78,32 @@ def serving_case(func_op, types: list, rng: np.random.Generator):
     q_type, pool_type, out_type = types[0], types[1], types[-1]
     batch, _, seq_q, head_dim = q_type.shape
     name = str(q_type.element_type)
-    num_blocks = pool_type.shape[0]
+    axis = stacked_axis(func_op) if pool_type.rank == 5 else None  # one kv_cache tensor: a table comes one earlier
+    if pool_type.rank == 5 and axis is None:
+        raise InterpError("rock.check = \"linalg_attention\": cannot tell the stacked axis of the kv cache from the gather",
+                          func_op.location)
+    pool_shape = list(pool_type.shape)
+    if axis is not None:
+        del pool_shape[axis]
+        types = [q_type, None, *types[1:]]  # the tables where two pools would put them
+    num_blocks = pool_shape[0]
     csr = len(types) == 7
     slots = types[4].shape[0] // batch if csr else types[3].shape[1]
-    block = block_size(func_op, pool_type, slots, batch, head_dim)
+    block = block_size(func_op, pool_shape, slots, batch, head_dim)
     if block is None:
         raise InterpError("rock.check = \"linalg_attention\": cannot tell the block size from the gather", func_op.location)
     seq_k = slots * block
     lens = rng.integers(min(seq_q, seq_k), seq_k + 1, size=batch).astype(np.int32)
-    ids = rng.permutation(num_blocks)[: batch * slots].reshape(batch, slots).astype(np.int32)
+    if num_blocks >= batch * slots:
+        ids = rng.permutation(num_blocks)[: batch * slots].reshape(batch, slots).astype(np.int32)
+    else:  # a pool smaller than the table: sequences share blocks
+        ids = rng.integers(0, num_blocks, size=(batch, slots)).astype(np.int32)
     if batch > 1:
         ids[1, 0] = ids[0, 0]  # prefix sharing: two sequences read one block
-    pools = [host_values(rng.standard_normal(tuple(pool_type.shape)), name) for _ in range(2)]
+    if axis is None:
+        pools = [host_values(rng.standard_normal(tuple(pool_type.shape)), name) for _ in range(2)]
+    else:
+        pools = [host_values(rng.standard_normal(tuple(pool_type.shape)), name)]
     q = host_values(rng.standard_normal(tuple(q_type.shape)), name)
     out = np.full(tuple(out_type.shape), np.nan, dtype=np.float32)
     if not csr:
@@ -100,12 +114,26 @@ def serving_case(func_op, types: list, rng: np.random.Generator):
     return _case([q, *pools, indptr, indices, last, out], [])
 
 
-def block_size(func_op, pool_type, slots: int, batch: int, head_dim: int) -> int | None:
+def stacked_axis(func_op) -> int | None:
+    """The stacked axis (0 or 1) of a 5-d kv_cache: where the gathers' ``tensor.extract`` of it has a constant index."""
+    from pagedir.passes.ir_utils import find_ops
+
+    for op in find_ops(func_op, "tensor.extract"):
+        indices = list(op.operands)[1:]
+        if len(indices) == 5:
+            for axis in (0, 1):
+                owner = indices[axis].owner
+                if hasattr(owner, "name") and owner.name == "arith.constant":
+                    return axis
+    return None
+
+
+def block_size(func_op, pool_shape, slots: int, batch: int, head_dim: int) -> int | None:
     """Tokens per block: the pool dim (1 in nhd, 2 in hnd) that, times the slots, is the key dim of the
     [B, Hkv, Sk, D] tensor the gather is reshaped to; the other pool dim is its Hkv."""
     from pagedir.passes.ir_utils import find_ops
 
-    outer, inner = pool_type.shape[1], pool_type.shape[2]
+    outer, inner = pool_shape[1], pool_shape[2]
     for op in find_ops(func_op, "tensor.collapse_shape", "linalg.transpose"):
         shape = list(op.results[0].type.shape)
         if len(shape) != 4 or shape[0] != batch or shape[3] != head_dim:

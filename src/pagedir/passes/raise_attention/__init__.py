@@ -46,6 +46,7 @@ near-misses in rock-raise-attention-invalid.mlir):
 | dense K/V | ``bufferization.to_tensor`` of an argument | the argument |
 | pointer pages | ``llvm.load`` of ``table[b, p] + s * bytes`` | ``rock.deref`` |
 | vLLM block table | ``pool[id, x, y, d]``, ``id = table[b, m]`` (generic input or ``tensor.extract``), reshaped to [B, Hkv, Sk, D]; nhd or hnd by which pool dim joins the slots | ``rock.block_table_view`` (blocks) |
+| one kv_cache | ``kv_cache[i, id, x, y, d]`` or ``kv_cache[id, i, x, y, d]`` (``[2, N, ...]`` / ``[N, 2, ...]``, ``i`` a constant 0 or 1) through either table | ``rock.block_table_view`` of a ``memref.subview`` at ``i`` (as ``pagedir-gen attention --kv-cache stacked0|stacked1``) |
 | FlashInfer CSR | ``id = kv_indices[min(kv_indptr[b] + m, nnz - 1)]``, masked at the CSR length | ``rock.block_table_view`` (csr), no seq_lens |
 
 torch-mlir's forms (``linalg-on-tensors``; the fixtures of tests/fixtures/torch): a function that takes
@@ -113,6 +114,8 @@ bufferization.materialize_in_destination %o in restrict writable %out : (...) ->
 """
 
 from __future__ import annotations
+
+import math
 
 import dataclasses
 import sys
@@ -344,7 +347,7 @@ def check_tables(found: Attention, sink: ir.Operation) -> None:
     if found.seq_lens is not None:
         raise NoMatch("the masks read seq_lens while K and V are gathered through a CSR table, whose lengths "
                       "rock.attention uses", sink)
-    pool = ir.MemRefType(k.memref.type).shape
+    pool = k.pool_shape()
     block = pool[1] if k.layout == "nhd" else pool[2]
     if found.csr_lengths is None or not found.masked_by_len or found.causal_offset == "Sk":
         raise NoMatch("the CSR gather reads keys past each sequence's length (its last slots belong to other "
@@ -394,7 +397,7 @@ def replace(sink: ir.Operation, found: Attention) -> None:
     erase_dead(func)
     leftover = [op.name for op in func.regions[0].blocks[0].operations
                 if op.name not in ("rock.attention", "rock.deref", "rock.block_table_view", "func.return", "arith.constant",
-                                   "memref.expand_shape")]
+                                   "memref.expand_shape", "memref.subview")]
     if not leftover:
         func.attributes["rock.kernel"] = ir.UnitAttr.get()
 
@@ -412,12 +415,30 @@ def head_view(memref: ir.Value) -> ir.Value:
 
 
 def block_table_view(source: Source, batch: int, csr_lengths: tuple | None) -> ir.Value:
-    pool = ir.MemRefType(source.memref.type)
-    _, x, y, head_dim = pool.shape
+    element = ir.MemRefType(source.memref.type).element_type
+    _, x, y, head_dim = source.pool_shape()
     block, heads = (x, y) if source.layout == "nhd" else (y, x)
-    pages = ir.MemRefType.get([batch, heads * source.max_blocks, block * head_dim], pool.element_type)
+    pages = ir.MemRefType.get([batch, heads * source.max_blocks, block * head_dim], element)
     last = csr_lengths[1] if source.indptr is not None else None
-    return rock.block_table_view(pages, source.memref, source.table, source.indptr, last, layout=source.layout)
+    pool = source.memref if source.stack is None else stacked_pool(source)
+    return rock.block_table_view(pages, pool, source.table, source.indptr, last, layout=source.layout)
+
+
+def stacked_pool(source: Source) -> ir.Value:
+    """The pool of a kv_cache, read in place as ``pagedir-gen attention --kv-cache stacked0|stacked1`` does: a
+    ``memref.subview`` at the index of the stacked axis, the pool strided through the whole tensor."""
+    from mlir.dialects import memref as memref_dialect
+
+    tensor = ir.MemRefType(source.memref.type)
+    shape, (axis, index) = list(tensor.shape), source.stack
+    strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+    pool_strides = [s for d, s in enumerate(strides) if d != axis]
+    offset = f", offset: {index * strides[axis]}" if index else ""
+    pool_type = ir.Type.parse(f"memref<{'x'.join(map(str, source.pool_shape()))}x{tensor.element_type}, "
+                              f"strided<[{', '.join(map(str, pool_strides))}]{offset}>>")
+    offsets, sizes = [0] * len(shape), list(shape)
+    offsets[axis], sizes[axis] = index, 1
+    return memref_dialect.subview(source.memref, offsets, sizes, [1] * len(shape), result_type=pool_type)
 
 
 #: Ops without side effects: dead once the attention no longer reads them.

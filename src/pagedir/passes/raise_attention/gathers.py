@@ -163,12 +163,23 @@ def gathered_pool(op: ir.Operation) -> tuple[Source, list[str]] | None:
     args, yielded, _ = body(op)
     element = produced_by(yielded, "tensor.extract")
     pool = argument_of(element.operands[0]) if element is not None else None
-    if pool is None or ir.MemRefType(pool.type).rank != 4 or len(element.operands) != 5:
+    if pool is None or len(element.operands) != ir.MemRefType(pool.type).rank + 1:
         return None
-    pool_dims = [index_dim(v) for v in list(element.operands)[2:]]
-    block_id = unwrapped(cast_source(element.operands[1]), ir.MemRefType(pool.type).shape[0])
+    indices = list(element.operands)[1:]
+    stack = None
+    if len(indices) == 5:
+        stack = stacked_index(pool, indices)
+        if stack is None:
+            raise NoMatch(f"the gather reads {pool.type} %arg{pool.arg_number} at no constant 0 or 1 of a stacked "
+                          f"axis (0 or 1, of size 2): a kv_cache holds K at index 0 and V at 1 of one of them", op)
+        del indices[stack[0]]
+    if len(indices) != 4:
+        return None
+    source = Source(pool, stack=stack)
+    pool_shape = source.pool_shape()
+    pool_dims = [index_dim(v) for v in indices[1:]]
+    block_id = unwrapped(cast_source(indices[0]), pool_shape[0])
     batch_dim = slot_dim = None
-    source = Source(pool)
     if block_id in args[: len(ins)]:  # table[b, m] as an input of the generic
         table = argument_of(widened(ins[args.index(block_id)]))
         reads = dims0(maps_of(op)[args.index(block_id)])
@@ -197,7 +208,6 @@ def gathered_pool(op: ir.Operation) -> tuple[Source, list[str]] | None:
         return None
     axes = [names[d] for d in range(5)]
     shape = list(ir.RankedTensorType(op.results[0].type).shape)
-    pool_shape = ir.MemRefType(pool.type).shape
     if [shape[axes.index(a)] for a in "xyd"] != list(pool_shape[1:]):
         return None  # part of a block: the view reads whole blocks
     for table in (source.table, source.indptr):
@@ -211,6 +221,17 @@ def gathered_pool(op: ir.Operation) -> tuple[Source, list[str]] | None:
     if source.indptr is not None and list(ir.MemRefType(source.indptr.type).shape) != [batch + 1]:
         return None
     return source, axes
+
+
+def stacked_index(kv_cache: ir.Value, indices: list[ir.Value]) -> tuple[int, int] | None:
+    """(axis, index) of an element of a ``kv_cache`` ``[2, N, ...]`` or ``[N, 2, ...]`` read at a constant index
+    of its stacked axis (K at 0, V at 1, as vLLM and FlashInfer stack them), else None."""
+    shape = ir.MemRefType(kv_cache.type).shape
+    read = [(axis, int_constant(indices[axis])) for axis in (0, 1)]
+    stacked = [(axis, index) for axis, index in read if index is not None and shape[axis] == 2 and index in (0, 1)]
+    if len(stacked) != 1 or any(index is not None for axis, index in read if axis != stacked[0][0]):
+        return None
+    return stacked[0]
 
 
 def unwrapped(value: ir.Value, blocks: int) -> ir.Value:

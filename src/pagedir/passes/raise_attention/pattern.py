@@ -30,6 +30,14 @@ class Source:
     table: ir.Value | None = None  # the block table, or kv_indices (csr)
     indptr: ir.Value | None = None  # csr: kv_indptr
     max_blocks: int = 0
+    stack: tuple[int, int] | None = None  # a pool read from one kv_cache tensor: (its stacked axis, the index read)
+
+    def pool_shape(self) -> list[int]:
+        """The shape of the cache pool: ``memref``'s, less the stacked axis of a kv_cache."""
+        shape = list(ir.MemRefType(self.memref.type).shape)
+        if self.stack is not None:
+            del shape[self.stack[0]]
+        return shape
 
 
 @dataclass
