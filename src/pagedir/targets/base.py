@@ -26,7 +26,8 @@ pagedir; the MLIR bindings and numpy are imported only inside the methods that b
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Mapping
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -112,8 +113,9 @@ class TargetFamily:
     #: so that they live in scalar registers. False (NVIDIA): the lowering emits neither.
     scalar_unit: bool = True
     #: f32 math ops (MLIR names) the backend turns into a per-element call of this family's intrinsic instead
-    #: of the generic LLVM one (``rock-backend-lower-math``): NVPTX selects no ``llvm.log2``.
-    scalar_math_intrinsics: dict[str, str] = field(default_factory=dict)
+    #: of the generic LLVM one (``rock-backend-lower-math``): NVPTX selects no ``llvm.log2``. A read-only
+    #: class attribute (this is no dataclass: ``field()`` here would be the value itself).
+    scalar_math_intrinsics: Mapping[str, str] = MappingProxyType({})
 
     # --- matrix cores ---------------------------------------------------------------------
 
