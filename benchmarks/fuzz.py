@@ -335,7 +335,7 @@ def subview_edit(rng: random.Random, data: bytes, subviews: list[tuple[int, int]
             [b"", b", strided<[?, ?, ?, 1], offset: ?>", b", strided<[256, 16, 16, 1], offset: 1>",
              b", strided<[1, 16, 16, 256]>"]), text, count=1)
     elif kind == 3:  # the stacked tensor's type (and the subviews' source type) to another shape or element
-        source = re.search(rb"memref<(\d+(?:x\d+)+)x(\w+)>", text)
+        source = re.search(rb"memref<((?:\?|\d+)(?:x(?:\?|\d+))+)x(\w+)>", text)
         if source:
             dims = source.group(1).split(b"x")
             i = rng.randrange(len(dims))
