@@ -135,3 +135,30 @@ def test_kv_cache_stacks_pools_only(form: list, capsys) -> None:
 
     assert gen_cli.main(["attention", *form, "--kv-cache", "stacked1"]) == 1
     assert "--kv-cache stacked1 stacks the cache pools of --page-table blocks or csr" in capsys.readouterr().err
+
+
+def test_check_draws_pools_taking_every_other_block_of_the_tensor(tmp_path) -> None:
+    # memref.subview steps are static strides: K in the even blocks of K's half, V in the odd ones of V's half
+    import io
+    from contextlib import redirect_stdout
+
+    from pagedir.cli import gen as gen_cli
+    from pagedir.cli import run as run_cli
+
+    path = tmp_path / "kernel.mlir"
+    shape = ["--batch", "2", "--num-heads-q", "2", "--num-heads-kv", "1", "--seq-len-k", "32", "--head-dim", "16",
+             "--page-size", "8", "--page-table", "blocks", "--kv-cache", "stacked0"]
+    assert gen_cli.main(["attention", *shape, "-o", str(path)]) == 0
+    text = path.read_text()
+    pool = "memref<8x8x1x16xf16, strided<[128, 16, 16, 1]"
+    for half, offset in (("0, 0", ">>"), ("1, 1", ", offset: 1024>>")):
+        text = text.replace(f"%kv_cache[{half[0]}, 0, 0, 0, 0] [1, 8, 8, 1, 16] [1, 1, 1, 1, 1]",
+                            f"%kv_cache[{half}, 0, 0, 0] [1, 4, 8, 1, 16] [1, 2, 1, 1, 1]")
+        text = text.replace(pool + offset, "memref<4x8x1x16xf16, strided<[256, 16, 16, 1]"
+                            + (">>" if half == "0, 0" else ", offset: 1152>>"))
+    assert text.count("[1, 2, 1, 1, 1]") == 2 and "offset: 1152" in text
+    path.write_text(text)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = run_cli.main(["--check", str(path)])
+    assert code == 0 and "L6 after rock-kernel-pipeline" in out.getvalue() and "FAIL" not in out.getvalue(), out.getvalue()

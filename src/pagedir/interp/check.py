@@ -649,8 +649,8 @@ def place_pool(values: dict[Any, Any], pool: ir.Value, array: np.ndarray) -> Non
     subview = owner.opview
     source = subview.operands[0]
     sizes = list(subview.static_sizes)
-    if list(subview.static_offsets).count(ir.ShapedType.get_dynamic_stride_or_offset()) or any(
-            step != 1 for step in subview.static_strides):
+    steps = list(subview.static_strides)
+    if ir.ShapedType.get_dynamic_stride_or_offset() in [*subview.static_offsets, *steps]:
         raise InterpError("cannot draw a cache pool through a memref.subview with dynamic offsets or strides",
                           owner.location)
     dynamic = iter(extent for extent, stated in zip(array.shape, ir.MemRefType(pool.type).shape)
@@ -662,7 +662,9 @@ def place_pool(values: dict[Any, Any], pool: ir.Value, array: np.ndarray) -> Non
                  for extent, size in zip(ir.MemRefType(source.type).shape, sizes)]
         nan = reference.bf16_bits(np.float32(np.nan)) if array.dtype == np.uint16 else np.nan  # bf16 pools hold bits
         values[source] = np.full(shape, nan, dtype=array.dtype)
-    region = tuple(slice(offset, offset + size) for offset, size in zip(subview.static_offsets, sizes))
+    # static steps (every other block of the tensor ...) pick every step-th element from the offset on
+    region = tuple(slice(offset, offset + (size - 1) * step + 1, step)
+                   for offset, size, step in zip(subview.static_offsets, sizes, steps))
     values[source][region] = array.reshape(values[source][region].shape)  # the dropped dims are of size 1
 
 
