@@ -162,3 +162,20 @@ def test_check_draws_pools_taking_every_other_block_of_the_tensor(tmp_path) -> N
     with redirect_stdout(out):
         code = run_cli.main(["--check", str(path)])
     assert code == 0 and "L6 after rock-kernel-pipeline" in out.getvalue() and "FAIL" not in out.getvalue(), out.getvalue()
+
+
+def test_check_refuses_k_and_v_pools_of_different_sizes(tmp_path, capsys) -> None:
+    from pagedir.cli import gen as gen_cli
+    from pagedir.cli import run as run_cli
+
+    path = tmp_path / "kernel.mlir"
+    shape = ["--batch", "2", "--num-heads-q", "2", "--num-heads-kv", "1", "--seq-len-k", "32", "--head-dim", "16",
+             "--page-size", "8", "--page-table", "blocks", "--kv-cache", "stacked0"]
+    assert gen_cli.main(["attention", *shape, "-o", str(path)]) == 0
+    text = path.read_text().replace("%kv_cache[0, 0, 0, 0, 0] [1, 8, 8, 1, 16] [1, 1, 1, 1, 1]",
+                                    "%kv_cache[0, 0, 0, 0, 0] [1, 4, 8, 1, 16] [1, 2, 1, 1, 1]")
+    path.write_text(text.replace("memref<8x8x1x16xf16, strided<[128, 16, 16, 1]>>",
+                                 "memref<4x8x1x16xf16, strided<[256, 16, 16, 1]>>"))
+    capsys.readouterr()
+    assert run_cli.main(["--check", str(path)]) == 1  # K's pool the even blocks of its half, V's the whole half
+    assert "kernel.mlir:6:8: error: cannot draw cache pools of 4 (k) and 8 (v) blocks" in capsys.readouterr().err

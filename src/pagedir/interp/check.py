@@ -531,6 +531,10 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
     k_view, v_view = caches[0], caches[-1]
     varlen = find_ops(func, "rock.varlen_view")  # packed q and out (in that order)
     g = PageGeometry.of(k_view.results[0])
+    v_blocks = PageGeometry.of(v_view.results[0]).num_blocks
+    if None not in (v_blocks, g.num_blocks) and v_blocks != g.num_blocks:  # one block table places both: its ids name a block of each pool
+        raise InterpError(f"cannot draw cache pools of {g.num_blocks} (k) and {v_blocks} (v) blocks: the block table "
+                          f"places K and V in blocks of the same ids", v_view.location)
     pool_type = ir.MemRefType(k_view.operands[0].type)
     name = str(pool_type.element_type)
     type_batch = ir.MemRefType(k_view.results[0].type).shape[0]
