@@ -179,3 +179,15 @@ def test_check_refuses_k_and_v_pools_of_different_sizes(tmp_path, capsys) -> Non
     capsys.readouterr()
     assert run_cli.main(["--check", str(path)]) == 1  # K's pool the even blocks of its half, V's the whole half
     assert "kernel.mlir:6:8: error: cannot draw cache pools of 4 (k) and 8 (v) blocks" in capsys.readouterr().err
+
+
+def test_the_stacked_tensor_must_fit_where_each_pool_does(capsys) -> None:
+    # 100000 blocks of 16 x 8 x 128 f16: a pool is 1.6e9 elements (3.3 GB), within the 32-bit limits; the tensor
+    # holding K and V is twice that.
+    from pagedir.cli import gen as gen_cli
+
+    flags = ["attention", "--page-table", "blocks", "--num-heads-q", "8", "--num-heads-kv", "8", "--head-dim", "128",
+             "--num-blocks", "100000"]
+    assert gen_cli.main([*flags, "-o", "/dev/null"]) == 0
+    assert gen_cli.main([*flags, "--kv-cache", "stacked1", "-o", "/dev/null"]) == 1
+    assert "the kv_cache 100000x2x16x8x128xf16 holds 3276800000 elements" in capsys.readouterr().err

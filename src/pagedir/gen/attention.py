@@ -192,6 +192,10 @@ def validate(args: argparse.Namespace) -> None:
         checks.tensor_fits("k and v", [b, hkv, sk, d], args.dtype)
     elif serving:
         checks.tensor_fits("the cache pools", [num_blocks(args), args.page_size, hkv, d], args.dtype)
+        cache = KV_CACHES[args.kv_cache]
+        if cache.axis is not None:  # one tensor, twice a pool
+            pool_shape = POOL_LAYOUTS[args.kv_layout].shape(num_blocks(args), args.page_size, hkv, d)
+            checks.tensor_fits("the kv_cache", cache.tensor_shape(pool_shape), args.dtype)
         checks.tensor_fits("the block table", [b, max_blocks(args)], "i32")
     else:
         pages = pointer_pages(args)

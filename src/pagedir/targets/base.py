@@ -25,9 +25,10 @@ pagedir; the MLIR bindings and numpy are imported only inside the methods that b
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -113,8 +114,7 @@ class TargetFamily:
     #: so that they live in scalar registers. False (NVIDIA): the lowering emits neither.
     scalar_unit: bool = True
     #: f32 math ops (MLIR names) the backend turns into a per-element call of this family's intrinsic instead
-    #: of the generic LLVM one (``rock-backend-lower-math``): NVPTX selects no ``llvm.log2``. A read-only
-    #: class attribute (this is no dataclass: ``field()`` here would be the value itself).
+    #: of the generic LLVM one (``rock-backend-lower-math``): NVPTX selects no ``llvm.log2``.
     scalar_math_intrinsics: Mapping[str, str] = MappingProxyType({})
 
     # --- matrix cores ---------------------------------------------------------------------
