@@ -1119,9 +1119,11 @@ def round3_case(rng: random.Random, name: str, tool: str, seeds: Seeds, options)
         if rng.random() < 0.8:
             data, edit = view_edit(rng, data)
             how = f"r3-views-{edit}"
+    if rng.random() < 0.9:  # the kernel made for the chip run (a kernel for another chip is refused as a whole)
+        data = re.sub(rb'rock\.arch = "[\w:-]+"', b'rock.arch = "' + arch.encode() + b'"', data)
     extra = {"source": source, "mutation": how}
     if tool == "pagedir-opt":
-        flags = rng.choice([["--rock-verify"], ["--rock-kernel-pipeline=arch=sm_90"], ["--rock-attention-to-gridwise"],
+        flags = rng.choice([["--rock-verify"], [f"--rock-kernel-pipeline=arch={arch}"], ["--rock-attention-to-gridwise"],
                             [f"--pass-pipeline=builtin.module(rock-kernel-pipeline{{arch={arch}}})"]])
         return Case(name, tool, ["INPUT", *flags, "-o", "OUTPUT"], data, "-o", extra)
     if tool == "pagedir-compile":
