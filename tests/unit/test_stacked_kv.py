@@ -191,3 +191,24 @@ def test_the_stacked_tensor_must_fit_where_each_pool_does(capsys) -> None:
     assert gen_cli.main([*flags, "-o", "/dev/null"]) == 0
     assert gen_cli.main([*flags, "--kv-cache", "stacked1", "-o", "/dev/null"]) == 1
     assert "the kv_cache 100000x2x16x8x128xf16 holds 3276800000 elements" in capsys.readouterr().err
+
+
+def test_check_ignores_the_step_of_the_stacked_axis(tmp_path) -> None:
+    # the subview takes one element of the stacked axis: its step (0 here) moves nothing
+    import io
+    from contextlib import redirect_stdout
+
+    from pagedir.cli import gen as gen_cli
+    from pagedir.cli import run as run_cli
+
+    path = tmp_path / "kernel.mlir"
+    shape = ["--batch", "2", "--num-heads-q", "2", "--num-heads-kv", "1", "--seq-len-k", "32", "--head-dim", "16",
+             "--page-size", "8", "--page-table", "blocks", "--kv-cache", "stacked1"]
+    assert gen_cli.main(["attention", *shape, "-o", str(path)]) == 0
+    text = path.read_text().replace("[8, 1, 8, 1, 16] [1, 1, 1, 1, 1]", "[8, 1, 8, 1, 16] [1, 0, 1, 1, 1]")
+    assert text.count("[1, 0, 1, 1, 1]") == 2
+    path.write_text(text)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = run_cli.main(["--check", str(path)])
+    assert code == 0 and "L6 after rock-kernel-pipeline" in out.getvalue() and "FAIL" not in out.getvalue(), out.getvalue()

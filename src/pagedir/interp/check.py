@@ -653,10 +653,13 @@ def place_pool(values: dict[Any, Any], pool: ir.Value, array: np.ndarray) -> Non
     subview = owner.opview
     source = subview.operands[0]
     sizes = list(subview.static_sizes)
-    steps = list(subview.static_strides)
+    steps = [1 if size == 1 else step for step, size in zip(subview.static_strides, subview.static_sizes)]  # one element
     if ir.ShapedType.get_dynamic_stride_or_offset() in [*subview.static_offsets, *steps]:
         raise InterpError("cannot draw a cache pool through a memref.subview with dynamic offsets or strides",
                           owner.location)
+    if min(steps) < 1:  # a step of 0 reads one element over and over: no pool of distinct blocks to draw
+        raise InterpError(f"cannot draw a cache pool through a memref.subview of steps {steps}: a step must be "
+                          f"at least 1", owner.location)
     dynamic = iter(extent for extent, stated in zip(array.shape, ir.MemRefType(pool.type).shape)
                    if stated == ir.ShapedType.get_dynamic_size())
     sizes = [next(dynamic) if size == ir.ShapedType.get_dynamic_size() else size for size in sizes]
