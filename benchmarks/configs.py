@@ -34,10 +34,16 @@ class Config:
     #: (--lds-swizzle --lds-dma: direct global -> LDS loads into the swizzled tiles); "cp.async" (--lds-dma
     #: alone: NVIDIA's cp.async copies into row-major tiles).
     lds: str = ""
+    #: pagedir-gen --page-table and --kv-layout: "pointers" (the default), or cache pools in place
+    #: ("blocks" with "nhd", "hnd" or "vllm-pa").
+    page_table: str = "pointers"
+    kv_layout: str = "nhd"
 
     @property
     def name(self) -> str:
         layout = "dense" if self.dense else f"p{self.page_tokens}"
+        if self.page_table != "pointers":
+            layout = f"{self.page_table}-{self.kv_layout}-{layout}"
         shape = f"b{self.batch}-hq{self.heads_q}-hkv{self.heads_kv}-sq{self.seq_q}" if self.kind == "attention" else f"b{self.batch}-h{self.heads_kv}"
         split = "" if self.splits is None else "-splits-auto" if self.splits == 0 else f"-splits{self.splits}"
         lds = f"-lds-{self.lds}" if self.lds else ""
@@ -61,8 +67,9 @@ class Config:
                 "--page-size", str(self.page_tokens), "--dtype", self.dtype, "--arch", self.arch]
         splits = [] if self.splits is None else ["--num-splits", str(self.splits)]
         lds = {"": [], "swizzle": ["--lds-swizzle"], "dma": ["--lds-swizzle", "--lds-dma"], "cp.async": ["--lds-dma"]}[self.lds]
+        pools = ["--page-table", self.page_table, "--kv-layout", self.kv_layout] if self.page_table != "pointers" else []
         return (argv + (["--causal"] if self.causal else []) + (["--dense"] if self.dense else []) + splits + lds
-                + (["--seq-lens"] if self.ragged else []))
+                + (["--seq-lens"] if self.ragged else []) + pools)
 
     def required_bytes(self) -> dict[str, int]:
         """What the kernel cannot do without: every live K/V byte, the page pointers, Q once; out written once.
@@ -77,7 +84,8 @@ class Config:
             return {"kv": kv_tokens * self.head_dim * e, "page_table": pages * 8, "q": 0,
                     "out": kv_tokens * self.head_dim * e}
         q = self.batch * self.heads_q * self.seq_q * self.head_dim * e
-        return {"kv": 2 * kv_tokens * self.head_dim * e, "page_table": 0 if self.dense else 2 * pages * 8, "q": q, "out": q}
+        table = 0 if self.dense else 2 * pages * 8 if self.page_table == "pointers" else self.batch * (pages // self.heads_kv) * 4
+        return {"kv": 2 * kv_tokens * self.head_dim * e, "page_table": table, "q": q, "out": q}
 
     def as_dict(self) -> dict:
         return {**self.__dict__, "name": self.name, "paged_twin": self.paged_twin, "argv": self.argv()}
@@ -137,6 +145,15 @@ def configurations(quick: bool) -> list[Config]:
             config = Config("attention", "gfx942", 128, 16, lds=lds, interpret=True, group="lds", **shape)
             if all(c.name != config.name for c in configs):  # decode GQA 8 row-major: the split table's
                 configs.append(config)
+    # Serving cache pools read in place through a block table (gfx942 and gfx1100, D 128, blocks of 16):
+    # vLLM's paged-attention caches (vllm-pa: K split in 16-byte chunks, V D-major) next to nhd and hnd.
+    for arch in ("gfx942", "gfx1100"):
+        for shape in (dict(phase="decode", heads_q=16, heads_kv=2),
+                      dict(phase="prefill", batch=1, heads_q=16, heads_kv=2, seq_q=256, seq_k=256, causal=True)):
+            for kv_layout in ("nhd", "hnd", "vllm-pa"):
+                configs.append(Config("attention", arch, 128, 16, page_table="blocks", kv_layout=kv_layout,
+                                      interpret=arch == "gfx942" and shape["phase"] == "decode", group="layouts",
+                                      **shape))
     return configs
 
 

@@ -294,6 +294,22 @@ def lds_table(records: list[dict]) -> str:
                   "read conflict cycles", "conflicted / wave reads", "write conflict cycles", "check"], rows)
 
 
+def layouts_table(records: list[dict]) -> str:
+    """Cache pools read in place through a block table: each layout of a shape next to nhd's."""
+    rows = []
+    for r in ok(records, "layouts"):
+        k, c = r["kernel"], r["config"]
+        conflicts = (r.get("interp") or {}).get("lds_conflicts")
+        banks = f"{conflicts['read']['cycles']:,} / {conflicts['write']['cycles']:,}" if conflicts else "-"
+        rows.append([c["name"], c["kv_layout"], k["vgprs"], k["sgprs"], k["occupancy"], widths(k["buffer_loads"]),
+                     k["waterfall_buffer_loads"], widths(k["lds_writes"]), widths(k["lds_reads"]), k["instructions"],
+                     k.get("loop_instructions", "-"), f"{k.get('loop_instructions_per_kv_token', '-')}",
+                     global_waits(k), banks])
+    return table(["configuration", "layout", "VGPR", "SGPR", "waves/SIMD", "buffer loads", "waterfall", "LDS writes",
+                  "LDS reads", "instr", "loop instr", "loop instr / KV token", "global waits per tile (vmcnt(0))",
+                  "LDS conflict cycles read / write"], rows)
+
+
 def global_waits(kernel: dict) -> str:
     """``s_waitcnt vmcnt`` waits per iteration of the hot loop, and in parentheses those draining to vmcnt(0)
     (pagedir.backend.report.global_waits_per_tile); "-" for a record made before the report counted them."""
@@ -448,6 +464,8 @@ def markdown(m: dict, records: list[dict], plots: list[str], command: dict | Non
         "\n## Paged vs dense K/V (same attention, same pipeline)\n", dense_table(records),
         "\n## Hot-loop instructions, contiguous vs shuffled (interpreter, per wave and KV tile)\n", hot_loop_table(records),
         "\n## LDS layouts and bank conflicts (gfx942, D 128; interpreter, CDNA model)\n", lds_table(records),
+        "\n## Cache pools in place: vLLM's paged-attention layout next to nhd and hnd (D 128, blocks of 16)\n",
+        layouts_table(records),
         "\n## NVIDIA sm_90 / sm_80 (ptxas and nvdisasm; the time is a roofline lower bound, a model)\n", nvidia_table(records),
         "\n## Interpreter speed\n", interp_table(records),
         unavailable(records),

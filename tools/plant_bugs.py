@@ -7,7 +7,7 @@ substitutions in ``src/pagedir``. ``old`` must occur exactly once in its file,
 so a refactor that moves the code makes the plant fail loudly (update it)
 instead of planting nothing.
 
-For each plant the script copies ``src`` and ``tests/lit`` (whose lit.cfg.py
+For each plant the script copies ``src``, ``tests/fixtures`` and ``tests/lit`` (whose lit.cfg.py
 puts the ``src`` beside it first on PYTHONPATH) into a temporary directory,
 substitutes there, and runs the plant's catchers with PYTHONPATH pointing at the
 copy: pytest node ids, lit files, or shell pipelines of pagedir's tools (most
@@ -44,7 +44,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 #: The console scripts (pytest, lit, pagedir-*) of the environment running this script.
 BIN = Path(sys.executable).parent
-COPIED = ("src", "tests/lit")
+COPIED = ("src", "tests/lit", "tests/fixtures")  # tests/fixtures: inputs of lit tests
 
 
 class PlantError(Exception):
@@ -532,12 +532,28 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "raise-exp-any-iterators",
         "rock-raise-attention reads the softmax's subtract-and-exp generic whatever its iterator types and result map",
-        (Edit("passes/raise_attention/softmax.py", '    expect_loops(op, what, "pppp", [IDENTITY, [0, 1, 2], IDENTITY])\n',
+        (Edit("passes/raise_attention/softmax.py", '    expect_loops(op, what, "p" * rank, [identity(rank), row_map, identity(rank)])\n',
               "    pass  # PLANTED\n"),),
         (Catcher("tests/unit/test_raise_mutations.py::test_no_mutant_is_raised_wrongly[" + " ".join(
             ["--batch", "2", "--num-heads-q", "4", "--num-heads-kv", "2", "--head-dim", "8", "--seq-len-q", "2",
              "--seq-len-k", "8", "--causal", "--seq-lens"]) + "]", r"mutants raised to a kernel computing something else"),
          Catcher("tests/lit/passes/rock-raise-attention-invalid.mlir", r"Couldn't match \"math.exp\"")),
+    ),
+    Plant(
+        "raise-masked-fill-kept",
+        "rock-raise-attention reads torch's masked_fill(mask, -inf) as keeping the masked keys instead of hiding them",
+        (Edit("passes/raise_attention/masks.py", "read_mask(op, condition, found, negated=negated)",
+              "read_mask(op, condition, found)  # PLANTED"),),
+        (Catcher("tests/lit/frontends/torch/rock-raise-attention.mlir", r"error: CAUSAL-PREFILL-[A-Z0-9-]*: "),),
+    ),
+    Plant(
+        "payload-check-against-reference",
+        "pagedir-run --check of a torch payload compares with the numpy reference, not with the payload run as written",
+        (Edit("interp/check.py", "            case.args[index] = np.mod(array, tables[index]).astype(array.dtype)\n",
+              "            case.args[index] = array  # PLANTED\n"),
+         Edit("interp/check.py", "    case.expected = {}\n\n\ndef attention_reads_arguments", "\n\ndef attention_reads_arguments")),
+        (Catcher("tests/unit/test_torch_payloads.py::test_check_against_the_payload_passes[paged_decode_f16]",
+                 r"assert (1|False)"),),
     ),
     Plant(
         "split-nan-sum-is-no-key",
@@ -552,6 +568,15 @@ PLANTS = {plant.name: plant for plant in (
         (Edit(PIPELINE, "            with ir.InsertionPoint(loop):\n                rock.lds_barrier()\n",
               "            pass  # PLANTED\n"),),
         (Catcher("tests/unit/test_pipeline.py::test_pipelined_loop_over_random_tile_ranges[0-lds]", r"LDS race"),),
+    ),
+    Plant(
+        "pipeline-direct-copies-before-the-wait",
+        "rock-pipeline issues the first tile's copies of tile t + 1 before the last wait of iteration t, into the tile "
+        "that tile t's math still reads",
+        (Edit(PIPELINE, "with ir.InsertionPoint.after(loads[-1].wait):",
+              "with ir.InsertionPoint.after(loads[-1].issue[-1]):  # PLANTED"),),
+        (Catcher("tests/unit/test_pipelined_direct_loads.py::"
+                 "test_pipelined_cp_async_tiles_give_the_reference_result[decode-f16-pointers-static]", r"LDS race"),),
     ),
     Plant(
         "pipeline-last-tile-issued-again",
@@ -617,6 +642,13 @@ PLANTS = {plant.name: plant for plant in (
         (Catcher("tests/unit/test_variants.py::test_variant_kernels_pass_pagedir_run_check[decode-softcap]",
                  r"assert 1 == 0"),),
     ),
+    Plant(
+        "combine-skips-the-variants-it-joins",
+        "the split-KV combine kernel leaves out the variants acting in the epilogue (the sinks)",
+        (Edit(SPLIT_COMBINE, "for variant in joined:", "for variant in joined[:0]:  # PLANTED"),),
+        (Catcher("tests/unit/test_variants.py::test_variant_kernels_pass_pagedir_run_check[split-decode-sinks]",
+                 r"assert 1 == 0"),),
+    ),
     # --- the arrays a run takes ------------------------------------------------------
     Plant(
         "run-converts-inputs-by-value",
@@ -640,6 +672,30 @@ PLANTS = {plant.name: plant for plant in (
               'func.attributes["rock.paged_kv_planted"] = '),),
         (Catcher("tests/unit/test_check_compare.py::test_a_lowered_kernel_is_checked_on_pages_of_its_own_size[True]",
                  r"buffer.load(.lds)? reads unmapped device address"),),
+    ),
+    Plant(
+        "vllm-pa-tokens-unmasked",
+        "a vector along vLLM's value cache's tokens keeps the tokens past seq_len: stale NaN reaches the output",
+        (Edit("passes/threadwise_lowering.py", "kept = arith.andi(as_words, vector.from_elements(word_type, masks))",
+              "kept = as_words"),),
+        (Catcher("tests/unit/test_vllm_pa.py::test_vllm_pa_caches_in_place_match_the_reference[blocks-decode-f16-gfx942]",
+                 r"nan location mismatch"),),
+    ),
+    Plant(
+        "vllm-pa-v-transposed-on-mma-sync",
+        "NVIDIA's mma.sync loop gets vLLM's value cache as a V^T tile, which its ldmatrix reads as [N, D]",
+        (Edit("passes/gridwise_attention_to_blockwise.py",
+              "self.v_pool_transposed = (self.matrix is not None and not self.matrix.form.warp_mma",
+              "self.v_pool_transposed = (self.matrix is not None"),),
+        (Catcher("tests/unit/test_vllm_pa.py::test_vllm_pa_kernels_on_nvidia_pass_the_check[decode]",
+                 r"'nvgpu.ldmatrix' op reads past the \d+ bytes"),),
+    ),
+    Plant(
+        "cp-async-from-a-d-major-pool",
+        "cp.async copies 16 bytes of a tile row from vLLM's value cache, whose row elements are D apart",
+        (Edit("passes/blockwise_load.py", "if step != 1 or run * elem % CP_ASYNC_BYTES:", "if False:"),),
+        (Catcher("tests/unit/test_vllm_pa.py::test_vllm_pa_kernels_on_nvidia_pass_the_check[cp-async-decode]",
+                 r"is not 16-byte aligned"),),
     ),
     Plant(
         "runtime-size-arguments-reversed",
@@ -673,7 +729,7 @@ PLANTS = {plant.name: plant for plant in (
 
 
 def make_scratch(directory: Path, plant: Plant | None) -> Path:
-    """Copy src and tests/lit into ``directory``, apply ``plant`` there (None: unplanted); returns ``directory``."""
+    """Copy src, tests/lit and tests/fixtures into ``directory``, apply ``plant`` there (None: unplanted); returns ``directory``."""
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info", "Output")
     for part in COPIED:
         shutil.copytree(REPO / part, directory / part, ignore=ignore)

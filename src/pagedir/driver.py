@@ -311,9 +311,15 @@ def codegen_stages(options: CompileOptions) -> list[Stage]:
     ]
 
 
+def takes_tensors(op: ir.Operation) -> bool:
+    from pagedir.passes.raise_attention.signature import takes_tensors as reads_tensors
+
+    return op.name == "func.func" and reads_tensors(op)
+
+
 def level_of(module: ir.Operation) -> str:
     """The level to continue ``module`` from: linalg (a payload for rock-raise-attention, written
-    to memrefs by ``bufferization.materialize_in_destination``, and no rock kernel), L0 (rock.attention), L1 (rock.gridwise_attention_accel),
+    to memrefs by ``bufferization.materialize_in_destination``, or a function taking and returning tensors, and no rock kernel), L0 (rock.attention), L1 (rock.gridwise_attention_accel),
     L2 (any other rock.kernel function: the passes leave IR past their level alone), L6 (gpu.func
     kernels), else L7 (LLVM dialect)."""
     held: set[str] = set()
@@ -325,8 +331,8 @@ def level_of(module: ir.Operation) -> str:
             held.add("rock.kernel")
         elif op.name == "gpu.func" and op.parent is not None and op.parent.name == "gpu.module":
             held.add("gpu.func")
-        elif op.name == "bufferization.materialize_in_destination":
-            held.add("payload")
+        elif op.name == "bufferization.materialize_in_destination" or takes_tensors(op):
+            held.add("payload")  # a function taking tensors is one too (its memref signature: raise_attention/signature.py)
         return ir.WalkResult.ADVANCE
 
     module.walk(visit)

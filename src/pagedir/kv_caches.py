@@ -30,6 +30,9 @@ class PoolLayout:
     name = "nhd"
     #: Where a pool of this layout keeps tokens and heads: the dims of a block after num_blocks.
     token_dim, head_dim = 1, 2
+    #: Whether a token's D elements are one contiguous row (the rules of ``BlockSource``); else the layout's own
+    #: page source states them.
+    rows_contiguous = True
 
     def sizes(self, shape: list[int]) -> tuple[int, int, int, int]:
         """(num_blocks, block_size, Hkv, D) of a pool's 4-d shape."""
@@ -63,6 +66,16 @@ class PoolLayout:
         pool = np.asarray(pool)
         return np.swapaxes(pool, 1, 2) if self.token_dim < self.head_dim else pool
 
+    def kv_shapes(self, num_blocks: Any, block_size: int, heads: int, head_dim: int, element_bytes: int) -> tuple[list, list]:
+        """The K and V pools' shapes (``element_bytes``: the cache's element size)."""
+        shape = self.shape(num_blocks, block_size, heads, head_dim)
+        return shape, shape
+
+    def kv_from_heads_first(self, k_pool: Any, v_pool: Any, element_bytes: int | None = None) -> tuple[Any, Any]:
+        """The K and V pools of this layout from ``[num_blocks, Hkv, block_size, D]`` ones (``element_bytes``: the
+        device's element size where the arrays hold other values, fp8 as float32)."""
+        return self.from_heads_first(k_pool), self.from_heads_first(v_pool)
+
 
 class HeadsFirst(PoolLayout):
     """``hnd``: ``[num_blocks, Hkv, block_size, D]`` (FlashInfer HND)."""
@@ -71,8 +84,49 @@ class HeadsFirst(PoolLayout):
     token_dim, head_dim = 2, 1
 
 
+class VllmPagedAttention(HeadsFirst):
+    """``vllm-pa``: vLLM's paged-attention caches (its ROCm backend), K ``[num_blocks, Hkv, D/x, block_size, x]``
+    with ``x = 16 bytes / element size``, V ``[num_blocks, Hkv, D, block_size]``; a scale pool is hnd's
+    ``[num_blocks, Hkv, block_size]``. The rank tells them apart; ``pagedir.page_sources.vllm_pa`` states
+    how a kernel reads them."""
+
+    name = "vllm-pa"
+    rows_contiguous = False
+
+    @staticmethod
+    def chunk(element_bytes: int) -> int:
+        """``x``: elements of 16 bytes."""
+        return max(1, 16 // element_bytes)
+
+    def kv_shapes(self, num_blocks, block_size, heads, head_dim, element_bytes):
+        x = self.chunk(element_bytes)
+        return [num_blocks, heads, head_dim // x, block_size, x], [num_blocks, heads, head_dim, block_size]
+
+    def kv_from_heads_first(self, k_pool, v_pool, element_bytes=None):
+        import numpy as np
+
+        k_pool, v_pool = np.asarray(k_pool), np.asarray(v_pool)
+        n, heads, block_size, head_dim = k_pool.shape
+        x = self.chunk(element_bytes or k_pool.dtype.itemsize)
+        if head_dim % x:
+            raise ValueError(f"head_dim {head_dim} is not a multiple of x = {x} (16 bytes of {k_pool.dtype})")
+        key = np.transpose(k_pool.reshape(n, heads, block_size, head_dim // x, x), (0, 1, 3, 2, 4))
+        return np.ascontiguousarray(key), np.ascontiguousarray(np.swapaxes(v_pool, 2, 3))
+
+    def to_heads_first(self, pool):
+        """K (5-d), V (4-d) or a scale pool (3-d) as ``[num_blocks, Hkv, block_size, ...]`` (a copy for K)."""
+        import numpy as np
+
+        pool = np.asarray(pool)
+        if pool.ndim == 5:
+            n, heads, chunks, block_size, x = pool.shape
+            return np.transpose(pool, (0, 1, 3, 2, 4)).reshape(n, heads, block_size, chunks * x)
+        return np.swapaxes(pool, 2, 3) if pool.ndim == 4 else pool
+
+
 #: The pool layouts, by name (the first is the default).
-POOL_LAYOUTS: dict[str, PoolLayout] = {layout.name: layout for layout in (PoolLayout(), HeadsFirst())}
+POOL_LAYOUTS: dict[str, PoolLayout] = {layout.name: layout for layout in (PoolLayout(), HeadsFirst(),
+                                                                          VllmPagedAttention())}
 
 
 class KvCache:
@@ -82,14 +136,14 @@ class KvCache:
     #: The stacked axis of the one tensor (None: two tensors).
     axis: int | None = None
 
-    def arguments(self, pool_type: str) -> list[tuple[str, str]]:
-        """The kernel's cache arguments (name, type) for pools of type ``pool_type``."""
-        return [("k_cache", pool_type), ("v_cache", pool_type)]
+    def arguments(self, pool_type: str, v_pool_type: str | None = None) -> list[tuple[str, str]]:
+        """The kernel's cache arguments (name, type) for pools of type ``pool_type`` (V's ``v_pool_type`` where
+        the layout gives it another shape: vllm-pa)."""
+        return [("k_cache", pool_type), ("v_cache", v_pool_type or pool_type)]
 
-    def views(self, pool_shape: list, element: str) -> tuple[str, str, str]:
+    def views(self, pool_shape: list, element: str, v_shape: list | None = None) -> tuple[str, str, str]:
         """(IR lines defining ``%k_cache`` and ``%v_cache`` from the arguments, K's pool type, V's pool type)."""
-        type_ = memref_type(pool_shape, element)
-        return "", type_, type_
+        return "", memref_type(pool_shape, element), memref_type(v_shape or pool_shape, element)
 
     def stack(self, k_pool: Any, v_pool: Any) -> dict[str, Any]:
         """The arguments' arrays holding the two pools (by argument name)."""
@@ -114,11 +168,11 @@ class StackedKvCache(KvCache):
         shape.insert(self.axis, 2)
         return shape
 
-    def arguments(self, pool_type: str) -> list[tuple[str, str]]:
-        shape, element = parse_memref(pool_type)
+    def arguments(self, pool_type: str, v_pool_type: str | None = None) -> list[tuple[str, str]]:
+        shape, element = parse_memref(pool_type)  # K and V of one shape (the generator refuses others)
         return [("kv_cache", memref_type(self.tensor_shape(shape), element))]
 
-    def views(self, pool_shape: list, element: str) -> tuple[str, str, str]:
+    def views(self, pool_shape: list, element: str, v_shape: list | None = None) -> tuple[str, str, str]:
         """``memref.subview`` s of ``%kv_cache``: a dynamic block count (``?``) is read with ``memref.dim``."""
         tensor = self.tensor_shape(pool_shape)
         tensor_type = memref_type(tensor, element)

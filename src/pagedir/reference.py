@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from pagedir.kv_caches import POOL_LAYOUTS
-from pagedir.variants import Alibi, KeyRange, Sinks, Softcap, query_position, score_scale
+from pagedir.variants import VARIANTS, KeyRange, active_variants, query_position, score_scale
 
 # ----------------------------------------------------------------------------
 # bf16 as uint16 bit patterns
@@ -160,10 +160,7 @@ def attention(
     seq_lens: Any = None,
     causal: bool = False,
     scale: float | None = None,
-    window_left: int | None = None,
-    softcap: float | None = None,
-    alibi_slopes: Any = None,
-    sinks: Any = None,
+    **variants: Any,
 ) -> np.ndarray:
     """Paged-attention semantics on dense tensors: q ``[B, Hq, Sq, D]``, k/v ``[B, Hkv, Sk, D]``.
 
@@ -174,12 +171,12 @@ def attention(
     Inf) never reaches the output. Computed in float32; a row with every key
     masked gives zeros. Returns float32 ``[B, Hq, Sq, D]``.
 
-    Variants (:func:`variant_attention`): ``window_left``, ``softcap``,
-    ``alibi_slopes`` and ``sinks`` (``[Hq]`` each).
+    Variants (:func:`variant_attention`), by their attributes' and operands' names (pagedir.variants):
+    ``window_left``, ``softcap``, ``alibi_slopes`` and ``sinks`` (``[Hq]`` each).
     """
-    if window_left is not None or softcap is not None or alibi_slopes is not None or sinks is not None:
-        return variant_attention(q, k, v, seq_lens=seq_lens, causal=causal, scale=scale, window_left=window_left,
-                                 softcap=softcap, alibi_slopes=alibi_slopes, sinks=sinks)
+    check_variant_names(variants)
+    if any(value is not None for value in variants.values()):
+        return variant_attention(q, k, v, seq_lens=seq_lens, causal=causal, scale=scale, **variants)
     q, k, v = as_float32(q), as_float32(k), as_float32(v)
     batch, heads_q, seq_q, head_dim = q.shape
     heads_kv, seq_k = k.shape[1], k.shape[2]
@@ -204,9 +201,15 @@ def attention(
     return out
 
 
+def check_variant_names(variants: dict[str, Any]) -> None:
+    """The keywords of the variants are their attributes' and operands' names (pagedir.variants)."""
+    known = {name for variant in VARIANTS for name in variant.names()}
+    if unknown := sorted(set(variants) - known):
+        raise TypeError(f"attention() got an unexpected keyword argument {unknown[0]!r}")
+
+
 def variant_attention(q: Any, k: Any, v: Any, *, seq_lens: Any = None, causal: bool = False, scale: float | None = None,
-                      window_left: int | None = None, softcap: float | None = None, alibi_slopes: Any = None,
-                      sinks: Any = None) -> np.ndarray:
+                      **variants: Any) -> np.ndarray:
     """Attention with the score modifications of ``rock.attention``, from their definitions.
 
     Query ``i`` of sequence ``b`` sits at the absolute position ``i_pos = i + seq_len - Sq``.
@@ -215,17 +218,18 @@ def variant_attention(q: Any, k: Any, v: Any, *, seq_lens: Any = None, causal: b
     ``s = scale * q.k``; ``softcap``: ``s = softcap * tanh(s / softcap)``; ``alibi_slopes``:
     ``s += slope[h] * (j - i_pos)``. The weights are ``exp(s_j) / (sum_j exp(s_j) +
     exp(sinks[h]))`` (no sink term without ``sinks``): the sink takes part in the
-    denominator only. A row without visible keys gives zeros, sinks or not.
+    denominator only. A row without visible keys gives zeros, sinks or not. Each variant's formula is
+    its class's in pagedir.variants, applied in their order there.
     """
+    check_variant_names(variants)
     q, k, v = as_float32(q), as_float32(k), as_float32(v)
     batch, heads_q, seq_q, head_dim = q.shape
     heads_kv, seq_k = k.shape[1], k.shape[2]
     group = heads_q // heads_kv
     scale = np.float32(score_scale(scale, head_dim))
     lengths = np.full(batch, seq_k, dtype=np.int64) if seq_lens is None else np.asarray(seq_lens, dtype=np.int64)
-    slopes = None if alibi_slopes is None else np.asarray(alibi_slopes, dtype=np.float32)
-    sink = None if sinks is None else np.asarray(sinks, dtype=np.float32)
-    keys_seen = KeyRange(causal, window_left)
+    keys_seen = KeyRange.of({**variants, "causal": causal})
+    modified = active_variants(variants)
     out = np.zeros(q.shape, dtype=np.float32)
     for b in range(batch):
         length = int(lengths[b])
@@ -237,17 +241,15 @@ def variant_attention(q: Any, k: Any, v: Any, *, seq_lens: Any = None, causal: b
             keys = np.repeat(k[b, :, first:end], group, axis=0)  # [Hq, L, D]: only visible keys, never masked by 0
             values = np.repeat(v[b, :, first:end], group, axis=0)
             scores = np.einsum("hd,hld->hl", q[b, :, i], keys).astype(np.float32) * scale
-            if softcap is not None:
-                scores = Softcap(softcap).capped(scores)
-            if slopes is not None:
-                scores = scores + Alibi.bias(slopes, first, end, position)
+            for variant in modified:
+                scores = variant.scores(scores, first, end, position)
             top = scores.max(axis=-1)
-            if sink is not None:
-                top = Sinks.row_max(top, sink)
+            for variant in modified:
+                top = variant.row_max(top)
             weights = np.exp(scores - top[:, None])
             total = weights.sum(axis=-1)
-            if sink is not None:
-                total = Sinks.total(total, sink, top)
+            for variant in modified:
+                total = variant.total(total, top)
             out[b, :, i] = np.einsum("hl,hld->hd", weights, values) / total[:, None]
     return out
 
@@ -456,7 +458,7 @@ def to_device_dtype(array: np.ndarray, dtype: Any) -> np.ndarray:
     return np.asarray(array).astype(dtype)
 
 
-VLLM_LAYOUTS = ("vllm", "nhd", "hnd")
+VLLM_LAYOUTS = ("vllm", "vllm-pa", "nhd", "hnd")
 
 
 def vllm_dense(cache: Any, block_table: Any, *, kind: str, layout: str = "nhd", num_tokens: int | None = None) -> np.ndarray:
@@ -466,20 +468,16 @@ def vllm_dense(cache: Any, block_table: Any, *, kind: str, layout: str = "nhd", 
 
     * ``"nhd"``: ``[num_blocks, block_size, Hkv, D]`` (flash-attention layout), K and V alike;
     * ``"hnd"``: ``[num_blocks, Hkv, block_size, D]``;
-    * ``"vllm"``: the original paged-attention kernels' layout, K ``[num_blocks, Hkv, D/x, block_size, x]``
-      and V ``[num_blocks, Hkv, D, block_size]`` (``kind`` says which).
+    * ``"vllm-pa"`` (or ``"vllm"``): the original paged-attention kernels' layout, K ``[num_blocks, Hkv, D/x,
+      block_size, x]`` and V ``[num_blocks, Hkv, D, block_size]`` (``kind`` says which).
 
     Block indices < 0 (unused slots) give zeros.
     """
     cache = np.asarray(cache)
     table = np.asarray(block_table, dtype=np.int64)
-    if layout in POOL_LAYOUTS:
+    layout = "vllm-pa" if layout == "vllm" else layout
+    if layout in POOL_LAYOUTS and (layout != "vllm-pa" or cache.ndim == {"k": 5, "v": 4}.get(kind)):
         blocks = POOL_LAYOUTS[layout].to_heads_first(cache)  # -> [n, Hkv, bs, D]
-    elif layout == "vllm" and kind == "k":
-        n, heads, d_outer, block_size, x = cache.shape
-        blocks = np.transpose(cache, (0, 1, 3, 2, 4)).reshape(n, heads, block_size, d_outer * x)
-    elif layout == "vllm" and kind == "v":
-        blocks = np.transpose(cache, (0, 1, 3, 2))
     else:
         raise ValueError(f"unknown vLLM layout {layout!r} (known: {', '.join(VLLM_LAYOUTS)}) or kind {kind!r}")
     _, heads_kv, block_size, head_dim = blocks.shape
@@ -532,8 +530,10 @@ KV_LAYOUTS = tuple(POOL_LAYOUTS)
 class BlockCaches:
     """K and V cache pools with the block table that places each sequence's tokens in them.
 
-    ``k_pool``/``v_pool``: ``[num_blocks, block_size, Hkv, D]`` (``nhd``) or ``[num_blocks, Hkv,
-    block_size, D]`` (``hnd``); ``block_table``: int32 ``[B, max_blocks]``; ``seq_lens``: int32 ``[B]``.
+    ``k_pool``/``v_pool``: ``[num_blocks, block_size, Hkv, D]`` (``nhd``), ``[num_blocks, Hkv,
+    block_size, D]`` (``hnd``), or vLLM's paged-attention caches (``vllm-pa``: K ``[num_blocks, Hkv, D/x,
+    block_size, x]``, V ``[num_blocks, Hkv, D, block_size]``, :func:`pool_to_vllm_pa`); ``block_table``:
+    int32 ``[B, max_blocks]``; ``seq_lens``: int32 ``[B]``.
     """
 
     k_pool: np.ndarray
@@ -581,6 +581,7 @@ def block_caches(
     share_first_block: bool = False,
     fill: float = np.nan,
     placement: str = "shuffled",
+    element_bytes: int | None = None,
 ) -> BlockCaches:
     """Scatter dense K and V ``[B, Hkv, Sk, D]`` into cache pools through a shuffled block table.
 
@@ -591,7 +592,8 @@ def block_caches(
     sequence 1's first block is sequence 0's (prefix sharing): their first
     ``block_size`` tokens must be equal. ``num_blocks`` defaults to ``B * max_blocks``
     (``max_blocks = ceil(Sk / block_size)``); ``dtype`` and ``placement`` (the order of the
-    ids, :func:`block_id_order`) as in :func:`paged_cache`.
+    ids, :func:`block_id_order`) as in :func:`paged_cache`. ``element_bytes``: the device's element
+    size where the pools hold other values (fp8 values as float32), for vllm-pa's ``x``.
     """
     if layout not in KV_LAYOUTS:
         raise ValueError(f"unknown layout {layout!r} (known: {', '.join(KV_LAYOUTS)})")
@@ -632,7 +634,7 @@ def block_caches(
         for b in range(batch):
             for slot in range(used[b]):
                 pool[table[b, slot]] = tokens[b, :, slot * block_size : (slot + 1) * block_size]
-    k_pool, v_pool = (POOL_LAYOUTS[layout].from_heads_first(p) for p in pools)
+    k_pool, v_pool = POOL_LAYOUTS[layout].kv_from_heads_first(k_pool, v_pool, element_bytes)
     return BlockCaches(k_pool, v_pool, table, lengths.astype(np.int32), layout)
 
 
@@ -642,7 +644,8 @@ def blocks_dense(pool: Any, block_table: Any, *, layout: str = "nhd") -> np.ndar
     pool = np.asarray(pool)
     table = np.asarray(block_table, dtype=np.int64)
     table = np.where((table >= 0) & (table < pool.shape[0]), table, -1)
-    return vllm_dense(pool, table, kind="k", layout=layout)
+    kind = "v" if layout == "vllm-pa" and pool.ndim == 4 else "k"  # vllm-pa: the rank tells K from V
+    return vllm_dense(pool, table, kind=kind, layout=layout)
 
 
 def csr_from_block_table(block_table: Any, seq_lens: Any, block_size: int, *, nnz: int | None = None,
@@ -700,3 +703,14 @@ def vllm_value_cache_to_pool(value_cache: Any, layout: str = "hnd") -> np.ndarra
     """vLLM's value cache ``[num_blocks, Hkv, D, block_size]`` as a pool of ``layout`` (a copy)."""
     hnd = np.transpose(np.asarray(value_cache), (0, 1, 3, 2))
     return np.ascontiguousarray(hnd if layout == "hnd" else np.transpose(hnd, (0, 2, 1, 3)))
+
+
+def pool_to_vllm_pa(pool: Any, kind: str, layout: str = "nhd", element_bytes: int | None = None) -> np.ndarray:
+    """A K (``kind = "k"``) or V (``"v"``) pool of ``layout`` (nhd or hnd) as vLLM's paged-attention cache (a
+    copy): K ``[num_blocks, Hkv, D/x, block_size, x]`` with ``x = 16 bytes / element size``, V ``[num_blocks,
+    Hkv, D, block_size]``; what ``pagedir-gen attention --kv-layout vllm-pa`` reads in place. The inverse of
+    :func:`vllm_key_cache_to_pool` and :func:`vllm_value_cache_to_pool`. ``element_bytes``: the size ``x``
+    counts in, where the pool holds the values in another type (default: its own)."""
+    hnd = POOL_LAYOUTS[layout].to_heads_first(pool)
+    k_cache, v_cache = POOL_LAYOUTS["vllm-pa"].kv_from_heads_first(hnd, hnd, element_bytes)
+    return k_cache if kind == "k" else v_cache

@@ -172,6 +172,27 @@ def test_a_waterfall_loop_counts_inside_the_kv_loop():
     assert stats["waterfall_buffer_loads"] == 1
 
 
+# A KV loop whose latch is an s_cbranch_execnz (LLVM's form when the exit condition is divergent), with a
+# readfirstlane of a wave-uniform bound (not the descriptor) before a load of a uniform descriptor: no waterfall.
+UNIFORM_BOUND_IN_LOOP = [
+    "\ts_mov_b32 s0, 0",
+    ".LBB0_1:",
+    "\tv_readfirstlane_b32 s2, v3",
+    "\ts_add_i32 s2, s2, 1",
+    "\tbuffer_load_dwordx4 v[6:9], v1, s[4:7], 0 offen",
+    "\tv_and_b32_e32 v6, s2, v6",
+    "\ts_cbranch_execnz .LBB0_1",
+    "\ts_endpgm",
+]
+
+
+def test_a_readfirstlane_of_another_value_in_an_exec_latched_loop_is_no_waterfall():
+    assert instruction_statistics(UNIFORM_BOUND_IN_LOOP)["waterfall_buffer_loads"] == 0
+    # The same loop reading its descriptor with readfirstlane is one.
+    waterfall = [line.replace("v_readfirstlane_b32 s2, v3", "v_readfirstlane_b32 s5, v3") for line in UNIFORM_BOUND_IN_LOOP]
+    assert instruction_statistics(waterfall)["waterfall_buffer_loads"] == 1
+
+
 # Two entries into one cycle (irreducible): neither A nor B dominates the other, so there is no
 # back edge and no natural loop. LLVM does not emit this for the kernels; it is counted as no loop.
 IRREDUCIBLE = [

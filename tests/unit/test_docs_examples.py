@@ -39,9 +39,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))]
 # Blocks left out (each with its reason in the Markdown): README's `make demo` / `make test`
-# (minutes; the demo's own commands are the next example) and serving.md's two launcher
-# fragments (torch tensors on a GPU).
-SKIPPED = 3
+# (minutes; the demo's own commands are the next example), serving.md's two launcher
+# fragments (torch tensors on a GPU) and compile.md's "From PyTorch" (torch-mlir, an optional extra).
+SKIPPED = 4
 REL_TOLERANCE = 0.05
 ABS_TOLERANCE = 1e-9
 SKIP_MARKER = re.compile(r"<!--\s*docs-test:\s*skip:\s*(\S.*?)\s*-->")

@@ -17,9 +17,9 @@ import pagedir.passes
 PACKAGE = "pagedir.passes"
 PASSES_DIR = pathlib.Path(pagedir.passes.__file__).parent
 #: Modules of the package every pass may import: the registry, the base class, the shared helpers,
-#: the attention passes' blockwise GEMM on matrix cores (its tiling and its loop), their VALU loop, the split-KV
-#: kernels' workspace and combine kernel.
-SHARED = {"__init__", "base", "ir_utils", "blockwise_gemm", "valu_loop", "split_combine"}
+#: the attention passes' blockwise GEMM on matrix cores (its tiling and its loop; NVIDIA's mma.sync loop beside it),
+#: their VALU loop, the split-KV kernels' workspace and combine kernel.
+SHARED = {"__init__", "base", "ir_utils", "blockwise_gemm", "mma_sync_loop", "valu_loop", "split_combine"}
 
 
 def package_modules() -> set[str]:
@@ -128,6 +128,7 @@ SRC = pathlib.Path(pagedir.__file__).parent
 #: on top: PagedAttention compiles through the tools' compile and runs host arrays on the interpreter
 #: (launching alone imports only the plan's evaluator, in backend).
 LAYERS = (
+    {"frontends"},  # a model exported by another framework, compiled through the tools' Python entry points
     {"runtime"},
     {"cli"},
     {"interp", "gen", "cache"},

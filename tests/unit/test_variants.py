@@ -11,6 +11,7 @@ unmapped memory, and the bytes read from the pages are counted.
 from __future__ import annotations
 
 import math
+import os
 
 import mlir.ir as ir
 import numpy as np
@@ -257,3 +258,81 @@ def test_gen_arguments_follow_seq_lens() -> None:
     assert "%seq_lens: memref<2xi32>, %alibi_slopes: memref<4xf32>, %sinks: memref<4xf32>, %out:" in text
     assert "window_left = 5, softcap = 2.5 : f32" in text
     assert "operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1>" in text
+
+
+# ----------------------------------------------------------------------------
+# A new variant: a class in pagedir.variants and a line in its registry
+
+#: A constant added to every score, appended to a copy of pagedir/variants.py with nothing else changed.
+SCORE_BIAS = '''
+
+@dataclass(frozen=True)
+class ScoreBias(Variant):
+    bias: float
+
+    attributes = (Declared("score_bias", "f32", "a constant added to every score", "--score-bias"),)
+
+    @classmethod
+    def verify(cls, values):
+        if values.get("score_bias") is not None and not math.isfinite(values["score_bias"]):
+            yield f"score_bias must be finite, got {values['score_bias']}"
+
+    @classmethod
+    def add_arguments(cls, parser):
+        parser.add_argument("--score-bias", type=float, default=None)
+
+    @classmethod
+    def from_flags(cls, args):
+        return {"score_bias": args.score_bias}
+
+    def scores(self, scores, first, end, position):
+        import numpy as np
+
+        return scores + np.float32(self.bias)
+
+    def base2_score(self, score, site):
+        from mlir.dialects import arith
+
+        return arith.addf(scaled(score, site), _f32(self.bias * LOG2_E))
+
+
+VARIANTS = (*VARIANTS, ScoreBias)
+'''
+
+
+def test_a_variant_declared_in_the_registry_alone_reaches_the_op_the_reference_and_the_kernels(tmp_path) -> None:
+    # Against the sinks a constant bias changes the softmax: the kernels (decode, causal prefill on the
+    # matrix loop, split with its combine) pass the check only if their loops add it as the reference does.
+    import pathlib
+    import shutil
+    import subprocess
+    import sys
+
+    import pagedir
+
+    copy = tmp_path / "src" / "pagedir"
+    shutil.copytree(pathlib.Path(pagedir.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    with open(copy / "variants.py", "a") as source:
+        source.write(SCORE_BIAS)
+    script = f"""
+import sys
+import numpy as np
+from pagedir import reference
+from pagedir.cli import gen, opt, run
+q, k, v = (np.random.default_rng(0).standard_normal((1, 2, 1, 8)).astype(np.float32) for _ in range(3))
+assert not np.allclose(reference.attention(q, k, v, sinks=[0, 0], score_bias=-3.0), reference.attention(q, k, v, sinks=[0, 0]))
+for flags in (["--arch", "gfx942"], ["--seq-len-q", "9", "--seq-len-k", "96", "--causal"], ["--seq-len-k", "128", "--num-splits", "3"]):
+    path = "{tmp_path}/kernel.mlir"
+    assert gen.main(["attention", "--num-heads-q", "4", "--num-heads-kv", "2", "--head-dim", "64", "--seq-lens",
+                     "--score-bias", "-6", "--sinks", *flags, "-o", path]) == 0
+    assert "score_bias = -6.0 : f32" in open(path).read()
+    assert run.main(["--check", path]) == 0
+text = open(path).read().replace("score_bias = -6.0", "score_bias = 0x7FC00000")
+open(path, "w").write(text)
+assert opt.main([path]) == 1  # the verifier's rule: NaN is refused
+"""
+    result = subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONPATH": str(copy.parent)},
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert ": PASS (levels L0 -> L6" in result.stdout and "FAIL" not in result.stdout
+    assert "score_bias must be finite, got nan" in result.stderr

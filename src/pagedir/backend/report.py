@@ -33,9 +33,11 @@ A *waterfall loop* is what LLVM emits when a buffer descriptor is not provably
 uniform: ``v_readfirstlane`` the descriptor, run the load for the lanes that agree,
 branch back (``s_cbranch_execnz`` to an earlier label) until every lane is done. A buffer
 load counts as in a waterfall loop when a backward ``s_cbranch_execnz`` jumps over it to a
-label followed by a ``v_readfirstlane`` before the load. Other backward branches (a
-uniform loop's ``s_cbranch_scc*``, the ``s_cbranch_execz`` of a divergent ``if`` in a
-rotated loop) do not make a waterfall, even around a ``readfirstlane`` of a uniform pointer.
+label followed by a ``v_readfirstlane`` into one of the load's descriptor registers before
+the load. Other backward branches (a uniform loop's ``s_cbranch_scc*``, the ``s_cbranch_execz``
+of a divergent ``if`` in a rotated loop) do not make a waterfall, even around a ``readfirstlane``
+of a uniform pointer, and neither does a ``readfirstlane`` of another value (a wave-uniform bound)
+inside a KV loop whose latch is an ``s_cbranch_execnz``.
 """
 
 from __future__ import annotations
@@ -276,7 +278,7 @@ def instruction_statistics(body: list[str]) -> dict[str, object]:
         if mnemonic in ("s_barrier", "s_barrier_signal"):
             barriers += 1
         if mnemonic.startswith("v_readfirstlane"):
-            readfirstlanes.append(index)
+            readfirstlanes.append((index, _sgprs(text.split(None, 1)[1].split(",")[0])))
         if branch := _BRANCH_RE.match(text):
             back_branches.append((index, branch.group(1)))
         if found := classify(mnemonic):
@@ -284,7 +286,8 @@ def instruction_statistics(body: list[str]) -> dict[str, object]:
             table = stats[category]
             table[width] = table.get(width, 0) + 1
             if category == "buffer_loads":
-                buffer_loads.append(index)
+                descriptor = next((_sgprs(o) for o in text.split(None, 1)[1].split(", ") if o.startswith("s[")), set())
+                buffer_loads.append((index, descriptor))
     stats["barriers"] = barriers
     stats["instructions"] = count
     stats["matrix_instructions"] = matrix
@@ -356,12 +359,23 @@ def global_waits_per_tile(body: list[str]) -> tuple[int, int]:
     return len(runs), sum(1 for last in runs if last == 0)
 
 
-def _in_waterfall(load: int, labels: dict[str, int], readfirstlanes: list[int], branches: list[tuple[int, str]]) -> bool:
+def _sgprs(operand: str) -> set[int]:
+    """The scalar registers an operand names: ``s4`` or ``s[4:7]`` (none for anything else)."""
+    if match := re.fullmatch(r"s(\d+)", operand.strip()):
+        return {int(match.group(1))}
+    if match := re.fullmatch(r"s\[(\d+):(\d+)\]", operand.strip()):
+        return set(range(int(match.group(1)), int(match.group(2)) + 1))
+    return set()
+
+
+def _in_waterfall(load: tuple[int, set[int]], labels: dict[str, int], readfirstlanes: list[tuple[int, set[int]]],
+                  branches: list[tuple[int, str]]) -> bool:
+    at_load, descriptor = load
     for at, target in branches:
         start = labels.get(target)
-        if start is None or not start < load < at:
+        if start is None or not start < at_load < at:
             continue
-        if any(start < r < load for r in readfirstlanes):
+        if any(start < r < at_load and written & descriptor for r, written in readfirstlanes):
             return True
     return False
 

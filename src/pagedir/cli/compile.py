@@ -306,7 +306,7 @@ def _compile(args: argparse.Namespace, text: str, name: str, dumps: _Dumps) -> E
         if _has_rock_kernels(module) or driver.level_of(module.operation) == "linalg":  # linalg: raised first
             _run(module, driver.CompileOptions(arch=chip.name), "linalg", "L6", dumps)
         if not _has_gpu_kernels(module):
-            _fail(_unraised_payloads(module) or [Diag("error", "input has no GPU kernel: expected a func.func with "
+            _fail([diag for diags in unraised_payloads(module).values() for diag in diags] or [Diag("error", "input has no GPU kernel: expected a func.func with "
                                                       "rock.kernel or a gpu.module holding a gpu.func kernel", name, 1, 1)])
         plan_json = None
         if args.plan:
@@ -398,8 +398,9 @@ def _is_rock_kernel(op: ir.Operation) -> bool:
 
 
 def _is_payload(op: ir.Operation) -> bool:
-    """A function rock-raise-attention reads: it writes a tensor into a memref argument."""
-    return op.name == "func.func" and bool(_walk(op, lambda inner: inner.name == "bufferization.materialize_in_destination"))
+    """A function rock-raise-attention reads: it writes a tensor into a memref argument, or takes and returns tensors."""
+    return op.name == "func.func" and (driver.takes_tensors(op) or bool(
+        _walk(op, lambda inner: inner.name == "bufferization.materialize_in_destination")))
 
 
 def _is_gpu_kernel(op: ir.Operation) -> bool:
@@ -437,20 +438,38 @@ def _choose_chip(arch: str | None, module: ir.Operation, collector: DiagnosticCo
     return next(iter(chips.values()))
 
 
-def _unraised_payloads(module: ir.Operation) -> list[Diag]:
-    """Why each linalg payload left in ``module`` is not attention, as an error where rock-raise-attention
-    stopped (what its ``explain=true`` remark says)."""
-    from pagedir.diagnostics import file_position
-    from pagedir.passes.raise_attention import NoMatch, match_attention, sinks
+def unraised_payloads(module: ir.Operation) -> dict[str | None, list[Diag]]:
+    """Why each linalg payload left in ``module`` is not attention, by function name, as errors where
+    rock-raise-attention stopped: what its ``explain=true`` remarks say (every blocker of a payload written
+    into a memref argument or returning tensors, and why it reads no other function in linalg).
+    Read on a copy: a function returning tensors is matched in the memref signature it is raised in."""
+    from pagedir.diagnostics import Diag, file_position
+    from pagedir.passes.raise_attention import NoMatch, match_attention, sinks, tensor_functions, unraisable_payloads
 
-    found = []
-    for sink in sinks(module):
-        try:
-            match_attention(sink)
-        except NoMatch as failure:
-            where = file_position((failure.op or sink).location)
-            found.append(Diag("error", f"not raised to rock.attention: {failure}", *where))
-    return found
+    found: list[tuple[ir.Operation, str]] = unraisable_payloads(module)
+    copy = module.clone()
+    try:
+        tensor_functions(copy)
+        for sink in sinks(copy):
+            try:
+                match_attention(sink)
+            except NoMatch as failure:
+                found += [(blocker.op or sink, str(blocker)) for blocker in getattr(failure, "blockers", None) or [failure]]
+        by_function: dict[str | None, list[Diag]] = {}
+        for op, reason in found:
+            diag = Diag("error", f"not raised to rock.attention: {reason}", *file_position(op.location))
+            by_function.setdefault(_function_name(op), []).append(diag)
+    finally:
+        copy.erase()
+    return by_function
+
+
+def _function_name(op: ir.Operation) -> str | None:
+    import mlir.ir as ir  # also called without _import_compiler (pagedir-run)
+
+    while op is not None and op.name != "func.func":
+        op = op.parent
+    return None if op is None else ir.StringAttr(op.attributes["sym_name"]).value
 
 
 def _has_rock_kernels(module: ir.Operation) -> bool:

@@ -39,12 +39,13 @@ from mlir.dialects import func as func_dialect
 
 import pagedir
 from pagedir import driver
-from pagedir.arch import UnknownChipError, get_chip
+from pagedir.arch import UnknownChipError, get_chip, known_chips
 from pagedir.cli import crash_guard
 from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, closed_output, refuse_empty, refuse_overwriting_input
+from pagedir.cli.compile import unraised_payloads
 from pagedir.cli.files import write_output
 from pagedir.cli.opt import parse_module, read_input
-from pagedir.diagnostics import Diag, DiagnosticCollector, ErrorCounter, from_mlir_error
+from pagedir.diagnostics import Diag, DiagnosticCollector, ErrorCounter, file_position, from_mlir_error
 from pagedir.interp import Device, InterpError, lds_banks
 from pagedir.interp.check import (
     Comparison,
@@ -62,6 +63,7 @@ from pagedir.interp.launch import (argument_count, find_function, functions, lau
                                    workspace_given,
                                    symbol_name)
 from pagedir.passes.ir_utils import find_ops
+from pagedir.passes.raise_attention.signature import takes_tensors, to_memref_signature
 from pagedir.passes.verify import verify_rock_ops
 
 EPILOG = """\
@@ -402,6 +404,10 @@ class Level:
 
 
 def check_module(module: ir.Operation, args: argparse.Namespace) -> int:
+    for func in functions(module):  # torch-style payloads: checked as the kernel they become (docs/compile.md)
+        if takes_tensors(func):
+            to_memref_signature(func)
+    stand_ins = raised_signatures(module)
     if args.entry:
         targets = [find_function(module, args.entry)]
         if not runnable(targets[0]):
@@ -412,8 +418,11 @@ def check_module(module: ir.Operation, args: argparse.Namespace) -> int:
             raise UserError("no host-callable function to check (func.func or gpu.func kernel with global memref arguments)")
     lowered = None
     if not args.no_lower and any(needs_lowering(f) for f in targets):
+        if not args.arch:
+            refuse_missing_chips([f for f in targets if needs_lowering(f)])
         lowered = lower(module, args.arch)
     lowered_functions = {symbol_name(f): f for f in functions(lowered.operation)} if lowered else {}
+    unraised = unraised_payloads(module) if not args.no_lower else {}
     ok = True
     for func in targets:
         name = symbol_name(func)
@@ -422,13 +431,48 @@ def check_module(module: ir.Operation, args: argparse.Namespace) -> int:
             print(f"@{name}: FAIL: no function @{name} after rock-kernel-pipeline")
             ok = False
             continue
-        if target is not None and target.name != "gpu.func":  # a payload rock-raise-attention left as it was
-            print(f"@{name}: FAIL: not raised to rock.attention by rock-raise-attention "
-                  f"(pagedir-opt --rock-raise-attention=explain=true says why)")
+        if target is not None and target.name != "gpu.func" or name in unraised:
+            # a payload rock-raise-attention left as it was, or a function in linalg it does not read
+            print(f"@{name}: FAIL: not raised to rock.attention by rock-raise-attention")
+            for diag in unraised.get(name, []):
+                print_error(diag.format())
             ok = False
             continue
-        ok &= check_function(func, target, args.seed, args.lds_banks)
+        ok &= check_function(func, target, args.seed, args.lds_banks, stand_ins.get(name))
     return 0 if ok else 1
+
+
+def refuse_missing_chips(kernels: list[ir.Operation]) -> None:
+    """Lowering needs a chip: a kernel without rock.arch (and no --arch) is an error at the kernel naming the flag."""
+    missing = [Diag("error", f"'{f.name}' op @{symbol_name(f)} names no chip: add --arch to check it lowered, e.g. "
+                             f"--arch gfx942 (known chips: {known_chips()}), or set rock.arch on the function; "
+                             f"--no-lower checks it as written only", *file_position(f.location))
+               for f in kernels if "rock.arch" not in f.attributes]
+    if missing:
+        fail(missing)
+
+
+def raised_signatures(module: ir.Operation) -> dict[str, ir.Operation]:
+    """For each linalg payload without a case of its own (no ``rock.check``) that rock-raise-attention raises:
+    the raised function, whose data (valid block tables, sequence lengths) the check draws. The payload as
+    written is then the reference: the check compares the kernel with the payload's own semantics."""
+    from pagedir.interp.check import PAYLOAD_CASE, apply_pass
+
+    payloads = [f for f in functions(module) if needs_lowering(f) and "rock.kernel" not in f.attributes
+                and "rock.check" not in f.attributes]
+    if not payloads:
+        return {}
+    raised = apply_pass(module, "rock-raise-attention")
+    found = {symbol_name(f): f for f in functions(raised.operation) if find_ops(f, "rock.attention")}
+    stand_ins = {symbol_name(f): found[symbol_name(f)] for f in payloads if symbol_name(f) in found}
+    for func in stand_ins.values():
+        func.attributes[PAYLOAD_CASE] = ir.UnitAttr.get()
+    _KEEP_ALIVE.append(raised)
+    return stand_ins
+
+
+#: Modules whose functions stand in for payloads' signatures while the check runs.
+_KEEP_ALIVE: list[Any] = []
 
 
 def host_callable(func: ir.Operation) -> bool:
@@ -438,11 +482,13 @@ def host_callable(func: ir.Operation) -> bool:
     return func.name != "gpu.func" or "gpu.kernel" in func.attributes
 
 
-def check_function(func: ir.Operation, lowered: ir.Operation | None, seed: int, banks: bool = False) -> bool:
+def check_function(func: ir.Operation, lowered: ir.Operation | None, seed: int, banks: bool = False,
+                   raised: ir.Operation | None = None) -> bool:
     """Run ``func`` (and ``lowered``) on the case of ``func``, compare, print the summary; True when it passes.
     ``banks``: count the LDS bank conflicts of the lowered kernel's run and print them. A function with
-    dynamic sizes runs once per launch size set (the same compiled kernel each time)."""
-    signature, _keep = case_function(func)
+    dynamic sizes runs once per launch size set (the same compiled kernel each time). ``raised``: the
+    rock.attention ``func`` is raised to, which the data are drawn for; ``func``'s outputs are the reference."""
+    signature, _keep = (raised, None) if raised is not None else case_function(func)
     passed = True
     for sizes, placement in check_draws(signature):  # sizes x page placements, then the edge case
         passed &= check_launch(func, lowered, seed, signature, sizes, banks, placement)

@@ -23,6 +23,7 @@ from pagedir.dialect.core import (
 from pagedir.page_sources import PointerSource, source_of
 from pagedir.page_sources.base import dim_text
 from pagedir.dialect.types import element_bytes
+from pagedir.variants import VARIANTS, variant_attributes, variant_operands
 
 
 class DerefOp(OpDef):
@@ -82,16 +83,17 @@ FP8_TYPES = ("f8E4M3FNUZ", "f8E5M2FNUZ", "f8E4M3FN", "f8E5M2")
 VECTOR_BITS = 128
 
 
+#: The kinds of the variants' attributes (pagedir.variants.Declared).
+ATTR_KINDS = {"i64": I64_ATTR, "f32": F32_ATTR}
+
+
 class AttentionLike(OpDef):
     operands = (
         Operand("q", MEMREF, effect=READ, doc="memref<B x Hq x Sq x D x T>"),
         Operand("k", MEMREF, effect=READ, doc="dense memref<B x Hkv x Sk x D x T>, a rock.deref or rock.block_table_view result"),
         Operand("v", MEMREF, effect=READ, doc="dense memref<B x Hkv x Sk x D x T>, a rock.deref or rock.block_table_view result"),
         Operand("seq_lens", MEMREF, OPTIONAL, effect=READ, doc="memref<B x i32>: keys at positions >= seq_lens[b] are masked"),
-        Operand("alibi_slopes", MEMREF, OPTIONAL, effect=READ,
-                doc="memref<Hq x f32>: ALiBi, score of q head h for key j += slope[h] * (j - i_pos)"),
-        Operand("sinks", MEMREF, OPTIONAL, effect=READ,
-                doc="memref<Hq x f32>: per q head a logit joining the softmax denominator, attached to no value"),
+        *(Operand(d.name, MEMREF, OPTIONAL, effect=READ, doc=d.doc) for d in variant_operands()),
         Operand("k_scale", MEMREF, OPTIONAL, effect=READ, doc="memref<1xf32>: K values are k * k_scale (fp8 caches)"),
         Operand("v_scale", MEMREF, OPTIONAL, effect=READ, doc="memref<1xf32>: V values are v * v_scale (fp8 caches)"),
         Operand("k_scales", MEMREF, OPTIONAL, effect=READ,
@@ -105,9 +107,7 @@ class AttentionLike(OpDef):
         Attr("num_heads_kv", I64_ATTR, doc="key/value heads Hkv (GQA: q head h uses kv head h / (Hq / Hkv))"),
         Attr("causal", BOOL_ATTR, required=False, default=False, doc="query i sees keys j <= i + seq_len - Sq"),
         Attr("scale", F32_ATTR, required=False, doc="score scale, default 1/sqrt(D)"),
-        Attr("window_left", I64_ATTR, required=False,
-             doc="sliding window: query at absolute position i_pos sees keys j >= i_pos - window_left"),
-        Attr("softcap", F32_ATTR, required=False, doc="logits soft-cap: s = softcap * tanh(s / softcap) after the scale"),
+        *(Attr(d.name, ATTR_KINDS[d.kind], required=False, doc=d.doc) for d in variant_attributes()),
     )
     attributes = common_attributes
 
@@ -261,23 +261,15 @@ def verify_carried_lengths(op) -> Iterator[str]:
         yield from carrier.verify_lengths(k, v, op.seq_lens)
 
 
-#: The largest window_left: past any sequence (index arithmetic on it stays far from overflow).
-MAX_WINDOW = 2**31 - 1
-#: The largest softcap: the kernel's base-2 scores are softcap * log2(e) * tanh(..), a finite f32.
-MAX_SOFTCAP = 3.4028234663852886e38 / 1.4426950408889634
-
-
 def verify_variants(op) -> Iterator[str]:
-    """The score modifications: window, soft-cap, ALiBi slopes and sinks."""
-    window = op.window_left
-    if window is not None and not 0 <= window <= MAX_WINDOW:
-        yield f"window_left must be between 0 and {MAX_WINDOW}, got {window}"
-    softcap = op.softcap
-    if softcap is not None and not 0 < softcap <= MAX_SOFTCAP:  # NaN fails too
-        yield f"softcap must be a finite value > 0 and at most {MAX_SOFTCAP:.6g}, got {softcap}"
+    """The score variants' rules (pagedir.variants), and their operands: one f32 per query head."""
+    values = {d.name: getattr(op, d.name) for d in variant_attributes()}
+    for variant in VARIANTS:
+        yield from variant.verify(values)
     heads_q = op.num_heads_q
     f32 = ir.F32Type.get()
-    for label, value in (("alibi_slopes", op.alibi_slopes), ("sinks", op.sinks)):
+    for label in (d.name for d in variant_operands()):
+        value = getattr(op, label)
         if value is None:
             continue
         t = value.type

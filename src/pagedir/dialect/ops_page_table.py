@@ -24,7 +24,8 @@ from pagedir.page_sources import PageGeometry, source_of, view_layouts  # PageGe
 from pagedir.page_sources.blocks import is_view
 
 #: Pool layouts: ``nhd`` = [num_blocks, block_size, Hkv, D] (vLLM flash, FlashInfer NHD),
-#: ``hnd`` = [num_blocks, Hkv, block_size, D] (FlashInfer HND); each stated by its page source.
+#: ``hnd`` = [num_blocks, Hkv, block_size, D] (FlashInfer HND), ``vllm-pa`` (vLLM's paged-attention
+#: kernels); each stated by its page source.
 KV_LAYOUTS = tuple(view_layouts())
 
 
@@ -32,10 +33,14 @@ class BlockTableViewOp(OpDef):
     name = "block_table_view"
     summary = "view a cache pool through a block table (vLLM) or a CSR page table (FlashInfer)"
     description = """
-`pool` is `memref<num_blocks x block_size x Hkv x D x T>` (`layout = "nhd"`) or
-`memref<num_blocks x Hkv x block_size x D x T>` (`layout = "hnd"`); a 3-d pool
-`[num_blocks, block_size, Hkv]` (or `[num_blocks, Hkv, block_size]`) is a scale cache, read
-as D = 1 (one f32 per token and KV head: `rock.attention`'s `k_scales`/`v_scales`). Blocks form:
+`pool` is `memref<num_blocks x block_size x Hkv x D x T>` (`layout = "nhd"`),
+`memref<num_blocks x Hkv x block_size x D x T>` (`layout = "hnd"`), or one of vLLM's
+paged-attention caches (`layout = "vllm-pa"`): the key cache `memref<num_blocks x Hkv x D/x x
+block_size x x x T>` with `x = 16 bytes / element size`, the value cache `memref<num_blocks x Hkv
+x D x block_size x T>` (its block_size a multiple of x: one 16-byte load along its tokens stays in
+a block). A 3-d pool `[num_blocks, block_size, Hkv]` (or `[num_blocks, Hkv, block_size]`, hnd and
+vllm-pa) is a scale cache, read as D = 1 (one f32 per token and KV head: `rock.attention`'s
+`k_scales`/`v_scales`). Blocks form:
 `table` is the `memref<B x max_blocks x i32>` block table, block slot `s` of
 sequence `b` is block `table[b, s]`. CSR form (with `kv_indptr` and
 `kv_last_page_len`): `table` is `kv_indices` `memref<nnz x i32>`, sequence `b`
@@ -51,7 +56,8 @@ the sequence does not own, or whose id is outside `[0, num_blocks)`, is a null
 page (reads 0). Nothing is loaded here: `rock-blockwise-load` reads the ids, once
 per tile, and stages the page addresses `pool + (id * block_stride + head *
 head_stride) * elem_bytes`; loads inside a page step by the layout's token stride
-(`Hkv * D` for nhd, `D` for hnd).
+(`Hkv * D` for nhd, `D` for hnd; vllm-pa: a key's 16-byte chunks lie `block_size * x` apart,
+a value's tokens are contiguous and are read 16 bytes along the tokens).
 
 Dynamic sizes (one kernel for every batch): the pool's `num_blocks`, the batch `B`
 (of the result, the table, `kv_indptr` and `kv_last_page_len` together), the block
@@ -71,28 +77,30 @@ addresses become `pool + (offset + id * block_stride + head * head_stride) *
 elem_bytes`, the loads are unchanged. The strides must be static and positive (the offset
 may be `?`), D contiguous (stride 1), the strides and a static offset multiples of
 `gcd(D, 16 / elem_bytes)` elements (rows as aligned as a contiguous pool's: 16-byte loads
-stay 16-byte loads), and no two elements may share an address.
+stay 16-byte loads), and no two elements may share an address. vllm-pa pools are contiguous
+(vLLM's key and value caches are two tensors of their own).
 """
     operands = (
-        Operand("pool", MEMREF, effect=READ, doc="the K or V cache pool, nhd or hnd, contiguous or strided"),
+        Operand("pool", MEMREF, effect=READ, doc="the K or V cache pool, nhd or hnd (contiguous or strided), or vllm-pa"),
         Operand("table", MEMREF, effect=READ, doc="block table memref<B x max_blocks x i32>, or kv_indices memref<nnz x i32>"),
         Operand("kv_indptr", MEMREF, OPTIONAL, effect=READ, doc="CSR: memref<B+1 x i32>, sequence b's slots in kv_indices"),
         Operand("kv_last_page_len", MEMREF, OPTIONAL, effect=READ, doc="CSR: memref<B x i32>, tokens in each last page"),
     )
     results = (Result("pages", MEMREF, "memref<B x (Hkv * max_blocks) x (block_size * D) x T>"),)
-    attributes = (Attr("layout", STR_ATTR, doc='"nhd" or "hnd"'),)
+    attributes = (Attr("layout", STR_ATTR, doc='"nhd", "hnd" or "vllm-pa"'),)
     example = """%k = "rock.block_table_view"(%k_cache, %block_table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>}
     : (memref<64x16x2x128xf16>, memref<2x4xi32>) -> memref<2x8x2048xf16>"""
 
     def verify(self, op) -> Iterator[str]:
-        """layout nhd or hnd; 4-D pool of the result's element type; i32 tables; the result
-        `[B, Hkv * max_blocks, block_size * D]` matching the pool and the table. Dynamic (`?`):
+        """layout nhd, hnd or vllm-pa, its pool rule (page_sources); a pool of the result's element type;
+        i32 tables; the result `[B, Hkv * max_blocks, block_size * D]` matching the pool and the table. Dynamic (`?`):
         the pool's blocks, the batch, the block slots (the result's pages with them), nnz."""
         pool, table, pages = op.pool.type, op.table.type, op.operation.results[0].type
         i32 = ir.IntegerType.get_signless(32)
         forms = view_layouts()
         if op.layout not in forms:
-            names = " or ".join(f'"{name}"' for name in forms)
+            names = [f'"{name}"' for name in forms]
+            names = f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]
             yield f'layout must be {names}, got "{op.layout}"'
             return
         form = forms[op.layout]

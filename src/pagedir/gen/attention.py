@@ -9,8 +9,9 @@ stated by ``rock.deref {seq_len_k}``). ``--seq-lens`` (alias ``--ragged``) adds
 ``seq_lens`` (keys past a sequence's length are masked; their pages may be null).
 
 ``--page-table blocks`` / ``csr`` take cache pools in place (``--kv-layout nhd``:
-``[num_blocks, page_size, Hkv, D]``, ``hnd``: ``[num_blocks, Hkv, page_size, D]``)
-viewed by ``rock.block_table_view``: ``(q, k_cache, v_cache, block_table, seq_lens,
+``[num_blocks, page_size, Hkv, D]``, ``hnd``: ``[num_blocks, Hkv, page_size, D]``, ``vllm-pa``:
+vLLM's paged-attention caches, ``k_cache`` ``[num_blocks, Hkv, D/x, page_size, x]`` with ``x = 16
+bytes / element size`` and ``v_cache`` ``[num_blocks, Hkv, D, page_size]``) viewed by ``rock.block_table_view``: ``(q, k_cache, v_cache, block_table, seq_lens,
 out)`` or ``(q, k_cache, v_cache, kv_indptr, kv_indices, kv_last_page_len, out)``
 with ``ceil(Sk / page_size)`` block slots per sequence (docs/serving.md). ``--dynamic``
 writes ``?`` for the batch, the block slots, the pool's blocks, nnz and total_q: one kernel
@@ -31,7 +32,7 @@ v_scale], out)``. ``--kv-scale per-token-head`` takes two scale caches instead o
 v_scale``, in the same place: ``k_scales, v_scales`` ``[B, Hkv, Sk]`` f32 (dense),
 ``k_scales_table, v_scales_table`` page tables of their own (pointers: each page the scales of
 one K page's tokens), or ``k_scales_cache, v_scales_cache`` pools ``[num_blocks, page_size, Hkv]``
-(nhd) / ``[num_blocks, Hkv, page_size]`` (hnd) read through the cache's block table or CSR table.
+(nhd) / ``[num_blocks, Hkv, page_size]`` (hnd, vllm-pa) read through the cache's block table or CSR table.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ import argparse
 
 from pagedir.errors import UserError
 from pagedir.gen import checks
-from pagedir.kv_caches import KV_CACHES, POOL_LAYOUTS, POOL_TABLES
+from pagedir.kv_caches import KV_CACHES, POOL_LAYOUTS, POOL_TABLES, VllmPagedAttention, memref_type
+from pagedir.variants import F32_MAX, F32_MIN_NORMAL, VARIANTS, variant_attributes, variant_operands
 
 DTYPES = ("f16", "bf16", "f32")
 PAGE_TABLES = ("pointers", *POOL_TABLES)
@@ -77,7 +79,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "vLLM's int32 block table [B, max_blocks] into K and V cache pools, with seq_lens; "
                              "csr: FlashInfer's kv_indptr, kv_indices, kv_last_page_len into the pools")
     parser.add_argument("--kv-layout", choices=KV_LAYOUTS, default="nhd",
-                        help="pool layout for blocks/csr: nhd [num_blocks, page, Hkv, D], hnd [num_blocks, Hkv, page, D]")
+                        help="pool layout for blocks/csr: nhd [num_blocks, page, Hkv, D], hnd [num_blocks, Hkv, page, D], "
+                             "vllm-pa: vLLM's paged-attention caches, k_cache [num_blocks, Hkv, D/x, page, x] "
+                             "(x = 16 bytes / element size) and v_cache [num_blocks, Hkv, D, page]")
     parser.add_argument("--kv-cache", choices=list(KV_CACHES), default="separate",
                         help="blocks/csr: separate k_cache and v_cache pools; or one tensor kv_cache holding both, K at "
                              "index 0 and V at 1 of its stacked axis: stacked0 [2, num_blocks, ...] (vLLM "
@@ -90,14 +94,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "start at cu_seqlens_q[b], at most Sq of them; causal aligned to the end of each "
                              "sequence); with pointer tables or --dense it implies --seq-lens (each sequence's "
                              "key length)")
-    parser.add_argument("--window", type=int, default=None, metavar="N",
-                        help="sliding window: a query at absolute position i sees keys j >= i - N (window_left)")
-    parser.add_argument("--softcap", type=softcap_value, default=None, metavar="X",
-                        help="logits soft-cap: score = X * tanh(score / X) after the scale (a finite f32 > 0)")
-    parser.add_argument("--alibi", action="store_true",
-                        help="take alibi_slopes (memref<Hq x f32>): score += slope[h] * (key - query position)")
-    parser.add_argument("--sinks", action="store_true",
-                        help="take sinks (memref<Hq x f32>): a logit per query head joining the softmax denominator")
+    for variant in VARIANTS:  # --window, --softcap, --alibi, --sinks
+        variant.add_arguments(parser)
     parser.add_argument("--kv-dtype", choices=list(KV_DTYPES), default=None,
                         help="fp8 K/V cache (Q and out stay --dtype, f16 or bf16); default: --dtype")
     parser.add_argument("--kv-scale", choices=KV_SCALES, default=None,
@@ -125,8 +123,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 #: --scale is an f32 attribute: a positive normal f32 value.
-F32_MAX = 3.4028234663852886e38
-F32_MIN_NORMAL = 1.1754943508222875e-38
 
 
 def scale_value(text: str) -> float:
@@ -137,22 +133,6 @@ def scale_value(text: str) -> float:
         raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
     if not F32_MIN_NORMAL <= value <= F32_MAX:  # NaN fails every comparison; 1e400 reads as inf
         raise argparse.ArgumentTypeError(f"{text} is not a finite positive f32 value ({F32_MIN_NORMAL!r} .. {F32_MAX!r})")
-    return value
-
-
-#: The largest --softcap: softcap * log2(e) must stay a finite f32 (rock.attention's verifier says the same).
-MAX_SOFTCAP = F32_MAX / 1.4426950408889634
-
-
-def softcap_value(text: str) -> float:
-    """--softcap: a positive normal f32 value, at most MAX_SOFTCAP."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
-    if not F32_MIN_NORMAL <= value <= MAX_SOFTCAP:  # NaN fails every comparison
-        raise argparse.ArgumentTypeError(f"{text} is not a soft-cap: a finite positive f32 value "
-                                         f"({F32_MIN_NORMAL!r} .. {MAX_SOFTCAP:.6g})")
     return value
 
 
@@ -171,19 +151,24 @@ def validate(args: argparse.Namespace) -> None:
         raise UserError(f"--kv-cache {args.kv_cache} stacks the cache pools of --page-table blocks or csr")
     if args.num_blocks is not None and args.num_blocks < 1:  # fewer than the table addresses: a server's pool
         raise UserError(f"--num-blocks must be at least 1 (block ids are range-checked), got {args.num_blocks}")
+    if args.kv_layout == "vllm-pa" and serving:
+        if args.kv_cache != "separate":
+            raise UserError(f"--kv-cache {args.kv_cache} stacks K and V pools of one shape; --kv-layout vllm-pa's "
+                            f"key and value caches differ (vLLM views kv_cache[0] and kv_cache[1]: two arguments)")
+        x = vllm_pa_chunk(args)
+        for flag, value, what in (("--head-dim", args.head_dim, "the key cache's D/x chunks"),
+                                  ("--page-size", args.page_size, "the value cache's 16-byte loads along a block's tokens")):
+            if value % x:
+                raise UserError(f"{flag} {value} must be a multiple of x = {x} with --kv-layout vllm-pa ({what} of "
+                                f"{x} {args.kv_dtype or args.dtype} elements)")
     if args.causal and args.seq_len_q > args.seq_len_k:
         raise UserError(f"--seq-len-q {args.seq_len_q} exceeds --seq-len-k {args.seq_len_k}")
     checks.symbol(args.name)
     checks.chip(args.arch)
     validate_kv_dtype(args)
-    if args.window is not None:
-        # Imported only here: the rest of the checks need no MLIR (a PagedAttention whose kernel is in the
-        # compile cache never loads the bindings), and --help stays light.
-        from pagedir.dialect.ops_attention import MAX_WINDOW
-
-    if args.window is not None and not 0 <= args.window <= MAX_WINDOW:
-        raise UserError(f"--window must be between 0 and {MAX_WINDOW} (keys before the query position it keeps), "
-                        f"got {args.window}")
+    for variant in VARIANTS:
+        if (message := variant.check_flags(args)) is not None:
+            raise UserError(message)
     if args.num_splits is not None and args.num_splits < 0:
         raise UserError(f"--num-splits must be 0 (choose) or positive, got {args.num_splits}")
     b, hq, hkv, sq, sk, d = args.batch, args.num_heads_q, args.num_heads_kv, args.seq_len_q, args.seq_len_k, args.head_dim
@@ -221,16 +206,33 @@ def validate_kv_dtype(args: argparse.Namespace) -> None:
 
 
 def variant_parts(args: argparse.Namespace) -> tuple[list[tuple[str, str]], str, str]:
-    """The variants' (arguments after the lengths, their operand segments, their attributes)."""
+    """The variants' (arguments after the lengths, their operand segments, their attributes); the fp8
+    scales' arguments and segments follow them."""
     per_head = f"memref<{args.num_heads_q}xf32>"
+    values = {name: value for variant in VARIANTS for name, value in variant.from_flags(args).items()}
+    taken = [bool(values[d.name]) for d in variant_operands()]
+    arguments = [(d.name, per_head) for d, wanted in zip(variant_operands(), taken) if wanted]
     scaled = args.kv_scale == "per-tensor"
-    arguments = [(name, per_head) for name, wanted in (("alibi_slopes", args.alibi), ("sinks", args.sinks)) if wanted]
     arguments += [("k_scale", "memref<1xf32>"), ("v_scale", "memref<1xf32>")] if scaled else []
     per_token = args.kv_scale == "per-token-head"
-    segments = f"{int(args.alibi)}, {int(args.sinks)}, {int(scaled)}, {int(scaled)}, {int(per_token)}, {int(per_token)}"
-    attributes = f", window_left = {args.window}" if args.window is not None else ""
-    attributes += f", softcap = {checks.f32_literal(args.softcap, '--softcap')} : f32" if args.softcap is not None else ""
+    segments = ", ".join(str(int(wanted)) for wanted in [*taken, scaled, scaled, per_token, per_token])
+    attributes = ""
+    for d in variant_attributes():
+        value = values[d.name]
+        if value is not None:
+            text = str(value) if d.kind == "i64" else f"{checks.f32_literal(value, d.flag)} : f32"
+            attributes += f", {d.name} = {text}"
     return arguments, segments, attributes
+
+
+def kv_element_bytes(args: argparse.Namespace) -> int:
+    """Bytes of a K/V cache element."""
+    return 1 if args.kv_dtype else {"f16": 2, "bf16": 2, "f32": 4}[args.dtype]
+
+
+def vllm_pa_chunk(args: argparse.Namespace) -> int:
+    """``x`` of vLLM's paged-attention caches: elements of the K/V type in 16 bytes."""
+    return VllmPagedAttention.chunk(kv_element_bytes(args))
 
 
 def pointer_pages(args: argparse.Namespace) -> int:
@@ -383,9 +385,8 @@ def serving_function_text(args: argparse.Namespace) -> str:
         nnz, total_q, b1 = b * slots, b * sq, b + 1
     pages = "?" if args.dynamic else hkv * slots
     q_type = f"memref<{b}x{hq}x{sq}x{d}x{t}>"
-    pool_shape = POOL_LAYOUTS[args.kv_layout].shape(blocks, page, hkv, d)
     kv_t = KV_DTYPES[args.kv_dtype] if args.kv_dtype else t
-    pool_type = "memref<" + "x".join(map(str, pool_shape)) + f"x{kv_t}>"
+    k_shape, v_shape = POOL_LAYOUTS[args.kv_layout].kv_shapes(blocks, page, hkv, d, kv_element_bytes(args))
     kv_type = f"memref<{b}x{pages}x{page * d}x{kv_t}>"
     extras, extra_segments, variant_attrs = variant_parts(args)
     lens_type = f"memref<{b}xi32>"
@@ -399,8 +400,9 @@ def serving_function_text(args: argparse.Namespace) -> str:
     scale_args, scale_lines, scale_types = scale_cache_parts(
         args, kv_type, f"{view_operands};{view_segments};{view_types};{blocks}")
     cache = KV_CACHES[args.kv_cache]
-    pool_lines, k_pool_type, v_pool_type = cache.views(pool_shape, kv_t)
-    arguments = [*queries, *cache.arguments(pool_type), *tables, *lengths, *extras, *scale_args, ("out", out_type)]
+    pool_lines, k_pool_type, v_pool_type = cache.views(k_shape, kv_t, v_shape)
+    arguments = [*queries, *cache.arguments(memref_type(k_shape, kv_t), memref_type(v_shape, kv_t)), *tables, *lengths,
+                 *extras, *scale_args, ("out", out_type)]
     params = ", ".join(f"%{name}: {type_}" for name, type_ in arguments)
     q_name, out_name = ("q_padded", "out_padded") if packed else ("q", "out")
     padded = "".join(

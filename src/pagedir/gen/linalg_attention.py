@@ -40,7 +40,8 @@ import numpy as np
 
 from pagedir.errors import UserError
 from pagedir.gen import checks
-from pagedir.gen.attention import DTYPES, KV_LAYOUTS, PAGE_TABLES, add_shape_arguments, scale_value, softcap_value
+from pagedir.gen.attention import DTYPES, PAGE_TABLES, add_shape_arguments, scale_value
+from pagedir.variants import softcap_value
 
 MATMUL_FORMS = ("generic", "batch-matmul")
 SOFTMAX_FORMS = ("generic", "linalg")
@@ -56,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="pointers: i64 page pointers (the default with --page-size); blocks: vLLM's int32 block "
                              "table [B, max_blocks] into K and V cache pools, with seq_lens; csr: FlashInfer's "
                              "kv_indptr, kv_indices, kv_last_page_len into the pools")
-    parser.add_argument("--kv-layout", choices=KV_LAYOUTS, default="nhd",
+    parser.add_argument("--kv-layout", choices=("nhd", "hnd"), default="nhd",
                         help="pool layout for blocks/csr: nhd [num_blocks, page, Hkv, D], hnd [num_blocks, Hkv, page, D]")
     parser.add_argument("--num-blocks", type=int, default=None, metavar="N",
                         help="blocks in each pool (blocks/csr; default: B x max_blocks, enough for the batch)")

@@ -44,11 +44,14 @@ from pagedir.interp.inputs import host_array
 from pagedir.interp.launch import (argument_count, as_module, check_arguments, functions, parsed, run_function,
                                    symbol_name)
 from pagedir.interp.memory import Device, InterpError, check_memory_limit, elem_named
+from pagedir.dialect.core import attr_value
 from pagedir.dialect.ops_attention import attention_operands, optional_operands
+from pagedir.dialect.types import element_bytes
 from pagedir.dialect.ops_page_table import is_block_table_view
 from pagedir.page_sources import source_of
 from pagedir.kv_caches import POOL_LAYOUTS, POOL_TABLES
 from pagedir.passes.ir_utils import find_ops
+from pagedir.variants import VARIANTS, variant_attributes, variant_operands
 
 TOLERANCE = {"f32": 1e-5, "f64": 1e-9, "f16": 2e-2, "bf16": 2e-2}
 
@@ -249,10 +252,9 @@ def _attention_attrs(func: ir.Operation) -> dict[str, Any]:
         attrs["causal"] = ir.BoolAttr(source[f"{prefix}causal"]).value
     if f"{prefix}scale" in source:
         attrs["scale"] = ir.FloatAttr(source[f"{prefix}scale"]).value
-    if f"{prefix}window_left" in source:
-        attrs["window_left"] = ir.IntegerAttr(source[f"{prefix}window_left"]).value
-    if f"{prefix}softcap" in source:
-        attrs["softcap"] = ir.FloatAttr(source[f"{prefix}softcap"]).value
+    for d in variant_attributes():
+        if f"{prefix}{d.name}" in source:
+            attrs[d.name] = attr_value(source[f"{prefix}{d.name}"])
     if ops:  # the optional operands present: seq_lens, alibi_slopes, sinks, ...
         operands = attention_operands(ops[0])
         attrs["optional"] = [name for name in optional_operands() if operands[name] is not None]
@@ -261,13 +263,10 @@ def _attention_attrs(func: ir.Operation) -> dict[str, Any]:
 
 
 def variant_inputs(names: list[str], heads_q: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """ALiBi slopes as models use them (2^-x, x in [0, 8)) and sink logits around the scores' size."""
-    drawn = {}
-    if "alibi_slopes" in names:
-        drawn["alibi_slopes"] = np.exp2(-rng.uniform(0.0, 8.0, heads_q)).astype(np.float32)
-    if "sinks" in names:
-        drawn["sinks"] = rng.normal(0.0, 2.0, heads_q).astype(np.float32)
-    return drawn
+    """The variants' operands among ``names``, drawn as each variant says (ALiBi slopes as models use
+    them, sink logits around the scores' size), in the variants' order."""
+    return {d.name: variant.draw(d.name, heads_q, rng) for variant in VARIANTS for d in variant.operands
+            if d.name in names}
 
 
 def fp8_quantized(values: np.ndarray, name: str, scaled: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -404,8 +403,8 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device,
     call = queries + [k_arg, v_arg] + ([seq_lens] if has_lens else []) + list(variants.values()) + list(scales.values()) + [out]
     expected = {}
     if attrs["known"]:
-        options = dict(causal=attrs.get("causal", False), scale=attrs.get("scale"), window_left=attrs.get("window_left"),
-                       softcap=attrs.get("softcap"), **variants)
+        options = dict(causal=attrs.get("causal", False), scale=attrs.get("scale"),
+                       **{d.name: attrs.get(d.name) for d in variant_attributes()}, **variants)
         expected[len(call) - 1] = (reference.attention(q, k_ref, v_ref, seq_lens=seq_lens, **options) if q_lens is None
                                    else packed_attention(q, q_lens, out, k_ref, v_ref, seq_lens, **options))
     return CheckCase(args=call, expected=expected, keep_alive=kept)
@@ -527,7 +526,7 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
     args = list(func.regions[0].blocks[0].arguments)[: argument_count(func)]
     views = find_ops(func, "rock.block_table_view")
     # K's view and V's (the cache pools; 3-d pools are per-token-head scale caches, drawn with their caches)
-    caches = [view for view in views if ir.MemRefType(view.operands[0].type).rank == 4]
+    caches = [view for view in views if ir.MemRefType(view.operands[0].type).rank >= 4]  # vllm-pa: a 5-d K pool
     k_view, v_view = caches[0], caches[-1]
     varlen = find_ops(func, "rock.varlen_view")  # packed q and out (in that order)
     g = PageGeometry.of(k_view.results[0])
@@ -598,7 +597,8 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
         k, v = reference.fp8_values(k_bits, name), reference.fp8_values(v_bits, name)
         scales = {"k_scale": k_scale, "v_scale": v_scale}
     caches = reference.block_caches(k, v, g.block_size, seq_lens=seq_lens, layout=g.layout, num_blocks=g.num_blocks,
-                                    rng=rng, dtype=dtype_of(name), share_first_block=batch > 1, placement=placement)
+                                    rng=rng, dtype=dtype_of(name), share_first_block=batch > 1, placement=placement,
+                                    element_bytes=element_bytes(pool_type.element_type))
     if per_token:  # the scale pools through the caches' block table
         scales = {label: scale_pool(x, caches.block_table, seq_lens, g.block_size, g.layout, g.num_blocks)
                   for label, x in (("k_scales", k_scales), ("v_scales", v_scales))}
@@ -622,14 +622,14 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
         q_lens = varlen_query_lengths(batch, q_type.shape[2], rng, edges)
         values[varlen[0].operands[1]] = np.concatenate([[0], np.cumsum(q_lens)]).astype(np.int32)
     drawn = {**variant_inputs(list(variant_args), q_type.shape[1], rng), **scales}
-    variants = {name: drawn[name] for name in ("alibi_slopes", "sinks") if name in variant_args}
+    variants = {d.name: drawn[d.name] for d in variant_operands() if d.name in variant_args}
     for variant, argument in variant_args.items():
         values[argument] = drawn[variant]
     call = [values[a] if a in values else random_argument(a.type, rng) for a in args[: args.index(out_arg) + 1]]
     expected = {}
     if attrs["known"]:
         causal, scale = attrs.get("causal", False), attrs.get("scale")
-        variants.update(window_left=attrs.get("window_left"), softcap=attrs.get("softcap"))
+        variants.update({d.name: attrs.get(d.name) for d in variant_attributes()})
         k, v = k_ref, v_ref
         if q_lens is None:
             expected[args.index(out_arg)] = reference.attention(values[q_arg], k, v, seq_lens=seq_lens, causal=causal,
@@ -684,7 +684,7 @@ def attention_variant_arguments(func: ir.Operation) -> dict[str, ir.Value]:
         return {}
     found = {}
     for name, value in attention_operands(ops[0]).items():
-        if name in ("alibi_slopes", "sinks", "k_scale", "v_scale") and isinstance(value, ir.BlockArgument):
+        if name in (*(d.name for d in variant_operands()), "k_scale", "v_scale") and isinstance(value, ir.BlockArgument):
             found[name] = value
         if name in ("k_scales", "v_scales") and value is not None and is_block_table_view(value):
             found[name] = value.owner.operands[0]
@@ -843,16 +843,60 @@ def make_case(func: ir.Operation, rng: np.random.Generator, device: Device, size
         case = case_generator(func).check_case(func, rng, device)
     elif find_ops(func, "rock.block_table_view"):
         case = serving_case(func, rng, device, sizes, placement)
-    elif find_ops(func, "rock.attention", "rock.gridwise_attention_accel") or attention_signature(func):
+    elif (find_ops(func, "rock.attention", "rock.gridwise_attention_accel") and attention_reads_arguments(func)) \
+            or attention_signature(func):
         case = attention_case(func, rng, device, sizes, placement)
     elif has_dynamic_arguments(func):
         raise InterpError(f"@{symbol_name(func)} has arguments with dynamic sizes: the check draws data for attention "
                           "kernels only (pass arrays with pagedir-run --inputs)", func.location)
     else:
         case = generic_case(func, rng, device)
+    if PAYLOAD_CASE in func.attributes:
+        payload_inputs(case, func)
     # In dtypes the arguments take (pagedir.interp.run refuses others): the same values the upload stores.
     case.args = [host_array(value, argument.type) for value, argument in zip(case.args, func.regions[0].blocks[0].arguments)]
     return case
+
+
+#: Marks (in memory only) a raised function drawing the case of the linalg payload it was raised from.
+PAYLOAD_CASE = "rock.payload_case"
+
+
+def payload_inputs(case: CheckCase, func: ir.Operation) -> None:
+    """Data a payload's own semantics are defined on: a payload gathers and multiplies every key slot of the
+    table, masked ones by 0 (0 * NaN is NaN), so stale NaN/Inf become 0 and every table id names a block
+    of the pool; a row that sees no key is 0/0 in the payload (zeros in rock.attention), so each sequence
+    keeps at least Sq keys. The payload's output is the reference (no expected result)."""
+    arguments = list(func.regions[0].blocks[0].arguments)
+    lengths = set()
+    for attention in find_ops(func, "rock.attention"):
+        seq_q = ir.MemRefType(attention.operands[0].type).shape[2]
+        lengths |= {arguments.index(v) for v in attention.operands[3:] if isinstance(v, ir.BlockArgument)
+                    and v in arguments and ir.MemRefType(v.type).rank == 1 and str(ir.MemRefType(v.type).element_type) == "i32"}
+    tables = {}
+    for view in find_ops(func, "rock.block_table_view"):
+        blocks = ir.MemRefType(view.operands[0].type).shape[0]
+        for table in view.operands[1:3]:
+            if isinstance(table, ir.BlockArgument) and table in arguments:
+                tables[arguments.index(table)] = blocks
+    for index, value in enumerate(case.args):
+        array = np.asarray(value)
+        if index in tables:
+            case.args[index] = np.mod(array, tables[index]).astype(array.dtype)
+        elif index in lengths:
+            case.args[index] = np.maximum(array, seq_q).astype(array.dtype)
+        elif array.dtype.kind == "f":
+            case.args[index] = np.where(np.isfinite(array), array, 0).astype(array.dtype)
+        elif array.dtype == np.uint16 and str(ir.ShapedType(arguments[index].type).element_type) == "bf16":
+            case.args[index] = np.where((array & 0x7F80) == 0x7F80, 0, array).astype(np.uint16)  # bf16 bits: NaN, Inf
+    case.expected = {}
+
+
+def attention_reads_arguments(func: ir.Operation) -> bool:
+    """The attention ops read q from an argument (not a view: heads folded into the batch are expanded by
+    memref.expand_shape, and those arguments get random data of their shape)."""
+    return all(isinstance(op.operands[0], ir.BlockArgument)
+               for op in find_ops(func, "rock.attention", "rock.gridwise_attention_accel"))
 
 
 def runnable(func: ir.Operation) -> bool:

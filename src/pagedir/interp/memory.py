@@ -335,7 +335,7 @@ class Space:
     per lane. ``lane_base`` is each lane's byte offset of its copy.
     """
 
-    UNIT = 2  # race detection granularity in bytes
+    UNIT = 1  # race detection granularity in bytes: fp8 stores of two threads may share a 2-byte unit
 
     def __init__(self, kind: str, nbytes: int, num_lanes: int, lanes_per_copy: int, track: bool, name: str,
                  location: Any = None):

@@ -13,7 +13,7 @@ from typing import Any, Callable, NamedTuple
 import mlir.ir as ir
 import numpy as np
 
-from pagedir.interp.memory import Elem, InterpError
+from pagedir.interp.memory import Elem, InterpError, elem_named
 from pagedir.interp.simt import Program, elem_of, handles, vector_shape
 from pagedir.reference import FP8_FORMATS, fp8_table
 
@@ -84,10 +84,27 @@ def constant_value(attr: ir.Attribute, type_: ir.Type) -> np.ndarray:
     raise InterpError(f"unsupported constant {attr}")
 
 
+def tensor_constant(attr: ir.Attribute, type_: ir.RankedTensorType) -> Any:
+    from pagedir.interp.ops_linalg import Tensor  # ops_linalg imports this module
+
+    elem = elem_named(str(type_.element_type))
+    dense = ir.DenseElementsAttr(attr)
+    if dense.is_splat:
+        splat = dense.get_splat_value()
+        array = np.full(tuple(type_.shape), splat.value if hasattr(splat, "value") else splat)
+    else:
+        array = np.array(dense).reshape(tuple(type_.shape))
+    return Tensor(cast(array, elem), elem)
+
+
 @handles("arith.constant", "llvm.mlir.constant")
 def compile_constant(p: Program, op: Any) -> Any:
     result = p.slot(op.operation.results[0])
-    value = constant_value(op.operation.attributes["value"], op.operation.results[0].type)
+    type_ = op.operation.results[0].type
+    if isinstance(type_, ir.RankedTensorType):  # a tensor constant (torch-mlir's 0-d -inf, its tensors of zeros)
+        value = tensor_constant(op.operation.attributes["value"], ir.RankedTensorType(type_))
+    else:
+        value = constant_value(op.operation.attributes["value"], type_)
 
     def run(env: list, mask: Any) -> None:
         env[result] = value

@@ -13,6 +13,7 @@ import mlir.ir as ir
 import numpy as np
 
 from pagedir import reference
+from pagedir.dialect.core import attr_value
 from pagedir.dialect.ops_attention import attention_operands
 from pagedir.interp.memory import Device, Elem, InterpError
 from pagedir.interp.ops_control import affine_function
@@ -20,7 +21,7 @@ from pagedir.interp.ops_memory import MemRef, _check_space, all_coordinates, com
 from pagedir.interp.simt import Program, elem_of, handles, vector_shape, widen
 from pagedir.page_sources import source_of
 from pagedir.page_sources.base import RunTimePages
-from pagedir.variants import Alibi, Sinks
+from pagedir.variants import variant_attributes, variant_operands
 
 
 def segments(op: Any) -> list[list[ir.Value]]:
@@ -453,15 +454,14 @@ def compile_attention(p: Program, op: Any) -> Any:
     operands = attention_operands(op.operation)
     slots = {name: p.slot(value) if value is not None else None for name, value in operands.items()}
     q, k, v, out, lens = (slots[name] for name in ("q", "k", "v", "out", "seq_lens"))
-    per_head = {name: slots[name] for name in (Alibi.operand, Sinks.operand) if slots[name] is not None}
+    per_head = {d.name: slots[d.name] for d in variant_operands() if slots[d.name] is not None}
     scales = [slots["k_scale"], slots["v_scale"]]
     token_scales = [slots["k_scales"], slots["v_scales"]]
     attrs = op.operation.attributes
     heads_kv = int_attr(op, "num_heads_kv")
     causal = bool(ir.BoolAttr(attrs["causal"]).value) if "causal" in attrs else False
     scale = ir.FloatAttr(attrs["scale"]).value if "scale" in attrs else None
-    window = int_attr(op, "window_left")
-    softcap = ir.FloatAttr(attrs["softcap"]).value if "softcap" in attrs else None
+    attributes = {d.name: attr_value(attrs[d.name]) for d in variant_attributes() if d.name in attrs}
     op_id = p.op_id(op)
 
     def run(env: list, mask: Any) -> None:
@@ -486,7 +486,7 @@ def compile_attention(p: Program, op: Any) -> Any:
             raise InterpError(f"{p.op_name(op_id)}: seq_lens {seq_lens.tolist()} outside [0, {kv[0].shape[2]}]", p.op_location(op_id))
         variants = {name: read_dense(p, op_id, env[slot]) for name, slot in per_head.items()}
         result = reference.attention(query, kv[0], kv[1], seq_lens=seq_lens, causal=causal, scale=scale,
-                                     window_left=window, softcap=softcap, **variants)
+                                     **attributes, **variants)
         if isinstance(env[out], VarlenSource):
             env[out].write(p, op_id, result)
             return

@@ -33,6 +33,8 @@ from pagedir.page_sources.blocks import BlockRead, BlockSource, PageGeometry
 from pagedir.page_sources.csr import CsrSource
 from pagedir.page_sources.dense import DenseSource
 from pagedir.page_sources.pointers import PointerSource
+from pagedir.page_sources.vllm_pa import VllmPaSource
+
 
 def _pool_form(path: str) -> type[PageSource]:
     module, name = path.split(":")
@@ -41,10 +43,11 @@ def _pool_form(path: str) -> type[PageSource]:
 
 #: The forms, asked in turn whether they claim a value; the first that does is its form (dense: any other).
 #: The forms reading cache pools are those of :data:`pagedir.kv_caches.POOL_TABLES` (a new one: its class
-#: here and its line there).
+#: here and its line there) and the pool layouts read by a source of their own (vLLM's paged-attention cache).
 FORMS: tuple[type[PageSource], ...] = (
     PointerSource,
-    *sorted((_pool_form(t.source) for t in POOL_TABLES.values()), key=lambda form: -len(form.__mro__)),  # refined first
+    *sorted((*(_pool_form(t.source) for t in POOL_TABLES.values()), VllmPaSource),
+            key=lambda form: -len(form.__mro__)),  # refined first
     DenseSource,
 )
 
@@ -71,4 +74,4 @@ def view_layouts() -> dict[str, type[BlockSource]]:
 
 
 __all__ = ["FORMS", "BlockRead", "BlockSource", "CsrSource", "DenseSource", "PageGeometry", "PageSource",
-           "PointerSource", "source_of", "view_layouts"]
+           "PointerSource", "VllmPaSource", "source_of", "view_layouts"]

@@ -246,6 +246,12 @@ class PageSource:
         """(elements from a page's address to the page physically after it, elements a page spans)."""
         return page_size, page_size
 
+    def contiguous_run(self, page_size: int) -> tuple[int, int]:
+        """(step, count): from an element ``o`` of a virtual page whose ``o floordiv step`` is a multiple of
+        ``count``, elements ``o, o + step, ..., o + (count - 1) * step`` lie side by side in memory. A step of 1:
+        loads run along a token's row; a step of D (a D-major pool): along the tokens."""
+        return 1, page_size
+
     # --- the interpreter ---------------------------------------------------------------------------
 
     @property

@@ -58,10 +58,10 @@ class PageGeometry:
 
     @staticmethod
     def of(view: ir.Value) -> PageGeometry:
-        """The geometry of a ``rock.block_table_view`` result."""
+        """The geometry of a ``rock.block_table_view`` result, as the class of its layout states it."""
         op = view.owner
         layout = ir.StringAttr(op.attributes["layout"]).value
-        return PageGeometry.of_types(op.operands[0].type, view.type, layout, len(op.operands) == 4)
+        return layout_form(layout).geometry_of(op.operands[0].type, view.type, layout, len(op.operands) == 4)
 
     @property
     def stride_triple(self) -> tuple[int, int, int]:
@@ -91,6 +91,19 @@ class PageGeometry:
             return ir.AffineExpr.get_floor_div(offset, self.head_dim) * self.token_stride + offset % self.head_dim
         return (offset // self.head_dim) * self.token_stride + offset % self.head_dim
 
+    @property
+    def contiguous_run(self) -> tuple[int, int]:
+        """(step, count): elements ``o, o + step, ...`` of a virtual page (``count`` of them, from a multiple of
+        ``count * step``) lie side by side in the pool: a token's row of D."""
+        return 1, self.head_dim
+
+
+def layout_form(layout: str) -> type[BlockSource]:
+    """The class stating the rules and geometry of pool layout ``layout``."""
+    from pagedir.page_sources import view_layouts  # the registry sits above the forms
+
+    return view_layouts().get(layout, BlockSource)  # a layout the view refuses (it says why): read as nhd/hnd
+
 
 def pool_layout(name: str):
     """The pool layout ``name``; a name the view's verifier refuses (it says why) is read as the last layout, so
@@ -100,7 +113,7 @@ def pool_layout(name: str):
 
 def contiguous(pool: ir.MemRefType) -> bool:
     """Whether ``pool`` has the identity layout (its strides are its layout's, whatever its dynamic sizes)."""
-    return pool.affine_map == ir.AffineMap.get_identity(pool.rank)
+    return pool.affine_map == ir.AffineMap.get_identity(pool.rank, context=pool.context)
 
 
 def pool_strides(pool: ir.MemRefType) -> tuple[list[int] | None, int]:
@@ -179,7 +192,7 @@ class BlockSource(PageSource):
     #: The pool layouts (``rock.block_table_view``'s ``layout``) whose rules this class states
     #: (:data:`pagedir.kv_caches.POOL_LAYOUTS`): ``nhd`` = [num_blocks, block_size, Hkv, D] (vLLM
     #: flash, FlashInfer NHD), ``hnd`` = [num_blocks, Hkv, block_size, D].
-    layouts = tuple(POOL_LAYOUTS)
+    layouts = tuple(name for name, layout in POOL_LAYOUTS.items() if layout.rows_contiguous)
 
     @staticmethod
     def matches(value: ir.Value) -> bool:
@@ -192,16 +205,14 @@ class BlockSource(PageSource):
             return f"pool must be a 4-d memref ({layout}), or a 3-d scale pool, got {pool}"
         return strided_pool_error(pool, layout)
 
-    @staticmethod
-    def geometry_of(pool: ir.MemRefType, pages: ir.MemRefType, layout: str, csr: bool = False) -> PageGeometry:
+    @classmethod
+    def geometry_of(cls, pool: ir.MemRefType, pages: ir.MemRefType, layout: str, csr: bool = False) -> PageGeometry:
         """The geometry of a view of ``pool`` (a layout of :attr:`layouts`) whose result is ``pages``."""
         return PageGeometry.of_types(pool, pages, layout, csr)
 
     @property
     def geometry(self) -> PageGeometry:
-        op = self.value.owner
-        return self.geometry_of(op.operands[0].type, self.value.type, ir.StringAttr(op.attributes["layout"]).value,
-                                len(op.operands) == 4)
+        return PageGeometry.of(self.value)
 
     @property
     def pool(self) -> ir.Value:
@@ -347,6 +358,9 @@ class BlockSource(PageSource):
     def page_stride_and_extent(self, page_size: int) -> tuple[int, int]:
         g = self.geometry
         return g.block_stride, g.page_extent
+
+    def contiguous_run(self, page_size: int) -> tuple[int, int]:
+        return self.geometry.contiguous_run
 
     # --- the generator and the check's data ---------------------------------------------------------
 

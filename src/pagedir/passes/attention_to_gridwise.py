@@ -84,6 +84,7 @@ from pagedir.passes.base import ChipOptions, Pass
 from pagedir.passes.blockwise_gemm import (MATRIX_WAVES, MFMA_TILE_KEYS, TILE, key_slices, matrix_lds_bytes, padded_rows,
                                             problem_matrix_instruction, transposed_v)
 from pagedir.passes.ir_utils import enclosing_function, lower_kernel_ops, pow2_ceil
+from pagedir.variants import variant_attributes
 
 MAX_HEAD_DIM = 256
 #: Query rows a prefill tile aims for; decode packs the whole group instead. 16 rows keep an f16
@@ -189,7 +190,7 @@ def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool
         rock.gridwise_attention_accel(
             *operands,
             num_heads_q=op.num_heads_q, num_heads_kv=op.num_heads_kv, causal=op.causal, scale=op.scale,
-            window_left=op.window_left, softcap=op.softcap,
+            **{d.name: getattr(op, d.name) for d in variant_attributes()},
             block_size=tiling.block_size, grid_size=tiling.grid_size,
             m_per_block=tiling.m_per_block, n_per_block=tiling.n_per_block,
             num_splits=tiling.num_splits if tiling.num_splits != 1 else None,

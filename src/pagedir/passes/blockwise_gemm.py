@@ -48,6 +48,14 @@ G = 1, the mapping ``d0 + m`` above (causal masking below: their diagonal tiles 
 per d-tile, and the grouped reads cost registers there), and so does WMMA (8 or 16 keys per lane and
 product: the grouped reads took more registers than they saved; docs/measurements.md).
 
+A D-major V pool (vLLM's paged-attention value cache, a column's tokens side by side) gives a V^T
+tile ``[D, N]`` (rock-gridwise-attention-to-blockwise: each 16-byte load along the tokens is one LDS
+store, its 16-byte chunks xor the row against bank conflicts): a lane's keys of column ``16 dt + q`` are
+one read of its row, G = 1 (gfx11's 16 keys: two reads, taken even keys then odd ones). It keeps the
+keys in their order, not the layout of "V stored transposed" below, also where that one applies (with
+hidden keys): there a 16-byte load of 8 consecutive tokens would land in two runs 4 S keys apart, and that
+layout takes 4 keys a lane of 16-bit elements only (the pool's V^T serves every matrix core).
+
 WMMA (RDNA, wave32, 16x16x16 f16/bf16; ``g = l div 16`` is 0 or 1). gfx12 is the scheme
 above with 8 values per lane: A ``A[q][8 g + j]``, B ``B[8 g + j][q]``, the accumulator
 ``D[8 g + j][q]``, j < 8; a row's statistics take one shuffle (lane l xor 16). gfx11 gives
@@ -363,12 +371,15 @@ class MatrixLoop:
         # more registers than they saved (the counts: docs/measurements.md).
         # So does a swizzled V tile: its columns are placed per key row (:meth:`v_column`).
         hides_keys = plan.keys.hides_keys
-        plain = hides_keys or instruction.wmma or builder.swizzle
+        # So does a V^T tile (a D-major V pool): a lane's keys of one column are one read there.
+        plain = hides_keys or instruction.wmma or builder.swizzle or builder.v_pool_transposed
         self.group = 1 if plain else column_group(self.d_tiles, self.p.element.width)
         if builder.v_layout is not None:  # V^T ("V stored transposed"): the grouped columns, read from rows of keys
             self.group = builder.v_layout.group
         self.paired = builder.swizzle and paired_k_reads(instruction, plan.p.head_dim)  # with the swizzled tiles
-        self.transposed = builder.v_layout is not None  # V^T in LDS (module section "V stored transposed")
+        # V^T in LDS in the layout of the module section "V stored transposed" (a D-major pool's V^T, in key
+        # order, is read per key step instead: :meth:`transposed_values`)
+        self.transposed = builder.v_layout is not None
         self.lane_rows = None  # this lane's rows of V^T from its first key (pv_from_transposed)
 
     # --- the loop -------------------------------------------------------------------
@@ -693,7 +704,9 @@ class MatrixLoop:
                 seen = self.seen_keys(hidden, keys) if hidden else None
                 group_rows = []
                 for dt in range(self.d_tiles):
-                    if self.group == 1:
+                    if self.b.v_pool_transposed:
+                        values = self.transposed_values(first_key, key_rows, dt)
+                    elif self.group == 1:
                         values = [memref.load(self.b.v_tile, [key, self.v_column(key_row, dt)])
                                   for key, key_row in zip(keys, key_rows)]
                     else:
@@ -738,6 +751,28 @@ class MatrixLoop:
                 outputs[dt] = (self.mfma(v_t, operand, outputs[dt]) if seen is None
                                else self.mfma_with_hidden_keys(v_t, operand, seen, outputs[dt]))
         return outputs
+
+    def transposed_values(self, first_key: ir.Value, key_rows: list, dt: int) -> list[ir.Value]:
+        """The lane's values of column ``16 dt + q`` at keys ``first_key + lane part + offset`` (``key_rows``,
+        one lane part, the offsets a run of consecutive keys in any order) from the V^T tile: one read of
+        the run, its elements taken in the offsets' order."""
+        lane, _ = key_rows[0]
+        offsets = [offset for _, offset in key_rows]
+        start = min(offsets)
+        assert all(part.__code__ is lane.__code__ for part, _ in key_rows) and sorted(offsets) == list(
+            range(start, start + len(offsets))), "the keys of a step are one run"
+        column = self.apply(lambda q: q + dt * TILE, self.lane_q)
+        if len(offsets) == 1:
+            key = self.apply(lambda k, q, g: k + lane(q, g) + start, first_key, self.lane_q, self.lane_g)
+            return [memref.load(self.b.v_tile, [column, swizzled_column(self.b.v_swizzle, column, key)])]
+        chunk = min(len(offsets), self.b.v_swizzle[0])  # a read per swizzled chunk (gfx11: 16 keys, two chunks)
+        run = []
+        for piece in range(start, start + len(offsets), chunk):
+            key = self.apply(lambda k, q, g: k + lane(q, g) + piece, first_key, self.lane_q, self.lane_g)
+            read = vector.load(ir.VectorType.get([chunk], self.b.v_tile.type.element_type), self.b.v_tile,
+                               [column, swizzled_column(self.b.v_swizzle, column, key)])
+            run += [vector.extract(read, [], [i]) for i in range(chunk)]
+        return [run[offset - start] for offset in offsets]
 
     def v_column(self, key_row: tuple, dt: int) -> ir.Value:
         """Where column ``16 dt + q`` of the key row ``first_key + lane part + offset`` (``key_row``) lies

@@ -64,6 +64,13 @@ iteration's PagePtrLoad overwriting pointers a slow thread still reads) is close
 by the trailing LDSWrite barrier: a thread only passes it once every thread has
 finished its GlobalRead. ``dest`` must therefore be in LDS.
 
+Vectors along the tokens. A source whose elements lie side by side along the tokens (vLLM's
+paged-attention value cache ``[num_blocks, Hkv, D, block_size]``: its page source's
+``contiguous_run`` steps by D) is read with vectors of the tile dimension of that coefficient
+(16 bytes: 8 f16 tokens of one column), the tokens outermost so that a wave's lanes read one page;
+LDSWrite stores each element at its ``[n + i, d]`` place of the tile, which the products read as
+any V tile. No direct-to-LDS loads there (a lane's dword would be two rows of the pool).
+
 Swizzled tiles (``lds_swizzle``): LDSWrite stores a chunk at a time, each at its swizzled column.
 
 Direct-to-LDS loads (``lds_dma``, where :func:`dma_fallback` finds none of its reasons: a CDNA
@@ -73,7 +80,8 @@ registers: phase 0 reads every load's page pointer, phase A issues every ``rock.
 of the wave (64 lanes x 4 bytes, one run of a row; on gfx950 64 lanes x 16 bytes where a page holds
 the whole rows one such load covers, 4 rows of D 128 f16: a quarter of the loads and their address
 work; the waves take the tile's loads in turn),
-phase B waits (``rocdl.s.waitcnt`` vmcnt(0)), then ``rock.lds_barrier``. With ``lds_swizzle``
+phase B waits (``rocdl.s.waitcnt`` vmcnt(0)), then ``rock.lds_barrier`` (rock-pipeline may split
+phase B off into an ``LDSWait`` stage and issue phase A a tile ahead). With ``lds_swizzle``
 a lane reads the global element whose swizzled place is its LDS dword (inverse swizzle: the
 LDS writes stay linear). Elsewhere the op keeps the register path (gfx1100/RDNA: no such loads;
 D 64 f16: a row is 128 bytes, half a wave's load). rocMLIR has no direct-to-LDS path for
@@ -192,6 +200,30 @@ def choose_vector(form: LinearForm, tile_shape: list[int], elem_bits: int, exten
     return vector_dim, vector_len
 
 
+def choose_strided_vector(form: LinearForm, tile_shape: list[int], elem_bits: int, step: int, run: int) -> tuple[int, int]:
+    """(vector_dim, vector_len) for a source whose elements ``o, o + step, ...`` lie side by side in runs of
+    ``run`` (:meth:`pagedir.page_sources.PageSource.contiguous_run`): the tile dimension of coefficient
+    ``step``, the widest vector (<= 128 bits, whole 32-bit words) dividing ``run`` and its extent whose
+    first point is always a multiple of ``vector_len * step`` up to terms that stay below ``step`` (a
+    token's columns). (0, 1) when no dimension has that coefficient."""
+    dims = [j for j, c in enumerate(form.tile_coeffs) if c == step]
+    if not dims:
+        return 0, 1
+    vector_dim = dims[-1]
+    below = [j for j, c in enumerate(form.tile_coeffs) if j != vector_dim and 0 < c < step]
+    if sum(form.tile_coeffs[j] * (tile_shape[j] - 1) for j in below) >= step:
+        below = []
+    multiples = [form.const, *(m for m, _ in form.index_terms)]
+    multiples += [c for j, c in enumerate(form.tile_coeffs) if j != vector_dim and j not in below]
+    vector_len = max(1, MAX_VECTOR_BITS // elem_bits)
+    while vector_len > 1 and (tile_shape[vector_dim] % vector_len or run % vector_len
+                              or any(m % (vector_len * step) for m in multiples)):
+        vector_len //= 2
+    if vector_len * elem_bits % 32:  # masked per 32-bit word (rock-threadwise-lowering): a point per load
+        vector_len = 1
+    return vector_dim, vector_len
+
+
 def plan_pages_uniform_per_wave(op, plan: TilePlan, wave_size: int) -> bool:
     """:func:`pages_uniform` for the tile as ``plan`` reads it."""
     try:
@@ -283,15 +315,21 @@ def plan_tile(op) -> TilePlan | str:
     source_type = op.source.type
     elem_bits = element_bytes(source_type.element_type) * 8
     extent = None if paged else source_type.shape[-1]
-    vector_dim, vector_len = choose_vector(form, tile_shape, elem_bits, extent)
-    if op.valid is not None and any(num_indices + vector_dim in dims_of(e) for e in op.valid.results):
-        vector_len = 1  # validity that changes along a vector: one point per load
-    read_order = sorted(range(len(tile_shape)), key=lambda j: (j == vector_dim, -abs(form.tile_coeffs[j]), j))
+    step, run = source_of(op.source, op.page_table).contiguous_run(op.page_size) if paged else (1, 0)
+    if step > 1:  # a D-major pool: vectors along the tokens, masked point by point (rock-threadwise-lowering)
+        vector_dim, vector_len = choose_strided_vector(form, tile_shape, elem_bits, step, run)
+    else:
+        vector_dim, vector_len = choose_vector(form, tile_shape, elem_bits, extent)
+        if op.valid is not None and any(num_indices + vector_dim in dims_of(e) for e in op.valid.results):
+            vector_len = 1  # validity that changes along a vector: one point per load
+    # Vectors along the tokens keep the tokens outermost: a wave's lanes then read one token group's columns,
+    # of one page, where with the vectors innermost they would span the tile's tokens and pages.
+    read_order = sorted(range(len(tile_shape)), key=lambda j: (step == 1 and j == vector_dim, -abs(form.tile_coeffs[j]), j))
     read_map = permute_tile_inputs(op.map, num_indices, read_order)
     read_shape = [tile_shape[j] for j in read_order]
     num_vectors = math.prod(tile_shape) // vector_len
     rows = -(-num_vectors // op.block_size)
-    plan = TilePlan(read_order, read_shape, read_map, len(tile_shape) - 1, vector_len, num_vectors, rows)
+    plan = TilePlan(read_order, read_shape, read_map, read_order.index(vector_dim), vector_len, num_vectors, rows)
     if not paged:
         return plan
     batch_expr = op.map.results[0]
@@ -580,6 +618,9 @@ def dma_fallback(op, plan: TilePlan, chip, nbytes: int = DMA_BYTES) -> str | Non
             return f"the tile's rows are not whole groups of {rows_per_load} rows of a page (one {nbytes}-byte load)"
     if op.valid is not None and any(len(op.indices) + 1 in dims_of(e) for e in op.valid.results):
         return "validity changes along a row"
+    step, run = source_of(op.source, op.page_table).contiguous_run(op.page_size)
+    if step != 1 or run * elem % DMA_BYTES:
+        return f"the pool holds a row's elements {step} apart in runs of {run}, not one lane's {DMA_BYTES} bytes"
     return None
 
 
@@ -684,6 +725,9 @@ def cp_async_fallback(op, wave: int) -> str | None:
         return f"a warp's copy of {span} elements does not lie in one page"
     if op.valid is not None and any(len(op.indices) + 1 in dims_of(e) for e in op.valid.results):
         return "validity changes along a row"
+    step, run = source_of(op.source, op.page_table).contiguous_run(op.page_size)
+    if step != 1 or run * elem % CP_ASYNC_BYTES:
+        return f"the pool holds a row's elements {step} apart in runs of {run}, not one lane's {CP_ASYNC_BYTES} bytes"
     return None
 
 

@@ -61,6 +61,12 @@ loads, the scores' variants and masks, and hand its epilogue the chunks they end
 the matrix loop, thread ``tid`` owns output chunks ``tid + k * block_size`` of ``VO`` columns
 (:meth:`Builder.chunk_position`, :mod:`pagedir.passes.valu_loop` has the layout).
 
+V from a D-major pool (vLLM's paged-attention value cache: a column's tokens side by side) on the
+matrix cores is loaded as V^T ``[D, N]`` (the tile map takes ``(d, n)``), swizzled per 16-byte chunk;
+the VALU loop keeps ``[N, D]``, the loads storing each token at its row. CDNA f16/bf16 loops with hidden
+keys store V^T in a layout of their own (blockwise_gemm, "V stored transposed"; :meth:`Builder.build`
+says why the two stay apart).
+
 LDS. Q, K, V and the scores are i8 ``rock.alloc``s viewed with their types, so
 ``rock-annotate-liveness`` and ``rock-reuse-lds`` can place K and V (never live
 together) on the same bytes. Tile loads end with a barrier (every thread sees
@@ -84,16 +90,18 @@ from pagedir.dialect import rock
 from pagedir.dialect.ops_attention import AttentionProblem, csr_lengths, is_deref, is_paged, read_problem
 from pagedir.dialect.ops_page_table import slot_count_dim, varlen_parts
 from pagedir.arch import ChipError, kernel_chip
+from pagedir.page_sources import source_of
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
+from pagedir.targets import family_of
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.blockwise_gemm import (MatrixInstruction, MatrixLoop, problem_matrix_instruction, tile_swizzle,
                                            transposed_v, transposed_v_layout)
 from pagedir.passes.mma_sync_loop import MmaSyncLoop, ldmatrix_swizzle
 from pagedir.passes.ir_utils import LOG2_E, apply, divided, f32_const, find_ops, index_const, lds_view, splat
-from pagedir.passes.split_combine import (add_workspace_argument, build_combine_kernel, offset, workspace_lse_base,
+from pagedir.passes.split_combine import (RowOf, add_workspace_argument, build_combine_kernel, offset, workspace_lse_base,
                                           workspace_parts)
 from pagedir.passes.valu_loop import ValuLoop
-from pagedir.variants import Alibi, KeyRange, Sinks, Softcap, query_position, score_scale
+from pagedir.variants import VARIANTS, KeyRange, Variant, active_variants, query_position, scaled, score_scale
 
 #: Kernel unit attribute asking for the swizzled LDS tiles (the pass's ``lds-swizzle`` option).
 LDS_SWIZZLE_ATTR = "rock.lds_swizzle"
@@ -150,7 +158,7 @@ class Plan:
     scale: float  # includes log2(e)
     splits: int = 1  # 0: chosen at launch, the workspace's dim 0 (a dynamic kernel)
     window: int | None = None  # window_left
-    softcap: float | None = None
+    variants: tuple[Variant, ...] = ()  # the op's score variants, their operands the op's values
 
     @property
     def keys(self) -> KeyRange:
@@ -222,27 +230,73 @@ def lower_gridwise(op, func: ir.Operation, chip=None, swizzle: bool = False, dma
                                    "kernel, the combine kernel reads and writes them")
             return False
     scale = score_scale(op.scale, p.head_dim)
-    plan = Plan(p, block, m, n, op.causal, scale * LOG2_E, op.num_splits, op.window_left, op.softcap)
-    sinks_argument = None
-    if plan.splits != 1 and op.sinks is not None:  # the combine kernel adds the sinks: it must reach them too
-        sinks_argument = kernel_argument_number(func, op.sinks)
-        if sinks_argument is None:
-            op.location.emit_error("'rock.gridwise_attention_accel' op sinks must be an argument of the kernel "
-                                   f"with num_splits = {plan.splits}: the combine kernel reads them")
-            return False
+    values = {name: getattr(op, name) for variant in VARIANTS for name in variant.names()}
+    plan = Plan(p, block, m, n, op.causal, scale * LOG2_E, op.num_splits, op.window_left, active_variants(values))
+    joined = []  # the variants the combine kernel applies (sinks), their operands as the kernel's argument numbers
+    for variant in plan.variants if plan.splits != 1 else ():
+        if not variant.joins:
+            continue
+        numbers = {d.name: kernel_argument_number(func, values[d.name]) for d in variant.operands}
+        for name, number in numbers.items():
+            if number is None:
+                op.location.emit_error(f"'rock.gridwise_attention_accel' op {name} must be an argument of the kernel "
+                                       f"with num_splits = {plan.splits}: the combine kernel reads them")
+                return False
+        joined.append(type(variant).of({**values, **numbers}))
     workspace = add_workspace_argument(func, plan, op.location) if plan.splits != 1 else None
     matrix = problem_matrix_instruction(chip, p, block, m, n)
     with op.location, ir.InsertionPoint(op):
         builder = Builder(plan, op, workspace, matrix, swizzle, dma)
         builder.build()
-    # rock-pipeline moves PagePtrLoad and GlobalRead of the next tile ahead; a GlobalToLDS stage (lds_dma)
-    # both issues and consumes its loads, and reads the page pointers PagePtrLoad writes: not pipelined yet.
-    if op.pipeline_depth != 1 and not (dma and matrix is not None):
+    # rock-pipeline moves PagePtrLoad and GlobalRead of the next tile ahead, or with direct-to-LDS loads
+    # (GlobalToLDS stages) issues each tile's copies during the other tile's math where the family's waits
+    # let them overlap it (TargetFamily.pipelined_direct_loads).
+    direct = dma and matrix is not None
+    if op.pipeline_depth != 1 and not (direct and not direct_loads_pipelined(op, p, plan, chip)):
         mark_kv_loop(builder.k_tile, op.pipeline_depth)
     if workspace is not None:
-        build_combine_kernel(func, plan, op.out.type, op.location, sinks_argument, packed_arguments)
+        build_combine_kernel(func, plan, op.out.type, op.location, joined, packed_arguments)
     op.operation.erase()
     return True
+
+
+def direct_loads_pipelined(op, p: AttentionProblem, plan: Plan, chip) -> bool:
+    """Whether rock-pipeline may issue the direct-to-LDS K and V tiles during each other's math: the family's
+    waits let the copies overlap it (TargetFamily.pipelined_direct_loads) and both tiles, with their page
+    pointers, fit the chip's LDS together (they no longer share bytes); a remark says why not where they do not."""
+    if not family_of(chip).pipelined_direct_loads:
+        return False
+    tile = plan.n * p.head_dim * element_bytes(p.kv_type)
+    pointers = 8 * (math.ceil(tile // element_bytes(p.kv_type) / p.page_elements) + 1) if p.page_elements else 0
+    if 2 * (tile + pointers) <= chip.lds_per_workgroup:
+        return True
+    from pagedir.passes.raise_attention import remark
+
+    remark(op.operation, f"direct-to-LDS K/V tiles not pipelined: both tiles need {2 * (tile + pointers)} bytes of "
+                         f"LDS at once, more than the {chip.lds_per_workgroup} of {chip.name}; lower n_per_block")
+    return False
+
+
+@dataclass
+class ScoreAt:
+    """Score ``row``, ``col`` of tile ``t`` for the variants' IR forms (:class:`pagedir.variants.ScoreSite`),
+    in the tile's frame: key t * N + col is column col, i_pos is :meth:`Builder.causal_limit`."""
+
+    builder: Builder
+    dot: ir.Value
+    scale: float
+    t: ir.Value
+    row: ir.Value
+    col: ir.Value
+
+    def head_value(self, operand: ir.Value) -> ir.Value:
+        return memref.load(operand, [self.builder.query_head(self.row)])
+
+    def key(self) -> ir.Value:
+        return self.col
+
+    def position(self) -> ir.Value:
+        return self.builder.causal_limit(self.t, self.row)
 
 
 def mark_kv_loop(k_tile: ir.Value, depth: int) -> None:
@@ -251,6 +305,12 @@ def mark_kv_loop(k_tile: ir.Value, depth: int) -> None:
         if use.owner.name == "rock.blockwise_load_tile" and use.owner.parent.name == "scf.for":
             use.owner.parent.attributes["rock.pipeline_depth"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), depth)
             return
+
+
+def values_along_tokens(v: ir.Value) -> bool:
+    """Whether V's pool holds a column's tokens side by side (:meth:`pagedir.page_sources.PageSource.contiguous_run`
+    steps by D): vLLM's paged-attention value cache."""
+    return is_paged(v) and source_of(v).contiguous_run(v.type.shape[2])[0] > 1
 
 
 def kernel_argument_number(func: ir.Operation, value: ir.Value) -> int | None:
@@ -309,10 +369,27 @@ class Builder:
         self.load_q(q_tile)
         self.q_rows = reinterpret(q_tile, [plan.m, p.head_dim])
         self.k_tile = lds_view([plan.n, p.head_dim], p.kv_type)
-        # The matrix loop with hidden keys reads V transposed (blockwise_gemm.transposed_v): V^T, a row per column.
+        # V^T [D, N] in LDS (a row of keys per column), in one of two layouts, never both:
+        # * a D-major V pool (vLLM's paged-attention value cache) on any matrix core: the keys in their order,
+        #   each 16-byte load along the tokens one LDS store, its 16-byte chunks xor-ed with the row; the
+        #   products' key steps read it (blockwise_gemm.MatrixLoop.transposed_values);
+        # * otherwise CDNA f16/bf16 loops with hidden keys (blockwise_gemm.transposed_v, "V stored
+        #   transposed"): the keys reordered so that a lane's 4 S keys of all blocks are one run, loaded along
+        #   D through a 7-D view of the tile.
+        # They stay two: the second layout puts the 8 consecutive tokens of one 16-byte pool load in two runs
+        # 4 S keys apart (and swaps the runs of odd rows), so each load would become two stores or two 8-byte
+        # loads; and it is laid out for 4 keys a lane of 16-bit elements, where the pool needs V^T on every
+        # matrix core (WMMA's 8 or 16 keys a lane, f32's 16x16x4, fp8 caches).
+        # (NVIDIA's mma.sync loop reads V with ldmatrix .trans from [N, D]: the loads store each token at its row.)
+        self.v_pool_transposed = (self.matrix is not None and not self.matrix.form.warp_mma
+                                  and values_along_tokens(self.op.v))
         self.v_layout = None
-        if self.matrix is not None and transposed_v(self.matrix, plan.keys.hides_keys, self.swizzle, self.dma,
-                                                    p.kv_type == p.element, element_bytes(p.element) * 8):
+        if self.v_pool_transposed:  # 16-byte chunks of a row xor the row: 8 lanes reading 8 rows hit 8 chunks' banks
+            chunk = max(1, 16 // element_bytes(p.kv_type))
+            self.v_swizzle = (chunk, 1, math.gcd(8, max(1, plan.n // chunk)), 1)
+            self.v_tile = lds_view([p.head_dim, plan.n], p.kv_type)
+        elif self.matrix is not None and transposed_v(self.matrix, plan.keys.hides_keys, self.swizzle, self.dma,
+                                                      p.kv_type == p.element, element_bytes(p.element) * 8):
             # read as rows of V^T, loaded through a 7-D view of the same bytes
             self.v_layout = layout = transposed_v_layout(p.head_dim, plan.n, self.matrix.slices,
                                                          element_bytes(p.element) * 8)
@@ -478,9 +555,9 @@ class Builder:
         """Tile ``t`` of K or V; keys at or past seq_len are not read (``valid``) and give 0:
         their slots (the rest of the last page, the rest of the tile) may hold anything."""
         plan, p = self.plan, self.plan.p
-        # The tile's dimensions in dest order: (key, column), or (column, key) for the transposed V tile.
-        transposed = tile == self.v_tile and self.v_layout is not None
-        dest = self.v_load_view if transposed else tile  # the 7-D view of V^T (blockwise_gemm.transposed_v_layout)
+        # The tile's dimensions in dest order: (key, column), or (column, key) for a V^T tile.
+        transposed = tile == self.v_tile and (self.v_layout is not None or self.v_pool_transposed)
+        dest = self.v_load_view if transposed and self.v_layout is not None else tile  # the 7-D view of V^T
         tile_dims = ir.MemRefType(dest.type).rank
         b, h, tt, length = (ir.AffineDimExpr.get(i) for i in range(4))
         n, d = self.tile_key_column(4, tile_dims, transposed)
@@ -506,7 +583,7 @@ class Builder:
             tile_map = ir.AffineMap.get(4 + tile_dims, 0, [b, h, key, d])
             table, page_size = None, None
         before_seq_len = ir.AffineMap.get(tile_map.n_dims, 0, [length - key - 1])  # key < seq_len
-        swizzle = self.k_swizzle if tile == self.k_tile else self.v_layout.swizzle if transposed else self.v_swizzle
+        swizzle = self.k_swizzle if tile == self.k_tile else self.v_swizzle if self.v_layout is None else self.v_layout.swizzle
         rock.blockwise_load_tile(
             source, dest, indices, table,
             map=ir.AffineMapAttr.get(tile_map), block_size=plan.block, page_size=page_size,
@@ -515,11 +592,14 @@ class Builder:
         )
 
     def tile_key_column(self, first: int, tile_dims: int, transposed: bool) -> tuple:
-        """(key in the tile, column) of the tile dims from dim ``first`` of a load map: ``(n, d)``, or for the
-        transposed V tile's view ``(column div 16 G, m, column mod G, slice, block, j, g)``."""
+        """(key in the tile, column) of the tile dims from dim ``first`` of a load map: ``(n, d)``; for a V^T
+        tile ``(d, n)`` (a D-major pool's) or its 7-D view ``(column div 16 G, m, column mod G, slice, block,
+        j, g)`` (the hidden keys' layout)."""
         dims = [ir.AffineDimExpr.get(first + i) for i in range(tile_dims)]
         if not transposed:
             return dims[0], dims[1]
+        if self.v_layout is None:
+            return dims[1], dims[0]
         high, m, low, slice_, block, j, g = dims
         group = self.v_layout.group
         return (slice_ * (self.plan.n // self.matrix.slices) + block * 16 + g * 4 + j,
@@ -567,15 +647,11 @@ class Builder:
             dot = arith.mulf(dot, self.k_scale)
         if self.k_scale_tile is not None:  # K[n] = k[n] * k_scales[n]: one multiply per score too
             dot = arith.mulf(dot, memref.load(self.k_scale_tile, [col]))
-        if plan.softcap is None:
-            score = arith.mulf(dot, f32_const(plan.scale))
-        else:
-            score = Softcap(plan.softcap).base2_score(dot, plan.scale)
-        if self.op.alibi_slopes is None:
-            return score
-        slope = memref.load(self.op.alibi_slopes, [self.query_head(row)])
-        # in the tile's frame: key t * N + col is column col, i_pos is causal_limit
-        return Alibi.base2_biased(score, slope, col, self.causal_limit(t, row))
+        site = ScoreAt(self, dot, plan.scale, t, row, col)
+        score = None
+        for variant in plan.variants:
+            score = variant.base2_score(score, site)
+        return scaled(score, site)
 
     def query_head(self, row: ir.Value) -> ir.Value:
         """The query head of tile row ``row`` (rows are (head in the group, position))."""
@@ -632,8 +708,8 @@ class Builder:
         for k in range(len(final) // 3):
             acc, running_max, total = final[3 * k : 3 * k + 3]
             head, position, stored, col = self.output_place(k, places)
-            if self.op.sinks is not None:
-                acc, total = Sinks.join(acc, running_max, total, memref.load(self.op.sinks, [head]))
+            for variant in self.plan.variants:
+                acc, total = variant.join(acc, running_max, total, RowOf(head))
             acc = self.scaled_values(acc)
             has_keys = arith.cmpf(arith.CmpFPredicate.OGT, total, f32_const(0.0))
             result = divided(acc, total, has_keys)

@@ -272,7 +272,7 @@ def pages_uniform(form: LinearForm, tile_shape: list[int], vector_dim: int, vect
         # Rows are block_size vectors long; a wave never spans two rows when block_size is a multiple of it.
         group = offsets[start : start + group_size]
         lowest = (residues + group.min()) // page_size
-        highest = (residues + group.max() + vector_len - 1) // page_size
+        highest = (residues + group.max() + (vector_len - 1) * form.tile_coeffs[vector_dim]) // page_size
         if np.any(lowest != highest):
             return False
     return block_size % group_size == 0

@@ -82,6 +82,21 @@ scf.if %any { PagePtrLoad(%lb) ; GlobalRead(%lb) }    // one per group
 scf.for %t = %last to %ub step %c1 iter_args(... = %r) { LDSWrite ; ... math on %tile ... } {rock.pipelined = 2 : i64}
 ```
 
+Direct-to-LDS tiles (``GlobalToLDS`` stages, ``lds_dma``): the copies land in the LDS tile itself, so
+the next tile cannot be issued into a tile the math still reads. In a loop whose tiles all come that way
+(K, then V) each tile is the other's second buffer: the wait at the end of each GlobalToLDS stage is
+split off into an ``LDSWait`` stage that stays in place, V's issue stages move up to right after K's
+wait, and K's for tile ``t + 1`` go right after V's wait (its barrier: every warp is done with Q K^T),
+with the prologue and the peeled last tile as above. Each tile's copies are in flight during the other
+tile's math; at each wait only its own are outstanding, so the wait keeps its count (``wait_group 0``).
+The tiles no longer share LDS bytes (twice the LDS). Index arithmetic of the body that the moved
+stages use (a csr table's or a dynamic kernel's offsets) is recomputed for their tile; the loop must
+write no global memory. rock-gridwise-attention-to-blockwise asks for it where the family's waits let
+the copies overlap (``TargetFamily.pipelined_direct_loads``: NVIDIA's cp.async) and both tiles fit the
+chip's LDS (else a remark); on AMD, LLVM waits
+``vmcnt(0)`` for every direct-to-LDS load before the next LDS read it cannot prove disjoint, which
+drains the copies at the first read of the other tile (docs/measurements.md).
+
 Options: ``depth`` (0: each loop's ``rock.pipeline_depth``, 1 when it has none; 1 or 2).
 Errors: a loop's ``rock.pipeline_depth`` other than 1 or 2, a pipelined loop whose step is not the
 constant 1 (the next tile is ``t + 1``).
@@ -95,7 +110,7 @@ import mlir.ir as ir
 from mlir.dialects import arith, scf
 
 from pagedir.dialect import rock
-from pagedir.dialect.effects import UnknownEffects, accesses, view_source
+from pagedir.dialect.effects import WRITE, UnknownEffects, accesses, is_view, memory_effects, view_source, walk_ops
 from pagedir.dialect.types import memory_space
 from pagedir.passes.base import Pass, kernel_functions
 from pagedir.passes.ir_utils import find_ops, index_const
@@ -105,6 +120,12 @@ DONE_ATTR = "rock.pipelined"
 #: Stages that issue a tile's loads (moved a tile ahead) and the one that ends the issue.
 ISSUE_STAGES = frozenset({"PagePtrLoad", "GlobalRead"})
 LAST_ISSUE_STAGE = "GlobalRead"
+#: The direct-to-LDS stage (rock-blockwise-load's ``lds_dma`` path): the tile's copies, then the wait for them and
+#: a barrier, which rock-pipeline splits off into a ``LDSWait`` stage of its own.
+DMA_STAGE = "GlobalToLDS"
+WAIT_STAGE = "LDSWait"
+#: The ops that wait for a wave's (thread's) direct-to-LDS copies.
+DMA_WAITS = frozenset({"rocdl.s.waitcnt", "nvvm.cp.async.wait.group"})
 MAX_DEPTH = 2
 
 
@@ -280,6 +301,9 @@ def pipeline_loop(loop: ir.Operation, depth: int) -> None:
     if DEPTH_ATTR in loop.attributes:
         del loop.attributes[DEPTH_ATTR]
     loop.attributes[DONE_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64, loop.context), depth)
+    if any(stage_name(op.operation) == DMA_STAGE for op in body.operations):
+        pipeline_direct_loads(loop, body)
+        return
     groups = load_groups(body)
     if not groups:
         return
@@ -385,3 +409,188 @@ def substitute(op: ir.Operation, replaced: dict) -> None:
         return ir.WalkResult.ADVANCE
 
     op.walk(visit)
+
+
+# ----------------------------------------------------------------------------
+# Direct-to-LDS tiles (GlobalToLDS stages): the copies land in the tile itself, so tile t + 1 cannot be
+# issued into a tile that tile t's math still reads. The tiles of the loop (K, then V) are each other's
+# second buffer: the copies of tile j are issued right after the wait for tile j - 1 (its barrier: every
+# wave is done with the math that read tile j's buffer in the iteration before), and the first tile's
+# copies for t + 1 right after the last wait of iteration t:
+#
+#   if lb < ub: ptrs K(lb); copy K(lb)                                          (prologue)
+#   for t in [lb, last):  wait K; ptrs V(t); copy V(t); S = Q K^T ...; wait V; ptrs K(t + 1); copy K(t + 1); O += P V
+#   for t in [last, ub):  wait K; ptrs V(t); copy V(t); S = Q K^T ...; wait V; O += P V          (the last tile)
+#
+# Each tile's copies are in flight during the other tile's math; at each wait only that tile's copies are
+# outstanding, so the waits keep their count (vmcnt(0), cp.async.wait_group 0) and drain nothing else.
+
+
+@dataclass
+class DirectLoad:
+    issue: list[ir.Operation]  # PagePtrLoad stages, then the GlobalToLDS stage (its copies)
+    wait: ir.Operation  # the LDSWait stage split off it
+    tile: ir.Value  # the LDS buffer the copies write
+    buffers: set = field(default_factory=set)
+
+
+def pipeline_direct_loads(loop: ir.Operation, body: ir.Block) -> bool:
+    """Schedule the loop's direct-to-LDS tiles as above; False (the loop left as it is) where it cannot."""
+    loads = direct_loads(body)
+    if loads is None or not direct_loads_movable(loads, body):
+        return False
+    for load in loads:
+        load.wait = split_wait(load.issue[-1])
+    lower, upper, iv = loop.operands[0], loop.operands[1], body.arguments[0]
+    with loop.location:
+        with ir.InsertionPoint(loop):
+            any_tile = arith.cmpi(arith.CmpIPredicate.ult, lower, upper)
+            last = arith.maxsi(lower, arith.subi(upper, index_const(1)))
+            prologue = scf.IfOp(any_tile)
+        first_chain = index_chain(loads[0].issue, loop)
+        with ir.InsertionPoint(prologue.then_block):
+            copy_stages(loads[0].issue, copy_stages(first_chain, {iv: lower}))
+            scf.YieldOp([])
+        ops = [op.operation for op in body.operations]
+        for before, load in zip(loads, loads[1:]):  # tile j's copies right after tile j - 1's wait
+            point = before.wait
+            for op in index_chain(load.issue, loop) + load.issue:
+                if op in load.issue or ops.index(op) > ops.index(before.issue[-1]):
+                    op.move_after(point)
+                    point = op
+        with ir.InsertionPoint(body.operations[0]):
+            following = arith.addi(iv, index_const(1))
+        with ir.InsertionPoint.after(loads[-1].wait):
+            ahead = copy_stages(loads[0].issue, copy_stages(first_chain, {iv: following}))[AHEAD][len(first_chain):]
+        for stage in loads[0].issue:
+            stage.erase()
+        peel_last_iteration(loop, last, upper, ahead)  # the last tile: no copies past it
+    return True
+
+
+def direct_loads(body: ir.Block) -> list[DirectLoad] | None:
+    """The body's direct-to-LDS tile loads in order, None when it also loads tiles through registers."""
+    ops = [op.operation for op in body.operations]
+    if any(stage_name(op) == LAST_ISSUE_STAGE for op in ops):
+        return None
+    loads = []
+    for i, op in enumerate(ops):
+        if stage_name(op) != DMA_STAGE:
+            continue
+        first = i
+        while first > 0 and stage_name(ops[first - 1]) == "PagePtrLoad":
+            first -= 1
+        issue = ops[first:i + 1]
+        tiles = {view_source(copy.operands[2]) for copy in find_ops(op, "rock.global_load_lds")}
+        if len(tiles) != 1:
+            return None
+        loads.append(DirectLoad(issue, op, tiles.pop(), set().union(*(used_buffers(s) for s in issue))))
+    return loads
+
+
+def direct_loads_movable(loads: list[DirectLoad], body: ir.Block) -> bool:
+    """Every load's stages use only values from before the loop, the induction variable and their own; its
+    buffers (pointers, tile) are touched between the wait before its new place and its own wait only by its
+    stages; the first tile, issued a tile ahead, is not touched after the last wait."""
+    loop = body.owner
+    iv = body.arguments[0]
+    ops = [op.operation for op in body.operations]
+    for load in loads:
+        if index_chain(load.issue, loop) is None or not split_point(load.issue[-1]):
+            return False
+    if len({load.tile for load in loads}) != len(loads) or any(load.tile in other.buffers - {other.tile}
+                                                               for load in loads for other in loads):
+        return False
+
+    if not writes_no_global_memory(loop):  # then a tile read early holds the same values
+        return False
+
+    def touched(load: DirectLoad, start: int, end: int) -> bool:
+        own = set(load.issue)
+        lds = {b for b in load.buffers if memory_space(b.type) == "workgroup"}
+        return any(lds & used_buffers(op) for op in ops[start:end] if op not in own)
+
+    for before, load in zip(loads, loads[1:]):  # moved up to right after the wait of the tile before it
+        if touched(load, ops.index(before.issue[-1]) + 1, ops.index(load.issue[-1])):
+            return False
+    first, final = loads[0], loads[-1]
+    after_last_wait = ops.index(final.issue[-1]) + 1
+    return not touched(first, after_last_wait, len(ops)) and not touched(first, 0, ops.index(first.issue[0]))
+
+
+#: Body ops a moved stage may have recomputed for its own tile: index arithmetic and sizes, no effects.
+PURE_INDEX_OPS = ("arith.", "affine.apply", "index.", "memref.dim")
+
+
+def index_chain(stages: list[ir.Operation], loop: ir.Operation) -> list[ir.Operation] | None:
+    """The ops of the loop body (in body order) computing the values from inside the loop that ``stages`` use
+    (the KV loop's tile offsets of a csr table or a dynamic kernel): pure index arithmetic of the induction
+    variable and values from before the loop. None when some value is not such."""
+    body = loop.regions[0].blocks[0]
+    iv = body.arguments[0]
+    produced = {result for stage in stages for result in stage.results}
+    pending = [v for v in outside_values(stages) if v != iv and v not in produced and defined_inside(v, loop)]
+    chain: list[ir.Operation] = []
+    while pending:
+        value = pending.pop()
+        if not isinstance(value, ir.OpResult):
+            return None  # a block argument: a value carried by the loop
+        op = value.owner.operation
+        if op in chain:
+            continue
+        if op.parent.operation != loop.operation or op.regions or not op.name.startswith(PURE_INDEX_OPS):
+            return None
+        chain.append(op)
+        pending += [v for v in op.operands if v != iv and defined_inside(v, loop)]
+    ops = [op.operation for op in body.operations]
+    return sorted(chain, key=ops.index)
+
+
+#: LLVM ops on values only, in a loop before the LLVM lowering (the matrix products of the NVIDIA family).
+LLVM_VALUE_OPS = frozenset({"llvm.extractvalue", "llvm.insertvalue", "llvm.mlir.undef", "llvm.mlir.poison",
+                            "llvm.mlir.zero", "llvm.bitcast"})
+
+
+def writes_no_global_memory(loop: ir.Operation) -> bool:
+    """No op of the loop writes memory outside LDS and registers. Unlike :func:`read_only_memory` per buffer, an
+    address taken as an integer (``memref.extract_aligned_pointer_as_index``: a block table's page addresses)
+    is allowed: only an op whose effects are known to be reads or LDS writes can use it at this level."""
+    ok = True
+
+    def visit(op: ir.Operation) -> None:
+        nonlocal ok
+        if op.name.startswith("llvm."):  # the NVVM products' structs are values; any other LLVM op may write
+            ok &= op.name in LLVM_VALUE_OPS
+            return
+        if op.name == "memref.extract_aligned_pointer_as_index" or is_view(op):
+            return
+        if not any(isinstance(v.type, ir.MemRefType) for v in op.operands):
+            return
+        effects = memory_effects(op)
+        ok &= effects is not None and all(kind != WRITE or memory_space(v.type) in ("workgroup", "private")
+                                          for v, kind in effects)
+
+    walk_ops(loop, visit)
+    return ok
+
+
+def split_point(stage: ir.Operation) -> ir.Operation | None:
+    """The first wait of a GlobalToLDS stage's copies (at its top level), None when it has none."""
+    block = stage.regions[0].blocks[0]
+    return next((op.operation for op in block.operations if op.operation.name in DMA_WAITS), None)
+
+
+def split_wait(stage: ir.Operation) -> ir.Operation:
+    """Move the wait and what follows it (the barrier) out of ``stage`` into a ``LDSWait`` stage after it."""
+    from pagedir.passes.blockwise_load import open_stage
+
+    block = stage.regions[0].blocks[0]
+    ops = [op.operation for op in block.operations]
+    start = ops.index(split_point(stage))
+    with ir.InsertionPoint.after(stage):
+        wait_block = open_stage(WAIT_STAGE, stage.location)
+    with ir.InsertionPoint(wait_block):
+        terminator = scf.YieldOp([])
+    for op in ops[start:-1]:
+        op.move_before(terminator.operation)
+    return wait_block.owner

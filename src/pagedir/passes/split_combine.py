@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import mlir.ir as ir
 from mlir.dialects import arith, memref, scf, vector
@@ -45,7 +47,7 @@ from pagedir.backend import split_kv
 from pagedir.backend.split_kv import COMBINE_BLOCK, COMBINE_CHUNK
 from pagedir.dialect import rock
 from pagedir.passes.ir_utils import apply, divided, f32_const, index_const, splat
-from pagedir.variants import Sinks
+from pagedir.variants import Variant
 
 
 def add_workspace_argument(func: ir.Operation, plan, location: ir.Location) -> ir.Value:
@@ -107,10 +109,10 @@ def workspace_lse_base(splits: ir.Value, rows: ir.Value, plan) -> ir.Value | int
 
 
 def build_combine_kernel(split_func: ir.Operation, plan, out_type: ir.MemRefType, location: ir.Location,
-                         sinks_argument: int | None = None, packed_arguments: list[int] | None = None) -> None:
+                         joined: Sequence[Variant] = (), packed_arguments: list[int] | None = None) -> None:
     """``@<kernel>_combine``, right after the split kernel, with its arguments: thread ``i`` merges
     columns ``[c, c + COMBINE_CHUNK)`` of one output row over the splits (module docstring).
-    With sinks (argument ``sinks_argument``) the row's sink joins the denominator here, once.
+    The variants acting in the epilogue (``joined``: sinks, their operands as argument numbers) act here, once.
     Packed queries (``packed_arguments``: cu_seqlens_q and the packed out): the workspace keeps
     the padded rows; a row present in its sequence is merged and stored to its packed row, an
     absent one reads and writes nothing (the splits did not write it)."""
@@ -184,9 +186,8 @@ def build_combine_kernel(split_func: ir.Operation, plan, out_type: ir.MemRefType
                     scf.YieldOp([arith.select(seen, vector.fma(splat(weight, COMBINE_CHUNK), partial, acc), acc),
                                  arith.select(seen, arith.addf(weights, weight), weights)])
                 acc, weights = loop.results
-                if sinks_argument is not None:  # weights are relative to exp2(safe_max), like a running sum
-                    sink = memref.load(args[sinks_argument], [head])
-                    acc, weights = Sinks.join(acc, safe_max, weights, sink)
+                for variant in joined:  # weights are relative to exp2(safe_max), like a running sum
+                    acc, weights = variant.join(acc, safe_max, weights, RowOf(head, args))
                 result = divided(acc, weights, arith.cmpf(arith.CmpFPredicate.OGT, weights, f32_const(0.0)))
                 if not isinstance(p.element, ir.F32Type):
                     result = arith.truncf(ir.VectorType.get([COMBINE_CHUNK], p.element), result)
@@ -195,6 +196,18 @@ def build_combine_kernel(split_func: ir.Operation, plan, out_type: ir.MemRefType
                     scf.YieldOp([])
             scf.YieldOp([])
         func_dialect.ReturnOp([])
+
+
+@dataclass
+class RowOf:
+    """An output row of query head ``head`` in the epilogue (or the combine), for the variants' :meth:`join`;
+    ``arguments``: the kernel's arguments, where the variant's operands are their numbers (the combine)."""
+
+    head: ir.Value
+    arguments: list | None = None
+
+    def head_value(self, operand: ir.Value | int) -> ir.Value:
+        return memref.load(operand if self.arguments is None else self.arguments[operand], [self.head])
 
 
 def lse_index(plan, lse_base: ir.Value | int, split: ir.Value, rows: ir.Value, row: ir.Value) -> ir.Value:

@@ -22,6 +22,11 @@ offset ``o`` becomes ``(o floordiv D) * token_stride + o mod D`` (``Hkv * D`` fo
 for hnd) and the load's ``page_size`` the page's extent ``(block_size - 1) *
 token_stride + D``, so ``rock-buffer-load``'s descriptor covers exactly those rows.
 
+A D-major pool (vLLM's paged-attention value cache: :meth:`~pagedir.page_sources.PageSource.contiguous_run`
+steps by D) is read with vectors along the tokens; where the op's ``valid`` varies along them (key <
+seq_len) the vector is loaded when its first or last point is valid (every point lies in one page,
+the descriptor covers it) and each point ``valid`` excludes is selected to 0: a stale slot may hold NaN.
+
 A dense source gets one index per source dimension and ``valid`` = every
 coordinate inside the source. The op's own ``valid`` map joins the validity of
 each load: ``valid_i(indices..., coords...) >= 0`` for each of its results, so a
@@ -131,7 +136,7 @@ def lower_read_into(op, wave_size: int, scalar_unit: bool = True) -> bool:
             f"{op.vector_len}: a vector would straddle two pages"
         )
         return False
-    if op.valid is not None and op.vector_len > 1 and varies_along_vector(op):
+    if op.valid is not None and op.vector_len > 1 and varies_along_vector(op) and not masked_per_point(op):
         op.location.emit_error(
             f"'rock.threadwise_read_into' op valid {op.valid} depends on the vector dimension {op.vector_dim} "
             f"of vectors of {op.vector_len} elements: a load would be valid for part of its vector"
@@ -215,15 +220,125 @@ def varies_along_vector(op) -> bool:
 
 
 def with_op_validity(op, coords: list[ir.Value], valid: ir.Value | None) -> ir.Value | None:
-    """``valid`` and every result of the op's ``valid`` map at ``coords`` being >= 0."""
+    """``valid`` and every result of the op's ``valid`` map at ``coords`` being >= 0. For a vector masked per
+    point (:func:`masked_per_point`): some point of the vector may be valid (each result >= 0 at its first or
+    its last point, the ends of a linear function), the points then selected by :func:`masked_load`."""
     if op.valid is None:
         return valid
+    last = None
+    if masked_per_point(op):
+        last = list(coords)
+        last[op.vector_dim] = arith.addi(coords[op.vector_dim], index_const(op.vector_len - 1))
     for position in range(len(op.valid.results)):
-        single = ir.AffineMap.get(op.valid.n_dims, 0, [op.valid.results[position]])
-        value = affine.apply(single, [*op.indices, *coords])
-        allowed = arith.cmpi(arith.CmpIPredicate.sge, value, index_const(0))
+        allowed = valid_at(op, position, coords)
+        if last is not None:
+            allowed = arith.ori(allowed, valid_at(op, position, last))
         valid = allowed if valid is None else arith.andi(valid, allowed)
     return valid
+
+
+def valid_at(op, position: int, coords: list[ir.Value]) -> ir.Value:
+    """Result ``position`` of the op's ``valid`` map at ``coords`` being >= 0."""
+    single = ir.AffineMap.get(op.valid.n_dims, 0, [op.valid.results[position]])
+    value = affine.apply(single, [*op.indices, *coords])
+    return arith.cmpi(arith.CmpIPredicate.sge, value, index_const(0))
+
+
+def masked_per_point(op) -> bool:
+    """Whether the vectors run along the source's tokens (a D-major pool: rock-blockwise-load chose a vector
+    dimension of the source's :meth:`~pagedir.page_sources.PageSource.contiguous_run` step) while the op's
+    ``valid`` varies along them: each vector is then read whole (its points lie in one live page, stale
+    slots and all) and its points past ``valid`` are selected to 0 (:func:`masked_load`)."""
+    if op.valid is None or op.vector_len == 1 or op.page_size is None or not varies_along_vector(op):
+        return False
+    step, _ = source_of(op.source).contiguous_run(op.page_size)
+    try:
+        form = linear_form(op.map.results[1], len(op.indices), len(op.tile_shape))
+        for expr in op.valid.results:  # linear along the vector: its valid points are an interval
+            linear_form(expr, len(op.indices), len(op.tile_shape))
+    except NotLinear:
+        return False
+    return step > 1 and form.tile_coeffs[op.vector_dim] == step
+
+
+def valid_uniform_per_wave(op) -> bool:
+    """Whether the op's ``valid`` is the same for the lanes of each wave (of ``op.wave_size``): it reads no
+    tile coordinate but the vector dimension's, and the vectors of each wave's lanes share that coordinate
+    (the tokens outermost: a wave reads columns of one token group)."""
+    if op.wave_size is None:
+        return False
+    coordinates = range(len(op.indices), len(op.indices) + len(op.tile_shape))
+    read = {d for expr in op.valid.results for d in dims_of(expr)} & set(coordinates)
+    if read - {len(op.indices) + op.vector_dim}:
+        return False
+    grid = list(op.tile_shape)
+    grid[op.vector_dim] //= op.vector_len
+    along = np.unravel_index(np.arange(math.prod(grid)), grid)[op.vector_dim]
+    group = min(op.wave_size, op.block_size)
+    if op.block_size % group or len(along) % group:
+        return False
+    return bool((along.reshape(-1, group) == along.reshape(-1, group)[:, :1]).all())
+
+
+def masked_load(op, coords: list[ir.Value], load: ir.Value) -> ir.Value:
+    """``load`` with each point the op's ``valid`` excludes set to 0 (a stale slot may hold NaN).
+
+    Each result of ``valid`` is linear along the vector, so the valid points are an interval ``[lo, hi)``
+    of it (32-bit: the bounds are sequence positions); the vector's 64-bit words (32-bit ones in a vector
+    of 32 or 96 bits) are and-ed with the interval's bits, where a compare and a select per element cost
+    several times more instructions.
+    Where ``valid`` is the same for a wave's lanes (:func:`valid_uniform_per_wave`) the bits are scalar code."""
+    if not masked_per_point(op):
+        return load
+    i32 = ir.IntegerType.get_signless(32)
+    length = op.vector_len
+    lo, hi = None, arith.constant(i32, length)
+    uniform = valid_uniform_per_wave(op)
+    for expr in op.valid.results:
+        first = arith.index_cast(i32, affine.apply(ir.AffineMap.get(op.valid.n_dims, 0, [expr]), [*op.indices, *coords]))
+        if uniform:  # the same for the wave's lanes: the masks are scalar code
+            first = rocdl.readfirstlane(i32, first)
+        slope = linear_form(expr, len(op.indices), len(op.tile_shape)).tile_coeffs[op.vector_dim]  # linear: checked
+        if slope < 0:  # first + i * slope >= 0  <=>  i < first floordiv -slope + 1
+            steps = first if slope == -1 else arith.floordivsi(first, arith.constant(i32, -slope))
+            hi = arith.minsi(hi, arith.addi(steps, arith.constant(i32, 1)))
+        elif slope > 0:  # i >= ceil(-first / slope)
+            bound = arith.ceildivsi(arith.subi(arith.constant(i32, 0), first), arith.constant(i32, slope))
+            lo = bound if lo is None else arith.maxsi(lo, bound)
+        else:  # the same at every point
+            valid = arith.cmpi(arith.CmpIPredicate.sge, first, arith.constant(i32, 0))
+            hi = arith.select(valid, hi, arith.constant(i32, 0))
+    element_bits = load.type.element_type.width
+    width = 64 if length * element_bits % 64 == 0 else 32  # words of 64 bits: half the scalar instructions
+    words, word_int = length * element_bits // width, ir.IntegerType.get_signless(width)
+
+    def c(value: int, type_: ir.Type = word_int) -> ir.Value:
+        return arith.constant(type_, value)
+
+    def prefix(bits: ir.Value, word: int) -> ir.Value:
+        """The bits of word ``word`` among the vector's first ``bits``: all, none, or the low ``bits - width *
+        word`` (selects, not a clamp: LLVM makes a clamp of wave-uniform values a vector instruction)."""
+        shift = arith.subi(bits, c(width * word)) if word else bits
+        low = arith.subi(arith.shli(c(1), arith.andi(shift, c(width - 1))), c(1))
+        none = arith.select(arith.cmpi(arith.CmpIPredicate.sle, shift, c(0)), c(0), low)
+        return arith.select(arith.cmpi(arith.CmpIPredicate.sge, shift, c(width)), c(-1), none)
+
+    def in_bits(count: ir.Value) -> ir.Value:
+        bits = arith.muli(count, c(element_bits, i32))
+        return bits if width == 32 else arith.extsi(word_int, bits)
+
+    hi_bits = in_bits(hi)
+    lo_bits = in_bits(lo) if lo is not None else None
+    masks = []
+    for word in range(words):
+        mask = prefix(hi_bits, word)
+        if lo_bits is not None:
+            mask = arith.andi(mask, arith.xori(prefix(lo_bits, word), c(-1)))
+        masks.append(mask)
+    word_type = ir.VectorType.get([words], word_int)
+    as_words = vector.bitcast(word_type, load)
+    kept = arith.andi(as_words, vector.from_elements(word_type, masks))
+    return vector.bitcast(load.type, kept)
 
 
 def emit_paged_load(op, coords: list[ir.Value], uniform: bool) -> ir.Value:
@@ -245,7 +360,7 @@ def emit_paged_load(op, coords: list[ir.Value], uniform: bool) -> ir.Value:
     load = rock.global_load(result_type(op), op.source, [offset], valid, ptr, page_size=page_size)
     if uniform:
         load.owner.attributes[UNIFORM_PAGE_PTR_ATTR] = ir.UnitAttr.get()
-    return load
+    return masked_load(op, coords, load)
 
 
 def in_page_offset(flat: ir.Value, page_size: int) -> ir.Value:
@@ -432,7 +547,7 @@ def emit_wave_paged_load(op, coords: list[ir.Value], pointer: ir.Value, live: ir
         live = arith.cmpi(arith.CmpIPredicate.ne, pointer, arith.constant(ir.IntegerType.get_signless(64), 0))
     valid = with_op_validity(op, coords, live)
     offset, page_size = source_of(op.source).page_offset(offset, op.page_size)
-    return rock.global_load(result_type(op), op.source, [offset], valid, pointer, page_size=page_size)
+    return masked_load(op, coords, rock.global_load(result_type(op), op.source, [offset], valid, pointer, page_size=page_size))
 
 
 # ----------------------------------------------------------------------------
@@ -479,8 +594,9 @@ def emit_adjacent_or_per_page(op, row_pages, span: int, wave_first: ir.Value, sc
 
         def load(coords: list[ir.Value], row: ir.Value) -> ir.Value:
             offset = affine.apply(pages_apart, [in_page, row])
-            return rock.global_load(result_type(op), op.source, [offset], with_op_validity(op, coords, None), first_ptr,
-                                    page_size=(span - 1) * stride + extent)
+            return masked_load(op, coords, rock.global_load(result_type(op), op.source, [offset],
+                                                            with_op_validity(op, coords, None), first_ptr,
+                                                            page_size=(span - 1) * stride + extent))
 
         emit_rows(op, lambda row: row, load)
         scf.YieldOp([])

@@ -31,7 +31,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     import mlir.ir as ir
 
@@ -106,6 +106,11 @@ class TargetFamily:
     #: a wave's lanes side by side, ``Chip.lds_dma_sizes``) or ``cp.async`` (NVIDIA: per thread, 16 bytes,
     #: ``cp.async.commit_group`` / ``wait_group``).
     direct_to_lds: str = "buffer"
+    #: rock-pipeline issues a loop's direct-to-LDS tiles during the other tile's math (depth 2): where the
+    #: kernel's own waits are the only ones (cp.async.wait_group). AMD: LLVM waits (vmcnt(0)) for every
+    #: direct-to-LDS load before any LDS read it cannot prove disjoint from it, so the copies drain at the first
+    #: read of the other tile: no overlap, more VGPRs (docs/measurements.md).
+    pipelined_direct_loads: bool = False
     #: Name of the ``s_waitcnt`` encoding the interpreter models for direct-to-LDS loads ("": none).
     waitcnt_encoding: str = ""
     #: Matrix ops (MLIR names) whose lane layout this family defines (the interpreter's dispatch).

@@ -48,6 +48,7 @@ class Nvidia(TargetFamily):
     code_object = "cubin"
     assembly = "ptx"
     direct_to_lds = "cp.async"
+    pipelined_direct_loads = True
     # lg2.approx.f32: the split kernel's log-sum-exp (max relative error 2^-22, PTX ISA); NVPTX has no libcall
     # for llvm.log2
     scalar_math_intrinsics = {"math.log2": "llvm.nvvm.lg2.approx.f"}

@@ -483,3 +483,68 @@ func.func @dma_on_rdna(%table: memref<2x8x1xi64>) attributes {rock.kernel, rock.
   "rock.blockwise_load_tile"(%pages, %tile, %b, %t, %table) {map = affine_map<(b, t, n, d) -> (b, (t * 32 + n) * 128 + d)>, block_size = 64, page_size = 2048, index_bounds = array<i64: 2, 4>, lds_dma, operandSegmentSizes = array<i32: 1, 1, 2, 1>} : (memref<2x8x2048xf16>, memref<32x128xf16, #gpu.address_space<workgroup>>, index, index, memref<2x8x1xi64>) -> ()
   return
 }
+
+// -----
+
+// A V tile [N = 16, D = 32] of vLLM's paged-attention value cache ([num_blocks, Hkv, D, block_size],
+// layout "vllm-pa"): 16 contiguous bytes are 8 tokens of one column, so the vectors run along the
+// tokens (vector_dim 0 of the tile read as [N, D]: a wave's lanes take one group of 8 tokens, in
+// one page, and its pointers are read per wave) with 8 elements (16 bytes), though the validity
+// (key < len) changes along them: rock-threadwise-lowering masks them point by point. The
+// registers go to their [n + i, d] places of the [N, D] tile (the tile the P V product reads);
+// lds_dma falls back to this path (a lane's 4 bytes would be two rows of the pool).
+
+// CHECK-DAG: #[[COLUMN:map[0-9]*]] = affine_map<(d0) -> (d0 mod 32)>
+// CHECK-DAG: #[[TOKENS:map[0-9]*]] = affine_map<(d0) -> ((d0 floordiv 32) * 8)>
+// CHECK-LABEL: func.func @vllm_pa_v_tile
+// CHECK-NOT: rock.stage = "PagePtrLoad"
+// CHECK: "rock.threadwise_read_into"
+// CHECK-SAME: tile_shape = array<i64: 16, 32>
+// CHECK-SAME: vector_dim = 0 : i64, vector_len = 8 : i64, wave_size = 64 : i64
+// CHECK: } {rock.stage = "GlobalRead"}
+// CHECK: %[[VEC:.*]] = affine.apply #{{.*}}(%{{.*}}, %{{.*}})
+// CHECK: %[[COL:.*]] = affine.apply #[[COLUMN]](%[[VEC]])
+// CHECK: %[[TOKEN:.*]] = affine.apply #[[TOKENS]](%[[VEC]])
+// CHECK: %[[X0:.*]] = memref.load %[[REGS:.*]][%{{.*}}, %c0{{.*}}] : memref<1x8xf16, #gpu.address_space<private>>
+// CHECK: memref.store %[[X0]], %[[TILE:.*]][%[[TOKEN]], %[[COL]]] : memref<16x32xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[X1:.*]] = memref.load %[[REGS]][%{{.*}}, %c1{{.*}}]
+// CHECK: %[[TOKEN1:.*]] = arith.addi %[[TOKEN]], %c1
+// CHECK: memref.store %[[X1]], %[[TILE]][%[[TOKEN1]], %[[COL]]]
+// CHECK-COUNT-6: memref.store
+// CHECK: } {rock.stage = "LDSWrite"}
+// CHECK-NOT: GlobalToLDS
+func.func @vllm_pa_v_tile(%pool: memref<8x2x32x16xf16>, %block_table: memref<2x4xi32>, %len: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 8 : i64} {
+  %pages = "rock.block_table_view"(%pool, %block_table) {layout = "vllm-pa", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x32x16xf16>, memref<2x4xi32>) -> memref<2x8x512xf16>
+  %bid = "rock.workgroup_id"() : () -> index
+  %raw = "rock.alloc"() : () -> memref<1024xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %tile = memref.view %raw[%c0][] : memref<1024xi8, #gpu.address_space<workgroup>> to memref<16x32xf16, #gpu.address_space<workgroup>>
+  %b = affine.apply affine_map<(d0) -> (d0 floordiv 4)>(%bid)
+  %h = affine.apply affine_map<(d0) -> ((d0 floordiv 2) mod 2)>(%bid)
+  %t = affine.apply affine_map<(d0) -> (d0 mod 2)>(%bid)
+  "rock.blockwise_load_tile"(%pages, %tile, %b, %h, %t, %len, %block_table) {map = affine_map<(b, h, t, l, n, d) -> (b, (h * 64 + t * 16 + n) * 32 + d)>, valid = affine_map<(b, h, t, l, n, d) -> (l - t * 16 - n - 1)>, block_size = 64, page_size = 512, index_bounds = array<i64: 2, 2, 4, 65>, lds_dma, operandSegmentSizes = array<i32: 1, 1, 4, 1>} : (memref<2x8x512xf16>, memref<16x32xf16, #gpu.address_space<workgroup>>, index, index, index, index, memref<2x4xi32>) -> ()
+  return
+}
+
+// -----
+
+// A K tile of vLLM's 5-d key cache ([num_blocks, Hkv, D/x, block_size, x], x = 8 f16): each 16-byte
+// chunk of a row is contiguous, so the tile is read like an nhd one, 8 columns per vector.
+
+// CHECK-LABEL: func.func @vllm_pa_k_tile
+// CHECK: "rock.threadwise_read_into"
+// CHECK-SAME: tile_shape = array<i64: 16, 32>
+// CHECK-SAME: vector_dim = 1 : i64, vector_len = 8 : i64, wave_size = 64 : i64
+// CHECK: vector.store %{{.*}}, %{{.*}} : memref<16x32xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+func.func @vllm_pa_k_tile(%pool: memref<8x2x4x16x8xf16>, %block_table: memref<2x4xi32>, %len: index) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 8 : i64} {
+  %pages = "rock.block_table_view"(%pool, %block_table) {layout = "vllm-pa", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x4x16x8xf16>, memref<2x4xi32>) -> memref<2x8x512xf16>
+  %bid = "rock.workgroup_id"() : () -> index
+  %raw = "rock.alloc"() : () -> memref<1024xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %tile = memref.view %raw[%c0][] : memref<1024xi8, #gpu.address_space<workgroup>> to memref<16x32xf16, #gpu.address_space<workgroup>>
+  %b = affine.apply affine_map<(d0) -> (d0 floordiv 4)>(%bid)
+  %h = affine.apply affine_map<(d0) -> ((d0 floordiv 2) mod 2)>(%bid)
+  %t = affine.apply affine_map<(d0) -> (d0 mod 2)>(%bid)
+  "rock.blockwise_load_tile"(%pages, %tile, %b, %h, %t, %len, %block_table) {map = affine_map<(b, h, t, l, n, d) -> (b, (h * 64 + t * 16 + n) * 32 + d)>, valid = affine_map<(b, h, t, l, n, d) -> (l - t * 16 - n - 1)>, block_size = 64, page_size = 512, index_bounds = array<i64: 2, 2, 4, 65>, operandSegmentSizes = array<i32: 1, 1, 4, 1>} : (memref<2x8x512xf16>, memref<16x32xf16, #gpu.address_space<workgroup>>, index, index, index, index, memref<2x4xi32>) -> ()
+  return
+}

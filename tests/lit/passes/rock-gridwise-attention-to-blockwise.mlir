@@ -719,3 +719,35 @@ func.func @decode_mfma_swizzled(%q: memref<1x2x1x64xf16>, %k: memref<1x1x32x64xf
     : (memref<1x2x1x64xf16>, memref<1x1x32x64xf16>, memref<1x1x32x64xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
   return
 }
+
+// -----
+
+// vLLM's paged-attention caches on gfx942's matrix cores: the value cache holds a column's tokens side
+// by side, so the V tile is V^T [D = 64, N = 32] (its map takes the tile's (d, n)), each 16-byte load
+// along the tokens one LDS store; its 16-byte chunks xor the row (lds_swizzle [8, 1, 4, 1]): the lanes'
+// reads of 16 rows spread over the banks. A lane's A operand of O^T = V^T P^T, its 4 keys of column
+// 16 dt + q, is one 4-element read of its row (no grouped columns).
+
+// CHECK-DAG: #[[VMAP:map[0-9]*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, (d1 * 32 + d2 * 32 + d5) * 64 + d4)>
+// CHECK-DAG: #[[VVALID:map[0-9]*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3 - (d2 * 32 + d5) - 1)>
+// CHECK-LABEL: func.func @vllm_pa_decode_mfma
+// CHECK: %[[KTILE:.*]] = memref.view %{{.*}} to memref<32x64xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[VTILE:.*]] = memref.view %{{.*}} to memref<64x32xf16, #gpu.address_space<workgroup>>
+// CHECK: scf.for
+// CHECK:   "rock.blockwise_load_tile"(%{{.*}}, %[[KTILE]],
+// CHECK:   "rock.blockwise_load_tile"(%{{.*}}, %[[VTILE]], %{{.*}}) {{{.*}}lds_swizzle = array<i64: 8, 1, 4, 1>, map = #[[VMAP]], {{.*}}valid = #[[VVALID]]}
+// CHECK:   %[[PB:.*]] = arith.truncf %{{.*}} : vector<4xf32> to vector<4xf16>
+// CHECK:   %[[CHUNK:.*]] = arith.xori %{{.*}}, %{{.*}} : index
+// CHECK:   %[[KEY:.*]] = affine.apply #{{.*}}(%[[CHUNK]], %{{.*}})
+// CHECK:   %[[V0:.*]] = vector.load %[[VTILE]][%[[COLUMN:.*]], %[[KEY]]] : memref<64x32xf16, #gpu.address_space<workgroup>>, vector<4xf16>
+// CHECK:   amdgpu.mfma 16x16x16 %{{.*}} * %[[PB]] + %{{.*}} blgp = none : vector<4xf16>, vector<4xf16>, vector<4xf32>
+// CHECK-COUNT-3: vector.load %[[VTILE]]
+// CHECK:   "rock.lds_barrier"()
+func.func @vllm_pa_decode_mfma(%q: memref<1x2x1x64xf16>, %key_cache: memref<4x1x8x16x8xf16>, %value_cache: memref<4x1x64x16xf16>, %table: memref<1x2xi32>, %seq_lens: memref<1xi32>, %out: memref<1x2x1x64xf16>) attributes {rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64, rock.kernel} {
+  %k = "rock.block_table_view"(%key_cache, %table) {layout = "vllm-pa", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x1x8x16x8xf16>, memref<1x2xi32>) -> memref<1x2x1024xf16>
+  %v = "rock.block_table_view"(%value_cache, %table) {layout = "vllm-pa", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<4x1x64x16xf16>, memref<1x2xi32>) -> memref<1x2x1024xf16>
+  "rock.gridwise_attention_accel"(%q, %k, %v, %seq_lens, %out) {num_heads_q = 2, num_heads_kv = 1, causal = false,
+      block_size = 64, grid_size = 1, m_per_block = 2, n_per_block = 32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
+    : (memref<1x2x1x64xf16>, memref<1x2x1024xf16>, memref<1x2x1024xf16>, memref<1xi32>, memref<1x2x1x64xf16>) -> ()
+  return
+}

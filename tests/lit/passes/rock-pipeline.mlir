@@ -241,3 +241,83 @@ func.func @depth_one(%arg0: memref<2x8x1xi64>, %arg1: memref<2xi32>, %arg2: memr
   memref.store %12, %arg3[%3, %4] : memref<2x256xf32>
   return
 }
+
+// -----
+
+// Direct-to-LDS tiles (GlobalToLDS stages: cp.async copies, their wait and a barrier): tiles %a and %b
+// are each other's second buffer. Each wait is split off into an LDSWait stage that stays in place; b's
+// copies move up to right after a's wait, a's for tile t + 1 go right after b's wait, a's for tile lb
+// into a prologue, and the last tile runs in a copy of the loop without a's copies.
+
+// CHECK-LABEL: func.func @direct_tiles
+// CHECK: %[[A:.*]] = memref.view %{{.*}} to memref<16x64xf16
+// CHECK: %[[B:.*]] = memref.view %{{.*}} to memref<16x64xf16
+// CHECK: scf.if %{{.*}} {
+// CHECK:   "rock.global_load_lds"(%{{.*}}, %{{.*}}, %[[A]], %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK:   nvvm.cp.async.commit.group
+// CHECK-NOT: nvvm.cp.async.wait.group
+// CHECK:   } {rock.stage = "GlobalToLDS"}
+// CHECK: %[[MAIN:.*]] = scf.for %[[T:.*]] = %{{.*}} to %[[LAST:.*]] step
+// CHECK:   %[[NEXT:.*]] = arith.addi %[[T]], %{{.*}} : index
+// CHECK:   nvvm.cp.async.wait.group 0
+// CHECK:   } {rock.stage = "LDSWait"}
+// CHECK:   "rock.global_load_lds"(%{{.*}}, %{{.*}}, %[[B]], %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK:   } {rock.stage = "GlobalToLDS"}
+// CHECK:   memref.load %[[A]]
+// CHECK:   nvvm.cp.async.wait.group 0
+// CHECK:   } {rock.stage = "LDSWait"}
+// CHECK:   affine.apply #{{.*}}(%[[NEXT]])
+// CHECK:   "rock.global_load_lds"(%{{.*}}, %{{.*}}, %[[A]], %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK:   } {rock.stage = "GlobalToLDS"}
+// CHECK:   memref.load %[[B]]
+// CHECK: } {rock.pipelined = 2 : i64}
+// CHECK-NEXT: scf.for %{{.*}} = %[[LAST]] to
+// CHECK:   } {rock.stage = "LDSWait"}
+// CHECK:   "rock.global_load_lds"(%{{.*}}, %{{.*}}, %[[B]], %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK:   } {rock.stage = "LDSWait"}
+// CHECK-NOT: rock.global_load_lds
+// CHECK: } {rock.pipelined = 2 : i64}
+
+// DEPTH1-LABEL: func.func @direct_tiles
+// DEPTH1-NOT: rock.stage = "LDSWait"
+// DEPTH1: } {rock.pipeline_depth = 2 : i64}
+
+#offset = affine_map<(d0) -> (d0 * 1024)>
+func.func @direct_tiles(%src: memref<8192xf16>, %lb: index, %ub: index, %ptr: i64, %out: memref<256xf32>) attributes {rock.arch = "sm_90", rock.block_size = 128 : i64, rock.grid_size = 1 : i64, rock.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %true = arith.constant true
+  %raw_a = "rock.alloc"() : () -> memref<2048xi8, #gpu.address_space<workgroup>>
+  %a = memref.view %raw_a[%c0][] : memref<2048xi8, #gpu.address_space<workgroup>> to memref<16x64xf16, #gpu.address_space<workgroup>>
+  %raw_b = "rock.alloc"() : () -> memref<2048xi8, #gpu.address_space<workgroup>>
+  %b = memref.view %raw_b[%c0][] : memref<2048xi8, #gpu.address_space<workgroup>> to memref<16x64xf16, #gpu.address_space<workgroup>>
+  %tid = "rock.workitem_id"() : () -> index
+  %cst = arith.constant 0.000000e+00 : f32
+  %sum = scf.for %t = %lb to %ub step %c1 iter_args(%acc = %cst) -> (f32) {
+    scf.execute_region no_inline {
+      %off = affine.apply #offset(%t)
+      "rock.global_load_lds"(%src, %off, %a, %c0, %true, %ptr) {page_size = 8192 : i64, bytes = 16 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1>} : (memref<8192xf16>, index, memref<16x64xf16, #gpu.address_space<workgroup>>, index, i1, i64) -> ()
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      "rock.lds_barrier"() : () -> ()
+      scf.yield
+    } {rock.stage = "GlobalToLDS"}
+    %x = memref.load %a[%c0, %tid] : memref<16x64xf16, #gpu.address_space<workgroup>>
+    scf.execute_region no_inline {
+      %off = affine.apply #offset(%t)
+      "rock.global_load_lds"(%src, %off, %b, %c0, %true, %ptr) {page_size = 8192 : i64, bytes = 16 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1>} : (memref<8192xf16>, index, memref<16x64xf16, #gpu.address_space<workgroup>>, index, i1, i64) -> ()
+      nvvm.cp.async.commit.group
+      nvvm.cp.async.wait.group 0
+      "rock.lds_barrier"() : () -> ()
+      scf.yield
+    } {rock.stage = "GlobalToLDS"}
+    %y = memref.load %b[%c0, %tid] : memref<16x64xf16, #gpu.address_space<workgroup>>
+    %xf = arith.extf %x : f16 to f32
+    %yf = arith.extf %y : f16 to f32
+    %s = arith.addf %xf, %yf : f32
+    %r = arith.addf %acc, %s : f32
+    scf.yield %r : f32
+  } {rock.pipeline_depth = 2 : i64}
+  memref.store %sum, %out[%tid] : memref<256xf32>
+  return
+}

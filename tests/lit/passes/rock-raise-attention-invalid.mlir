@@ -677,75 +677,6 @@ module {
 
 // -----
 
-// Torch style: tensors in, a tensor returned. rock.attention writes a memref argument.
-// CHECK-LABEL: func.func @torch_style
-// CHECK-NOT: rock.attention
-// CHECK: return %{{.+}} : tensor<1x2x1x8xf32>
-// REMARK: remark: not raised to rock.attention: the function takes and returns tensors: rock.attention reads and writes memref arguments
-func.func @torch_style(%qt: tensor<1x2x1x8xf32>, %kt: tensor<1x1x4x8xf32>, %vt: tensor<1x1x4x8xf32>) -> tensor<1x2x1x8xf32> attributes {rock.arch = "gfx942"} {
-  %zero = arith.constant 0.000000e+00 : f32
-  %neg_inf = arith.constant 0xFF800000 : f32
-  %empty1 = tensor.empty() : tensor<1x1x2x4x8xf32>
-  %repeated2 = linalg.broadcast ins(%kt : tensor<1x1x4x8xf32>) outs(%empty1 : tensor<1x1x2x4x8xf32>) dimensions = [2]
-  %heads3 = tensor.collapse_shape %repeated2 [[0], [1, 2], [3], [4]] : tensor<1x1x2x4x8xf32> into tensor<1x2x4x8xf32>
-  %empty4 = tensor.empty() : tensor<1x1x2x4x8xf32>
-  %repeated5 = linalg.broadcast ins(%vt : tensor<1x1x4x8xf32>) outs(%empty4 : tensor<1x1x2x4x8xf32>) dimensions = [2]
-  %heads6 = tensor.collapse_shape %repeated5 [[0], [1, 2], [3], [4]] : tensor<1x1x2x4x8xf32> into tensor<1x2x4x8xf32>
-  %empty7 = tensor.empty() : tensor<1x2x1x4xf32>
-  %init8 = linalg.fill ins(%zero : f32) outs(%empty7 : tensor<1x2x1x4xf32>) -> tensor<1x2x1x4xf32>
-  %mm9 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, n, k)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qt, %heads3 : tensor<1x2x1x8xf32>, tensor<1x2x4x8xf32>) outs(%init8 : tensor<1x2x1x4xf32>) {
-  ^bb0(%a: f32, %b: f32, %acc: f32):
-    %ab = arith.mulf %a, %b : f32
-    %sum = arith.addf %acc, %ab : f32
-    linalg.yield %sum : f32
-  } -> tensor<1x2x1x4xf32>
-  %scale = arith.constant 0.3535533845424652 : f32
-  %empty10 = tensor.empty() : tensor<1x2x1x4xf32>
-  %ew11 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mm9 : tensor<1x2x1x4xf32>) outs(%empty10 : tensor<1x2x1x4xf32>) {
-  ^bb0(%in0: f32, %o: f32):
-    %s = arith.mulf %in0, %scale : f32
-    linalg.yield %s : f32
-  } -> tensor<1x2x1x4xf32>
-  %empty12 = tensor.empty() : tensor<1x2x1xf32>
-  %init13 = linalg.fill ins(%neg_inf : f32) outs(%empty12 : tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
-  %row14 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew11 : tensor<1x2x1x4xf32>) outs(%init13 : tensor<1x2x1xf32>) {
-  ^bb0(%x: f32, %acc: f32):
-    %s = arith.maximumf %acc, %x : f32
-    linalg.yield %s : f32
-  } -> tensor<1x2x1xf32>
-  %empty15 = tensor.empty() : tensor<1x2x1x4xf32>
-  %ew16 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew11, %row14 : tensor<1x2x1x4xf32>, tensor<1x2x1xf32>) outs(%empty15 : tensor<1x2x1x4xf32>) {
-  ^bb0(%in0: f32, %in1: f32, %o: f32):
-    %d = arith.subf %in0, %in1 : f32
-    %s = math.exp %d : f32
-    linalg.yield %s : f32
-  } -> tensor<1x2x1x4xf32>
-  %empty17 = tensor.empty() : tensor<1x2x1xf32>
-  %init18 = linalg.fill ins(%zero : f32) outs(%empty17 : tensor<1x2x1xf32>) -> tensor<1x2x1xf32>
-  %row19 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%ew16 : tensor<1x2x1x4xf32>) outs(%init18 : tensor<1x2x1xf32>) {
-  ^bb0(%x: f32, %acc: f32):
-    %s = arith.addf %acc, %x : f32
-    linalg.yield %s : f32
-  } -> tensor<1x2x1xf32>
-  %empty20 = tensor.empty() : tensor<1x2x1x4xf32>
-  %ew21 = linalg.generic {indexing_maps = [affine_map<(a, b, c, d) -> (a, b, c, d)>, affine_map<(a, b, c, d) -> (a, b, c)>, affine_map<(a, b, c, d) -> (a, b, c, d)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%ew16, %row19 : tensor<1x2x1x4xf32>, tensor<1x2x1xf32>) outs(%empty20 : tensor<1x2x1x4xf32>) {
-  ^bb0(%in0: f32, %in1: f32, %o: f32):
-    %s = arith.divf %in0, %in1 : f32
-    linalg.yield %s : f32
-  } -> tensor<1x2x1x4xf32>
-  %empty22 = tensor.empty() : tensor<1x2x1x8xf32>
-  %init23 = linalg.fill ins(%zero : f32) outs(%empty22 : tensor<1x2x1x8xf32>) -> tensor<1x2x1x8xf32>
-  %mm24 = linalg.generic {indexing_maps = [affine_map<(b, h, m, n, k) -> (b, h, m, k)>, affine_map<(b, h, m, n, k) -> (b, h, k, n)>, affine_map<(b, h, m, n, k) -> (b, h, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%ew21, %heads6 : tensor<1x2x1x4xf32>, tensor<1x2x4x8xf32>) outs(%init23 : tensor<1x2x1x8xf32>) {
-  ^bb0(%a: f32, %b: f32, %acc: f32):
-    %ab = arith.mulf %a, %b : f32
-    %sum = arith.addf %acc, %ab : f32
-    linalg.yield %sum : f32
-  } -> tensor<1x2x1x8xf32>
-  return %mm24 : tensor<1x2x1x8xf32>
-}
-
-// -----
-
 // A cap of 4 * tanh(s / 5): not rock.attention's c * tanh(s / c).
 // CHECK-LABEL: func.func @softcap_two_constants
 // CHECK-NOT: rock.attention
@@ -1321,7 +1252,7 @@ func.func @blocks_table_i64(%q: memref<2x2x1x8xf32>, %k_cache: memref<4x4x1x8xf3
 // CHECK-NOT: rock.kernel
 // CHECK-NOT: rock.attention
 // CHECK: math.exp
-// REMARK: rock-raise-attention-invalid.mlir:1360:11: remark: not raised to rock.attention: the softmax's subtraction iterates as [parallel, parallel, parallel, reduction], expected [parallel, parallel, parallel, parallel]
+// REMARK: rock-raise-attention-invalid.mlir:1291:11: remark: not raised to rock.attention: the softmax's subtraction iterates as [parallel, parallel, parallel, reduction], expected [parallel, parallel, parallel, parallel]
 func.func @exp_reduction_iterator(%q: memref<1x2x1x8xf32>, %k: memref<1x1x4x8xf32>, %v: memref<1x1x4x8xf32>, %out: memref<1x2x1x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
   %qt = bufferization.to_tensor %q restrict : memref<1x2x1x8xf32> to tensor<1x2x1x8xf32>
   %zero = arith.constant 0.000000e+00 : f32
@@ -1396,7 +1327,7 @@ func.func @exp_reduction_iterator(%q: memref<1x2x1x8xf32>, %k: memref<1x1x4x8xf3
 // CHECK-NOT: rock.kernel
 // CHECK-NOT: rock.attention
 // CHECK: affine_map<(d0, d1, d2, d3) -> (d1, d0, d2, d3)>
-// REMARK: rock-raise-attention-invalid.mlir:1423:10: remark: not raised to rock.attention: the additive mask indexes its operands as [(d1, d0, d2, d3)], expected [(d0, d1, d2, d3)]
+// REMARK: rock-raise-attention-invalid.mlir:1354:10: remark: not raised to rock.attention: the additive mask indexes its operands as [(d1, d0, d2, d3)], expected [(d0, d1, d2, d3)]
 func.func @mask_heads_for_batches(%q: memref<2x2x2x8xf32>, %k: memref<2x2x4x8xf32>, %v: memref<2x2x4x8xf32>, %seq_lens: memref<2xi32>, %out: memref<2x2x2x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
   %qt = bufferization.to_tensor %q restrict : memref<2x2x2x8xf32> to tensor<2x2x2x8xf32>
   %lens = bufferization.to_tensor %seq_lens restrict : memref<2xi32> to tensor<2xi32>
@@ -1484,7 +1415,7 @@ func.func @mask_heads_for_batches(%q: memref<2x2x2x8xf32>, %k: memref<2x2x4x8xf3
 // CHECK-NOT: rock.kernel
 // CHECK-NOT: rock.attention
 // CHECK: arith.divf
-// REMARK: rock-raise-attention-invalid.mlir:1531:11: remark: not raised to rock.attention: the softmax's division indexes its operands as [(d0, d1, d2, d3), (d0, d1, d2), (d1, d0, d2, d3)], expected [(d0, d1, d2, d3), (d0, d1, d2), (d0, d1, d2, d3)]
+// REMARK: rock-raise-attention-invalid.mlir:1462:11: remark: not raised to rock.attention: the softmax's division indexes its operands as [(d0, d1, d2, d3), (d0, d1, d2), (d1, d0, d2, d3)], expected [(d0, d1, d2, d3), (d0, d1, d2), (d0, d1, d2, d3)]
 func.func @division_rows_transposed(%q: memref<2x2x2x8xf32>, %k: memref<2x2x4x8xf32>, %v: memref<2x2x4x8xf32>, %out: memref<2x2x2x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
   %qt = bufferization.to_tensor %q restrict : memref<2x2x2x8xf32> to tensor<2x2x2x8xf32>
   %zero = arith.constant 0.000000e+00 : f32
@@ -1552,7 +1483,7 @@ func.func @division_rows_transposed(%q: memref<2x2x2x8xf32>, %k: memref<2x2x4x8x
 // CHECK-NOT: rock.kernel
 // CHECK-NOT: rock.attention
 // CHECK: arith.uitofp
-// REMARK: rock-raise-attention-invalid.mlir:1586:11: remark: not raised to rock.attention: the ALiBi distance is arith.uitofp, not a signed integer converted to float
+// REMARK: rock-raise-attention-invalid.mlir:1517:11: remark: not raised to rock.attention: the ALiBi distance is arith.uitofp, not a signed integer converted to float
 func.func @alibi_unsigned_distance(%q: memref<1x2x1x8xf32>, %k: memref<1x1x4x8xf32>, %v: memref<1x1x4x8xf32>, %seq_lens: memref<1xi32>, %alibi_slopes: memref<2xf32>, %out: memref<1x2x1x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
   %qt = bufferization.to_tensor %q restrict : memref<1x2x1x8xf32> to tensor<1x2x1x8xf32>
   %lens = bufferization.to_tensor %seq_lens restrict : memref<1xi32> to tensor<1xi32>
@@ -1664,7 +1595,7 @@ func.func @alibi_unsigned_distance(%q: memref<1x2x1x8xf32>, %k: memref<1x1x4x8xf
 // CHECK-NOT: rock.kernel
 // CHECK-NOT: rock.attention
 // CHECK: arith.cmpi uge
-// REMARK: rock-raise-attention-invalid.mlir:1697:11: remark: not raised to rock.attention: the mask compares 1*j and 1*i + 1*%arg3[b + 0] + -5 unsigned (uge): a bound below 0, as early query rows have, wraps around to a large one
+// REMARK: rock-raise-attention-invalid.mlir:1628:11: remark: not raised to rock.attention: the mask compares 1*j and 1*i + 1*%arg3[b + 0] + -5 unsigned (uge): a bound below 0, as early query rows have, wraps around to a large one
 func.func @window_unsigned(%q: memref<1x2x2x8xf32>, %k: memref<1x1x4x8xf32>, %v: memref<1x1x4x8xf32>, %seq_lens: memref<1xi32>, %out: memref<1x2x2x8xf32>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
   %qt = bufferization.to_tensor %q restrict : memref<1x2x2x8xf32> to tensor<1x2x2x8xf32>
   %lens = bufferization.to_tensor %seq_lens restrict : memref<1xi32> to tensor<1xi32>
@@ -1756,7 +1687,7 @@ func.func @window_unsigned(%q: memref<1x2x2x8xf32>, %k: memref<1x1x4x8xf32>, %v:
 // CHECK-NOT: rock.kernel
 // CHECK-NOT: rock.attention
 // CHECK: arith.truncf
-// REMARK: rock-raise-attention-invalid.mlir:1826:11: remark: not raised to rock.attention: the element cast of the output iterates as [parallel, parallel, parallel, reduction], expected [parallel, parallel, parallel, parallel]
+// REMARK: rock-raise-attention-invalid.mlir:1757:11: remark: not raised to rock.attention: the element cast of the output iterates as [parallel, parallel, parallel, reduction], expected [parallel, parallel, parallel, parallel]
 func.func @cast_reduction_iterator(%q: memref<1x2x1x8xf16>, %k: memref<1x1x4x8xf16>, %v: memref<1x1x4x8xf16>, %out: memref<1x2x1x8xf16>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
   %qt = bufferization.to_tensor %q restrict : memref<1x2x1x8xf16> to tensor<1x2x1x8xf16>
   %zero = arith.constant 0.000000e+00 : f32
@@ -1839,7 +1770,7 @@ func.func @cast_reduction_iterator(%q: memref<1x2x1x8xf16>, %k: memref<1x1x4x8xf
 // CHECK-NOT: rock.kernel
 // CHECK-NOT: rock.attention
 // CHECK: arith.truncf
-// REMARK: rock-raise-attention-invalid.mlir:1909:11: remark: not raised to rock.attention: the element cast of the output yields its init, expected arith.truncf or arith.extf of its input
+// REMARK: rock-raise-attention-invalid.mlir:1840:11: remark: not raised to rock.attention: the element cast of the output yields its init, expected arith.truncf or arith.extf of its input
 func.func @cast_yields_init(%q: memref<1x2x1x8xf16>, %k: memref<1x1x4x8xf16>, %v: memref<1x1x4x8xf16>, %out: memref<1x2x1x8xf16>) attributes {rock.arch = "gfx942", rock.check = "linalg_attention"} {
   %qt = bufferization.to_tensor %q restrict : memref<1x2x1x8xf16> to tensor<1x2x1x8xf16>
   %zero = arith.constant 0.000000e+00 : f32

@@ -291,6 +291,92 @@ func.func @pool_of_4_gib(%pool: memref<524288x16x2x128xf16>, %table: memref<2x4x
 
 // -----
 
+// vLLM's 5-d key cache [num_blocks, Hkv, D/x, block_size, x] (x = 8 f16, D = 32, block_size 16):
+// element o of a page (token o floordiv 32, column o mod 32) lies at chunk (column floordiv 8) *
+// block_size * x + token * x + column mod 8; a vector of 8 columns is one 16-byte chunk, one load.
+// The page spans block_size x D = 512 elements.
+
+// CHECK-DAG: #[[IN_PAGE:map[0-9]*]] = affine_map<(d0) -> (d0 mod 512)>
+// CHECK-DAG: #[[CHUNKS:map[0-9]*]] = affine_map<(d0) -> (((d0 mod 32) floordiv 8) * 128 + (d0 floordiv 32) * 8 + d0 mod 8)>
+// CHECK-LABEL: func.func @vllm_pa_k_read
+// CHECK: %[[OFFSET:.*]] = affine.apply #[[IN_PAGE]](%{{.*}})
+// CHECK: %[[PTR:.*]] = memref.load %{{.*}}[%{{.*}}] : memref<2xi64, #gpu.address_space<workgroup>>
+// CHECK: %[[CHUNK_OFFSET:.*]] = affine.apply #[[CHUNKS]](%[[OFFSET]])
+// CHECK: "rock.global_load"(%{{.*}}, %[[CHUNK_OFFSET]], %{{.*}}, %[[PTR]]) {operandSegmentSizes = array<i32: 1, 1, 1, 1>, page_size = 512 : i64, rock.uniform_page_ptr} : (memref<2x8x512xf16>, index, i1, i64) -> vector<8xf16>
+func.func @vllm_pa_k_read(%pool: memref<8x2x4x16x8xf16>, %table: memref<2x4xi32>, %b: index, %h: index, %first: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %pages = "rock.block_table_view"(%pool, %table) {layout = "vllm-pa", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x4x16x8xf16>, memref<2x4xi32>) -> memref<2x8x512xf16>
+  %raw = "rock.alloc"() : () -> memref<16xi8, #gpu.address_space<workgroup>>
+  %c0 = arith.constant 0 : index
+  %ptrs = memref.view %raw[%c0][] : memref<16xi8, #gpu.address_space<workgroup>> to memref<2xi64, #gpu.address_space<workgroup>>
+  %regs = "rock.alloc"() : () -> memref<1x8xf16, #gpu.address_space<private>>
+  "rock.threadwise_read_into"(%pages, %regs, %b, %h, %ptrs, %first) {map = affine_map<(b, h, n, d) -> (b, (h * 64 + n) * 32 + d)>, block_size = 64, tile_shape = array<i64: 16, 32>, vector_dim = 1, vector_len = 8, page_size = 512, num_pages_per_batch = 8, operandSegmentSizes = array<i32: 1, 1, 2, 1, 1>} : (memref<2x8x512xf16>, memref<1x8xf16, #gpu.address_space<private>>, index, index, memref<2xi64, #gpu.address_space<workgroup>>, index) -> ()
+  return
+}
+
+// -----
+
+// vLLM's value cache [num_blocks, Hkv, D, block_size] (D = 32, block_size 16), read along the tokens
+// (vector_dim 0: 8 tokens of one column, 16 contiguous bytes) with each wave's page read per wave:
+// element o lies at (o mod 32) * 16 + o floordiv 32 of its page (block 2048 bytes, head 1024). The
+// validity (key < len) changes along the vector: the load is made when its first or its last token
+// is valid, and the tokens at or past len are set to 0 (a stale slot may hold NaN): the valid tokens
+// are the first min(8, len - key - 1 + 1), 16 bits each; each 64-bit word of the vector is and-ed with
+// its bits of them (all, none or the low ones). Two token groups per wave: the bound is per lane.
+
+// CHECK-DAG: #[[COLUMNS:map[0-9]*]] = affine_map<(d0) -> ((d0 mod 32) * 16 + d0 floordiv 32)>
+// CHECK-DAG: #[[BEFORE_LEN:map[0-9]*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d3 - d2 * 16 - d4 - 1)>
+// CHECK-LABEL: func.func @vllm_pa_v_read
+// CHECK: %[[ID:.*]] = memref.load %{{.*}} : memref<2x4xi32>
+// CHECK: %[[HEAD_BYTES:.*]] = arith.muli %{{.*}}, %c1024_i32 : i32
+// CHECK: %[[BLOCK_BYTES:.*]] = arith.muli %[[ID]], %c2048_i32 : i32
+// CHECK: arith.addi %[[BLOCK_BYTES]], %[[HEAD_BYTES]] : i32
+// CHECK: %[[FIRST_OK:.*]] = arith.cmpi sge, %{{.*}}, %c0
+// CHECK: %[[LAST_OK:.*]] = arith.cmpi sge, %{{.*}}, %c0
+// CHECK: %[[ANY:.*]] = arith.ori %[[FIRST_OK]], %[[LAST_OK]] : i1
+// CHECK: %[[VALID:.*]] = arith.andi %{{.*}}, %[[ANY]] : i1
+// CHECK: %[[OFFSET:.*]] = affine.apply #[[COLUMNS]](%{{.*}})
+// CHECK: %[[X:.*]] = "rock.global_load"(%{{.*}}, %[[OFFSET]], %[[VALID]], %{{.*}}) {operandSegmentSizes = array<i32: 1, 1, 1, 1>, page_size = 512 : i64} : (memref<2x8x512xf16>, index, i1, i64) -> vector<8xf16>
+// CHECK: %[[BOUND:.*]] = affine.apply #[[BEFORE_LEN]](
+// CHECK: %[[BOUND32:.*]] = arith.index_cast %[[BOUND]] : index to i32
+// CHECK-NOT: rocdl.readfirstlane
+// CHECK: %[[COUNT:.*]] = arith.addi %[[BOUND32]], %c1_i32 : i32
+// CHECK: %[[TOKENS:.*]] = arith.minsi %c8_i32{{.*}}, %[[COUNT]] : i32
+// CHECK: %[[BITS32:.*]] = arith.muli %[[TOKENS]], %c16_i32 : i32
+// CHECK: %[[BITS:.*]] = arith.extsi %[[BITS32]] : i32 to i64
+// CHECK: %[[ALL0:.*]] = arith.cmpi sge, %[[BITS]], %c64_i64 : i64
+// CHECK: %[[WORD0:.*]] = arith.select %[[ALL0]], %c-1_i64, %{{.*}} : i64
+// CHECK: %[[SHIFT1:.*]] = arith.subi %[[BITS]], %c64_i64{{.*}} : i64
+// CHECK: %[[WORDS:.*]] = vector.bitcast %[[X]] : vector<8xf16> to vector<2xi64>
+// CHECK: %[[MASK:.*]] = vector.from_elements %[[WORD0]], %{{.*}} : vector<2xi64>
+// CHECK: %[[KEPT:.*]] = arith.andi %[[WORDS]], %[[MASK]] : vector<2xi64>
+// CHECK: %[[MASKED:.*]] = vector.bitcast %[[KEPT]] : vector<2xi64> to vector<8xf16>
+// CHECK: vector.store %[[MASKED]]
+func.func @vllm_pa_v_read(%pool: memref<8x2x32x16xf16>, %table: memref<2x4xi32>, %b: index, %h: index, %t: index, %len: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %pages = "rock.block_table_view"(%pool, %table) {layout = "vllm-pa", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x32x16xf16>, memref<2x4xi32>) -> memref<2x8x512xf16>
+  %regs = "rock.alloc"() : () -> memref<1x8xf16, #gpu.address_space<private>>
+  "rock.threadwise_read_into"(%pages, %regs, %b, %h, %t, %len) {map = affine_map<(b, h, t, l, n, d) -> (b, (h * 64 + t * 16 + n) * 32 + d)>, valid = affine_map<(b, h, t, l, n, d) -> (l - t * 16 - n - 1)>, block_size = 64, tile_shape = array<i64: 16, 32>, vector_dim = 0, vector_len = 8, page_size = 512, num_pages_per_batch = 8, wave_size = 64, operandSegmentSizes = array<i32: 1, 1, 4, 0, 0>} : (memref<2x8x512xf16>, memref<1x8xf16, #gpu.address_space<private>>, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
+// The same with D = 64: a wave's 64 lanes read the 64 columns of one token group, so the bound is the
+// same for all of them: taken with readfirstlane, the masks are scalar code.
+
+// CHECK-LABEL: func.func @vllm_pa_v_read_uniform
+// CHECK: "rock.global_load"
+// CHECK: %[[BOUND32:.*]] = arith.index_cast %{{.*}} : index to i32
+// CHECK: %[[UNIFORM:.*]] = rocdl.readfirstlane %[[BOUND32]] : i32
+// CHECK: arith.addi %[[UNIFORM]], %c1_i32 : i32
+func.func @vllm_pa_v_read_uniform(%pool: memref<8x2x64x16xf16>, %table: memref<2x4xi32>, %b: index, %h: index, %t: index, %len: index) attributes {rock.kernel, rock.arch = "gfx942"} {
+  %pages = "rock.block_table_view"(%pool, %table) {layout = "vllm-pa", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x64x16xf16>, memref<2x4xi32>) -> memref<2x8x1024xf16>
+  %regs = "rock.alloc"() : () -> memref<2x8xf16, #gpu.address_space<private>>
+  "rock.threadwise_read_into"(%pages, %regs, %b, %h, %t, %len) {map = affine_map<(b, h, t, l, n, d) -> (b, (h * 64 + t * 16 + n) * 64 + d)>, valid = affine_map<(b, h, t, l, n, d) -> (l - t * 16 - n - 1)>, block_size = 64, tile_shape = array<i64: 16, 64>, vector_dim = 0, vector_len = 8, page_size = 1024, num_pages_per_batch = 8, wave_size = 64, operandSegmentSizes = array<i32: 1, 1, 4, 0, 0>} : (memref<2x8x1024xf16>, memref<2x8xf16, #gpu.address_space<private>>, index, index, index, index) -> ()
+  return
+}
+
+// -----
+
 // The V half of a stacked cache [num_blocks, 2, 16, 2, 128] (vLLM Triton, FlashInfer NHD): a strided pool
 // whose blocks lie 2 x 4096 elements (16384 bytes) apart, starting 4096 elements (8192 bytes) into the
 // tensor. The wave's page address takes the pool's block stride and offset; the rows, 256 elements apart,

@@ -48,10 +48,26 @@ near-misses in rock-raise-attention-invalid.mlir):
 | vLLM block table | ``pool[id, x, y, d]``, ``id = table[b, m]`` (generic input or ``tensor.extract``), reshaped to [B, Hkv, Sk, D]; nhd or hnd by which pool dim joins the slots | ``rock.block_table_view`` (blocks) |
 | FlashInfer CSR | ``id = kv_indices[min(kv_indptr[b] + m, nnz - 1)]``, masked at the CSR length | ``rock.block_table_view`` (csr), no seq_lens |
 
+torch-mlir's forms (``linalg-on-tensors``; the fixtures of tests/fixtures/torch): a function that takes
+and returns tensors is first given its memref signature (``signature.py``; it keeps its tensors when
+nothing is raised); element casts between the steps (``extf`` exact; ``truncf`` to the inputs' type a
+rounding step, raised to the f32 computation: docs/compile.md "Precision"); ``linalg.batch_matmul`` with
+the f32 result truncated before ``expand_shape``, K^T as the collapse of a 4-d transpose; GQA as a
+yield-only generic reading ``(d0, d1, d3, d4)``, collapsed with the batch for P V; the max with an unused
+argmax, rows ``[B, H, Sq, 1]`` read through ``(d0, d1, d2, 0)``, exp in a generic of its own; scales of
+Q and K^T (SDPA's sqrt(scale) on each) and the f64 scale constant truncated in the body; SDPA's
+``select(all_j(s == -inf), 0, P)`` (rock.attention's zeros); ``masked_fill`` as a select of a broadcast i1
+tensor and a 0-d -inf, and SDPA's ``is_causal`` as an added 0/-inf tensor, the masks' own generics read
+as conditions on the score indices (``masks.py`` frames); a block table widened by an ``extsi`` generic,
+with the wrap ``id < 0 ? id + N : id``, and K^T as one transpose of the gather (torch-mlir folds
+``transpose(1, 2)`` into it: ``Attention.k_permutation``); and heads folded into the batch
+(``torch.bmm`` on ``[B*H, S, D]``: rock.attention on ``[B*H, 1, S, D]`` views).
+
 Not read (a remark with ``explain=true``): linalg on memrefs (a bufferized payload:
-raise before bufferizing), functions that take and return tensors (rock.attention
-writes a memref argument), attention sinks, masks other than
-the three bounds, K and V gathered in different forms.
+raise before bufferizing), attention sinks, masks other than the three bounds (and any mask on heads
+folded into the batch), K and V gathered in different forms. With ``explain=true`` the parts that do
+not depend on each other (Q, K and V's sources, the shapes) are all checked, the walk goes on past a
+score step it cannot read, and each blocker is a remark.
 
 Every ``linalg.generic`` of the chain is read only with the iterator types and indexing maps its
 part has (all parallel and identity maps for the elementwise steps, one reduction over the key dim
@@ -75,7 +91,8 @@ destination), so nothing is left to bufferize: the tensor ops become dead and ar
 erased, and a function left with nothing but the attention is marked ``rock.kernel``.
 
 The files: this one holds the pass, the order of the match (:func:`match_attention`), the
-checks across its parts and the replacement; ``pattern.py`` what every part shares (the
+checks across its parts and the replacement; ``signature.py`` the memref signature of tensor functions;
+``pattern.py`` what every part shares (the
 records, :class:`NoMatch`, reading linalg ops); ``softmax.py`` the cast, the contractions
 and the softmax (steps 1-3, 5); ``masks.py`` the elementwise steps on the scores (step 4);
 ``gathers.py`` GQA and the gather forms (steps 6-7).
@@ -113,7 +130,8 @@ from pagedir.passes.raise_attention.gathers import (
 )
 from pagedir.passes.raise_attention.masks import score_steps
 from pagedir.passes.raise_attention.pattern import Attention, NoMatch, Source, describe, producer
-from pagedir.passes.raise_attention.softmax import contraction, softmax, strip_cast
+from pagedir.passes.raise_attention.signature import takes_tensors, to_memref_signature
+from pagedir.passes.raise_attention.softmax import contraction, operand_scales, softmax, strip_cast
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,18 +149,39 @@ class RaiseAttentionPass(Pass):
     Options = RaiseOptions
 
     def run(self, module: ir.Operation) -> bool:
+        converted = tensor_functions(module)
         for sink in sinks(module):
             try:
                 found = match_attention(sink)
             except NoMatch as failure:
                 if self.options.explain:
-                    remark(failure.op or sink, f"not raised to rock.attention: {failure}")
+                    for blocker in getattr(failure, "blockers", None) or [failure]:
+                        remark(blocker.op or sink, f"not raised to rock.attention: {blocker}")
                 continue
             replace(sink, found)
+        for func, original in converted:  # nothing raised: the function stays as written
+            if not any(op.name == "rock.attention" for op in walk_ops(func)):
+                ir.InsertionPoint(func).insert(original)
+                func.erase()
+            else:
+                original.erase()
         if self.options.explain:
             for op, reason in unraisable_payloads(module):
                 remark(op, f"not raised to rock.attention: {reason}")
         return True
+
+
+def tensor_functions(module: ir.Operation) -> list[tuple[ir.Operation, ir.Operation]]:
+    """Rewrite each function that takes and returns tensors to its memref signature (signature.py), keeping a
+    detached copy of it as written: (function, original)."""
+    converted = []
+    for op in list(module.regions[0].blocks[0].operations):
+        func = op.operation
+        if takes_tensors(func):
+            original = func.clone()
+            to_memref_signature(func)
+            converted.append((func, original))
+    return converted
 
 
 def unraisable_payloads(module: ir.Operation) -> list[tuple[ir.Operation, str]]:
@@ -154,8 +193,9 @@ def unraisable_payloads(module: ir.Operation) -> list[tuple[ir.Operation, str]]:
         if func.name != "func.func" or not len(func.regions[0].blocks):
             continue
         ops = [op for op in walk_ops(func) if op.name.startswith("linalg.") and op.name not in ("linalg.yield", "linalg.index")]
-        if not ops or any(op.name == "bufferization.materialize_in_destination" for op in walk_ops(func)):
-            continue
+        if not ops or takes_tensors(func) \
+                or any(op.name == "bufferization.materialize_in_destination" for op in walk_ops(func)):
+            continue  # a function taking tensors got its remarks from the match
         on_memrefs = next((op for op in ops if any(isinstance(v.type, ir.MemRefType) for v in op.operands)), None)
         returned = [op for op in func.regions[0].blocks[0].operations if op.name == "func.return"]
         if on_memrefs is not None:
@@ -204,25 +244,45 @@ def remark(op: ir.Operation, message: str) -> None:
 
 
 def match_attention(sink: ir.Operation) -> Attention:
+    """The attention ``sink`` writes. Parts that do not depend on each other (Q, K and V's sources, the
+    shapes) are all checked: a failure raises :class:`NoMatch` with every blocker in ``blockers``."""
     found = Attention()
     out = sink.operands[1]
-    if not isinstance(out.type, ir.MemRefType) or out.type.rank != 4:
-        raise NoMatch(f"the destination is {out.type}, not a 4-d memref [B, Hq, Sq, D]", sink)
+    if not isinstance(out.type, ir.MemRefType) or out.type.rank not in (3, 4):
+        raise NoMatch(f"the destination is {out.type}, not a 4-d memref [B, Hq, Sq, D] (or [B*H, Sq, D], heads folded "
+                      f"into the batch)", sink)
+    found.folded_heads = out.type.rank == 3
     value = strip_cast(sink.operands[0])
-    probs, v = contraction(value, transposed=False, what="P V")
-    scores = softmax(probs)
+    probs, v = contraction(value, transposed=False, what="P V", found=found)
+    scores = softmax(probs, found)
     scores = score_steps(scores, found)
-    q, k = contraction(scores, transposed=True, what="Q K^T")
-    found.q = tensor_argument(q, "Q")
-    k_base, k_group = repeated_heads(k, "K")
-    v_base, v_group = repeated_heads(v, "V")
-    if k_group != v_group:
-        raise NoMatch(f"K is repeated {k_group} times per head but V {v_group} times", producer(v) or sink)
-    found.k, found.v = kv_source(k_base, "K"), kv_source(v_base, "V")
-    heads_q = ir.MemRefType(found.q.type).shape[1]
-    found.heads_kv = heads_q // k_group
-    check_shapes(found, out, sink)
+    q, k = contraction(scores, transposed=True, what="Q K^T", found=found)
+    found.q = attempt(found, lambda: tensor_argument(operand_scales(q, found, "Q"), "Q"))
+    k_base, k_group = (attempt(found, lambda: repeated_heads(k, "K")) or (None, None)) if found.k_permutation is None \
+        else (k, 1)
+    v_base, v_group = attempt(found, lambda: repeated_heads(v, "V")) or (None, None)
+    if k_group is not None and v_group is not None and k_group != v_group:
+        found.blockers.append(NoMatch(f"K is repeated {k_group} times per head but V {v_group} times", producer(v) or sink))
+    found.k = attempt(found, lambda: kv_source(k_base, "K", found.k_permutation)) if k_base is not None else None
+    found.v = attempt(found, lambda: kv_source(v_base, "V")) if v_base is not None else None
+    if not found.blockers:
+        heads_q = 1 if found.folded_heads else ir.MemRefType(found.q.type).shape[1]
+        found.heads_kv = heads_q // k_group
+        attempt(found, lambda: check_shapes(found, out, sink))
+    if found.blockers:
+        failure = NoMatch(str(found.blockers[0]), found.blockers[0].op)
+        failure.blockers = found.blockers
+        raise failure
     return found
+
+
+def attempt(found: Attention, part: Callable[[], object]) -> object:
+    """``part()``, or None with its blocker recorded in ``found.blockers``."""
+    try:
+        return part()
+    except NoMatch as blocker:
+        found.blockers.append(blocker)
+        return None
 
 
 #: How K/V can reach the attention: each form returns its Source or None. A new page-table
@@ -230,7 +290,12 @@ def match_attention(sink: ir.Operation) -> Attention:
 GATHER_FORMS: tuple[Callable[[ir.Value], Source | None], ...] = (dense_source, pointer_gather, block_gather)
 
 
-def kv_source(value: ir.Value, what: str) -> Source:
+def kv_source(value: ir.Value, what: str, permutation: list[int] | None = None) -> Source:
+    if permutation is not None:  # only a gather's reshapes can absorb the transpose
+        if (found := block_gather(value, permutation)) is not None:
+            return found
+        raise NoMatch(f"{what} is {describe(value)} transposed by {permutation}: not a cache pool gathered through a "
+                      f"block table and laid out as [B, Hkv, Sk, D]", producer(value))
     for form in GATHER_FORMS:
         if (found := form(value)) is not None:
             return found
@@ -242,6 +307,10 @@ def check_shapes(found: Attention, out: ir.Value, sink: ir.Operation) -> None:
     q_type = ir.MemRefType(found.q.type)
     if list(q_type.shape) != list(out.type.shape) or q_type.element_type != out.type.element_type:
         raise NoMatch(f"the output {out.type} differs from the query {q_type}", sink)
+    narrower = sorted(t for t in found.rounded if t != str(q_type.element_type))
+    if narrower:
+        raise NoMatch(f"the chain rounds to {', '.join(narrower)} between steps, not to the inputs' "
+                      f"{q_type.element_type}: rock.attention computes in f32 and would not round there", sink)
     for source, what in ((found.k, "K"), (found.v, "V")):
         memref = ir.MemRefType(source.memref.type)
         if source.page_elements is None and memref.element_type != q_type.element_type:
@@ -296,8 +365,12 @@ def check_tables(found: Attention, sink: ir.Operation) -> None:
 def replace(sink: ir.Operation, found: Attention) -> None:
     q_type = ir.MemRefType(found.q.type)
     element = q_type.element_type
-    batch, heads_q = q_type.shape[0], q_type.shape[1]
+    batch, heads_q = q_type.shape[0], 1 if found.folded_heads else q_type.shape[1]
+    out = sink.operands[1]
     with ir.InsertionPoint(sink), sink.location:
+        if found.folded_heads:  # [B*H, S, D] arguments: rock.attention reads them as [B*H, 1, S, D] (the same bytes)
+            found.q, out = head_view(found.q), head_view(out)
+            found.k, found.v = Source(head_view(found.k.memref)), Source(head_view(found.v.memref))
         kv = []
         for source in (found.k, found.v):
             if source.layout is not None:
@@ -310,7 +383,7 @@ def replace(sink: ir.Operation, found: Attention) -> None:
             pages = ir.MemRefType.get([batch, table.shape[1], source.page_elements], element)
             kv.append(rock.deref(pages, source.memref))
         values = {"q": found.q, "k": kv[0], "v": kv[1], "seq_lens": found.seq_lens, "alibi_slopes": found.alibi_slopes,
-                  "out": sink.operands[1]}
+                  "out": out}
         operands = [values.get(decl.name) for decl in OP_DEFS_BY_NAME["rock.attention"].operands]
         rock.attention(*operands, num_heads_q=heads_q, num_heads_kv=found.heads_kv, causal=found.causal,
                        scale=found.scale, window_left=found.window_left, softcap=found.softcap)
@@ -320,9 +393,22 @@ def replace(sink: ir.Operation, found: Attention) -> None:
     sink.erase()
     erase_dead(func)
     leftover = [op.name for op in func.regions[0].blocks[0].operations
-                if op.name not in ("rock.attention", "rock.deref", "rock.block_table_view", "func.return", "arith.constant")]
+                if op.name not in ("rock.attention", "rock.deref", "rock.block_table_view", "func.return", "arith.constant",
+                                   "memref.expand_shape")]
     if not leftover:
         func.attributes["rock.kernel"] = ir.UnitAttr.get()
+
+
+def head_view(memref: ir.Value) -> ir.Value:
+    """``memref<N x S x D>`` as ``memref<N x 1 x S x D>`` (``memref.expand_shape``)."""
+    from mlir.dialects import memref as memref_dialect
+
+    shape = list(ir.MemRefType(memref.type).shape)
+    viewed = [shape[0], 1, *shape[1:]]
+    result = ir.MemRefType.get(viewed, ir.MemRefType(memref.type).element_type)
+    reassociation = ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d)
+                                                        for d in group]) for group in ([0, 1], [2], [3])])
+    return memref_dialect.expand_shape(result, memref, reassociation, [], viewed)
 
 
 def block_table_view(source: Source, batch: int, csr_lengths: tuple | None) -> ir.Value:

@@ -7,37 +7,66 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from pagedir.passes.raise_attention.pattern import (
-    NoMatch, Source, argument_of, body, describe, dims, generic_inputs, index_dim, kinds_of, maps_of, produced_by,
-    producer,
+    NoMatch, Source, argument_of, body, cast_of, describe, dims, dims0, generic_inputs, index_dim, kinds_of, maps_of,
+    produced_by, producer,
 )
 
 
 def repeated_heads(value: ir.Value, what: str) -> tuple[ir.Value, int]:
-    """(the [B, Hkv, Sk, D] tensor, G) of ``collapse(broadcast(x, dims = [2]), [[0], [1, 2], [3], [4]])``; G = 1 without
-    (another collapse is not GQA: an hnd block gather folds its slots and tokens with one)."""
+    """(the [B, Hkv, Sk, D] tensor, G) of ``collapse(broadcast(x, dims = [2]), [[0], [1, 2], [3], [4]])``, or of the
+    5-d ``broadcast(x)`` itself (torch-mlir collapses it with the batch for P V's bmm); G = 1 without (another
+    collapse is not GQA: an hnd block gather folds its slots and tokens with one). The broadcast is a
+    ``linalg.broadcast`` or torch-mlir's yield-only ``linalg.generic`` reading ``(d0, d1, d3, d4)``."""
+    value = through_exact_casts(value)  # SDPA upcasts the repeated K and V
     collapse = produced_by(value, "tensor.collapse_shape")
-    broadcast = produced_by(collapse.operands[0], "linalg.broadcast") if collapse is not None else None
-    if broadcast is None:
+    repeated = collapse.operands[0] if collapse is not None else value
+    if ir.ShapedType(repeated.type).rank != 5:
         return value, 1
-    shape = list(ir.RankedTensorType(broadcast.results[0].type).shape)
-    reassociation = str(collapse.attributes["reassociation"]).replace(" ", "")
-    added = list(ir.DenseI64ArrayAttr(broadcast.attributes["dimensions"]))
+    broadcast = produced_by(repeated, "linalg.broadcast")
+    shape = list(ir.RankedTensorType(repeated.type).shape)
+    reassociation = str(collapse.attributes["reassociation"]).replace(" ", "") if collapse is not None else "[[0],[1,2],[3],[4]]"
+    if broadcast is not None:
+        added = list(ir.DenseI64ArrayAttr(broadcast.attributes["dimensions"]))
+        source = broadcast.operands[0]
+    else:
+        broadcast = produced_by(repeated, "linalg.generic")
+        if broadcast is None or len(body(broadcast)[2]) != 1:  # not yield-only: a gather, folded by its own collapse
+            return value, 1
+        source, added = generic_broadcast(broadcast, what)
     if added != [2] or reassociation != "[[0],[1,2],[3],[4]]":
         raise NoMatch(f"{what} heads are repeated by a broadcast of dims {added} folded as {reassociation}: query head h "
                       f"would use kv head h % {shape[2]}, not h / {shape[2]} as in repeat_interleave (rock.attention's "
                       f"GQA)", broadcast)
-    return broadcast.operands[0], shape[2]
+    return source, shape[2]
+
+
+def generic_broadcast(op: ir.Operation, what: str) -> tuple[ir.Value, list[int]]:
+    """(input, the dims it lacks) of a ``linalg.generic`` that yields its input, read through a projection."""
+    ins, _ = generic_inputs(op)
+    args, yielded, ops = body(op)
+    maps = [dims(m) for m in maps_of(op)]
+    if len(ins) != 1 or len(ops) != 1 or yielded != args[0] or "r" in kinds_of(op) or len(op.results) != 1 \
+            or maps[0] is None or maps[1] != list(range(5)) or maps[0] != sorted(maps[0]) or len(set(maps[0])) != 4:
+        raise NoMatch(f"the 5-d {what} before the heads are folded is not a broadcast of a 4-d tensor", op)
+    return ins[0], [d for d in range(5) if d not in maps[0]]
+
+
+def through_exact_casts(value: ir.Value) -> ir.Value:
+    """``value`` before widening ``arith.extf`` generics (SDPA upcasts its f16 inputs to f32: exact)."""
+    while (cast := cast_of(producer(value))) is not None and cast[1] == "arith.extf":
+        value = cast[0]
+    return value
 
 
 def tensor_argument(value: ir.Value, what: str) -> ir.Value:
-    op = produced_by(value, "bufferization.to_tensor")
+    op = produced_by(through_exact_casts(value), "bufferization.to_tensor")
     if op is None or not isinstance(op.operands[0], ir.BlockArgument):
         raise NoMatch(f"{what} is {describe(value)}, not a function argument (bufferization.to_tensor)", producer(value))
     return op.operands[0]
 
 
 def dense_source(value: ir.Value) -> Source | None:
-    op = produced_by(value, "bufferization.to_tensor")
+    op = produced_by(through_exact_casts(value), "bufferization.to_tensor")
     return Source(op.operands[0]) if op is not None and isinstance(op.operands[0], ir.BlockArgument) else None
 
 
@@ -87,7 +116,7 @@ def offset_of(value: ir.Value) -> tuple[int | None, int | None]:
 RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape", "linalg.transpose")
 
 
-def block_gather(value: ir.Value) -> Source | None:
+def block_gather(value: ir.Value, then: list[int] | None = None) -> Source | None:
     """A cache pool read through a block table or a CSR table, reshaped to [B, Hkv, Sk, D].
 
     The gather is a parallel ``linalg.generic`` over ``[B, max_blocks, x, y, D]`` yielding
@@ -95,7 +124,8 @@ def block_gather(value: ir.Value) -> Source | None:
     generic, as torch-mlir lowers ``pool[block_table]``, or a ``tensor.extract``) or
     ``kv_indices[kv_indptr[b] + m]`` (csr; the slot may be clamped to the table with ``minsi``).
     Reshapes and transposes then have to lay the dims out as ``[b, head, (m, token), d]``: the
-    pool's token dim decides the layout (dim 1: nhd, dim 2: hnd)."""
+    pool's token dim decides the layout (dim 1: nhd, dim 2: hnd). ``then``: a transpose still to apply to
+    ``value`` (K^T written as one transpose of the gather: K is that transpose undone on its last two dims)."""
     chain: list[ir.Operation] = []
     op = producer(value)
     while op is not None and op.name in RESHAPES:
@@ -114,6 +144,8 @@ def block_gather(value: ir.Value) -> Source | None:
         groups = reshaped_groups(reshape, groups, extents)
         if groups is None:
             return None
+    if then is not None:
+        groups = [groups[d] for d in then]
     token = {"x": "nhd", "y": "hnd"}
     if len(groups) != 4 or groups[0] != ["b"] or groups[3] != ["d"] or len(groups[2]) != 2 or groups[2][0] != "m" \
             or groups[2][1] not in token or groups[1] != [{"x": "y", "y": "x"}[groups[2][1]]]:
@@ -134,13 +166,16 @@ def gathered_pool(op: ir.Operation) -> tuple[Source, list[str]] | None:
     if pool is None or ir.MemRefType(pool.type).rank != 4 or len(element.operands) != 5:
         return None
     pool_dims = [index_dim(v) for v in list(element.operands)[2:]]
-    block_id = cast_source(element.operands[1])
+    block_id = unwrapped(cast_source(element.operands[1]), ir.MemRefType(pool.type).shape[0])
     batch_dim = slot_dim = None
     source = Source(pool)
     if block_id in args[: len(ins)]:  # table[b, m] as an input of the generic
-        table = argument_of(ins[args.index(block_id)])
-        reads = dims(maps_of(op)[args.index(block_id)])
-        if table is None or reads is None or len(reads) != 2:
+        table = argument_of(widened(ins[args.index(block_id)]))
+        reads = dims0(maps_of(op)[args.index(block_id)])
+        if reads is not None and len(reads) == 2 and reads[0] is None \
+                and ir.RankedTensorType(op.results[0].type).shape[0] == 1 and 0 not in reads + pool_dims:
+            reads = [0, reads[1]]  # one sequence: torch-mlir reads its table row as (0, m)
+        if table is None or reads is None or len(reads) != 2 or None in reads:
             return None
         batch_dim, slot_dim = reads
         source.table = table
@@ -176,6 +211,39 @@ def gathered_pool(op: ir.Operation) -> tuple[Source, list[str]] | None:
     if source.indptr is not None and list(ir.MemRefType(source.indptr.type).shape) != [batch + 1]:
         return None
     return source, axes
+
+
+def unwrapped(value: ir.Value, blocks: int) -> ir.Value:
+    """``id`` of torch's negative-index wrap ``id < 0 ? id + blocks : id`` (a no-op for the ids >= 0 a block
+    table holds; rock.block_table_view reads them as they are), else ``value``."""
+    select = produced_by(value, "arith.select")
+    if select is None:
+        return value
+    test, added, kept = select.operands
+    compare, add = produced_by(test, "arith.cmpi"), produced_by(added, "arith.addi")
+    if compare is None or add is None or compare.operands[0] != kept or int_constant(compare.operands[1]) != 0 \
+            or str(compare.attributes["predicate"]).split(":")[0].strip() not in ("2", "slt") \
+            or kept not in add.operands or int_constant(add.operands[1] if add.operands[0] == kept else add.operands[0]) != blocks:
+        return value
+    return kept
+
+
+def widened(value: ir.Value) -> ir.Value:
+    """The i32 table of an elementwise ``arith.extsi`` generic (torch-mlir widens an index tensor to i64), else ``value``."""
+    op = produced_by(value, "linalg.generic")
+    if op is None or len(generic_inputs(op)[0]) != 1 or len(op.results) != 1 or "r" in kinds_of(op):
+        return value
+    args, yielded, ops = body(op)
+    extend = produced_by(yielded, "arith.extsi")
+    rank = len(kinds_of(op))
+    if extend is None or len(ops) != 2 or extend.operands[0] != args[0] or [dims(m) for m in maps_of(op)] != [list(range(rank))] * 2:
+        return value
+    return generic_inputs(op)[0][0]
+
+
+def int_constant(value: ir.Value) -> int | None:
+    op = produced_by(value, "arith.constant")
+    return ir.IntegerAttr(op.attributes["value"]).value if op is not None and isinstance(op.attributes["value"], ir.IntegerAttr) else None
 
 
 def cast_source(value: ir.Value) -> ir.Value:

@@ -7,40 +7,134 @@ from __future__ import annotations
 import mlir.ir as ir
 
 from pagedir.passes.raise_attention.pattern import (
-    Attention, IDENTITY, KEY_DIM, NEG_INF, NoMatch, argument_of, body, describe, dims, expect_loops, float_constant,
-    generic_inputs, index_dim, kinds_of, maps_of, produced_by, producer,
+    Attention, IDENTITY, KEY_DIM, NEG_INF, NoMatch, argument_of, body, cast_of, describe, dims, dims0, expect_loops,
+    float_constant, generic_inputs, identity, index_dim, kinds_of, maps_of, produced_by, producer, rank_of,
 )
+from pagedir.passes.raise_attention.softmax import splat_value
 from pagedir.variants import KeyRange, Softcap
 
 
 def score_steps(value: ir.Value, found: Attention) -> ir.Value:
-    """Walk back over scale and mask generics to the Q K^T contraction, recording them in ``found``."""
+    """Walk back over scale and mask generics to the Q K^T contraction, recording them in ``found``. A step that
+    is not read is a blocker; the walk goes on from its scores (when one input is plainly them) so that the
+    blockers below it are found too (explain=true lists them all; nothing is raised)."""
     while True:
         op = produced_by(value, "linalg.generic")
-        if op is None or len(kinds_of(op)) != 4:  # Q K^T has 5 loops
+        rank = rank_of(value)  # 4, or 3 for heads folded into the batch
+        if op is None or len(kinds_of(op)) != rank:  # Q K^T has 5 loops
             return value
+        try:
+            before = score_step(op, value, rank, found)
+        except NoMatch as blocker:
+            before = scores_operand(op, value)
+            if before is None:
+                raise
+            found.blockers.append(blocker)
+        if before is None:
+            return value
+        value = before
+
+
+def scores_operand(op: ir.Operation, value: ir.Value) -> ir.Value | None:
+    """The one input of ``op`` read through the identity with the scores' type, else None."""
+    ins, _ = generic_inputs(op)
+    rank = rank_of(value)
+    same = [v for v, m in zip(ins, maps_of(op)) if v.type == value.type and dims0(m) == identity(rank)]
+    return same[0] if len(same) == 1 else None
+
+
+def score_step(op: ir.Operation, value: ir.Value, rank: int, found: Attention) -> ir.Value | None:
+    """What the elementwise step ``op`` reads of the scores (None: not a step: the walk stops at ``value``)."""
+    ins, _ = generic_inputs(op)
+    if (cast := cast_of(op)) is not None:  # torch-mlir's extf/truncf between steps (docs/compile.md "Precision")
+        if cast[1] == "arith.truncf":
+            found.rounded.add(str(ir.ShapedType(value.type).element_type))
+        return cast[0]
+    if rank == 4 and ((kept := masked_fill(op, found)) is not None or (kept := mask_tensor_added(op, found)) is not None):
+        return kept
+    expect_loops(op, "the elementwise step on the scores", "p" * rank, [identity(rank)] * (len(ins) + 1))
+    args, yielded, _ = body(op)
+    step = producer(yielded)
+    if step is None:
+        return None
+    if len(ins) == 1 and (cap := softcap_of(step, args[0])) is not None:
+        return softcap_step(op, cap, found)
+    if step.name in ("arith.mulf", "arith.divf") and len(ins) == 1:
+        if any(produced_by(v, "math.tanh") is not None for v in step.operands):
+            raise NoMatch("the scores are capped as c * tanh(s * k) with k != 1 / c: rock.attention's soft-cap is "
+                          "c * tanh(s / c)", op)
+        return scale_step(op, step, args, found)
+    if step.name in ("arith.select", "arith.addf") and rank != 4:
+        raise NoMatch("the scores of heads folded into the batch are masked: masks are read on [B, H, Sq, Sk] "
+                      "scores only", op)
+    if step.name == "arith.select" and len(ins) == 1:
+        if step.operands[1] != args[0] or float_constant(step.operands[2]) != NEG_INF:
+            raise NoMatch("the mask selects something else than the score or -inf", op)
+        read_mask(op, step.operands[0], found)
+        return ins[0]
+    if step.name == "arith.addf" and len(ins) == 2:
+        return additive_mask(op, ins, args, step, found)
+    return None
+
+
+def masked_fill(op: ir.Operation, found: Attention) -> ir.Value | None:
+    """The scores of torch's ``scores.masked_fill(mask, -inf)``: ``select(mask, -inf, score)`` with the i1 mask a
+    tensor input read through a projection of the score dims (a 2-d [Sq, Sk] mask, or [B, 1, 1, Sk]) and -inf a
+    0-d tensor or a constant; the mask's own generics are read as conditions on the score's indices (None:
+    not this form)."""
+    ins, _ = generic_inputs(op)
+    args, yielded, _ = body(op)
+    select = produced_by(yielded, "arith.select")
+    if select is None or len(ins) not in (2, 3) or select.operands[0] not in args[: len(ins)]:
+        return None
+    condition, chosen, other = select.operands
+    negated = scalar_of(chosen, op) == NEG_INF
+    score, fill = (other, chosen) if negated else (chosen, other)
+    if score not in args[: len(ins)] or scalar_of(fill, op) != NEG_INF:
+        return None
+    maps = [dims0(m) for m in maps_of(op)]
+    scores_index = args.index(score)
+    if len(op.results) != 1:
+        raise NoMatch(f"the mask has {len(op.results)} results, expected 1", op)
+    if "r" in kinds_of(op) or maps[scores_index] != IDENTITY or maps[-1] != IDENTITY \
+            or any(m is None for m in maps) or any(len(set(d for d in m if d is not None)) != len([d for d in m if d is not None]) for m in maps):
+        raise NoMatch("the mask reads the scores through other maps than the identity", op)
+    read_mask(op, condition, found, negated=negated)
+    return ins[scores_index]
+
+
+def mask_tensor_added(op: ir.Operation, found: Attention) -> ir.Value | None:
+    """The scores of SDPA's ``scores + mask``, the mask a 0/-inf tensor read through a projection of the score dims
+    and computed by a generic ``select(condition, 0, -inf)`` (None: not this form)."""
+    ins, _ = generic_inputs(op)
+    args, yielded, _ = body(op)
+    add = produced_by(yielded, "arith.addf")
+    maps = [dims0(m) for m in maps_of(op)]
+    if add is None or len(ins) != 2 or set(add.operands) != set(args[:2]) or len(op.results) != 1 or "r" in kinds_of(op):
+        return None
+    for scores, mask in ((0, 1), (1, 0)):
+        if maps[scores] != IDENTITY or maps[mask] == IDENTITY or maps[-1] != IDENTITY or maps[mask] is None:
+            continue
+        value, frame = element(args[mask], None)
+        select = produced_by(value, "arith.select")
+        if select is None or frame is None:
+            raise NoMatch("the scores are added to a tensor that is not a 0/-inf mask computed from indices", op)
+        chosen, other = (scalar_of(v, v.owner.owner if isinstance(v, ir.BlockArgument) else op) for v in select.operands[1:])
+        if {chosen, other} != {0.0, NEG_INF}:
+            raise NoMatch("the additive mask is not 0 or -inf", producer(value) or op)
+        read_mask(op, select.operands[0], found, negated=chosen == NEG_INF, frame=frame)
+        return ins[scores]
+    return None
+
+
+def scalar_of(value: ir.Value, op: ir.Operation) -> float | None:
+    """The float ``value`` is: a constant, or a block argument reading a 0-d constant tensor (torch's -inf)."""
+    if isinstance(value, ir.BlockArgument) and value.owner.owner == op:
         ins, _ = generic_inputs(op)
-        expect_loops(op, "the elementwise step on the scores", "pppp", [IDENTITY] * (len(ins) + 1))
-        args, yielded, _ = body(op)
-        step = producer(yielded)
-        if step is None:
-            return value
-        if len(ins) == 1 and (cap := softcap_of(step, args[0])) is not None:
-            value = softcap_step(op, cap, found)
-        elif step.name in ("arith.mulf", "arith.divf") and len(ins) == 1:
-            if any(produced_by(v, "math.tanh") is not None for v in step.operands):
-                raise NoMatch("the scores are capped as c * tanh(s * k) with k != 1 / c: rock.attention's soft-cap is "
-                              "c * tanh(s / c)", op)
-            value = scale_step(op, step, args, found)
-        elif step.name == "arith.select" and len(ins) == 1:
-            if step.operands[1] != args[0] or float_constant(step.operands[2]) != NEG_INF:
-                raise NoMatch("the mask selects something else than the score or -inf", op)
-            read_mask(op, step.operands[0], found)
-            value = ins[0]
-        elif step.name == "arith.addf" and len(ins) == 2:
-            value = additive_mask(op, ins, args, step, found)
-        else:
-            return value
+        if value.arg_number >= len(ins) or ir.ShapedType(ins[value.arg_number].type).rank != 0:
+            return None
+        return splat_value(ins[value.arg_number])
+    return float_constant(value)
 
 
 def softcap_of(step: ir.Operation, score: ir.Value) -> float | None:
@@ -133,14 +227,26 @@ def alibi_bias(op: ir.Operation, found: Attention) -> None:
     found.steps.append("alibi")
 
 
-def read_mask(op: ir.Operation, condition: ir.Value, found: Attention) -> None:
-    """Each conjunct of ``condition`` is ``j < seq_len``, ``j <= i + seq_len - Sq`` or ``j >= i + seq_len - Sq - W``."""
+def read_mask(op: ir.Operation, condition: ir.Value, found: Attention, negated: bool = False,
+              frame: "Frame" = None) -> None:
+    """Each conjunct of ``condition`` (``negated``: of its negation, the keys torch's masked_fill hides) is
+    ``j < seq_len``, ``j <= i + seq_len - Sq`` or ``j >= i + seq_len - Sq - W``."""
     if "softcap" in found.steps:
         raise NoMatch("the scores are masked before the soft-cap: tanh turns -inf into -cap, a key that still counts", op)
     scores_shape = list(ir.RankedTensorType(op.results[0].type).shape)
     seq_q, seq_k = scores_shape[2], scores_shape[3]
-    for conjunct in conjuncts(condition):
-        form = sequence_length(inequality(conjunct, op), op, found)
+    if negated:
+        hidden = conjuncts(condition, "arith.ori", frame)
+        forms = [{k: -c for k, c in inequality(v, op, f).items()} for v, f in hidden]
+        forms = [{**form, "1": form.get("1", 0) + 1} for form in forms]  # not (f <= 0) is -f + 1 <= 0
+    else:
+        forms = [inequality(v, op, f) for v, f in conjuncts(condition, frame=frame) if not always_true(v)]
+    for form in forms:
+        form = {k: c for k, c in form.items() if c}
+        if "b" in form or "h" in form:
+            raise NoMatch(f"the mask depends on the {'batch' if 'b' in form else 'head'} index other than through "
+                          f"seq_lens", op)
+        form = sequence_length(form, op, found)
         length = "len" if "len" in form else None
         constant = form.get("1", 0)
         terms = {k: c for k, c in form.items() if c}
@@ -194,13 +300,105 @@ def pretty(form: dict) -> str:
     return " + ".join(f"{c}*{name(k)}" if k != "1" else str(c) for k, c in terms if c) or "0"
 
 
-def conjuncts(value: ir.Value) -> list[ir.Value]:
-    op = produced_by(value, "arith.andi")
-    return conjuncts(op.operands[0]) + conjuncts(op.operands[1]) if op is not None else [value]
+#: Where a value read by the mask is evaluated: the linear form of each loop dim of the generic whose body
+#: holds it (None: the scores' own generic, dims b, h, i, j).
+Frame = list[dict] | None
+SCORE_DIMS = [{"b": 1}, {"h": 1}, {"i": 1}, {"j": 1}]
 
 
-def inequality(value: ir.Value, mask_op: ir.Operation) -> tuple[dict[str, int], ir.Value | None]:
+def conjuncts(value: ir.Value, joint: str = "arith.andi", frame: Frame = None) -> list[tuple[ir.Value, Frame]]:
+    value, frame = element(value, frame)
+    op = produced_by(value, joint)
+    if op is None:
+        return [(value, frame)]
+    return conjuncts(op.operands[0], joint, frame) + conjuncts(op.operands[1], joint, frame)
+
+
+def always_true(value: ir.Value) -> bool:
+    """An i1 constant true, or an input of a generic reading a splat true tensor (SDPA ands its mask with one)."""
+    if isinstance(value, ir.BlockArgument) and isinstance(value.owner.owner, (ir.Operation, ir.OpView)) \
+            and value.owner.owner.name == "linalg.generic":
+        ins, _ = generic_inputs(value.owner.owner.operation)
+        value = ins[value.arg_number] if value.arg_number < len(ins) else value
+    constant = produced_by(value, "arith.constant")
+    if constant is None:
+        return False
+    attr = constant.attributes["value"]
+    if isinstance(attr, ir.DenseIntElementsAttr) and ir.DenseElementsAttr(attr).is_splat:
+        attr = ir.DenseElementsAttr(attr).get_splat_value()
+    return isinstance(attr, (ir.IntegerAttr, ir.BoolAttr)) and str(attr.type) == "i1" and ir.IntegerAttr(attr).value != 0
+
+
+def element(value: ir.Value, frame: Frame) -> tuple[ir.Value, Frame]:
+    """A block argument of a generic read as the value its input tensor's producer yields at the mapped indices
+    (torch-mlir builds masks in generics of their own, from aranges), with that producer's frame."""
+    while isinstance(value, ir.BlockArgument) and isinstance(value.owner.owner, (ir.Operation, ir.OpView)) \
+            and value.owner.owner.name == "linalg.generic":
+        op = value.owner.owner.operation
+        ins, _ = generic_inputs(op)
+        if value.arg_number >= len(ins):
+            return value, frame
+        shape = list(ir.ShapedType(ins[value.arg_number].type).shape)
+        indices = [dim_form(e, frame) if size != 1 else {"1": 0}  # the only index of a size-1 dim is 0
+                   for e, size in zip(maps_of(op)[value.arg_number].results, shape)]
+        found = tensor_element(ins[value.arg_number], indices)
+        if found is None:
+            return value, frame
+        value, frame = found
+    return value, frame
+
+
+def dim_form(expr: ir.AffineExpr, frame: Frame) -> dict | None:
+    if isinstance(expr, ir.AffineDimExpr):
+        return dict((frame or SCORE_DIMS)[expr.position])
+    if isinstance(expr, ir.AffineConstantExpr):
+        return {"1": expr.value}
+    return None
+
+
+def tensor_element(tensor: ir.Value, indices: list[dict | None]) -> tuple[ir.Value, Frame] | None:
+    """(the yielded value, the frame) of ``tensor[indices]`` through reshapes to a parallel generic, else None."""
+    if any(i is None for i in indices):
+        return None
+    op = producer(tensor)
+    while op is not None and op.name in ("tensor.expand_shape", "tensor.collapse_shape"):
+        groups = [[ir.IntegerAttr(i).value for i in ir.ArrayAttr(g)] for g in ir.ArrayAttr(op.attributes["reassociation"])]
+        if op.name == "tensor.expand_shape":  # the source index of a group is its result indices, row-major
+            sizes = list(ir.RankedTensorType(op.results[0].type).shape)
+            merged = []
+            for group in groups:
+                form: dict = {}
+                for d in group:
+                    stride = 1
+                    for later in group[group.index(d) + 1:]:
+                        stride *= sizes[later]
+                    for k, c in indices[d].items():
+                        form[k] = form.get(k, 0) + c * stride
+                merged.append(form)
+            indices = merged
+        else:  # collapse: only unit dims may join a group (no division of an index)
+            sizes = list(ir.RankedTensorType(op.operands[0].type).shape)
+            split = []
+            for group, form in zip(groups, indices):
+                wide = [d for d in group if sizes[d] != 1]
+                if len(wide) > 1:
+                    return None
+                split += [form if d in wide or (not wide and d == group[-1]) else {"1": 0} for d in group]
+            indices = split
+        op = producer(op.operands[0])
+    if op is None:
+        return None
+    if op.name == "bufferization.to_tensor":
+        return op.results[0], [{"read": indices}]
+    if op.name != "linalg.generic" or "r" in kinds_of(op) or len(op.results) != 1 \
+            or dims(maps_of(op)[-1]) != list(range(len(kinds_of(op)))):
+        return None
+    return body(op)[1], indices
+
+
+def inequality(value: ir.Value, mask_op: ir.Operation, frame: Frame = None) -> tuple[dict[str, int], ir.Value | None]:
     """``cmpi`` as a linear form ``f(i, j, len) <= 0``, and the seq_lens memref ``len`` reads."""
+    value, frame = element(value, frame)
     cmp = produced_by(value, "arith.cmpi")
     if cmp is None:
         raise NoMatch(f"the mask condition is {describe(value)}, not an integer comparison", mask_op)
@@ -208,7 +406,7 @@ def inequality(value: ir.Value, mask_op: ir.Operation) -> tuple[dict[str, int], 
     names = {"0": "eq", "1": "ne", "2": "slt", "3": "sle", "4": "sgt", "5": "sge", "6": "ult", "7": "ule", "8": "ugt", "9": "uge"}
     predicate = names.get(predicate.split(":")[0].strip(), predicate)
     lens: list[ir.Value] = []
-    lhs, rhs = linear(cmp.operands[0], lens, mask_op), linear(cmp.operands[1], lens, mask_op)
+    lhs, rhs = linear(cmp.operands[0], lens, mask_op, frame), linear(cmp.operands[1], lens, mask_op, frame)
     if predicate.startswith("u") and not (non_negative(lhs) and non_negative(rhs)):
         raise NoMatch(f"the mask compares {pretty(lhs)} and {pretty(rhs)} unsigned ({predicate}): a bound below 0, as "
                       f"early query rows have, wraps around to a large one", mask_op)
@@ -230,12 +428,17 @@ def non_negative(form: dict) -> bool:
     return coefficient >= 0 if key == "1" else coefficient == 1
 
 
-def linear(value: ir.Value, lens: list[ir.Value], mask_op: ir.Operation) -> dict[str, int]:
+def linear(value: ir.Value, lens: list[ir.Value], mask_op: ir.Operation, frame: Frame = None) -> dict[str, int]:
+    value, frame = element(value, frame)
     op = producer(value)
     if op is None:
         raise NoMatch("the mask reads a block argument in its condition", mask_op)
+    if op.name == "bufferization.to_tensor" and frame and "read" in frame[0]:  # seq_lens[b] as a tensor input
+        return length_read(op, frame[0]["read"], lens, mask_op)
     if op.name == "linalg.index":
         dim = ir.IntegerAttr(op.attributes["dim"]).value
+        if frame is not None:
+            return dict(frame[dim])
         if dim == 2:
             return {"i": 1}
         if dim == KEY_DIM:
@@ -243,19 +446,21 @@ def linear(value: ir.Value, lens: list[ir.Value], mask_op: ir.Operation) -> dict
         raise NoMatch(f"the mask depends on dim {dim} of the scores other than through seq_lens", mask_op)
     if op.name == "arith.constant":
         return {"1": ir.IntegerAttr(op.attributes["value"]).value}
-    if op.name == "arith.index_cast":
-        return linear(op.operands[0], lens, mask_op)
+    if op.name in ("arith.index_cast", "arith.extsi"):  # exact: a sign extension keeps the value
+        return linear(op.operands[0], lens, mask_op, frame)
     if op.name in ("arith.addi", "arith.subi"):
-        a, b = linear(op.operands[0], lens, mask_op), linear(op.operands[1], lens, mask_op)
+        a, b = linear(op.operands[0], lens, mask_op, frame), linear(op.operands[1], lens, mask_op, frame)
         sign = 1 if op.name == "arith.addi" else -1
         return {k: a.get(k, 0) + sign * b.get(k, 0) for k in set(a) | set(b)}
     if op.name == "arith.muli":
-        a, b = linear(op.operands[0], lens, mask_op), linear(op.operands[1], lens, mask_op)
+        a, b = linear(op.operands[0], lens, mask_op, frame), linear(op.operands[1], lens, mask_op, frame)
         if set(b) == {"1"} or set(a) == {"1"}:
             factor, form = (b["1"], a) if set(b) == {"1"} else (a["1"], b)
             return {k: c * factor for k, c in form.items()}
         raise NoMatch("the mask condition multiplies two non-constant values", mask_op)
     if op.name == "tensor.extract":
+        if frame is not None:
+            raise NoMatch("the mask extracts from a tensor inside a generic of its own", mask_op)
         offset = batch_offset(op.operands[1]) if len(op.operands) == 2 else None
         if offset is None:
             raise NoMatch("the mask reads a tensor other than at [b] or [b + 1]", mask_op)
@@ -265,6 +470,18 @@ def linear(value: ir.Value, lens: list[ir.Value], mask_op: ir.Operation) -> dict
         lens.append(source)
         return {("at", source, offset): 1}
     raise NoMatch(f"the mask condition uses {op.name}", mask_op)
+
+
+def length_read(op: ir.Operation, indices: list[dict], lens: list[ir.Value], mask_op: ir.Operation) -> dict:
+    """``seq_lens[b + c]`` read as an input tensor of the mask's generics (indices: linear forms)."""
+    source = argument_of(op.results[0])
+    index = {k: c for k, c in indices[0].items() if c} if len(indices) == 1 else None
+    if index == {} and source is not None and list(ir.MemRefType(source.type).shape) == [1]:
+        index = {"b": 1}  # one sequence: seq_lens[0] is seq_lens[b] (its size-1 dim was read as 0)
+    if source is None or index is None or index.get("b") != 1 or set(index) - {"b", "1"}:
+        raise NoMatch("the mask reads a tensor other than a function argument at [b] or [b + 1]", mask_op)
+    lens.append(source)
+    return {("at", source, index.get("1", 0)): 1}
 
 
 def batch_offset(value: ir.Value) -> int | None:

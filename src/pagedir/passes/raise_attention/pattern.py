@@ -48,6 +48,10 @@ class Attention:
     softcap: float | None = None
     alibi_slopes: ir.Value | None = None
     steps: list[str] = field(default_factory=list)
+    rounded: set[str] = field(default_factory=set)  # element types the chain rounds to between steps (truncf)
+    k_permutation: list[int] | None = None  # K is the transpose of the matched value by this (K^T folded into one)
+    folded_heads: bool = False  # [B*H, S, D] operands (heads folded into the batch): H = 1, scores [N, Sq, Sk]
+    blockers: list[NoMatch] = field(default_factory=list)  # every blocker found (explain=true lists them)
 
 
 def producer(value: ir.Value) -> ir.Operation | None:
@@ -91,7 +95,15 @@ def through_extf(value: ir.Value) -> ir.Value:
 IDENTITY = [0, 1, 2, 3]
 
 
-def expect_loops(op: ir.Operation, what: str, kinds: str, maps: list[list[int]]) -> None:
+def identity(rank: int) -> list[int]:
+    return list(range(rank))
+
+
+def rank_of(value: ir.Value) -> int:
+    return ir.ShapedType(value.type).rank
+
+
+def expect_loops(op: ir.Operation, what: str, kinds: str, maps: list[list[int | None]]) -> None:
     """``op`` has one result, iterates as ``kinds`` (``p``/``r`` per loop) and indexes its operands
     through exactly ``maps``: the pattern reads the body as one value per element of the result, so
     a reduction loop (the result is the last step's) or a permuted map (another element's inputs)
@@ -103,18 +115,79 @@ def expect_loops(op: ir.Operation, what: str, kinds: str, maps: list[list[int]])
     if found_kinds != kinds:
         raise NoMatch(f"{what} iterates as [{', '.join(names[k] for k in found_kinds)}], expected "
                       f"[{', '.join(names[k] for k in kinds)}]", op)
-    if [dims(m) for m in found_maps] != maps:
+    if [dims0(m) for m in found_maps] != maps:  # None in ``maps``: a constant 0 (a size-1 dim read at 0)
         shown = ", ".join(f"({', '.join(str(e) for e in m.results)})" for m in found_maps)
-        expected = ", ".join(f"({', '.join(f'd{d}' for d in m)})" for m in maps)
+        expected = ", ".join(f"({', '.join('0' if d is None else f'd{d}' for d in m)})" for m in maps)
         raise NoMatch(f"{what} indexes its operands as [{shown}], expected [{expected}]", op)
 
 
 def float_constant(value: ir.Value) -> float | None:
+    """The value of a float constant, also one rounded to its use's type by ``arith.truncf`` (torch-mlir
+    writes the scale as an f64 constant truncated in the body: the payload multiplies by the rounded value)."""
+    cast = producer(value)
+    if cast is not None and cast.name in ("arith.truncf", "arith.extf"):
+        inner = float_constant(cast.operands[0])
+        return None if inner is None else rounded_to(inner, str(value.type))
     op = produced_by(value, "arith.constant")
     if op is None:
         return None
     attr = op.attributes["value"]
     return ir.FloatAttr(attr).value if isinstance(attr, ir.FloatAttr) else None
+
+
+def rounded_to(number: float, element: str) -> float:
+    import numpy as np
+
+    from pagedir import reference
+
+    if element == "f16":
+        with np.errstate(over="ignore"):  # a constant past f16's range rounds to inf, as truncf does
+            return float(np.float16(number))
+    if element == "bf16":
+        return float(reference.round_bf16(np.array([number], dtype=np.float32))[0])
+    if element == "f32":
+        return float(np.float32(number))
+    return number
+
+
+def dims0(amap: ir.AffineMap) -> list[int | None] | None:
+    """The dims of a map of plain dimensions and constant zeros (None for a 0: a broadcast size-1 dim)."""
+    found: list[int | None] = []
+    for e in amap.results:
+        if isinstance(e, ir.AffineDimExpr):
+            found.append(e.position)
+        elif isinstance(e, ir.AffineConstantExpr) and e.value == 0:
+            found.append(None)
+        else:
+            return None
+    return found
+
+
+def cast_of(op: ir.Operation | None) -> tuple[ir.Value, str] | None:
+    """(input, op name) of an elementwise ``linalg.generic`` (every loop parallel, identity maps) whose body
+    is one ``arith.extf`` or ``arith.truncf`` of its input."""
+    if op is None or op.name != "linalg.generic" or len(op.results) != 1:
+        return None
+    ins, _ = generic_inputs(op)
+    if len(ins) != 1:
+        return None
+    args, yielded, ops = body(op)
+    rank = len(kinds_of(op))
+    if len(ops) != 2 or ops[0].name not in ("arith.extf", "arith.truncf") or ops[0].operands[0] != args[0] \
+            or yielded != ops[0].results[0] or "r" in kinds_of(op) \
+            or [dims(m) for m in maps_of(op)] != [list(range(rank))] * 2:
+        return None
+    return ins[0], ops[0].name
+
+
+def through_casts(value: ir.Value, found: "Attention | None" = None) -> ir.Value:
+    """``value`` before any element casts (extf: exact; truncf: a rounding step, recorded in ``found.rounded``:
+    the raise computes the chain in f32, docs/compile.md "Precision")."""
+    while (cast := cast_of(producer(value))) is not None:
+        if cast[1] == "arith.truncf" and found is not None:
+            found.rounded.add(str(ir.ShapedType(value.type).element_type))
+        value = cast[0]
+    return value
 
 
 def generic_inputs(op: ir.Operation) -> tuple[list[ir.Value], list[ir.Value]]:

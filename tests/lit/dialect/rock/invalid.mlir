@@ -436,7 +436,7 @@ func.func @view_table_shape(%pool: memref<8x2x16x128xf16>, %table: memref<2x5xi3
 // -----
 
 func.func @view_layout(%pool: memref<8x16x2x128xf16>, %table: memref<2x4xi32>) {
-  // expected-error @+1 {{'rock.block_table_view' op layout must be "nhd" or "hnd", got "nchw"}}
+  // expected-error @+1 {{'rock.block_table_view' op layout must be "nhd", "hnd" or "vllm-pa", got "nchw"}}
   %k = "rock.block_table_view"(%pool, %table) {layout = "nchw", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x16x2x128xf16>, memref<2x4xi32>) -> memref<2x8x2048xf16>
   return
 }
@@ -610,5 +610,49 @@ func.func @view_misaligned_offset(%pool: memref<8x16x2x64xf16, strided<[4096, 12
 func.func @view_overlapping_rows(%pool: memref<8x2x16x64xf16, strided<[4096, 2048, 32, 1]>>, %table: memref<2x4xi32>) {
   // expected-error @+1 {{'rock.block_table_view' op pool memref<8x2x16x64xf16, strided<[4096, 2048, 32, 1]>>: the token stride 32 is smaller than the 64 elements the dims inside it span (two elements of the pool at one address)}}
   %k = "rock.block_table_view"(%pool, %table) {layout = "hnd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x16x64xf16, strided<[4096, 2048, 32, 1]>>, memref<2x4xi32>) -> memref<2x8x1024xf16>
+  return
+}
+
+// -----
+
+// vLLM's paged-attention key cache splits D into 16-byte chunks: x = 16 / 2 bytes = 8 for f16.
+func.func @view_vllm_pa_key_chunk(%pool: memref<8x2x8x16x4xf16>, %table: memref<2x4xi32>) {
+  // expected-error @+1 {{'rock.block_table_view' op vllm-pa key pool memref<8x2x8x16x4xf16> must be [num_blocks, Hkv, D/x, block_size, x] with x = 16 bytes / 2-byte elements = 8, got x = 4}}
+  %k = "rock.block_table_view"(%pool, %table) {layout = "vllm-pa", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x8x16x4xf16>, memref<2x4xi32>) -> memref<2x8x512xf16>
+  return
+}
+
+// -----
+
+// The value cache is read 16 bytes (8 bf16 tokens) at a time along a block's tokens: blocks of 4 tokens would split a load.
+func.func @view_vllm_pa_value_block(%pool: memref<8x2x32x4xbf16>, %table: memref<2x4xi32>) {
+  // expected-error @+1 {{'rock.block_table_view' op vllm-pa value pool memref<8x2x32x4xbf16> ([num_blocks, Hkv, D, block_size]) has block_size 4, not a multiple of the 8 tokens of one 16-byte load}}
+  %v = "rock.block_table_view"(%pool, %table) {layout = "vllm-pa", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x32x4xbf16>, memref<2x4xi32>) -> memref<2x8x128xbf16>
+  return
+}
+
+// -----
+
+func.func @view_vllm_pa_rank(%pool: memref<8x2x4x16x8x1xf16>, %table: memref<2x4xi32>) {
+  // expected-error @+1 {{'rock.block_table_view' op pool must be a 5-d key pool [num_blocks, Hkv, D/x, block_size, x], a 4-d value pool [num_blocks, Hkv, D, block_size] or a 3-d scale pool [num_blocks, Hkv, block_size] (vllm-pa), got memref<8x2x4x16x8x1xf16>}}
+  %k = "rock.block_table_view"(%pool, %table) {layout = "vllm-pa", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x4x16x8x1xf16>, memref<2x4xi32>) -> memref<2x8x512xf16>
+  return
+}
+
+// -----
+
+// A 5-d pool is vllm-pa's key cache only: as nhd it is refused, not read with the wrong strides.
+func.func @view_nhd_five_d(%pool: memref<8x2x8x16x8xf16>, %table: memref<2x4xi32>) {
+  // expected-error @+1 {{'rock.block_table_view' op pool must be a 4-d memref (nhd), or a 3-d scale pool, got memref<8x2x8x16x8xf16>}}
+  %k = "rock.block_table_view"(%pool, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x8x16x8xf16>, memref<2x4xi32>) -> memref<2x8x1024xf16>
+  return
+}
+
+// -----
+
+// A strided view (half of a stacked tensor) is no vLLM paged-attention cache: each cache is a tensor of its own.
+func.func @view_vllm_pa_strided(%pool: memref<8x2x32x16xf16, strided<[2048, 512, 16, 1], offset: 8192>>, %table: memref<2x4xi32>) {
+  // expected-error @+1 {{'rock.block_table_view' op vllm-pa pool memref<8x2x32x16xf16, strided<[2048, 512, 16, 1], offset: 8192>> must be contiguous (the identity layout): vLLM's key and value caches are each a whole tensor (kv_cache[0] and kv_cache[1] are two kernel arguments)}}
+  %v = "rock.block_table_view"(%pool, %table) {layout = "vllm-pa", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x32x16xf16, strided<[2048, 512, 16, 1], offset: 8192>>, memref<2x4xi32>) -> memref<2x8x512xf16>
   return
 }

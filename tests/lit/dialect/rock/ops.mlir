@@ -127,3 +127,20 @@ func.func @stacked_views(%kv: memref<8x2x16x2x64xf16>, %kv0: memref<2x?x16x2x64x
   %v = "rock.block_table_view"(%v_cache, %table) {layout = "nhd", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<?x16x2x64xf16, strided<[2048, 128, 64, 1], offset: ?>>, memref<2x4xi32>) -> memref<2x8x1024xf16>
   return
 }
+
+// -----
+
+// vLLM's paged-attention caches in place: key [num_blocks, Hkv, D/x, block_size, x] (x = 8 f16), value
+// [num_blocks, Hkv, D, block_size], read by rock.attention through one block table.
+// CHECK-LABEL: func.func @vllm_pa_views
+// CHECK: "rock.block_table_view"(%{{.*}}, %{{.*}}) {layout = "vllm-pa", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x8x16x8xf16>, memref<2x4xi32>) -> memref<2x8x1024xf16>
+// CHECK: "rock.block_table_view"(%{{.*}}, %{{.*}}) {layout = "vllm-pa", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x64x16xf16>, memref<2x4xi32>) -> memref<2x8x1024xf16>
+// CHECK: "rock.attention"
+func.func @vllm_pa_views(%q: memref<2x4x1x64xf16>, %key_cache: memref<8x2x8x16x8xf16>, %value_cache: memref<8x2x64x16xf16>,
+                         %table: memref<2x4xi32>, %lens: memref<2xi32>, %out: memref<2x4x1x64xf16>) {
+  %k = "rock.block_table_view"(%key_cache, %table) {layout = "vllm-pa", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x8x16x8xf16>, memref<2x4xi32>) -> memref<2x8x1024xf16>
+  %v = "rock.block_table_view"(%value_cache, %table) {layout = "vllm-pa", operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<8x2x64x16xf16>, memref<2x4xi32>) -> memref<2x8x1024xf16>
+  "rock.attention"(%q, %k, %v, %lens, %out) {num_heads_q = 4, num_heads_kv = 2, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1>}
+    : (memref<2x4x1x64xf16>, memref<2x8x1024xf16>, memref<2x8x1024xf16>, memref<2xi32>, memref<2x4x1x64xf16>) -> ()
+  return
+}

@@ -1,0 +1,100 @@
+"""rock-pipeline on direct-to-LDS tiles (cp.async on NVIDIA): each tile's copies in flight during the other
+tile's math, checked by execution (the interpreter reports a read of a tile whose copies are not waited for,
+or a copy into a tile another warp still reads, as an LDS race) and in the PTX's hot loop."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from pagedir.backend.loops import hot_loop
+from pagedir.backend.ptx_report import loop_lines, ptx_bodies
+from pagedir.cli import gen as gen_cli
+from pagedir.cli import run as run_cli
+from pagedir.cli.compile import compile_source
+
+SMALL = ["--head-dim", "64", "--page-size", "16", "--pipeline-depth", "2"]
+DECODE = ["--batch", "2", "--num-heads-q", "4", "--num-heads-kv", "2", "--seq-len-q", "1", "--seq-len-k", "96",
+          "--seq-lens", *SMALL]
+PREFILL = ["--batch", "1", "--num-heads-q", "2", "--num-heads-kv", "1", "--seq-len-q", "40", "--seq-len-k", "72",
+           "--causal", "--seq-lens", *SMALL]
+
+
+def generate(tmp_path, argv: list[str], arch: str) -> str:
+    path = tmp_path / "k.mlir"
+    assert gen_cli.main(["attention", *argv, "--arch", arch, "--lds-dma", "-o", str(path)]) == 0
+    return str(path)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("form", ["pointers", "blocks", "csr"])
+@pytest.mark.parametrize(("phase", "dtype"), [("decode", "f16"), ("decode", "bf16"), ("prefill", "f16"),
+                                              ("prefill", "bf16")])
+def test_pipelined_cp_async_tiles_give_the_reference_result(tmp_path, capsys, phase, dtype, form, dynamic) -> None:
+    argv = [*(DECODE if phase == "decode" else PREFILL), "--dtype", dtype, "--page-table", form]
+    if form == "csr":  # the table carries the lengths
+        argv.remove("--seq-lens")
+    path = generate(tmp_path, [*argv, *(["--dynamic"] if dynamic else [])], "sm_90")
+    status = run_cli.main([path, "--check"])
+    captured = capsys.readouterr()
+    assert status == 0, captured.out + captured.err
+    assert "L6 after rock-kernel-pipeline" in captured.out and "FAIL" not in captured.out
+
+
+def loop_events(ptx: str) -> list[str]:
+    """The hot loop's copies, waits and tensor-core products in order (a cycle), runs of one kind taken once."""
+    (_, body), = ptx_bodies(ptx).values()
+    lines = loop_lines(body)
+    found = hot_loop(lines)
+    assert found is not None
+    events: list[str] = []
+    for index in found[1]:
+        text = lines[index]
+        kind = ("wait" if text.startswith("cp.async.wait_group") else "copy" if re.match(r"cp\.async\.cg", text)
+                else "mma" if text.startswith("mma.sync") else None)
+        if kind and (not events or events[-1] != kind):
+            events.append(kind)
+    if len(events) > 1 and events[0] == events[-1]:  # one run across the back edge
+        events.pop()
+    return events
+
+
+@pytest.mark.parametrize("phase", ["decode", "prefill"])
+def test_each_tiles_copies_are_in_flight_during_the_other_tiles_math(tmp_path, phase) -> None:
+    """After each wait in the loop the other tile's copies are issued before the next product: K's copies of
+    tile t + 1 overlap P V of tile t, V's of tile t overlap Q K^T (unpipelined, the copies of a tile were
+    waited for right after their issue)."""
+    argv = [*(DECODE if phase == "decode" else PREFILL), "--dtype", "f16"]
+    text = open(generate(tmp_path, argv, "sm_90")).read()
+    events = loop_events(compile_source(text, emit="ptx", cache=False).artefact)
+    assert events.count("wait") == 2 and events.count("copy") == 2, events
+    rotated = events[events.index("wait"):] + events[:events.index("wait")]
+    assert rotated == ["wait", "copy", "mma", "wait", "copy", "mma"], events
+
+
+def test_depth_1_keeps_the_copies_and_their_wait_together(tmp_path) -> None:
+    argv = [*DECODE, "--dtype", "f16", "--pipeline-depth", "1"]
+    text = open(generate(tmp_path, argv, "sm_90")).read()
+    events = loop_events(compile_source(text, emit="ptx", cache=False).artefact)
+    rotated = events[events.index("copy"):] + events[:events.index("copy")]
+    assert rotated == ["copy", "wait", "mma", "copy", "wait", "mma"], events
+
+
+@pytest.mark.parametrize(("n_per_block", "pipelined"), [(64, True), (512, False)])
+def test_tiles_that_do_not_fit_the_lds_together_stay_unpipelined(tmp_path, capsys, n_per_block, pipelined) -> None:
+    """K and V no longer share LDS bytes when pipelined: 2 x 512 x 128 f16 (256 KiB) exceeds sm_80's 163 KiB
+    per block, so that loop keeps the copies and their wait together, and a remark says why."""
+    from pagedir.cli import opt as opt_cli
+
+    argv = ["--batch", "1", "--num-heads-q", "2", "--num-heads-kv", "1", "--seq-len-q", "1", "--seq-len-k", "1024",
+            "--head-dim", "128", "--page-size", "16", "--dtype", "f16", "--pipeline-depth", "2"]
+    source, target = generate(tmp_path, argv, "sm_80"), tmp_path / "out.mlir"
+    capsys.readouterr()
+    assert opt_cli.main([source, f"--rock-attention-to-gridwise=n-per-block={n_per_block}",
+                         "--rock-gridwise-attention-to-blockwise", "--rock-blockwise-load", "--rock-pipeline",
+                         "-o", str(target)]) == 0
+    err = capsys.readouterr().err
+    assert ('rock.stage = "LDSWait"' in target.read_text()) == pipelined
+    assert ("remark: direct-to-LDS K/V tiles not pipelined: both tiles need 262672 bytes of LDS at once, more than "
+            "the 166912 of sm_80" in err) == (not pipelined), err
