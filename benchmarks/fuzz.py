@@ -29,7 +29,7 @@ pagedir-run. The cases come in families (:data:`FAMILIES`, shares per tool):
 * round-2 generator options: flags added with edge values, values replaced;
 * round 3 (:data:`R3_GEN_ARGVS`): stacked K/V caches (``--kv-cache stacked0|stacked1``, the
   pools ``memref.subview``s of one tensor), NVIDIA chips (``--arch sm_80|sm_90``), pools of one
-  block, copy-kv at a partial last page; their views and subviews edited (offsets, sizes,
+  block, vLLM's paged-attention layout (``--kv-layout vllm-pa``), copy-kv at a partial last page; their views and subviews edited (offsets, sizes,
   strides, the strided layout, the tensor's type), compiled with ``--arch sm_80|sm_90
   --emit=ptx|cubin`` (and the refused ``obj``/``hsaco``, ``--report``) also from the NVIDIA
   levels (``rock-to-gpu``, NVVM ``llvm-dialect`` dumps, text-mutated), checked with
@@ -764,6 +764,8 @@ R3_GEN_ARGVS = [
      "--seq-len-q", "2"],
     ["attention", *PAGED, "--seq-lens", "--arch", "sm_90", "--dtype", "bf16"],
     ["attention", *PAGED, "--page-table", "blocks", "--arch", "sm_90", "--num-splits", "2"],
+    ["attention", *PAGED, "--page-table", "blocks", "--kv-layout", "vllm-pa", "--arch", "sm_90"],
+    ["attention", *PAGED, "--page-table", "csr", "--kv-layout", "vllm-pa", "--dynamic", "--seq-len-q", "2", "--causal"],
     ["copy-kv", "--batch", "2", "--num-heads-kv", "1", "--seq-len", "13", "--head-dim", "16", "--page-size", "8",
      "--tile-tokens", "8", "--seq-lens"],
 ]
