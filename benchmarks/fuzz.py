@@ -26,7 +26,14 @@ pagedir-run. The cases come in families (:data:`FAMILIES`, shares per tool):
 * upstream passes: random upstream pass flags (:mod:`pagedir.upstream_passes`, the
   common ones more often) with random and bogus options on the rock IR of each level
   (``--dump-dir`` stages of round-2 kernels), payloads and kernels;
-* round-2 generator options: flags added with edge values, values replaced.
+* round-2 generator options: flags added with edge values, values replaced;
+* round 3 (:data:`R3_GEN_ARGVS`): stacked K/V caches (``--kv-cache stacked0|stacked1``, the
+  pools ``memref.subview``s of one tensor), NVIDIA chips (``--arch sm_80|sm_90``), pools of one
+  block, vLLM's paged-attention layout (``--kv-layout vllm-pa``), copy-kv at a partial last page; their views and subviews edited (offsets, sizes,
+  strides, the strided layout, the tensor's type), compiled with ``--arch sm_80|sm_90
+  --emit=ptx|cubin`` (and the refused ``obj``/``hsaco``, ``--report``) also from the NVIDIA
+  levels (``rock-to-gpu``, NVVM ``llvm-dialect`` dumps, text-mutated), checked with
+  ``pagedir-run --check --arch sm_90``; generator argv with the new flags and edge values.
 
 The generated kernels, stage dumps and cache entries are made once per fuzz run
 (:func:`make_seeds`). Every run that takes an output file (``-o``, ``--outputs``)
@@ -231,6 +238,8 @@ TEXT_MUTATIONS = [truncate, flip_bytes, delete_tokens, duplicate_tokens, deep_ne
 # Mutations of the round-2 surface: block-table and varlen views, linalg payloads
 
 VIEW_LINE = re.compile(rb'[^\n]*"rock\.(?:block_table_view|varlen_view)"[^\n]*\n[^\n]*')
+SUBVIEW_LINE = re.compile(rb"[^\n]*= memref\.subview [^\n]*")
+SUBVIEW_NUMBER = re.compile(rb"(?<=[\[, :])-?\d+(?=[\],>x])")
 INDEX_MEMREF = re.compile(rb"memref<(?:\?|\d+)(?:x(?:\?|\d+))*xi32>")
 SIGNATURE_DIM = re.compile(rb"(?<=[<x])(?:\?|\d+)(?=x)")
 VIEW_ATTRIBUTES = [b'page_size = 0', b'page_size = 16 : i64', b'num_blocks = -1', b'block_size = 4294967296',
@@ -241,18 +250,24 @@ def views(rng: random.Random, data: bytes) -> bytes:
     return view_edit(rng, data)[0]
 
 
-VIEW_EDITS = ("attribute", "segments", "size", "operands", "index-type", "index-shape", "size-everywhere", "results")
+VIEW_EDITS = ("attribute", "segments", "size", "operands", "index-type", "index-shape", "size-everywhere", "results",
+              "subview")
 
 
 def view_edit(rng: random.Random, data: bytes, kind: int | None = None) -> tuple[bytes, str]:
     """One edit of a rock.block_table_view / rock.varlen_view or of the index operands (tables, cu_seqlens),
     and its name."""
+    subviews = [m.span() for m in SUBVIEW_LINE.finditer(data)]
+    if kind is None and subviews and rng.random() < 0.4:
+        kind = VIEW_EDITS.index("subview")
+    if kind == VIEW_EDITS.index("subview") and subviews:
+        return subview_edit(rng, data, subviews), "subview"
     spans = [m.span() for m in VIEW_LINE.finditer(data)]
     if not spans:
         return segment_sizes(rng, data), "segments"
     start, end = rng.choice(spans)
     text = data[start:end]
-    kind = rng.randrange(len(VIEW_EDITS)) if kind is None else kind
+    kind = rng.randrange(len(VIEW_EDITS) - 1) if kind is None or kind == VIEW_EDITS.index("subview") else kind
     name = VIEW_EDITS[kind]
     if kind == 0:  # layout value or an attribute the op does not take
         if b"layout = " in text and rng.random() < 0.6:
@@ -300,6 +315,37 @@ def view_edit(rng: random.Random, data: bytes, kind: int | None = None) -> tuple
                 call = line.group(0).replace(a + b",", b"\0", 1).replace(b + b",", a + b",", 1).replace(b"\0", b + b",", 1)
                 return data[:line.start()] + call + data[line.end():], name
     return data[:start] + text + data[end:], name
+
+
+def subview_edit(rng: random.Random, data: bytes, subviews: list[tuple[int, int]]) -> bytes:
+    """One edit of a stacked cache's ``memref.subview`` (a K or V pool of the one tensor): a number of its
+    offsets, sizes, strides or result layout; the strided layout dropped or made dynamic; the stacked
+    tensor's type in the signature; the K and V subviews' sources swapped with another argument."""
+    start, end = rng.choice(subviews)
+    text = data[start:end]
+    kind = rng.randrange(5)
+    numbers = _spans(SUBVIEW_NUMBER, text)
+    if kind <= 1 and numbers:
+        for _ in range(kind + 1):
+            a, b = rng.choice(numbers)
+            text = text[:a] + rng.choice([b"0", b"1", b"2", b"3", b"-1", b"7", b"16", b"128", b"4294967296"]) + text[b:]
+            numbers = _spans(SUBVIEW_NUMBER, text)
+    elif kind == 2:  # the layout of the result: dropped, dynamic, or another offset
+        text = re.sub(rb", strided<\[[^\]]*\](?:, offset: \d+)?>", rng.choice(
+            [b"", b", strided<[?, ?, ?, 1], offset: ?>", b", strided<[256, 16, 16, 1], offset: 1>",
+             b", strided<[1, 16, 16, 256]>"]), text, count=1)
+    elif kind == 3:  # the stacked tensor's type (and the subviews' source type) to another shape or element
+        source = re.search(rb"memref<((?:\?|\d+)(?:x(?:\?|\d+))+)x(\w+)>", text)
+        if source:
+            dims = source.group(1).split(b"x")
+            i = rng.randrange(len(dims))
+            dims[i] = rng.choice([b"1", b"2", b"3", b"?", b"0"])
+            new = b"memref<" + b"x".join(dims) + b"x" + rng.choice([source.group(2), b"bf16", b"f32", b"i8"]) + b">"
+            return data.replace(source.group(0), new)
+    else:  # static steps of 2 on the stacked axis, or a rank-reducing subview
+        text = re.sub(rb"\[1, 1, 1, 1(, 1)?\]", rng.choice([b"[1, 2, 1, 1, 1]", b"[2, 1, 1, 1, 1]", b"[1, 1, 1, 1, 2]"]),
+                      text, count=1)
+    return data[:start] + text + data[end:]
 
 
 AFFINE_MAP = re.compile(rb"affine_map<\([^)]*\)(?: \[[^\]]*\])? -> \([^)]*\)>")  # "->" holds a ">"
@@ -706,6 +752,23 @@ R2_GEN_ARGVS = [
     ["copy-kv", "--batch", "2", "--num-heads-kv", "1", "--seq-len", "16", "--head-dim", "16", "--page-size", "8",
      "--tile-tokens", "8", "--seq-lens"],
 ]
+R3_GEN_ARGVS = [
+    ["attention", *PAGED, "--page-table", "blocks", "--kv-cache", "stacked0"],
+    ["attention", *PAGED, "--page-table", "blocks", "--kv-cache", "stacked1", "--kv-layout", "hnd", "--dynamic"],
+    ["attention", *PAGED, "--page-table", "csr", "--kv-cache", "stacked1"],
+    ["attention", *PAGED, "--page-table", "csr", "--kv-cache", "stacked0", "--kv-layout", "hnd", "--varlen",
+     "--seq-len-q", "2", "--causal"],
+    ["attention", *PAGED, "--page-table", "blocks", "--kv-cache", "stacked0", "--num-blocks", "1", "--arch", "sm_90"],
+    ["attention", *PAGED, "--page-table", "blocks", "--kv-cache", "stacked1", "--arch", "sm_90", "--lds-dma"],
+    ["attention", *PAGED, "--page-table", "csr", "--arch", "sm_80", "--lds-swizzle", "--window", "8", "--causal",
+     "--seq-len-q", "2"],
+    ["attention", *PAGED, "--seq-lens", "--arch", "sm_90", "--dtype", "bf16"],
+    ["attention", *PAGED, "--page-table", "blocks", "--arch", "sm_90", "--num-splits", "2"],
+    ["attention", *PAGED, "--page-table", "blocks", "--kv-layout", "vllm-pa", "--arch", "sm_90"],
+    ["attention", *PAGED, "--page-table", "csr", "--kv-layout", "vllm-pa", "--dynamic", "--seq-len-q", "2", "--causal"],
+    ["copy-kv", "--batch", "2", "--num-heads-kv", "1", "--seq-len", "13", "--head-dim", "16", "--page-size", "8",
+     "--tile-tokens", "8", "--seq-lens"],
+]
 ONE = ["--batch", "1", "--num-heads-q", "2", "--num-heads-kv", "1", "--seq-len-k", "32", "--head-dim", "16"]
 LINALG_GEN_ARGVS = [
     ["linalg-attention", *ONE],
@@ -722,6 +785,7 @@ LINALG_GEN_ARGVS = [
 LEVEL_STAGES = ("00-input", "02-rock-attention-to-gridwise", "03-rock-gridwise-attention-to-blockwise",
                 "04-rock-blockwise-load", "07-rock-reuse-lds", "08-rock-threadwise-lowering", "09-rock-buffer-load",
                 "10-rock-to-gpu")
+NVIDIA_STAGES = ("02-rock-attention-to-gridwise", "08-rock-threadwise-lowering", "10-rock-to-gpu", "11-llvm-dialect")
 LEVEL_SOURCES = 4  # round-2 kernels (and one payload) dumped at every level
 CACHED_FLAGS = [["--arch", "gfx942", "--emit=asm"], ["--arch", "gfx942", "--emit=asm", "--plan=WORK/plan.json"]]
 CACHED_SOURCES = 3
@@ -735,6 +799,8 @@ class Seeds:
     payloads: list[str]  # linalg-attention payloads
     levels: list[str]  # rock IR of each level
     caches: list[tuple[str, list[str], dict[str, bytes]]]  # (source, compile flags, the cache files they stored)
+    r3: list[str] = field(default_factory=list)  # round-3 kernels (stacked caches, NVIDIA chips)
+    nvidia_levels: list[str] = field(default_factory=list)  # rock-to-gpu and NVVM dumps of NVIDIA kernels
 
 
 def make_seeds() -> Seeds:
@@ -754,7 +820,13 @@ def make_seeds() -> Seeds:
         name = f"pagedir-gen {' '.join(argv)}"
         texts[name] = text
         (payloads if argv[0] == "linalg-attention" else kernels).append(name)
-    levels, caches = [], []
+    r3 = []
+    for argv, text in generate(R3_GEN_ARGVS):
+        name = f"pagedir-gen {' '.join(argv)}"
+        texts[name] = text
+        r3.append(name)
+    kernels += r3
+    levels, caches, nvidia_levels = [], [], []
     attention = [k for k in kernels if " attention " in k]
     with tempfile.TemporaryDirectory() as directory, contextlib.redirect_stderr(io.StringIO()):
         work = Path(directory)
@@ -767,6 +839,15 @@ def make_seeds() -> Seeds:
                 if path.exists():
                     texts[f"{name} | {stage}"] = path.read_bytes()
                     levels.append(f"{name} | {stage}")
+        for number, name in enumerate(n for n in r3 if " sm_" in n):
+            source, dump = work / f"n{number}.mlir", work / f"ndump{number}"
+            source.write_bytes(texts[name])
+            compile_cli.main([str(source), "--dump-dir", str(dump), "--emit=ptx", "-o", str(work / "out.ptx"), "--no-cache"])
+            for stage in NVIDIA_STAGES:
+                path = dump / f"n{number}.{stage}.mlir"
+                if path.exists():
+                    texts[f"{name} | {stage}"] = path.read_bytes()
+                    nvidia_levels.append(f"{name} | {stage}")
         for number, name in enumerate(kernels[:CACHED_SOURCES]):
             for flags in CACHED_FLAGS:
                 case = work / f"c{number}-{len(caches)}"
@@ -777,7 +858,7 @@ def make_seeds() -> Seeds:
                                      "-o", str(case / "out")]) == 0:
                     stored = {str(f.relative_to(case)): f.read_bytes() for f in sorted((case / "cache").rglob("*")) if f.is_file()}
                     caches.append((name, flags, stored))
-    return Seeds(texts, sources, kernels, payloads, levels, caches)
+    return Seeds(texts, sources, kernels, payloads, levels, caches, r3, nvidia_levels)
 
 
 # ----------------------------------------------------------------------------
@@ -1005,6 +1086,58 @@ def round2_gen_case(rng: random.Random, name: str, tool: str, seeds: Seeds, opti
     return Case(name, tool, [*argv, "-o", "OUTPUT"], None, "-o", {"mutation": f"gen-round2-{['flags', 'values', 'argv'][kind]}"})
 
 
+R3_FLAGS = [["--kv-cache", "stacked0"], ["--kv-cache", "stacked1"], ["--kv-cache", "separate"], ["--kv-cache", "V"],
+            ["--kv-layout", "vllm-pa"], ["--kv-layout", "hnd"], ["--arch", "sm_80"], ["--arch", "sm_90"],
+            ["--arch", "sm_70"], ["--arch", "sm_100"], ["--arch", "nvptx64-nvidia-cuda:sm_90"], ["--arch", "V"],
+            ["--num-blocks", "V"], ["--page-table", "pointers"], ["--page-table", "csr"], ["--dense"], ["--varlen"],
+            ["--lds-dma"], ["--lds-swizzle"], ["--kv-dtype", "fp8e4m3fn"], ["--dtype", "f32"], ["--dtype", "bf16"],
+            ["--head-dim", "V"], ["--page-size", "V"], ["--seq-len-k", "V"], ["--num-heads-q", "V"], ["--pipeline-depth", "V"],
+            ["--num-splits", "V"], ["--seq-len-q", "V"], ["--causal"], ["--window", "V"], ["--dynamic"]]
+R3_VALUES = ["0", "1", "2", "3", "5", "7", "13", "64", "-1", "65536", "2147483648", "stacked2", "sm_90a", "", "x"]
+
+
+def round3_case(rng: random.Random, name: str, tool: str, seeds: Seeds, options) -> Case:
+    """Round 3: generator argv with the stacked caches and NVIDIA chips; their kernels with views/subviews edited,
+    compiled for sm_80/sm_90 to PTX and cubin (also from mutated NVIDIA-level IR), checked for sm_90."""
+    if tool == "pagedir-gen":
+        argv = list(rng.choice(R3_GEN_ARGVS))
+        if rng.random() < 0.8:
+            for _ in range(rng.randint(1, 3)):
+                flag = [rng.choice(R3_VALUES + R2_VALUES[:6]) if a == "V" else a for a in rng.choice(R3_FLAGS)]
+                at = rng.randrange(1, len(argv) + 1)
+                argv[at:at] = flag
+            how = "flags"
+        else:
+            argv, how = mutate_argv(rng, argv), "argv"
+        return Case(name, tool, [*argv, "-o", "OUTPUT"], None, "-o", {"mutation": f"gen-round3-{how}"})
+    arch = rng.choice(["sm_90", "sm_90", "sm_80"])
+    if tool == "pagedir-compile" and seeds.nvidia_levels and rng.random() < 0.4:
+        source = rng.choice(seeds.nvidia_levels)
+        mutate = rng.choice(TEXT_MUTATIONS)
+        data, how = mutate(rng, seeds.texts[source]), f"r3-nvidia-level-{mutate.__name__}"
+    else:
+        source = rng.choice(seeds.r3)
+        data, how = seeds.texts[source], "r3-as-generated"
+        if rng.random() < 0.8:
+            data, edit = view_edit(rng, data)
+            how = f"r3-views-{edit}"
+    if rng.random() < 0.9:  # the kernel made for the chip run (a kernel for another chip is refused as a whole)
+        data = re.sub(rb'rock\.arch = "[\w:-]+"', b'rock.arch = "' + arch.encode() + b'"', data)
+    extra = {"source": source, "mutation": how}
+    if tool == "pagedir-opt":
+        flags = rng.choice([["--rock-verify"], [f"--rock-kernel-pipeline=arch={arch}"], ["--rock-attention-to-gridwise"],
+                            [f"--pass-pipeline=builtin.module(rock-kernel-pipeline{{arch={arch}}})"]])
+        return Case(name, tool, ["INPUT", *flags, "-o", "OUTPUT"], data, "-o", extra)
+    if tool == "pagedir-compile":
+        emit = rng.choice(["ptx", "ptx", "cubin", "cubin", "llvm-ir", "asm", "obj", "hsaco"])
+        report = rng.choice([[], [], ["--report=WORK/report.json"], ["--plan=WORK/plan.json"]])
+        argv = ["INPUT", "--arch", arch, f"--emit={emit}", *report, "--no-cache", "-o", "OUTPUT"]
+        return Case(name, tool, argv, data, "-o", extra, {"plan.json": SENTINEL, "report.json": SENTINEL},
+                    () if report else ("plan.json", "report.json"))
+    seed = rng.choice([0, 3])
+    return Case(name, tool, ["--check", "INPUT", "--arch", arch, "--seed", str(seed)], data, None, extra)
+
+
 def npz_inputs_case(rng: random.Random, name: str, tool: str, seeds: Seeds, options) -> Case:
     """pagedir-run --inputs with an .npz of valid arrays with one edit (dtype, shape, keys, index values ...)."""
     tables = [k for k in seeds.kernels if "pointers" not in k and "copy-kv" not in k]
@@ -1020,10 +1153,13 @@ def npz_inputs_case(rng: random.Random, name: str, tool: str, seeds: Seeds, opti
 
 #: Per tool, the families of cases and their shares.
 FAMILIES = {
-    "pagedir-opt": [(classic_case, 0.4), (views_case, 0.15), (payloads_case, 0.15), (upstream_case, 0.3)],
-    "pagedir-compile": [(classic_case, 0.3), (views_case, 0.15), (payloads_case, 0.25), (plans_case, 0.3)],
-    "pagedir-gen": [(classic_case, 0.4), (round2_gen_case, 0.6)],
-    "pagedir-run": [(classic_case, 0.3), (views_case, 0.2), (payloads_case, 0.3), (npz_inputs_case, 0.2)],
+    "pagedir-opt": [(classic_case, 0.35), (views_case, 0.15), (payloads_case, 0.15), (upstream_case, 0.25),
+                    (round3_case, 0.1)],
+    "pagedir-compile": [(classic_case, 0.2), (views_case, 0.1), (payloads_case, 0.2), (plans_case, 0.2),
+                        (round3_case, 0.3)],
+    "pagedir-gen": [(classic_case, 0.3), (round2_gen_case, 0.4), (round3_case, 0.3)],
+    "pagedir-run": [(classic_case, 0.25), (views_case, 0.15), (payloads_case, 0.25), (npz_inputs_case, 0.1),
+                    (round3_case, 0.25)],
 }
 
 

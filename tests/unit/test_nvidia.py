@@ -79,6 +79,14 @@ def test_split_kv_kernels_compile_to_ptx_with_their_log_sum_exp(tmp_path, arch: 
     assert "lg2.approx.f32" in ptx and "call" not in ptx
 
 
+@pytest.mark.parametrize("arch", ["gfx942", "gfx1100"])
+def test_amd_kernels_keep_the_llvm_exp2_and_log2_intrinsics(tmp_path, arch: str) -> None:
+    # a family without intrinsics of its own (AMD) lowers math.exp2 / math.log2 to the generic LLVM intrinsics
+    text = open(generate(tmp_path, ["--dtype", "f16", *DECODE, "--num-splits", "2"], arch)).read()
+    llvm_ir = compile_source(text, emit="llvm-ir", cache=False).artefact
+    assert "@llvm.exp2." in llvm_ir and "@llvm.log2." in llvm_ir and "lg2.approx" not in llvm_ir
+
+
 def test_another_familys_artefact_is_refused(tmp_path, capsys) -> None:
     path = generate(tmp_path, ["--dtype", "f16", *DECODE], "sm_90")
     assert compile_cli.main([path, "--emit=hsaco", "-o", str(tmp_path / "k.hsaco")]) == 1

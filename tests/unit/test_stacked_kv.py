@@ -137,6 +137,50 @@ def test_kv_cache_stacks_pools_only(form: list, capsys) -> None:
     assert "--kv-cache stacked1 stacks the cache pools of --page-table blocks or csr" in capsys.readouterr().err
 
 
+def test_check_draws_pools_taking_every_other_block_of_the_tensor(tmp_path) -> None:
+    # memref.subview steps are static strides: K in the even blocks of K's half, V in the odd ones of V's half
+    import io
+    from contextlib import redirect_stdout
+
+    from pagedir.cli import gen as gen_cli
+    from pagedir.cli import run as run_cli
+
+    path = tmp_path / "kernel.mlir"
+    shape = ["--batch", "2", "--num-heads-q", "2", "--num-heads-kv", "1", "--seq-len-k", "32", "--head-dim", "16",
+             "--page-size", "8", "--page-table", "blocks", "--kv-cache", "stacked0"]
+    assert gen_cli.main(["attention", *shape, "-o", str(path)]) == 0
+    text = path.read_text()
+    pool = "memref<8x8x1x16xf16, strided<[128, 16, 16, 1]"
+    for half, offset in (("0, 0", ">>"), ("1, 1", ", offset: 1024>>")):
+        text = text.replace(f"%kv_cache[{half[0]}, 0, 0, 0, 0] [1, 8, 8, 1, 16] [1, 1, 1, 1, 1]",
+                            f"%kv_cache[{half}, 0, 0, 0] [1, 4, 8, 1, 16] [1, 2, 1, 1, 1]")
+        text = text.replace(pool + offset, "memref<4x8x1x16xf16, strided<[256, 16, 16, 1]"
+                            + (">>" if half == "0, 0" else ", offset: 1152>>"))
+    assert text.count("[1, 2, 1, 1, 1]") == 2 and "offset: 1152" in text
+    path.write_text(text)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = run_cli.main(["--check", str(path)])
+    assert code == 0 and "L6 after rock-kernel-pipeline" in out.getvalue() and "FAIL" not in out.getvalue(), out.getvalue()
+
+
+def test_check_refuses_k_and_v_pools_of_different_sizes(tmp_path, capsys) -> None:
+    from pagedir.cli import gen as gen_cli
+    from pagedir.cli import run as run_cli
+
+    path = tmp_path / "kernel.mlir"
+    shape = ["--batch", "2", "--num-heads-q", "2", "--num-heads-kv", "1", "--seq-len-k", "32", "--head-dim", "16",
+             "--page-size", "8", "--page-table", "blocks", "--kv-cache", "stacked0"]
+    assert gen_cli.main(["attention", *shape, "-o", str(path)]) == 0
+    text = path.read_text().replace("%kv_cache[0, 0, 0, 0, 0] [1, 8, 8, 1, 16] [1, 1, 1, 1, 1]",
+                                    "%kv_cache[0, 0, 0, 0, 0] [1, 4, 8, 1, 16] [1, 2, 1, 1, 1]")
+    path.write_text(text.replace("memref<8x8x1x16xf16, strided<[128, 16, 16, 1]>>",
+                                 "memref<4x8x1x16xf16, strided<[256, 16, 16, 1]>>"))
+    capsys.readouterr()
+    assert run_cli.main(["--check", str(path)]) == 1  # K's pool the even blocks of its half, V's the whole half
+    assert "kernel.mlir:6:8: error: cannot draw cache pools of 4 (k) and 8 (v) blocks" in capsys.readouterr().err
+
+
 def test_the_stacked_tensor_must_fit_where_each_pool_does(capsys) -> None:
     # 100000 blocks of 16 x 8 x 128 f16: a pool is 1.6e9 elements (3.3 GB), within the 32-bit limits; the tensor
     # holding K and V is twice that.
@@ -147,3 +191,24 @@ def test_the_stacked_tensor_must_fit_where_each_pool_does(capsys) -> None:
     assert gen_cli.main([*flags, "-o", "/dev/null"]) == 0
     assert gen_cli.main([*flags, "--kv-cache", "stacked1", "-o", "/dev/null"]) == 1
     assert "the kv_cache 100000x2x16x8x128xf16 holds 3276800000 elements" in capsys.readouterr().err
+
+
+def test_check_ignores_the_step_of_the_stacked_axis(tmp_path) -> None:
+    # the subview takes one element of the stacked axis: its step (0 here) moves nothing
+    import io
+    from contextlib import redirect_stdout
+
+    from pagedir.cli import gen as gen_cli
+    from pagedir.cli import run as run_cli
+
+    path = tmp_path / "kernel.mlir"
+    shape = ["--batch", "2", "--num-heads-q", "2", "--num-heads-kv", "1", "--seq-len-k", "32", "--head-dim", "16",
+             "--page-size", "8", "--page-table", "blocks", "--kv-cache", "stacked1"]
+    assert gen_cli.main(["attention", *shape, "-o", str(path)]) == 0
+    text = path.read_text().replace("[8, 1, 8, 1, 16] [1, 1, 1, 1, 1]", "[8, 1, 8, 1, 16] [1, 0, 1, 1, 1]")
+    assert text.count("[1, 0, 1, 1, 1]") == 2
+    path.write_text(text)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = run_cli.main(["--check", str(path)])
+    assert code == 0 and "L6 after rock-kernel-pipeline" in out.getvalue() and "FAIL" not in out.getvalue(), out.getvalue()

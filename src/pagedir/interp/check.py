@@ -530,6 +530,10 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
     k_view, v_view = caches[0], caches[-1]
     varlen = find_ops(func, "rock.varlen_view")  # packed q and out (in that order)
     g = PageGeometry.of(k_view.results[0])
+    v_blocks = PageGeometry.of(v_view.results[0]).num_blocks
+    if None not in (v_blocks, g.num_blocks) and v_blocks != g.num_blocks:  # one block table places both: its ids name a block of each pool
+        raise InterpError(f"cannot draw cache pools of {g.num_blocks} (k) and {v_blocks} (v) blocks: the block table "
+                          f"places K and V in blocks of the same ids", v_view.location)
     pool_type = ir.MemRefType(k_view.operands[0].type)
     name = str(pool_type.element_type)
     type_batch = ir.MemRefType(k_view.results[0].type).shape[0]
@@ -649,10 +653,13 @@ def place_pool(values: dict[Any, Any], pool: ir.Value, array: np.ndarray) -> Non
     subview = owner.opview
     source = subview.operands[0]
     sizes = list(subview.static_sizes)
-    if list(subview.static_offsets).count(ir.ShapedType.get_dynamic_stride_or_offset()) or any(
-            step != 1 for step in subview.static_strides):
+    steps = [1 if size == 1 else step for step, size in zip(subview.static_strides, subview.static_sizes)]  # one element
+    if ir.ShapedType.get_dynamic_stride_or_offset() in [*subview.static_offsets, *steps]:
         raise InterpError("cannot draw a cache pool through a memref.subview with dynamic offsets or strides",
                           owner.location)
+    if min(steps) < 1:  # a step of 0 reads one element over and over: no pool of distinct blocks to draw
+        raise InterpError(f"cannot draw a cache pool through a memref.subview of steps {steps}: a step must be "
+                          f"at least 1", owner.location)
     dynamic = iter(extent for extent, stated in zip(array.shape, ir.MemRefType(pool.type).shape)
                    if stated == ir.ShapedType.get_dynamic_size())
     sizes = [next(dynamic) if size == ir.ShapedType.get_dynamic_size() else size for size in sizes]
@@ -662,7 +669,9 @@ def place_pool(values: dict[Any, Any], pool: ir.Value, array: np.ndarray) -> Non
                  for extent, size in zip(ir.MemRefType(source.type).shape, sizes)]
         nan = reference.bf16_bits(np.float32(np.nan)) if array.dtype == np.uint16 else np.nan  # bf16 pools hold bits
         values[source] = np.full(shape, nan, dtype=array.dtype)
-    region = tuple(slice(offset, offset + size) for offset, size in zip(subview.static_offsets, sizes))
+    # static steps (every other block of the tensor ...) pick every step-th element from the offset on
+    region = tuple(slice(offset, offset + (size - 1) * step + 1, step)
+                   for offset, size, step in zip(subview.static_offsets, sizes, steps))
     values[source][region] = array.reshape(values[source][region].shape)  # the dropped dims are of size 1
 
 
