@@ -893,10 +893,13 @@ def payload_inputs(case: CheckCase, func: ir.Operation) -> None:
 
 
 def attention_reads_arguments(func: ir.Operation) -> bool:
-    """The attention ops read q from an argument (not a view: heads folded into the batch are expanded by
-    memref.expand_shape, and those arguments get random data of their shape)."""
-    return all(isinstance(op.operands[0], ir.BlockArgument)
-               for op in find_ops(func, "rock.attention", "rock.gridwise_attention_accel"))
+    """The attention ops read q from an argument or from a rock view of one (rock.varlen_view's packed rows),
+    not from a reshape: heads folded into the batch are expanded by memref.expand_shape, and those arguments
+    get random data of their shape."""
+    def from_argument(q: ir.Value) -> bool:
+        return isinstance(q, ir.BlockArgument) or q.owner.name.startswith("rock.")
+
+    return all(from_argument(op.operands[0]) for op in find_ops(func, "rock.attention", "rock.gridwise_attention_accel"))
 
 
 def runnable(func: ir.Operation) -> bool:

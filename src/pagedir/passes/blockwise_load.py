@@ -122,6 +122,7 @@ from pagedir.passes.ir_utils import (
     find_ops,
     index_const,
     linear_form,
+    open_stage,
     pages_uniform,
     swizzled_column,
     thread_item,
@@ -235,13 +236,6 @@ def plan_pages_uniform_per_wave(op, plan: TilePlan, wave_size: int) -> bool:
 
 # ----------------------------------------------------------------------------
 # IR helpers.
-
-
-def open_stage(name: str, loc: ir.Location) -> ir.Block:
-    """An ``scf.execute_region no_inline {...} {rock.stage = name}`` at the current point; its body."""
-    region_op = scf.ExecuteRegionOp([], no_inline=True, loc=loc)
-    region_op.operation.attributes["rock.stage"] = ir.StringAttr.get(name)
-    return region_op.regions[0].blocks.append()
 
 
 def unit_stride_last(type_: ir.MemRefType) -> bool:

@@ -270,7 +270,7 @@ def direct_loads_pipelined(op, p: AttentionProblem, plan: Plan, chip) -> bool:
     pointers = 8 * (math.ceil(tile // element_bytes(p.kv_type) / p.page_elements) + 1) if p.page_elements else 0
     if 2 * (tile + pointers) <= chip.lds_per_workgroup:
         return True
-    from pagedir.passes.raise_attention import remark
+    from pagedir.passes.ir_utils import remark
 
     remark(op.operation, f"direct-to-LDS K/V tiles not pipelined: both tiles need {2 * (tile + pointers)} bytes of "
                          f"LDS at once, more than the {chip.lds_per_workgroup} of {chip.name}; lower n_per_block")

@@ -330,3 +330,24 @@ def divided(acc: ir.Value, total: ir.Value, has_keys: ir.Value) -> ir.Value:
     """``acc / total`` (a vector by a scalar, through one reciprocal), 0 where ``has_keys`` is false."""
     inverse = arith.select(has_keys, arith.divf(f32_const(1.0), total), f32_const(0.0))
     return arith.mulf(acc, splat(inverse, ir.VectorType(acc.type).shape[0]))
+
+
+def open_stage(name: str, loc: ir.Location) -> ir.Block:
+    """An ``scf.execute_region no_inline {...} {rock.stage = name}`` at the current point; its body (a
+    stage of rock-blockwise-load that rock-pipeline schedules)."""
+    from mlir.dialects import scf
+
+    region_op = scf.ExecuteRegionOp([], no_inline=True, loc=loc)
+    region_op.operation.attributes["rock.stage"] = ir.StringAttr.get(name)
+    return region_op.regions[0].blocks.append()
+
+
+def remark(op: ir.Operation, message: str) -> None:
+    """``FILE:LINE:COL: remark: message`` on stderr at ``op`` (a pass's note that changes no result)."""
+    import sys
+
+    from pagedir.diagnostics import file_position
+
+    file, line, col = file_position(op.location)
+    where = f"{file}:{line}:{col}" if file else "<unknown>"
+    print(f"{where}: remark: {message}", file=sys.stderr)

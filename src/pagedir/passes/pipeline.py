@@ -582,7 +582,7 @@ def split_point(stage: ir.Operation) -> ir.Operation | None:
 
 def split_wait(stage: ir.Operation) -> ir.Operation:
     """Move the wait and what follows it (the barrier) out of ``stage`` into a ``LDSWait`` stage after it."""
-    from pagedir.passes.blockwise_load import open_stage
+    from pagedir.passes.ir_utils import open_stage
 
     block = stage.regions[0].blocks[0]
     ops = [op.operation for op in block.operations]

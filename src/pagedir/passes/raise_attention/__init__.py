@@ -118,13 +118,12 @@ from __future__ import annotations
 import math
 
 import dataclasses
-import sys
 from collections.abc import Callable
 
 import mlir.dialects.linalg  # noqa: F401 - linalg ops come back as their OpViews (inputs, outputs)
 import mlir.ir as ir
 
-from pagedir.diagnostics import file_position
+from pagedir.passes.ir_utils import remark  # noqa: F401 (the raise's parts import it from here)
 from pagedir.dialect import rock
 from pagedir.dialect.rock import OP_DEFS_BY_NAME
 from pagedir.passes.base import Pass
@@ -234,12 +233,6 @@ def sinks(module: ir.Operation) -> list[ir.Operation]:
 
     module.walk(visit)
     return found
-
-
-def remark(op: ir.Operation, message: str) -> None:
-    file, line, col = file_position(op.location)
-    where = f"{file}:{line}:{col}" if file else "<unknown>"
-    print(f"{where}: remark: {message}", file=sys.stderr)
 
 
 # ----------------------------------------------------------------------------
