@@ -71,6 +71,12 @@ paged-attention value cache ``[num_blocks, Hkv, D, block_size]``: its page sourc
 LDSWrite stores each element at its ``[n + i, d]`` place of the tile, which the products read as
 any V tile. No direct-to-LDS loads there (a lane's dword would be two rows of the pool).
 
+Short unit-stride dimensions. Where the tile dimension of unit stride is shorter than a 16-byte vector and
+another dimension continues it in the source (its coefficient is that extent), and nothing else (the map's
+other results, ``valid``) uses either, the two are read as one dimension (:func:`merged_vector`): the
+transposed V tile's 7-D view holds 4 columns of D 64 f16 in its unit-stride dimension, and is read with
+16-byte loads as a row-major tile is. LDSWrite stores each vector in pieces of the inner extent.
+
 Swizzled tiles (``lds_swizzle``): LDSWrite stores a chunk at a time, each at its swizzled column.
 
 Direct-to-LDS loads (``lds_dma``, where :func:`dma_fallback` finds none of its reasons: a CDNA
