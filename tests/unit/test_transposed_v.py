@@ -87,3 +87,21 @@ def test_v_reads_are_wide_and_free_of_bank_conflicts(tmp_path) -> None:
         v_reads = int(all_reads) - int(conflicted_reads)
         assert v_reads >= 8 * 2 * 4  # 8 reads a tile per wave, 2 tiles, 4 waves, at least one workgroup
         assert int(writes) <= 2 * int(conflicted_writes)  # at most one extra cycle a store
+
+
+@pytest.mark.parametrize("page", [16, 64])
+def test_d64_v_tile_is_read_with_16_byte_loads(page: int) -> None:
+    """D 64 causal prefill on gfx942 (make bench's shape): the transposed V tile's 7-D load view has 4
+    columns (8 bytes) in its unit-stride dimension; its global loads still read 16 bytes (the 8 columns
+    of two rows of the view read as one), as K's and Q's do, with no more loop instructions than the
+    8-byte loads took (545 at page 16, 529 at page 64) and 5 waves."""
+    flags = ["--causal", "--batch", "1", "--seq-len-q", "256", "--seq-len-k", "256", "--num-heads-q", "8",
+             "--num-heads-kv", "2", "--head-dim", "64", "--page-size", str(page)]
+    text = generate("gfx942", "f16", flags)
+    with make_context():
+        module = ir.Module.parse(text)
+        asm = driver.run(module.operation, driver.CompileOptions(arch="gfx942", emit="asm"), start="L0", end="asm")["asm"]
+    (report,) = kernel_reports(asm, "gfx942")
+    assert set(report.buffer_loads) == {"dwordx4"}, report.buffer_loads
+    assert report.loop_instructions <= {16: 545, 64: 529}[page]
+    assert report.occupancy == 5 and report.vgpr_spills == 0

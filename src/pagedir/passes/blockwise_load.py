@@ -71,6 +71,12 @@ paged-attention value cache ``[num_blocks, Hkv, D, block_size]``: its page sourc
 LDSWrite stores each element at its ``[n + i, d]`` place of the tile, which the products read as
 any V tile. No direct-to-LDS loads there (a lane's dword would be two rows of the pool).
 
+Short unit-stride dimensions. Where the tile dimension of unit stride is shorter than a 16-byte vector and
+another dimension continues it in the source (its coefficient is that extent), and nothing else (the map's
+other results, ``valid``) uses either, the two are read as one dimension (:func:`merged_vector`): the
+transposed V tile's 7-D view holds 4 columns of D 64 f16 in its unit-stride dimension, and is read with
+16-byte loads as a row-major tile is. LDSWrite stores each vector in pieces of the inner extent.
+
 Swizzled tiles (``lds_swizzle``): LDSWrite stores a chunk at a time, each at its swizzled column.
 
 Direct-to-LDS loads (``lds_dma``, where :func:`dma_fallback` finds none of its reasons: a CDNA
@@ -201,6 +207,27 @@ def choose_vector(form: LinearForm, tile_shape: list[int], elem_bits: int, exten
     return vector_dim, vector_len
 
 
+def merged_vector(op, form: LinearForm, tile_shape: list[int], vector_dim: int, vector_len: int,
+                  elem_bits: int) -> tuple[int, int] | None:
+    """(outer, inner extent) when the unit-stride dimension is shorter than a 16-byte vector and another
+    dimension continues it in the source (coefficient = its extent): the two are read as one, so a
+    16-byte load spans them (the 7-D view of a transposed V tile: 4 columns per dimension at D 64 f16).
+    Only where nothing else tells them apart: the map's other results and ``valid`` use neither, and
+    the tile goes through registers (the direct-to-LDS loads write rows as they lie)."""
+    inner = tile_shape[vector_dim]
+    if op.lds_dma or vector_len != inner or vector_len * elem_bits >= MAX_VECTOR_BITS:
+        return None
+    num_indices = len(op.indices)
+    outer = [j for j, c in enumerate(form.tile_coeffs) if j != vector_dim and c == inner and tile_shape[j] > 1]
+    if not outer:
+        return None
+    used = {num_indices + vector_dim, num_indices + outer[0]}
+    others = list(op.map.results)[:-1] + (list(op.valid.results) if op.valid is not None else [])
+    if any(used & set(dims_of(e)) for e in others):
+        return None
+    return outer[0], inner
+
+
 def choose_strided_vector(form: LinearForm, tile_shape: list[int], elem_bits: int, step: int, run: int) -> tuple[int, int]:
     """(vector_dim, vector_len) for a source whose elements ``o, o + step, ...`` lie side by side in runs of
     ``run`` (:meth:`pagedir.page_sources.PageSource.contiguous_run`): the tile dimension of coefficient
@@ -262,6 +289,9 @@ class TilePlan:
     num_pages: int = 0
     first_page_map: ir.AffineMap | None = None
     batch_map: ir.AffineMap | None = None
+    #: (outer, inner extent): the vector's dest dimension ``read_order[vector_dim]`` is read together with
+    #: dest dimension ``outer`` (:func:`merged_vector`): read coordinate x is (x div inner, x mod inner)
+    merged: tuple[int, int] | None = None
 
 
 class BlockwiseLoadPass(Pass):
@@ -306,6 +336,7 @@ def plan_tile(op) -> TilePlan | str:
     except NotLinear:
         return f"map must be affine-linear in the tile coordinates, got {contiguous}"
     paged = op.page_size is not None
+    merged = None
     source_type = op.source.type
     elem_bits = element_bytes(source_type.element_type) * 8
     extent = None if paged else source_type.shape[-1]
@@ -314,6 +345,13 @@ def plan_tile(op) -> TilePlan | str:
         vector_dim, vector_len = choose_strided_vector(form, tile_shape, elem_bits, step, run)
     else:
         vector_dim, vector_len = choose_vector(form, tile_shape, elem_bits, extent)
+        merged = merged_vector(op, form, tile_shape, vector_dim, vector_len, elem_bits)
+        if merged is not None:  # read as one dimension: the outer one of extent 1
+            tile_shape = list(tile_shape)
+            tile_shape[vector_dim] *= tile_shape[merged[0]]
+            tile_shape[merged[0]] = 1  # its coordinate is always 0: its coefficient no longer counts
+            form = LinearForm([0 if j == merged[0] else c for j, c in enumerate(form.tile_coeffs)], form.index_terms, form.const)
+            vector_dim, vector_len = choose_vector(form, tile_shape, elem_bits, extent)
         if op.valid is not None and any(num_indices + vector_dim in dims_of(e) for e in op.valid.results):
             vector_len = 1  # validity that changes along a vector: one point per load
     # Vectors along the tokens keep the tokens outermost: a wave's lanes then read one token group's columns,
@@ -323,7 +361,8 @@ def plan_tile(op) -> TilePlan | str:
     read_shape = [tile_shape[j] for j in read_order]
     num_vectors = math.prod(tile_shape) // vector_len
     rows = -(-num_vectors // op.block_size)
-    plan = TilePlan(read_order, read_shape, read_map, read_order.index(vector_dim), vector_len, num_vectors, rows)
+    plan = TilePlan(read_order, read_shape, read_map, read_order.index(vector_dim), vector_len, num_vectors, rows,
+                    merged=merged if step == 1 else None)
     if not paged:
         return plan
     batch_expr = op.map.results[0]
@@ -484,19 +523,26 @@ def emit_lds_write(op, plan: TilePlan, registers: ir.Value) -> None:
             with body_point:
                 read_coords = vector_coords(vector_index, plan.read_shape, plan.vector_dim, plan.vector_len)
                 coords = [read_coords[plan.read_order.index(j)] for j in range(dest_type.rank)]
-                if op.lds_swizzle is not None:
+                if plan.merged is not None:  # pieces of the inner extent, at consecutive outer coordinates
+                    outer, inner = plan.merged
+                    x = coords[dest_vector_dim]
+                    coords[dest_vector_dim] = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineDimExpr.get(0) % inner]), [x])
+                    for first in range(0, plan.vector_len, inner):
+                        piece = list(coords)
+                        piece[outer] = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(
+                            ir.AffineDimExpr.get(0) + first, inner)]), [x])
+                        if op.lds_swizzle is not None:
+                            store_swizzled(op, registers, row, piece, inner, dest_vector_dim, first)
+                        else:
+                            store_points(registers, row, piece, inner, dest_vector_dim, dest, first)
+                elif op.lds_swizzle is not None:
                     store_swizzled(op, registers, row, coords, plan.vector_len, dest_vector_dim)
                 elif vector_stores:
                     vector_type = ir.VectorType.get([plan.vector_len], element)
                     value = vector.load(vector_type, registers, [row, index_const(0)])
                     vector.store(value, dest, coords)
                 else:
-                    for lane in range(plan.vector_len):
-                        value = memref.load(registers, [row, index_const(lane)])
-                        lane_coords = list(coords)
-                        if lane:
-                            lane_coords[dest_vector_dim] = arith.addi(coords[dest_vector_dim], index_const(lane))
-                        memref.store(value, dest, lane_coords)
+                    store_points(registers, row, coords, plan.vector_len, dest_vector_dim, dest)
                 if plan.num_vectors % op.block_size:
                     scf.YieldOp([])
             scf.YieldOp([])
@@ -504,10 +550,22 @@ def emit_lds_write(op, plan: TilePlan, registers: ir.Value) -> None:
         scf.YieldOp([])
 
 
-def store_swizzled(op, registers: ir.Value, row: ir.Value, coords: list[ir.Value], vector_len: int, vector_dim: int) -> None:
-    """Store register row ``row`` (the tile vector at ``coords``) into the swizzled ``dest``: a chunk (or
-    the vector, if shorter) per store, each at its rotated column; a vector along another dimension than
-    the columns, one element per store."""
+def store_points(registers: ir.Value, row: ir.Value, coords: list[ir.Value], vector_len: int, vector_dim: int,
+                 dest: ir.Value, lane: int = 0) -> None:
+    """Store register row ``row`` from element ``lane`` on, one point per store, along ``vector_dim`` from ``coords``."""
+    for i in range(vector_len):
+        value = memref.load(registers, [row, index_const(lane + i)])
+        point = list(coords)
+        if i:
+            point[vector_dim] = arith.addi(coords[vector_dim], index_const(i))
+        memref.store(value, dest, point)
+
+
+def store_swizzled(op, registers: ir.Value, row: ir.Value, coords: list[ir.Value], vector_len: int, vector_dim: int,
+                   lane: int = 0) -> None:
+    """Store register row ``row`` (the tile vector at ``coords``, from element ``lane`` on) into the swizzled
+    ``dest``: a chunk (or the vector, if shorter) per store, each at its rotated column; a vector along another
+    dimension than the columns, one element per store."""
     dest = op.dest
     dest_type = ir.MemRefType(dest.type)
     element, rank = dest_type.element_type, dest_type.rank
@@ -527,7 +585,7 @@ def store_swizzled(op, registers: ir.Value, row: ir.Value, coords: list[ir.Value
         for first in range(vector_len):
             at = [index_const(0)] * rank
             at[vector_dim] = index_const(first)
-            memref.store(memref.load(registers, [row, index_const(first)]), sub, at)
+            memref.store(memref.load(registers, [row, index_const(lane + first)]), sub, at)
         return
     for first in range(0, vector_len, piece):
         point = list(coords)
@@ -535,9 +593,9 @@ def store_swizzled(op, registers: ir.Value, row: ir.Value, coords: list[ir.Value
             point[vector_dim] = arith.addi(coords[vector_dim], index_const(first))
         point[-1] = swizzled_column(list(op.lds_swizzle), flat_row(point[:-1], dest_type.shape[:-1]), point[-1])
         if piece == 1:
-            memref.store(memref.load(registers, [row, index_const(first)]), dest, point)
+            memref.store(memref.load(registers, [row, index_const(lane + first)]), dest, point)
         else:
-            value = vector.load(ir.VectorType.get([piece], element), registers, [row, index_const(first)])
+            value = vector.load(ir.VectorType.get([piece], element), registers, [row, index_const(lane + first)])
             vector.store(value, dest, point)
 
 

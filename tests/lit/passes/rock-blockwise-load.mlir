@@ -430,6 +430,39 @@ func.func @swizzled_tile(%src: memref<16x32xf16>) attributes {rock.kernel, rock.
 
 // -----
 
+// A unit-stride dimension of 4 f16 (8 bytes) continued in the source by the dimension before it
+// (coefficient 4 = its extent), as in the 7-D view of a transposed V tile at D 64: the two are read as
+// one dimension of 8 (16-byte vectors; tile_shape puts 1 for the outer one), and each vector is stored
+// as two pieces of 4 at consecutive outer coordinates (LDS strides 32 and 16 elements: one point a store).
+
+// CHECK: #[[LOW:.*]] = affine_map<(d0) -> (d0 mod 4)>
+// CHECK: #[[OUTER:.*]] = affine_map<(d0) -> (d0 floordiv 4)>
+// CHECK: #[[NEXT:.*]] = affine_map<(d0) -> (d0 floordiv 4 + 1)>
+// CHECK-LABEL: func.func @merged_vector
+// CHECK: "rock.threadwise_read_into"({{.*}}tile_shape = array<i64: 1, 16, 8>, vector_dim = 2 : i64, vector_len = 8 : i64}
+// CHECK: } {rock.stage = "GlobalRead"}
+// CHECK: %[[L:.*]] = affine.apply #[[LOW]](%[[X:[^,)]+]])
+// CHECK: %[[M:.*]] = affine.apply #[[OUTER]](%[[X]])
+// CHECK: %[[E0:.*]] = memref.load %{{.*}}[%{{.*}}, %c0{{.*}}]
+// CHECK: memref.store %[[E0]], %[[VIEW:[a-z_0-9]+]][%[[M]], %[[L]], %[[KEY:[a-z_0-9]+]]]
+// CHECK-COUNT-3: memref.store
+// CHECK: %[[M1:.*]] = affine.apply #[[NEXT]](%[[X]])
+// CHECK: %[[E4:.*]] = memref.load %{{.*}}[%{{.*}}, %c4{{.*}}]
+// CHECK: memref.store %[[E4]], %[[VIEW]][%[[M1]], %[[L]], %[[KEY]]]
+// CHECK-COUNT-3: memref.store
+// CHECK-NOT: memref.store
+// CHECK: } {rock.stage = "LDSWrite"}
+func.func @merged_vector(%src: memref<16x8xf16>) attributes {rock.kernel, rock.arch = "gfx942", rock.block_size = 64 : i64, rock.grid_size = 1 : i64} {
+  %c0 = arith.constant 0 : index
+  %raw = "rock.alloc"() : () -> memref<256xi8, #gpu.address_space<workgroup>>
+  %tile = memref.view %raw[%c0][] : memref<256xi8, #gpu.address_space<workgroup>> to memref<8x16xf16, #gpu.address_space<workgroup>>
+  %view = memref.reinterpret_cast %tile to offset: [0], sizes: [2, 4, 16], strides: [16, 32, 1] : memref<8x16xf16, #gpu.address_space<workgroup>> to memref<2x4x16xf16, strided<[16, 32, 1]>, #gpu.address_space<workgroup>>
+  "rock.blockwise_load_tile"(%src, %view) {map = affine_map<(m, l, n) -> (n, m * 4 + l)>, block_size = 64, operandSegmentSizes = array<i32: 1, 1, 0, 0>} : (memref<16x8xf16>, memref<2x4x16xf16, strided<[16, 32, 1]>, #gpu.address_space<workgroup>>) -> ()
+  return
+}
+
+// -----
+
 // lds_dma: a V-like [32, 128] f16 tile from pages of 16 tokens, 128 threads (2 waves) on gfx942.
 // A wave's direct-to-LDS load moves 64 lanes x 4 bytes = one 128-element row; the 32 loads are
 // dealt to the waves in turn (16 each). Every load's page pointer and offsets are read first,
