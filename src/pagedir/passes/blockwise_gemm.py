@@ -662,19 +662,25 @@ class MatrixLoop:
 
     def accumulate(self, t: ir.Value, rb: ir.Value, probs, alpha: ir.Value, outputs: list[ir.Value]) -> list[ir.Value]:
         outputs = [arith.mulf(acc, vector.broadcast(acc.type, alpha)) for acc in outputs]
+        return self.on_boundary_tiles(t, rb, outputs, lambda hidden: self.pv_on_matrix_cores(probs, outputs, hidden))
+
+    def on_boundary_tiles(self, t: ir.Value, rb: ir.Value, outputs: list[ir.Value], product) -> list[ir.Value]:
+        """``product(hidden)`` of tile ``t``: with ``hidden = (t, rb)`` on a tile that hides keys from some row
+        (the causal diagonal or the window's edge), else with None, the common path (an ``scf.if`` on the
+        boundary when the loop has one). ``outputs``: the accumulators the product yields new values of."""
         boundaries = []
         if self.plan.causal:
             boundaries.append(self.causal_boundary(t))
         if self.plan.window is not None:
             boundaries.append(self.window_boundary(t))
         if not boundaries:
-            return self.pv_on_matrix_cores(probs, outputs)
+            return product(None)
         boundary = boundaries[0] if len(boundaries) == 1 else arith.ori(*boundaries)
         if_op = scf.IfOp(boundary, [acc.type for acc in outputs], has_else=True)
         with ir.InsertionPoint(if_op.then_block):
-            scf.YieldOp(self.pv_on_matrix_cores(probs, outputs, hidden=(t, rb)))
+            scf.YieldOp(product((t, rb)))
         with ir.InsertionPoint(if_op.else_block):
-            scf.YieldOp(self.pv_on_matrix_cores(probs, outputs))
+            scf.YieldOp(product(None))
         return list(if_op.results)
 
     def pv_on_matrix_cores(self, probs, outputs: list[ir.Value], hidden: tuple | None = None) -> list[ir.Value]:

@@ -296,18 +296,23 @@ def load_split(rsrc: ir.Value, byte_offset: ir.Value, type_: ir.Type, element: i
         offset = byte_offset if first_lane == 0 else arith.addi(byte_offset, i32_const(first_lane * elem_bytes))
         raw = rocdl.raw_ptr_buffer_load(word_type(lanes_per_load * elem_bytes), rsrc, offset, zero32, zero32)
         pieces.append(reinterpret(raw, lanes_per_load, element))
-    if len(pieces) == 1:
-        return pieces[0]
-    result = arith.constant(type_, ir.DenseElementsAttr.get_splat(type_, zero_attr(element)))
-    for index, piece in enumerate(pieces):
-        result = vector.insert_strided_slice(piece, result, [index * lanes_per_load], [1])
-    return result
+    return joined(pieces, type_, element, lanes_per_load)
 
 
 def zero_attr(element: ir.Type) -> ir.Attribute:
     if isinstance(element, ir.IntegerType):
         return ir.IntegerAttr.get(element, 0)
     return ir.FloatAttr.get(element, 0.0)
+
+
+def joined(pieces: list[ir.Value], type_: ir.Type, element: ir.Type, lanes_per_piece: int) -> ir.Value:
+    """The vector ``type_`` made of ``pieces`` (each ``lanes_per_piece`` lanes) side by side."""
+    if len(pieces) == 1:
+        return pieces[0]
+    result = arith.constant(type_, ir.DenseElementsAttr.get_splat(type_, zero_attr(element)))
+    for index, piece in enumerate(pieces):
+        result = vector.insert_strided_slice(piece, result, [index * lanes_per_piece], [1])
+    return result
 
 
 def reinterpret(raw: ir.Value, lanes: int, element: ir.Type) -> ir.Value:
@@ -409,12 +414,7 @@ def load_pointer_split(address: ir.Value, type_: ir.Type, element: ir.Type) -> i
         piece_bytes = lanes_per_load * elem_bytes
         raw = llvm.load(word_type(piece_bytes), llvm.inttoptr(pointer_type, at), alignment=piece_bytes)
         pieces.append(reinterpret(raw, lanes_per_load, element))
-    if len(pieces) == 1:
-        return pieces[0]
-    result = arith.constant(type_, ir.DenseElementsAttr.get_splat(type_, zero_attr(element)))
-    for index, piece in enumerate(pieces):
-        result = vector.insert_strided_slice(piece, result, [index * lanes_per_load], [1])
-    return result
+    return joined(pieces, type_, element, lanes_per_load)
 
 
 def lower_global_load_lds_cp_async(op, wave: int) -> bool:

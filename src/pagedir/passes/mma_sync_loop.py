@@ -217,20 +217,7 @@ class MmaSyncLoop(MatrixLoop):
     def accumulate(self, t: ir.Value, rb: ir.Value, probs, alphas: list, outputs: list[ir.Value]) -> list[ir.Value]:
         scale = vector.from_elements(ir.VectorType.get([4], self.f32), [alphas[0], alphas[0], alphas[1], alphas[1]])
         outputs = [arith.mulf(acc, scale) for acc in outputs]
-        boundaries = []
-        if self.plan.causal:
-            boundaries.append(self.causal_boundary(t))
-        if self.plan.window is not None:
-            boundaries.append(self.window_boundary(t))
-        if not boundaries:
-            return self.pv(probs, outputs)
-        boundary = boundaries[0] if len(boundaries) == 1 else arith.ori(*boundaries)
-        if_op = scf.IfOp(boundary, [acc.type for acc in outputs], has_else=True)
-        with ir.InsertionPoint(if_op.then_block):
-            scf.YieldOp(self.pv(probs, outputs, hidden=(t, rb)))
-        with ir.InsertionPoint(if_op.else_block):
-            scf.YieldOp(self.pv(probs, outputs))
-        return list(if_op.results)
+        return self.on_boundary_tiles(t, rb, outputs, lambda hidden: self.pv(probs, outputs, hidden))
 
     def a_registers(self, values: list[ir.Value]) -> list[ir.Value]:
         """A's 4 registers from 8 values of 16 keys: the two 8-key blocks' (r0, r0, r1, r1) values."""
