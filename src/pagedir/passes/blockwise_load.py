@@ -676,6 +676,29 @@ def dma_fallback(op, plan: TilePlan, chip, nbytes: int = DMA_BYTES) -> str | Non
     return None
 
 
+def element_source(op, form, page_ptrs: ir.Value, first_page: ir.Value, coords: list[ir.Value],
+                   last_page: int | None = None) -> tuple[ir.Value, ir.Value, int, ir.Value]:
+    """Where a direct-to-LDS copy reads the tile element at ``coords`` (op's indices, row, column): its page's
+    pointer (staged in ``page_ptrs``; the slot clamped to ``last_page`` when given), the element's offset in
+    the page (the page source's) with the page extent it is bounded by, and whether it may be read (a null
+    page reads nothing, nor does a place ``op.valid`` rules out)."""
+    d0 = ir.AffineDimExpr.get(0)
+    position = affine.apply(ir.AffineMap.get(len(coords), 0, [op.map.results[-1]]), coords)
+    page = affine.apply(ir.AffineMap.get(2, 0, [ir.AffineExpr.get_floor_div(d0, op.page_size) - ir.AffineDimExpr.get(1)]),
+                        [position, first_page])
+    if last_page is not None:
+        page = arith.minui(page, index_const(last_page))
+    pointer = memref.load(page_ptrs, [page])
+    offset = affine.apply(ir.AffineMap.get(1, 0, [d0 % op.page_size]), [position])
+    offset, page_size = form.page_offset(offset, op.page_size)
+    valid = arith.cmpi(arith.CmpIPredicate.ne, pointer, arith.constant(ir.IntegerType.get_signless(64), 0))
+    if op.valid is not None:
+        for expr in op.valid.results:
+            value = affine.apply(ir.AffineMap.get(len(coords), 0, [expr]), coords)
+            valid = arith.andi(valid, arith.cmpi(arith.CmpIPredicate.sge, value, index_const(0)))
+    return pointer, offset, page_size, valid
+
+
 def emit_global_to_lds(op, plan: TilePlan, page_ptrs: ir.Value, wave: int, nbytes: int = DMA_BYTES) -> None:
     """The tile straight from its pages into LDS, in two phases: every wave issues all its loads (load j of
     the tile: ``wave * 4`` bytes, dest elements from ``j * span``, one run of a row; the waves take them in
@@ -691,9 +714,6 @@ def emit_global_to_lds(op, plan: TilePlan, page_ptrs: ir.Value, wave: int, nbyte
     loads = rows * columns // span
     waves = -(-op.block_size // wave)
     rounds = -(-loads // waves)
-    num_indices = len(op.indices)
-    position_map = ir.AffineMap.get(num_indices + 2, 0, [op.map.results[-1]])
-    i64 = ir.IntegerType.get_signless(64)
     form = source_of(op.source, op.page_table)
     with ir.InsertionPoint(open_stage("GlobalToLDS", op.location)):
         tid = rock.workitem_id(ir.IndexType.get())
@@ -717,20 +737,10 @@ def emit_global_to_lds(op, plan: TilePlan, page_ptrs: ir.Value, wave: int, nbyte
                 column = affine.apply(ir.AffineMap.get(2, 0, [element_of % columns]), [start, lane])
             if op.lds_swizzle is not None:  # xor swizzle: its own inverse
                 column = swizzled_column(list(op.lds_swizzle), row, column)
-            coords = [*op.indices, row, column]
-            position = affine.apply(position_map, coords)
-            page = affine.apply(ir.AffineMap.get(2, 0, [ir.AffineExpr.get_floor_div(d0, op.page_size) - ir.AffineDimExpr.get(1)]),
-                                [position, first_page])
-            if (r + 1) * waves > loads:  # the last round: only the waves with a load left read a pointer
-                page = arith.minui(page, index_const(plan.num_pages - 1))
-            pointer = memref.load(page_ptrs, [page])
-            offset = affine.apply(ir.AffineMap.get(1, 0, [d0 % op.page_size]), [position])
-            offset, page_size = form.page_offset(offset, op.page_size)
-            valid = arith.cmpi(arith.CmpIPredicate.ne, pointer, arith.constant(i64, 0))
-            if op.valid is not None:
-                for expr in op.valid.results:
-                    value = affine.apply(ir.AffineMap.get(num_indices + 2, 0, [expr]), coords)
-                    valid = arith.andi(valid, arith.cmpi(arith.CmpIPredicate.sge, value, index_const(0)))
+            # the last round: only the waves with a load left read a pointer
+            last_page = plan.num_pages - 1 if (r + 1) * waves > loads else None
+            pointer, offset, page_size, valid = element_source(op, form, page_ptrs, first_page, [*op.indices, row, column],
+                                                               last_page)
             issues.append((load, start, offset, page_size, valid, pointer, (r + 1) * waves > loads))
         # Phase A: every load issued; phase B: wait for them all, then the barrier.
         for load, start, offset, page_size, valid, pointer, partial in issues:
@@ -795,9 +805,6 @@ def emit_cp_async_to_lds(op, plan: TilePlan, page_ptrs: ir.Value, wave: int) -> 
     copies = rows * columns // span
     warps = -(-op.block_size // wave)
     rounds = -(-copies // warps)
-    num_indices = len(op.indices)
-    position_map = ir.AffineMap.get(num_indices + 2, 0, [op.map.results[-1]])
-    i64 = ir.IntegerType.get_signless(64)
     form = source_of(op.source, op.page_table)
     d0, d1 = ir.AffineDimExpr.get(0), ir.AffineDimExpr.get(1)
     with ir.InsertionPoint(open_stage("GlobalToLDS", op.location)):
@@ -818,18 +825,8 @@ def emit_cp_async_to_lds(op, plan: TilePlan, page_ptrs: ir.Value, wave: int) -> 
                 column = affine.apply(ir.AffineMap.get(1, 0, [d0 % columns]), [start])
                 if op.lds_swizzle is not None:  # the lane reads what its LDS place holds: the xor is its own inverse
                     column = swizzled_column(list(op.lds_swizzle), row, column)
-                coords = [*op.indices, row, column]
-                position = affine.apply(position_map, coords)
-                page = affine.apply(ir.AffineMap.get(2, 0, [ir.AffineExpr.get_floor_div(d0, op.page_size) - d1]),
-                                    [position, first_page])
-                pointer = memref.load(page_ptrs, [page])
-                offset = affine.apply(ir.AffineMap.get(1, 0, [d0 % op.page_size]), [position])
-                offset, page_size = form.page_offset(offset, op.page_size)
-                valid = arith.cmpi(arith.CmpIPredicate.ne, pointer, arith.constant(i64, 0))
-                if op.valid is not None:
-                    for expr in op.valid.results:
-                        value = affine.apply(ir.AffineMap.get(num_indices + 2, 0, [expr]), coords)
-                        valid = arith.andi(valid, arith.cmpi(arith.CmpIPredicate.sge, value, index_const(0)))
+                pointer, offset, page_size, valid = element_source(op, form, page_ptrs, first_page,
+                                                                   [*op.indices, row, column])
                 rock.global_load_lds(op.source, offset, dest, first, valid, pointer, bytes=CP_ASYNC_BYTES,
                                      page_size=page_size)
                 if partial:
