@@ -25,13 +25,10 @@ of the same kernel (``--dense``: no table, no page arithmetic).
 from __future__ import annotations
 
 import argparse
-import re
 from functools import cache
 
-from pagedir.backend.loops import basic_blocks, dominators, hot_loop, instruction
+from pagedir.backend.loops import basic_blocks, dominators, hot_loop, instruction, path_successors
 from pagedir.backend.report import kernel_bodies, loop_path_statistics, parse_metadata
-
-_EXEC_BRANCH_RE = re.compile(r"^s_cbranch_exec(z|nz)\b")
 
 
 def path_counts(body: list[str]) -> dict[str, dict[str, int]] | None:
@@ -51,14 +48,7 @@ def path_counts(body: list[str]) -> dict[str, dict[str, int]] | None:
         return vector, scalar, len(texts) - vector - scalar
 
     def successors(b: int) -> list[int]:
-        inside = [s for s in blocks[b].successors if s in loop.blocks and s not in dom[b]]  # no back edge
-        last = instruction(body[blocks[b].lines[-1]]) if blocks[b].lines else None
-        exec_branch = _EXEC_BRANCH_RE.match(last or "")
-        if exec_branch and len(blocks[b].successors) == 2:
-            # lanes active: execz falls through to the next block, execnz branches
-            side = b + 1 if exec_branch.group(1) == "z" else blocks[b].successors[0]
-            inside = [s for s in inside if s == side]
-        return inside
+        return path_successors(body, blocks, loop, dom, b)
 
     @cache
     def best(b: int, longest: bool) -> tuple[int, int, int]:

@@ -219,6 +219,19 @@ def hot_loop_paths(body: list[str]) -> LoopPaths | None:
     return loop_paths(body, blocks, found[0])  # the same blocks, numbered alike
 
 
+def path_successors(body: list[str], blocks: list[Block], loop: Loop, dom, b: int) -> list[int]:
+    """The blocks of ``loop`` a path through it goes on to from block ``b`` (``dom``: ``dominators(blocks)``):
+    no back edge, and an exec-mask branch only on its lanes-active side (:func:`hot_loop_paths`)."""
+    inside = [s for s in blocks[b].successors if s in loop.blocks and s not in dom[b]]  # no back edge
+    last = instruction(body[blocks[b].lines[-1]]) if blocks[b].lines else None
+    exec_branch = _EXEC_BRANCH_RE.match(last or "")
+    if exec_branch and len(blocks[b].successors) == 2:
+        # lanes active: execz falls through to the next block, execnz branches
+        side = b + 1 if exec_branch.group(1) == "z" else blocks[b].successors[0]
+        inside = [s for s in inside if s == side]
+    return inside
+
+
 def loop_paths(body: list[str], blocks: list[Block], loop: Loop) -> LoopPaths:
     """The paths of ``loop`` (one of ``natural_loops(blocks)``), chosen as :func:`hot_loop_paths` says."""
     dom = dominators(blocks)
@@ -228,13 +241,7 @@ def loop_paths(body: list[str], blocks: list[Block], loop: Loop) -> LoopPaths:
         return sum(1 for t in texts if t.startswith(MATRIX_PREFIXES)), len(texts)
 
     def successors(b: int) -> list[int]:
-        inside = [s for s in blocks[b].successors if s in loop.blocks and s not in dom[b]]  # no back edge
-        last = instruction(body[blocks[b].lines[-1]]) if blocks[b].lines else None
-        exec_branch = _EXEC_BRANCH_RE.match(last or "")
-        if exec_branch and len(blocks[b].successors) == 2:
-            side = b + 1 if exec_branch.group(1) == "z" else blocks[b].successors[0]
-            inside = [s for s in inside if s == side]
-        return inside
+        return path_successors(body, blocks, loop, dom, b)
 
     def best(sign_matrix: int, sign_count: int) -> tuple[tuple[int, int], list[int]]:
         memo: dict[int, tuple[tuple[int, int], list[int]]] = {}
