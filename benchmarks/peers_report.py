@@ -222,7 +222,9 @@ def mca_note(records: list[dict]) -> str:
     rewritten = [a for a in known if not mca.takes_buffers(a)]
     note = (f"**llvm-mca** (`benchmarks/mca.py`, `{tool}`, LLVM {mca.version() or 'of unknown version'}): a static "
             f"simulation of one wave alone on its SIMD, each instruction stream repeated {mca.ITERATIONS} times "
-            "(cycles per pass); a branch is an instruction of the stream, never taken; a load takes the scheduling "
+            "(cycles per pass); a branch is an instruction of the stream, never taken, so the instructions outside a "
+            "loop (and a kernel without one) run every block once, whether a wave would take it or not; a load takes "
+            "the scheduling "
             "model's fixed latency, and `s_waitcnt` waits for it. Other waves, memory latency under load and "
             "bandwidth, LDS bank conflicts and waits at barriers are not in it, so it ranks instruction streams, not "
             "kernels.")
@@ -336,8 +338,8 @@ def markdown(meta: dict, records: list[dict]) -> str:
         "(the grouped stage-1 kernel under GQA, the per-head one without; then stage 2) with the KV splits of vLLM's "
         "Triton MLA backend (`_compute_num_kv_splits`) and the ROCm launch options (`waves_per_eu`, `kpack`). pagedir "
         "splits decode along the KV sequence (`--num-splits 0`). A *ragged* shape is pagedir's kernel with "
-        "`--seq-lens` (the README's main kernel); its peer rows are the records of the same shape without it, since "
-        "vLLM's kernels always take `seq_lens` (one compile, the same grid at the same longest sequence).",
+        "`--seq-lens` (the README's main kernel); vLLM's kernels always take `seq_lens`, so its peer rows are the "
+        "compile of the same shape without it (the same grid at the same longest sequence).",
         "",
         "**Columns** (the main kernel of each: the first launch): registers, spills, LDS (static + what the launch "
         "allocates; Triton's is dynamic), waves per SIMD from the resources (pagedir's occupancy rules), matrix "
@@ -510,6 +512,13 @@ def peer_records(ours: list[dict], peers: list[dict]) -> list[dict]:
     return out
 
 
+def without_streams(record: dict) -> dict:
+    """The record without llvm-mca's instruction streams (they stay in ``peers-<side>.json``); its figures stay."""
+    launches = [{k: v for k, v in launch.items() if not (k.startswith("mca_") and k.endswith("_text"))}
+                for launch in record.get("launches", [])]
+    return {**record, "launches": launches} if "launches" in record else record
+
+
 def write(out: str, readme: str | None) -> int:
     sides = {}
     for side in ("pagedir", "vllm"):
@@ -533,7 +542,7 @@ def write(out: str, readme: str | None) -> int:
                              "workgroup_cycles_per_kv_token": workgroup_mca_per_kv_token(record)}
         record["lower_bound"] = lower_bound(record["config"])
     with open(os.path.join(out, "peers.json"), "w") as handle:
-        json.dump({"meta": meta, "records": records}, handle, indent=1)
+        json.dump({"meta": meta, "records": [without_streams(r) for r in records]}, handle, indent=1)
         handle.write("\n")
     figures = plots(records, out)
     with open(os.path.join(out, "PEERS.md"), "w") as handle:
