@@ -159,6 +159,23 @@ def hot_loop_text(body: list[str]) -> list[str]:
     return [] if paths is None else [instruction(body[line]) for line in paths.lines(paths.common)]
 
 
+def simulated_texts(body: list[str]) -> dict[str, str]:
+    """The instruction streams llvm-mca runs for a kernel (:mod:`benchmarks.mca`), each one instruction a line:
+    ``mca_text``: the hot loop's common path (the whole kernel without a loop); with a loop,
+    ``mca_outside_text``: the instructions outside the loop's blocks, in text order (a wave runs them once),
+    and with a rarely taken arm, ``mca_rare_text``: the path through it."""
+    paths = hot_paths(body)
+    if paths is None:
+        return {"mca_text": "\n".join(kernel_text(body))}
+    inside = {line for b in paths.loop.blocks for line in paths.blocks[b].lines}
+    texts = {"mca_text": "\n".join(instruction(body[line]) for line in paths.lines(paths.common)),
+             "mca_outside_text": "\n".join(text for line, text in enumerate(map(instruction, body))
+                                            if text and line not in inside)}
+    if paths.rare is not None:
+        texts["mca_rare_text"] = "\n".join(instruction(body[line]) for line in paths.lines(paths.rare))
+    return texts
+
+
 def merged_widths(*tables: dict[str, int]) -> dict[str, int]:
     merged: dict[str, int] = {}
     for table in tables:
