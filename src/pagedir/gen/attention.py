@@ -254,7 +254,8 @@ def function_text(args: argparse.Namespace) -> str:
     lens_operand = "".join(f", %{name}" for name, _ in operands)
     lens_types = "".join(f", {type_}" for _, type_ in operands)
     segments = f"1, 1, 1, {1 if kv.lengths else 0}, {extra_segments}, 1"
-    scale = (f", scale = {checks.f32_literal(args.scale, '--scale')} : f32" if args.scale is not None else "") + variant_attrs
+    scale = f", scale = {checks.f32_literal(args.scale, '--scale')} : f32" if args.scale is not None else ""
+    scale += variant_attrs
     splits = f", rock.num_splits = {args.num_splits}" if args.num_splits is not None else ""
     splits += f", rock.pipeline_depth = {args.pipeline_depth}" if getattr(args, "pipeline_depth", None) else ""
     splits += (", rock.lds_swizzle" if getattr(args, "lds_swizzle", False) else "") + \
