@@ -81,7 +81,6 @@ class FunctionCheck:
         return max((c.max_rel for c in self.comparisons), default=0.0)
 
 
-
 @dataclass
 class CheckResult:
     """What :func:`check_pass` compared: per function, per argument."""
@@ -107,14 +106,12 @@ class CheckResult:
         return "\n".join(lines)
 
 
-
 class CheckFailure(AssertionError):
     """The output of a pass computes something else than its input (or fails to run)."""
 
     def __init__(self, message: str, result: CheckResult | None = None):
         super().__init__(message)
         self.result = result
-
 
 
 def generic_case(func: ir.Operation, rng: np.random.Generator, device: Device) -> CheckCase:
@@ -149,17 +146,14 @@ def generic_case(func: ir.Operation, rng: np.random.Generator, device: Device) -
     return CheckCase(args=call, keep_alive=keep)
 
 
-
 #: The ``rock.check`` values: the generators of ``pagedir-gen`` whose kernels get a case of their own,
 #: each drawn by the module of that name in :mod:`pagedir.interp.cases` (``check_case``).
 CASE_GENERATORS = ("copy_kv", "linalg_attention")
 
 
-
 def case_generators() -> list[str]:
     """The ``rock.check`` values, sorted."""
     return sorted(CASE_GENERATORS)
-
 
 
 def case_generator(func: ir.Operation) -> Any:
@@ -171,7 +165,6 @@ def case_generator(func: ir.Operation) -> Any:
         raise InterpError(f"@{symbol_name(func)} has rock.check = {attr}: no such case generator "
                           f"(known: {', '.join(known)})", func.location)
     return importlib.import_module(f"pagedir.interp.cases.{name}")
-
 
 
 def make_case(func: ir.Operation, rng: np.random.Generator, device: Device, sizes: LaunchSizes | None = None,
@@ -198,10 +191,8 @@ def make_case(func: ir.Operation, rng: np.random.Generator, device: Device, size
     return case
 
 
-
 #: Marks (in memory only) a raised function drawing the case of the linalg payload it was raised from.
 PAYLOAD_CASE = "rock.payload_case"
-
 
 
 def payload_inputs(case: CheckCase, func: ir.Operation) -> None:
@@ -234,7 +225,6 @@ def payload_inputs(case: CheckCase, func: ir.Operation) -> None:
     case.expected = {}
 
 
-
 def attention_reads_arguments(func: ir.Operation) -> bool:
     """The attention ops read q from an argument or from a rock view of one (rock.varlen_view's packed rows),
     not from a reshape: heads folded into the batch are expanded by memref.expand_shape, and those arguments
@@ -243,7 +233,6 @@ def attention_reads_arguments(func: ir.Operation) -> bool:
         return isinstance(q, ir.BlockArgument) or q.owner.name.startswith("rock.")
 
     return all(from_argument(op.operands[0]) for op in find_ops(func, "rock.attention", "rock.gridwise_attention_accel"))
-
 
 
 def runnable(func: ir.Operation) -> bool:
@@ -256,7 +245,6 @@ def runnable(func: ir.Operation) -> bool:
     return len(func.regions[0].blocks) > 0
 
 
-
 def run_case(func: ir.Operation, seed: int, case_func: ir.Operation | None = None,
              sizes: LaunchSizes | None = None, placement: str = "shuffled") -> tuple[list[np.ndarray], CheckCase]:
     """Draw the case of ``case_func`` (default ``func``) from ``seed`` (``sizes``, ``placement``) on a fresh device
@@ -265,7 +253,6 @@ def run_case(func: ir.Operation, seed: int, case_func: ir.Operation | None = Non
     case = make_case(case_func or func, np.random.default_rng(seed), device, sizes, placement)
     outputs, _ = run_function(func, case.args, device=device)
     return outputs, case
-
 
 
 def apply_pass(module: ir.Operation, pass_argument: str, options: Any = None) -> ir.Module:
@@ -280,7 +267,6 @@ def apply_pass(module: ir.Operation, pass_argument: str, options: Any = None) ->
         messages = [f"{diag.where()}: {diag.message}" for diag in err.diags]
         raise CheckFailure(f"{pass_argument} failed: {'; '.join(messages)}") from None
     return copy
-
 
 
 def check_pass(module: Any, pass_argument: str, seed: int = 0, *, options: Any = None, tolerance: float | None = None) -> CheckResult:

@@ -15,13 +15,13 @@ from pagedir.dialect.ops_attention import attention_operands, optional_operands
 from pagedir.dialect.ops_page_table import is_block_table_view
 from pagedir.dialect.types import element_bytes
 from pagedir.interp.check_data import (CheckCase, dtype_of, fp8_quantized, fp8_quantized_per_token, host_values,
-                                       ids_outside_the_pool, nan_keys, edge_lengths, null_page, packed_attention,
+                                       full_sequence, ids_outside_the_pool, nan_keys, edge_lengths, packed_attention,
                                        place_pool, random_argument, scale_pool, variant_inputs, varlen_query_lengths)
 from pagedir.interp.check_draws import DYNAMIC_SIZES, EDGES, LaunchSizes
 from pagedir.interp.launch import argument_count
 from pagedir.interp.memory import Device, InterpError, check_memory_limit, elem_named
 from pagedir.kv_caches import POOL_TABLES
-from pagedir.page_sources import source_of
+from pagedir.page_sources import DenseSource, PointerSource, source_of
 from pagedir.passes.ir_utils import find_ops
 from pagedir.variants import variant_attributes, variant_operands
 
@@ -47,7 +47,6 @@ def _attention_attrs(func: ir.Operation) -> dict[str, Any]:
     return attrs
 
 
-
 def attention_variant_arguments(func: ir.Operation) -> dict[str, ir.Value]:
     """The variant operands (alibi_slopes, sinks, k_scale, v_scale) of the function's attention op,
     by name, that are arguments of the function (the data drawn for them); per-token-head scale caches
@@ -64,10 +63,8 @@ def attention_variant_arguments(func: ir.Operation) -> dict[str, ir.Value]:
     return found
 
 
-
 def _resolve(extent: int, value: int) -> int:
     return value if extent == ir.ShapedType.get_dynamic_size() else extent
-
 
 
 def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device, sizes: LaunchSizes | None = None,
@@ -88,9 +85,10 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device,
     name = str(q_type.element_type)
     derefs = find_ops(func, "rock.deref")
     attrs = _attention_attrs(func)
-    dense = table_type.rank == 4  # dense K/V [B, Hkv, Sk, D] instead of page tables
-    if dense:
-        _, heads_kv, seq_k, _ = table_type.shape
+    # K's argument: dense [B, Hkv, Sk, D], else a table of page pointers (a rock.deref's; a lowered kernel's own)
+    form = DenseSource if table_type.rank == 4 else PointerSource
+    if not form.paged:
+        (_, heads_kv, seq_k, _), page_size = table_type.shape, None
     elif not derefs and "rock.paged_kv" in func.attributes:  # lowered: the views are gone, the kernel says what they were
         page_size, seq_k, heads_kv = ir.DenseI64ArrayAttr(func.attributes["rock.paged_kv"])
     else:
@@ -98,8 +96,8 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device,
         heads_kv = attrs.get("num_heads_kv", 1)
         stated = derefs[0].attributes["seq_len_k"] if derefs and "seq_len_k" in derefs[0].attributes else None
         seq_k = ir.IntegerAttr(stated).value if stated is not None else table_type.shape[1] * page_size // (heads_kv * head_dim)
-    kv_name = str(ir.MemRefType(derefs[0].results[0].type).element_type if derefs and not dense else table_type.element_type)
-    if not dense:  # the K and V pages to upload, refused before any is drawn (a table of a million pages per sequence)
+    kv_name = str(ir.MemRefType(derefs[0].results[0].type).element_type if derefs and form.paged else table_type.element_type)
+    if form.paged:  # the K and V pages to upload, refused before any is drawn (a table of a million pages per sequence)
         pages = batch * -(-heads_kv * seq_k * head_dim // page_size)
         check_memory_limit(f"the K and V pages of the check's case ({pages // max(1, batch)} a sequence, {batch} sequences)",
                            2 * pages * page_size * elem_named(kv_name).size,
@@ -133,23 +131,10 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device,
             scales = {"k_scale": k_scale, "v_scale": v_scale}
     else:
         k_ref, v_ref = k, v
-    kept = []
-    if dense:
-        k_arg, v_arg = k, v
-    else:
-        k_cache = reference.paged_cache(device, k, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng,
-                                        dtype=dtype_of(kv_name), placement=placement)
-        v_cache = reference.paged_cache(device, v, page_size=page_size, seq_lens=seq_lens if nulls_ok else None, rng=rng,
-                                        dtype=dtype_of(kv_name), placement=placement)
-        if edges and nulls_ok and batch:  # a null page holding keys: they read 0 (docs/rock.md, rock.attention)
-            k_ref, v_ref = (null_page(cache.table, ref, page_size) for cache, ref in ((k_cache, k_ref), (v_cache, v_ref)))
-        k_arg, v_arg, kept = k_cache.table, v_cache.table, k_cache.pages + v_cache.pages
-        if per_token:  # a page table per scale cache, each page the scales of one K page's tokens
-            for name in ("k_scales", "v_scales"):
-                cache = reference.paged_cache(device, scales[name][..., None], page_size=page_size // head_dim,
-                                              seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=np.float32,
-                                              placement=placement)
-                scales[name], kept = cache.table, kept + cache.pages
+    placed = form.check_kv(device, (k, v), (k_ref, v_ref), scales, page_size=page_size,
+                           seq_lens=seq_lens if nulls_ok else None, rng=rng, dtype=dtype_of(kv_name), placement=placement,
+                           null_page=full_sequence(np.arange(batch)) if edges and nulls_ok and batch else None)
+    (k_arg, v_arg), (k_ref, v_ref), scales, kept = placed.arguments, placed.refs, placed.scales, placed.keep_alive
     out = np.full((batch, *out_type.shape[1:]), np.nan, dtype=np.float32)
     queries, q_lens = [q], None
     if varlen:  # packed rows: a prefill chunk, a decode row, any others; rows past the last stay NaN
@@ -166,7 +151,6 @@ def attention_case(func: ir.Operation, rng: np.random.Generator, device: Device,
         expected[len(call) - 1] = (reference.attention(q, k_ref, v_ref, seq_lens=seq_lens, **options) if q_lens is None
                                    else packed_attention(q, q_lens, out, k_ref, v_ref, seq_lens, **options))
     return CheckCase(args=call, expected=expected, keep_alive=kept)
-
 
 
 def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, sizes: LaunchSizes | None = None,

@@ -21,7 +21,6 @@ from pagedir import reference
 TOLERANCE = {"f32": 1e-5, "f64": 1e-9, "f16": 2e-2, "bf16": 2e-2}
 
 
-
 @dataclass
 class Comparison:
     """One argument compared: worst absolute / relative error and where."""
@@ -48,17 +47,14 @@ class Comparison:
         return text
 
 
-
 def error_summary(max_abs: float, max_rel: float, tolerance: float) -> str:
     """The errors with the rule that decides: the absolute error against the tolerance; the relative one is informational."""
     verdict = "<=" if max_abs <= tolerance else ">"
     return f"max abs error {max_abs:.3g} {verdict} abs tolerance {tolerance:g} (max rel error {max_rel:.3g}, not checked)"
 
 
-
 def element_type_name(type_: ir.Type) -> str:
     return str(type_.element_type) if isinstance(type_, ir.MemRefType) else str(type_)
-
 
 
 def compare(index: int, type_: ir.Type, expected: np.ndarray, got: np.ndarray, tolerance: float | None,
@@ -92,13 +88,11 @@ def compare(index: int, type_: ir.Type, expected: np.ndarray, got: np.ndarray, t
     return comparison
 
 
-
 def computed_nan(reference: Any, shape: tuple) -> Any:
     """Where the reference computes NaN (a row that sees a NaN key); False everywhere when there is none."""
     if reference is None or np.size(reference) != int(np.prod(shape)):
         return False
     return np.isnan(np.asarray(reference, dtype=np.float64)).reshape(shape)
-
 
 
 def untouched_nan(initial: Any, shape: tuple, element: str) -> Any:

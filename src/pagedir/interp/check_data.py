@@ -29,10 +29,8 @@ class CheckCase:
     keep_alive: list[Any] = field(default_factory=list)
 
 
-
 def dtype_of(name: str) -> Any:
     return {"f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": "bf16"}.get(name)
-
 
 
 def host_values(array: np.ndarray, name: str) -> np.ndarray:
@@ -42,7 +40,6 @@ def host_values(array: np.ndarray, name: str) -> np.ndarray:
     if name == "f16":
         return array.astype(np.float16)
     return array.astype(np.float32)
-
 
 
 def random_argument(type_: ir.Type, rng: np.random.Generator) -> Any:
@@ -58,13 +55,11 @@ def random_argument(type_: ir.Type, rng: np.random.Generator) -> Any:
     return 0 if isinstance(type_, (ir.IndexType, ir.IntegerType)) else 1.0
 
 
-
 def variant_inputs(names: list[str], heads_q: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
     """The variants' operands among ``names``, drawn as each variant says (ALiBi slopes as models use
     them, sink logits around the scores' size), in the variants' order."""
     return {d.name: variant.draw(d.name, heads_q, rng) for variant in VARIANTS for d in variant.operands
             if d.name in names}
-
 
 
 def fp8_quantized(values: np.ndarray, name: str, scaled: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -78,7 +73,6 @@ def fp8_quantized(values: np.ndarray, name: str, scaled: bool) -> tuple[np.ndarr
     scale = np.float32(finite.max() / largest if scaled and finite.size and finite.max() > 0 else 1.0)
     bits = reference.fp8_bits(values / scale, name)
     return bits, reference.fp8_values(bits, name) * scale, np.array([scale], dtype=np.float32)
-
 
 
 def fp8_quantized_per_token(values: np.ndarray, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -97,7 +91,6 @@ def fp8_quantized_per_token(values: np.ndarray, name: str) -> tuple[np.ndarray, 
     return bits, reference.fp8_values(bits, name) * scales[..., None], scales
 
 
-
 def scale_pool(scales: np.ndarray, block_table: np.ndarray, seq_lens: np.ndarray, block_size: int, layout: str,
                num_blocks: int) -> np.ndarray:
     """The scale cache pool ``[num_blocks, block_size, Hkv]`` (nhd) or ``[num_blocks, Hkv, block_size]``
@@ -110,7 +103,6 @@ def scale_pool(scales: np.ndarray, block_table: np.ndarray, seq_lens: np.ndarray
             tokens = scales[b, :, slot * block_size : (slot + 1) * block_size]
             pool[block_table[b, slot], :, : tokens.shape[1]] = tokens
     return POOL_LAYOUTS[layout].from_heads_first(pool)
-
 
 
 def place_pool(values: dict[Any, Any], pool: ir.Value, array: np.ndarray) -> None:
@@ -148,7 +140,6 @@ def place_pool(values: dict[Any, Any], pool: ir.Value, array: np.ndarray) -> Non
     values[source][region] = array.reshape(values[source][region].shape)  # the dropped dims are of size 1
 
 
-
 def varlen_query_lengths(batch: int, max_q: int, rng: np.random.Generator, edges: bool = False) -> np.ndarray:
     """Queries per sequence of a packed batch: a prefill chunk of ``max_q``, a decode row, then any. The
     edge draw: no query for the empty sequence 0 (:func:`edge_lengths`) and for sequence 3, which has keys;
@@ -162,7 +153,6 @@ def varlen_query_lengths(batch: int, max_q: int, rng: np.random.Generator, edges
     return lengths
 
 
-
 def edge_lengths(batch: int, seq_k: int, rng: np.random.Generator) -> np.ndarray:
     """Sequence lengths of the edge draw: 0 (no key, no page: an empty CSR sequence too), the capacity, 1,
     then any (one sequence: the capacity)."""
@@ -171,11 +161,9 @@ def edge_lengths(batch: int, seq_k: int, rng: np.random.Generator) -> np.ndarray
     return lengths
 
 
-
 def full_sequence(lengths: Any) -> int:
     """The sequence of the edge draw that holds the capacity (:func:`edge_lengths`)."""
     return 1 if np.size(lengths) > 1 else 0
-
 
 
 def nan_keys(k: np.ndarray, lengths: Any, seq_q: int) -> np.ndarray:
@@ -195,18 +183,6 @@ def nan_keys(k: np.ndarray, lengths: Any, seq_q: int) -> np.ndarray:
     return k
 
 
-
-def null_page(table: np.ndarray, ref: np.ndarray, page_size: int) -> np.ndarray:
-    """A null pointer in ``table`` (``[B, P, 1]``) for the first page of the full sequence, and the reference
-    ``ref`` (``[B, Hkv, Sk, D]``) with that page's elements 0, as the page reads."""
-    b = full_sequence(table[:, 0, 0])
-    table[b, 0, 0] = 0
-    ref = ref.copy()
-    ref[b].reshape(-1)[:page_size] = 0
-    return ref
-
-
-
 def ids_outside_the_pool(table: np.ndarray, ref: np.ndarray, lengths: np.ndarray, block_size: int,
                          num_blocks: int) -> np.ndarray:
     """Block ids outside the pool in slots the full sequence owns (-1 in its first, ``num_blocks`` in its
@@ -219,7 +195,6 @@ def ids_outside_the_pool(table: np.ndarray, ref: np.ndarray, lengths: np.ndarray
             table[b, slot] = block
             ref[b, :, slot * block_size : (slot + 1) * block_size] = 0
     return ref
-
 
 
 def packed_attention(q: np.ndarray, q_lens: np.ndarray, out: np.ndarray, k: np.ndarray, v: np.ndarray,

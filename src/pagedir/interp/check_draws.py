@@ -24,10 +24,8 @@ class LaunchSizes:
         return f"batch {self.batch}, {self.max_blocks} block slots, {self.num_blocks} pool blocks" if pools else f"batch {self.batch}"
 
 
-
 #: Two launches of one dynamic kernel: different batch sizes, block slots and pool sizes.
 DYNAMIC_SIZES = (LaunchSizes(batch=2, max_blocks=4, num_blocks=11), LaunchSizes(batch=5, max_blocks=3, num_blocks=23))
-
 
 
 #: A third launch for a dynamic split kernel (``rock.num_splits``): one long sequence, where the cost model
@@ -36,19 +34,15 @@ DYNAMIC_SIZES = (LaunchSizes(batch=2, max_blocks=4, num_blocks=11), LaunchSizes(
 LONG_SEQUENCE_SIZES = LaunchSizes(batch=1, max_blocks=12, num_blocks=13)
 
 
-
 #: A dynamic kernel's edge draw: four sequences (:func:`edge_lengths`, :func:`varlen_query_lengths`).
 EDGE_SIZES = LaunchSizes(batch=4, max_blocks=3, num_blocks=13)
-
 
 
 #: Launches of a kernel with a dynamic batch at no sequence (0 workgroups) and at one.
 EMPTY_BATCH = LaunchSizes(batch=0, max_blocks=2, num_blocks=3)
 
 
-
 ONE_SEQUENCE = LaunchSizes(batch=1, max_blocks=2, num_blocks=3)
-
 
 
 #: The draw that reaches the edges, made once per attention function besides the page placements (its pages
@@ -58,11 +52,9 @@ ONE_SEQUENCE = LaunchSizes(batch=1, max_blocks=2, num_blocks=3)
 EDGES = "edges"
 
 
-
 def has_dynamic_arguments(func: ir.Operation) -> bool:
     return any(isinstance(a.type, ir.MemRefType) and not ir.MemRefType(a.type).has_static_shape
                for a in list(func.regions[0].blocks[0].arguments)[: argument_count(func)])
-
 
 
 def attention_signature(func: ir.Operation) -> bool:
@@ -75,7 +67,6 @@ def attention_signature(func: ir.Operation) -> bool:
     return q.rank == 4 and list(q.shape) == list(out.shape) and tables
 
 
-
 def launch_size_sets(func: ir.Operation) -> list[LaunchSizes | None]:
     """:data:`DYNAMIC_SIZES` for a function with dynamic arguments (and :data:`LONG_SEQUENCE_SIZES` when
     it splits), else ``[None]`` (its types say)."""
@@ -84,7 +75,6 @@ def launch_size_sets(func: ir.Operation) -> list[LaunchSizes | None]:
     splits = func.attributes["rock.num_splits"] if "rock.num_splits" in func.attributes else None
     split = isinstance(splits, ir.IntegerAttr) and splits.value != 1
     return list(DYNAMIC_SIZES) + ([LONG_SEQUENCE_SIZES] if split else [])
-
 
 
 def page_placements(func: ir.Operation) -> list[str]:
@@ -100,7 +90,6 @@ def page_placements(func: ir.Operation) -> list[str]:
     paged = bool(find_ops(func, "rock.block_table_view")) or bool(attention and (
         find_ops(func, "rock.deref") or any(pointer_table(a.type) for a in func.regions[0].blocks[0].arguments)))
     return list(reference.PAGE_PLACEMENTS) if paged else ["shuffled"]
-
 
 
 def check_draws(func: ir.Operation) -> list[tuple[LaunchSizes | None, str]]:
@@ -119,7 +108,6 @@ def check_draws(func: ir.Operation) -> list[tuple[LaunchSizes | None, str]]:
         if all(sizes is None or sizes.batch != 1 for sizes, _ in draws):
             draws.append((ONE_SEQUENCE, "shuffled"))
     return draws
-
 
 
 def draw_label(placement: str) -> str:
