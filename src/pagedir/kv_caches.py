@@ -368,10 +368,11 @@ class BlockTable(KvForm):
     source = "blocks:BlockSource"
 
     @staticmethod
-    def arguments(batch: Any, slots: Any, nnz: Any, lengths_type: str) -> tuple[list, list[str], list]:
+    def arguments(batch: Any, heads: int, slots: Any, nnz: Any, lengths_type: str) -> tuple[list, list[str], list]:
         """The kernel's arguments of this form: (its tables as ``(name, type)`` in argument order, the names
         ``rock.block_table_view`` reads after the pool in operand order, the length arguments ``rock.attention``
-        takes). ``batch``, ``slots`` and ``nnz`` are sizes or ``?``."""
+        takes) for ``heads`` KV heads. ``batch``, ``slots`` (block slots per sequence) and ``nnz`` are sizes or
+        ``?``."""
         return [("block_table", f"memref<{batch}x{slots}xi32>")], ["block_table"], [("seq_lens", lengths_type)]
 
     @staticmethod
@@ -403,7 +404,7 @@ class BlockTable(KvForm):
         layout = POOL_LAYOUTS[args.kv_layout]
         k_shape, v_shape = layout.kv_shapes(blocks, page, hkv, d, element_bytes)
         kv_type = f"memref<{batch}x{pages}x{page * d}x{element}>"
-        tables, viewed, lengths = self.arguments(batch, slots, nnz, f"memref<{batch}xi32>")
+        tables, viewed, lengths = self.arguments(batch, hkv, slots, nnz, f"memref<{batch}xi32>")
         view_operands = ", ".join(f"%{name}" for name in viewed)
         view_segments = ", ".join(["1"] * (1 + len(viewed)) + ["0"] * (3 - len(viewed)))
         view_types = ", ".join(dict(tables)[name] for name in viewed)
@@ -433,7 +434,7 @@ class CsrTable(BlockTable):
     source = "csr:CsrSource"
 
     @staticmethod
-    def arguments(batch, slots, nnz, lengths_type):
+    def arguments(batch, heads, slots, nnz, lengths_type):
         b1 = "?" if batch == "?" else batch + 1
         tables = [("kv_indptr", f"memref<{b1}xi32>"), ("kv_indices", f"memref<{nnz}xi32>"),
                   ("kv_last_page_len", lengths_type)]

@@ -215,7 +215,7 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
     seq_lens, problem = form.fit_lengths(k_view, seq_lens, batch, slots, g.block_size)
     if problem is not None:
         table = k_view.operands[1]
-        name = POOL_TABLES[form.name].arguments(1, 1, 1, "")[1][0]  # the view's table operand
+        name = POOL_TABLES[form.name].arguments(1, 1, 1, 1, "")[1][0]  # the view's table operand
         raise InterpError(f"{name} (argument {args.index(table)}, {table.type}) {problem}", table.location)
     shape = (batch, g.heads_kv, seq_k, g.head_dim)
     q_name = str(q_type.element_type)

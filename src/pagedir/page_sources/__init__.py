@@ -66,6 +66,13 @@ def source_of(value: ir.Value, page_table: ir.Value | None = None) -> PageSource
     raise AssertionError("DenseSource claims every value")
 
 
+def view_tables(view: ir.Value) -> type[BlockSource]:
+    """The form reading the tables of ``rock.block_table_view`` result ``view`` (its verifier asks it for their
+    rules): the form claiming the view, a block table's where none does (the verifier says why)."""
+    form = source_of(view)
+    return type(form) if isinstance(form, BlockSource) else BlockSource
+
+
 def view_layouts() -> dict[str, type[BlockSource]]:
     """``rock.block_table_view``'s layouts, each with the form class stating its pool rules and geometry."""
     layouts: dict[str, type[BlockSource]] = {}
@@ -77,4 +84,4 @@ def view_layouts() -> dict[str, type[BlockSource]]:
 
 
 __all__ = ["FORMS", "BlockRead", "BlockSource", "CsrSource", "DenseSource", "PageGeometry", "PageSource",
-           "PointerSource", "VllmPaSource", "source_of", "view_layouts"]
+           "PointerSource", "VllmPaSource", "source_of", "view_layouts", "view_tables"]
