@@ -1,5 +1,7 @@
 """How K and V caches are allocated: the order of a block's dims in a pool (:data:`POOL_LAYOUTS`,
-``--kv-layout``), and two pools or one tensor holding both (:data:`KV_CACHES`, ``--kv-cache``).
+``--kv-layout``), two pools or one tensor holding both (:data:`KV_CACHES`, ``--kv-cache``), and how the kernel
+of ``pagedir-gen attention`` takes them (:class:`KvForm`: dense, page pointers, or the tables of
+:data:`POOL_TABLES` into the pools; ``--page-table``, :data:`PAGE_TABLES`).
 
 A pool layout says where a pool's sizes lie in its shape, the strides of a contiguous pool (what
 ``rock.block_table_view`` reads, :class:`pagedir.page_sources.PageGeometry`), and the numpy conversions the
@@ -13,9 +15,11 @@ kernel takes such a tensor as one argument ``kv_cache`` and views K and V as ``m
 pools (a stacked1 pool's block stride is twice its block's elements, a stacked0 V pool starts ``num_blocks``
 blocks in), which ``rock.block_table_view`` reads in place (:class:`pagedir.page_sources.PageGeometry`).
 
-Each layout and each form is a class and a line in its registry: a form gives the generator's arguments and IR
-lines, and the reference's converters between the tensor and the two pools. Text, and numpy inside the converters (a leaf that loads nothing at import): the
-page sources, the generator, the reference and ``pagedir-run --check`` all use it.
+Each layout, each cache form and each page-table form is a class and a line in its registry: a cache form gives
+the generator's arguments and IR lines and the reference's converters between the tensor and the two pools; a
+page-table form its arguments, its IR lines, its flag rules and the sizes the generator checks (its addressing is
+its page source, :mod:`pagedir.page_sources`). Text, and numpy inside the converters (a leaf that loads nothing
+at import): the page sources, the generator, the reference and ``pagedir-run --check`` all use it.
 """
 
 from __future__ import annotations

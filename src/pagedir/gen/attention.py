@@ -33,6 +33,9 @@ v_scale``, in the same place: ``k_scales, v_scales`` ``[B, Hkv, Sk]`` f32 (dense
 ``k_scales_table, v_scales_table`` page tables of their own (pointers: each page the scales of
 one K page's tokens), or ``k_scales_cache, v_scales_cache`` pools ``[num_blocks, page_size, Hkv]``
 (nhd) / ``[num_blocks, Hkv, page_size]`` (hnd, vllm-pa) read through the cache's block table or CSR table.
+
+Each form (``--dense``, ``--page-table``) writes its own arguments, IR lines and flag rules
+(:class:`pagedir.kv_caches.KvForm`); this module writes the queries, the variants and ``rock.attention``.
 """
 
 from __future__ import annotations
