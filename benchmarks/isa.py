@@ -143,7 +143,8 @@ _DRAIN_RE = re.compile(r"^s_waitcnt(?:_vscnt)?\b.*\bvmcnt\(0\)")
 
 def drain_distances(texts: list[str]) -> list[int]:
     """For each ``vmcnt(0)`` wait of a loop path (instruction texts in the order a wave runs them, around the back
-    edge) with a vector load outstanding: the instructions since that load. Waits with nothing in flight are left out."""
+    edge) with a vector load outstanding: the instructions since that load. Waits with nothing in flight are
+    left out."""
     size = len(texts)
     loads = {i for i, text in enumerate(texts) if is_vector_load(text.split()[0])}
     drains = [i for i, text in enumerate(texts) if _DRAIN_RE.match(text)]

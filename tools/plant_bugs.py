@@ -597,10 +597,13 @@ PLANTS = {plant.name: plant for plant in (
     ),
     Plant(
         "pipeline-direct-wait-dropped",
-        "rock-pipeline drops the wait it splits off a direct-to-LDS stage: a tile is read while its copies are in flight",
+        "rock-pipeline drops the wait it splits off a direct-to-LDS stage: a tile is read while its copies are in "
+        "flight",
         (Edit(PIPELINE, "    for op in ops[start:-1]:\n        op.move_before(terminator.operation)\n",
-              "    ops[start].erase()  # PLANTED\n    for op in ops[start + 1:-1]:\n        op.move_before(terminator.operation)\n"),),
-        (Catcher("tests/unit/test_pipelined_direct_loads.py::test_pipelined_buffer_lds_tiles_give_the_reference_result[row-major]",
+              "    ops[start].erase()  # PLANTED\n    for op in ops[start + 1:-1]:\n"
+              "        op.move_before(terminator.operation)\n"),),
+        (Catcher("tests/unit/test_pipelined_direct_loads.py::"
+                 "test_pipelined_buffer_lds_tiles_give_the_reference_result[row-major]",
                  r"before its wave waited for that load"),),
     ),
     Plant(
@@ -610,7 +613,8 @@ PLANTS = {plant.name: plant for plant in (
         (Edit(PIPELINE, "    for op in ops[start:-1]:\n        op.move_before(terminator.operation)\n",
               "    for op in ops[start:-1]:\n        op.move_before(terminator.operation)\n"
               "        if op.name == \"rock.lds_barrier\":\n            op.erase()  # PLANTED\n"),),
-        (Catcher("tests/unit/test_pipelined_direct_loads.py::test_pipelined_buffer_lds_tiles_give_the_reference_result[swizzled]",
+        (Catcher("tests/unit/test_pipelined_direct_loads.py::"
+                 "test_pipelined_buffer_lds_tiles_give_the_reference_result[swizzled]",
                  r"LDS race|before its wave waited"),),
     ),
     Plant(

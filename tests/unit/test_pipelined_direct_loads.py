@@ -1,5 +1,5 @@
-"""rock-pipeline on direct-to-LDS tiles (cp.async on NVIDIA, buffer_load ... lds on CDNA): each tile's copies in flight during the other
-tile's math, checked by execution (the interpreter reports a read of a tile whose copies are not waited for,
+"""rock-pipeline on direct-to-LDS tiles (cp.async on NVIDIA, buffer_load ... lds on gfx950): each tile's copies in
+flight during the other tile's math, checked by execution (the interpreter reports a read of a tile whose copies are not waited for,
 or a copy into a tile another warp still reads, as an LDS race) and in the hot loop of the PTX or the assembly."""
 
 from __future__ import annotations
@@ -116,7 +116,8 @@ def amdgcn_loop_events(asm: str) -> list[str]:
     events: list[str] = []
     for index in found[1]:
         text = body[index].strip()
-        kind = ("wait" if re.match(r"s_waitcnt\b.*\bvmcnt", text) else "copy" if re.match(r"buffer_load\w* .*\blds\b", text)
+        kind = ("wait" if re.match(r"s_waitcnt\b.*\bvmcnt", text)
+                else "copy" if re.match(r"buffer_load\w* .*\blds\b", text)
                 else "mma" if text.startswith("v_mfma") else None)
         if kind:
             events.append(kind)

@@ -69,8 +69,9 @@ def test_waits_that_drain_loads_just_issued_are_charged_their_latency():
     # The same loop; its waits at vmcnt(0) come right after its loads (two of them: a direct-to-LDS tile's
     # page pointers, then its copies), or 2000 instructions later (a tile issued an iteration ahead).
     def memory_s(distances, occupancy=4):
-        launch = Launch(workgroups=4, waves_per_workgroup=4, occupancy=occupancy, instructions=100, matrix_instructions=0,
-                        matrix_flops=0, loop_instructions=50, iterations=16, nbytes=4096, drain_distances=distances)
+        launch = Launch(workgroups=4, waves_per_workgroup=4, occupancy=occupancy, instructions=100,
+                        matrix_instructions=0, matrix_flops=0, loop_instructions=50, iterations=16, nbytes=4096,
+                        drain_distances=distances)
         return roofline.estimate_launch(MI300X, launch)["memory_s"]
 
     assert memory_s(()) == pytest.approx(16 * LATENCY_S)  # one latency an iteration, as before
