@@ -14,7 +14,9 @@ descriptor whose aligned pointer is a constant byte offset from the allocation's
 ``i8`` buffer), its size the descriptor's. Each LDS pointer is traced back, through GEPs, descriptors and
 the integer arithmetic of the direct loads' addresses (``ptrtoint``, ``add``, ``readfirstlane``,
 ``inttoptr``), to the one view it lies in: its *region*, a byte range ``[start, end)`` of the allocation.
-A pointer that reaches no such view, or two, or a value the trace does not know, has no region.
+A pointer that reaches no such view, or two, or a value the trace does not know, has no region. Values
+computed from no LDS pointer or descriptor (forward through any op, a loaded value excepted) are offsets,
+which keeps the trace to the short chains of addresses; an address carried by a loop has no region.
 
 Where the direct loads write at least two pairwise disjoint regions (the two tiles of a pipelined loop;
 unpipelined, rock-reuse-lds puts both tiles on the same bytes and nothing changes), every LDS load, store
@@ -57,10 +59,11 @@ def lds_pointer(value: ir.Value) -> bool:
 
 
 class Regions:
-    """The region (``(global, start, end)``) of each traced value; memoized, cycles read as unknown."""
+    """The region (``(global, start, end)``) of each traced value of ``func``; memoized, cycles read as unknown."""
 
-    def __init__(self) -> None:
+    def __init__(self, func: ir.Operation) -> None:
         self.memo: dict = {}
+        self.carriers = address_carriers(func)
 
     def of_pointer(self, value: ir.Value):
         """The region an LDS pointer lies in, None when it has none (see the module docstring)."""
@@ -78,8 +81,10 @@ class Regions:
         return found
 
     def _trace(self, value: ir.Value, view: ir.Value | None):
+        if value not in self.carriers:
+            return frozenset()  # computed from no LDS address: data (an offset, a size)
         if not isinstance(value, ir.OpResult):
-            return frozenset() if isinstance(value.type, ir.IntegerType) else UNKNOWN  # an index carried by a loop
+            return UNKNOWN  # an address carried by a loop or a branch
         op = value.owner
         name = op.name
         if name in LEAF_OPS:
@@ -116,6 +121,35 @@ class Regions:
         if any(self.trace(v) != frozenset() for v in op.operands[1:]):
             return UNKNOWN
         return self.trace(base)
+
+
+def address_carriers(func: ir.Operation) -> set:
+    """The values of ``func`` that may hold an LDS address: LDS pointers and descriptors, and every value computed
+    from one (forward through any op but a load's address; into the block arguments a branch passes one to)."""
+    found: set = set()
+    pending: list = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        for region in op.regions:
+            for block in region.blocks:
+                pending.extend(arg for arg in block.arguments if "ptr<3>" in str(arg.type))
+        pending.extend(result for result in op.results if "ptr<3>" in str(result.type))
+        return ir.WalkResult.ADVANCE
+
+    func.walk(visit)
+    while pending:
+        value = pending.pop()
+        if value in found:
+            continue
+        found.add(value)
+        for use in value.uses:
+            owner = use.owner
+            if owner.name == "llvm.load":
+                continue  # the loaded value is data (a loaded LDS pointer is a ptr<3> result: found above)
+            pending.extend(owner.results)
+            for successor in owner.successors:
+                pending.extend(successor.arguments)
+    return found
 
 
 def union(sets):
@@ -217,21 +251,24 @@ def scope_attributes(regions: list, context: ir.Context) -> dict:
 
 def annotate_function(func: ir.Operation) -> int:
     """Scope the LDS accesses of one ``llvm.func`` (module docstring); the number of accesses annotated."""
-    regions = Regions()
-    dma: list = []
-    accesses: list = []
+    pointers: list = []  # (op, its LDS pointer, whether a direct load)
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         name = op.name
         if name in DMA_OPS:
-            dma.append((op, regions.of_pointer(op.operands[DMA_OPS[name]])))
+            pointers.append((op, op.operands[DMA_OPS[name]], True))
         elif name == "llvm.load" and lds_pointer(op.operands[0]):
-            accesses.append((op, regions.of_pointer(op.operands[0])))
+            pointers.append((op, op.operands[0], False))
         elif name == "llvm.store" and lds_pointer(op.operands[1]):
-            accesses.append((op, regions.of_pointer(op.operands[1])))
+            pointers.append((op, op.operands[1], False))
         return ir.WalkResult.ADVANCE
 
     func.walk(visit)
+    if sum(1 for _, _, direct in pointers if direct) < 2:
+        return 0  # no two tiles of copies to tell apart
+    regions = Regions(func)
+    dma = [(op, regions.of_pointer(pointer)) for op, pointer, direct in pointers if direct]
+    accesses = [(op, regions.of_pointer(pointer)) for op, pointer, direct in pointers if not direct]
     written = sorted({region for _, region in dma if region is not None and region[1] is not None})
     if any(region is None or region[1] is None for _, region in dma):
         return 0  # a direct load that may write anywhere: no access can be proved apart from it
