@@ -70,7 +70,8 @@ def model_launch(launch: dict) -> roofline.Launch:
         rare_instructions=rare.get("instructions", loop.get("instructions", 0)) - loop.get("instructions", 0),
         rare_matrix_instructions=matrix(rare or loop) - matrix(loop),
         rare_matrix_flops=rare.get("matrix_flops", loop.get("matrix_flops", 0)) - loop.get("matrix_flops", 0),
-        rare_iterations=launch.get("rare_iterations", 0.0) if rare else 0.0)
+        rare_iterations=launch.get("rare_iterations", 0.0) if rare else 0.0,
+        drain_distances=tuple(loop.get("drain_distances", ())))
 
 
 def model_estimate(record: dict) -> dict[str, Any]:

@@ -96,6 +96,7 @@ from pagedir.targets import family_of
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.blockwise_gemm import (MatrixInstruction, MatrixLoop, problem_matrix_instruction, tile_swizzle,
                                            transposed_v, transposed_v_layout)
+from pagedir.passes.blockwise_load import DMA_WIDTHS
 from pagedir.passes.mma_sync_loop import MmaSyncLoop, ldmatrix_swizzle
 from pagedir.passes.ir_utils import LOG2_E, apply, divided, f32_const, find_ops, index_const, lds_view, splat
 from pagedir.passes.split_combine import (RowOf, add_workspace_argument, build_combine_kernel, offset, workspace_lse_base,
@@ -262,9 +263,14 @@ def lower_gridwise(op, func: ir.Operation, chip=None, swizzle: bool = False, dma
 
 def direct_loads_pipelined(op, p: AttentionProblem, plan: Plan, chip) -> bool:
     """Whether rock-pipeline may issue the direct-to-LDS K and V tiles during each other's math: the family's
-    waits let the copies overlap it (TargetFamily.pipelined_direct_loads) and both tiles, with their page
-    pointers, fit the chip's LDS together (they no longer share bytes); a remark says why not where they do not."""
-    if not family_of(chip).pipelined_direct_loads:
+    waits let the copies overlap it (TargetFamily.pipelined_direct_loads), AMD's copies take 16 bytes a lane
+    (gfx950: with the dword form of gfx90a and gfx942 the pipelined loop's four times as many copies and its
+    VGPRs cost more than the overlap gains, docs/measurements.md) and both tiles, with their page pointers, fit
+    the chip's LDS together (they no longer share bytes); a remark says why not where they do not."""
+    family = family_of(chip)
+    if not family.pipelined_direct_loads:
+        return False
+    if family.direct_to_lds == "buffer" and DMA_WIDTHS[0] not in chip.lds_dma_sizes:
         return False
     tile = plan.n * p.head_dim * element_bytes(p.kv_type)
     pointers = 8 * (math.ceil(tile // element_bytes(p.kv_type) / p.page_elements) + 1) if p.page_elements else 0
