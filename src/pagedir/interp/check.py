@@ -59,7 +59,7 @@ from pagedir.interp.check_compare import TOLERANCE, Comparison, error_summary  #
 from pagedir.interp.check_data import (  # noqa: F401, E402
     fp8_quantized, fp8_quantized_per_token, packed_attention, variant_inputs)
 from pagedir.interp.check_draws import (  # noqa: F401, E402
-    DYNAMIC_SIZES, EDGE_SIZES, EDGES, LONG_SEQUENCE_SIZES, page_placements)
+    DYNAMIC_SIZES, EDGE_SIZES, EDGES, EMPTY_BATCH, LONG_SEQUENCE_SIZES, ONE_SEQUENCE, page_placements)
 
 
 @dataclass
