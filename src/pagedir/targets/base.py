@@ -115,9 +115,16 @@ class TargetFamily:
     waitcnt_encoding: str = ""
     #: Matrix ops (MLIR names) whose lane layout this family defines (the interpreter's dispatch).
     matrix_ops: tuple[str, ...] = ()
-    #: A scalar unit (AMD's SGPRs): wave-uniform values are made so with ``readfirstlane`` / ``readlane``
-    #: so that they live in scalar registers. False (NVIDIA): the lowering emits neither.
-    scalar_unit: bool = True
+    #: A scalar unit (AMD's SGPRs): wave-uniform values are made so (:meth:`wave_uniform`, ``readlane``) so
+    #: that they live in scalar registers. False (NVIDIA): the lowering emits neither.
+    scalar_unit: bool = False
+    #: Ops that wait for the kernel's own direct-to-LDS loads (rock-pipeline splits a tile's copies from
+    #: their wait at the first of them).
+    dma_waits: frozenset[str] = frozenset()
+    #: The module of :mod:`pagedir.passes.families` that lowers what this family lowers its own way (the
+    #: flash loop's products, page loads, direct-to-LDS copies: ``FamilyLowering``); "": none, the passes'
+    #: own lowering (buffer descriptors, ``buffer ... lds``, the MFMA / WMMA loop).
+    lowering_module: str = ""
     #: f32 math ops (MLIR names) the backend turns into a per-element call of this family's intrinsic instead
     #: of the generic LLVM one (``rock-backend-lower-math``): NVPTX selects no ``llvm.log2``.
     scalar_math_intrinsics: Mapping[str, str] = MappingProxyType({})
@@ -137,6 +144,16 @@ class TargetFamily:
         return None
 
     # --- memory ---------------------------------------------------------------------------
+
+    def wave_uniform(self, value: ir.Value) -> ir.Value:
+        """``value`` (an integer or index, the same in every lane of a wave) as the family keeps wave-uniform
+        values, emitted at the current insertion point: as it is (no scalar unit: nothing to choose)."""
+        return value
+
+    def read_lane(self, value: ir.Value, lane: int) -> ir.Value:
+        """Lane ``lane``'s ``value`` (an i32) for every lane of the wave, in a scalar register (asked only of a
+        family with a scalar unit)."""
+        raise NotImplementedError(f"{self.name} has no scalar unit")
 
     def descriptor_error(self, r: Any) -> str | None:
         """The family's own rules on a raw buffer descriptor (beyond the common ones), or None."""
