@@ -114,7 +114,7 @@ THREADWISE = "passes/threadwise_lowering.py"
 REUSE_LDS = "passes/reuse_lds.py"
 PIPELINE = "passes/pipeline.py"
 BLOCKS = "page_sources/blocks.py"
-MMA_SYNC = "passes/mma_sync_loop.py"
+MMA_SYNC = "passes/families/mma_sync_loop.py"
 NVIDIA_LOWERING = "passes/families/nvidia.py"
 
 #: An attention kernel with ragged lengths, checked by pagedir-run against the reference (NaN/Inf past seq_lens).
@@ -703,7 +703,7 @@ PLANTS = {plant.name: plant for plant in (
         "vllm-pa-v-transposed-on-mma-sync",
         "NVIDIA's mma.sync loop gets vLLM's value cache as a V^T tile, which its ldmatrix reads as [N, D]",
         (Edit("passes/gridwise_attention_to_blockwise.py",
-              "self.v_pool_transposed = (self.matrix is not None and not self.matrix.form.warp_mma",
+              "self.v_pool_transposed = (self.matrix is not None and self.loop.reads_v_transposed",
               "self.v_pool_transposed = (self.matrix is not None"),),
         (Catcher("tests/unit/test_vllm_pa.py::test_vllm_pa_kernels_on_nvidia_pass_the_check[decode]",
                  r"'nvgpu.ldmatrix' op reads past the \d+ bytes"),),

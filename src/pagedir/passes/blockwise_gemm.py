@@ -348,12 +348,21 @@ def transposed_v(instruction: MatrixInstruction, hides_keys: bool, swizzle: bool
     with the plain column mapping of a loop with hidden keys, a V tile of the elements the products take
     (no fp8 cache), loaded through registers (the direct-to-LDS loads write rows as they lie) and not
     otherwise swizzled (``--lds-swizzle`` keeps its own V layout)."""
-    return (hides_keys and not instruction.wmma and not instruction.form.warp_mma and instruction.per_lane == 4 and element_bits == 16 and same_type
+    return (hides_keys and not instruction.wmma and instruction.per_lane == 4 and element_bits == 16 and same_type
             and not swizzle and not dma)
 
 
 class MatrixLoop:
-    """Emits the KV loop and the exchange for one gridwise op (``builder``: the pass's Builder)."""
+    """Emits the KV loop and the exchange for one gridwise op (``builder``: the pass's Builder). A family
+    with another lane scheme subclasses it (:attr:`pagedir.passes.families.FamilyLowering.matrix_loop`)."""
+
+    #: V may reach the loop as V^T ([D, N]): a D-major pool's tile, or "V stored transposed" (above).
+    reads_v_transposed = True
+
+    @classmethod
+    def tile_swizzles(cls, instruction: MatrixInstruction, head_dim: int, elem_bytes: int) -> tuple:
+        """The Q, K and V tiles' ``lds_swizzle`` with ``--lds-swizzle``: :func:`tile_swizzle` of each."""
+        return tuple(tile_swizzle(instruction, which, head_dim, elem_bytes) for which in "qkv")
 
     def __init__(self, builder, instruction: MatrixInstruction):
         self.apply, self.lds_view = apply, lds_view

@@ -94,9 +94,9 @@ from pagedir.page_sources import source_of
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 from pagedir.targets import family_of
 from pagedir.dialect.types import element_bytes
-from pagedir.passes.blockwise_gemm import (MatrixInstruction, MatrixLoop, problem_matrix_instruction, tile_swizzle,
-                                           transposed_v, transposed_v_layout)
-from pagedir.passes.mma_sync_loop import MmaSyncLoop, ldmatrix_swizzle
+from pagedir.passes.blockwise_gemm import (MatrixInstruction, MatrixLoop, problem_matrix_instruction, transposed_v,
+                                           transposed_v_layout)
+from pagedir.passes.families import lowering_of
 from pagedir.passes.ir_utils import LOG2_E, apply, divided, f32_const, find_ops, index_const, lds_view, splat
 from pagedir.passes.split_combine import (RowOf, add_workspace_argument, build_combine_kernel, offset, workspace_lse_base,
                                           workspace_parts)
@@ -245,8 +245,10 @@ def lower_gridwise(op, func: ir.Operation, chip=None, swizzle: bool = False, dma
         joined.append(type(variant).of({**values, **numbers}))
     workspace = add_workspace_argument(func, plan, op.location) if plan.splits != 1 else None
     matrix = problem_matrix_instruction(chip, p, block, m, n)
+    # the loop on the family's matrix cores (FamilyLowering.matrix_loop: MatrixLoop, NVIDIA's MmaSyncLoop)
+    loop = None if matrix is None else lowering_of(chip).matrix_loop
     with op.location, ir.InsertionPoint(op):
-        builder = Builder(plan, op, workspace, matrix, swizzle, dma)
+        builder = Builder(plan, op, workspace, matrix, swizzle, dma, loop)
         builder.build()
     # rock-pipeline moves PagePtrLoad and GlobalRead of the next tile ahead, or with direct-to-LDS loads
     # (GlobalToLDS stages) issues each tile's copies during the other tile's math where the family's waits
@@ -341,13 +343,14 @@ class Builder:
     """Emits the blockwise kernel for one gridwise op at the current insertion point."""
 
     def __init__(self, plan: Plan, op, workspace: ir.Value | None = None, matrix: MatrixInstruction | None = None,
-                 swizzle: bool = False, dma: bool = False):
+                 swizzle: bool = False, dma: bool = False, loop: type[MatrixLoop] | None = None):
         self.plan = plan
         self.swizzle = swizzle  # the matrix loop's tiles swizzled in LDS (blockwise_gemm.tile_swizzle)
         self.dma = dma  # the matrix loop's K/V tiles loaded straight into LDS where they can be
         self.op = op
         self.workspace = workspace
         self.matrix = matrix  # the MFMA form of both products (blockwise_gemm), None: the VALU loop
+        self.loop = loop  # the loop class on the matrix cores (with ``matrix``)
         self.f32 = ir.F32Type.get()
         self.index = ir.IndexType.get()
 
@@ -358,13 +361,12 @@ class Builder:
         self.tid = rock.workitem_id(self.index)
         self.b, self.h, self.qt = self.workgroup_coordinates()
         # With lds_swizzle the matrix loop's tiles are stored with swizzled rows, for conflict-free reads
-        # (blockwise_gemm.tile_swizzle; it costs VGPRs for the swizzled addresses: not the default).
+        # (the loop's tile_swizzles: blockwise_gemm.tile_swizzle, ldmatrix's rows on NVIDIA; it costs VGPRs for the
+        # swizzled addresses: not the default).
         self.q_swizzle = self.k_swizzle = self.v_swizzle = None
-        if self.matrix is not None and self.swizzle and self.matrix.form.warp_mma:  # ldmatrix's rows
-            self.q_swizzle = self.k_swizzle = self.v_swizzle = ldmatrix_swizzle(p.head_dim, element_bytes(p.element))
-        elif self.matrix is not None and self.swizzle:
-            self.q_swizzle, self.k_swizzle, self.v_swizzle = (
-                tile_swizzle(self.matrix, w, p.head_dim, element_bytes(p.element)) for w in "qkv")
+        if self.matrix is not None and self.swizzle:
+            self.q_swizzle, self.k_swizzle, self.v_swizzle = self.loop.tile_swizzles(self.matrix, p.head_dim,
+                                                                                     element_bytes(p.element))
         q_tile = lds_view([p.group, plan.positions, p.head_dim], p.element)
         self.load_q(q_tile)
         self.q_rows = reinterpret(q_tile, [plan.m, p.head_dim])
@@ -381,14 +383,14 @@ class Builder:
         # loads; and it is laid out for 4 keys a lane of 16-bit elements, where the pool needs V^T on every
         # matrix core (WMMA's 8 or 16 keys a lane, f32's 16x16x4, fp8 caches).
         # (NVIDIA's mma.sync loop reads V with ldmatrix .trans from [N, D]: the loads store each token at its row.)
-        self.v_pool_transposed = (self.matrix is not None and not self.matrix.form.warp_mma
+        self.v_pool_transposed = (self.matrix is not None and self.loop.reads_v_transposed
                                   and values_along_tokens(self.op.v))
         self.v_layout = None
         if self.v_pool_transposed:  # 16-byte chunks of a row xor the row: 8 lanes reading 8 rows hit 8 chunks' banks
             chunk = max(1, 16 // element_bytes(p.kv_type))
             self.v_swizzle = (chunk, 1, math.gcd(8, max(1, plan.n // chunk)), 1)
             self.v_tile = lds_view([p.head_dim, plan.n], p.kv_type)
-        elif self.matrix is not None and transposed_v(self.matrix, plan.keys.hides_keys, self.swizzle, self.dma,
+        elif self.matrix is not None and self.loop.reads_v_transposed and transposed_v(self.matrix, plan.keys.hides_keys, self.swizzle, self.dma,
                                                       p.kv_type == p.element, element_bytes(p.element) * 8):
             # read as rows of V^T, loaded through a 7-D view of the same bytes
             self.v_layout = layout = transposed_v_layout(p.head_dim, plan.n, self.matrix.slices,
@@ -413,8 +415,7 @@ class Builder:
         first = self.after_window_start(first)
         places = None  # the output chunks are this thread's chunks of the VALU layout (chunk_position)
         if self.matrix is not None:
-            loop = MmaSyncLoop if self.matrix.form.warp_mma else MatrixLoop
-            final, places = loop(self, self.matrix).run(first, end)
+            final, places = self.loop(self, self.matrix).run(first, end)
         else:
             final = ValuLoop(self).run(first, end)
         if self.workspace is None:

@@ -51,8 +51,9 @@ class MatrixForm:
     scheme; ``replicated``: every lane holds all ``k`` values of its A row and B column (lanes 16-31
     repeat lanes 0-15) and the accumulator's rows alternate between the two lane halves (gfx11).
     ``max_head_dim``: head dims above it keep the VALU loop (None: no limit). The blockwise loop is
-    written for ``TILE x TILE`` products (MFMA, WMMA); another shape (NVIDIA's ``mma.sync`` m16n8k16)
-    needs its own lane scheme there."""
+    written for ``TILE x TILE`` products (MFMA, WMMA); another shape (NVIDIA's ``mma.sync`` m16n8k16, whose
+    :meth:`product` takes A as 4 and B as 2 two-element registers, C and D as 4 f32) comes with its family's own
+    loop (``FamilyLowering.matrix_loop`` in :mod:`pagedir.passes.families`)."""
 
     k: int
     per_lane: int
@@ -63,9 +64,6 @@ class MatrixForm:
     max_head_dim: int | None = None
     m: int = TILE
     n: int = TILE
-    #: NVIDIA's ``mma.sync`` m16n8k16: the blockwise loop of :mod:`pagedir.passes.mma_sync_loop` (its own
-    #: lane scheme), and :meth:`product` takes A as 4 and B as 2 two-element registers, C and D as 4 f32.
-    warp_mma: bool = False
 
     def product(self, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
         """``D = A x B + C`` of one tile, emitted at the current insertion point."""

@@ -11,7 +11,7 @@ What differs from the AMD families (:mod:`pagedir.targets.base` lists what a fam
   (:attr:`TargetFamily.scalar_unit` False), and the per-lane division of page numbers by a run-time
   slot count (a ``readlane`` per row on AMD) is not used;
 * matrix form: ``mma.sync.aligned.m16n8k16.row.col`` f16 / bf16 -> f32 (``nvvm.mma.sync``), emitted by
-  the blockwise loop of :mod:`pagedir.passes.mma_sync_loop` (its lane scheme: the PTX fragment table of
+  the blockwise loop of :mod:`pagedir.passes.families.mma_sync_loop` (its lane scheme: the PTX fragment table of
   :mod:`pagedir.targets.nvidia_mma`); f32 keeps the VALU loop, and so do head dims above 128;
 * direct global -> LDS loads (``lds_dma``): ``cp.async`` 16 bytes per thread, zero-filled where invalid,
   then ``cp.async.commit_group`` / ``wait_group 0`` (``dma_waits``) and a barrier
@@ -64,7 +64,7 @@ class Nvidia(TargetFamily):
 
         if not isinstance(element, (ir.F16Type, ir.BF16Type)):
             return None
-        return MatrixForm(16, 8, 32, self, n=8, warp_mma=True, max_head_dim=MMA_MAX_HEAD_DIM)
+        return MatrixForm(16, 8, 32, self, n=8, max_head_dim=MMA_MAX_HEAD_DIM)
 
     def matrix_product(self, form: MatrixForm, a: list, b: list, c: ir.Value) -> ir.Value:
         """``D = A B + C`` of one m16n8k16 tile: A's 4 and B's 2 registers of two f16 / bf16 values

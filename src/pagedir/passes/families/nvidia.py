@@ -1,5 +1,7 @@
 """NVIDIA's own lowering in the passes (sm_80, sm_90; the family's facts: :mod:`pagedir.targets.nvidia`).
 
+* the flash loop (rock-gridwise-attention-to-blockwise) on ``mma.sync.aligned.m16n8k16``:
+  :class:`~pagedir.passes.families.mma_sync_loop.MmaSyncLoop`;
 * ``rock.global_load`` (rock-buffer-load): no buffer descriptors, so the load reads through a global
   pointer, in 16-byte pieces (``ld.global.v4``), under an ``scf.if`` on its validity:
 
@@ -41,6 +43,7 @@ from pagedir.dialect import rock
 from pagedir.dialect.types import element_bytes, strides_and_offset
 from pagedir.page_sources import source_of
 from pagedir.passes.families import DirectCopy, FamilyLowering
+from pagedir.passes.families.mma_sync_loop import MmaSyncLoop
 from pagedir.passes.ir_utils import (
     MAX_LOAD_BYTES,
     as_elements,
@@ -232,6 +235,7 @@ class CpAsyncCopy(DirectCopy):
 
 
 class NvidiaLowering(FamilyLowering):
+    matrix_loop = MmaSyncLoop
     direct_copy = CpAsyncCopy()
 
     def global_load(self, op, chip) -> bool:

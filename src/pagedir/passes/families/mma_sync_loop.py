@@ -59,6 +59,13 @@ def ldmatrix_swizzle(head_dim: int, elem_bytes: int) -> tuple[int, int, int, int
 class MmaSyncLoop(MatrixLoop):
     """Emits the KV loop and the slice merge for one gridwise op on mma.sync (module docstring)."""
 
+    reads_v_transposed = False  # ldmatrix .trans reads V from [N, D]
+
+    @classmethod
+    def tile_swizzles(cls, instruction, head_dim: int, elem_bytes: int) -> tuple:
+        """ldmatrix's rows, for Q, K and V alike (:func:`ldmatrix_swizzle`)."""
+        return (ldmatrix_swizzle(head_dim, elem_bytes),) * 3
+
     def __init__(self, builder, instruction):
         super().__init__(builder, instruction)
         self.group = 1
