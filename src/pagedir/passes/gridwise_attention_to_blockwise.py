@@ -54,7 +54,7 @@ Scores are base-2 (log2(e) folded into the scale), so the softmax is ``exp2``.
 A running max of ``-inf`` (nothing seen yet) is replaced by 0 before it is
 subtracted, so empty rows give ``alpha = p = 0`` rather than NaN.
 
-Loops. On chips and types with a matrix form (blockwise_gemm.problem_matrix_instruction) the
+Loops. On chips and types with a matrix form (matrix_tiles.problem_matrix_instruction) the
 loop runs on the matrix cores (:class:`pagedir.passes.blockwise_gemm.MatrixLoop`), else on the
 VALU (:class:`pagedir.passes.valu_loop.ValuLoop`); both ask this pass's Builder for the tile
 loads, the scores' variants and masks, and hand its epilogue the chunks they end with. Without
@@ -94,10 +94,10 @@ from pagedir.page_sources import source_of
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 from pagedir.targets import family_of
 from pagedir.dialect.types import element_bytes
-from pagedir.passes.blockwise_gemm import (MatrixInstruction, MatrixLoop, problem_matrix_instruction, transposed_v,
-                                           transposed_v_layout)
+from pagedir.passes.blockwise_gemm import MatrixLoop
 from pagedir.passes.families import lowering_of
 from pagedir.passes.ir_utils import LOG2_E, apply, divided, f32_const, find_ops, index_const, lds_view, splat
+from pagedir.passes.matrix_tiles import MatrixInstruction, problem_matrix_instruction, transposed_v, transposed_v_layout
 from pagedir.passes.split_combine import (RowOf, add_workspace_argument, build_combine_kernel, offset, workspace_lse_base,
                                           workspace_parts)
 from pagedir.passes.valu_loop import ValuLoop
@@ -345,7 +345,7 @@ class Builder:
     def __init__(self, plan: Plan, op, workspace: ir.Value | None = None, matrix: MatrixInstruction | None = None,
                  swizzle: bool = False, dma: bool = False, loop: type[MatrixLoop] | None = None):
         self.plan = plan
-        self.swizzle = swizzle  # the matrix loop's tiles swizzled in LDS (blockwise_gemm.tile_swizzle)
+        self.swizzle = swizzle  # the matrix loop's tiles swizzled in LDS (matrix_tiles.tile_swizzle)
         self.dma = dma  # the matrix loop's K/V tiles loaded straight into LDS where they can be
         self.op = op
         self.workspace = workspace
@@ -361,7 +361,7 @@ class Builder:
         self.tid = rock.workitem_id(self.index)
         self.b, self.h, self.qt = self.workgroup_coordinates()
         # With lds_swizzle the matrix loop's tiles are stored with swizzled rows, for conflict-free reads
-        # (the loop's tile_swizzles: blockwise_gemm.tile_swizzle, ldmatrix's rows on NVIDIA; it costs VGPRs for the
+        # (the loop's tile_swizzles: matrix_tiles.tile_swizzle, ldmatrix's rows on NVIDIA; it costs VGPRs for the
         # swizzled addresses: not the default).
         self.q_swizzle = self.k_swizzle = self.v_swizzle = None
         if self.matrix is not None and self.swizzle:
@@ -375,7 +375,7 @@ class Builder:
         # * a D-major V pool (vLLM's paged-attention value cache) on any matrix core: the keys in their order,
         #   each 16-byte load along the tokens one LDS store, its 16-byte chunks xor-ed with the row; the
         #   products' key steps read it (blockwise_gemm.MatrixLoop.transposed_values);
-        # * otherwise CDNA f16/bf16 loops with hidden keys (blockwise_gemm.transposed_v, "V stored
+        # * otherwise CDNA f16/bf16 loops with hidden keys (matrix_tiles.transposed_v, "V stored
         #   transposed"): the keys reordered so that a lane's 4 S keys of all blocks are one run, loaded along
         #   D through a 7-D view of the tile.
         # They stay two: the second layout puts the 8 consecutive tokens of one 16-byte pool load in two runs

@@ -36,8 +36,9 @@ from mlir.dialects import arith, gpu, memref, nvgpu, scf, vector
 from mlir.dialects import math as mlir_math
 
 from pagedir.dialect import rock
-from pagedir.passes.blockwise_gemm import EXCHANGE_PAD, MatrixLoop
+from pagedir.passes.blockwise_gemm import MatrixLoop
 from pagedir.passes.ir_utils import index_const, swizzled_column
+from pagedir.passes.matrix_tiles import EXCHANGE_PAD
 
 #: Rows (M), keys (N) and reduced elements (K) of one mma.sync.
 MMA_M, MMA_N, MMA_K = 16, 8, 16
