@@ -21,6 +21,7 @@ from pagedir.arch import kernel_chip_or_none
 from pagedir.dialect.types import strides_and_offset
 from pagedir.page_sources.base import index_const  # noqa: F401 (the passes' helper, defined with the page sources)
 from pagedir.passes.base import kernel_functions
+from pagedir.targets import FAMILIES
 from pagedir.variants import LOG2_E  # noqa: F401 (the kernels' base-2 scores: declared with the variants)
 
 if TYPE_CHECKING:
@@ -281,8 +282,8 @@ def pages_uniform(form: LinearForm, tile_shape: list[int], vector_dim: int, vect
 
 #: Ops whose result differs between the lanes of a wave.
 _LANE_IDS = frozenset({"rock.workitem_id", "gpu.thread_id", "gpu.lane_id"})
-#: Ops whose result is the same for every lane of a wave whatever their operands are.
-_WAVE_UNIFORM = frozenset({"rocdl.readfirstlane", "rocdl.readlane"})
+#: Ops whose result is the same for every lane of a wave whatever their operands are (each family's).
+_WAVE_UNIFORM = frozenset().union(*(family.wave_uniform_ops for family in FAMILIES.values()))
 
 
 def varies_across_lanes(value: ir.Value) -> bool:

@@ -18,6 +18,7 @@ class AmdFamily(TargetFamily):
     code_object = "hsaco"
     scalar_unit = True
     dma_waits = frozenset({"rocdl.s.waitcnt"})
+    wave_uniform_ops = frozenset({"rocdl.readfirstlane", "rocdl.readlane"})
 
     def wave_uniform(self, value: ir.Value) -> ir.Value:
         """``readfirstlane``: the value in a scalar register, where LLVM cannot prove it uniform itself (an

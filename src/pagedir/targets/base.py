@@ -119,6 +119,8 @@ class TargetFamily:
     #: Ops that wait for the kernel's own direct-to-LDS loads (rock-pipeline splits a tile's copies from
     #: their wait at the first of them).
     dma_waits: frozenset[str] = frozenset()
+    #: Ops whose result is the same in every lane of a wave whatever their operands (:meth:`wave_uniform`'s).
+    wave_uniform_ops: frozenset[str] = frozenset()
     #: The module of :mod:`pagedir.passes.families` that lowers what this family lowers its own way (the
     #: flash loop's products, page loads, direct-to-LDS copies: ``FamilyLowering``); "": none, the passes'
     #: own lowering (buffer descriptors, ``buffer ... lds``, the MFMA / WMMA loop).
