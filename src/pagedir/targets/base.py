@@ -12,7 +12,13 @@ between families, rather than between chips, is asked of the family (:func:`page
   plain pointers, as NVIDIA's ``ld.global`` / ``cp.async`` do), the interpreter's model of the
   descriptor (:meth:`TargetFamily.descriptor_error`, :meth:`TargetFamily.components_in_range`),
   and the encoding of the wait for direct-to-LDS loads (:attr:`TargetFamily.waitcnt_encoding`);
-  the sizes of the direct-to-LDS loads are a chip column (``Chip.lds_dma_sizes``);
+  the sizes of the direct-to-LDS loads are a chip column (``Chip.lds_dma_sizes``), the ops that wait for
+  them :attr:`TargetFamily.dma_waits`;
+* wave-uniform values: whether the family has a scalar unit, how a value the same in every lane is kept
+  (:meth:`TargetFamily.wave_uniform`, :meth:`TargetFamily.read_lane`) and which ops give one;
+* what the passes lower the family's own way (its flash loop, page loads, direct-to-LDS copies): the
+  module of :mod:`pagedir.passes.families` named by :attr:`TargetFamily.lowering_module`, at the passes'
+  layer since it builds on their helpers (a leaf cannot import them);
 * occupancy: whether SGPRs limit the waves per SIMD (:meth:`TargetFamily.waves_by_sgprs`);
 * the backend: the upstream lowering and its chipset option (:meth:`TargetFamily.lowering_passes`),
   the dialects a lowered kernel may hold, the LLVM triple (whose data layout the lowering attaches),

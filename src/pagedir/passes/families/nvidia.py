@@ -227,6 +227,8 @@ def emit_cp_async_to_lds(op, plan, page_ptrs: ir.Value, wave: int, element_sourc
 
 
 class CpAsyncCopy(DirectCopy):
+    """rock-blockwise-load's direct-to-LDS tiles by cp.async (module docstring)."""
+
     def width(self, op, wave: int) -> int | None:
         return CP_ASYNC_BYTES if cp_async_fallback(op, wave) is None else None
 
@@ -235,6 +237,8 @@ class CpAsyncCopy(DirectCopy):
 
 
 class NvidiaLowering(FamilyLowering):
+    """What the passes lower NVIDIA's own way: the mma.sync loop, pointer loads, cp.async copies."""
+
     matrix_loop = MmaSyncLoop
     direct_copy = CpAsyncCopy()
 
