@@ -75,13 +75,16 @@ $(PEERS_INSTALLED): benchmarks/requirements-peers.txt benchmarks/requirements-pe
 	$(PEERS_VENV)/bin/python -m pip install --quiet --no-deps -r benchmarks/requirements-peers-nodeps.txt
 	touch $@
 
-# llvm-mca for the cycles column (benchmarks/mca.py): Debian's llvm-19 (it knows gfx942 and gfx1100,
-# not gfx950), unless an llvm-mca of LLVM 19 or newer is there already ($LLVM_MCA, /usr/lib/llvm-N).
-LLVM_MCA_FOUND = $(shell ls /usr/lib/llvm-19/bin/llvm-mca /usr/lib/llvm-2[0-9]/bin/llvm-mca 2>/dev/null | head -1)
+# llvm-mca for the cycles columns (benchmarks/mca.py): Debian's llvm-22 (bookworm-security: it knows
+# gfx942, gfx950 and gfx1100 and runs buffer instructions as they are), unless an llvm-mca of LLVM 20
+# or newer is there already ($LLVM_MCA, /usr/lib/llvm-N); llvm-19 where llvm-22 is not to be had (no
+# gfx950 nor Triton's gfx1100 assembly, buffer instructions rewritten: PEERS.md says what that costs).
+LLVM_MCA_FOUND = $(shell ls /usr/lib/llvm-2[0-9]/bin/llvm-mca 2>/dev/null | head -1)
 SUDO ?= $(shell test "$$(id -u)" = 0 || echo sudo)
 
 llvm-mca:
-	@test -n "$(LLVM_MCA)$(LLVM_MCA_FOUND)" || $(SUDO) apt-get install -y llvm-19
+	@test -n "$(LLVM_MCA)$(LLVM_MCA_FOUND)" || { $(SUDO) apt-get update -qq && \
+		{ $(SUDO) apt-get install -y llvm-22 || $(SUDO) apt-get install -y llvm-19; }; }
 
 bench-peers: $(INSTALLED) $(PEERS_INSTALLED) llvm-mca
 	$(BIN)/python benchmarks/peers.py pagedir

@@ -16,7 +16,10 @@ instructions by width, barriers, instructions) and adds:
   matrix instructions, pages read one by one) is what a wave runs on every tile; a path with more
   matrix instructions is the *rare arm* of the masked tiles (the causal diagonal), counted apart.
   The common path's instructions per wave, times the waves of a workgroup, over the KV tokens
-  one iteration consumes, is the *hot-loop instructions per KV token* of a workgroup;
+  one iteration consumes, is the *hot-loop instructions per KV token* of a workgroup. Its
+  ``drain_distances``: for each wait that drains vector memory (``s_waitcnt vmcnt(0)``) with a load
+  outstanding, the instructions the wave ran since its last vector load (around the back edge): a
+  wait right after its loads exposes their whole latency (:mod:`benchmarks.roofline`);
 * the kernel's lines from its label even when the label line carries a comment (Triton's
   assembly); the memory tables of the report are counted on those lines;
 * LDS allocated at launch: Triton kernels declare no static LDS (``.amdhsa_group_segment_fixed_size 0``)
@@ -135,6 +138,25 @@ def hot_paths(body: list[str]) -> LoopPaths | None:
     return None if best is None else loop_paths(body, blocks, best[1])
 
 
+_DRAIN_RE = re.compile(r"^s_waitcnt(?:_vscnt)?\b.*\bvmcnt\(0\)")
+
+
+def drain_distances(texts: list[str]) -> list[int]:
+    """For each ``vmcnt(0)`` wait of a loop path (instruction texts in the order a wave runs them, around the back
+    edge) with a vector load outstanding: the instructions since that load. Waits with nothing in flight are
+    left out."""
+    size = len(texts)
+    loads = {i for i, text in enumerate(texts) if is_vector_load(text.split()[0])}
+    drains = [i for i, text in enumerate(texts) if _DRAIN_RE.match(text)]
+    found = []
+    for i in drains:
+        back = next((k for k in range(1, size + 1) if (i - k) % size in loads), None)
+        previous = next(k for k in range(1, size + 1) if (i - k) % size in drains)  # itself after a whole turn
+        if back is not None and back < previous:
+            found.append(back - 1)
+    return found
+
+
 def hot_loop(body: list[str]) -> dict[str, Any] | None:
     """The statistics of the hot loop's common path (:func:`pagedir.backend.loops.hot_loop_paths`), with
     ``all``: those of every block of the loop once, ``shortest_instructions``: the common path with
@@ -142,7 +164,9 @@ def hot_loop(body: list[str]) -> dict[str, Any] | None:
     paths = hot_paths(body)
     if paths is None:
         return None
-    return {**span_statistics(body, paths.lines(paths.common)),
+    common = paths.lines(paths.common)
+    return {**span_statistics(body, common),
+            "drain_distances": drain_distances([instruction(body[line]) for line in common]),
             "all": span_statistics(body, sorted(line for b in paths.loop.blocks for line in paths.blocks[b].lines)),
             "shortest_instructions": len(paths.lines(paths.common_shortest)),
             "rare": None if paths.rare is None else span_statistics(body, paths.lines(paths.rare))}
@@ -157,6 +181,23 @@ def hot_loop_text(body: list[str]) -> list[str]:
     """The instructions of the hot loop's common path in the order a wave runs them (for llvm-mca)."""
     paths = hot_paths(body)
     return [] if paths is None else [instruction(body[line]) for line in paths.lines(paths.common)]
+
+
+def simulated_texts(body: list[str]) -> dict[str, str]:
+    """The instruction streams llvm-mca runs for a kernel (:mod:`benchmarks.mca`), each one instruction a line:
+    ``mca_text``: the hot loop's common path (the whole kernel without a loop); with a loop,
+    ``mca_outside_text``: the instructions outside the loop's blocks, in text order (a wave runs them once),
+    and with a rarely taken arm, ``mca_rare_text``: the path through it."""
+    paths = hot_paths(body)
+    if paths is None:
+        return {"mca_text": "\n".join(kernel_text(body))}
+    inside = {line for b in paths.loop.blocks for line in paths.blocks[b].lines}
+    texts = {"mca_text": "\n".join(instruction(body[line]) for line in paths.lines(paths.common)),
+             "mca_outside_text": "\n".join(text for line, text in enumerate(map(instruction, body))
+                                            if text and line not in inside)}
+    if paths.rare is not None:
+        texts["mca_rare_text"] = "\n".join(instruction(body[line]) for line in paths.lines(paths.rare))
+    return texts
 
 
 def merged_widths(*tables: dict[str, int]) -> dict[str, int]:

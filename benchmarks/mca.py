@@ -10,11 +10,17 @@ A second opinion next to the instruction counts of :mod:`benchmarks.isa`, with i
 * what runs is the loop's **common path** (:func:`benchmarks.isa.hot_loop_text`: the blocks a wave
   runs on every tile, in order, its branches kept as instructions), or the whole kernel when no
   loop is left (a straight-line kernel: one pass).
-* llvm-mca 19 (Debian's ``llvm-19``) rejects buffer instructions (it aborts on them), so each
-  ``buffer_load_*`` / ``buffer_store_*`` is rewritten as the ``global_*`` instruction of the same
-  width, on the same data and address registers (the descriptor's base pair as ``saddr``);
-  direct-to-LDS loads (``... lds``) become ``global_load_lds_dword``. It does not know gfx950:
-  a chip llvm-mca does not know gets no figure.
+* llvm-mca 19 (Debian's ``llvm-19``) rejects buffer instructions (it aborts on them), so for an
+  llvm-mca that rejects them (:func:`takes_buffers`) each ``buffer_load_*`` / ``buffer_store_*`` is
+  rewritten as the ``global_*`` instruction of the same width, on the same data and address
+  registers (the descriptor's base pair as ``saddr``); direct-to-LDS loads (``... lds``) become
+  ``global_load_lds_dword``. Its model counts a ``global_*`` instruction on ``lgkmcnt`` as well
+  (a FLAT instruction may reach LDS), so each ``s_waitcnt lgkmcnt`` then waits for the loads too:
+  a loop that waits for LDS reads while its loads are in flight comes out slower (vLLM's causal
+  prefill loop on gfx942: 506 cycles against 359 with the buffer loads as they are). LLVM 22
+  (Debian's ``llvm-22``) runs buffer instructions as they are. llvm-mca 19 does
+  not know gfx950 nor parse gfx1100's 16-bit register halves (``v1.l``) that Triton's newer LLVM
+  writes: a chip llvm-mca does not know, or instructions it does not parse, get no figure.
 
 ``cycles(lines, arch)`` returns llvm-mca's total cycles over its iterations, per iteration;
 ``python benchmarks/mca.py ARCH FILE.s`` prints it for each kernel of an assembly file.
@@ -62,6 +68,34 @@ def knows(arch: str) -> bool:
     return done.returncode == 0 and "not a recognized processor" not in done.stderr
 
 
+@cache
+def takes_buffers(arch: str) -> bool:
+    """Whether the llvm-mca found simulates buffer instructions on the chip (llvm-mca 19 aborts on them)."""
+    if llvm_mca() is None:
+        return False
+    done = subprocess.run([llvm_mca(), "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-"],
+                          input="buffer_load_dword v0, v1, s[0:3], 0 offen\n", capture_output=True, text=True)
+    return done.returncode == 0
+
+
+@cache
+def version() -> str | None:
+    """The LLVM version of the llvm-mca found (``22.1.8``); None without one."""
+    tool = llvm_mca()
+    if tool is None:
+        return None
+    done = subprocess.run([tool, "--version"], capture_output=True, text=True)
+    found = re.search(r"LLVM version (\S+)", done.stdout)
+    return found.group(1) if found else None
+
+
+def simulated_text(lines: list[str], arch: str) -> str:
+    """The text llvm-mca runs: ``lines``, their buffer instructions rewritten where it rejects them."""
+    if not takes_buffers(arch):
+        lines = [rewrite(line) for line in lines]
+    return "\n".join(lines) + "\n"
+
+
 def rewrite(line: str) -> str:
     """A buffer instruction as the global instruction of the same width on the same registers; others as they are."""
     match = _BUFFER_RE.match(line)
@@ -89,7 +123,7 @@ def cycles(lines: list[str], arch: str, iterations: int = ITERATIONS) -> float |
     if not lines or not knows(arch):
         return None
     with tempfile.NamedTemporaryFile("w", suffix=".s", delete=False) as handle:
-        handle.write("\n".join(rewrite(line) for line in lines) + "\n")
+        handle.write(simulated_text(lines, arch))
         path = handle.name
     try:
         done = subprocess.run([llvm_mca(), "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={arch}", f"-iterations={iterations}",

@@ -44,12 +44,11 @@ def kv_tokens_per_workgroup(config: Config, splits: int) -> float:
 
 
 def launch_record(name: str, grid: list[int] | int, counters: dict[str, Any], *, tokens_per_iteration: int | None,
-                  kv_tokens: float, nbytes: float, masked_tiles: float = 0.0, loop_text: list[str] | None = None,
-                  whole_text: list[str] | None = None) -> dict[str, Any]:
+                  kv_tokens: float, nbytes: float, masked_tiles: float = 0.0,
+                  texts: dict[str, str] | None = None) -> dict[str, Any]:
     """One launch: its counters, iterations and KV tokens; ``masked_tiles``: the iterations of a wave that take
-    the hot loop's rarely taken arm; ``loop_text`` / ``whole_text``: the common path's instructions and the
-    whole kernel's: the first (the second without a loop) is kept for llvm-mca in the report step
-    (:mod:`benchmarks.mca`, in the project's environment)."""
+    the hot loop's rarely taken arm; ``texts``: the instruction streams of :func:`benchmarks.isa.simulated_texts`,
+    kept for llvm-mca in the report step (:mod:`benchmarks.mca`, in the project's environment)."""
     workgroups = grid if isinstance(grid, int) else _volume(grid)
     loop = counters.get("hot_loop") or {}
     iterations = kv_tokens / tokens_per_iteration if tokens_per_iteration and loop else 1.0
@@ -66,7 +65,7 @@ def launch_record(name: str, grid: list[int] | int, counters: dict[str, Any], *,
             "iterations": iterations, "kv_tokens": kv_tokens,
             "rare_iterations": masked_tiles if loop.get("rare") else 0.0, "nbytes": nbytes,
             "counters": {k: counters[k] for k in keep}, "per_kv_token": per_token, "straight_line": straight,
-            "mca_text": "\n".join((loop_text if loop else whole_text) or [])}
+            **(texts or {})}
 
 
 def _volume(grid: list[int]) -> int:
@@ -109,7 +108,7 @@ def measure_pagedir(config: Config) -> dict[str, Any]:
             tokens_per_iteration=work["n_per_block"] if main else None,
             kv_tokens=kv_tokens_per_workgroup(config, splits) if main else 0,
             nbytes=required + work["workspace_bytes"] if main else work["workspace_bytes"],
-            masked_tiles=masked if main else 0.0, loop_text=isa.hot_loop_text(body), whole_text=isa.kernel_text(body),
+            masked_tiles=masked if main else 0.0, texts=isa.simulated_texts(body),
         ))
     return {"side": "pagedir", "kernel": "pagedir", "launches": launches, "splits": splits,
             "rows_per_workgroup": work["m_per_block"], "workspace_bytes": work["workspace_bytes"],
@@ -160,7 +159,7 @@ def measure_vllm(config: Config, label: str, peer: str, force_2d: bool) -> dict[
             tokens_per_iteration=tokens if main else None,
             kv_tokens=kv_tokens_per_workgroup(config, splits) if main else 0,
             nbytes=required + workspace if main else workspace,
-            loop_text=isa.hot_loop_text(body), whole_text=isa.kernel_text(body),
+            texts=isa.simulated_texts(body),
         ))
         records[-1]["constants"] = {k: v if isinstance(v, (bool, int, float)) else str(v)
                                     for k, v in launch["constants"].items()}

@@ -70,7 +70,8 @@ def model_launch(launch: dict) -> roofline.Launch:
         rare_instructions=rare.get("instructions", loop.get("instructions", 0)) - loop.get("instructions", 0),
         rare_matrix_instructions=matrix(rare or loop) - matrix(loop),
         rare_matrix_flops=rare.get("matrix_flops", loop.get("matrix_flops", 0)) - loop.get("matrix_flops", 0),
-        rare_iterations=launch.get("rare_iterations", 0.0) if rare else 0.0)
+        rare_iterations=launch.get("rare_iterations", 0.0) if rare else 0.0,
+        drain_distances=tuple(loop.get("drain_distances", ())))
 
 
 def model_estimate(record: dict) -> dict[str, Any]:
@@ -103,16 +104,53 @@ def grid_per_kv_token(record: dict) -> float:
     return total / (config["batch"] * config["heads_kv"] * config["seq_k"])
 
 
-def mca_per_kv_token(record: dict) -> float | None:
-    """llvm-mca cycles of the hot loop's common path (a straight-line kernel: the whole kernel) x waves per
-    workgroup / KV tokens of an iteration (of the workgroup); None without the instructions or an llvm-mca."""
+def mca_cycles(record: dict, stream: str) -> float | None:
+    """llvm-mca's cycles per pass of one instruction stream of the main launch (``mca_text``: the loop's common
+    path or a straight-line kernel, ``mca_outside_text``, ``mca_rare_text``: :func:`benchmarks.isa.simulated_texts`),
+    kept in the launch; None without that stream or an llvm-mca that knows the chip."""
     launch = main_launch(record)
-    if "mca_cycles" not in launch:
-        launch["mca_cycles"] = mca.cycles((launch.get("mca_text") or "").splitlines(), record["config"]["arch"])
-    if launch["mca_cycles"] is None:
+    cycles = launch.setdefault("mca_cycles", {})
+    if not isinstance(cycles, dict):  # a figure of an earlier report: recomputed
+        cycles = launch["mca_cycles"] = {}
+    if stream not in cycles:
+        text = launch.get(stream)
+        cycles[stream] = mca.cycles(text.splitlines(), record["config"]["arch"]) if text else None
+    return cycles[stream]
+
+
+def mca_per_kv_token(record: dict) -> float | None:
+    """llvm-mca cycles of one iteration of the hot loop's common path x waves per workgroup / KV tokens of an
+    iteration: loop bodies with loop bodies; None without a loop (a straight-line kernel), its instructions or
+    an llvm-mca."""
+    launch = main_launch(record)
+    if launch.get("straight_line") or not launch["counters"].get("hot_loop") or not launch.get("tokens_per_iteration"):
         return None
-    tokens = (launch.get("kv_tokens") or _kv_tokens(record)) if launch.get("straight_line") else launch["tokens_per_iteration"]
-    return launch["mca_cycles"] * launch["counters"]["waves_per_workgroup"] / tokens if tokens else None
+    cycles = mca_cycles(record, "mca_text")
+    return None if cycles is None else cycles * launch["counters"]["waves_per_workgroup"] / launch["tokens_per_iteration"]
+
+
+def workgroup_mca_per_kv_token(record: dict) -> float | None:
+    """llvm-mca cycles of all a wave of the main kernel runs (the instructions outside the hot loop once, its
+    common path every iteration, the rare arm's extra cycles on the masked tiles; a straight-line kernel once)
+    x waves per workgroup / the KV tokens the workgroup reads: whole kernels with whole kernels; None without
+    the instruction streams or an llvm-mca."""
+    launch = main_launch(record)
+    tokens = launch.get("kv_tokens") or _kv_tokens(record)
+    if not tokens:
+        return None
+    if launch.get("straight_line") or not launch["counters"].get("hot_loop"):
+        cycles = mca_cycles(record, "mca_text")
+    else:
+        common, outside = mca_cycles(record, "mca_text"), mca_cycles(record, "mca_outside_text")
+        if common is None or outside is None:
+            return None
+        cycles = outside + launch["iterations"] * common
+        if launch.get("rare_iterations"):
+            rare = mca_cycles(record, "mca_rare_text")
+            if rare is None:
+                return None
+            cycles += launch["rare_iterations"] * (rare - common)
+    return None if cycles is None else cycles * launch["counters"]["waves_per_workgroup"] / tokens
 
 
 def _kv_tokens(record: dict) -> float:
@@ -123,10 +161,6 @@ def _kv_tokens(record: dict) -> float:
         return launch["iterations"] * launch["tokens_per_iteration"]
     config = record["config"]
     return roofline.keys_seen(config["seq_q"], config["seq_k"], config["causal"]) / max(1, record.get("splits") or 1)
-
-
-def _starred(value: float | None, record: dict) -> str:
-    return _num(value) + ("*" if value is not None and main_launch(record).get("straight_line") else "")
 
 
 def lower_bound(config: dict) -> dict[str, Any]:
@@ -164,8 +198,10 @@ COLUMNS: list[Column] = [
     ("barriers", lambda r: counters(r)["barriers"], True, lambda r: str(counters(r)["barriers"])),
     ("instructions", lambda r: counters(r)["instructions"], True, lambda r: str(counters(r)["instructions"])),
     ("loop instr / KV token", loop_per_kv_token, True, lambda r: _num(loop_per_kv_token(r))),
-    ("mca cycles / KV token", mca_per_kv_token, True, lambda r: _starred(mca_per_kv_token(r), r)),
+    ("mca cycles / KV token", mca_per_kv_token, True, lambda r: _num(mca_per_kv_token(r))),
     ("workgroup instr / KV token", workgroup_per_kv_token, True, lambda r: _num(workgroup_per_kv_token(r))),
+    ("workgroup mca cycles / KV token", workgroup_mca_per_kv_token, True,
+     lambda r: _num(workgroup_mca_per_kv_token(r))),
     ("grid instr / KV token", grid_per_kv_token, True, lambda r: _num(grid_per_kv_token(r))),
     ("workgroups", lambda r: sum(launch["workgroups"] for launch in r["launches"]), False,
      lambda r: " + ".join(str(launch["workgroups"]) for launch in r["launches"])),
@@ -175,9 +211,39 @@ COLUMNS: list[Column] = [
 ]
 
 
-def mca_version() -> str:
+def mca_note(records: list[dict]) -> str:
+    """The caveats of the llvm-mca columns, as the llvm-mca found behaves on the chips of ``records``."""
     tool = mca.llvm_mca()
-    return f"`{tool}`" if tool else "not installed when this was written"
+    if tool is None:
+        return ("**llvm-mca** (`benchmarks/mca.py`): not installed when this was written, so the mca columns are `-` "
+                "(`make bench-peers` installs Debian's `llvm-22`).")
+    archs = list(dict.fromkeys(r["config"]["arch"] for r in records))
+    known = [a for a in archs if mca.knows(a)]
+    unknown = [a for a in archs if a not in known]
+    rewritten = [a for a in known if not mca.takes_buffers(a)]
+    note = (f"**llvm-mca** (`benchmarks/mca.py`, `{tool}`, LLVM {mca.version() or 'of unknown version'}): a static "
+            f"simulation of one wave alone on its SIMD, each instruction stream repeated {mca.ITERATIONS} times "
+            "(cycles per pass); a branch is an instruction of the stream, never taken, so the instructions outside a "
+            "loop (and a kernel without one) run every block once, whether a wave would take it or not; a load takes "
+            "the scheduling "
+            "model's fixed latency, and `s_waitcnt` waits for it. Other waves, memory latency under load and "
+            "bandwidth, LDS bank conflicts and waits at barriers are not in it, so it ranks instruction streams, not "
+            "kernels.")
+    if rewritten:
+        note += (f" This llvm-mca aborts on buffer instructions ({', '.join(rewritten)}): each `buffer_*` runs as the "
+                 "`global_*` instruction of the same width on the same registers, which its model counts on "
+                 "`lgkmcnt` as well (a FLAT instruction), so every `s_waitcnt lgkmcnt` waits for the loads too: the "
+                 "figures overstate loops that wait for LDS reads while loads are in flight (llvm-mca 22 runs buffer "
+                 "instructions as they are).")
+    elif known:
+        note += " Buffer instructions run as they are (llvm-mca 19 aborted on them)."
+    if unknown:
+        note += f" It does not know {', '.join(unknown)} (no figure there)."
+    stale = sum(1 for r in records if r["status"] == "ok" and "mca_text" not in main_launch(r))
+    if stale:
+        note += (f" {stale} records were written before their instruction streams were kept (compiled in an earlier "
+                 "run): no llvm-mca figure (`-`).")
+    return note
 
 
 def winners(rows: list[dict], column: Column) -> set[int]:
@@ -273,8 +339,8 @@ def markdown(meta: dict, records: list[dict]) -> str:
         "(the grouped stage-1 kernel under GQA, the per-head one without; then stage 2) with the KV splits of vLLM's "
         "Triton MLA backend (`_compute_num_kv_splits`) and the ROCm launch options (`waves_per_eu`, `kpack`). pagedir "
         "splits decode along the KV sequence (`--num-splits 0`). A *ragged* shape is pagedir's kernel with "
-        "`--seq-lens` (the README's main kernel); its peer rows are the records of the same shape without it, since "
-        "vLLM's kernels always take `seq_lens` (one compile, the same grid at the same longest sequence).",
+        "`--seq-lens` (the README's main kernel); vLLM's kernels always take `seq_lens`, so its peer rows are the "
+        "compile of the same shape without it (the same grid at the same longest sequence).",
         "",
         "**Columns** (the main kernel of each: the first launch): registers, spills, LDS (static + what the launch "
         "allocates; Triton's is dynamic), waves per SIMD from the resources (pagedir's occupancy rules), matrix "
@@ -284,10 +350,13 @@ def markdown(meta: dict, records: list[dict]) -> str:
         "masked tiles take, the causal diagonal's three products, is counted apart) x waves per workgroup / KV tokens "
         "one iteration consumes, i.e. wave-instructions a workgroup issues per KV token in its loop (`-`: no loop is "
         "left, one tile per workgroup); *mca cycles / KV token*: llvm-mca's cycles for one iteration of that common "
-        "path, x waves per workgroup / KV tokens of an iteration (`*`: no loop, the whole kernel over a workgroup's "
-        "tokens, prologue and epilogue included: not comparable with a loop body); *workgroup instr / KV token*: all "
+        "path, x waves per workgroup / KV tokens of an iteration: loop bodies with loop bodies (`-`: no loop); "
+        "*workgroup instr / KV token*: all "
         "a workgroup runs (outside the loop once, the common path every iteration, the masked arm on the masked "
-        "tiles) x its waves / the KV tokens it reads: whole kernels with whole kernels; *grid instr / KV token*: the "
+        "tiles) x its waves / the KV tokens it reads: whole kernels with whole kernels; *workgroup mca cycles / KV "
+        "token*: the same in llvm-mca's cycles (the instructions outside the loop once, the common path's cycles "
+        "every iteration, the masked arm's extra cycles on the masked tiles; a kernel without a loop once); "
+        "*grid instr / KV token*: the "
         "same over every workgroup of every launch (a split kernel's combine included) / the cache's KV tokens "
         "(B x KV heads x Sk); "
         "*workgroups*: of each launch, from the grid; *compile*: cold = an empty compile cache, in-process after a "
@@ -296,13 +365,7 @@ def markdown(meta: dict, records: list[dict]) -> str:
         "The winner of each cell is in bold (fewer is better except waves, matrix instructions, bytes per load and "
         "workgroups); *pagedir / best peer* divides pagedir's value by the best peer's.",
         "",
-        "**llvm-mca** (`benchmarks/mca.py`, " + mca_version() + "): a static simulation of one wave alone on its "
-        "SIMD, the loop's common path repeated; other waves, memory latency and bandwidth, LDS bank conflicts and "
-        "waits at barriers are not in it, so it ranks instruction streams, not kernels. llvm-mca 19 aborts on buffer "
-        "instructions: each `buffer_*` runs as the `global_*` instruction of the same width on the same registers. "
-        "It does not know gfx950 (no figure there). Records written before the paths were counted apart (peers "
-        "compiled in an earlier run) keep every block of their loop as its common path and have no instructions "
-        "for llvm-mca (`-`).",
+        mca_note(records),
         "",
         "**Roofline model.** Lower bound = max(required bytes / HBM bandwidth, FLOPs / dense f16 matrix peak). Estimate "
         "per launch = max(compute, memory) + 2 us launch, where compute = waves per SIMD x max(matrix cycles, VALU "
@@ -329,8 +392,8 @@ def markdown(meta: dict, records: list[dict]) -> str:
 def headline(records: list[dict]) -> str:
     """README rows: gfx942, per shape pagedir and the peer the model finds fastest."""
     lines = ["| gfx942 shape | kernel | VGPR | waves/SIMD | MFMA | loop instr / KV token | mca cycles / KV token | "
-             "workgroup instr / KV token | workgroups | model us | lower bound us |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "workgroup instr / KV token | workgroup mca cycles / KV token | workgroups | model us | lower bound us |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for (phase, arch), shapes in grouped(records).items():
         if arch != "gfx942":
             continue
@@ -344,7 +407,8 @@ def headline(records: list[dict]) -> str:
                 lines.append(
                     f"| {shape_name(record['config'])} | {record['kernel']} | {c['vgprs'] + c['agprs']} | {c['occupancy']} | "
                     f"{c['mfma'] + c['wmma']} | {_num(loop_per_kv_token(record))} | "
-                    f"{_starred(mca_per_kv_token(record), record)} | {_num(workgroup_per_kv_token(record))} | "
+                    f"{_num(mca_per_kv_token(record))} | {_num(workgroup_per_kv_token(record))} | "
+                    f"{_num(workgroup_mca_per_kv_token(record))} | "
                     + " + ".join(str(launch["workgroups"]) for launch in record["launches"])
                     + f" | {model_estimate(record)['time_s'] * 1e6:.1f} | {bound:.1f} |")
     return "\n".join(lines)
@@ -356,8 +420,9 @@ def update_readme(path: str, meta: dict, records: list[dict], report_path: str) 
         f"Next to vLLM's Triton kernels (`make bench-peers`: triton {meta['versions'].get('triton')}, vllm "
         f"{meta['versions'].get('vllm')}, compiled for the chip without a GPU and counted with the same counter; the "
         f"fastest peer by the model per shape). *model us* is the roofline estimate, a model and not a measurement; "
-        f"loop columns count the hot loop's common path (`-`: no loop left; `*`: the whole kernel per token); "
-        f"*workgroup instr* is all one workgroup runs per KV token it reads. All columns, chips and ratios: "
+        f"loop columns count the hot loop's common path (`-`: no loop left); *workgroup* columns are all one "
+        f"workgroup runs per KV token it reads; *mca cycles* are llvm-mca's, one wave alone. All columns, chips, "
+        f"ratios and llvm-mca's caveats: "
         f"[{report_path}]({report_path}).\n",
         headline(records),
         README_END,
@@ -448,6 +513,13 @@ def peer_records(ours: list[dict], peers: list[dict]) -> list[dict]:
     return out
 
 
+def without_streams(record: dict) -> dict:
+    """The record without llvm-mca's instruction streams (they stay in ``peers-<side>.json``); its figures stay."""
+    launches = [{k: v for k, v in launch.items() if not (k.startswith("mca_") and k.endswith("_text"))}
+                for launch in record.get("launches", [])]
+    return {**record, "launches": launches} if "launches" in record else record
+
+
 def write(out: str, readme: str | None) -> int:
     sides = {}
     for side in ("pagedir", "vllm"):
@@ -467,9 +539,11 @@ def write(out: str, readme: str | None) -> int:
     for record in records:
         if record["status"] == "ok":
             record["model"] = model_estimate(record)
+            record["mca"] = {"loop_cycles_per_kv_token": mca_per_kv_token(record),
+                             "workgroup_cycles_per_kv_token": workgroup_mca_per_kv_token(record)}
         record["lower_bound"] = lower_bound(record["config"])
     with open(os.path.join(out, "peers.json"), "w") as handle:
-        json.dump({"meta": meta, "records": records}, handle, indent=1)
+        json.dump({"meta": meta, "records": [without_streams(r) for r in records]}, handle, indent=1)
         handle.write("\n")
     figures = plots(records, out)
     with open(os.path.join(out, "PEERS.md"), "w") as handle:

@@ -22,10 +22,15 @@ Two numbers per configuration and chip:
     other instruction for one VALU issue, ``wave size / VALU lanes`` cycles; matrix and VALU
     issue of different waves overlap, so a SIMD is busy ``max(matrix cycles, other cycles)``
     summed over its waves;
-  - *memory*: each hot-loop iteration waits one memory latency (``LATENCY_S``; the loads of an
-    iteration overlap, consecutive iterations do not), so the memory side takes
-    ``max(bytes / bandwidth, rounds x iterations x latency)``: few waves cannot keep enough
-    bytes in flight to reach the bandwidth;
+  - *memory*: each hot-loop iteration waits at least one memory latency (``LATENCY_S``; the loads of an
+    iteration overlap, consecutive iterations do not), and more where the loop *drains* its loads
+    soon after issuing them: a wait at ``vmcnt(0)`` ``d`` instructions after the last load
+    (:func:`benchmarks.isa.drain_distances`) exposes ``max(0, 1 - d x cycles / latency)`` of a latency,
+    a wave's instruction taking ``occupancy x VALU cycles`` while the other waves of its SIMD issue
+    theirs (VGPR-limited waves hide less). So the memory side takes
+    ``max(bytes / bandwidth, rounds x iterations x max(1, exposed latencies) x latency)``: few waves
+    cannot keep enough bytes in flight to reach the bandwidth, and a loop that waits for every tile
+    right after issuing it (direct-to-LDS loads with their page pointers) pays each round trip;
   - *time* = ``max(compute, memory) + LAUNCH_S``.
 
   The launches of a kernel (a split kernel and its combine) add up. Caches, bank conflicts,
@@ -147,6 +152,9 @@ class Launch:
     rare_iterations: float = 0.0
     #: Bytes the launch moves to and from memory.
     nbytes: float = 0.0
+    #: Per draining wait of an iteration, the instructions since its last load (:func:`benchmarks.isa.drain_distances`);
+    #: empty (records made before they were counted): one latency per iteration.
+    drain_distances: tuple[int, ...] = ()
 
 
 def wave_work(launch: Launch) -> tuple[float, float, float]:
@@ -183,10 +191,20 @@ def estimate_launch(chip: ChipSpec, launch: Launch) -> dict[str, float]:
     matrix_cycles = matrix_flops / chip.matrix_flops_per_simd_cycle
     other_cycles = other * chip.valu_cycles
     compute = waves_per_simd * max(matrix_cycles, other_cycles) / chip.clock_hz
-    memory = max(launch.nbytes / chip.hbm_bytes_per_s, rounds * launch.iterations * LATENCY_S)
+    memory = max(launch.nbytes / chip.hbm_bytes_per_s,
+                 rounds * launch.iterations * latencies_per_iteration(chip, launch) * LATENCY_S)
     return {"compute_s": compute, "memory_s": memory, "time_s": max(compute, memory) + LAUNCH_S,
             "rounds": rounds, "busy_cus": min(chip.compute_units, launch.workgroups),
             "limit": "compute" if compute > memory else "memory"}
+
+
+def latencies_per_iteration(chip: ChipSpec, launch: Launch) -> float:
+    """Memory latencies a wave waits through per hot-loop iteration: at least one, more for waits that drain
+    loads issued shortly before them (module docstring)."""
+    latency_cycles = LATENCY_S * chip.clock_hz
+    per_instruction = chip.valu_cycles * max(1, launch.occupancy)
+    exposed = sum(max(0.0, 1 - d * per_instruction / latency_cycles) for d in launch.drain_distances)
+    return max(1.0, exposed)
 
 
 def estimate(chip: ChipSpec, launches: list[Launch]) -> dict[str, object]:

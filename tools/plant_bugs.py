@@ -597,6 +597,35 @@ PLANTS = {plant.name: plant for plant in (
                  "test_pipelined_cp_async_tiles_give_the_reference_result[decode-f16-pointers-static]", r"LDS race"),),
     ),
     Plant(
+        "pipeline-direct-wait-dropped",
+        "rock-pipeline drops the wait it splits off a direct-to-LDS stage: a tile is read while its copies are in "
+        "flight",
+        (Edit(PIPELINE, "    for op in ops[start:-1]:\n        op.move_before(terminator.operation)\n",
+              "    ops[start].erase()  # PLANTED\n    for op in ops[start + 1:-1]:\n"
+              "        op.move_before(terminator.operation)\n"),),
+        (Catcher("tests/unit/test_pipelined_direct_loads.py::"
+                 "test_pipelined_buffer_lds_tiles_give_the_reference_result[row-major]",
+                 r"before its wave waited for that load"),),
+    ),
+    Plant(
+        "pipeline-direct-barrier-dropped",
+        "rock-pipeline keeps the wait of a direct-to-LDS stage but not its barrier: a wave reads another wave's copies "
+        "before that wave waited for them",
+        (Edit(PIPELINE, "    for op in ops[start:-1]:\n        op.move_before(terminator.operation)\n",
+              "    for op in ops[start:-1]:\n        op.move_before(terminator.operation)\n"
+              "        if op.name == \"rock.lds_barrier\":\n            op.erase()  # PLANTED\n"),),
+        (Catcher("tests/unit/test_pipelined_direct_loads.py::"
+                 "test_pipelined_buffer_lds_tiles_give_the_reference_result[swizzled]",
+                 r"LDS race|before its wave waited"),),
+    ),
+    Plant(
+        "lds-scopes-overlapping-regions-apart",
+        "rock-backend-lds-alias-scopes declares every two regions apart: copies into one region get noalias scopes",
+        (Edit("backend/lds_scopes.py", "    return a[0] != b[0] or a[2] <= b[1] or b[2] <= a[1]",
+              "    return a != b  # PLANTED"),),
+        (Catcher("tests/lit/backend/lds-alias-scopes.mlir", r"error: Couldn.t match|excluded string found"),),
+    ),
+    Plant(
         "pipeline-last-tile-issued-again",
         "rock-pipeline's last iteration issues its own tile again instead of running in a copy without issue stages",
         (Edit(PIPELINE, "next_tile = arith.addi(iv, index_const(1))",

@@ -493,6 +493,20 @@ class BackendDynamicArgumentsPass(Pass):
         return True
 
 
+class BackendLdsAliasScopesPass(Pass):
+    """Alias scopes on the LDS accesses of kernels whose direct-to-LDS loads write disjoint tiles, so that
+    LLVM waits only for the copies an access may read (:mod:`pagedir.backend.lds_scopes`)."""
+
+    argument = "rock-backend-lds-alias-scopes"
+    summary = "Alias scopes on LDS accesses and direct-to-LDS loads of disjoint LDS regions; LDS-only barriers there"
+
+    def run(self, module) -> bool:
+        from pagedir.backend.lds_scopes import annotate_lds_alias_scopes
+
+        annotate_lds_alias_scopes(module)
+        return True
+
+
 class BackendCheckLoweredPass(Pass):
     """Report, at its location, any op left in a gpu.module that is not LLVM dialect or ROCDL."""
 
@@ -531,6 +545,7 @@ def backend_pipeline_steps(options: BackendPipelineOptions) -> list[Pass | str]:
         "expand-strided-metadata,lower-affine,arith-expand,convert-scf-to-cf",
         f"gpu.module({','.join(to_llvm)})",
         "reconcile-unrealized-casts",
+        BackendLdsAliasScopesPass(),
         BackendCheckLoweredPass(),
     ]
 

@@ -1,5 +1,7 @@
 """How K and V caches are allocated: the order of a block's dims in a pool (:data:`POOL_LAYOUTS`,
-``--kv-layout``), and two pools or one tensor holding both (:data:`KV_CACHES`, ``--kv-cache``).
+``--kv-layout``), two pools or one tensor holding both (:data:`KV_CACHES`, ``--kv-cache``), and how the kernel
+of ``pagedir-gen attention`` takes them (:class:`KvForm`: dense, page pointers, or the tables of
+:data:`POOL_TABLES` into the pools; ``--page-table``, :data:`PAGE_TABLES`).
 
 A pool layout says where a pool's sizes lie in its shape, the strides of a contiguous pool (what
 ``rock.block_table_view`` reads, :class:`pagedir.page_sources.PageGeometry`), and the numpy conversions the
@@ -13,14 +15,17 @@ kernel takes such a tensor as one argument ``kv_cache`` and views K and V as ``m
 pools (a stacked1 pool's block stride is twice its block's elements, a stacked0 V pool starts ``num_blocks``
 blocks in), which ``rock.block_table_view`` reads in place (:class:`pagedir.page_sources.PageGeometry`).
 
-Each layout and each form is a class and a line in its registry: a form gives the generator's arguments and IR
-lines, and the reference's converters between the tensor and the two pools. Text, and numpy inside the converters (a leaf that loads nothing at import): the
-page sources, the generator, the reference and ``pagedir-run --check`` all use it.
+Each layout, each cache form and each page-table form is a class and a line in its registry: a cache form gives
+the generator's arguments and IR lines and the reference's converters between the tensor and the two pools; a
+page-table form its arguments, its IR lines, its flag rules and the sizes the generator checks (its addressing is
+its page source, :mod:`pagedir.page_sources`). Text, and numpy inside the converters (a leaf that loads nothing
+at import): the page sources, the generator, the reference and ``pagedir-run --check`` all use it.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -76,6 +81,11 @@ class PoolLayout:
         device's element size where the arrays hold other values, fp8 as float32)."""
         return self.from_heads_first(k_pool), self.from_heads_first(v_pool)
 
+    def flag_error(self, args: Any, element_bytes: int) -> str | None:
+        """Why ``pagedir-gen attention``'s flags ``args`` do not fit pools of this layout (of elements of
+        ``element_bytes``), else None."""
+        return None
+
 
 class HeadsFirst(PoolLayout):
     """``hnd``: ``[num_blocks, Hkv, block_size, D]`` (FlashInfer HND)."""
@@ -112,6 +122,18 @@ class VllmPagedAttention(HeadsFirst):
             raise ValueError(f"head_dim {head_dim} is not a multiple of x = {x} (16 bytes of {k_pool.dtype})")
         key = np.transpose(k_pool.reshape(n, heads, block_size, head_dim // x, x), (0, 1, 3, 2, 4))
         return np.ascontiguousarray(key), np.ascontiguousarray(np.swapaxes(v_pool, 2, 3))
+
+    def flag_error(self, args, element_bytes):
+        if args.kv_cache != "separate":
+            return (f"--kv-cache {args.kv_cache} stacks K and V pools of one shape; --kv-layout vllm-pa's "
+                    f"key and value caches differ (vLLM views kv_cache[0] and kv_cache[1]: two arguments)")
+        x = self.chunk(element_bytes)
+        for flag, value, what in (("--head-dim", args.head_dim, "the key cache's D/x chunks"),
+                                  ("--page-size", args.page_size, "the value cache's 16-byte loads along a block's tokens")):
+            if value % x:
+                return (f"{flag} {value} must be a multiple of x = {x} with --kv-layout vllm-pa ({what} of "
+                        f"{x} {args.kv_dtype or args.dtype} elements)")
+        return None
 
     def to_heads_first(self, pool):
         """K (5-d), V (4-d) or a scale pool (3-d) as ``[num_blocks, Hkv, block_size, ...]`` (a copy for K)."""
@@ -232,20 +254,179 @@ class Stacked1(StackedKvCache):
     axis = 1
 
 
-class BlockTable:
-    """A vLLM block table ``[B, max_blocks]`` i32, with ``seq_lens`` (``--page-table blocks``)."""
+def per_token_scales(args: Any) -> bool:
+    """Whether the kernel takes per-token-head scale caches (``--kv-scale per-token-head``)."""
+    return args.kv_scale == "per-token-head"
+
+
+@dataclass
+class KvText:
+    """What a form writes into the kernel of ``pagedir-gen attention``."""
+
+    #: K's and V's arguments (``(name, type)``; their tables too), before the lengths.
+    arguments: list
+    #: The length arguments rock.attention takes (``seq_lens``), or none.
+    lengths: list
+    #: The IR lines defining ``%k`` and ``%v`` (and ``%k_scales``, ``%v_scales``) from the arguments.
+    lines: str
+    #: rock.attention's K/V operand type.
+    kv_type: str
+    #: The per-token-head scale caches' arguments (after the variants'), and their operand type.
+    scale_arguments: list
+    scale_type: str
+
+
+class KvForm:
+    """How the kernel of ``pagedir-gen attention`` takes K and V (``--page-table``, or ``--dense``): its arguments
+    and the IR lines presenting them as rock.attention's K/V operands (:meth:`text`), the flags it refuses
+    (:meth:`flag_error`) and the tensors whose sizes the generator checks (:meth:`tensors`). ``args`` are the
+    generator's flags."""
+
+    name = ""
+    #: What ``--page-table``'s help says of it.
+    summary = ""
+    #: Whether it reads cache pools through ``rock.block_table_view`` (``--kv-layout``, ``--kv-cache`` and
+    #: ``--num-blocks`` apply; ``--dynamic`` makes the tables' and pools' sizes ``?`` too).
+    pools = False
+
+    def flag_error(self, args: Any) -> str | None:
+        """Why the flags do not fit this form, else None."""
+        return None
+
+    def tensors(self, args: Any) -> list[tuple[str, list, str]]:
+        """(what, shape, element type) of each tensor of the kernel whose size the generator checks."""
+        raise NotImplementedError
+
+    def text(self, args: Any, batch: Any, element: str, element_bytes: int) -> KvText:
+        """The kernel's K/V parts for a batch of ``batch`` (a size or ``?``) and K/V elements of MLIR type
+        ``element`` (``element_bytes`` each)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def seq_lens(args: Any, batch: Any) -> list[tuple[str, str]]:
+        """``seq_lens`` when asked for, or implied by packed queries (a decode row and a prefill chunk of one
+        launch have their own key lengths, the queries aligned to their ends)."""
+        return [("seq_lens", f"memref<{batch}xi32>")] if args.seq_lens or args.varlen else []
+
+
+class DenseKv(KvForm):
+    """Dense ``k`` and ``v`` ``[B, Hkv, Sk, D]`` (``--dense``); scale caches ``[B, Hkv, Sk]``."""
+
+    name = "dense"
+
+    def tensors(self, args):
+        return [("k and v", [args.batch, args.num_heads_kv, args.seq_len_k, args.head_dim], args.dtype)]
+
+    def text(self, args, batch, element, element_bytes):
+        shape = [batch, args.num_heads_kv, args.seq_len_k]
+        kv_type, scale_type = memref_type([*shape, args.head_dim], element), memref_type(shape, "f32")
+        scales = [("k_scales", scale_type), ("v_scales", scale_type)] if per_token_scales(args) else []
+        return KvText([("k", kv_type), ("v", kv_type)], self.seq_lens(args, batch), "", kv_type, scales, scale_type)
+
+
+class PointerTable(KvForm):
+    """Tables ``k_table``, ``v_table`` ``[B, P, 1]`` of i64 page pointers read by ``rock.deref``: a page holds
+    ``page_size * D`` contiguous elements of a sequence's ``[Hkv, Sk, D]`` cache (a partly filled last page is
+    stated by ``seq_len_k``); a scale cache is a table of its own, each page the scales of a K page's tokens."""
+
+    name = "pointers"
+    summary = "i64 page pointers per (sequence, KV head, page) through rock.deref"
+
+    @staticmethod
+    def pages(args: Any) -> int:
+        """Pages per sequence: the [Hkv, Sk, D] cache cut into pages, the last one partly filled when it does
+        not divide."""
+        return -(-args.num_heads_kv * args.seq_len_k // args.page_size)
+
+    def tensors(self, args):
+        pages = self.pages(args)
+        return [("the page tables", [args.batch, pages, 1], "i64"),
+                ("the paged k and v", [args.batch, pages, args.page_size * args.head_dim], args.dtype)]
+
+    def text(self, args, batch, element, element_bytes):
+        pages, sk = self.pages(args), args.seq_len_k
+        table_type = memref_type([batch, pages, 1], "i64")
+        kv_type = memref_type([batch, pages, args.page_size * args.head_dim], element)
+        scale_type = memref_type([batch, pages, args.page_size], "f32")  # one scale per token of a page
+        partial = (args.num_heads_kv * sk) % args.page_size != 0  # the last page partly filled: the capacity is stated
+        tokens = f" {{seq_len_k = {sk}}}" if partial else ""
+        views = [(name, kv_type) for name in ("k", "v")]
+        scales = [(f"{kv}_scales_table", table_type) for kv in ("k", "v")] if per_token_scales(args) else []
+        views += [(f"{kv}_scales", scale_type) for kv in ("k", "v")] if scales else []
+        lines = "".join(f'  %{name} = "rock.deref"(%{name}_table){tokens} : ({table_type}) -> {type_}\n'
+                        for name, type_ in views)
+        return KvText([("k_table", table_type), ("v_table", table_type)], self.seq_lens(args, batch), lines, kv_type,
+                      scales, scale_type)
+
+
+class BlockTable(KvForm):
+    """A vLLM block table ``[B, max_blocks]`` i32, with ``seq_lens`` (``--page-table blocks``), into cache pools
+    (``k_cache``, ``v_cache`` of ``--kv-layout``, or one ``kv_cache`` of ``--kv-cache``) read in place by
+    ``rock.block_table_view``; a scale cache is a pool of its own read through the cache's table."""
 
     name = "blocks"
+    summary = "vLLM's int32 block table [B, max_blocks] into K and V cache pools, with seq_lens"
+    pools = True
     #: Its page source (``module:class`` under :mod:`pagedir.page_sources`): the verifier's rules, the addresses,
     #: the interpreter's reading and the check's tables; :data:`pagedir.page_sources.FORMS` lists it from here.
     source = "blocks:BlockSource"
 
     @staticmethod
-    def arguments(batch: Any, slots: Any, nnz: Any, lengths_type: str) -> tuple[list, list[str], list]:
+    def arguments(batch: Any, heads: int, slots: Any, nnz: Any, lengths_type: str) -> tuple[list, list[str], list]:
         """The kernel's arguments of this form: (its tables as ``(name, type)`` in argument order, the names
         ``rock.block_table_view`` reads after the pool in operand order, the length arguments ``rock.attention``
-        takes). ``batch``, ``slots`` and ``nnz`` are sizes or ``?``."""
+        takes) for ``heads`` KV heads. ``batch``, ``slots`` (block slots per sequence) and ``nnz`` are sizes or
+        ``?``."""
         return [("block_table", f"memref<{batch}x{slots}xi32>")], ["block_table"], [("seq_lens", lengths_type)]
+
+    @staticmethod
+    def max_blocks(args: Any) -> int:
+        """Block slots per sequence: enough for --seq-len-k tokens (the last block partly filled)."""
+        return -(-args.seq_len_k // args.page_size)
+
+    def num_blocks(self, args: Any) -> int:
+        """Blocks in each pool: ``--num-blocks``, else enough for the batch."""
+        return args.num_blocks if args.num_blocks is not None else args.batch * self.max_blocks(args)
+
+    def tensors(self, args):
+        hkv, d = args.num_heads_kv, args.head_dim
+        found = [("the cache pools", [self.num_blocks(args), args.page_size, hkv, d], args.dtype)]
+        cache = KV_CACHES[args.kv_cache]
+        if cache.axis is not None:  # one tensor, twice a pool
+            pool_shape = POOL_LAYOUTS[args.kv_layout].shape(self.num_blocks(args), args.page_size, hkv, d)
+            found.append(("the kv_cache", cache.tensor_shape(pool_shape), args.dtype))
+        return found + [("the block table", [args.batch, self.max_blocks(args)], "i32")]
+
+    def text(self, args, batch, element, element_bytes):
+        hkv, d, page = args.num_heads_kv, args.head_dim, args.page_size
+        if args.dynamic:
+            slots = blocks = nnz = "?"
+        else:
+            slots, blocks = self.max_blocks(args), self.num_blocks(args)
+            nnz = batch * slots
+        pages = "?" if args.dynamic else hkv * slots
+        layout = POOL_LAYOUTS[args.kv_layout]
+        k_shape, v_shape = layout.kv_shapes(blocks, page, hkv, d, element_bytes)
+        kv_type = f"memref<{batch}x{pages}x{page * d}x{element}>"
+        tables, viewed, lengths = self.arguments(batch, hkv, slots, nnz, f"memref<{batch}xi32>")
+        view_operands = ", ".join(f"%{name}" for name in viewed)
+        view_segments = ", ".join(["1"] * (1 + len(viewed)) + ["0"] * (3 - len(viewed)))
+        view_types = ", ".join(dict(tables)[name] for name in viewed)
+        cache = KV_CACHES[args.kv_cache]
+        lines, k_pool_type, v_pool_type = cache.views(k_shape, element, v_shape)
+        views = [("k", k_pool_type, kv_type), ("v", v_pool_type, kv_type)]
+        scale_type = memref_type([batch, pages, page], "f32")  # one scale per token of a page
+        scales = []
+        if per_token_scales(args):  # one f32 per token and head, in a pool of the cache's layout
+            pool_type = memref_type(layout.shape(blocks, page, hkv), "f32")
+            scales = [(f"{kv}_scales_cache", pool_type) for kv in ("k", "v")]
+            views += [(f"{kv}_scales", pool_type, scale_type) for kv in ("k", "v")]
+        lines += "".join(
+            f'  %{name} = "rock.block_table_view"(%{name}_cache, {view_operands}) {{layout = "{args.kv_layout}", '
+            f"operandSegmentSizes = array<i32: {view_segments}>}}\n    : ({pool_type}, {view_types}) -> {type_}\n"
+            for name, pool_type, type_ in views)
+        arguments = [*cache.arguments(memref_type(k_shape, element), memref_type(v_shape, element)), *tables]
+        return KvText(arguments, lengths, lines, kv_type, scales, scale_type)
 
 
 class CsrTable(BlockTable):
@@ -253,19 +434,29 @@ class CsrTable(BlockTable):
     the lengths come from the table."""
 
     name = "csr"
+    summary = "FlashInfer's kv_indptr, kv_indices, kv_last_page_len into the pools"
     source = "csr:CsrSource"
 
     @staticmethod
-    def arguments(batch, slots, nnz, lengths_type):
+    def arguments(batch, heads, slots, nnz, lengths_type):
         b1 = "?" if batch == "?" else batch + 1
         tables = [("kv_indptr", f"memref<{b1}xi32>"), ("kv_indices", f"memref<{nnz}xi32>"),
                   ("kv_last_page_len", lengths_type)]
         return tables, ["kv_indices", "kv_indptr", "kv_last_page_len"], []
 
+    def flag_error(self, args):
+        if args.seq_lens:
+            return "--seq-lens: csr page tables carry the lengths (kv_indptr and kv_last_page_len)"
+        return None
+
 
 #: The page-table forms that read cache pools (``rock.block_table_view``), by ``--page-table`` name (their
 #: addressing: :mod:`pagedir.page_sources`).
 POOL_TABLES: dict[str, BlockTable] = {form.name: form for form in (BlockTable(), CsrTable())}
+
+#: ``--page-table`` forms, by name (the first is the default); ``--dense`` is :data:`DENSE`.
+PAGE_TABLES: dict[str, KvForm] = {"pointers": PointerTable(), **POOL_TABLES}
+DENSE = DenseKv()
 
 #: ``--kv-cache`` forms, by name.
 KV_CACHES: dict[str, KvCache] = {form.name: form for form in (KvCache(), Stacked0(), Stacked1())}

@@ -27,6 +27,7 @@ BACKEND_STEPS = [
     "gpu.module(convert-amdgpu-to-rocdl{chipset=gfx942},convert-gpu-to-rocdl{chipset=gfx942 index-bitwidth=64 "
     "use-bare-ptr-memref-call-conv=true})",
     "reconcile-unrealized-casts",
+    "rock-backend-lds-alias-scopes",
     "rock-backend-check-lowered",
 ]
 

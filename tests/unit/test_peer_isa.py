@@ -84,3 +84,18 @@ def test_wmma_counts_on_rdna():
     assert counters["wmma"] == 1 and counters["mfma"] == 1
     assert isa.matrix_flops("v_wmma_f32_16x16x16_f16") == 8192
     assert isa.matrix_flops("v_add_f32") == 0
+
+
+def test_llvm_mca_gets_the_common_path_and_the_rest_of_the_kernel_apart():
+    body = isa.kernel_bodies(TRITON_STYLE, ["k"])["k"]
+    texts = isa.simulated_texts(body)
+    loop = texts["mca_text"].splitlines()
+    outside = texts["mca_outside_text"].splitlines()
+    assert len(loop) == 7 and loop[0].startswith("global_load_dwordx4") and loop[-1].startswith("s_cbranch_scc1")
+    # the prologue's three loads, the epilogue loop and s_endpgm: every instruction not in the hot loop, once
+    assert outside[0].startswith("s_load_dwordx2") and outside[-1] == "s_endpgm"
+    assert len(outside) + len(loop) == isa.count(TRITON_STYLE, "gfx942")["k"]["instructions"]
+    assert "mca_rare_text" not in texts  # no arm with more matrix instructions
+    # a kernel without a loop: the whole kernel
+    straight = [line for line in body if ".LBB0_1" not in line and ".LBB0_2" not in line]
+    assert isa.simulated_texts(straight) == {"mca_text": "\n".join(isa.kernel_text(straight))}

@@ -117,3 +117,48 @@ def test_a_ragged_shape_takes_the_peer_records_of_the_same_shape_and_a_shape_wit
     assert [r["status"] for r in missing] == ["not compiled"]
     lines = peers_report.phase_table({other["name"]: [ours[1], *missing]}, {})
     assert any(line.startswith("| vllm | not compiled: no peer record") for line in lines)
+
+
+def with_streams(record_, rare_iterations=0.0):
+    """A record with llvm-mca's instruction streams: the loop's common path of 10 instructions, 50 outside it,
+    the rare path of 30."""
+    launch = {**{k: v for k, v in record_["launches"][0].items() if k != "mca_cycles"},  # no figure of another test
+              "mca_text": "\n".join(["v_nop"] * 10),
+              "mca_outside_text": "\n".join(["s_nop 0"] * 50), "mca_rare_text": "\n".join(["v_nop"] * 30),
+              "rare_iterations": rare_iterations, "kv_tokens": 128}
+    return {**record_, "launches": [launch]}
+
+
+def test_mca_compares_loop_bodies_with_loop_bodies_and_whole_workgroups_with_whole_workgroups(monkeypatch):
+    monkeypatch.setattr(peers_report.mca, "cycles", lambda lines, arch: 2.0 * len(lines))  # 2 cycles an instruction
+    looped = with_streams(PEER_B, rare_iterations=1.0)
+    # the common path's 20 cycles x 4 waves / 32 tokens of an iteration
+    assert peers_report.mca_per_kv_token(looped) == 20 * 4 / 32
+    # outside once (100), 4 iterations of the common path (80), the rare arm's extra 40 on one masked tile
+    assert peers_report.workgroup_mca_per_kv_token(looped) == (100 + 4 * 20 + 1 * 40) * 4 / 128
+    # no loop: no loop figure; the whole kernel (its only stream) once over the workgroup's 256 tokens
+    launch = {k: v for k, v in straight_line(OURS)["launches"][0].items() if k != "mca_cycles"}
+    straight = {**OURS, "launches": [{**launch, "mca_text": "\n".join(["v_nop"] * 500)}]}
+    assert peers_report.mca_per_kv_token(straight) is None
+    assert column("mca cycles / KV token")[3](straight) == "-"
+    assert peers_report.workgroup_mca_per_kv_token(straight) == 1000 * 4 / 256
+    # a record kept without its streams has no figure
+    assert peers_report.workgroup_mca_per_kv_token(PEER_A) is None
+
+
+def test_the_llvm_mca_caveats_say_what_the_tool_found_does(monkeypatch):
+    monkeypatch.setattr(peers_report.mca, "llvm_mca", lambda: "/usr/lib/llvm-22/bin/llvm-mca")
+    monkeypatch.setattr(peers_report.mca, "version", lambda: "22.1.8")
+    monkeypatch.setattr(peers_report.mca, "knows", lambda arch: arch == "gfx942")
+    monkeypatch.setattr(peers_report.mca, "takes_buffers", lambda arch: True)
+    other = {**CONFIG, "arch": "gfx950", "name": "other"}
+    records = [with_streams(OURS), {**with_streams(PEER_B), "config": other}]
+    note = peers_report.mca_note(records)
+    assert "one wave alone" in note and "LLVM 22.1.8" in note
+    assert "run as they are" in note and "rewritten" not in note and "global_" not in note
+    assert "does not know gfx950 (no figure there)" in note
+    assert "written before" not in note
+    monkeypatch.setattr(peers_report.mca, "takes_buffers", lambda arch: False)
+    note = peers_report.mca_note(records + [PEER_A])
+    assert "each `buffer_*` runs as the `global_*` instruction" in note and "lgkmcnt" in note
+    assert "1 records were written before their instruction streams were kept" in note

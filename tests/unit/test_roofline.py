@@ -65,6 +65,34 @@ def test_few_waves_are_latency_bound_per_iteration():
     assert part["limit"] == "memory"
 
 
+def test_waits_that_drain_loads_just_issued_are_charged_their_latency():
+    # The same loop; its waits at vmcnt(0) come right after its loads (two of them: a direct-to-LDS tile's
+    # page pointers, then its copies), or 2000 instructions later (a tile issued an iteration ahead).
+    def memory_s(distances, occupancy=4):
+        launch = Launch(workgroups=4, waves_per_workgroup=4, occupancy=occupancy, instructions=100,
+                        matrix_instructions=0, matrix_flops=0, loop_instructions=50, iterations=16, nbytes=4096,
+                        drain_distances=distances)
+        return roofline.estimate_launch(MI300X, launch)["memory_s"]
+
+    assert memory_s(()) == pytest.approx(16 * LATENCY_S)  # one latency an iteration, as before
+    assert memory_s((0, 0)) == pytest.approx(2 * 16 * LATENCY_S)
+    assert memory_s((2000,)) == pytest.approx(16 * LATENCY_S)
+    # 100 instructions of a wave among 4 (VGPR-limited) waves: 100 x 4 cycles x 4 waves of 2100 cycles hidden
+    assert memory_s((0, 100)) == pytest.approx((1 + (1 - 1600 / 2100)) * 16 * LATENCY_S)
+    assert memory_s((0, 100), occupancy=2) > memory_s((0, 100), occupancy=4)
+
+
+def test_drain_distances_count_back_to_the_last_load_around_the_back_edge():
+    from benchmarks.isa import drain_distances
+
+    assert drain_distances(["buffer_load_dword v1", "v_add", "s_waitcnt vmcnt(0)", "v_mul", "s_branch .L"]) == [1]
+    # a wait that keeps loads in flight does not drain; nothing outstanding: nothing to wait for
+    assert drain_distances(["s_waitcnt vmcnt(4)", "v_add", "buffer_load_dword v1", "v_mul"]) == []
+    assert drain_distances(["s_waitcnt vmcnt(0)", "v_add", "global_load_dwordx2 v[1:2]", "s_waitcnt vmcnt(0)",
+                            "v_mul", "buffer_load_dwordx4 v2, s[0:3], 0 offen lds", "v_add", "v_add"]) == [2, 0]
+    assert drain_distances(["s_waitcnt vmcnt(0)", "s_waitcnt vmcnt(0)", "buffer_load_dword v1"]) == [0]
+
+
 def test_waves_beyond_the_slots_run_in_rounds_and_share_simds():
     # 1216 SIMDs x 2 waves = 2432 slots; 3000 workgroups of 1 wave: 2 rounds, 3 waves on some SIMDs.
     launch = Launch(workgroups=3000, waves_per_workgroup=1, occupancy=2, instructions=10, matrix_instructions=0,

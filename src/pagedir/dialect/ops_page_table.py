@@ -20,7 +20,7 @@ from collections.abc import Iterator
 import mlir.ir as ir
 
 from pagedir.dialect.core import MEMREF, OPTIONAL, READ, STR_ATTR, Attr, OpDef, Operand, Result
-from pagedir.page_sources import PageGeometry, source_of, view_layouts  # PageGeometry: for interp/check.py
+from pagedir.page_sources import PageGeometry, source_of, view_layouts, view_tables  # PageGeometry: for interp/check.py
 from pagedir.page_sources.blocks import is_view
 
 #: Pool layouts: ``nhd`` = [num_blocks, block_size, Hkv, D] (vLLM flash, FlashInfer NHD),
@@ -96,7 +96,6 @@ stay 16-byte loads), and no two elements may share an address. vllm-pa pools are
         i32 tables; the result `[B, Hkv * max_blocks, block_size * D]` matching the pool and the table. Dynamic (`?`):
         the pool's blocks, the batch, the block slots (the result's pages with them), nnz."""
         pool, table, pages = op.pool.type, op.table.type, op.operation.results[0].type
-        i32 = ir.IntegerType.get_signless(32)
         forms = view_layouts()
         if op.layout not in forms:
             names = [f'"{name}"' for name in forms]
@@ -114,32 +113,19 @@ stay 16-byte loads), and no two elements may share an address. vllm-pa pools are
             if any(value.is_dynamic_dim(i) for i in static):
                 yield f"{label} {value} may be dynamic only in its {'blocks' if label == 'pool' else 'batch and pages'}"
                 return
-        if table.element_type != i32:
-            yield f"table must hold i32 block ids, got {table}"
+        tables = view_tables(op.operation.results[0])
+        if table.element_type != ir.IntegerType.get_signless(tables.id_bits):
+            yield f"table must hold i{tables.id_bits} block ids, got {table}"
         csr = (op.kv_indptr is not None, op.kv_last_page_len is not None)
         if csr[0] != csr[1]:
             yield "a csr view needs both kv_indptr and kv_last_page_len"
             return
         g = form.geometry_of(pool, pages, op.layout)
-        batch = pages.shape[0]
         if (not pages.is_dynamic_dim(1) and pages.shape[1] % g.heads_kv) or pages.shape[2] != g.block_size * g.head_dim:
             yield (f"result {pages} must be memref<B x (Hkv * max_blocks) x (block_size * D)> for a pool of "
                    f"Hkv = {g.heads_kv}, block_size = {g.block_size}, D = {g.head_dim}")
             return
-        slots = "?" if g.max_blocks is None else g.max_blocks
-        rows = "?" if pages.is_dynamic_dim(0) else batch
-        if not csr[0]:
-            if table.rank != 2 or list(table.shape) != [batch, pages.shape[1] if g.max_blocks is None else g.max_blocks]:
-                yield f"block table must be memref<{rows}x{slots}xi32> (batch x max_blocks of the result), got {table}"
-            return
-        if table.rank != 1:
-            yield f"kv_indices must be memref<nnz x i32>, got {table}"
-        for label, value, extra in (("kv_indptr", op.kv_indptr, 1), ("kv_last_page_len", op.kv_last_page_len, 0)):
-            t = value.type
-            length = "?" if pages.is_dynamic_dim(0) else batch + extra
-            if t.rank != 1 or t.element_type != i32 or (t.is_dynamic_dim(0) != pages.is_dynamic_dim(0)) or (
-                    not t.is_dynamic_dim(0) and t.shape[0] != batch + extra):
-                yield f"{label} must be memref<{length}xi32>, got {t}"
+        yield from tables(op.operation.results[0]).table_errors(g)
 
 
 class VarlenViewOp(OpDef):

@@ -33,6 +33,9 @@ v_scale``, in the same place: ``k_scales, v_scales`` ``[B, Hkv, Sk]`` f32 (dense
 ``k_scales_table, v_scales_table`` page tables of their own (pointers: each page the scales of
 one K page's tokens), or ``k_scales_cache, v_scales_cache`` pools ``[num_blocks, page_size, Hkv]``
 (nhd) / ``[num_blocks, Hkv, page_size]`` (hnd, vllm-pa) read through the cache's block table or CSR table.
+
+Each form (``--dense``, ``--page-table``) writes its own arguments, IR lines and flag rules
+(:class:`pagedir.kv_caches.KvForm`); this module writes the queries, the variants and ``rock.attention``.
 """
 
 from __future__ import annotations
@@ -41,11 +44,11 @@ import argparse
 
 from pagedir.errors import UserError
 from pagedir.gen import checks
-from pagedir.kv_caches import KV_CACHES, POOL_LAYOUTS, POOL_TABLES, VllmPagedAttention, memref_type
+from pagedir.kv_caches import DENSE, KV_CACHES, PAGE_TABLES as FORMS, POOL_LAYOUTS, POOL_TABLES, KvForm
 from pagedir.variants import F32_MAX, F32_MIN_NORMAL, VARIANTS, variant_attributes, variant_operands
 
 DTYPES = ("f16", "bf16", "f32")
-PAGE_TABLES = ("pointers", *POOL_TABLES)
+PAGE_TABLES = tuple(FORMS)
 KV_LAYOUTS = tuple(POOL_LAYOUTS)
 #: --kv-dtype: fp8 K/V element types (MLIR names); gfx942 takes the FNUZ ones, gfx950 the OCP ones.
 KV_DTYPES = {"fp8e4m3fnuz": "f8E4M3FNUZ", "fp8e5m2fnuz": "f8E5M2FNUZ", "fp8e4m3fn": "f8E4M3FN", "fp8e5m2": "f8E5M2"}
@@ -74,10 +77,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="score scale, a finite positive f32 value (default 1/sqrt(D))")
     parser.add_argument("--arch", default="gfx942", help="chip or target recorded as rock.arch (a known chip)")
     parser.add_argument("--name", default="paged_attention", help="function name ([A-Za-z_][A-Za-z0-9_$.]*)")
-    parser.add_argument("--page-table", choices=PAGE_TABLES, default="pointers",
-                        help="pointers: i64 page pointers per (sequence, KV head, page) through rock.deref; blocks: "
-                             "vLLM's int32 block table [B, max_blocks] into K and V cache pools, with seq_lens; "
-                             "csr: FlashInfer's kv_indptr, kv_indices, kv_last_page_len into the pools")
+    parser.add_argument("--page-table", choices=PAGE_TABLES, default=PAGE_TABLES[0],
+                        help="; ".join(f"{name}: {form.summary}" for name, form in FORMS.items()))
     parser.add_argument("--kv-layout", choices=KV_LAYOUTS, default="nhd",
                         help="pool layout for blocks/csr: nhd [num_blocks, page, Hkv, D], hnd [num_blocks, Hkv, page, D], "
                              "vllm-pa: vLLM's paged-attention caches, k_cache [num_blocks, Hkv, D/x, page, x] "
@@ -140,27 +141,19 @@ def validate(args: argparse.Namespace) -> None:
     checks.positive_sizes(args, ("batch", "num_heads_q", "num_heads_kv", "seq_len_q", "seq_len_k", "head_dim", "page_size"))
     if args.num_heads_q % args.num_heads_kv:
         raise UserError(f"--num-heads-q {args.num_heads_q} must be a multiple of --num-heads-kv {args.num_heads_kv}")
-    serving = args.page_table != "pointers"
-    if serving and args.dense:
+    form = kv_form(args)
+    if args.dense and args.page_table != PAGE_TABLES[0]:
         raise UserError(f"--dense takes no page table, got --page-table {args.page_table}")
-    if args.page_table == "csr" and args.seq_lens:
-        raise UserError("--seq-lens: csr page tables carry the lengths (kv_indptr and kv_last_page_len)")
-    if args.num_blocks is not None and not serving:
-        raise UserError("--num-blocks sizes the cache pools of --page-table blocks or csr")
-    if args.kv_cache != "separate" and not serving:
-        raise UserError(f"--kv-cache {args.kv_cache} stacks the cache pools of --page-table blocks or csr")
+    if (message := form.flag_error(args)) is not None:
+        raise UserError(message)
+    if args.num_blocks is not None and not form.pools:
+        raise UserError(f"--num-blocks sizes the cache pools of --page-table {pool_forms()}")
+    if args.kv_cache != "separate" and not form.pools:
+        raise UserError(f"--kv-cache {args.kv_cache} stacks the cache pools of --page-table {pool_forms()}")
     if args.num_blocks is not None and args.num_blocks < 1:  # fewer than the table addresses: a server's pool
         raise UserError(f"--num-blocks must be at least 1 (block ids are range-checked), got {args.num_blocks}")
-    if args.kv_layout == "vllm-pa" and serving:
-        if args.kv_cache != "separate":
-            raise UserError(f"--kv-cache {args.kv_cache} stacks K and V pools of one shape; --kv-layout vllm-pa's "
-                            f"key and value caches differ (vLLM views kv_cache[0] and kv_cache[1]: two arguments)")
-        x = vllm_pa_chunk(args)
-        for flag, value, what in (("--head-dim", args.head_dim, "the key cache's D/x chunks"),
-                                  ("--page-size", args.page_size, "the value cache's 16-byte loads along a block's tokens")):
-            if value % x:
-                raise UserError(f"{flag} {value} must be a multiple of x = {x} with --kv-layout vllm-pa ({what} of "
-                                f"{x} {args.kv_dtype or args.dtype} elements)")
+    if form.pools and (message := POOL_LAYOUTS[args.kv_layout].flag_error(args, kv_element_bytes(args))) is not None:
+        raise UserError(message)
     if args.causal and args.seq_len_q > args.seq_len_k:
         raise UserError(f"--seq-len-q {args.seq_len_q} exceeds --seq-len-k {args.seq_len_k}")
     checks.symbol(args.name)
@@ -171,21 +164,20 @@ def validate(args: argparse.Namespace) -> None:
             raise UserError(message)
     if args.num_splits is not None and args.num_splits < 0:
         raise UserError(f"--num-splits must be 0 (choose) or positive, got {args.num_splits}")
-    b, hq, hkv, sq, sk, d = args.batch, args.num_heads_q, args.num_heads_kv, args.seq_len_q, args.seq_len_k, args.head_dim
-    checks.tensor_fits("q and out", [b, hq, sq, d], args.dtype)
-    if args.dense:
-        checks.tensor_fits("k and v", [b, hkv, sk, d], args.dtype)
-    elif serving:
-        checks.tensor_fits("the cache pools", [num_blocks(args), args.page_size, hkv, d], args.dtype)
-        cache = KV_CACHES[args.kv_cache]
-        if cache.axis is not None:  # one tensor, twice a pool
-            pool_shape = POOL_LAYOUTS[args.kv_layout].shape(num_blocks(args), args.page_size, hkv, d)
-            checks.tensor_fits("the kv_cache", cache.tensor_shape(pool_shape), args.dtype)
-        checks.tensor_fits("the block table", [b, max_blocks(args)], "i32")
-    else:
-        pages = pointer_pages(args)
-        checks.tensor_fits("the page tables", [b, pages, 1], "i64")
-        checks.tensor_fits("the paged k and v", [b, pages, args.page_size * d], args.dtype)
+    checks.tensor_fits("q and out", [args.batch, args.num_heads_q, args.seq_len_q, args.head_dim], args.dtype)
+    for what, shape, dtype in form.tensors(args):
+        checks.tensor_fits(what, shape, dtype)
+
+
+def kv_form(args: argparse.Namespace) -> KvForm:
+    """How the kernel takes K and V: ``--dense``, else ``--page-table``'s form."""
+    return DENSE if args.dense else FORMS[args.page_table]
+
+
+def pool_forms() -> str:
+    """The ``--page-table`` forms reading cache pools, as a sentence names them."""
+    *first, last = POOL_TABLES
+    return f"{', '.join(first)} or {last}" if first else last
 
 
 def validate_kv_dtype(args: argparse.Namespace) -> None:
@@ -230,26 +222,6 @@ def kv_element_bytes(args: argparse.Namespace) -> int:
     return 1 if args.kv_dtype else {"f16": 2, "bf16": 2, "f32": 4}[args.dtype]
 
 
-def vllm_pa_chunk(args: argparse.Namespace) -> int:
-    """``x`` of vLLM's paged-attention caches: elements of the K/V type in 16 bytes."""
-    return VllmPagedAttention.chunk(kv_element_bytes(args))
-
-
-def pointer_pages(args: argparse.Namespace) -> int:
-    """Pages per sequence of the pointer form: the [Hkv, Sk, D] cache cut into pages, the last one
-    partly filled when it does not divide."""
-    return -(-args.num_heads_kv * args.seq_len_k // args.page_size)
-
-
-def max_blocks(args: argparse.Namespace) -> int:
-    """Block slots per sequence: enough for --seq-len-k tokens (the last block partly filled)."""
-    return -(-args.seq_len_k // args.page_size)
-
-
-def num_blocks(args: argparse.Namespace) -> int:
-    return args.num_blocks if args.num_blocks is not None else args.batch * max_blocks(args)
-
-
 def generate(args: argparse.Namespace) -> str:
     validate(args)
     import mlir.ir as ir
@@ -263,170 +235,49 @@ def generate(args: argparse.Namespace) -> str:
     return text
 
 
-def scale_cache_parts(args: argparse.Namespace, kv_type: str, view: str = "") -> tuple[list[tuple[str, str]], str, str]:
-    """With ``--kv-scale per-token-head``: (the scale caches' arguments, the lines viewing them, the
-    operands' types). A scale cache is the K (or V) cache with a head dim of 1 in f32: dense ``[B, Hkv,
-    Sk]``; for pointers a page table of its own, each page one scale per token of a K page; for the
-    block-table forms a pool ``[num_blocks, block_size, Hkv]`` (nhd) or ``[num_blocks, Hkv,
-    block_size]`` (hnd) read through the cache's table (``view``: that view's operands and segments)."""
-    if args.kv_scale != "per-token-head":
-        return [], "", ""
-    shape = kv_type[len("memref<"):-1].split("x")[:3]
-    if args.dense:
-        scale_type = "memref<" + "x".join(shape) + "xf32>"
-        return [("k_scales", scale_type), ("v_scales", scale_type)], "", f", {scale_type}, {scale_type}"
-    shape[2] = str(args.page_size)  # one scale per token of a page
-    scale_type = "memref<" + "x".join(shape) + "xf32>"
-    if not view:
-        table_type = f"memref<{shape[0]}x{shape[1]}x1xi64>"
-        partial = (args.num_heads_kv * args.seq_len_k) % args.page_size != 0
-        tokens = f" {{seq_len_k = {args.seq_len_k}}}" if partial else ""
-        lines = "".join(f'  %{kv}_scales = "rock.deref"(%{kv}_scales_table){tokens} : ({table_type}) -> {scale_type}\n'
-                        for kv in ("k", "v"))
-        return [("k_scales_table", table_type), ("v_scales_table", table_type)], lines, f", {scale_type}, {scale_type}"
-    view_operands, view_segments, view_types, blocks = view.split(";")
-    hkv, page = args.num_heads_kv, args.page_size
-    pool_shape = POOL_LAYOUTS[args.kv_layout].shape(blocks, page, hkv)  # one f32 per token and head
-    pool_type = "memref<" + "x".join(map(str, pool_shape)) + "xf32>"
-    lines = "".join(
-        f'  %{kv}_scales = "rock.block_table_view"(%{kv}_scales_cache, {view_operands}) {{layout = "{args.kv_layout}", '
-        f"operandSegmentSizes = array<i32: {view_segments}>}}\n    : ({pool_type}, {view_types}) -> {scale_type}\n"
-        for kv in ("k", "v"))
-    return [("k_scales_cache", pool_type), ("v_scales_cache", pool_type)], lines, f", {scale_type}, {scale_type}"
-
-
 def function_text(args: argparse.Namespace) -> str:
-    # --dynamic with pointer tables or dense K/V: the batch is '?' (their pages per sequence, or Sk, are compiled in).
+    """The kernel: its queries (packed with ``--varlen``), K/V in their form (:func:`kv_form`), the lengths, the
+    variants' arguments, the scale caches, ``out``. With ``--dynamic`` the batch and total_q are ``?`` (and a
+    form reading cache pools makes its tables' and pools' sizes ``?`` too)."""
     b, hq, hkv = "?" if args.dynamic else args.batch, args.num_heads_q, args.num_heads_kv
-    sq, sk, d, t = args.seq_len_q, args.seq_len_k, args.head_dim, args.dtype
+    sq, d, t = args.seq_len_q, args.head_dim, args.dtype
     q_type = f"memref<{b}x{hq}x{sq}x{d}x{t}>"
-    has_lens = takes_seq_lens(args)
-    lens = f"%seq_lens: memref<{b}xi32>, " if has_lens else ""
-    lens_operand = ", %seq_lens" if has_lens else ""
-    lens_type = f", memref<{b}xi32>" if has_lens else ""
-    extras, extra_segments, variant_attrs = variant_parts(args)
-    lens += "".join(f"%{name}: {type_}, " for name, type_ in extras)
-    lens_operand += "".join(f", %{name}" for name, _ in extras)
-    lens_type += "".join(f", {type_}" for _, type_ in extras)
-    segments = f"1, 1, 1, {1 if has_lens else 0}, {extra_segments}, 1"
-    scale = f", scale = {checks.f32_literal(args.scale, '--scale')} : f32" if args.scale is not None else ""
-    scale += variant_attrs
     kv_t = KV_DTYPES[args.kv_dtype] if args.kv_dtype else t
-    if args.page_table != "pointers" and not args.dense:
-        return serving_function_text(args)
-    queries, padded = f"%q: {q_type}, ", ""
-    q_name, out_name, out_type = "q", "out", q_type
-    if args.varlen:  # packed rows viewed as the padded q and out (the same view as the serving forms')
+    kv = kv_form(args).text(args, b, kv_t, kv_element_bytes(args))
+    extras, extra_segments, variant_attrs = variant_parts(args)
+    queries, out_type, padded = [("q", q_type)], q_type, ""
+    q_name, out_name = "q", "out"
+    if args.varlen:  # packed rows viewed as the padded q and out
         queries, out_type, padded = varlen_parts(args, q_type)
         q_name, out_name = "q_padded", "out_padded"
-    if args.dense:
-        kv_type = f"memref<{b}x{hkv}x{sk}x{d}x{kv_t}>"
-        scale_args, scale_lines, scale_types = scale_cache_parts(args, kv_type)
-        lens += "".join(f"%{name}: {type_}, " for name, type_ in scale_args)
-        params = f"{queries}%k: {kv_type}, %v: {kv_type}, {lens}%out: {out_type}"
-        derefs = ""
-    else:
-        pages = pointer_pages(args)
-        table_type = f"memref<{b}x{pages}x1xi64>"
-        kv_type = f"memref<{b}x{pages}x{args.page_size * d}x{kv_t}>"
-        scale_args, scale_lines, scale_types = scale_cache_parts(args, kv_type)
-        lens += "".join(f"%{name}: {type_}, " for name, type_ in scale_args)
-        params = f"{queries}%k_table: {table_type}, %v_table: {table_type}, {lens}%out: {out_type}"
-        partial = (hkv * sk) % args.page_size != 0  # the last page partly filled: the capacity is stated
-        tokens = f" {{seq_len_k = {sk}}}" if partial else ""
-        derefs = (
-            f'  %k = "rock.deref"(%k_table){tokens} : ({table_type}) -> {kv_type}\n'
-            f'  %v = "rock.deref"(%v_table){tokens} : ({table_type}) -> {kv_type}\n'
-        ) + scale_lines
-    if scale_args:
-        lens_operand += ", %k_scales, %v_scales"
-        lens_type += scale_types
+    arguments = [*queries, *kv.arguments, *kv.lengths, *extras, *kv.scale_arguments, ("out", out_type)]
+    params = ", ".join(f"%{name}: {type_}" for name, type_ in arguments)
+    operands = [*kv.lengths, *extras] + ([("k_scales", kv.scale_type), ("v_scales", kv.scale_type)]
+                                         if kv.scale_arguments else [])
+    lens_operand = "".join(f", %{name}" for name, _ in operands)
+    lens_types = "".join(f", {type_}" for _, type_ in operands)
+    segments = f"1, 1, 1, {1 if kv.lengths else 0}, {extra_segments}, 1"
+    scale = f", scale = {checks.f32_literal(args.scale, '--scale')} : f32" if args.scale is not None else ""
+    scale += variant_attrs
     splits = f", rock.num_splits = {args.num_splits}" if args.num_splits is not None else ""
     splits += f", rock.pipeline_depth = {args.pipeline_depth}" if getattr(args, "pipeline_depth", None) else ""
     splits += (", rock.lds_swizzle" if getattr(args, "lds_swizzle", False) else "") + \
         (", rock.lds_dma" if getattr(args, "lds_dma", False) else "")
     return f"""func.func @{args.name}({params}) attributes {{rock.kernel, rock.arch = "{args.arch}"{splits}}} {{
-{padded}{derefs}  "rock.attention"(%{q_name}, %k, %v{lens_operand}, %{out_name}) {{num_heads_q = {hq}, num_heads_kv = {hkv},
+{padded}{kv.lines}  "rock.attention"(%{q_name}, %k, %v{lens_operand}, %{out_name}) {{num_heads_q = {hq}, num_heads_kv = {hkv},
       causal = {str(args.causal).lower()}{scale}, operandSegmentSizes = array<i32: {segments}>}}
-    : ({q_type}, {kv_type}, {kv_type}{lens_type}, {q_type}) -> ()
+    : ({q_type}, {kv.kv_type}, {kv.kv_type}{lens_types}, {q_type}) -> ()
   return
 }}
 """
 
 
-def takes_seq_lens(args: argparse.Namespace) -> bool:
-    """seq_lens with pointer tables or dense K/V: asked for, or implied by packed queries (a decode row
-    and a prefill chunk of one launch have their own key lengths, the queries aligned to their ends)."""
-    return args.seq_lens or args.varlen
-
-
-def varlen_parts(args: argparse.Namespace, q_type: str) -> tuple[str, str, str]:
-    """Packed queries of the pointer and dense forms: (the q and cu_seqlens_q parameters, the packed
-    out type, the rock.varlen_view ops presenting q and out as ``q_type``). total_q and B+1 are '?'
-    with --dynamic."""
+def varlen_parts(args: argparse.Namespace, q_type: str) -> tuple[list[tuple[str, str]], str, str]:
+    """Packed queries: (the q and cu_seqlens_q arguments, the packed out type, the rock.varlen_view ops
+    presenting q and out as ``q_type``). total_q and B+1 are '?' with --dynamic."""
     b, hq, d, t = args.batch, args.num_heads_q, args.head_dim, args.dtype
     total_q, b1 = ("?", "?") if args.dynamic else (b * args.seq_len_q, b + 1)
     packed_type, cu_type = f"memref<{total_q}x{hq}x{d}x{t}>", f"memref<{b1}xi32>"
     views = "".join(f'  %{name}_padded = "rock.varlen_view"(%{name}, %cu_seqlens_q) : ({packed_type}, {cu_type}) '
                     f"-> {q_type}\n" for name in ("q", "out"))
-    return f"%q: {packed_type}, %cu_seqlens_q: {cu_type}, ", packed_type, views
-
-
-def serving_function_text(args: argparse.Namespace) -> str:
-    """``(q, k_cache, v_cache, block_table, seq_lens, out)`` or ``(q, k_cache, v_cache, kv_indptr,
-    kv_indices, kv_last_page_len, out)``: the pools viewed in place by rock.block_table_view.
-    With ``--dynamic`` the batch, the block slots, the pool's blocks, nnz and total_q are ``?``."""
-    hq, hkv = args.num_heads_q, args.num_heads_kv
-    sq, d, t, page = args.seq_len_q, args.head_dim, args.dtype, args.page_size
-    if args.dynamic:
-        b = slots = blocks = nnz = total_q = b1 = "?"
-    else:
-        b, slots, blocks = args.batch, max_blocks(args), num_blocks(args)
-        nnz, total_q, b1 = b * slots, b * sq, b + 1
-    pages = "?" if args.dynamic else hkv * slots
-    q_type = f"memref<{b}x{hq}x{sq}x{d}x{t}>"
-    kv_t = KV_DTYPES[args.kv_dtype] if args.kv_dtype else t
-    k_shape, v_shape = POOL_LAYOUTS[args.kv_layout].kv_shapes(blocks, page, hkv, d, kv_element_bytes(args))
-    kv_type = f"memref<{b}x{pages}x{page * d}x{kv_t}>"
-    extras, extra_segments, variant_attrs = variant_parts(args)
-    lens_type = f"memref<{b}xi32>"
-    tables, viewed, lengths = POOL_TABLES[args.page_table].arguments(b, slots, nnz, lens_type)
-    view_operands = ", ".join(f"%{name}" for name in viewed)
-    view_segments = ", ".join(["1"] * (1 + len(viewed)) + ["0"] * (3 - len(viewed)))
-    view_types = ", ".join(dict(tables)[name] for name in viewed)
-    packed = [("q", f"memref<{total_q}x{hq}x{d}x{t}>"), ("cu_seqlens_q", f"memref<{b1}xi32>")] if args.varlen else []
-    queries = packed or [("q", q_type)]
-    out_type = packed[0][1] if packed else q_type
-    scale_args, scale_lines, scale_types = scale_cache_parts(
-        args, kv_type, f"{view_operands};{view_segments};{view_types};{blocks}")
-    cache = KV_CACHES[args.kv_cache]
-    pool_lines, k_pool_type, v_pool_type = cache.views(k_shape, kv_t, v_shape)
-    arguments = [*queries, *cache.arguments(memref_type(k_shape, kv_t), memref_type(v_shape, kv_t)), *tables, *lengths,
-                 *extras, *scale_args, ("out", out_type)]
-    params = ", ".join(f"%{name}: {type_}" for name, type_ in arguments)
-    q_name, out_name = ("q_padded", "out_padded") if packed else ("q", "out")
-    padded = "".join(
-        f'  %{name}_padded = "rock.varlen_view"(%{name}, %cu_seqlens_q) : ({packed[0][1]}, {packed[1][1]}) -> {q_type}\n'
-        for name in ("q", "out")) if packed else ""
-    views = pool_lines + "".join(
-        f'  %{kv} = "rock.block_table_view"(%{kv}_cache, {view_operands}) {{layout = "{args.kv_layout}", '
-        f"operandSegmentSizes = array<i32: {view_segments}>}}\n    : ({kv_pool_type}, {view_types}) -> {kv_type}\n"
-        for kv, kv_pool_type in (("k", k_pool_type), ("v", v_pool_type))) + scale_lines
-    lens_operand = (", %seq_lens" if lengths else "") + "".join(f", %{name}" for name, _ in extras)
-    lens_types = (f", {lens_type}" if lengths else "") + "".join(f", {type_}" for _, type_ in extras)
-    if scale_args:
-        lens_operand += ", %k_scales, %v_scales"
-        lens_types += scale_types
-    segments = f"1, 1, 1, {1 if lengths else 0}, {extra_segments}, 1"
-    scale = (f", scale = {checks.f32_literal(args.scale, '--scale')} : f32" if args.scale is not None else "") + variant_attrs
-    splits = f", rock.num_splits = {args.num_splits}" if args.num_splits is not None else ""
-    splits += f", rock.pipeline_depth = {args.pipeline_depth}" if getattr(args, "pipeline_depth", None) else ""
-    splits += (", rock.lds_swizzle" if getattr(args, "lds_swizzle", False) else "") + \
-        (", rock.lds_dma" if getattr(args, "lds_dma", False) else "")
-    return f"""func.func @{args.name}({params}) attributes {{rock.kernel, rock.arch = "{args.arch}"{splits}}} {{
-{padded}{views}  "rock.attention"(%{q_name}, %k, %v{lens_operand}, %{out_name}) {{num_heads_q = {hq}, num_heads_kv = {hkv},
-      causal = {str(args.causal).lower()}{scale}, operandSegmentSizes = array<i32: {segments}>}}
-    : ({q_type}, {kv_type}, {kv_type}{lens_types}, {q_type}) -> ()
-  return
-}}
-"""
+    return [("q", packed_type), ("cu_seqlens_q", cu_type)], packed_type, views

@@ -40,7 +40,7 @@ import numpy as np
 
 from pagedir.errors import UserError
 from pagedir.gen import checks
-from pagedir.gen.attention import DTYPES, KV_LAYOUTS, PAGE_TABLES, add_shape_arguments, scale_value
+from pagedir.gen.attention import DTYPES, KV_LAYOUTS, add_shape_arguments, scale_value
 from pagedir.kv_caches import KV_CACHES
 from pagedir.variants import softcap_value
 
@@ -50,6 +50,9 @@ MASK_FORMS = ("select", "additive")
 #: The pool layouts this generator writes gathers for (``--kv-layout`` offers every layout of the registry,
 #: :data:`pagedir.kv_caches.POOL_LAYOUTS`; the others are refused rather than written as one of these).
 WRITTEN_LAYOUTS = ("nhd", "hnd")
+#: The page-table forms this generator writes gathers for (``pagedir-gen attention`` takes every form of
+#: :data:`pagedir.kv_caches.PAGE_TABLES`).
+PAGE_TABLES = ("pointers", "blocks", "csr")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -17,7 +17,8 @@ import numpy as np
 from pagedir.arch import MAX_GRID_SIZE, MAX_WORKGROUP_SIZE
 from pagedir.backend import formula, plan, split_kv
 
-from pagedir.interp import ops_arith, ops_control, ops_lds_dma, ops_linalg, ops_matrix, ops_memory, ops_nvgpu, ops_nvvm, ops_rock  # noqa: F401 - register the op handlers
+from pagedir.interp import (  # noqa: F401 - register the op handlers
+    ops_arith, ops_control, ops_gpu, ops_lds_dma, ops_linalg, ops_matrix, ops_memory, ops_nvgpu, ops_nvvm, ops_rock)
 from pagedir.interp.inputs import argument_names, check_inputs
 from pagedir.interp.memory import BASE, Device, DeviceArray, InterpError, check_memory_limit, storage_array
 from pagedir.interp.ops_memory import MemRef, row_major, type_strides

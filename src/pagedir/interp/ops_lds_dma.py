@@ -38,7 +38,8 @@ import numpy as np
 
 from pagedir.interp.buffer_descriptor import BufferResource, components_in_range, descriptor_error
 from pagedir.interp.memory import InterpError, Space, elem_named
-from pagedir.interp.ops_memory import LDS_POINTER_SHIFT, MemRef, chip_family, program_chip
+from pagedir.interp.ops_gpu import chip_family, program_chip
+from pagedir.interp.ops_memory import LDS_POINTER_SHIFT, MemRef
 from pagedir.interp.simt import Program, handles, widen
 
 

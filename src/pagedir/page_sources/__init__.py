@@ -7,17 +7,20 @@ its layout, :func:`view_layouts`), its address formula and what rock-blockwise-l
 threadwise lowering reads per wave (:meth:`~PageSource.read_entries`, :meth:`~PageSource.entry_address`,
 :meth:`~PageSource.entry_live`, a run of adjacent pages: :meth:`~PageSource.entries_adjacent`), where an
 element lies in its page (:meth:`~PageSource.page_offset`) and the interpreter's reading of the pages
-(:meth:`~PageSource.at_run_time`). The passes and the interpreter ask :func:`source_of`; they do not
-branch on the form.
+(:meth:`~PageSource.at_run_time`), and how ``pagedir-run --check`` places K and V in its arguments
+(:meth:`~PageSource.check_kv`). The passes and the interpreter ask :func:`source_of`; they do not branch on
+the form.
 
 A new form is a class here (a subclass of :class:`PageSource`, or of a form it refines; a new pool layout of
 ``rock.block_table_view`` a subclass of :class:`BlockSource` with its :attr:`~BlockSource.layouts`, pool rule
 and :class:`PageGeometry`) and a line in :data:`FORMS`. This package builds IR with the upstream dialects
 only and imports nothing of pagedir but leaves (``offset_width``, ``reference``, ``kv_caches``): the dialect's
 verifiers, the passes and the interpreter all use it. A block-table form also gives ``pagedir-run --check`` its
-tables (:meth:`BlockSource.fit_lengths`, :meth:`BlockSource.check_tables`); its kernel arguments, which the
-generator writes without loading MLIR, are a class of :mod:`pagedir.kv_caches` (``POOL_TABLES``), and so is
-a pool layout (its shape, strides and numpy conversions: ``POOL_LAYOUTS``).
+tables (:meth:`BlockSource.fit_lengths`, :meth:`BlockSource.check_tables`); its kernel arguments and IR lines,
+which the generator writes without loading MLIR, are a class of :mod:`pagedir.kv_caches` (a
+:class:`~pagedir.kv_caches.KvForm` in ``POOL_TABLES``), and so is a pool layout (its shape, strides, numpy
+conversions and flag rules: ``POOL_LAYOUTS``). A new pool-reading form is thus its class here, its class and
+line in ``POOL_TABLES``, and its tests.
 """
 
 from __future__ import annotations
@@ -63,6 +66,13 @@ def source_of(value: ir.Value, page_table: ir.Value | None = None) -> PageSource
     raise AssertionError("DenseSource claims every value")
 
 
+def view_tables(view: ir.Value) -> type[BlockSource]:
+    """The form reading the tables of ``rock.block_table_view`` result ``view`` (its verifier asks it for their
+    rules): the form claiming the view, a block table's where none does (the verifier says why)."""
+    form = source_of(view)
+    return type(form) if isinstance(form, BlockSource) else BlockSource
+
+
 def view_layouts() -> dict[str, type[BlockSource]]:
     """``rock.block_table_view``'s layouts, each with the form class stating its pool rules and geometry."""
     layouts: dict[str, type[BlockSource]] = {}
@@ -74,4 +84,4 @@ def view_layouts() -> dict[str, type[BlockSource]]:
 
 
 __all__ = ["FORMS", "BlockRead", "BlockSource", "CsrSource", "DenseSource", "PageGeometry", "PageSource",
-           "PointerSource", "VllmPaSource", "source_of", "view_layouts"]
+           "PointerSource", "VllmPaSource", "source_of", "view_layouts", "view_tables"]

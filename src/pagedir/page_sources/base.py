@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import mlir.ir as ir
 import numpy as np
@@ -121,6 +122,20 @@ class RunTimePages:
     def element_offset(self, offset: np.ndarray) -> np.ndarray:
         """Elements from a page's address to element ``offset`` of the (virtual) page."""
         return offset
+
+
+@dataclass
+class CheckKv:
+    """K and V of ``pagedir-run --check``'s attention case as a form holds them (:meth:`PageSource.check_kv`)."""
+
+    #: K's and V's argument values.
+    arguments: tuple[Any, Any]
+    #: K and V ``[B, Hkv, Sk, D]`` as a kernel reads them (the reference's input).
+    refs: tuple[np.ndarray, np.ndarray]
+    #: The per-token-head scale caches' argument values, by name.
+    scales: dict[str, Any]
+    #: Device arrays the arguments point at (pages), kept alive with the case.
+    keep_alive: list = field(default_factory=list)
 
 
 class PageSource:
@@ -262,3 +277,17 @@ class PageSource:
     def at_run_time(self, operands: list[RunTimeOperand]) -> RunTimePages:
         """The pages of this source, its :attr:`run_time_operands` in memory as given."""
         raise NotImplementedError
+
+    # --- pagedir-run --check -------------------------------------------------------------------------
+
+    @staticmethod
+    def check_kv(device: Any, kv: tuple[np.ndarray, np.ndarray], refs: tuple[np.ndarray, np.ndarray],
+                 scales: dict[str, np.ndarray], *, page_size: int | None, seq_lens: np.ndarray | None,
+                 rng: np.random.Generator, dtype: Any, placement: str, null_page: int | None) -> CheckKv:
+        """K and V ``kv`` ``[B, Hkv, Sk, D]`` (``refs``: the values they stand for) and the per-token-head scale
+        caches ``scales`` (``[B, Hkv, Sk]``, by name) as the arguments of this form on ``device``, for the
+        check's attention case: dense, as given. A paged form places its pages of ``page_size`` elements by
+        ``placement`` (:data:`pagedir.reference.PAGE_PLACEMENTS`) with ``rng``, as ``dtype`` on the device, null
+        past ``seq_lens`` (None: every page uploaded), and the first page of sequence ``null_page`` (None: none) null though
+        it holds keys."""
+        return CheckKv(kv, refs, scales)

@@ -11,6 +11,7 @@ D) * token_stride + o mod D`` elements past it.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 import mlir.ir as ir
@@ -197,6 +198,19 @@ class BlockSource(PageSource):
     @staticmethod
     def matches(value: ir.Value) -> bool:
         return is_view(value) and len(value.owner.operands) == 2
+
+    #: Bits of a block id in the table (rock.block_table_view's verifier).
+    id_bits = I32
+
+    def table_errors(self, g: PageGeometry) -> Iterator[str]:
+        """Why the view's tables do not fit its result of geometry ``g`` (rock.block_table_view's verifier, after
+        the pool and the result): a block table ``[B, max_blocks]``."""
+        table, pages = self.table.type, self.value.type
+        slots = "?" if g.max_blocks is None else g.max_blocks
+        rows = "?" if pages.is_dynamic_dim(0) else pages.shape[0]
+        if table.rank != 2 or list(table.shape) != [pages.shape[0], pages.shape[1] if g.max_blocks is None else g.max_blocks]:
+            yield (f"block table must be memref<{rows}x{slots}xi{self.id_bits}> (batch x max_blocks of the result), "
+                   f"got {table}")
 
     @staticmethod
     def pool_error(pool: ir.MemRefType, layout: str) -> str | None:

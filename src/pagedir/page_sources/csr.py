@@ -34,6 +34,20 @@ class CsrSource(BlockSource):
         if seq_lens is not None:
             yield "takes no seq_lens with csr page tables: the lengths come from kv_indptr and kv_last_page_len"
 
+    def table_errors(self, g) -> Iterator[str]:
+        """kv_indices ``[nnz]``, kv_indptr ``[B + 1]``, kv_last_page_len ``[B]``, all i32."""
+        table, pages = self.table.type, self.value.type
+        i32 = ir.IntegerType.get_signless(32)
+        if table.rank != 1:
+            yield f"kv_indices must be memref<nnz x i32>, got {table}"
+        batch = pages.shape[0]
+        for label, value, extra in zip(("kv_indptr", "kv_last_page_len"), self.lengths(), (1, 0)):
+            t = value.type
+            length = "?" if pages.is_dynamic_dim(0) else batch + extra
+            if t.rank != 1 or t.element_type != i32 or (t.is_dynamic_dim(0) != pages.is_dynamic_dim(0)) or (
+                    not t.is_dynamic_dim(0) and t.shape[0] != batch + extra):
+                yield f"{label} must be memref<{length}xi32>, got {t}"
+
     def batch_operands(self) -> list[tuple[ir.Value, int]]:
         indptr, last_page_len = self.lengths()
         return [(indptr, 1), (last_page_len, 0)]

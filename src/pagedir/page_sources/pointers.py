@@ -4,9 +4,12 @@
 from __future__ import annotations
 
 import mlir.ir as ir
+import numpy as np
 from mlir.dialects import arith, memref
 
-from pagedir.page_sources.base import I64, PageSource, RunTimePages, defined_by, defining_op, dim_text, index_const, int_const
+from pagedir.reference import paged_cache
+from pagedir.page_sources.base import (I64, CheckKv, PageSource, RunTimePages, defined_by, defining_op, dim_text,
+                                       index_const, int_const)
 
 
 class PointerSource(PageSource):
@@ -73,6 +76,34 @@ class PointerSource(PageSource):
             same = arith.andi(in_table, arith.cmpi(arith.CmpIPredicate.eq, entry, expected))
             adjacent = arith.andi(adjacent, same)
         return adjacent
+
+    @staticmethod
+    def check_kv(device, kv, refs, scales, *, page_size, seq_lens, rng, dtype, placement, null_page):
+        """A page table per K and V (:func:`pagedir.reference.paged_cache`), and one per scale cache, each page the
+        scales of one K page's tokens."""
+        caches = [paged_cache(device, x, page_size=page_size, seq_lens=seq_lens, rng=rng, dtype=dtype,
+                                        placement=placement) for x in kv]
+        if null_page is not None:  # a null page holding keys: they read 0 (docs/rock.md, rock.attention)
+            refs = tuple(PointerSource.null_first_page(cache.table, ref, null_page, page_size)
+                         for cache, ref in zip(caches, refs))
+        kept = caches[0].pages + caches[1].pages
+        scales = dict(scales)
+        for name in ("k_scales", "v_scales"):
+            if name in scales:
+                head_dim = kv[0].shape[-1]
+                cache = paged_cache(device, scales[name][..., None], page_size=page_size // head_dim,
+                                              seq_lens=seq_lens, rng=rng, dtype=np.float32, placement=placement)
+                scales[name], kept = cache.table, kept + cache.pages
+        return CheckKv((caches[0].table, caches[1].table), refs, scales, kept)
+
+    @staticmethod
+    def null_first_page(table: np.ndarray, ref: np.ndarray, b: int, page_size: int) -> np.ndarray:
+        """A null pointer in ``table`` (``[B, P, 1]``) for the first page of sequence ``b``, and the reference ``ref``
+        (``[B, Hkv, Sk, D]``) with that page's elements 0, as the page reads."""
+        table[b, 0, 0] = 0
+        ref = ref.copy()
+        ref[b].reshape(-1)[:page_size] = 0
+        return ref
 
     @property
     def run_time_operands(self) -> list[ir.Value]:

@@ -264,9 +264,10 @@ def lower_gridwise(op, func: ir.Operation, chip=None, swizzle: bool = False, dma
 
 def direct_loads_pipelined(op, p: AttentionProblem, plan: Plan, chip) -> bool:
     """Whether rock-pipeline may issue the direct-to-LDS K and V tiles during each other's math: the family's
-    waits let the copies overlap it (TargetFamily.pipelined_direct_loads) and both tiles, with their page
+    waits let the copies overlap it (TargetFamily.pipelined_direct_loads), the copies pay for it on the chip
+    (FamilyLowering.direct_copies_pipelined: AMD's take 16 bytes a lane, gfx950) and both tiles, with their page
     pointers, fit the chip's LDS together (they no longer share bytes); a remark says why not where they do not."""
-    if not family_of(chip).pipelined_direct_loads:
+    if not family_of(chip).pipelined_direct_loads or not lowering_of(chip).direct_copies_pipelined(chip):
         return False
     tile = plan.n * p.head_dim * element_bytes(p.kv_type)
     pointers = 8 * (math.ceil(tile // element_bytes(p.kv_type) / p.page_elements) + 1) if p.page_elements else 0

@@ -92,10 +92,11 @@ tile's math; at each wait only its own are outstanding, so the wait keeps its co
 The tiles no longer share LDS bytes (twice the LDS). Index arithmetic of the body that the moved
 stages use (a csr table's or a dynamic kernel's offsets) is recomputed for their tile; the loop must
 write no global memory. rock-gridwise-attention-to-blockwise asks for it where the family's waits let
-the copies overlap (``TargetFamily.pipelined_direct_loads``: NVIDIA's cp.async) and both tiles fit the
-chip's LDS (else a remark); on AMD, LLVM waits
-``vmcnt(0)`` for every direct-to-LDS load before the next LDS read it cannot prove disjoint, which
-drains the copies at the first read of the other tile (docs/measurements.md).
+the copies overlap (``TargetFamily.pipelined_direct_loads``: NVIDIA's cp.async, CDNA's ``buffer_load ... lds``)
+and both tiles fit the chip's LDS (else a remark). On CDNA, LLVM waits (``vmcnt``) before an LDS read for
+every direct-to-LDS load it cannot prove disjoint from it: rock-backend-lds-alias-scopes gives the two tiles'
+copies and reads apart alias scopes, so the first read of one tile does not drain the other's copies
+(docs/measurements.md).
 
 Options: ``depth`` (0: each loop's ``rock.pipeline_depth``, 1 when it has none; 1 or 2).
 Errors: a loop's ``rock.pipeline_depth`` other than 1 or 2, a pipelined loop whose step is not the

@@ -110,10 +110,10 @@ class TargetFamily:
     #: a wave's lanes side by side, ``Chip.lds_dma_sizes``) or ``cp.async`` (NVIDIA: per thread, 16 bytes,
     #: ``cp.async.commit_group`` / ``wait_group``).
     direct_to_lds: str = "buffer"
-    #: rock-pipeline issues a loop's direct-to-LDS tiles during the other tile's math (depth 2): where the
-    #: kernel's own waits are the only ones (cp.async.wait_group). AMD: LLVM waits (vmcnt(0)) for every
-    #: direct-to-LDS load before any LDS read it cannot prove disjoint from it, so the copies drain at the first
-    #: read of the other tile: no overlap, more VGPRs (docs/measurements.md).
+    #: rock-pipeline issues a loop's direct-to-LDS tiles during the other tile's math (depth 2): where a read of
+    #: one tile need not wait for the other tile's copies. NVIDIA: the kernel's own waits are the only ones
+    #: (cp.async.wait_group). CDNA: LLVM waits (vmcnt) before an LDS read for every direct-to-LDS load it cannot
+    #: prove apart from it; rock-backend-lds-alias-scopes gives it the proof (alias scopes per tile).
     pipelined_direct_loads: bool = False
     #: Name of the ``s_waitcnt`` encoding the interpreter models for direct-to-LDS loads ("": none).
     waitcnt_encoding: str = ""

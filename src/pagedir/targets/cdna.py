@@ -29,6 +29,9 @@ class Cdna(AmdFamily):
     name = "cdna"
     buffer_flags = BUFFER_FLAGS
     waitcnt_encoding = "gfx9"
+    # rock-backend-lds-alias-scopes gives the two tiles' copies and reads apart alias scopes, so LLVM waits at a
+    # read only for the copies into its own tile (docs/measurements.md).
+    pipelined_direct_loads = True
     matrix_ops = ("amdgpu.mfma",)
 
     def matrix_form(self, chip: Chip, element: ir.Type) -> MatrixForm | None:

@@ -33,6 +33,11 @@ if TYPE_CHECKING:
     from pagedir.arch import Chip
 
 
+#: Bytes per lane of the ``buffer ... lds`` loads whose tiles are pipelined (the widest of rock-blockwise-load's
+#: ``DMA_WIDTHS``).
+PIPELINED_DMA_BYTES = 16
+
+
 class DirectCopy:
     """A family's own direct global -> LDS copy of a ``rock.blockwise_load_tile`` (``lds_dma``), in
     rock-blockwise-load's GlobalToLDS stage."""
@@ -63,6 +68,13 @@ class FamilyLowering:
     global_load_lds: Callable[[ir.OpView, Chip], bool] | None = None
     #: rock-blockwise-load's direct-to-LDS copy of a tile; None: ``buffer ... lds`` loads where the chip has them.
     direct_copy: DirectCopy | None = None
+
+    def direct_copies_pipelined(self, chip: Chip) -> bool:
+        """Whether a loop's direct-to-LDS tiles pay for being copied during the other tile's math, where the
+        family's waits let them (``TargetFamily.pipelined_direct_loads``): ``buffer ... lds`` loads in their
+        16-byte form only (gfx950: with the dword form of gfx90a and gfx942 the pipelined loop's four times as
+        many copies and its VGPRs cost more than the overlap gains, docs/measurements.md)."""
+        return PIPELINED_DMA_BYTES in chip.lds_dma_sizes
 
 
 #: The lowering of families without a module of their own.

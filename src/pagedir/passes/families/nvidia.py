@@ -248,5 +248,8 @@ class NvidiaLowering(FamilyLowering):
     def global_load_lds(self, op, chip) -> bool:
         return lower_global_load_lds_cp_async(op, chip.wave_size)
 
+    def direct_copies_pipelined(self, chip) -> bool:
+        return True  # 16 bytes a lane on every chip
+
 
 LOWERING = NvidiaLowering()
