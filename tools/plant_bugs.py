@@ -114,7 +114,8 @@ THREADWISE = "passes/threadwise_lowering.py"
 REUSE_LDS = "passes/reuse_lds.py"
 PIPELINE = "passes/pipeline.py"
 BLOCKS = "page_sources/blocks.py"
-MMA_SYNC = "passes/mma_sync_loop.py"
+MMA_SYNC = "passes/families/mma_sync_loop.py"
+NVIDIA_LOWERING = "passes/families/nvidia.py"
 
 #: An attention kernel with ragged lengths, checked by pagedir-run against the reference (NaN/Inf past seq_lens).
 CHECK_ATTENTION = "pagedir-gen attention --ragged --num-heads-q 4 --num-heads-kv 2 | pagedir-run --check -"
@@ -386,8 +387,8 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "buffer-load-swapped-flags",
         "rock-buffer-load builds RDNA descriptor flags for CDNA chips and CDNA flags for RDNA chips",
-        (Edit(BUFFER_LOAD, "flags = family_of(chip).buffer_flags\n",
-              "flags = family_of(chip).buffer_flags ^ 0x00027000 ^ 0x31027000  # PLANTED\n"),),
+        (Edit(BUFFER_LOAD, "lower_global_load(op, family_of(chip).buffer_flags)",
+              "lower_global_load(op, family_of(chip).buffer_flags ^ 0x00027000 ^ 0x31027000)  # PLANTED"),),
         (Catcher("tests/unit/test_copy_kv.py::test_dtypes[f16]", r"set bits reserved on CDNA"),
          Catcher(CHECK_COPY_KV_RDNA, CHECK_FAILED)),
     ),
@@ -427,22 +428,22 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "cp-async-no-wait",
         "rock-blockwise-load's cp.async copies are committed but never waited for before the barrier",
-        (Edit("passes/blockwise_load.py", "        nvvm.cp_async_wait_group(0)\n", ""),),
+        (Edit(NVIDIA_LOWERING, "        nvvm.cp_async_wait_group(0)\n", ""),),
         (Catcher("tests/unit/test_nvidia.py::test_check_runs_the_cp_async_copies[pointers-decode-f16]",
                  r"LDS race|FAIL"),),
     ),
     Plant(
         "cp-async-no-zero-fill",
         "rock-buffer-load's cp.async copies all 16 bytes of invalid pieces (null pages, keys past seq_len)",
-        (Edit(BUFFER_LOAD, "size = arith.select(valid, i32_const(op.bytes), i32_const(0))",
-              "size = i32_const(op.bytes)  # PLANTED"),),
+        (Edit(NVIDIA_LOWERING, "size = arith.select(valid, arith.constant(i32, op.bytes), arith.constant(i32, 0))",
+              "size = arith.constant(i32, op.bytes)  # PLANTED"),),
         (Catcher("tests/unit/test_nvidia.py::test_check_runs_the_cp_async_copies[pointers-decode-f16]",
                  rf"{UNMAPPED}|FAIL"),),
     ),
     Plant(
         "pointer-load-unguarded",
         "rock-buffer-load's NVIDIA loads ignore their validity: null pages and keys past seq_len are read",
-        (Edit(BUFFER_LOAD, "        if op.valid is None:\n            value = load_pointer_split(",
+        (Edit(NVIDIA_LOWERING, "        if op.valid is None:\n            value = load_pointer_split(",
               "        if True:  # PLANTED\n            value = load_pointer_split("),),
         (Catcher("tests/unit/test_nvidia.py::test_check_runs_the_nvidia_lowering[pointers-decode-f16]",
                  rf"{UNMAPPED}|FAIL"),
@@ -453,7 +454,7 @@ PLANTS = {plant.name: plant for plant in (
         "pointer-load-pieces-overlap",
         "rock-buffer-load's NVIDIA loads wider than 16 bytes read every piece at the first piece's address (caught by "
         "lit only: the kernels' vectors are at most 16 bytes)",
-        (Edit(BUFFER_LOAD, "at = address if first_lane == 0 else", "at = address if True else"),),  # PLANTED
+        (Edit(NVIDIA_LOWERING, "at = address if first_lane == 0 else", "at = address if True else"),),  # PLANTED
         (Catcher("tests/lit/passes/rock-buffer-load-nvidia.mlir", r"error: Couldn.t match"),),
     ),
     Plant(
@@ -731,7 +732,7 @@ PLANTS = {plant.name: plant for plant in (
         "vllm-pa-v-transposed-on-mma-sync",
         "NVIDIA's mma.sync loop gets vLLM's value cache as a V^T tile, which its ldmatrix reads as [N, D]",
         (Edit("passes/gridwise_attention_to_blockwise.py",
-              "self.v_pool_transposed = (self.matrix is not None and not self.matrix.form.warp_mma",
+              "self.v_pool_transposed = (self.matrix is not None and self.loop.reads_v_transposed",
               "self.v_pool_transposed = (self.matrix is not None"),),
         (Catcher("tests/unit/test_vllm_pa.py::test_vllm_pa_kernels_on_nvidia_pass_the_check[decode]",
                  r"'nvgpu.ldmatrix' op reads past the \d+ bytes"),),
@@ -739,7 +740,7 @@ PLANTS = {plant.name: plant for plant in (
     Plant(
         "cp-async-from-a-d-major-pool",
         "cp.async copies 16 bytes of a tile row from vLLM's value cache, whose row elements are D apart",
-        (Edit("passes/blockwise_load.py", "if step != 1 or run * elem % CP_ASYNC_BYTES:", "if False:"),),
+        (Edit(NVIDIA_LOWERING, "if step != 1 or run * elem % CP_ASYNC_BYTES:", "if False:"),),
         (Catcher("tests/unit/test_vllm_pa.py::test_vllm_pa_kernels_on_nvidia_pass_the_check[cp-async-decode]",
                  r"is not 16-byte aligned"),),
     ),

@@ -17,9 +17,10 @@ import pagedir.passes
 PACKAGE = "pagedir.passes"
 PASSES_DIR = pathlib.Path(pagedir.passes.__file__).parent
 #: Modules of the package every pass may import: the registry, the base class, the shared helpers,
-#: the attention passes' blockwise GEMM on matrix cores (its tiling and its loop; NVIDIA's mma.sync loop beside it),
-#: their VALU loop, the split-KV kernels' workspace and combine kernel.
-SHARED = {"__init__", "base", "ir_utils", "blockwise_gemm", "mma_sync_loop", "valu_loop", "split_combine"}
+#: the attention passes' blockwise GEMM on matrix cores (its tiling and LDS layouts, its loop), their VALU loop, the split-KV
+#: kernels' workspace and combine kernel, and what the target families lower their own way (``families``:
+#: NVIDIA's mma.sync loop, loads and cp.async copies).
+SHARED = {"__init__", "base", "ir_utils", "matrix_tiles", "blockwise_gemm", "valu_loop", "split_combine", "families"}
 
 
 def package_modules() -> set[str]:

@@ -42,7 +42,7 @@ with static sizes), which the launch plan writes and the interpreter evaluates a
 Default tuning (overridable with ``block-size``, ``m-per-block``,
 ``n-per-block``, like rocMLIR's perf_config): decode packs the group and nothing
 else; prefill takes query positions until 16 rows. On chips whose matrix cores
-the blockwise loop uses (``blockwise_gemm.problem_matrix_instruction``; fp8 K/V do not) the block is up
+the blockwise loop uses (``matrix_tiles.problem_matrix_instruction``; fp8 K/V do not) the block is up
 to 4 waves (256 threads on CDNA, 128 on RDNA) and the KV tile 64 keys, 32 with split-KV (more
 workgroups) and causal prefill (registers), halved while a K tile would pass 16 KB (K or V with its page
 pointers keeps 3 workgroups per CU) or there are fewer tiles than splits; prefill
@@ -81,8 +81,8 @@ from pagedir.dialect.ops_attention import VECTOR_BITS, AttentionProblem, is_dere
 from pagedir.dialect.ops_page_table import batch_dims, slot_count_dim
 from pagedir.dialect.types import element_bytes
 from pagedir.passes.base import ChipOptions, Pass
-from pagedir.passes.blockwise_gemm import (MATRIX_WAVES, MFMA_TILE_KEYS, TILE, key_slices, matrix_lds_bytes, padded_rows,
-                                            problem_matrix_instruction, transposed_v)
+from pagedir.passes.matrix_tiles import (MATRIX_WAVES, MFMA_TILE_KEYS, TILE, key_slices, matrix_lds_bytes, padded_rows,
+                                          problem_matrix_instruction, transposed_v)
 from pagedir.passes.ir_utils import enclosing_function, lower_kernel_ops, pow2_ceil
 from pagedir.variants import variant_attributes
 
@@ -297,7 +297,7 @@ def asks_lds_occupancy(p: AttentionProblem, t: Tiling, chip: Chip | None, hides_
     (``rock.lds_occupancy``, backend/kernel_attrs.py): the decode loop on the matrix cores (one row
     block), where LLVM otherwise spends registers on latency: asked, the split decode kernel gets
     the wave its LDS allows for a few more loop instructions. A loop with the hidden-key products
-    (causal, window) asks when it reads V transposed (blockwise_gemm.transposed_v: not with
+    (causal, window) asks when it reads V transposed (matrix_tiles.transposed_v: not with
     ``rock.lds_swizzle`` / ``rock.lds_dma``, ``swizzled``): it then fits; with V read two bytes at a
     time it spilled when asked, and keeps LLVM's choice. Any other request that would spill is
     dropped by the code generator. Only with one KV tile in flight: depth 2 is chosen where every

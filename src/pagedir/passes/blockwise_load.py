@@ -93,12 +93,8 @@ LDS writes stay linear). Elsewhere the op keeps the register path (gfx1100/RDNA:
 D 64 f16: a row is 128 bytes, half a wave's load). rocMLIR has no direct-to-LDS path for
 paged loads: here the page pointer of each load is the wave's own.
 
-On NVIDIA (``TargetFamily.direct_to_lds`` = ``cp.async``; :func:`cp_async_fallback` lists what it needs:
-a paged row-major 2-D tile, each warp's 512 bytes in one page; swizzled, a lane's 16 bytes in one chunk:
-it reads the global elements its LDS place holds) the GlobalToLDS stage issues
-``rock.global_load_lds`` of 16 bytes a lane, each lane at its own row and column (a warp's copy may
-take several whole rows), then ``nvvm.cp.async.commit.group``, ``nvvm.cp.async.wait.group 0`` and
-``rock.lds_barrier``; rock-buffer-load makes each lane's copy a ``cp.async`` (zero-filled where invalid).
+A family that copies tiles into LDS its own way (:class:`pagedir.passes.families.DirectCopy`: NVIDIA's
+``cp.async``) is asked first: how wide its copy of the tile is, and the GlobalToLDS stage it emits.
 
 Options: ``arch`` (chip or target; empty = each kernel's ``rock.arch``, none: LDS pointers).
 
@@ -114,13 +110,14 @@ from dataclasses import dataclass
 
 import mlir.ir as ir
 import numpy as np
-from mlir.dialects import affine, arith, llvm, memref, nvvm, rocdl, scf, vector
+from mlir.dialects import affine, arith, memref, rocdl, scf, vector
 
 from pagedir.dialect import rock
 from pagedir.dialect.types import element_bytes, is_lds, lds_bytes_type, private_space, strides_and_offset
 from pagedir.arch import ChipError, kernel_chip, kernel_chip_or_none
 from pagedir.page_sources import source_of
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
+from pagedir.passes.families import lowering_of
 from pagedir.passes.ir_utils import (
     LinearForm,
     NotLinear,
@@ -134,7 +131,6 @@ from pagedir.passes.ir_utils import (
     thread_item,
     vector_coords,
 )
-from pagedir.targets import family_of
 
 MAX_VECTOR_BITS = 128
 #: Beyond this many (residue, step) pairs the reachable residues are over-approximated by a congruence class.
@@ -398,11 +394,11 @@ def lower_blockwise_load(op, hoist_point: ir.InsertionPoint, wave_size: int | No
     # Each wave reads one page per row: the wave reads that page's pointer itself (a scalar load,
     # in rock-threadwise-lowering), no LDS pointer buffer, no PagePtrLoad stage, no barrier.
     # Direct-to-LDS loads read the page pointers staged in LDS (each load's own: phase 0).
-    async_copy = chip is not None and family_of(chip).direct_to_lds == "cp.async"
+    own_copy = None if chip is None else lowering_of(chip).direct_copy  # None: buffer ... lds loads
     if not op.lds_dma:
         dma_bytes = None
-    elif async_copy:
-        dma_bytes = CP_ASYNC_BYTES if cp_async_fallback(op, chip.wave_size) is None else None
+    elif own_copy is not None:
+        dma_bytes = own_copy.width(op, chip.wave_size)
     else:
         dma_bytes = dma_width(op, plan, chip)
     dma = dma_bytes is not None
@@ -418,8 +414,8 @@ def lower_blockwise_load(op, hoist_point: ir.InsertionPoint, wave_size: int | No
     with loc, ir.InsertionPoint(op):
         if page_ptrs is not None:
             emit_page_ptr_load(op, plan, page_ptrs)
-        if dma and async_copy:
-            emit_cp_async_to_lds(op, plan, page_ptrs, chip.wave_size)
+        if dma and own_copy is not None:
+            own_copy.emit(op, plan, page_ptrs, chip.wave_size, element_source)
         elif dma:
             emit_global_to_lds(op, plan, page_ptrs, chip.wave_size, dma_bytes)
         else:
@@ -753,85 +749,5 @@ def emit_global_to_lds(op, plan: TilePlan, page_ptrs: ir.Value, wave: int, nbyte
                 if partial:
                     scf.YieldOp([])
         rocdl.s_waitcnt(WAIT_VMCNT_0)
-        rock.lds_barrier()
-        scf.YieldOp([])
-
-
-# ----------------------------------------------------------------------------
-# NVIDIA: cp.async.
-
-#: Bytes one thread copies per cp.async (the .cg form: L2 only, 16 bytes).
-CP_ASYNC_BYTES = 16
-
-
-def cp_async_fallback(op, wave: int) -> str | None:
-    """Why ``op``'s tile cannot be copied with cp.async (None: it can). A warp's copy (``rock.global_load_lds``
-    of 16 bytes a lane) takes 32 consecutive 16-byte pieces of the tile: whole rows or a part of one, in one
-    page (its pointer is the warp's)."""
-    if op.page_size is None:
-        return "the source is not paged (the direct path is built for page pointers only)"
-    dest_type = op.dest.type
-    elem = element_bytes(dest_type.element_type)
-    if op.lds_swizzle is not None and list(op.lds_swizzle)[0] % (CP_ASYNC_BYTES // elem):
-        return f"a lane's {CP_ASYNC_BYTES} bytes would straddle two chunks of the swizzle {list(op.lds_swizzle)}"
-    if dest_type.rank != 2 or strides_and_offset(dest_type) != ([dest_type.shape[1], 1], 0):
-        return f"dest {dest_type} is not a row-major 2-D tile"
-    rows, columns = dest_type.shape
-    span = wave * CP_ASYNC_BYTES // elem
-    if CP_ASYNC_BYTES % elem or rows * columns % span:
-        return f"the tile of {rows * columns} elements is not a whole number of warps' copies ({span} elements each)"
-    form = linear_form(op.map.results[-1], len(op.indices), 2)
-    if form.tile_coeffs != [columns, 1] or op.page_size % columns:
-        return "the tile's rows are not whole, consecutive runs of its pages"
-    if columns % span and (span % columns or (op.page_size // columns) % (span // columns) or rows % (span // columns)):
-        return f"a warp's copy of {span} elements does not lie in one page"
-    if op.valid is not None and any(len(op.indices) + 1 in dims_of(e) for e in op.valid.results):
-        return "validity changes along a row"
-    step, run = source_of(op.source, op.page_table).contiguous_run(op.page_size)
-    if step != 1 or run * elem % CP_ASYNC_BYTES:
-        return f"the pool holds a row's elements {step} apart in runs of {run}, not one lane's {CP_ASYNC_BYTES} bytes"
-    return None
-
-
-def emit_cp_async_to_lds(op, plan: TilePlan, page_ptrs: ir.Value, wave: int) -> None:
-    """The tile straight from its pages into LDS (module docstring): warp w's copy j (j = w, w + warps, ...)
-    takes the tile's elements from ``j * span``, lane l the 16 bytes from ``j * span + l * 16 / element
-    bytes``, each lane at its own row and column; then the wait for the copies and the barrier."""
-    dest = op.dest
-    rows, columns = dest.type.shape
-    elem = element_bytes(dest.type.element_type)
-    per_lane = CP_ASYNC_BYTES // elem
-    span = wave * per_lane
-    copies = rows * columns // span
-    warps = -(-op.block_size // wave)
-    rounds = -(-copies // warps)
-    form = source_of(op.source, op.page_table)
-    d0, d1 = ir.AffineDimExpr.get(0), ir.AffineDimExpr.get(1)
-    with ir.InsertionPoint(open_stage("GlobalToLDS", op.location)):
-        tid = rock.workitem_id(ir.IndexType.get())
-        warp = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(d0, wave)]), [tid])
-        lane = affine.apply(ir.AffineMap.get(1, 0, [d0 % wave]), [tid])
-        first_page = affine.apply(plan.first_page_map, list(op.indices))
-        for r in range(rounds):
-            copy = affine.apply(ir.AffineMap.get(1, 0, [d0 + r * warps]), [warp])
-            point = ir.InsertionPoint.current
-            partial = (r + 1) * warps > copies
-            if partial:  # uniform per warp
-                point = ir.InsertionPoint(scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, copy, index_const(copies))).then_block)
-            with point:
-                first = affine.apply(ir.AffineMap.get(1, 0, [d0 * span]), [copy])
-                start = affine.apply(ir.AffineMap.get(2, 0, [d0 + d1 * per_lane]), [first, lane])
-                row = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(d0, columns)]), [start])
-                column = affine.apply(ir.AffineMap.get(1, 0, [d0 % columns]), [start])
-                if op.lds_swizzle is not None:  # the lane reads what its LDS place holds: the xor is its own inverse
-                    column = swizzled_column(list(op.lds_swizzle), row, column)
-                pointer, offset, page_size, valid = element_source(op, form, page_ptrs, first_page,
-                                                                   [*op.indices, row, column])
-                rock.global_load_lds(op.source, offset, dest, first, valid, pointer, bytes=CP_ASYNC_BYTES,
-                                     page_size=page_size)
-                if partial:
-                    scf.YieldOp([])
-        nvvm.cp_async_commit_group()
-        nvvm.cp_async_wait_group(0)
         rock.lds_barrier()
         scf.YieldOp([])

@@ -63,28 +63,8 @@ with the page's descriptor (its pointer through ``rocdl.readfirstlane``: one per
 voffset pushed to num_records when invalid (the hardware writes 0 for it), and the LDS base
 (M0) the dest's address plus ``dest_offset`` elements, also through ``rocdl.readfirstlane``.
 
-NVIDIA (a family without buffer descriptors, ``TargetFamily.buffer_flags`` None): the load reads
-through a global pointer, in 16-byte pieces (``ld.global.v4``), under an ``scf.if`` on its validity:
-
-```mlir
-%addr = arith.addi %ptr, (%off * 2 : i64) : i64
-%v = scf.if %valid -> (vector<8xf16>) {
-  %p = llvm.inttoptr %addr : i64 to !llvm.ptr<1>
-  %raw = llvm.load %p {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
-  scf.yield (vector.bitcast %raw : vector<4xi32> to vector<8xf16>)
-} else {
-  scf.yield (arith.constant dense<0.0> : vector<8xf16>)
-}
-```
-
-The same validity as the descriptors': an invalid lane (past seq_len, a null page, a block id outside
-the pool, a point outside a dense buffer) forms no address and reads 0. Offsets are 64-bit (no
-descriptor range to fit), so a dynamic leading dim needs no window. The address must be aligned to
-the piece (16 bytes for 8 f16): pages and buffers are allocated so (CUDA allocations are 256-byte
-aligned, page strides are multiples of the vectors). ptxas turns the guard into a predicated load.
-``rock.global_load_lds`` becomes one ``nvvm.cp.async.shared.global`` per lane (``.cg``, 16 bytes) from
-``page_ptr + offset`` to the lane's LDS place, its ``cpSize`` 0 where invalid or past the page (nothing
-is read, the 16 bytes are zeroed; the source address is then null).
+A family that lowers these ops its own way (:mod:`pagedir.passes.families`: NVIDIA reads through
+global pointers and copies with ``cp.async``) is asked first; the descriptors are the default.
 
 Not modelled: gfx1250's descriptor format, cache-policy bits (aux = 0).
 """
@@ -92,17 +72,25 @@ Not modelled: gfx1250's descriptor format, cache-policy bits (aux = 0).
 from __future__ import annotations
 
 import mlir.ir as ir
-from mlir.dialects import arith, llvm, memref, nvvm, rocdl, scf, vector
+from mlir.dialects import arith, llvm, memref, rocdl
 
 from pagedir.dialect import rock
 from pagedir.dialect.ops_core import UNIFORM_PAGE_PTR_ATTR
-from pagedir.dialect.types import element_bytes, strides_and_offset
+from pagedir.dialect.types import element_bytes
 from pagedir.offset_width import U32_LIMIT, fits_u32, records_limit
 from pagedir.passes.base import ChipOptions, Pass
-from pagedir.passes.ir_utils import lower_kernel_ops, varies_across_lanes
+from pagedir.passes.families import lowering_of
+from pagedir.passes.ir_utils import (
+    MAX_LOAD_BYTES,
+    as_elements,
+    joined,
+    lower_kernel_ops,
+    unsupported_dense,
+    varies_across_lanes,
+    word_type,
+)
 from pagedir.targets import family_of
 
-MAX_LOAD_BYTES = 16
 #: Rows that vary across lanes: the window starts this many bytes below the wave's first lane (half
 #: the 32-bit range, so lanes on either side of it fit), rounded down to WINDOW_ALIGN bytes.
 WINDOW_BELOW = U32_LIMIT // 2
@@ -121,15 +109,13 @@ class BufferLoadPass(Pass):
 
 
 def lower_for_family(op, chip) -> bool:
-    flags = family_of(chip).buffer_flags
-    return lower_pointer_load(op) if flags is None else lower_global_load(op, flags)
+    own = lowering_of(chip).global_load
+    return own(op, chip) if own else lower_global_load(op, family_of(chip).buffer_flags)
 
 
 def lower_lds_for_family(op, chip) -> bool:
-    family = family_of(chip)
-    if family.direct_to_lds == "cp.async":
-        return lower_global_load_lds_cp_async(op, chip.wave_size)
-    return lower_global_load_lds(op, family.buffer_flags)
+    own = lowering_of(chip).global_load_lds
+    return own(op, chip) if own else lower_global_load_lds(op, family_of(chip).buffer_flags)
 
 
 def i32_const(value: int) -> ir.Value:
@@ -228,18 +214,6 @@ def dynamic_window(op, elem_bytes: int, load_bytes: int) -> tuple[ir.Value, ir.V
     return arith.addi(base, start), records, arith.trunci(i32, offset), inside
 
 
-def unsupported_dense(type_: ir.MemRefType) -> str | None:
-    if any(type_.is_dynamic_dim(i) for i in range(1, type_.rank)):
-        return f"needs a static shape (but for the leading dim) for a buffer load, got {type_}"
-    expected, running = [], 1
-    for extent in reversed(type_.shape):
-        expected.append(running)
-        running *= extent
-    if strides_and_offset(type_) != (expected[::-1], 0):
-        return f"needs an identity layout for a buffer load, got {type_}"
-    return None
-
-
 def result_bytes(type_: ir.Type, element: ir.Type) -> int:
     lanes = type_.shape[0] if isinstance(type_, ir.VectorType) else 1
     return lanes * element_bytes(element)
@@ -276,15 +250,6 @@ def make_descriptor(pointer: ir.Value, num_records: int | ir.Value, flags: int) 
     return rocdl.make_buffer_rsrc(ir.Type.parse("!llvm.ptr<8>"), global_ptr, stride, records, i32_const(flags))
 
 
-def word_type(num_bytes: int) -> ir.Type:
-    """What the hardware load returns for ``num_bytes``: i32 words, or i16/i8 below a word."""
-    if num_bytes >= 4:
-        words = num_bytes // 4
-        i32 = ir.IntegerType.get_signless(32)
-        return ir.VectorType.get([words], i32) if words > 1 else i32
-    return ir.IntegerType.get_signless(8 * num_bytes)
-
-
 def load_split(rsrc: ir.Value, byte_offset: ir.Value, type_: ir.Type, element: ir.Type) -> ir.Value:
     """Load ``type_`` in pieces of at most 128 bits at increasing byte offsets."""
     lanes = type_.shape[0] if isinstance(type_, ir.VectorType) else 1
@@ -295,36 +260,8 @@ def load_split(rsrc: ir.Value, byte_offset: ir.Value, type_: ir.Type, element: i
     for first_lane in range(0, lanes, lanes_per_load):
         offset = byte_offset if first_lane == 0 else arith.addi(byte_offset, i32_const(first_lane * elem_bytes))
         raw = rocdl.raw_ptr_buffer_load(word_type(lanes_per_load * elem_bytes), rsrc, offset, zero32, zero32)
-        pieces.append(reinterpret(raw, lanes_per_load, element))
+        pieces.append(as_elements(raw, lanes_per_load, element))
     return joined(pieces, type_, element, lanes_per_load)
-
-
-def zero_attr(element: ir.Type) -> ir.Attribute:
-    if isinstance(element, ir.IntegerType):
-        return ir.IntegerAttr.get(element, 0)
-    return ir.FloatAttr.get(element, 0.0)
-
-
-def joined(pieces: list[ir.Value], type_: ir.Type, element: ir.Type, lanes_per_piece: int) -> ir.Value:
-    """The vector ``type_`` made of ``pieces`` (each ``lanes_per_piece`` lanes) side by side."""
-    if len(pieces) == 1:
-        return pieces[0]
-    result = arith.constant(type_, ir.DenseElementsAttr.get_splat(type_, zero_attr(element)))
-    for index, piece in enumerate(pieces):
-        result = vector.insert_strided_slice(piece, result, [index * lanes_per_piece], [1])
-    return result
-
-
-def reinterpret(raw: ir.Value, lanes: int, element: ir.Type) -> ir.Value:
-    """Bitcast the loaded words to ``lanes`` elements (a scalar when ``lanes == 1``)."""
-    target = ir.VectorType.get([lanes], element) if lanes > 1 else element
-    if raw.type == target:
-        return raw
-    if lanes == 1:
-        return arith.bitcast(target, raw)
-    if not isinstance(raw.type, ir.VectorType):
-        raw = vector.from_elements(ir.VectorType.get([1], raw.type), [raw])
-    return vector.bitcast(target, raw)
 
 
 def lower_global_load_lds(op, flags: int) -> bool:
@@ -347,92 +284,5 @@ def lower_global_load_lds(op, flags: int) -> bool:
         lds = llvm.inttoptr(ir.Type.parse("!llvm.ptr<3>"), base32)
         zero = i32_const(0)
         rocdl.raw_ptr_buffer_load_lds(rsrc, lds, i32_const(op.bytes), byte_offset, zero, zero, zero)
-    op.operation.erase()
-    return True
-
-
-# ----------------------------------------------------------------------------
-# Families without buffer descriptors (NVIDIA): loads through a pointer under the validity (module docstring).
-
-
-def lower_pointer_load(op) -> bool:
-    result = op.operation.results[0]
-    element = op.mem.type.element_type
-    elem_bytes = element_bytes(element)
-    paged = op.page_ptr is not None
-    if not paged and (why := unsupported_dense(op.mem.type)):
-        op.location.emit_error(f"'rock.global_load' op {why}")
-        return False
-    i64 = ir.IntegerType.get_signless(64)
-    with op.location, ir.InsertionPoint(op):
-        if paged:
-            base, element_offset = op.page_ptr, arith.index_cast(i64, op.indices[0])
-        else:
-            base = arith.index_cast(i64, memref.extract_aligned_pointer_as_index(op.mem))
-            element_offset = row_major_offset64(op.indices, list(op.mem.type.shape))
-        address = arith.addi(base, arith.muli(element_offset, arith.constant(i64, elem_bytes)))
-        if op.valid is None:
-            value = load_pointer_split(address, result.type, element)
-        else:
-            guard = scf.IfOp(op.valid, [result.type], has_else=True)
-            with ir.InsertionPoint(guard.then_block):
-                scf.YieldOp([load_pointer_split(address, result.type, element)])
-            with ir.InsertionPoint(guard.else_block):
-                scf.YieldOp([arith.constant(result.type, zero_value(result.type, element))])
-            value = guard.results[0]
-    result.replace_all_uses_with(value)
-    op.operation.erase()
-    return True
-
-
-def row_major_offset64(indices: list[ir.Value], shape: list[int]) -> ir.Value:
-    """The row-major element offset of ``indices`` as i64 (an index of 32 bits would wrap on a large buffer)."""
-    i64 = ir.IntegerType.get_signless(64)
-    offset = None
-    for index, extent in zip(indices, shape):
-        wide = arith.index_cast(i64, index)
-        offset = wide if offset is None else arith.addi(arith.muli(offset, arith.constant(i64, extent)), wide)
-    return offset if offset is not None else arith.constant(i64, 0)
-
-
-def zero_value(type_: ir.Type, element: ir.Type) -> ir.Attribute:
-    if isinstance(type_, ir.VectorType):
-        return ir.DenseElementsAttr.get_splat(type_, zero_attr(element))
-    return zero_attr(element)
-
-
-def load_pointer_split(address: ir.Value, type_: ir.Type, element: ir.Type) -> ir.Value:
-    """Load ``type_`` from the i64 global ``address`` in aligned pieces of at most 128 bits."""
-    lanes = type_.shape[0] if isinstance(type_, ir.VectorType) else 1
-    elem_bytes = element_bytes(element)
-    lanes_per_load = max(1, min(lanes, MAX_LOAD_BYTES // elem_bytes))
-    i64 = ir.IntegerType.get_signless(64)
-    pointer_type = ir.Type.parse("!llvm.ptr<1>")
-    pieces = []
-    for first_lane in range(0, lanes, lanes_per_load):
-        at = address if first_lane == 0 else arith.addi(address, arith.constant(i64, first_lane * elem_bytes))
-        piece_bytes = lanes_per_load * elem_bytes
-        raw = llvm.load(word_type(piece_bytes), llvm.inttoptr(pointer_type, at), alignment=piece_bytes)
-        pieces.append(reinterpret(raw, lanes_per_load, element))
-    return joined(pieces, type_, element, lanes_per_load)
-
-
-def lower_global_load_lds_cp_async(op, wave: int) -> bool:
-    """``rock.global_load_lds`` -> ``nvvm.cp.async.shared.global`` per lane (module docstring)."""
-    i32, i64, index = ir.IntegerType.get_signless(32), ir.IntegerType.get_signless(64), ir.IndexType.get()
-    elem_bytes = element_bytes(op.dest.type.element_type)
-    page_bytes = op.page_size * elem_bytes
-    with op.location, ir.InsertionPoint(op):
-        offset = arith.muli(arith.index_cast(i64, op.offset), arith.constant(i64, elem_bytes))
-        inside = arith.cmpi(arith.CmpIPredicate.ule, offset, arith.constant(i64, page_bytes - op.bytes))
-        valid = inside if op.valid is None else arith.andi(op.valid, inside)
-        source = arith.select(valid, arith.addi(op.page_ptr, offset), arith.constant(i64, 0))
-        lane = arith.remui(rock.workitem_id(index), arith.constant(index, wave))
-        element = arith.addi(op.dest_offset, arith.muli(lane, arith.constant(index, op.bytes // elem_bytes)))
-        at = arith.addi(memref.extract_aligned_pointer_as_index(op.dest), arith.muli(element, arith.constant(index, elem_bytes)))
-        target = llvm.inttoptr(ir.Type.parse("!llvm.ptr<3>"), arith.index_cast(i32, at))
-        size = arith.select(valid, i32_const(op.bytes), i32_const(0))
-        nvvm.cp_async_shared_global(target, llvm.inttoptr(ir.Type.parse("!llvm.ptr<1>"), source), op.bytes,
-                                    ir.Attribute.parse("#nvvm<load_cache_modifier cg>"), cp_size=size)
     op.operation.erase()
     return True

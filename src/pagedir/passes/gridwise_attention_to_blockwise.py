@@ -54,7 +54,7 @@ Scores are base-2 (log2(e) folded into the scale), so the softmax is ``exp2``.
 A running max of ``-inf`` (nothing seen yet) is replaced by 0 before it is
 subtracted, so empty rows give ``alpha = p = 0`` rather than NaN.
 
-Loops. On chips and types with a matrix form (blockwise_gemm.problem_matrix_instruction) the
+Loops. On chips and types with a matrix form (matrix_tiles.problem_matrix_instruction) the
 loop runs on the matrix cores (:class:`pagedir.passes.blockwise_gemm.MatrixLoop`), else on the
 VALU (:class:`pagedir.passes.valu_loop.ValuLoop`); both ask this pass's Builder for the tile
 loads, the scores' variants and masks, and hand its epilogue the chunks they end with. Without
@@ -94,11 +94,10 @@ from pagedir.page_sources import source_of
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
 from pagedir.targets import family_of
 from pagedir.dialect.types import element_bytes
-from pagedir.passes.blockwise_gemm import (MatrixInstruction, MatrixLoop, problem_matrix_instruction, tile_swizzle,
-                                           transposed_v, transposed_v_layout)
-from pagedir.passes.blockwise_load import DMA_WIDTHS
-from pagedir.passes.mma_sync_loop import MmaSyncLoop, ldmatrix_swizzle
+from pagedir.passes.blockwise_gemm import MatrixLoop
+from pagedir.passes.families import lowering_of
 from pagedir.passes.ir_utils import LOG2_E, apply, divided, f32_const, find_ops, index_const, lds_view, splat
+from pagedir.passes.matrix_tiles import MatrixInstruction, problem_matrix_instruction, transposed_v, transposed_v_layout
 from pagedir.passes.split_combine import (RowOf, add_workspace_argument, build_combine_kernel, offset, workspace_lse_base,
                                           workspace_parts)
 from pagedir.passes.valu_loop import ValuLoop
@@ -246,8 +245,10 @@ def lower_gridwise(op, func: ir.Operation, chip=None, swizzle: bool = False, dma
         joined.append(type(variant).of({**values, **numbers}))
     workspace = add_workspace_argument(func, plan, op.location) if plan.splits != 1 else None
     matrix = problem_matrix_instruction(chip, p, block, m, n)
+    # the loop on the family's matrix cores (FamilyLowering.matrix_loop: MatrixLoop, NVIDIA's MmaSyncLoop)
+    loop = None if matrix is None else lowering_of(chip).matrix_loop
     with op.location, ir.InsertionPoint(op):
-        builder = Builder(plan, op, workspace, matrix, swizzle, dma)
+        builder = Builder(plan, op, workspace, matrix, swizzle, dma, loop)
         builder.build()
     # rock-pipeline moves PagePtrLoad and GlobalRead of the next tile ahead, or with direct-to-LDS loads
     # (GlobalToLDS stages) issues each tile's copies during the other tile's math where the family's waits
@@ -263,14 +264,10 @@ def lower_gridwise(op, func: ir.Operation, chip=None, swizzle: bool = False, dma
 
 def direct_loads_pipelined(op, p: AttentionProblem, plan: Plan, chip) -> bool:
     """Whether rock-pipeline may issue the direct-to-LDS K and V tiles during each other's math: the family's
-    waits let the copies overlap it (TargetFamily.pipelined_direct_loads), AMD's copies take 16 bytes a lane
-    (gfx950: with the dword form of gfx90a and gfx942 the pipelined loop's four times as many copies and its
-    VGPRs cost more than the overlap gains, docs/measurements.md) and both tiles, with their page pointers, fit
-    the chip's LDS together (they no longer share bytes); a remark says why not where they do not."""
-    family = family_of(chip)
-    if not family.pipelined_direct_loads:
-        return False
-    if family.direct_to_lds == "buffer" and DMA_WIDTHS[0] not in chip.lds_dma_sizes:
+    waits let the copies overlap it (TargetFamily.pipelined_direct_loads), the copies pay for it on the chip
+    (FamilyLowering.direct_copies_pipelined: AMD's take 16 bytes a lane, gfx950) and both tiles, with their page
+    pointers, fit the chip's LDS together (they no longer share bytes); a remark says why not where they do not."""
+    if not family_of(chip).pipelined_direct_loads or not lowering_of(chip).direct_copies_pipelined(chip):
         return False
     tile = plan.n * p.head_dim * element_bytes(p.kv_type)
     pointers = 8 * (math.ceil(tile // element_bytes(p.kv_type) / p.page_elements) + 1) if p.page_elements else 0
@@ -347,13 +344,14 @@ class Builder:
     """Emits the blockwise kernel for one gridwise op at the current insertion point."""
 
     def __init__(self, plan: Plan, op, workspace: ir.Value | None = None, matrix: MatrixInstruction | None = None,
-                 swizzle: bool = False, dma: bool = False):
+                 swizzle: bool = False, dma: bool = False, loop: type[MatrixLoop] | None = None):
         self.plan = plan
-        self.swizzle = swizzle  # the matrix loop's tiles swizzled in LDS (blockwise_gemm.tile_swizzle)
+        self.swizzle = swizzle  # the matrix loop's tiles swizzled in LDS (matrix_tiles.tile_swizzle)
         self.dma = dma  # the matrix loop's K/V tiles loaded straight into LDS where they can be
         self.op = op
         self.workspace = workspace
         self.matrix = matrix  # the MFMA form of both products (blockwise_gemm), None: the VALU loop
+        self.loop = loop  # the loop class on the matrix cores (with ``matrix``)
         self.f32 = ir.F32Type.get()
         self.index = ir.IndexType.get()
 
@@ -364,13 +362,12 @@ class Builder:
         self.tid = rock.workitem_id(self.index)
         self.b, self.h, self.qt = self.workgroup_coordinates()
         # With lds_swizzle the matrix loop's tiles are stored with swizzled rows, for conflict-free reads
-        # (blockwise_gemm.tile_swizzle; it costs VGPRs for the swizzled addresses: not the default).
+        # (the loop's tile_swizzles: matrix_tiles.tile_swizzle, ldmatrix's rows on NVIDIA; it costs VGPRs for the
+        # swizzled addresses: not the default).
         self.q_swizzle = self.k_swizzle = self.v_swizzle = None
-        if self.matrix is not None and self.swizzle and self.matrix.form.warp_mma:  # ldmatrix's rows
-            self.q_swizzle = self.k_swizzle = self.v_swizzle = ldmatrix_swizzle(p.head_dim, element_bytes(p.element))
-        elif self.matrix is not None and self.swizzle:
-            self.q_swizzle, self.k_swizzle, self.v_swizzle = (
-                tile_swizzle(self.matrix, w, p.head_dim, element_bytes(p.element)) for w in "qkv")
+        if self.matrix is not None and self.swizzle:
+            self.q_swizzle, self.k_swizzle, self.v_swizzle = self.loop.tile_swizzles(self.matrix, p.head_dim,
+                                                                                     element_bytes(p.element))
         q_tile = lds_view([p.group, plan.positions, p.head_dim], p.element)
         self.load_q(q_tile)
         self.q_rows = reinterpret(q_tile, [plan.m, p.head_dim])
@@ -379,7 +376,7 @@ class Builder:
         # * a D-major V pool (vLLM's paged-attention value cache) on any matrix core: the keys in their order,
         #   each 16-byte load along the tokens one LDS store, its 16-byte chunks xor-ed with the row; the
         #   products' key steps read it (blockwise_gemm.MatrixLoop.transposed_values);
-        # * otherwise CDNA f16/bf16 loops with hidden keys (blockwise_gemm.transposed_v, "V stored
+        # * otherwise CDNA f16/bf16 loops with hidden keys (matrix_tiles.transposed_v, "V stored
         #   transposed"): the keys reordered so that a lane's 4 S keys of all blocks are one run, loaded along
         #   D through a 7-D view of the tile.
         # They stay two: the second layout puts the 8 consecutive tokens of one 16-byte pool load in two runs
@@ -387,14 +384,14 @@ class Builder:
         # loads; and it is laid out for 4 keys a lane of 16-bit elements, where the pool needs V^T on every
         # matrix core (WMMA's 8 or 16 keys a lane, f32's 16x16x4, fp8 caches).
         # (NVIDIA's mma.sync loop reads V with ldmatrix .trans from [N, D]: the loads store each token at its row.)
-        self.v_pool_transposed = (self.matrix is not None and not self.matrix.form.warp_mma
+        self.v_pool_transposed = (self.matrix is not None and self.loop.reads_v_transposed
                                   and values_along_tokens(self.op.v))
         self.v_layout = None
         if self.v_pool_transposed:  # 16-byte chunks of a row xor the row: 8 lanes reading 8 rows hit 8 chunks' banks
             chunk = max(1, 16 // element_bytes(p.kv_type))
             self.v_swizzle = (chunk, 1, math.gcd(8, max(1, plan.n // chunk)), 1)
             self.v_tile = lds_view([p.head_dim, plan.n], p.kv_type)
-        elif self.matrix is not None and transposed_v(self.matrix, plan.keys.hides_keys, self.swizzle, self.dma,
+        elif self.matrix is not None and self.loop.reads_v_transposed and transposed_v(self.matrix, plan.keys.hides_keys, self.swizzle, self.dma,
                                                       p.kv_type == p.element, element_bytes(p.element) * 8):
             # read as rows of V^T, loaded through a 7-D view of the same bytes
             self.v_layout = layout = transposed_v_layout(p.head_dim, plan.n, self.matrix.slices,
@@ -419,8 +416,7 @@ class Builder:
         first = self.after_window_start(first)
         places = None  # the output chunks are this thread's chunks of the VALU layout (chunk_position)
         if self.matrix is not None:
-            loop = MmaSyncLoop if self.matrix.form.warp_mma else MatrixLoop
-            final, places = loop(self, self.matrix).run(first, end)
+            final, places = self.loop(self, self.matrix).run(first, end)
         else:
             final = ValuLoop(self).run(first, end)
         if self.workspace is None:

@@ -18,8 +18,10 @@ import numpy as np
 from mlir.dialects import affine, arith, memref, vector
 
 from pagedir.arch import kernel_chip_or_none
+from pagedir.dialect.types import strides_and_offset
 from pagedir.page_sources.base import index_const  # noqa: F401 (the passes' helper, defined with the page sources)
 from pagedir.passes.base import kernel_functions
+from pagedir.targets import FAMILIES
 from pagedir.variants import LOG2_E  # noqa: F401 (the kernels' base-2 scores: declared with the variants)
 
 if TYPE_CHECKING:
@@ -280,8 +282,8 @@ def pages_uniform(form: LinearForm, tile_shape: list[int], vector_dim: int, vect
 
 #: Ops whose result differs between the lanes of a wave.
 _LANE_IDS = frozenset({"rock.workitem_id", "gpu.thread_id", "gpu.lane_id"})
-#: Ops whose result is the same for every lane of a wave whatever their operands are.
-_WAVE_UNIFORM = frozenset({"rocdl.readfirstlane", "rocdl.readlane"})
+#: Ops whose result is the same for every lane of a wave whatever their operands are (each family's).
+_WAVE_UNIFORM = frozenset().union(*(family.wave_uniform_ops for family in FAMILIES.values()))
 
 
 def varies_across_lanes(value: ir.Value) -> bool:
@@ -351,3 +353,56 @@ def remark(op: ir.Operation, message: str) -> None:
     file, line, col = file_position(op.location)
     where = f"{file}:{line}:{col}" if file else "<unknown>"
     print(f"{where}: remark: {message}", file=sys.stderr)
+
+
+# ----------------------------------------------------------------------------
+# Loads of rock.global_load (rock-buffer-load and the families' own lowerings: pagedir.passes.families).
+
+
+def unsupported_dense(type_: ir.MemRefType) -> str | None:
+    if any(type_.is_dynamic_dim(i) for i in range(1, type_.rank)):
+        return f"needs a static shape (but for the leading dim) for a buffer load, got {type_}"
+    expected, running = [], 1
+    for extent in reversed(type_.shape):
+        expected.append(running)
+        running *= extent
+    if strides_and_offset(type_) != (expected[::-1], 0):
+        return f"needs an identity layout for a buffer load, got {type_}"
+    return None
+
+
+def word_type(num_bytes: int) -> ir.Type:
+    """What the hardware load returns for ``num_bytes``: i32 words, or i16/i8 below a word."""
+    if num_bytes >= 4:
+        words = num_bytes // 4
+        i32 = ir.IntegerType.get_signless(32)
+        return ir.VectorType.get([words], i32) if words > 1 else i32
+    return ir.IntegerType.get_signless(8 * num_bytes)
+
+
+def zero_attr(element: ir.Type) -> ir.Attribute:
+    if isinstance(element, ir.IntegerType):
+        return ir.IntegerAttr.get(element, 0)
+    return ir.FloatAttr.get(element, 0.0)
+
+
+def joined(pieces: list[ir.Value], type_: ir.Type, element: ir.Type, lanes_per_piece: int) -> ir.Value:
+    """The vector ``type_`` made of ``pieces`` (each ``lanes_per_piece`` lanes) side by side."""
+    if len(pieces) == 1:
+        return pieces[0]
+    result = arith.constant(type_, ir.DenseElementsAttr.get_splat(type_, zero_attr(element)))
+    for index, piece in enumerate(pieces):
+        result = vector.insert_strided_slice(piece, result, [index * lanes_per_piece], [1])
+    return result
+
+
+def as_elements(raw: ir.Value, lanes: int, element: ir.Type) -> ir.Value:
+    """Bitcast the loaded words to ``lanes`` elements (a scalar when ``lanes == 1``)."""
+    target = ir.VectorType.get([lanes], element) if lanes > 1 else element
+    if raw.type == target:
+        return raw
+    if lanes == 1:
+        return arith.bitcast(target, raw)
+    if not isinstance(raw.type, ir.VectorType):
+        raw = vector.from_elements(ir.VectorType.get([1], raw.type), [raw])
+    return vector.bitcast(target, raw)

@@ -115,6 +115,7 @@ from pagedir.dialect.effects import WRITE, UnknownEffects, accesses, is_view, me
 from pagedir.dialect.types import memory_space
 from pagedir.passes.base import Pass, kernel_functions
 from pagedir.passes.ir_utils import find_ops, index_const
+from pagedir.targets import FAMILIES
 
 DEPTH_ATTR = "rock.pipeline_depth"
 DONE_ATTR = "rock.pipelined"
@@ -125,8 +126,8 @@ LAST_ISSUE_STAGE = "GlobalRead"
 #: a barrier, which rock-pipeline splits off into a ``LDSWait`` stage of its own.
 DMA_STAGE = "GlobalToLDS"
 WAIT_STAGE = "LDSWait"
-#: The ops that wait for a wave's (thread's) direct-to-LDS copies.
-DMA_WAITS = frozenset({"rocdl.s.waitcnt", "nvvm.cp.async.wait.group"})
+#: The ops that wait for a wave's (thread's) direct-to-LDS copies: each family's (``TargetFamily.dma_waits``).
+DMA_WAITS = frozenset().union(*(family.dma_waits for family in FAMILIES.values()))
 MAX_DEPTH = 2
 
 

@@ -86,7 +86,7 @@ from dataclasses import dataclass
 
 import mlir.ir as ir
 import numpy as np
-from mlir.dialects import affine, arith, memref, rocdl, scf, vector
+from mlir.dialects import affine, arith, memref, scf, vector
 
 from pagedir.dialect import rock
 from pagedir.dialect.ops_core import UNIFORM_PAGE_PTR_ATTR
@@ -109,7 +109,7 @@ from pagedir.passes.ir_utils import (
     vector_coords,
     vector_offsets,
 )
-from pagedir.targets import family_of
+from pagedir.targets import TargetFamily, family_of
 
 
 @dataclass(frozen=True)
@@ -125,10 +125,10 @@ class ThreadwiseLoweringPass(Pass):
 
     def run(self, module: ir.Operation) -> bool:
         return lower_kernel_ops(module, self.options.arch, "rock.threadwise_read_into",
-                                lambda op, chip: lower_read_into(op, chip.wave_size, family_of(chip).scalar_unit))
+                                lambda op, chip: lower_read_into(op, chip.wave_size, family_of(chip)))
 
 
-def lower_read_into(op, wave_size: int, scalar_unit: bool = True) -> bool:
+def lower_read_into(op, wave_size: int, family: TargetFamily) -> bool:
     paged = op.page_size is not None
     if paged and op.page_size % op.vector_len:
         op.location.emit_error(
@@ -146,22 +146,22 @@ def lower_read_into(op, wave_size: int, scalar_unit: bool = True) -> bool:
     uniform = paged and not per_wave and pages_uniform_per_wave(op, wave_size)
     with op.location, ir.InsertionPoint(op):
         if not per_wave:
-            emit_rows(op, None, lambda coords, _: emit_paged_load(op, coords, uniform) if paged else emit_dense_load(op, coords))
+            emit_rows(op, None, lambda coords, _: emit_paged_load(op, coords, uniform, family) if paged else emit_dense_load(op, coords))
         else:
             with ir.InsertionPoint.at_block_begin(enclosing_function(op.operation).regions[0].blocks[0]):  # loop-invariant; LLVM does not hoist a readfirstlane
-                wave_first = first_lane_of_wave(rock.workitem_id(ir.IndexType.get()), op.wave_size, scalar_unit)
+                wave_first = first_lane_of_wave(rock.workitem_id(ir.IndexType.get()), op.wave_size, family)
             row_pages = wave_row_pages(op, wave_first)
             rows = op.dest.type.shape[0]
             span = wave_page_span(op)
             if span is not None:
-                emit_adjacent_or_per_page(op, row_pages, span, wave_first, scalar_unit)
+                emit_adjacent_or_per_page(op, row_pages, span, wave_first, family)
             elif rows <= MAX_GROUPED_ROWS:  # every row's table read issued at once
                 pages = [(page_address(op, row), page_live(op, row))
-                         for row in read_row_pages(op, row_pages, rows, wave_first, scalar_unit)]
-                emit_rows(op, pages, lambda coords, page: emit_wave_paged_load(op, coords, *page))
+                         for row in read_row_pages(op, row_pages, rows, wave_first, family)]
+                emit_rows(op, pages, lambda coords, page: emit_wave_paged_load(op, coords, family, *page))
             else:
                 per_page = lambda row: wave_page_pointer(op, row_pages(row)[0])  # noqa: E731
-                emit_rows(op, per_page, lambda coords, pointer: emit_wave_paged_load(op, coords, pointer))
+                emit_rows(op, per_page, lambda coords, pointer: emit_wave_paged_load(op, coords, family, pointer))
     op.operation.erase()
     return True
 
@@ -280,7 +280,7 @@ def valid_uniform_per_wave(op) -> bool:
     return bool((along.reshape(-1, group) == along.reshape(-1, group)[:, :1]).all())
 
 
-def masked_load(op, coords: list[ir.Value], load: ir.Value) -> ir.Value:
+def masked_load(op, coords: list[ir.Value], load: ir.Value, family: TargetFamily) -> ir.Value:
     """``load`` with each point the op's ``valid`` excludes set to 0 (a stale slot may hold NaN).
 
     Each result of ``valid`` is linear along the vector, so the valid points are an interval ``[lo, hi)``
@@ -297,7 +297,7 @@ def masked_load(op, coords: list[ir.Value], load: ir.Value) -> ir.Value:
     for expr in op.valid.results:
         first = arith.index_cast(i32, affine.apply(ir.AffineMap.get(op.valid.n_dims, 0, [expr]), [*op.indices, *coords]))
         if uniform:  # the same for the wave's lanes: the masks are scalar code
-            first = rocdl.readfirstlane(i32, first)
+            first = family.wave_uniform(first)
         slope = linear_form(expr, len(op.indices), len(op.tile_shape)).tile_coeffs[op.vector_dim]  # linear: checked
         if slope < 0:  # first + i * slope >= 0  <=>  i < first floordiv -slope + 1
             steps = first if slope == -1 else arith.floordivsi(first, arith.constant(i32, -slope))
@@ -341,7 +341,7 @@ def masked_load(op, coords: list[ir.Value], load: ir.Value) -> ir.Value:
     return vector.bitcast(load.type, kept)
 
 
-def emit_paged_load(op, coords: list[ir.Value], uniform: bool) -> ir.Value:
+def emit_paged_load(op, coords: list[ir.Value], uniform: bool, family: TargetFamily) -> ir.Value:
     page_size = op.page_size
     flat = apply_result(op, 1, coords)
     page = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), page_size)]), [flat])
@@ -360,7 +360,7 @@ def emit_paged_load(op, coords: list[ir.Value], uniform: bool) -> ir.Value:
     load = rock.global_load(result_type(op), op.source, [offset], valid, ptr, page_size=page_size)
     if uniform:
         load.owner.attributes[UNIFORM_PAGE_PTR_ATTR] = ir.UnitAttr.get()
-    return masked_load(op, coords, load)
+    return masked_load(op, coords, load, family)
 
 
 def in_page_offset(flat: ir.Value, page_size: int) -> ir.Value:
@@ -368,17 +368,14 @@ def in_page_offset(flat: ir.Value, page_size: int) -> ir.Value:
     return affine.apply(ir.AffineMap.get(1, 0, [ir.AffineDimExpr.get(0) % page_size]), [flat])
 
 
-def first_lane_of_wave(tid: ir.Value, wave_size: int, scalar_unit: bool = True) -> ir.Value:
-    """``(tid floordiv wave_size) * wave_size`` made wave-uniform (one ``readfirstlane`` of the wave's
-    index, loop-invariant): what is computed from it stays in scalar registers, so LLVM reads the
-    page table with scalar loads. Without a scalar unit (NVIDIA) the value as it is: every lane of a
-    warp computes the same table address, and the loads of a warp to one address are one request."""
-    i32 = ir.IntegerType.get_signless(32)
+def first_lane_of_wave(tid: ir.Value, wave_size: int, family: TargetFamily) -> ir.Value:
+    """``(tid floordiv wave_size) * wave_size`` made wave-uniform (the family's :meth:`~pagedir.targets.TargetFamily.wave_uniform`
+    of the wave's index, loop-invariant: on AMD one ``readfirstlane``): what is computed from it stays in scalar
+    registers, so LLVM reads the page table with scalar loads. Without a scalar unit (NVIDIA) the value as it
+    is: every lane of a warp computes the same table address, and the loads of a warp to one address are one
+    request."""
     wave = affine.apply(ir.AffineMap.get(1, 0, [ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), wave_size)]), [tid])
-    if not scalar_unit:
-        return arith.muli(wave, index_const(wave_size))
-    uniform = rocdl.readfirstlane(i32, arith.index_cast(i32, wave))
-    return arith.muli(arith.index_castui(ir.IndexType.get(), uniform), index_const(wave_size))
+    return arith.muli(family.wave_uniform(wave), index_const(wave_size))
 
 
 def wave_page(op, wave_first: ir.Value, row: ir.Value) -> tuple[tuple[ir.Value, ir.Value], ir.Value]:
@@ -482,7 +479,7 @@ class RowPage:
     entry: object
 
 
-def read_row_pages(op, row_pages, rows: int, wave_first: ir.Value, scalar_unit: bool = True) -> list[RowPage]:
+def read_row_pages(op, row_pages, rows: int, wave_first: ir.Value, family: TargetFamily) -> list[RowPage]:
     """The :class:`RowPage` of each of the wave's ``rows``, every table read issued after all the index
     arithmetic and before any use: one wait on the wave's scalar loads per tile, not one per row. Pages in
     32 bits (a sequence's pages are counted by i32 table sizes; a row is at most a few tiles past them)."""
@@ -500,18 +497,18 @@ def read_row_pages(op, row_pages, rows: int, wave_first: ir.Value, scalar_unit: 
         else:
             clamped = arith.select(in_table, page32, arith.constant(i32, 0))
         places.append((batch, in_table, clamped))
-    # the lanes' division needs readlane into scalar registers; without a scalar unit each row divides its own
-    divide = form.divides_pages_across_lanes and scalar_unit
-    heads_slots = lane_divided_pages(op, row_pages, rows, wave_first, count) if divide else None
+    # the lanes' division reads each lane's quotient into scalar registers; without a scalar unit each row divides its own
+    divide = form.divides_pages_across_lanes and family.scalar_unit
+    heads_slots = lane_divided_pages(op, row_pages, rows, wave_first, count, family) if divide else None
     entries = form.read_entries([(batch, clamped) for batch, _, clamped in places], heads_slots)
     return [RowPage(in_table, entry) for (_, in_table, _), entry in zip(places, entries)]
 
 
-def lane_divided_pages(op, row_pages, rows: int, wave_first: ir.Value, count: ir.Value):
+def lane_divided_pages(op, row_pages, rows: int, wave_first: ir.Value, count: ir.Value, family: TargetFamily):
     """Each row's (head, slot) of a form that divides pages by a slot count known only at run time
     (:attr:`pagedir.page_sources.PageSource.divides_pages_across_lanes`), divided by the lanes at once: lane
     ``r`` divides row ``r``'s page (clamped into the table) and each row reads its lane's quotient and
-    remainder (``readlane``), where the wave would divide row after row in scalar code (a 32-bit division
+    remainder (:meth:`~pagedir.targets.TargetFamily.read_lane`: AMD's ``readlane``), where the wave would divide row after row in scalar code (a 32-bit division
     by a run-time value is a dozen instructions). None for rows not evenly apart."""
     step = row_page_step(op)
     if step is None or rows > op.wave_size:
@@ -524,8 +521,7 @@ def lane_divided_pages(op, row_pages, rows: int, wave_first: ir.Value, count: ir
     clamped = arith.select(arith.cmpi(arith.CmpIPredicate.ult, page, count), page, arith.constant(i32, 0))
     slots = source_of(op.source).slots_per_sequence()
     head, block_slot = arith.divui(clamped, slots), arith.remui(clamped, slots)
-    return [(rocdl.readlane(i32, head, arith.constant(i32, r)), rocdl.readlane(i32, block_slot, arith.constant(i32, r)))
-            for r in range(rows)]
+    return [(family.read_lane(head, r), family.read_lane(block_slot, r)) for r in range(rows)]
 
 
 def page_address(op, row: RowPage) -> ir.Value:
@@ -539,7 +535,8 @@ def page_live(op, row: RowPage) -> ir.Value:
     return source_of(op.source).entry_live(row.in_table, row.entry)
 
 
-def emit_wave_paged_load(op, coords: list[ir.Value], pointer: ir.Value, live: ir.Value | None = None) -> ir.Value:
+def emit_wave_paged_load(op, coords: list[ir.Value], family: TargetFamily, pointer: ir.Value,
+                         live: ir.Value | None = None) -> ir.Value:
     """A paged load through the wave's page pointer: the element offset of the lane's vector in that page;
     valid where ``live`` (default: the pointer is not null) and the op's ``valid``."""
     offset = in_page_offset(apply_result(op, 1, coords), op.page_size)
@@ -547,7 +544,8 @@ def emit_wave_paged_load(op, coords: list[ir.Value], pointer: ir.Value, live: ir
         live = arith.cmpi(arith.CmpIPredicate.ne, pointer, arith.constant(ir.IntegerType.get_signless(64), 0))
     valid = with_op_validity(op, coords, live)
     offset, page_size = source_of(op.source).page_offset(offset, op.page_size)
-    return masked_load(op, coords, rock.global_load(result_type(op), op.source, [offset], valid, pointer, page_size=page_size))
+    return masked_load(op, coords, rock.global_load(result_type(op), op.source, [offset], valid, pointer, page_size=page_size),
+                       family)
 
 
 # ----------------------------------------------------------------------------
@@ -575,14 +573,14 @@ def wave_page_span(op) -> int | None:
     return span if fits_u32(run_bytes + MAX_LOAD_BYTES - 1) else None
 
 
-def emit_adjacent_or_per_page(op, row_pages, span: int, wave_first: ir.Value, scalar_unit: bool = True) -> None:
+def emit_adjacent_or_per_page(op, row_pages, span: int, wave_first: ir.Value, family: TargetFamily) -> None:
     """Each wave reads every row's table entry at once and checks whether the pages lie back to back in
     memory (:func:`pages_adjacent`); then it reads them through the first row's pointer (one descriptor,
     offsets from its page), else page by page, computing the other rows' addresses only there. A uniform
     branch: block tables do not promise adjacency, so the choice is made at run time; both read the same
     elements."""
     stride, extent = source_of(op.source).page_stride_and_extent(op.page_size)
-    read = read_row_pages(op, row_pages, op.dest.type.shape[0], wave_first, scalar_unit)
+    read = read_row_pages(op, row_pages, op.dest.type.shape[0], wave_first, family)
     first_ptr = page_address(op, read[0])
     choice = scf.IfOp(pages_adjacent(op, read, first_ptr), has_else=True)
     with ir.InsertionPoint(choice.then_block):  # each lane's offset: its row-0 offset in the page, plus whole pages
@@ -596,13 +594,13 @@ def emit_adjacent_or_per_page(op, row_pages, span: int, wave_first: ir.Value, sc
             offset = affine.apply(pages_apart, [in_page, row])
             return masked_load(op, coords, rock.global_load(result_type(op), op.source, [offset],
                                                             with_op_validity(op, coords, None), first_ptr,
-                                                            page_size=(span - 1) * stride + extent))
+                                                            page_size=(span - 1) * stride + extent), family)
 
         emit_rows(op, lambda row: row, load)
         scf.YieldOp([])
     with ir.InsertionPoint(choice.else_block):
         pages = [(first_ptr if r == 0 else page_address(op, row), page_live(op, row)) for r, row in enumerate(read)]
-        emit_rows(op, pages, lambda coords, page: emit_wave_paged_load(op, coords, *page))
+        emit_rows(op, pages, lambda coords, page: emit_wave_paged_load(op, coords, family, *page))
         scf.YieldOp([])
 
 

@@ -2,7 +2,9 @@
 (what it decides: :mod:`pagedir.targets.base`), chosen by the chip table's ``Chip.family``.
 
 Adding a family: its module here (a subclass of ``TargetFamily``, or of ``AmdFamily`` for an AMD one),
-its line in :data:`FAMILIES`, and its chips' rows in :data:`pagedir.arch.CHIPS`.
+its line in :data:`FAMILIES`, and its chips' rows in :data:`pagedir.arch.CHIPS`; where the passes lower
+something its own way (a matrix loop, page loads, direct-to-LDS copies), its module in
+:mod:`pagedir.passes.families`, which its ``lowering_module`` names.
 """
 
 from __future__ import annotations

@@ -12,7 +12,13 @@ between families, rather than between chips, is asked of the family (:func:`page
   plain pointers, as NVIDIA's ``ld.global`` / ``cp.async`` do), the interpreter's model of the
   descriptor (:meth:`TargetFamily.descriptor_error`, :meth:`TargetFamily.components_in_range`),
   and the encoding of the wait for direct-to-LDS loads (:attr:`TargetFamily.waitcnt_encoding`);
-  the sizes of the direct-to-LDS loads are a chip column (``Chip.lds_dma_sizes``);
+  the sizes of the direct-to-LDS loads are a chip column (``Chip.lds_dma_sizes``), the ops that wait for
+  them :attr:`TargetFamily.dma_waits`;
+* wave-uniform values: whether the family has a scalar unit, how a value the same in every lane is kept
+  (:meth:`TargetFamily.wave_uniform`, :meth:`TargetFamily.read_lane`) and which ops give one;
+* what the passes lower the family's own way (its flash loop, page loads, direct-to-LDS copies): the
+  module of :mod:`pagedir.passes.families` named by :attr:`TargetFamily.lowering_module`, at the passes'
+  layer since it builds on their helpers (a leaf cannot import them);
 * occupancy: whether SGPRs limit the waves per SIMD (:meth:`TargetFamily.waves_by_sgprs`);
 * the backend: the upstream lowering and its chipset option (:meth:`TargetFamily.lowering_passes`),
   the dialects a lowered kernel may hold, the LLVM triple (whose data layout the lowering attaches),
@@ -51,8 +57,9 @@ class MatrixForm:
     scheme; ``replicated``: every lane holds all ``k`` values of its A row and B column (lanes 16-31
     repeat lanes 0-15) and the accumulator's rows alternate between the two lane halves (gfx11).
     ``max_head_dim``: head dims above it keep the VALU loop (None: no limit). The blockwise loop is
-    written for ``TILE x TILE`` products (MFMA, WMMA); another shape (NVIDIA's ``mma.sync`` m16n8k16)
-    needs its own lane scheme there."""
+    written for ``TILE x TILE`` products (MFMA, WMMA); another shape (NVIDIA's ``mma.sync`` m16n8k16, whose
+    :meth:`product` takes A as 4 and B as 2 two-element registers, C and D as 4 f32) comes with its family's own
+    loop (``FamilyLowering.matrix_loop`` in :mod:`pagedir.passes.families`)."""
 
     k: int
     per_lane: int
@@ -63,9 +70,6 @@ class MatrixForm:
     max_head_dim: int | None = None
     m: int = TILE
     n: int = TILE
-    #: NVIDIA's ``mma.sync`` m16n8k16: the blockwise loop of :mod:`pagedir.passes.mma_sync_loop` (its own
-    #: lane scheme), and :meth:`product` takes A as 4 and B as 2 two-element registers, C and D as 4 f32.
-    warp_mma: bool = False
 
     def product(self, a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
         """``D = A x B + C`` of one tile, emitted at the current insertion point."""
@@ -115,9 +119,18 @@ class TargetFamily:
     waitcnt_encoding: str = ""
     #: Matrix ops (MLIR names) whose lane layout this family defines (the interpreter's dispatch).
     matrix_ops: tuple[str, ...] = ()
-    #: A scalar unit (AMD's SGPRs): wave-uniform values are made so with ``readfirstlane`` / ``readlane``
-    #: so that they live in scalar registers. False (NVIDIA): the lowering emits neither.
-    scalar_unit: bool = True
+    #: A scalar unit (AMD's SGPRs): wave-uniform values are made so (:meth:`wave_uniform`, ``readlane``) so
+    #: that they live in scalar registers. False (NVIDIA): the lowering emits neither.
+    scalar_unit: bool = False
+    #: Ops that wait for the kernel's own direct-to-LDS loads (rock-pipeline splits a tile's copies from
+    #: their wait at the first of them).
+    dma_waits: frozenset[str] = frozenset()
+    #: Ops whose result is the same in every lane of a wave whatever their operands (:meth:`wave_uniform`'s).
+    wave_uniform_ops: frozenset[str] = frozenset()
+    #: The module of :mod:`pagedir.passes.families` that lowers what this family lowers its own way (the
+    #: flash loop's products, page loads, direct-to-LDS copies: ``FamilyLowering``); "": none, the passes'
+    #: own lowering (buffer descriptors, ``buffer ... lds``, the MFMA / WMMA loop).
+    lowering_module: str = ""
     #: f32 math ops (MLIR names) the backend turns into a per-element call of this family's intrinsic instead
     #: of the generic LLVM one (``rock-backend-lower-math``): NVPTX selects no ``llvm.log2``.
     scalar_math_intrinsics: Mapping[str, str] = MappingProxyType({})
@@ -137,6 +150,16 @@ class TargetFamily:
         return None
 
     # --- memory ---------------------------------------------------------------------------
+
+    def wave_uniform(self, value: ir.Value) -> ir.Value:
+        """``value`` (an integer or index, the same in every lane of a wave) as the family keeps wave-uniform
+        values, emitted at the current insertion point: as it is (no scalar unit: nothing to choose)."""
+        return value
+
+    def read_lane(self, value: ir.Value, lane: int) -> ir.Value:
+        """Lane ``lane``'s ``value`` (an i32) for every lane of the wave, in a scalar register (asked only of a
+        family with a scalar unit)."""
+        raise NotImplementedError(f"{self.name} has no scalar unit")
 
     def descriptor_error(self, r: Any) -> str | None:
         """The family's own rules on a raw buffer descriptor (beyond the common ones), or None."""

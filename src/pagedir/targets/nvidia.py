@@ -5,15 +5,17 @@ What differs from the AMD families (:mod:`pagedir.targets.base` lists what a fam
 * memory: no buffer descriptors (``buffer_flags`` None). ``rock-buffer-load`` turns a
   ``rock.global_load`` into 16-byte ``llvm.load``\\s through a global pointer (``ld.global.v4``),
   guarded by the load's validity so that nothing outside the page, the buffer or the sequence is
-  ever addressed (a descriptor's range check gave that on AMD);
+  ever addressed (a descriptor's range check gave that on AMD): the family's lowering in the passes,
+  :mod:`pagedir.passes.families.nvidia` (``lowering_module``);
 * no scalar unit: a value the same in every lane of a warp needs no ``readfirstlane``
   (:attr:`TargetFamily.scalar_unit` False), and the per-lane division of page numbers by a run-time
   slot count (a ``readlane`` per row on AMD) is not used;
 * matrix form: ``mma.sync.aligned.m16n8k16.row.col`` f16 / bf16 -> f32 (``nvvm.mma.sync``), emitted by
-  the blockwise loop of :mod:`pagedir.passes.mma_sync_loop` (its lane scheme: the PTX fragment table of
+  the blockwise loop of :mod:`pagedir.passes.families.mma_sync_loop` (its lane scheme: the PTX fragment table of
   :mod:`pagedir.targets.nvidia_mma`); f32 keeps the VALU loop, and so do head dims above 128;
 * direct global -> LDS loads (``lds_dma``): ``cp.async`` 16 bytes per thread, zero-filled where invalid,
-  then ``cp.async.commit_group`` / ``wait_group 0`` and a barrier (:mod:`pagedir.passes.blockwise_load`);
+  then ``cp.async.commit_group`` / ``wait_group 0`` (``dma_waits``) and a barrier
+  (:mod:`pagedir.passes.families.nvidia`);
 * occupancy: registers are the only per-lane limit (no SGPRs); the chip rows carry CUDA's 1 KiB
   of shared memory reserved per block and the 32 blocks per SM;
 * backend: ``convert-gpu-to-nvvm`` (bare pointers, the index width), the ``nvptx64-nvidia-cuda``
@@ -53,15 +55,16 @@ class Nvidia(TargetFamily):
     # for llvm.log2
     scalar_math_intrinsics = {"math.log2": "llvm.nvvm.lg2.approx.f"}
     data_layout = DATA_LAYOUT
-    scalar_unit = False
     matrix_ops = ("nvvm.mma.sync",)
+    dma_waits = frozenset({"nvvm.cp.async.wait.group"})
+    lowering_module = "nvidia"
 
     def matrix_form(self, chip: Chip, element: ir.Type) -> MatrixForm | None:
         import mlir.ir as ir
 
         if not isinstance(element, (ir.F16Type, ir.BF16Type)):
             return None
-        return MatrixForm(16, 8, 32, self, n=8, warp_mma=True, max_head_dim=MMA_MAX_HEAD_DIM)
+        return MatrixForm(16, 8, 32, self, n=8, max_head_dim=MMA_MAX_HEAD_DIM)
 
     def matrix_product(self, form: MatrixForm, a: list, b: list, c: ir.Value) -> ir.Value:
         """``D = A B + C`` of one m16n8k16 tile: A's 4 and B's 2 registers of two f16 / bf16 values

@@ -36,8 +36,9 @@ from mlir.dialects import arith, gpu, memref, nvgpu, scf, vector
 from mlir.dialects import math as mlir_math
 
 from pagedir.dialect import rock
-from pagedir.passes.blockwise_gemm import EXCHANGE_PAD, MatrixLoop
+from pagedir.passes.blockwise_gemm import MatrixLoop
 from pagedir.passes.ir_utils import index_const, swizzled_column
+from pagedir.passes.matrix_tiles import EXCHANGE_PAD
 
 #: Rows (M), keys (N) and reduced elements (K) of one mma.sync.
 MMA_M, MMA_N, MMA_K = 16, 8, 16
@@ -58,6 +59,13 @@ def ldmatrix_swizzle(head_dim: int, elem_bytes: int) -> tuple[int, int, int, int
 
 class MmaSyncLoop(MatrixLoop):
     """Emits the KV loop and the slice merge for one gridwise op on mma.sync (module docstring)."""
+
+    reads_v_transposed = False  # ldmatrix .trans reads V from [N, D]
+
+    @classmethod
+    def tile_swizzles(cls, instruction, head_dim: int, elem_bytes: int) -> tuple:
+        """ldmatrix's rows, for Q, K and V alike (:func:`ldmatrix_swizzle`)."""
+        return (ldmatrix_swizzle(head_dim, elem_bytes),) * 3
 
     def __init__(self, builder, instruction):
         super().__init__(builder, instruction)
