@@ -505,13 +505,13 @@ class BackendCheckLoweredPass(Pass):
         return check_lowered(module)
 
 
-#: 64-bit index arithmetic that provably fits 32 bits, computed in 32. Upstream LLVM's index math
-#: left the tile positions, the loop counter and the thread-id pieces of the decode kernels in VGPR
-#: pairs (64-bit compares, a zero high word per value kept across the KV loop): make demo's
-#: kernel's registers (docs/measurements.md). Sound by construction (only ranges that fit are
-#: narrowed); the one case LLVM 22.1 narrows wrongly, a right shift by an amount that may reach 32
-#: (llvm/llvm-project#218191), does not occur: the kernels' only 64-bit shift is ``1 << (s & 63)``
-#: of a masked load, whose range does not fit 32 bits.
+#: 64-bit index arithmetic that provably fits 32 bits, computed in 32. LLVM left the key positions,
+#: the loop counter and the thread-id pieces of the decode kernels in VGPR pairs (64-bit compares,
+#: a zero high word per value kept across the KV loop): make demo's kernel's registers
+#: (docs/measurements.md). Sound by construction (only ranges that fit are narrowed); the one case
+#: LLVM 22.1 narrows wrongly, a right shift by an amount that may reach 32 (llvm/llvm-project#218191),
+#: does not occur: the kernels' only 64-bit shift is ``1 << (s & 63)`` of a masked load, whose range
+#: does not fit 32 bits.
 NARROW_INDICES = "arith-int-range-narrowing{int-bitwidths-supported=32}"
 
 
@@ -524,15 +524,18 @@ def backend_pipeline_steps(options: BackendPipelineOptions) -> list[Pass | str]:
     workgroup id ranges (the paged-load kernel in tests/lit/backend gets the same
     registers and 2 more instructions than with 32). ``index-bitwidth=32`` is
     available; memrefs above 2**31-1 elements are refused with it.
-    After ``lower-affine``, each ``gpu.module``'s integer arithmetic whose range analysis proves
-    it fits 32 bits is computed in 32 (``arith-int-range-narrowing``; :data:`NARROW_INDICES`): a
-    value that may pass 32 bits (a page's byte offset in a pool past 4 GiB, a pointer) keeps 64.
+    On families that ask for it (``TargetFamily.narrows_indices``: CDNA), each ``gpu.module``'s
+    integer arithmetic whose range analysis proves it fits 32 bits is then computed in 32, after
+    ``lower-affine`` (:data:`NARROW_INDICES`): a value that may pass 32 bits (a page's byte offset
+    in a pool past 4 GiB, a pointer) keeps 64.
     Kernel memref arguments are bare pointers (one pointer each, as rocMLIR passes them); the
     dynamic sizes of a kernel that serves every batch follow as index arguments
     (:class:`BackendDynamicArgumentsPass`).
     """
     chip = get_chip(options.arch)
-    to_arith, to_llvm = family_of(chip).lowering_passes(chip, options.index_bitwidth)
+    family = family_of(chip)
+    to_arith, to_llvm = family.lowering_passes(chip, options.index_bitwidth)
+    narrow = f"gpu.module({NARROW_INDICES})," if family.narrows_indices else ""
     return [
         BackendPreparePass(options),
         BackendDynamicArgumentsPass(),
@@ -541,7 +544,7 @@ def backend_pipeline_steps(options: BackendPipelineOptions) -> list[Pass | str]:
         BackendLowerMathPass(),
         *([f"gpu.module({to_arith})"] if to_arith else []),  # the family's lowering of arith (fp8 conversions)
         BackendLowerSlicesPass(),
-        f"expand-strided-metadata,lower-affine,gpu.module({NARROW_INDICES}),arith-expand,convert-scf-to-cf",
+        f"expand-strided-metadata,lower-affine,{narrow}arith-expand,convert-scf-to-cf",
         f"gpu.module({','.join(to_llvm)})",
         "reconcile-unrealized-casts",
         BackendCheckLoweredPass(),

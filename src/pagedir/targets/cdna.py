@@ -30,6 +30,9 @@ class Cdna(AmdFamily):
     buffer_flags = BUFFER_FLAGS
     waitcnt_encoding = "gfx9"
     matrix_ops = ("amdgpu.mfma",)
+    # 64-bit key positions, bounds and thread-id pieces (a zero high VGPR each) held across the KV loop cost
+    # the decode kernels their waves; RDNA's WMMA kernels at the 256-VGPR edge spilled with 32-bit ones
+    narrows_indices = True
 
     def matrix_form(self, chip: Chip, element: ir.Type) -> MatrixForm | None:
         import mlir.ir as ir
