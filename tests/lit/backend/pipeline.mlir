@@ -1,7 +1,7 @@
 // rock-backend-pipeline from pagedir-opt: gpu.func kernels to the LLVM dialect with
-// ROCDL, bare-pointer arguments, 64-bit indices (index arithmetic computed in 32 bits where its
-// range provably fits them: a thread's element, not a block id's byte offset), and the chip's wave
-// size recorded.
+// ROCDL, bare-pointer arguments, 64-bit indices (on CDNA, index arithmetic computed in 32 bits where
+// its range provably fits them: a thread's element, not a block id's byte offset), and the chip's
+// wave size recorded.
 // RUN: pagedir-opt %s --pass-pipeline='builtin.module(rock-backend-pipeline{arch=gfx942})' | FileCheck %s
 // RUN: pagedir-opt %s --pass-pipeline='builtin.module(rock-backend-pipeline{arch=gfx1100})' | FileCheck %s --check-prefix=RDNA
 // RUN: not pagedir-opt %s --pass-pipeline='builtin.module(rock-backend-pipeline)' 2>&1 | FileCheck %s --check-prefix=NOARCH
@@ -33,6 +33,9 @@
 // CHECK: llvm.getelementptr {{.*}}[%[[OFF]]] : (!llvm.ptr, i64) -> !llvm.ptr, f16
 
 // RDNA: rock.wave_size = 32 : i64
+// RDNA keeps 64-bit index arithmetic (TargetFamily.narrows_indices): tid * 4 multiplied in 64 bits.
+// RDNA: %[[TID:.*]] = llvm.sext %{{.*}} : i32 to i64
+// RDNA-NEXT: llvm.mul %[[TID]], %{{.*}} : i64
 
 // NOARCH: needs arch=<chip> (e.g. arch=gfx942)
 // BADARCH: unknown chip 'gfx1'; known chips: gfx908
