@@ -14,10 +14,6 @@ class AmdFamily(TargetFamily):
     triple = "amdgcn-amd-amdhsa"
     lowered_dialects = ("llvm", "rocdl")
     code_object = "hsaco"
-    # v_exp_f32 itself (llvm.amdgcn.exp2): llvm.exp2 adds a denormal range fix-up (a compare, two selects, an add
-    # and a v_ldexp_f32 per value, two constants held in VGPRs) for results below 2^-126, which every caller
-    # (softmax and combine weights exp2(x - max), at most 1, beside the max's 1) may flush to 0
-    scalar_math_intrinsics = {"math.exp2": "llvm.amdgcn.exp2.f32"}
 
     def lowering_passes(self, chip: Chip, index_bitwidth: int) -> tuple[str, list[str]]:
         # fp8 -> f32 conversions (fp8 KV caches) become the chip's packed conversions (amdgpu ext ops)
