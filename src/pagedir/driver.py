@@ -493,6 +493,49 @@ class BackendDynamicArgumentsPass(Pass):
         return True
 
 
+class BackendNarrowIndicesPass(Pass):
+    """In each gpu.module holding a kernel that asks for waves per SIMD (``rock.lds_occupancy``) with
+    its KV loop software-pipelined (``rock.pipelined = 2``), on a family that narrows indices
+    (``TargetFamily.narrows_indices``): index arithmetic whose range provably fits 32 bits in 32
+    (:data:`NARROW_INDICES`). Those kernels hold the next K/V tiles in registers across the loop and
+    need the registers 64-bit positions, bounds and thread-id pieces took to fit the waves they ask
+    for; on other kernels the same rewrite was measured to lose as often as it won (waves,
+    instructions: docs/measurements.md), so they keep LLVM's 64-bit code."""
+
+    argument = "rock-backend-narrow-indices"
+    summary = "Compute index arithmetic that fits 32 bits in 32 in gpu.modules of pipelined kernels asking for waves"
+    Options = BackendPipelineOptions
+
+    def run(self, module) -> bool:
+        from pagedir.backend.kernel_attrs import gpu_kernels
+
+        if not family_of(get_chip(self.options.arch)).narrows_indices:
+            return True
+        for kernel in gpu_kernels(module):
+            gpu_module = kernel.parent
+            if "rock.lds_occupancy" in kernel.attributes and _has_pipelined_loop(kernel) and \
+                    "rock.narrowed" not in gpu_module.attributes:
+                PassManager.parse(f"gpu.module({NARROW_INDICES})", context=module.context).run(gpu_module)
+                gpu_module.attributes["rock.narrowed"] = ir.UnitAttr.get(module.context)
+        for kernel in gpu_kernels(module):
+            if "rock.narrowed" in kernel.parent.attributes:
+                del kernel.parent.attributes["rock.narrowed"]
+        return True
+
+
+def _has_pipelined_loop(kernel: ir.Operation) -> bool:
+    found = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if "rock.pipelined" in op.attributes:
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    kernel.walk(visit)
+    return bool(found)
+
+
 class BackendCheckLoweredPass(Pass):
     """Report, at its location, any op left in a gpu.module that is not LLVM dialect or ROCDL."""
 
@@ -524,18 +567,16 @@ def backend_pipeline_steps(options: BackendPipelineOptions) -> list[Pass | str]:
     workgroup id ranges (the paged-load kernel in tests/lit/backend gets the same
     registers and 2 more instructions than with 32). ``index-bitwidth=32`` is
     available; memrefs above 2**31-1 elements are refused with it.
-    On families that ask for it (``TargetFamily.narrows_indices``: CDNA), each ``gpu.module``'s
-    integer arithmetic whose range analysis proves it fits 32 bits is then computed in 32, after
-    ``lower-affine`` (:data:`NARROW_INDICES`): a value that may pass 32 bits (a page's byte offset
-    in a pool past 4 GiB, a pointer) keeps 64.
+    After ``lower-affine``, the ``gpu.module`` of a pipelined kernel asking for waves computes the
+    integer arithmetic whose range analysis proves it fits 32 bits in 32, on CDNA
+    (:class:`BackendNarrowIndicesPass`): a value that may pass 32 bits (a page's byte offset in a
+    pool past 4 GiB, a pointer) keeps 64.
     Kernel memref arguments are bare pointers (one pointer each, as rocMLIR passes them); the
     dynamic sizes of a kernel that serves every batch follow as index arguments
     (:class:`BackendDynamicArgumentsPass`).
     """
     chip = get_chip(options.arch)
-    family = family_of(chip)
-    to_arith, to_llvm = family.lowering_passes(chip, options.index_bitwidth)
-    narrow = f"gpu.module({NARROW_INDICES})," if family.narrows_indices else ""
+    to_arith, to_llvm = family_of(chip).lowering_passes(chip, options.index_bitwidth)
     return [
         BackendPreparePass(options),
         BackendDynamicArgumentsPass(),
@@ -544,7 +585,9 @@ def backend_pipeline_steps(options: BackendPipelineOptions) -> list[Pass | str]:
         BackendLowerMathPass(),
         *([f"gpu.module({to_arith})"] if to_arith else []),  # the family's lowering of arith (fp8 conversions)
         BackendLowerSlicesPass(),
-        f"expand-strided-metadata,lower-affine,{narrow}arith-expand,convert-scf-to-cf",
+        "expand-strided-metadata,lower-affine",
+        BackendNarrowIndicesPass(options),
+        "arith-expand,convert-scf-to-cf",
         f"gpu.module({','.join(to_llvm)})",
         "reconcile-unrealized-casts",
         BackendCheckLoweredPass(),

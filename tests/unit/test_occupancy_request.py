@@ -57,11 +57,12 @@ def llvm_ir(arch: str, **overrides) -> str:
     ({"num_splits": 0, "seq_lens": True, "pipeline_depth": 1}, True),
     ({"seq_lens": True, "pipeline_depth": 1}, True),
     ({"batch": 64, "num_heads_q": 64, "num_heads_kv": 8, "seq_lens": True}, True),  # 512 workgroups: depth 1
-    ({"seq_lens": True}, True),  # 4 workgroups, a CU each: two tiles in flight, asked all the same
+    ({"seq_lens": True}, False),  # 4 workgroups, a CU each: two tiles in flight, unsplit: no request
+    ({"seq_lens": True, "num_splits": 0}, True),  # make demo's kernel: two tiles in flight, split: asked
     # hidden-key products with V read transposed fit the waves LDS allows (they spilled reading it 2 bytes at a time)
     ({"seq_len_q": 64, "seq_len_k": 64, "causal": True}, True),
     ({"seq_len_q": 64, "seq_len_k": 64, "causal": True, "lds_swizzle": True}, False),  # its own V layout: none
-    ({"seq_lens": True, "window": 100}, True),  # 4 workgroups, a CU each: two tiles in flight, V read transposed
+    ({"seq_lens": True, "window": 100}, False),  # 4 workgroups, a CU each: two tiles in flight, unsplit
 ])
 def test_which_kernels_ask(overrides, asks):
     text = llvm_ir("gfx942", **{"num_heads_q": 16, "num_heads_kv": 2, "seq_len_k": 512, "head_dim": 128, **overrides})

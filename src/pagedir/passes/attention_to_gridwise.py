@@ -199,7 +199,7 @@ def lower_attention(op, chip: Chip, options: AttentionToGridwiseOptions) -> bool
     i64 = ir.IntegerType.get_signless(64)
     func.attributes["rock.block_size"] = ir.IntegerAttr.get(i64, tiling.block_size)
     swizzled = "rock.lds_swizzle" in func.attributes or "rock.lds_dma" in func.attributes
-    if asks_lds_occupancy(problem, tiling, chip, bool(op.causal) or op.window_left is not None, swizzled):
+    if asks_lds_occupancy(problem, tiling, chip, bool(op.causal) or op.window_left is not None, depth, swizzled):
         func.attributes["rock.lds_occupancy"] = ir.UnitAttr.get()
     if tiling.grid_size is not None:
         func.attributes["rock.grid_size"] = ir.IntegerAttr.get(i64, tiling.grid_size)
@@ -291,7 +291,7 @@ def matrix_tiling(p: AttentionProblem, m: int, options: AttentionToGridwiseOptio
     return Tiling(block, m, n, grid)
 
 
-def asks_lds_occupancy(p: AttentionProblem, t: Tiling, chip: Chip | None, hides_keys: bool,
+def asks_lds_occupancy(p: AttentionProblem, t: Tiling, chip: Chip | None, hides_keys: bool, depth: int = 1,
                        swizzled: bool = False) -> bool:
     """Whether the kernel asks the code generator for the waves per SIMD its LDS allows
     (``rock.lds_occupancy``, backend/kernel_attrs.py): the decode loop on the matrix cores (one row
@@ -300,13 +300,15 @@ def asks_lds_occupancy(p: AttentionProblem, t: Tiling, chip: Chip | None, hides_
     (causal, window) asks when it reads V transposed (blockwise_gemm.transposed_v: not with
     ``rock.lds_swizzle`` / ``rock.lds_dma``, ``swizzled``): it then fits; with V read two bytes at a
     time it spilled when asked, and keeps LLVM's choice. Any other request that would spill is
-    dropped by the code generator. At depth 2 too (the next K/V tiles held in registers), where
-    every workgroup has a compute unit of its own and the waves count only beside other kernels on
-    the GPU: with the backend's 32-bit index arithmetic and v_exp_f32 the request fits without a
-    spill for a few loop instructions (make demo's kernel: 128 VGPRs and 4 waves for 5 more). The
-    counts behind these choices: docs/measurements.md."""
+    dropped by the code generator. At depth 2 (the next K/V tiles held in registers, every workgroup
+    a compute unit of its own: the waves count only beside other kernels on the GPU) only a split-KV
+    kernel asks: with the backend's 32-bit index arithmetic, which such a request brings on CDNA
+    (driver.BackendNarrowIndicesPass), and v_exp_f32 it fits without a spill for a few loop
+    instructions (make demo's kernel: 128 VGPRs and 4 waves for 5 more); an unsplit one (4
+    workgroups of the README's size) gained its wave for 21 more loop instructions and partial waits
+    on its K/V loads. The counts behind these choices: docs/measurements.md."""
     matrix = problem_matrix_instruction(chip, p, t.block_size, t.m_per_block, t.n_per_block)
-    if matrix is None or matrix.wmma:
+    if matrix is None or matrix.wmma or (depth != 1 and t.num_splits == 1):
         return False
     if hides_keys:
         return transposed_v(matrix, hides_keys, swizzled, swizzled, p.kv_type == p.element, element_bytes(p.element) * 8)
