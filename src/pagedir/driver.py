@@ -511,19 +511,18 @@ class BackendNarrowIndicesPass(Pass):
 
         if not family_of(get_chip(self.options.arch)).narrows_indices:
             return True
+        chosen: list[ir.Operation] = []
         for kernel in gpu_kernels(module):
-            gpu_module = kernel.parent
-            if "rock.lds_occupancy" in kernel.attributes and _has_pipelined_loop(kernel) and \
-                    "rock.narrowed" not in gpu_module.attributes:
-                PassManager.parse(f"gpu.module({NARROW_INDICES})", context=module.context).run(gpu_module)
-                gpu_module.attributes["rock.narrowed"] = ir.UnitAttr.get(module.context)
-        for kernel in gpu_kernels(module):
-            if "rock.narrowed" in kernel.parent.attributes:
-                del kernel.parent.attributes["rock.narrowed"]
+            gpu_module = kernel.parent.operation
+            if "rock.lds_occupancy" in kernel.attributes and _has_pipelined_loop(kernel) and gpu_module not in chosen:
+                chosen.append(gpu_module)
+        for gpu_module in chosen:
+            PassManager.parse(f"gpu.module({NARROW_INDICES})", context=module.context).run(gpu_module)
         return True
 
 
 def _has_pipelined_loop(kernel: ir.Operation) -> bool:
+    """Whether a loop of ``kernel`` was software-pipelined (rock-pipeline marks it ``rock.pipelined``)."""
     found = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:

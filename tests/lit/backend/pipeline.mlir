@@ -26,7 +26,6 @@
 // A pipelined kernel asking for waves: tid * 4 < 256 multiplied in 32 bits, extended for the address;
 // a block id read from memory times the block's 8192 elements may pass 2^32: the product stays 64-bit.
 // CHECK: gpu.module @pipelined_module
-// CHECK-NOT: rock.narrowed
 // CHECK-LABEL: llvm.func @block_offset(
 // CHECK: rocdl.workitem.id.x
 // CHECK-NEXT: llvm.sext {{.*}} : i32 to i64
