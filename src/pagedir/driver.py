@@ -457,7 +457,7 @@ class BackendLowerMathPass(Pass):
     """Rewrite f32 math ops with an AMDGPU instruction (exp2) into LLVM intrinsic calls, expand tanh."""
 
     argument = "rock-backend-lower-math"
-    summary = "Lower f32 math.exp2 to llvm.exp2 instead of a device-library call, math.tanh to exp2 arithmetic"
+    summary = "Lower f32 math.exp2 and math.log2 to LLVM intrinsics instead of device-library calls, math.tanh to exp2 arithmetic"
 
     def run(self, module) -> bool:
         from pagedir.backend.intrinsics import lower_math_to_intrinsics
@@ -507,6 +507,48 @@ class BackendLdsAliasScopesPass(Pass):
         return True
 
 
+class BackendNarrowIndicesPass(Pass):
+    """In each gpu.module holding a kernel that asks for waves per SIMD (``rock.lds_occupancy``) with
+    its KV loop software-pipelined (``rock.pipelined = 2``), on a family that narrows indices
+    (``TargetFamily.narrows_indices``): index arithmetic whose range provably fits 32 bits in 32
+    (:data:`NARROW_INDICES`). Those kernels hold the next K/V tiles in registers across the loop and
+    need the registers 64-bit positions, bounds and thread-id pieces took to fit the waves they ask
+    for; on other kernels the same rewrite was measured to lose as often as it won (waves,
+    instructions: docs/measurements.md), so they keep LLVM's 64-bit code."""
+
+    argument = "rock-backend-narrow-indices"
+    summary = "Compute index arithmetic that fits 32 bits in 32 in gpu.modules of pipelined kernels asking for waves"
+    Options = BackendPipelineOptions
+
+    def run(self, module) -> bool:
+        from pagedir.backend.kernel_attrs import gpu_kernels
+
+        if not family_of(get_chip(self.options.arch)).narrows_indices:
+            return True
+        chosen: list[ir.Operation] = []
+        for kernel in gpu_kernels(module):
+            gpu_module = kernel.parent.operation
+            if "rock.lds_occupancy" in kernel.attributes and _has_pipelined_loop(kernel) and gpu_module not in chosen:
+                chosen.append(gpu_module)
+        for gpu_module in chosen:
+            PassManager.parse(f"gpu.module({NARROW_INDICES})", context=module.context).run(gpu_module)
+        return True
+
+
+def _has_pipelined_loop(kernel: ir.Operation) -> bool:
+    """Whether a loop of ``kernel`` was software-pipelined (rock-pipeline marks it ``rock.pipelined``)."""
+    found = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if "rock.pipelined" in op.attributes:
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    kernel.walk(visit)
+    return bool(found)
+
+
 class BackendCheckLoweredPass(Pass):
     """Report, at its location, any op left in a gpu.module that is not LLVM dialect or ROCDL."""
 
@@ -519,6 +561,16 @@ class BackendCheckLoweredPass(Pass):
         return check_lowered(module)
 
 
+#: 64-bit index arithmetic that provably fits 32 bits, computed in 32. LLVM left the key positions,
+#: the loop counter and the thread-id pieces of the decode kernels in VGPR pairs (64-bit compares,
+#: a zero high word per value kept across the KV loop): make demo's kernel's registers
+#: (docs/measurements.md). Sound by construction (only ranges that fit are narrowed); the one case
+#: LLVM 22.1 narrows wrongly, a right shift by an amount that may reach 32 (llvm/llvm-project#218191),
+#: does not occur: the kernels' only 64-bit shift is ``1 << (s & 63)`` of a masked load, whose range
+#: does not fit 32 bits.
+NARROW_INDICES = "arith-int-range-narrowing{int-bitwidths-supported=32}"
+
+
 def backend_pipeline_steps(options: BackendPipelineOptions) -> list[Pass | str]:
     """L6 (gpu.module with gpu.func kernels) -> LLVM dialect + ROCDL inside the gpu.module.
 
@@ -528,6 +580,10 @@ def backend_pipeline_steps(options: BackendPipelineOptions) -> list[Pass | str]:
     workgroup id ranges (the paged-load kernel in tests/lit/backend gets the same
     registers and 2 more instructions than with 32). ``index-bitwidth=32`` is
     available; memrefs above 2**31-1 elements are refused with it.
+    After ``lower-affine``, the ``gpu.module`` of a pipelined kernel asking for waves computes the
+    integer arithmetic whose range analysis proves it fits 32 bits in 32, on CDNA
+    (:class:`BackendNarrowIndicesPass`): a value that may pass 32 bits (a page's byte offset in a
+    pool past 4 GiB, a pointer) keeps 64.
     Kernel memref arguments are bare pointers (one pointer each, as rocMLIR passes them); the
     dynamic sizes of a kernel that serves every batch follow as index arguments
     (:class:`BackendDynamicArgumentsPass`).
@@ -542,7 +598,9 @@ def backend_pipeline_steps(options: BackendPipelineOptions) -> list[Pass | str]:
         BackendLowerMathPass(),
         *([f"gpu.module({to_arith})"] if to_arith else []),  # the family's lowering of arith (fp8 conversions)
         BackendLowerSlicesPass(),
-        "expand-strided-metadata,lower-affine,arith-expand,convert-scf-to-cf",
+        "expand-strided-metadata,lower-affine",
+        BackendNarrowIndicesPass(options),
+        "arith-expand,convert-scf-to-cf",
         f"gpu.module({','.join(to_llvm)})",
         "reconcile-unrealized-casts",
         BackendLdsAliasScopesPass(),

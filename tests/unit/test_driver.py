@@ -23,7 +23,9 @@ BACKEND_STEPS = [
     "rock-backend-lower-math",
     "gpu.module(convert-arith-to-amdgpu{chipset=gfx942})",
     "rock-backend-lower-slices",
-    "expand-strided-metadata,lower-affine,arith-expand,convert-scf-to-cf",
+    "expand-strided-metadata,lower-affine",
+    "rock-backend-narrow-indices",
+    "arith-expand,convert-scf-to-cf",
     "gpu.module(convert-amdgpu-to-rocdl{chipset=gfx942},convert-gpu-to-rocdl{chipset=gfx942 index-bitwidth=64 "
     "use-bare-ptr-memref-call-conv=true})",
     "reconcile-unrealized-casts",

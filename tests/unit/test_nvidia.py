@@ -12,7 +12,9 @@ import pytest
 
 from pagedir import interp
 from pagedir.arch import ChipError, get_chip
+from pagedir.backend.loops import hot_loop
 from pagedir.backend.occupancy import occupancy
+from pagedir.backend.report import kernel_bodies
 from pagedir.cli import compile as compile_cli
 from pagedir.cli import gen as gen_cli
 from pagedir.cli import run as run_cli
@@ -80,11 +82,20 @@ def test_split_kv_kernels_compile_to_ptx_with_their_log_sum_exp(tmp_path, arch: 
 
 
 @pytest.mark.parametrize("arch", ["gfx942", "gfx1100"])
-def test_amd_kernels_keep_the_llvm_exp2_and_log2_intrinsics(tmp_path, arch: str) -> None:
-    # a family without intrinsics of its own (AMD) lowers math.exp2 / math.log2 to the generic LLVM intrinsics
+def test_amd_kernels_keep_the_llvm_log2_intrinsic_and_cdna_takes_v_exp_f32(tmp_path, arch: str) -> None:
+    # both AMD families lower math.log2 to the generic LLVM intrinsic; CDNA names its own exp2 (llvm.amdgcn.exp2:
+    # v_exp_f32 without llvm.exp2's denormal fix-up), RDNA keeps llvm.exp2
     text = open(generate(tmp_path, ["--dtype", "f16", *DECODE, "--num-splits", "2"], arch)).read()
     llvm_ir = compile_source(text, emit="llvm-ir", cache=False).artefact
-    assert "@llvm.exp2." in llvm_ir and "@llvm.log2." in llvm_ir and "lg2.approx" not in llvm_ir
+    assert "@llvm.log2." in llvm_ir and "lg2.approx" not in llvm_ir
+    cdna = arch == "gfx942"
+    assert ("@llvm.amdgcn.exp2.f32" in llvm_ir) is cdna and ("@llvm.exp2." in llvm_ir) is not cdna
+    asm = compile_source(text, emit="asm", cache=False).artefact
+    body = kernel_bodies(asm, ["paged_attention"])["paged_attention"]
+    loop = [body[i] for i in hot_loop(body)[1]]
+    # the fix-up adds 64 to a small argument and scales the result by 2^-64 with v_ldexp_f32
+    assert any("v_exp_f32" in line for line in loop)
+    assert any("v_ldexp_f32" in line for line in loop) is not cdna
 
 
 def test_another_familys_artefact_is_refused(tmp_path, capsys) -> None:

@@ -31,6 +31,20 @@ def test_the_split_decode_kernel_gets_the_waves_its_lds_allows():
     assert report.vgpr_spills == report.sgpr_spills == report.scratch_bytes == 0
 
 
+def test_make_demos_kernel_keeps_two_tiles_in_flight_at_the_waves_its_lds_allows():
+    # make demo's kernel as it is built: depth 2 (a CU per workgroup), the next K/V tiles in 32 VGPRs across
+    # the loop. 152 VGPRs (3 waves) before the backend computed index math in 32 bits and exp2 on v_exp_f32.
+    asm = assembly("gfx942", num_splits=0)
+    report = next(r for r in kernel_reports(asm, "gfx942") if r.name == "paged_attention")
+    assert report.occupancy_limits["lds"] == 4
+    assert report.vgprs + report.agprs <= 128
+    assert report.occupancy == 4
+    assert report.vgpr_spills == report.sgpr_spills == report.scratch_bytes == 0
+    # the loop still issues the next tiles' loads and waits for them without draining
+    assert report.loop_instructions > 0
+    assert report.global_waits_per_tile > 0 and report.draining_waits_per_tile == 0
+
+
 def llvm_ir(arch: str, **overrides) -> str:
     args = make_args(arch=arch, **overrides)
     with make_context():
@@ -43,11 +57,12 @@ def llvm_ir(arch: str, **overrides) -> str:
     ({"num_splits": 0, "seq_lens": True, "pipeline_depth": 1}, True),
     ({"seq_lens": True, "pipeline_depth": 1}, True),
     ({"batch": 64, "num_heads_q": 64, "num_heads_kv": 8, "seq_lens": True}, True),  # 512 workgroups: depth 1
-    ({"seq_lens": True}, False),  # 4 workgroups, a CU each: two tiles in flight, no request
+    ({"seq_lens": True}, False),  # 4 workgroups, a CU each: two tiles in flight, unsplit: no request
+    ({"seq_lens": True, "num_splits": 0}, True),  # make demo's kernel: two tiles in flight, split: asked
     # hidden-key products with V read transposed fit the waves LDS allows (they spilled reading it 2 bytes at a time)
     ({"seq_len_q": 64, "seq_len_k": 64, "causal": True}, True),
     ({"seq_len_q": 64, "seq_len_k": 64, "causal": True, "lds_swizzle": True}, False),  # its own V layout: none
-    ({"seq_lens": True, "window": 100}, False),  # 4 workgroups, a CU each: two tiles in flight, no request
+    ({"seq_lens": True, "window": 100}, False),  # 4 workgroups, a CU each: two tiles in flight, unsplit
 ])
 def test_which_kernels_ask(overrides, asks):
     text = llvm_ir("gfx942", **{"num_heads_q": 16, "num_heads_kv": 2, "seq_len_k": 512, "head_dim": 128, **overrides})

@@ -4,14 +4,18 @@
 from the ROCm device library, which nothing links here; the call would also
 follow the calling convention, clobbering registers around every softmax
 exponential. ``llvm.exp2`` is what that library function computes, and the AMDGPU
-backend selects it to ``v_exp_f32`` (with its denormal range fix-up); ``math.log2``
+backend selects it to ``v_exp_f32`` with a denormal range fix-up, which CDNA leaves out:
+it names ``llvm.amdgcn.exp2`` (``v_exp_f32`` alone, results below 2^-126 flushed to 0) as
+its own intrinsic, since every exponential here is a weight ``exp2(x - max)`` of at most 1
+summed beside the max's 1 (``Cdna.scalar_math_intrinsics``);
+``math.log2``
 (a split's log-sum-exp) likewise becomes ``llvm.log2`` (``v_log_f32``) instead of
 ``__ocml_log2_f32``, whose call made the split kernel an indirect caller with
 callee-saved VGPRs and AGPRs:
 
 ```mlir
 %p = math.exp2 %x : vector<4xf32>
-// becomes
+// becomes (a family without an intrinsic of its own for it)
 %p = llvm.call_intrinsic "llvm.exp2.v4f32"(%x) : (vector<4xf32>) -> vector<4xf32>
 ```
 
@@ -24,7 +28,8 @@ upstream's ``math-expand-ops`` does it, with ``llvm.exp2`` for the exponential:
 
 Only f32 (scalar or vector) is rewritten; other types keep the upstream lowering. A target family may name
 its own scalar intrinsic for an op (``TargetFamily.scalar_math_intrinsics``: NVIDIA's ``lg2.approx.f32`` for
-``math.log2``, which NVPTX cannot select as ``llvm.log2``); a vector is then computed element by element.
+``math.log2``, which NVPTX cannot select as ``llvm.log2``; CDNA's ``llvm.amdgcn.exp2`` for ``math.exp2``); a
+vector is then computed element by element.
 """
 
 from __future__ import annotations

@@ -300,13 +300,15 @@ def asks_lds_occupancy(p: AttentionProblem, t: Tiling, chip: Chip | None, hides_
     (causal, window) asks when it reads V transposed (matrix_tiles.transposed_v: not with
     ``rock.lds_swizzle`` / ``rock.lds_dma``, ``swizzled``): it then fits; with V read two bytes at a
     time it spilled when asked, and keeps LLVM's choice. Any other request that would spill is
-    dropped by the code generator. Only with one KV tile in flight: depth 2 is chosen where every
-    workgroup has a compute unit of its own, so a SIMD holds one of that workgroup's waves (decode's 2
-    to 4) whatever the registers allow; asked, LLVM gives up latency for registers there for nothing
-    (more loop instructions), or spills (make demo's kernel). The counts behind these choices:
-    docs/measurements.md."""
+    dropped by the code generator. At depth 2 (the next K/V tiles held in registers, every workgroup
+    a compute unit of its own: the waves count only beside other kernels on the GPU) only a split-KV
+    kernel asks: with the backend's 32-bit index arithmetic, which such a request brings on CDNA
+    (driver.BackendNarrowIndicesPass), and v_exp_f32 it fits without a spill for a few loop
+    instructions (make demo's kernel: 128 VGPRs and 4 waves for 5 more); an unsplit one (4
+    workgroups of the README's size) gained its wave for 21 more loop instructions and partial waits
+    on its K/V loads. The counts behind these choices: docs/measurements.md."""
     matrix = problem_matrix_instruction(chip, p, t.block_size, t.m_per_block, t.n_per_block)
-    if matrix is None or matrix.wmma or depth != 1:
+    if matrix is None or matrix.wmma or (depth != 1 and t.num_splits == 1):
         return False
     if hides_keys:
         return transposed_v(matrix, hides_keys, swizzled, swizzled, p.kv_type == p.element, element_bytes(p.element) * 8)

@@ -134,6 +134,9 @@ class TargetFamily:
     #: f32 math ops (MLIR names) the backend turns into a per-element call of this family's intrinsic instead
     #: of the generic LLVM one (``rock-backend-lower-math``): NVPTX selects no ``llvm.log2``.
     scalar_math_intrinsics: Mapping[str, str] = MappingProxyType({})
+    #: The backend computes index arithmetic whose range provably fits 32 bits in 32
+    #: (``driver.NARROW_INDICES``): where it leaves the code generator fewer registers (docs/measurements.md).
+    narrows_indices: bool = False
 
     # --- matrix cores ---------------------------------------------------------------------
 

@@ -33,6 +33,14 @@ class Cdna(AmdFamily):
     # read only for the copies into its own tile (docs/measurements.md).
     pipelined_direct_loads = True
     matrix_ops = ("amdgpu.mfma",)
+    # 64-bit key positions, bounds and thread-id pieces (a zero high VGPR each) held across the KV loop cost
+    # the decode kernels their waves; RDNA's WMMA kernels at the 256-VGPR edge spilled with 32-bit ones
+    narrows_indices = True
+    # v_exp_f32 itself (llvm.amdgcn.exp2): llvm.exp2 adds a denormal range fix-up (a compare, two selects, an add
+    # and a v_ldexp_f32 per value, two constants held in VGPRs) for results below 2^-126, which every caller
+    # (softmax and combine weights exp2(x - max), at most 1, beside the max's 1) may flush to 0. Not on RDNA:
+    # its wave32 kernels at the 256-VGPR edge allocate differently, one of them spilled (docs/measurements.md)
+    scalar_math_intrinsics = {"math.exp2": "llvm.amdgcn.exp2.f32"}
 
     def matrix_form(self, chip: Chip, element: ir.Type) -> MatrixForm | None:
         import mlir.ir as ir
