@@ -54,7 +54,7 @@ def readme_example():
 # CHECK: kernel pipeline steps: 10
 # CHECK: gpu.func @paged_decode
 # CHECK-SAME: kernel
-# CHECK: backend pipeline steps: 13
+# CHECK: backend pipeline steps: 14
 # CHECK: llvm.func @paged_decode
 # CHECK: rocdl.raw.ptr.buffer.load
 @run
