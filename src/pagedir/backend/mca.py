@@ -47,10 +47,10 @@ _TOTAL_RE = re.compile(r"^Total Cycles:\s+(\d+)", re.M)
 
 
 def llvm_mca() -> str | None:
-    """An llvm-mca that knows AMDGPU: ``$LLVM_MCA``, else the newest ``/usr/lib/llvm-N`` (N >= 19), else
+    """An llvm-mca that knows AMDGPU: ``$LLVM_MCA`` (a path or a name on the PATH), else the newest ``/usr/lib/llvm-N`` (N >= 19), else
     ``llvm-mca-N`` on the PATH; None when none is found."""
-    if os.environ.get("LLVM_MCA"):
-        return os.environ["LLVM_MCA"]
+    if os.environ.get("LLVM_MCA"):  # the one asked for, or none when it is not an executable
+        return shutil.which(os.environ["LLVM_MCA"])
     versions = sorted(glob.glob("/usr/lib/llvm-*/bin/llvm-mca"), key=lambda p: int(re.search(r"llvm-(\d+)", p).group(1)))
     candidates = [p for p in reversed(versions) if int(re.search(r"llvm-(\d+)", p).group(1)) >= 19]
     candidates += [shutil.which(name) for name in ("llvm-mca-22", "llvm-mca-21", "llvm-mca-20", "llvm-mca-19")]
