@@ -102,8 +102,8 @@ class KernelReport:
     #: llvm-mca's cycles per iteration of the common path (one wave), and x waves per workgroup / KV tile tokens.
     mca_cycles_per_iteration: float | None = None
     mca_cycles_per_kv_token: float | None = None
-    #: What the llvm-mca line says when there is no figure ("not found ..."), or the tool that gave it;
-    #: None when llvm-mca was not asked (:func:`kernel_reports` alone).
+    #: Why the llvm-mca line has no figure ("not found ..."), or the LLVM version that gave it;
+    #: None when :func:`add_kv_token_figures` did not run (:func:`kernel_reports` alone).
     mca: str | None = None
 
     @property
@@ -471,10 +471,10 @@ def add_kv_token_figures(reports: list[KernelReport], asm: str, kv_tiles: dict[s
         if r.loop_instructions and r.kv_tile_tokens:
             r.loop_instructions_per_kv_token = r.loop_common_instructions * waves / r.kv_tile_tokens
         paths = hot_loop_paths(bodies[r.name])
-        tool = mca.llvm_mca()
         if paths is None:
             r.mca = "- (no loop)"
             continue
+        tool = mca.llvm_mca()
         if tool is None:
             r.mca = MCA_NOT_FOUND
             continue
