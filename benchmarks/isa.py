@@ -184,7 +184,7 @@ def hot_loop_text(body: list[str]) -> list[str]:
 
 
 def simulated_texts(body: list[str]) -> dict[str, str]:
-    """The instruction streams llvm-mca runs for a kernel (:mod:`benchmarks.mca`), each one instruction a line:
+    """The instruction streams llvm-mca runs for a kernel (:mod:`pagedir.backend.mca`), each one instruction a line:
     ``mca_text``: the hot loop's common path (the whole kernel without a loop); with a loop,
     ``mca_outside_text``: the instructions outside the loop's blocks, in text order (a wave runs them once),
     and with a rarely taken arm, ``mca_rare_text``: the path through it."""

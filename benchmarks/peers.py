@@ -48,7 +48,7 @@ def launch_record(name: str, grid: list[int] | int, counters: dict[str, Any], *,
                   texts: dict[str, str] | None = None) -> dict[str, Any]:
     """One launch: its counters, iterations and KV tokens; ``masked_tiles``: the iterations of a wave that take
     the hot loop's rarely taken arm; ``texts``: the instruction streams of :func:`benchmarks.isa.simulated_texts`,
-    kept for llvm-mca in the report step (:mod:`benchmarks.mca`, in the project's environment)."""
+    kept for llvm-mca in the report step (:mod:`pagedir.backend.mca`, in the project's environment)."""
     workgroups = grid if isinstance(grid, int) else _volume(grid)
     loop = counters.get("hot_loop") or {}
     iterations = kv_tokens / tokens_per_iteration if tokens_per_iteration and loop else 1.0

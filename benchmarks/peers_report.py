@@ -15,7 +15,8 @@ import platform
 import time
 from typing import Any, Callable
 
-from benchmarks import mca, roofline
+from benchmarks import roofline
+from pagedir.backend import mca
 
 README_START = "<!-- peers:start (written by `make bench-peers`) -->"
 README_END = "<!-- peers:end -->"

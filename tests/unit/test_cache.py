@@ -239,3 +239,16 @@ def test_store_when_another_writer_got_there_first(tmp_path) -> None:
     assert cache.store(key, Entry(b"\x00bytes"))  # a damaged entry is replaced
     assert cache.load(key).artefact == b"\x00bytes"
     assert [p.name for p in entries(tmp_path)] == [key]
+
+
+def test_another_llvm_mca_changes_the_key_of_a_compile_with_a_report(tmp_path, monkeypatch) -> None:
+    # The report's llvm-mca line depends on the tool found: one installed since gives cycles, not "not found".
+    source = KERNEL.read_bytes()
+    monkeypatch.setenv("LLVM_MCA", str(tmp_path / "missing"))
+    none, plain = cache_key(source, options(report_table=True)), cache_key(source, options())
+    tool = tmp_path / "llvm-mca"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("LLVM_MCA", str(tool))
+    assert cache_key(source, options(report_table=True)) != none
+    assert cache_key(source, options()) == plain  # without a report no llvm-mca runs

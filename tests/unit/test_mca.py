@@ -1,12 +1,12 @@
-"""benchmarks/mca.py: the instruction rewrite llvm-mca 19 needs (it aborts on buffer instructions), used only
-with an llvm-mca that needs it."""
+"""pagedir.backend.mca (llvm-mca for the kernel report and benchmarks/mca.py): the instruction rewrite llvm-mca 19
+needs (it aborts on buffer instructions), used only with an llvm-mca that needs it."""
 
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from benchmarks import mca  # noqa: E402
+from pagedir.backend import mca  # noqa: E402
 
 
 def test_buffer_instructions_become_global_ones_of_the_same_width_on_the_same_registers():

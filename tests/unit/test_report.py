@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from pagedir.backend.report import classify, format_table, instruction_statistics, kernel_reports, to_json
+from pagedir.backend.report import (add_kv_token_figures, classify, format_table, instruction_statistics, kernel_reports,
+                                    to_json)
 
 ASM = """\
 \t.amdgcn_target "amdgcn-amd-amdhsa--gfx942"
@@ -196,3 +197,95 @@ def test_json_and_table_carry_the_figures():
     assert "VGPRs            66 arch + 16 acc = 84" in table
     assert "occupancy        4 waves/SIMD" in table
     assert "waterfall loads  1" in table
+
+
+# ----------------------------------------------------------------------------
+# Per KV token figures and llvm-mca's cycles (pagedir.backend.mca), with a stand-in llvm-mca.
+
+
+def fake_llvm_mca(tmp_path, cycles_per_instruction: int = 3, knows: bool = True) -> str:
+    """An llvm-mca that answers like the real one: ``--version``, a probe on stdin (a chip it knows, or not),
+    and ``Total Cycles`` = ``cycles_per_instruction`` x instructions x ``-iterations`` for a file."""
+    import sys
+
+    tool = tmp_path / "llvm-mca"
+    tool.write_text(f"""#!{sys.executable}
+import sys
+args = sys.argv[1:]
+if "--version" in args:
+    print("LLVM (http://llvm.org/):\\n  LLVM version 99.1.0")
+elif args[-1] == "-":
+    sys.stdin.read()
+    if not {knows}:
+        print("'gfx942' is not a recognized processor for this target (ignoring processor)", file=sys.stderr)
+else:
+    iterations = int(next(a for a in args if a.startswith("-iterations=")).split("=")[1])
+    lines = [line for line in open(args[-1]) if line.strip()]
+    print("Iterations:", iterations)
+    print("Total Cycles:", {cycles_per_instruction} * len(lines) * iterations)
+""")
+    tool.chmod(0o755)
+    return str(tool)
+
+
+def test_per_kv_token_figures_divide_the_common_path_of_the_workgroups_waves_by_the_kv_tile(tmp_path, monkeypatch):
+    monkeypatch.setenv("LLVM_MCA", fake_llvm_mca(tmp_path))
+    reports = kernel_reports(ASM, "gfx942")
+    add_kv_token_figures(reports, ASM, {"k": 32})
+    (report,) = reports
+    assert report.loop_common_instructions == 6  # the waterfall loop: 2 readfirstlane, saveexec, load, xor, branch
+    waves = 256 // 64
+    assert report.loop_instructions_per_kv_token == 6 * waves / 32
+    assert report.mca_cycles_per_iteration == 3 * 6  # the stand-in's 3 cycles an instruction, per iteration
+    assert report.mca_cycles_per_kv_token == 3 * 6 * waves / 32
+    table = format_table(reports)
+    assert "  per KV token     0.75 loop instrs (common path x 4 waves / 32-token KV tile)\n" in table
+    assert "  llvm-mca         18.0 cycles per loop iteration (common path, one wave), 2.25 per KV token; LLVM 99.1.0\n" \
+        in table
+    data = json.loads(to_json(reports))["kernels"][0]
+    assert (data["kv_tile_tokens"], data["mca_cycles_per_kv_token"]) == (32, 2.25)
+
+
+def test_the_report_says_in_one_line_when_no_llvm_mca_can_give_cycles(tmp_path, monkeypatch):
+    monkeypatch.setenv("LLVM_MCA", str(tmp_path / "missing"))
+    reports = kernel_reports(ASM, "gfx942")
+    add_kv_token_figures(reports, ASM, {})  # no tiling known: cycles, no per token figure
+    table = format_table(reports)
+    assert "  per KV token     - (KV tile not known)\n" in table
+    assert "  llvm-mca         not found (install llvm-19 or newer, or set LLVM_MCA)\n" in table
+    tool = fake_llvm_mca(tmp_path, knows=False)
+    monkeypatch.setenv("LLVM_MCA", tool)
+    reports = kernel_reports(ASM, "gfx942")
+    add_kv_token_figures(reports, ASM, {})
+    assert f"  llvm-mca         {tool} does not know gfx942\n" in format_table(reports)
+    (tmp_path / "known").mkdir()  # another tool (what a tool answers is kept per path)
+    monkeypatch.setenv("LLVM_MCA", fake_llvm_mca(tmp_path / "known", cycles_per_instruction=2))
+    reports = kernel_reports(ASM, "gfx942")
+    add_kv_token_figures(reports, ASM, {})
+    assert "  llvm-mca         12.0 cycles per loop iteration (common path, one wave); LLVM 99.1.0\n" in format_table(reports)
+
+
+def test_pagedir_compile_reports_per_kv_token_from_the_kernels_tiling(tmp_path, monkeypatch):
+    import mlir.ir as ir
+
+    from pagedir import driver
+    from pagedir.cli import compile as compile_cli
+    from pagedir.context import make_context
+    from pagedir.gen import attention as gen
+    from pagedir.passes.ir_utils import find_ops
+    from test_attention import make_args
+
+    text = gen.generate(make_args(seq_len_k=512, head_dim=128))
+    with make_context():  # the tiling rock-attention-to-gridwise chooses
+        module = ir.Module.parse(text)
+        driver.run(module.operation, driver.CompileOptions(arch="gfx942"), start="L0", end="L1")
+        (gridwise,) = find_ops(module.operation, "rock.gridwise_attention_accel")
+        tile = ir.IntegerAttr(gridwise.attributes["n_per_block"]).value
+    monkeypatch.setenv("LLVM_MCA", fake_llvm_mca(tmp_path))
+    entry = compile_cli.compile_source(text, arch="gfx942", report=True, cache=False)
+    (kernel,) = json.loads(entry.report_json)["kernels"]
+    waves = kernel["workgroup_size"] // kernel["wave_size"]
+    assert kernel["loop_common_instructions"] > 0 and kernel["kv_tile_tokens"] == tile
+    assert kernel["loop_instructions_per_kv_token"] == kernel["loop_common_instructions"] * waves / tile
+    assert kernel["mca_cycles_per_kv_token"] == 3 * kernel["loop_common_instructions"] * waves / tile
+    assert f"per KV token     {kernel['loop_instructions_per_kv_token']:.2f} loop instrs" in entry.report_table

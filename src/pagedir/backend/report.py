@@ -95,6 +95,16 @@ class KernelReport:
     loop_rare_matrix: int = 0
     global_waits_per_tile: int = 0
     draining_waits_per_tile: int = 0
+    #: KV tokens one iteration of the hot loop reads (the gridwise op's ``n_per_block``); 0 when not known.
+    kv_tile_tokens: int = 0
+    #: The common path's instructions x waves per workgroup / KV tile tokens (:func:`add_kv_token_figures`).
+    loop_instructions_per_kv_token: float | None = None
+    #: llvm-mca's cycles per iteration of the common path (one wave), and x waves per workgroup / KV tile tokens.
+    mca_cycles_per_iteration: float | None = None
+    mca_cycles_per_kv_token: float | None = None
+    #: Why the llvm-mca line has no figure ("not found ..."), or the LLVM version that gave it;
+    #: None when :func:`add_kv_token_figures` did not run (:func:`kernel_reports` alone).
+    mca: str | None = None
 
     @property
     def total_vgprs(self) -> int:
@@ -438,6 +448,49 @@ def kernel_reports(asm: str, chip: Chip | str) -> list[KernelReport]:
     return reports
 
 
+MCA_NOT_FOUND = "not found (install llvm-19 or newer, or set LLVM_MCA)"
+
+
+def waves_per_workgroup(r: KernelReport) -> int:
+    return -(-r.workgroup_size // r.wave_size)
+
+
+def add_kv_token_figures(reports: list[KernelReport], asm: str, kv_tiles: dict[str, int]) -> None:
+    """Per KV token figures of each AMD kernel's hot loop, its common path (:mod:`pagedir.backend.loops`): the
+    instructions and llvm-mca's cycles (:mod:`pagedir.backend.mca`) of one iteration x the workgroup's waves
+    (each runs the loop over the whole tile) / ``kv_tiles[kernel]``, the KV tokens an iteration reads (the
+    tiling; absent: no per token figure). Like PEERS.md's columns: loop bodies per workgroup."""
+    from pagedir.backend import mca
+
+    bodies = kernel_bodies(asm, [r.name for r in reports])
+    for r in reports:
+        if family_of(get_chip(r.chip)).assembly == "ptx":
+            continue
+        r.kv_tile_tokens = kv_tiles.get(r.name, 0)
+        waves = waves_per_workgroup(r)
+        if r.loop_instructions and r.kv_tile_tokens:
+            r.loop_instructions_per_kv_token = r.loop_common_instructions * waves / r.kv_tile_tokens
+        paths = hot_loop_paths(bodies[r.name])
+        if paths is None:
+            r.mca = "- (no loop)"
+            continue
+        tool = mca.llvm_mca()
+        if tool is None:
+            r.mca = MCA_NOT_FOUND
+            continue
+        if not mca.knows(r.chip):
+            r.mca = f"{tool} does not know {r.chip}"
+            continue
+        r.mca_cycles_per_iteration = mca.cycles([instruction(bodies[r.name][line]) for line in paths.lines(paths.common)],
+                                                r.chip)
+        if r.mca_cycles_per_iteration is None:
+            r.mca = f"{tool} failed on the loop"
+            continue
+        r.mca = f"LLVM {mca.version() or '(unknown version)'}"
+        if r.kv_tile_tokens:
+            r.mca_cycles_per_kv_token = r.mca_cycles_per_iteration * waves / r.kv_tile_tokens
+
+
 def to_json(reports: list[KernelReport]) -> str:
     return json.dumps({"kernels": [asdict(r) for r in reports]}, indent=2) + "\n"
 
@@ -495,10 +548,29 @@ def format_table(reports: list[KernelReport]) -> str:
             ("loop instrs", str(r.loop_instructions)),
             ("loop paths", _loop_paths_text(r)),
             ("global waits", f"{r.global_waits_per_tile} per loop iteration, {r.draining_waits_per_tile} at vmcnt(0)"),
+            *_kv_token_rows(r),
         ]
         out.append(f"kernel {r.name} ({r.chip})")
         out.extend(f"  {label:<16} {value}" for label, value in rows)
     return "\n".join(out) + "\n"
+
+
+def _kv_token_rows(r: KernelReport) -> list[tuple[str, str]]:
+    """The per KV token and llvm-mca lines (none when :func:`add_kv_token_figures` did not run)."""
+    if r.mca is None:
+        return []
+    if r.loop_instructions_per_kv_token is not None:
+        per_token = (f"{r.loop_instructions_per_kv_token:.2f} loop instrs (common path x {waves_per_workgroup(r)} waves "
+                     f"/ {r.kv_tile_tokens}-token KV tile)")
+    else:
+        per_token = "- (no loop)" if not r.loop_instructions else "- (KV tile not known)"
+    mca = r.mca
+    if r.mca_cycles_per_iteration is not None:
+        mca = f"{r.mca_cycles_per_iteration:.1f} cycles per loop iteration (common path, one wave)"
+        if r.mca_cycles_per_kv_token is not None:
+            mca += f", {r.mca_cycles_per_kv_token:.2f} per KV token"
+        mca += f"; {r.mca}"
+    return [("per KV token", per_token), ("llvm-mca", mca)]
 
 
 def _nvidia_rows(r: KernelReport, limits: str) -> list[str]:

@@ -44,7 +44,8 @@ import pagedir
 from pagedir.cli import crash_guard
 from pagedir.cli.args import ParserExit, RaisingArgumentParser, UserError, refuse_empty, refuse_overwriting_input
 from pagedir.arch import Chip, ChipError, get_chip, kernel_chip_or_none, known_chips, parse_target
-from pagedir.backend import EMIT_KINDS, emit_problem, format_table, kernel_reports, to_json
+from pagedir.backend import EMIT_KINDS, emit_problem, format_table, kernel_reports, mca, to_json
+from pagedir.backend.report import add_kv_token_figures
 from pagedir.backend.linker import linker_command
 from pagedir.backend.ptxas import ptxas_command
 from pagedir.cache import Cache, Entry, cache_key, default_cache_dir, tool_versions
@@ -274,6 +275,8 @@ def _cache_options(args: argparse.Namespace) -> dict:
         "index_bitwidth": args.index_bitwidth,
         "report": bool(args.report_table or args.report_json),
         "plan": bool(getattr(args, "plan", None)),
+        # The report's llvm-mca line: another llvm-mca (or one installed since) gives other figures.
+        "llvm_mca": mca.llvm_mca() if args.report_table or args.report_json else None,
         # The tools the backend would run: another mlir-translate or linker may give another artefact.
         "mlir_translate": os.environ.get("PAGEDIR_MLIR_TRANSLATE"),
     }
@@ -303,8 +306,9 @@ def _compile(args: argparse.Namespace, text: str, name: str, dumps: _Dumps) -> E
         if why := emit_problem(chip, args.emit):
             raise UserError(why)
         dumps.write("input", module)
+        kv_tiles = _kv_tiles(module)  # an input at L1 holds its tiling already
         if _has_rock_kernels(module) or driver.level_of(module.operation) == "linalg":  # linalg: raised first
-            _run(module, driver.CompileOptions(arch=chip.name), "linalg", "L6", dumps)
+            _run(module, driver.CompileOptions(arch=chip.name), "linalg", "L6", dumps, kv_tiles)
         if not _has_gpu_kernels(module):
             _fail([diag for diags in unraised_payloads(module).values() for diag in diags] or [Diag("error", "input has no GPU kernel: expected a func.func with "
                                                       "rock.kernel or a gpu.module holding a gpu.func kernel", name, 1, 1)])
@@ -327,18 +331,26 @@ def _compile(args: argparse.Namespace, text: str, name: str, dumps: _Dumps) -> E
             reports = kernel_reports(outputs["asm"], chip)
         except BackendError as err:  # NVIDIA: ptxas not installed
             raise UserError(str(err)) from None
+        add_kv_token_figures(reports, outputs["asm"], kv_tiles)
         return Entry(artefact, format_table(reports), to_json(reports), plan_json=plan_json)
     return Entry(artefact, plan_json=plan_json)
 
 
-def _run(module: ir.Operation, options, start: str, end: str | None, dumps: _Dumps) -> dict:
-    """The driver's stages from ``start`` to ``end``; diagnostics printed, exit code 1 (2 for a bug in pagedir)."""
+def _run(module: ir.Operation, options, start: str, end: str | None, dumps: _Dumps,
+         kv_tiles: dict[str, int] | None = None) -> dict:
+    """The driver's stages from ``start`` to ``end``; diagnostics printed, exit code 1 (2 for a bug in pagedir).
+    ``kv_tiles`` receives the tiling rock-attention-to-gridwise chooses (:func:`_kv_tiles`)."""
+
+    def on_stage(stage, output, seconds: float) -> None:
+        dumps.on_stage(stage, output, seconds)
+        if kv_tiles is not None and stage.name == "rock-attention-to-gridwise":
+            kv_tiles.update(_kv_tiles(output))
 
     def note(stage) -> None:  # what a crash of MLIR's C++ code reports it was doing
         crash_guard.note_stage("generating code for" if stage.pipeline == driver.CODEGEN else f"running {stage.name} on")
 
     try:
-        return driver.run(module, options, start=start, end=end, on_stage=dumps.on_stage, before_stage=note)
+        return driver.run(module, options, start=start, end=end, on_stage=on_stage, before_stage=note)
     except driver.StageError as err:
         _fail(err.diags)
     except driver.StageUnavailable as err:
@@ -391,6 +403,19 @@ def _walk(module: ir.Operation, predicate) -> list[ir.Operation]:
 
     module.walk(visit)
     return found
+
+
+def _kv_tiles(module: ir.Operation) -> dict[str, int]:
+    """``{kernel: n_per_block}`` of each ``rock.gridwise_attention_accel``: the KV tokens one iteration of the
+    kernel's KV loop reads (the report's per KV token figures)."""
+    tiles = {}
+    for op in _walk(module, lambda op: op.name == "rock.gridwise_attention_accel" and "n_per_block" in op.attributes):
+        func = op.parent
+        while func is not None and func.name != "func.func":
+            func = func.parent
+        if func is not None:
+            tiles[ir.StringAttr(func.attributes["sym_name"]).value] = ir.IntegerAttr(op.attributes["n_per_block"]).value
+    return tiles
 
 
 def _is_rock_kernel(op: ir.Operation) -> bool:
