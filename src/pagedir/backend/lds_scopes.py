@@ -11,7 +11,8 @@ so without the metadata each tile's first read drains the other tile's loads.
 The pass works on the LLVM dialect, after the memref lowering, where every LDS pointer is built from the
 kernel's one workgroup allocation (an ``addr_space = 3`` global) by ``rock-reuse-lds``'s views: a view is a
 descriptor whose aligned pointer is a constant byte offset from the allocation's (``memref.view`` of the
-``i8`` buffer), its size the descriptor's. Each LDS pointer is traced back, through GEPs, descriptors and
+``i8`` buffer), its size the descriptor's where its elements are bytes (an ``i8`` view, as rock-reuse-lds's
+are: the source of the tiles' typed views); a view of another element type reaches the allocation's end. Each LDS pointer is traced back, through GEPs, descriptors and
 the integer arithmetic of the direct loads' addresses (``ptrtoint``, ``add``, ``readfirstlane``,
 ``inttoptr``), to the one view it lies in: its *region*, a byte range ``[start, end)`` of the allocation.
 A pointer that reaches no such view, or two, or a value the trace does not know, has no region. Values
@@ -113,7 +114,7 @@ class Regions:
             offset = constant_offset(op)
             if offset == 0 and view is None:
                 return frozenset({(symbol, None, None)})  # the whole allocation
-            size = view_bytes(view) if view is not None and gep_element_bytes(op) == 1 else None
+            size = view_bytes(view) if view is not None and gep_element_bytes(op) == 1 and holds_bytes(view) else None
             end = offset + size if offset is not None and size is not None else total
             if offset is None or end is None:
                 return UNKNOWN
@@ -218,6 +219,20 @@ def constant_offset(gep: ir.Operation) -> int | None:
 def gep_element_bytes(gep: ir.Operation) -> int | None:
     element = ir.TypeAttr(gep.attributes["elem_type"]).value
     return 1 if isinstance(element, ir.IntegerType) and element.width == 8 else None
+
+
+def holds_bytes(descriptor: ir.Value) -> bool:
+    """Whether the descriptor's elements are bytes: its aligned pointer is indexed by an ``i8`` GEP (the source
+    of a ``memref.view``, which must be ``i8``, or a byte access). A view of any element type is built on an
+    ``i8`` GEP and its size counts its own elements: ``memref<1024xf16>`` spans 2048 bytes."""
+    for use in descriptor.uses:
+        field = use.owner
+        if field.name != "llvm.extractvalue" or list(ir.DenseI64ArrayAttr(field.attributes["position"])) != [1]:
+            continue
+        if any(gep.owner.name == "llvm.getelementptr" and gep.operand_number == 0 and gep_element_bytes(gep.owner) == 1
+               for gep in field.results[0].uses):
+            return True
+    return False
 
 
 def view_bytes(descriptor: ir.Value) -> int | None:
