@@ -14,7 +14,7 @@ descriptor whose aligned pointer is a constant byte offset from the allocation's
 ``i8`` buffer), its size the descriptor's where its elements are bytes (an ``i8`` view, as rock-reuse-lds's
 are: the source of the tiles' typed views); a view of another element type reaches the allocation's end. Each LDS pointer is traced back, through GEPs, descriptors and
 the integer arithmetic of the direct loads' addresses (``ptrtoint``, ``add``, ``readfirstlane``,
-``inttoptr``), to the one view it lies in: its *region*, a byte range ``[start, end)`` of the allocation.
+``inttoptr``; a ``select`` whose arms are all addresses), to the one view it lies in: its *region*, a byte range ``[start, end)`` of the allocation.
 A pointer that reaches no such view, or two, or a value the trace does not know, has no region. Values
 computed from no LDS pointer or descriptor (forward through any op, a loaded value excepted) are offsets,
 which keeps the trace to the short chains of addresses; an address carried by a loop has no region.
@@ -41,9 +41,10 @@ from mlir.dialects import llvm, rocdl
 
 #: The direct-to-LDS load ops and the operand holding their LDS pointer.
 DMA_OPS = {"rocdl.raw.ptr.buffer.load.lds": 1, "rocdl.global.load.lds": 1, "rocdl.load.to.lds": 1}
-#: Ops whose result is an address (or the integer form of one) as exact as their traced operands.
+#: Ops whose result is an address (or the integer form of one) as exact as their traced operands (offsets
+#: added to an address); ``llvm.select``, which picks one arm, is traced apart.
 ADDRESS_OPS = frozenset({"llvm.inttoptr", "llvm.ptrtoint", "llvm.trunc", "llvm.zext", "llvm.sext", "llvm.add",
-                         "rocdl.readfirstlane", "llvm.bitcast", "llvm.addrspacecast", "llvm.select", "llvm.or"})
+                         "rocdl.readfirstlane", "llvm.bitcast", "llvm.addrspacecast", "llvm.or"})
 #: Values carrying no address: their operands are data (a loaded value is never an LDS address here).
 LEAF_OPS = frozenset({"llvm.mlir.constant", "llvm.mlir.poison", "llvm.mlir.undef", "llvm.mlir.zero", "llvm.load"})
 
@@ -98,9 +99,11 @@ class Regions:
                 return UNKNOWN if lds_pointer(value) else frozenset()  # a size or stride
             field = aligned_pointer(op.operands[0])
             return UNKNOWN if field is None else self.trace(field, op.operands[0])
+        if name == "llvm.select":  # either arm: an arm computed from no LDS address may point anywhere
+            arms = [self.trace(v) for v in op.operands[1:]]
+            return UNKNOWN if frozenset() in arms else union(arms)
         if name in ADDRESS_OPS:
-            operands = op.operands[1:] if name == "llvm.select" else op.operands
-            return union(self.trace(v) for v in operands)
+            return union(self.trace(v) for v in op.operands)
         if lds_pointer(value) or not isinstance(value.type, ir.IntegerType):
             return UNKNOWN
         # Other integer arithmetic (offsets: mul, xor of a swizzle, ...): data, unless an address flows into it.
