@@ -12,12 +12,16 @@ The pass works on the LLVM dialect, after the memref lowering, where every LDS p
 kernel's one workgroup allocation (an ``addr_space = 3`` global) by ``rock-reuse-lds``'s views: a view is a
 descriptor whose aligned pointer is a constant byte offset from the allocation's (``memref.view`` of the
 ``i8`` buffer), its size the descriptor's where its elements are bytes (an ``i8`` view, as rock-reuse-lds's
-are: the source of the tiles' typed views); a view of another element type reaches the allocation's end. Each LDS pointer is traced back, through GEPs, descriptors and
-the integer arithmetic of the direct loads' addresses (``ptrtoint``, ``add``, ``readfirstlane``,
-``inttoptr``; a ``select`` whose arms are all addresses), to the one view it lies in: its *region*, a byte range ``[start, end)`` of the allocation.
-A pointer that reaches no such view, or two, or a value the trace does not know, has no region. Values
-computed from no LDS pointer or descriptor (forward through any op, a loaded value excepted) are offsets,
-which keeps the trace to the short chains of addresses; an address carried by a loop has no region.
+are: the source of the tiles' typed views); a view of another element type reaches the allocation's end. Each
+LDS pointer is traced back, through GEPs, descriptors and the integer arithmetic of the direct loads'
+addresses (``ptrtoint``, ``add``, ``readfirstlane``, ``inttoptr``; a ``select`` whose arms are all addresses),
+to the one view it lies in: its *region*, a byte range ``[start, end)`` of the allocation. A pointer that
+reaches no such view, or two, or a value the trace does not know, has no region. Values computed from no LDS
+pointer or descriptor (forward through any op, a loaded value excepted) are offsets, which keeps the trace to
+the short chains of addresses; an address carried by a loop has no region. The trace takes an address computed
+from a view's pointer to stay in that view, as a memref access does, and a direct load's wave to write its
+lanes' bytes from its pointer within its view (rock-blockwise-load copies a tile into the tile, with an
+instruction offset of 0: LLVM adds that offset to the LDS address too).
 
 Where the direct loads write at least two pairwise disjoint regions (the two tiles of a pipelined loop;
 unpipelined, rock-reuse-lds puts both tiles on the same bytes and nothing changes), every LDS load, store
