@@ -626,6 +626,21 @@ PLANTS = {plant.name: plant for plant in (
         (Catcher("tests/lit/backend/lds-alias-scopes.mlir", r"error: Couldn.t match|excluded string found"),),
     ),
     Plant(
+        "lds-scopes-view-size-in-elements-as-bytes",
+        "rock-backend-lds-alias-scopes reads a typed view's size (its elements) as its bytes: an access inside an f16 "
+        "tile's second half is declared apart from the tile's copies",
+        (Edit("backend/lds_scopes.py", " and gep_element_bytes(op) == 1 and holds_bytes(view) else None",
+              " and gep_element_bytes(op) == 1 else None  # PLANTED"),),
+        (Catcher("tests/lit/backend/lds-alias-scopes.mlir", r"excluded string found"),),
+    ),
+    Plant(
+        "lds-scopes-select-data-arm",
+        "rock-backend-lds-alias-scopes gives a select of an LDS address and a plain integer the address's region",
+        (Edit("backend/lds_scopes.py", "return UNKNOWN if frozenset() in arms else union(arms)",
+              "return union(arms)  # PLANTED"),),
+        (Catcher("tests/lit/backend/lds-alias-scopes.mlir", r"error: Couldn.t match"),),
+    ),
+    Plant(
         "pipeline-last-tile-issued-again",
         "rock-pipeline's last iteration issues its own tile again instead of running in a copy without issue stages",
         (Edit(PIPELINE, "next_tile = arith.addi(iv, index_const(1))",

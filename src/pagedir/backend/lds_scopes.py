@@ -11,12 +11,17 @@ so without the metadata each tile's first read drains the other tile's loads.
 The pass works on the LLVM dialect, after the memref lowering, where every LDS pointer is built from the
 kernel's one workgroup allocation (an ``addr_space = 3`` global) by ``rock-reuse-lds``'s views: a view is a
 descriptor whose aligned pointer is a constant byte offset from the allocation's (``memref.view`` of the
-``i8`` buffer), its size the descriptor's. Each LDS pointer is traced back, through GEPs, descriptors and
-the integer arithmetic of the direct loads' addresses (``ptrtoint``, ``add``, ``readfirstlane``,
-``inttoptr``), to the one view it lies in: its *region*, a byte range ``[start, end)`` of the allocation.
-A pointer that reaches no such view, or two, or a value the trace does not know, has no region. Values
-computed from no LDS pointer or descriptor (forward through any op, a loaded value excepted) are offsets,
-which keeps the trace to the short chains of addresses; an address carried by a loop has no region.
+``i8`` buffer), its size the descriptor's where its elements are bytes (an ``i8`` view, as rock-reuse-lds's
+are: the source of the tiles' typed views); a view of another element type reaches the allocation's end. Each
+LDS pointer is traced back, through GEPs, descriptors and the integer arithmetic of the direct loads'
+addresses (``ptrtoint``, ``add``, ``readfirstlane``, ``inttoptr``; a ``select`` whose arms are all addresses),
+to the one view it lies in: its *region*, a byte range ``[start, end)`` of the allocation. A pointer that
+reaches no such view, or two, or a value the trace does not know, has no region. Values computed from no LDS
+pointer or descriptor (forward through any op, a loaded value excepted) are offsets, which keeps the trace to
+the short chains of addresses; an address carried by a loop has no region. The trace takes an address computed
+from a view's pointer to stay in that view, as a memref access does, and a direct load's wave to write its
+lanes' bytes from its pointer within its view (rock-blockwise-load copies a tile into the tile, with an
+instruction offset of 0: LLVM adds that offset to the LDS address too).
 
 Where the direct loads write at least two pairwise disjoint regions (the two tiles of a pipelined loop;
 unpipelined, rock-reuse-lds puts both tiles on the same bytes and nothing changes), every LDS load, store
@@ -40,9 +45,10 @@ from mlir.dialects import llvm, rocdl
 
 #: The direct-to-LDS load ops and the operand holding their LDS pointer.
 DMA_OPS = {"rocdl.raw.ptr.buffer.load.lds": 1, "rocdl.global.load.lds": 1, "rocdl.load.to.lds": 1}
-#: Ops whose result is an address (or the integer form of one) as exact as their traced operands.
+#: Ops whose result is an address (or the integer form of one) as exact as their traced operands (offsets
+#: added to an address); ``llvm.select``, which picks one arm, is traced apart.
 ADDRESS_OPS = frozenset({"llvm.inttoptr", "llvm.ptrtoint", "llvm.trunc", "llvm.zext", "llvm.sext", "llvm.add",
-                         "rocdl.readfirstlane", "llvm.bitcast", "llvm.addrspacecast", "llvm.select", "llvm.or"})
+                         "rocdl.readfirstlane", "llvm.bitcast", "llvm.addrspacecast", "llvm.or"})
 #: Values carrying no address: their operands are data (a loaded value is never an LDS address here).
 LEAF_OPS = frozenset({"llvm.mlir.constant", "llvm.mlir.poison", "llvm.mlir.undef", "llvm.mlir.zero", "llvm.load"})
 
@@ -97,9 +103,11 @@ class Regions:
                 return UNKNOWN if lds_pointer(value) else frozenset()  # a size or stride
             field = aligned_pointer(op.operands[0])
             return UNKNOWN if field is None else self.trace(field, op.operands[0])
+        if name == "llvm.select":  # either arm: an arm computed from no LDS address may point anywhere
+            arms = [self.trace(v) for v in op.operands[1:]]
+            return UNKNOWN if frozenset() in arms else union(arms)
         if name in ADDRESS_OPS:
-            operands = op.operands[1:] if name == "llvm.select" else op.operands
-            return union(self.trace(v) for v in operands)
+            return union(self.trace(v) for v in op.operands)
         if lds_pointer(value) or not isinstance(value.type, ir.IntegerType):
             return UNKNOWN
         # Other integer arithmetic (offsets: mul, xor of a swizzle, ...): data, unless an address flows into it.
@@ -113,7 +121,7 @@ class Regions:
             offset = constant_offset(op)
             if offset == 0 and view is None:
                 return frozenset({(symbol, None, None)})  # the whole allocation
-            size = view_bytes(view) if view is not None and gep_element_bytes(op) == 1 else None
+            size = view_bytes(view) if view is not None and gep_element_bytes(op) == 1 and holds_bytes(view) else None
             end = offset + size if offset is not None and size is not None else total
             if offset is None or end is None:
                 return UNKNOWN
@@ -218,6 +226,20 @@ def constant_offset(gep: ir.Operation) -> int | None:
 def gep_element_bytes(gep: ir.Operation) -> int | None:
     element = ir.TypeAttr(gep.attributes["elem_type"]).value
     return 1 if isinstance(element, ir.IntegerType) and element.width == 8 else None
+
+
+def holds_bytes(descriptor: ir.Value) -> bool:
+    """Whether the descriptor's elements are bytes: its aligned pointer is indexed by an ``i8`` GEP (the source
+    of a ``memref.view``, which must be ``i8``, or a byte access). A view of any element type is built on an
+    ``i8`` GEP and its size counts its own elements: ``memref<1024xf16>`` spans 2048 bytes."""
+    for use in descriptor.uses:
+        field = use.owner
+        if field.name != "llvm.extractvalue" or list(ir.DenseI64ArrayAttr(field.attributes["position"])) != [1]:
+            continue
+        if any(gep.owner.name == "llvm.getelementptr" and gep.operand_number == 0 and gep_element_bytes(gep.owner) == 1
+               for gep in field.results[0].uses):
+            return True
+    return False
 
 
 def view_bytes(descriptor: ir.Value) -> int | None:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 import mlir.ir as ir
 
 from pagedir.dialect.core import MEMREF, OPTIONAL, READ, STR_ATTR, Attr, OpDef, Operand, Result
-from pagedir.page_sources import PageGeometry, source_of, view_layouts, view_tables  # PageGeometry: for interp/check.py
+from pagedir.page_sources import source_of, view_layouts, view_tables
 from pagedir.page_sources.blocks import is_view
 
 #: Pool layouts: ``nhd`` = [num_blocks, block_size, Hkv, D] (vLLM flash, FlashInfer NHD),

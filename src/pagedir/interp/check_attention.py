@@ -21,7 +21,7 @@ from pagedir.interp.check_draws import DYNAMIC_SIZES, EDGES, LaunchSizes
 from pagedir.interp.launch import argument_count
 from pagedir.interp.memory import Device, InterpError, check_memory_limit, elem_named
 from pagedir.kv_caches import POOL_TABLES
-from pagedir.page_sources import DenseSource, PointerSource, source_of
+from pagedir.page_sources import DenseSource, PageGeometry, PointerSource, source_of
 from pagedir.passes.ir_utils import find_ops
 from pagedir.variants import variant_attributes, variant_operands
 
@@ -162,7 +162,6 @@ def serving_case(func: ir.Operation, rng: np.random.Generator, device: Device, s
     The arguments are read from the ``rock.block_table_view`` ops (K's first): their pools and
     tables, then ``q`` (first argument), ``out`` (the last argument of q's type) and ``seq_lens``
     (a ``memref<B x i32>`` the views do not read). Others get random data of their type."""
-    from pagedir.dialect.ops_page_table import PageGeometry
 
     edges, placement = placement == EDGES, "shuffled" if placement == EDGES else placement
     args = list(func.regions[0].blocks[0].arguments)[: argument_count(func)]

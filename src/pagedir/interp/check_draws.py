@@ -34,7 +34,8 @@ DYNAMIC_SIZES = (LaunchSizes(batch=2, max_blocks=4, num_blocks=11), LaunchSizes(
 LONG_SEQUENCE_SIZES = LaunchSizes(batch=1, max_blocks=12, num_blocks=13)
 
 
-#: A dynamic kernel's edge draw: four sequences (:func:`edge_lengths`, :func:`varlen_query_lengths`).
+#: A dynamic kernel's edge draw: four sequences (:func:`~pagedir.interp.check_data.edge_lengths`,
+#: :func:`~pagedir.interp.check_data.varlen_query_lengths`).
 EDGE_SIZES = LaunchSizes(batch=4, max_blocks=3, num_blocks=13)
 
 
@@ -46,9 +47,9 @@ ONE_SEQUENCE = LaunchSizes(batch=1, max_blocks=2, num_blocks=3)
 
 
 #: The draw that reaches the edges, made once per attention function besides the page placements (its pages
-#: shuffled): sequences of length 0, the capacity and 1 (:func:`edge_lengths`), a packed sequence without
-#: queries, null pages and block ids outside the pool in slots a sequence owns (they read 0), a NaN and an
-#: Inf key some rows see (those rows compute NaN, the others not).
+#: shuffled): sequences of length 0, the capacity and 1 (:func:`~pagedir.interp.check_data.edge_lengths`), a
+#: packed sequence without queries, null pages and block ids outside the pool in slots a sequence owns (they
+#: read 0), a NaN and an Inf key some rows see (those rows compute NaN, the others not).
 EDGES = "edges"
 
 
