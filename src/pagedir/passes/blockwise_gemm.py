@@ -691,30 +691,37 @@ class MatrixLoop:
         cols = [self.chunk_column(c) for c in range(self.d_tiles)]
         merged = list(results)
         for s in range(1, mi.slices):
-            rock.lds_barrier()  # the previous round's reads are done
-            sender = arith.cmpi(arith.CmpIPredicate.eq, self.slice, index_const(s))
-            send = scf.IfOp(sender if inside is None else arith.andi(sender, inside))
-            with ir.InsertionPoint(send.then_block):
-                for dt, col in enumerate(cols):
-                    vector.store(merged[dt], outputs_buffer, [row, col])
-                first_group = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, self.lane_g, index_const(0)))
-                with ir.InsertionPoint(first_group.then_block):  # the four lanes of a row hold the same statistics
-                    memref.store(merged[self.d_tiles], stats, [index_const(0), row])
-                    memref.store(merged[self.d_tiles + 1], stats, [index_const(1), row])
-                    scf.YieldOp([])
-                scf.YieldOp([])
-            rock.lds_barrier()
-            receiver = arith.cmpi(arith.CmpIPredicate.eq, self.slice, index_const(0))
-            take = scf.IfOp(receiver if inside is None else arith.andi(receiver, inside), [v.type for v in merged],
-                            has_else=True)
-            with ir.InsertionPoint(take.then_block):
-                other = [vector.load(merged[dt].type, outputs_buffer, [row, col]) for dt, col in enumerate(cols)]
-                other += [memref.load(stats, [index_const(0), row]), memref.load(stats, [index_const(1), row])]
-                scf.YieldOp(self.merged(merged, other))
-            with ir.InsertionPoint(take.else_block):
-                scf.YieldOp(merged)
-            merged = list(take.results)
+            merged = self.take_slice(s, merged, row, cols, inside, outputs_buffer, stats, self.lane_g)
         return merged
+
+    def take_slice(self, s: int, merged: list[ir.Value], row: ir.Value, cols: list[ir.Value], inside: ir.Value | None,
+                   outputs_buffer: ir.Value, stats: ir.Value, stats_lane: ir.Value) -> list[ir.Value]:
+        """One round of :meth:`merge_slices` for one row: slice ``s`` stores its (O chunks at ``cols``, m, l) of
+        ``row`` (``m``, ``l``: the last two of ``merged``; only its lanes with ``stats_lane`` 0 store them, the
+        lanes of a row holding the same statistics), slice 0 loads and merges them; ``inside``: the row is stored."""
+        rock.lds_barrier()  # the previous round's reads are done
+        sender = arith.cmpi(arith.CmpIPredicate.eq, self.slice, index_const(s))
+        send = scf.IfOp(sender if inside is None else arith.andi(sender, inside))
+        with ir.InsertionPoint(send.then_block):
+            for c, col in enumerate(cols):
+                vector.store(merged[c], outputs_buffer, [row, col])
+            first_lane = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, stats_lane, index_const(0)))
+            with ir.InsertionPoint(first_lane.then_block):
+                memref.store(merged[-2], stats, [index_const(0), row])
+                memref.store(merged[-1], stats, [index_const(1), row])
+                scf.YieldOp([])
+            scf.YieldOp([])
+        rock.lds_barrier()
+        receiver = arith.cmpi(arith.CmpIPredicate.eq, self.slice, index_const(0))
+        take = scf.IfOp(receiver if inside is None else arith.andi(receiver, inside), [v.type for v in merged],
+                        has_else=True)
+        with ir.InsertionPoint(take.then_block):
+            other = [vector.load(merged[c].type, outputs_buffer, [row, col]) for c, col in enumerate(cols)]
+            other += [memref.load(stats, [index_const(0), row]), memref.load(stats, [index_const(1), row])]
+            scf.YieldOp(self.merged(merged, other))
+        with ir.InsertionPoint(take.else_block):
+            scf.YieldOp(merged)
+        return list(take.results)
 
     def merged(self, mine: list[ir.Value], other: list[ir.Value]) -> list[ir.Value]:
         """(O, m, l) of two slices together."""

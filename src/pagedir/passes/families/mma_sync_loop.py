@@ -336,30 +336,8 @@ class MmaSyncLoop(MatrixLoop):
                    for half in (0, 1)]
         for s in range(1, mi.slices):
             for half in (0, 1):
-                row, inside, merged = rows[half], self.stored_row(0, half), per_row[half]
-                rock.lds_barrier()  # the previous round's reads are done
-                sender = arith.cmpi(arith.CmpIPredicate.eq, self.slice, index_const(s))
-                send = scf.IfOp(sender if inside is None else arith.andi(sender, inside))
-                with ir.InsertionPoint(send.then_block):
-                    for db, col in enumerate(cols):
-                        vector.store(merged[db], outputs_buffer, [row, col])
-                    first_lane = scf.IfOp(arith.cmpi(arith.CmpIPredicate.eq, self.lane_t, index_const(0)))
-                    with ir.InsertionPoint(first_lane.then_block):  # the four lanes of a row hold the same statistics
-                        memref.store(merged[-2], stats, [index_const(0), row])
-                        memref.store(merged[-1], stats, [index_const(1), row])
-                        scf.YieldOp([])
-                    scf.YieldOp([])
-                rock.lds_barrier()
-                receiver = arith.cmpi(arith.CmpIPredicate.eq, self.slice, index_const(0))
-                take = scf.IfOp(receiver if inside is None else arith.andi(receiver, inside), [v.type for v in merged],
-                                has_else=True)
-                with ir.InsertionPoint(take.then_block):
-                    other = [vector.load(merged[db].type, outputs_buffer, [row, col]) for db, col in enumerate(cols)]
-                    other += [memref.load(stats, [index_const(0), row]), memref.load(stats, [index_const(1), row])]
-                    scf.YieldOp(self.merged(merged, other))
-                with ir.InsertionPoint(take.else_block):
-                    scf.YieldOp(merged)
-                per_row[half] = list(take.results)
+                per_row[half] = self.take_slice(s, per_row[half], rows[half], cols, self.stored_row(0, half),
+                                                outputs_buffer, stats, self.lane_t)
         # back to the loop's layout: per output block the 4 values (r0, r0, r1, r1)
         four = ir.VectorType.get([4], self.f32)
         merged_accs = []
