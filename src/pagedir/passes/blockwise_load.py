@@ -117,7 +117,7 @@ from pagedir.dialect.types import element_bytes, is_lds, lds_bytes_type, private
 from pagedir.arch import ChipError, kernel_chip, kernel_chip_or_none
 from pagedir.page_sources import source_of
 from pagedir.passes.base import ChipOptions, Pass, kernel_functions
-from pagedir.passes.families import lowering_of
+from pagedir.passes.families import lowering_of, row_source_fallback
 from pagedir.passes.ir_utils import (
     LinearForm,
     NotLinear,
@@ -664,12 +664,7 @@ def dma_fallback(op, plan: TilePlan, chip, nbytes: int = DMA_BYTES) -> str | Non
         if rows % rows_per_load or op.page_size % group or form.const % group or any(
                 factor % group for factor, _ in form.index_terms):
             return f"the tile's rows are not whole groups of {rows_per_load} rows of a page (one {nbytes}-byte load)"
-    if op.valid is not None and any(len(op.indices) + 1 in dims_of(e) for e in op.valid.results):
-        return "validity changes along a row"
-    step, run = source_of(op.source, op.page_table).contiguous_run(op.page_size)
-    if step != 1 or run * elem % DMA_BYTES:
-        return f"the pool holds a row's elements {step} apart in runs of {run}, not one lane's {DMA_BYTES} bytes"
-    return None
+    return row_source_fallback(op, elem, DMA_BYTES)
 
 
 def element_source(op, form, page_ptrs: ir.Value, first_page: ir.Value, coords: list[ir.Value],

@@ -24,7 +24,9 @@ import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from pagedir.page_sources import source_of
 from pagedir.passes.blockwise_gemm import MatrixLoop
+from pagedir.passes.ir_utils import dims_of
 from pagedir.targets import TargetFamily, family_of
 
 if TYPE_CHECKING:
@@ -51,6 +53,18 @@ class DirectCopy:
         (``first_page_map``), ``element_source(op, form, page_ptrs, first_page, coords)`` gives a tile
         element's page pointer, offset, page extent and validity (rock-blockwise-load's)."""
         raise NotImplementedError
+
+
+def row_source_fallback(op, elem: int, lane_bytes: int) -> str | None:
+    """Why the pool cannot give each lane of a direct-to-LDS copy of ``op``'s tile its ``lane_bytes`` from
+    one run of a row (None: it can): the validity must not change along a row, and the pool must hold a
+    row's ``elem``-byte elements side by side in runs of whole lanes' bytes. Asked by every family's copy."""
+    if op.valid is not None and any(len(op.indices) + 1 in dims_of(e) for e in op.valid.results):
+        return "validity changes along a row"
+    step, run = source_of(op.source, op.page_table).contiguous_run(op.page_size)
+    if step != 1 or run * elem % lane_bytes:
+        return f"the pool holds a row's elements {step} apart in runs of {run}, not one lane's {lane_bytes} bytes"
+    return None
 
 
 class FamilyLowering:

@@ -42,12 +42,11 @@ from mlir.dialects import affine, arith, llvm, memref, nvvm, scf
 from pagedir.dialect import rock
 from pagedir.dialect.types import element_bytes, strides_and_offset
 from pagedir.page_sources import source_of
-from pagedir.passes.families import DirectCopy, FamilyLowering
+from pagedir.passes.families import DirectCopy, FamilyLowering, row_source_fallback
 from pagedir.passes.families.mma_sync_loop import MmaSyncLoop
 from pagedir.passes.ir_utils import (
     MAX_LOAD_BYTES,
     as_elements,
-    dims_of,
     index_const,
     joined,
     linear_form,
@@ -174,12 +173,7 @@ def cp_async_fallback(op, wave: int) -> str | None:
         return "the tile's rows are not whole, consecutive runs of its pages"
     if columns % span and (span % columns or (op.page_size // columns) % (span // columns) or rows % (span // columns)):
         return f"a warp's copy of {span} elements does not lie in one page"
-    if op.valid is not None and any(len(op.indices) + 1 in dims_of(e) for e in op.valid.results):
-        return "validity changes along a row"
-    step, run = source_of(op.source, op.page_table).contiguous_run(op.page_size)
-    if step != 1 or run * elem % CP_ASYNC_BYTES:
-        return f"the pool holds a row's elements {step} apart in runs of {run}, not one lane's {CP_ASYNC_BYTES} bytes"
-    return None
+    return row_source_fallback(op, elem, CP_ASYNC_BYTES)
 
 
 def emit_cp_async_to_lds(op, plan, page_ptrs: ir.Value, wave: int, element_source: Callable) -> None:
