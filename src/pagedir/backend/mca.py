@@ -68,25 +68,23 @@ def _run(tool: str, args: list[str], text: str = "", timeout: float = 60) -> sub
 def knows(arch: str) -> bool:
     """Whether the llvm-mca found knows the chip (it warns and falls back to a generic one otherwise)."""
     tool = llvm_mca()
-    return tool is not None and _knows(tool, arch)
-
-
-@cache
-def _knows(tool: str, arch: str) -> bool:
-    done = _run(tool, ["-mtriple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-"], "s_nop 0\n")
-    return done is not None and done.returncode == 0 and "not a recognized processor" not in done.stderr
+    if tool is None:
+        return False
+    ran, warnings = _simulates(tool, arch, "s_nop 0\n")
+    return ran and "not a recognized processor" not in warnings
 
 
 def takes_buffers(arch: str) -> bool:
     """Whether the llvm-mca found simulates buffer instructions on the chip (llvm-mca 19 aborts on them)."""
     tool = llvm_mca()
-    return tool is not None and _takes_buffers(tool, arch)
+    return tool is not None and _simulates(tool, arch, "buffer_load_dword v0, v1, s[0:3], 0 offen\n")[0]
 
 
 @cache
-def _takes_buffers(tool: str, arch: str) -> bool:
-    done = _run(tool, ["-mtriple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-"], "buffer_load_dword v0, v1, s[0:3], 0 offen\n")
-    return done is not None and done.returncode == 0
+def _simulates(tool: str, arch: str, text: str) -> tuple[bool, str]:
+    """Whether ``tool`` simulates ``text`` on the chip (exit code 0), and what it wrote on stderr."""
+    done = _run(tool, ["-mtriple=amdgcn-amd-amdhsa", f"-mcpu={arch}", "-"], text)
+    return done is not None and done.returncode == 0, done.stderr if done is not None else ""
 
 
 def version() -> str | None:
